@@ -1,0 +1,105 @@
+"""Configuration: options are declared next to the code that reads them.
+
+Nothing in Nimbus reads a global ``cfg.CONF``. A process builds one
+``cfg.ConfigOpts`` with :func:`build_conf` and hands it to the services it
+runs. Each options module exposes ``register_opts(conf)`` and ``list_opts()``;
+the latter feeds ``oslo-config-generator`` (see ``etc/nimbus/``).
+"""
+
+import importlib
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+# Modules whose options every Nimbus process registers. A module is listed
+# here when it has a ``register_opts(conf)`` function.
+OPTION_MODULES = (
+    'nimbus.common.config',
+    'nimbus.common.rpc.options',
+    'nimbus.common.db.options',
+    'nimbus.common.wsgi.options',
+    'nimbus.common.clients.options',
+    'nimbus.placement.conf',
+    'nimbus.scheduler.conf',
+    'nimbus.compute.conf',
+    'nimbus.conductor.conf',
+    'nimbus.api.conf',
+)
+
+DEFAULT_OPTS = [
+    cfg.StrOpt('host', default='localhost',
+               help='Name of this node: the compute host name for '
+                    'nimbus-compute, the service host for the others.'),
+    cfg.StrOpt('state_path', default='/var/lib/nimbus',
+               help='Directory for state files (SQLite databases in the '
+                    'embedded mode).'),
+    cfg.IntOpt('report_interval', default=10, min=1,
+               help='Seconds between service heartbeats.'),
+    cfg.IntOpt('service_down_time', default=60, min=1,
+               help='A service whose last heartbeat is older than this many '
+                    'seconds is considered down.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(DEFAULT_OPTS)
+
+
+def list_opts():
+    return [('DEFAULT', DEFAULT_OPTS)]
+
+
+def _option_modules():
+    for name in OPTION_MODULES:
+        try:
+            yield importlib.import_module(name)
+        except ImportError as exc:
+            # A module that does not exist yet (or whose optional
+            # dependency is absent) must not break every other service.
+            if name in str(exc) or name.rsplit('.', 1)[0] in str(exc):
+                continue
+            raise
+
+
+def register_all(conf):
+    """Register every Nimbus option on ``conf`` (idempotent)."""
+    logging.register_options(conf) if not _has_group(conf, 'log_config_append') else None
+    for module in _option_modules():
+        module.register_opts(conf)
+    return conf
+
+
+def _has_group(conf, opt):
+    try:
+        conf[opt]
+        return True
+    except cfg.NoSuchOptError:
+        return False
+
+
+def build_conf(args=None, project='nimbus', default_config_files=None,
+               overrides=None):
+    """Build a private, fully registered ConfigOpts and parse ``args``.
+
+    ``overrides`` is ``{group: {name: value}}`` (``'DEFAULT'`` for the
+    default group) applied with ``set_override`` after parsing; tests and
+    the all-in-one runner use it instead of writing files.
+    """
+    conf = cfg.ConfigOpts()
+    register_all(conf)
+    conf(args if args is not None else [], project=project,
+         default_config_files=default_config_files or [])
+    for group, values in (overrides or {}).items():
+        for name, value in values.items():
+            conf.set_override(name, value,
+                              group=None if group == 'DEFAULT' else group)
+    return conf
+
+
+def list_all_opts():
+    """Every option of every module, for oslo-config-generator."""
+    result = []
+    for module in _option_modules():
+        if hasattr(module, 'list_opts'):
+            result.extend(module.list_opts())
+    return result

@@ -1,0 +1,121 @@
+"""RPC plumbing shared by every service.
+
+- :func:`get_transport` turns a URL into an oslo.messaging transport: the
+  ``rabbit://`` driver (kombu) in production, ``inproc://`` in one process.
+- :func:`get_client` / :func:`get_server` build RPC clients and servers with
+  the :class:`Serializer` that carries the :class:`RequestContext`.
+- :func:`expose` wraps manager methods so a malformed message is rejected
+  with :class:`InvalidMessage` (a call) or logged and dropped (a cast), and
+  the server keeps serving.
+"""
+
+import functools
+import inspect
+import threading
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nimbus.common import context as nimbus_context
+
+LOG = logging.getLogger(__name__)
+
+ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
+                  'nimbus.scheduler.exception', 'nimbus.conductor.exception',
+                  'nimbus.compute.exception']
+
+_TRANSPORTS = {}
+_TRANSPORTS_LOCK = threading.Lock()
+
+
+class InvalidMessage(Exception):
+    """An RPC message whose arguments do not fit the method."""
+
+
+def get_transport(conf, url=None):
+    """The RPC transport for ``url`` (default ``[rpc] transport_url``).
+
+    Transports are cached per URL within a process: every service of the
+    all-in-one runner on the same bus shares one connection pool.
+    """
+    url = url or conf.rpc.transport_url
+    with _TRANSPORTS_LOCK:
+        transport = _TRANSPORTS.get((id(conf), url))
+        if transport is None:
+            transport = messaging.get_rpc_transport(
+                conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+            _TRANSPORTS[(id(conf), url)] = transport
+        return transport
+
+
+def cleanup_transports():
+    with _TRANSPORTS_LOCK:
+        for transport in _TRANSPORTS.values():
+            try:
+                transport.cleanup()
+            except Exception:  # pragma: no cover - best effort at exit
+                LOG.debug('transport cleanup failed', exc_info=True)
+        _TRANSPORTS.clear()
+
+
+class Serializer(messaging.NoOpSerializer):
+    """Payloads are plain JSON; the context becomes a RequestContext."""
+
+    def serialize_context(self, ctxt):
+        return ctxt.to_dict()
+
+    def deserialize_context(self, ctxt):
+        return nimbus_context.RequestContext.from_dict(ctxt)
+
+
+def get_client(transport, topic, version, server=None, conf=None,
+               version_cap=None):
+    target = messaging.Target(topic=topic, version=version, server=server)
+    kwargs = {}
+    if conf is not None:
+        kwargs['timeout'] = conf.rpc.rpc_response_timeout
+    return messaging.get_rpc_client(transport, target,
+                                    version_cap=version_cap,
+                                    serializer=Serializer(), **kwargs)
+
+
+def get_server(transport, topic, endpoints, server, version='1.0'):
+    target = messaging.Target(topic=topic, server=server, version=version)
+    return messaging.get_rpc_server(transport, target, endpoints,
+                                    executor='threading',
+                                    serializer=Serializer())
+
+
+def expose(cast=False, required=()):
+    """Guard an endpoint method against malformed messages.
+
+    ``required`` names arguments that must be present and not None. Unknown
+    or missing arguments become :class:`InvalidMessage` before the method
+    runs; for a cast it is logged and dropped, because nobody waits for an
+    answer. Either way the server keeps serving.
+    """
+
+    def decorator(func):
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(self, ctxt, **kwargs):
+            try:
+                missing = [name for name in required
+                           if kwargs.get(name) is None]
+                if missing:
+                    raise InvalidMessage('%s: missing argument(s) %s'
+                                         % (func.__name__,
+                                            ', '.join(missing)))
+                try:
+                    signature.bind(self, ctxt, **kwargs)
+                except TypeError as exc:
+                    raise InvalidMessage('%s: %s' % (func.__name__, exc))
+            except InvalidMessage as exc:
+                if cast:
+                    LOG.error('Dropped malformed cast: %s', exc)
+                    return None
+                raise
+            return func(self, ctxt, **kwargs)
+        return wrapper
+    return decorator

@@ -1,0 +1,74 @@
+"""RPC options: the transport URL of this service's bus and call timeouts."""
+
+import importlib
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+
+RPC_OPTS = [
+    cfg.StrOpt('transport_url', secret=True, default='inproc://',
+               help='The bus of this service. ``rabbit://user:pass@host:5672/'
+                    'vhost`` in production; ``inproc://`` (optionally '
+                    '``inproc:///<vhost>``) runs every service on an '
+                    'in-process bus. For a compute or a cell conductor this '
+                    'is the cell\'s bus; the API-level services use the API '
+                    'bus.'),
+    cfg.IntOpt('rpc_response_timeout', default=60, min=1,
+               help='Seconds to wait for the reply to an RPC call.'),
+    cfg.IntOpt('rpc_call_monitor_timeout', default=30, min=0,
+               help='For long calls (select_destinations): fail when the '
+                    'server has sent no heartbeat for this many seconds. '
+                    '0 disables heartbeats.'),
+    cfg.IntOpt('long_rpc_timeout', default=1800, min=1,
+               help='Overall limit of calls that heartbeat (a multi-create '
+                    'of thousands of instances).'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(RPC_OPTS, group='rpc')
+    _register_messaging_opts(conf)
+
+
+# Options oslo.messaging registers only on the global CONF but reads from
+# whatever conf the transport was built with.
+_GLOBAL_ONLY_OPTS = (
+    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
+     'oslo_messaging_tracing'),
+    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
+     'oslo_messaging_metrics'),
+)
+
+
+def _register_messaging_opts(conf):
+    # oslo.messaging registers its driver options lazily on the conf it is
+    # given; its tracing options it only registers on the global CONF, so a
+    # private ConfigOpts must get them explicitly or call() raises
+    # NoSuchOptError.
+    try:
+        from oslo_messaging import opts as om_opts
+    except ImportError:  # pragma: no cover
+        return
+    for group, opts in om_opts.list_opts():
+        name = group if isinstance(group, str) else getattr(group, 'name',
+                                                            None)
+        if name in (None, 'DEFAULT'):
+            continue
+        try:
+            conf.register_opts(opts, group=name)
+        except cfg.DuplicateOptError:
+            pass
+    for module_name, attr, group in _GLOBAL_ONLY_OPTS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # pragma: no cover - other oslo.messaging
+            continue
+        try:
+            conf.register_opts(getattr(module, attr), group=group)
+        except cfg.DuplicateOptError:
+            pass
+    messaging.set_transport_defaults(control_exchange='nimbus')
+
+
+def list_opts():
+    return [('rpc', RPC_OPTS)]
