@@ -1,0 +1,175 @@
+"""Database engines, transactions and migrations.
+
+One :class:`Database` per database URL: an engine and a session factory.
+SQLite (the embedded default), MariaDB/MySQL (PyMySQL) and PostgreSQL
+(psycopg 3) are supported; the URL decides. Migrations are alembic, one
+script directory per database (see :func:`sync`).
+"""
+
+import contextlib
+import os
+import threading
+
+from alembic import command as alembic_command
+from alembic.config import Config as AlembicConfig
+from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import orm
+import tenacity
+
+LOG = logging.getLogger(__name__)
+
+_DATABASES = {}
+_DATABASES_LOCK = threading.Lock()
+
+
+def normalize_url(url):
+    """Accept the URLs operators write and pick the drivers we ship.
+
+    ``mysql://`` becomes ``mysql+pymysql://`` and ``postgresql://`` becomes
+    ``postgresql+psycopg://``.
+    """
+    if url.startswith('mysql://') or url.startswith('mariadb://'):
+        url = 'mysql+pymysql://' + url.split('://', 1)[1]
+    elif url.startswith('postgresql://') or url.startswith('postgres://'):
+        url = 'postgresql+psycopg://' + url.split('://', 1)[1]
+    return url
+
+
+def _sqlite_on_connect(dbapi_conn, _record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute('PRAGMA journal_mode=WAL')
+    cursor.execute('PRAGMA synchronous=NORMAL')
+    cursor.execute('PRAGMA foreign_keys=ON')
+    cursor.execute('PRAGMA busy_timeout=30000')
+    cursor.close()
+
+
+def create_engine(url):
+    url = normalize_url(url)
+    if url.startswith('sqlite'):
+        path = url.split(':///', 1)[-1]
+        if path and path != ':memory:' and not url.endswith(':memory:'):
+            os.makedirs(os.path.dirname(os.path.abspath(path)) or '.',
+                        exist_ok=True)
+        engine = sa.create_engine(
+            url, connect_args={'check_same_thread': False, 'timeout': 30},
+            pool_size=20, max_overflow=20)
+        event.listen(engine, 'connect', _sqlite_on_connect)
+        # pysqlite's own transaction handling defers BEGIN; take the write
+        # lock at BEGIN so two writers never deadlock on lock upgrades.
+        @event.listens_for(engine, 'connect')
+        def _no_autobegin(dbapi_conn, _record):
+            dbapi_conn.isolation_level = None
+
+        @event.listens_for(engine, 'begin')
+        def _begin(conn):
+            conn.exec_driver_sql('BEGIN IMMEDIATE')
+        return engine
+    kwargs = {'pool_pre_ping': True, 'pool_recycle': 3600,
+              'pool_size': 10, 'max_overflow': 20}
+    if url.startswith('mysql'):
+        kwargs['isolation_level'] = 'READ COMMITTED'
+    return sa.create_engine(url, **kwargs)
+
+
+class Database:
+    """An engine and a session factory for one database URL."""
+
+    def __init__(self, url):
+        self.url = normalize_url(url)
+        self.engine = create_engine(self.url)
+        self.sessionmaker = orm.sessionmaker(bind=self.engine,
+                                             expire_on_commit=False)
+
+    @property
+    def dialect(self):
+        return self.engine.dialect.name
+
+    @contextlib.contextmanager
+    def session(self):
+        """A session in a transaction: commit on success, roll back on error."""
+        with self.sessionmaker() as session:
+            with session.begin():
+                yield session
+
+    def dispose(self):
+        self.engine.dispose()
+
+
+def get_database(url):
+    """The process-wide :class:`Database` for ``url``."""
+    url = normalize_url(url)
+    with _DATABASES_LOCK:
+        db = _DATABASES.get(url)
+        if db is None:
+            db = _DATABASES[url] = Database(url)
+        return db
+
+
+def dispose_all():
+    with _DATABASES_LOCK:
+        for db in _DATABASES.values():
+            db.dispose()
+        _DATABASES.clear()
+
+
+def _is_retriable(exc):
+    if isinstance(exc, sa_exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        text = str(exc.orig).lower() if exc.orig is not None else ''
+        # MySQL 1213 deadlock / 1205 lock wait; PostgreSQL 40001/40P01;
+        # SQLite "database is locked".
+        code = getattr(exc.orig, 'args', [None])[0]
+        if code in (1213, 1205):
+            return True
+        sqlstate = getattr(exc.orig, 'sqlstate', None)
+        if sqlstate in ('40001', '40P01'):
+            return True
+        return 'database is locked' in text
+    return False
+
+
+def retry_on_deadlock(func=None, attempts=10):
+    """Retry a whole transaction function on deadlock or lost connection."""
+    decorator = tenacity.retry(
+        retry=tenacity.retry_if_exception(_is_retriable),
+        stop=tenacity.stop_after_attempt(attempts),
+        wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
+        reraise=True)
+    if func is None:
+        return decorator
+    return decorator(func)
+
+
+def sync(url, script_location, revision='head'):
+    """Upgrade the database at ``url`` with the alembic scripts given.
+
+    ``script_location`` is a directory or ``package:dir`` spec.
+    """
+    config = AlembicConfig()
+    config.set_main_option('script_location', script_location)
+    config.attributes['nimbus_url'] = normalize_url(url)
+    alembic_command.upgrade(config, revision)
+
+
+def run_alembic_env(target_metadata):
+    """The body of every ``env.py``: online migrations on the given URL."""
+    from alembic import context as alembic_context
+    config = alembic_context.config
+    url = config.attributes.get('nimbus_url') or config.get_main_option(
+        'sqlalchemy.url')
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            alembic_context.configure(connection=connection,
+                                      target_metadata=target_metadata,
+                                      render_as_batch=True)
+            with alembic_context.begin_transaction():
+                alembic_context.run_migrations()
+            connection.commit()
+    finally:
+        engine.dispose()

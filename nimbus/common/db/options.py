@@ -1,0 +1,39 @@
+"""Database connection options for the API and cell databases.
+
+The placement database has its own group, ``[placement_database]``
+(see :mod:`nimbus.placement.conf`), with the same name OpenStack Placement
+uses.
+"""
+
+from oslo_config import cfg
+
+API_DB_OPTS = [
+    cfg.StrOpt('connection', secret=True,
+               help='SQLAlchemy URL of the API database (flavors, build '
+                    'requests, request specs, cell and host mappings, '
+                    'aggregates, server groups, images). Example: '
+                    'mysql+pymysql://nimbus:secret@db/nimbus_api'),
+]
+
+CELL_DB_OPTS = [
+    cfg.StrOpt('connection', secret=True,
+               help='SQLAlchemy URL of this cell\'s database, for a cell '
+                    'conductor. Other services find cell databases through '
+                    'the cell mappings in the API database.'),
+]
+
+COMMON_OPTS = [
+    cfg.IntOpt('max_retries', default=10, min=0,
+               help='Attempts at a transaction that hit a deadlock or a '
+                    'lost connection before giving up.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(API_DB_OPTS, group='api_database')
+    conf.register_opts(CELL_DB_OPTS + COMMON_OPTS, group='database')
+
+
+def list_opts():
+    return [('api_database', API_DB_OPTS),
+            ('database', CELL_DB_OPTS + COMMON_OPTS)]

@@ -1,0 +1,212 @@
+"""Build a Falcon WSGI app from a route table (see package docstring)."""
+
+import falcon
+import jsonschema
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import orjson
+
+from nimbus.common import context as nimbus_context
+from nimbus.common import exception
+from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import microversion
+
+LOG = logging.getLogger(__name__)
+
+_METHODS = ('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD')
+
+
+class _RouteResource:
+    """Falcon resource whose responders are the route table's handlers.
+
+    Handlers are stored as instance attributes, so Falcon calls them as
+    plain functions ``handler(req, resp, **params)``.
+    """
+
+    def __init__(self, handlers):
+        for method, handler in handlers.items():
+            method = method.upper()
+            if method not in _METHODS:
+                raise ValueError('unknown HTTP method %s' % method)
+            setattr(self, 'on_' + method.lower(), handler)
+
+
+class _RequestId:
+    def __init__(self, header_names):
+        self.header_names = header_names
+
+    def process_request(self, req, resp):
+        req.context['request_id'] = 'req-' + uuidutils.generate_uuid()
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        request_id = req.context.get('request_id')
+        if request_id:
+            for name in self.header_names:
+                resp.set_header(name, request_id)
+
+
+class _Auth:
+    """Turns identity into a RequestContext.
+
+    ``noauth2``: the token is ``user[:project]``; roles come from
+    ``X-Roles``; the user ``admin`` gets the admin role. ``keystone``:
+    keystonemiddleware (wrapped around the app) has validated the token and
+    set ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``.
+    """
+
+    def __init__(self, strategy, public_paths):
+        self.strategy = strategy
+        self.public_paths = set(public_paths)
+
+    def process_request(self, req, resp):
+        if req.path in self.public_paths and req.method == 'GET':
+            req.context['ctx'] = nimbus_context.RequestContext(
+                request_id=req.context['request_id'], overwrite=True)
+            return
+        if self.strategy == 'noauth2':
+            token = req.get_header('X-Auth-Token')
+            if not token:
+                raise errors.HTTPError(401, 'No X-Auth-Token header: noauth2 '
+                                       'expects "user[:project]".')
+            user, _, project = token.partition(':')
+            project = project or user
+            roles = [r.strip().lower() for r in
+                     (req.get_header('X-Roles') or '').split(',')
+                     if r.strip()]
+            if user == 'admin' and 'admin' not in roles:
+                roles.append('admin')
+        else:
+            if req.get_header('X-Identity-Status') not in (None, 'Confirmed'):
+                raise errors.HTTPError(401, 'Authentication required.')
+            user = req.get_header('X-User-Id')
+            project = req.get_header('X-Project-Id')
+            roles = [r.strip().lower() for r in
+                     (req.get_header('X-Roles') or '').split(',')
+                     if r.strip()]
+        req.context['ctx'] = nimbus_context.RequestContext(
+            user_id=user, project_id=project, roles=roles,
+            is_admin='admin' in roles,
+            request_id=req.context['request_id'], overwrite=True)
+
+
+class _Microversion:
+    def __init__(self, negotiator, echo_headers):
+        self.negotiator = negotiator
+        self.echo_headers = echo_headers
+
+    def process_request(self, req, resp):
+        req.context['version'] = self.negotiator.min
+        version = self.negotiator.negotiate(req.headers)
+        req.context['version'] = version
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        version = req.context.get('version')
+        if version is None:
+            return
+        header = self.negotiator.response_header(version)
+        resp.set_header('OpenStack-API-Version', header)
+        for name, fmt in self.echo_headers:
+            resp.set_header(name, fmt % version)
+        resp.append_header('Vary', 'OpenStack-API-Version')
+
+
+def _error_serializer(style):
+    def serialize(req, resp, exc):
+        status = getattr(exc, 'status_int', None) or int(
+            str(exc.status).split()[0])
+        body = style(status, exc.title, exc.description,
+                     getattr(exc, 'error_code', None),
+                     req.context.get('request_id'))
+        resp.data = orjson.dumps(body)
+        resp.content_type = falcon.MEDIA_JSON
+    return serialize
+
+
+def _handle_nimbus_exception(req, resp, exc, params):
+    raise errors.HTTPError(exc.code, exc.message,
+                           getattr(exc, 'error_code', None))
+
+
+def _handle_unexpected(req, resp, exc, params):
+    if isinstance(exc, falcon.HTTPError):
+        raise exc
+    LOG.exception('Unexpected error handling %s %s', req.method, req.path)
+    raise errors.HTTPError(500, 'An unexpected error prevented the server '
+                                'from fulfilling the request (request %s).'
+                           % req.context.get('request_id'))
+
+
+def build_app(routes, *, auth_strategy, service_type, min_version,
+              max_version, error_style, public_paths=('/',),
+              request_id_headers=('x-openstack-request-id',),
+              echo_version_headers=(), legacy_version_headers=(),
+              keystone_conf=None):
+    """The WSGI callable for a route table.
+
+    ``error_style`` is ``'placement'`` or ``'compute'``. With
+    ``auth_strategy='keystone'`` the app is wrapped in keystonemiddleware's
+    auth_token (configured from ``keystone_conf``, an oslo.config object),
+    except for ``public_paths``.
+    """
+    negotiator = microversion.Negotiator(service_type, min_version,
+                                         max_version, legacy_version_headers)
+    app = falcon.App(middleware=[
+        _RequestId(request_id_headers),
+        _Auth(auth_strategy, public_paths),
+        _Microversion(negotiator, echo_version_headers),
+    ])
+    app.req_options.auto_parse_qs_csv = False
+    app.req_options.keep_blank_qs_values = True
+    app.req_options.strip_url_path_trailing_slash = False
+    json_handler = falcon.media.JSONHandler(dumps=orjson.dumps,
+                                            loads=orjson.loads)
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    app.set_error_serializer(_error_serializer(errors.STYLES[error_style]))
+    app.add_error_handler(Exception, _handle_unexpected)
+    app.add_error_handler(exception.NimbusException, _handle_nimbus_exception)
+    for path, handlers in routes:
+        app.add_route(path, _RouteResource(handlers))
+    if auth_strategy == 'keystone':
+        return _with_keystone(app, keystone_conf, set(public_paths))
+    return app
+
+
+def _with_keystone(app, conf, public_paths):
+    from keystonemiddleware import auth_token
+    protected = auth_token.AuthProtocol(app, {'oslo_config_config': conf})
+
+    def dispatch(environ, start_response):
+        if (environ.get('PATH_INFO') or '/') in public_paths:
+            return app(environ, start_response)
+        return protected(environ, start_response)
+    return dispatch
+
+
+def json_body(req, schema=None, code=None):
+    """The request's JSON body, validated against ``schema``.
+
+    Raises 415 for a non-JSON content type and 400, naming the failing
+    field, for malformed JSON or a body that does not match.
+    """
+    content_type = (req.content_type or '').split(';')[0].strip().lower()
+    if content_type != 'application/json':
+        raise errors.HTTPError(
+            415, 'The media type %s is not supported, use application/json'
+            % (content_type or 'None'), code)
+    raw = req.bounded_stream.read()
+    try:
+        data = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+    if schema is not None:
+        validator = jsonschema.Draft7Validator(
+            schema, format_checker=jsonschema.FormatChecker())
+        error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+        if error is not None:
+            where = '/'.join(str(p) for p in error.absolute_path)
+            raise errors.HTTPError(
+                400, 'JSON does not validate: %s%s' % (
+                    error.message,
+                    (" (at '%s')" % where) if where else ''), code)
+    return data

@@ -1,0 +1,60 @@
+"""HTTP errors and how each API renders them.
+
+Placement answers ``{"errors": [{"status", "title", "detail", "code",
+"request_id"}]}``; the compute API answers Nova's ``{"badRequest":
+{"message", "code"}}``. Both come from one :class:`HTTPError`.
+"""
+
+import http
+
+import falcon
+
+
+class HTTPError(falcon.HTTPError):
+    """An error with a status, a detail and an optional machine code."""
+
+    def __init__(self, status, detail, code=None, headers=None):
+        status = int(status)
+        super().__init__(falcon.code_to_http_status(status),
+                         title=http.HTTPStatus(status).phrase,
+                         description=detail, headers=headers)
+        self.status_int = status
+        self.error_code = code
+
+
+def bad_request(detail, code=None):
+    return HTTPError(400, detail, code)
+
+
+def not_found(detail, code=None):
+    return HTTPError(404, detail, code)
+
+
+def conflict(detail, code=None):
+    return HTTPError(409, detail, code)
+
+
+def forbidden(detail='Policy does not allow this action.', code=None):
+    return HTTPError(403, detail, code)
+
+
+_NOVA_KEYS = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
+              404: 'itemNotFound', 405: 'badMethod', 406: 'notAcceptable',
+              409: 'conflictingRequest', 413: 'overLimit',
+              415: 'badMediaType', 501: 'notImplemented',
+              503: 'serviceUnavailable'}
+
+
+def placement_body(status, title, detail, code, request_id):
+    return {'errors': [{'status': status, 'title': title,
+                        'detail': detail or title,
+                        'code': code or 'placement.undefined_code',
+                        'request_id': request_id}]}
+
+
+def compute_body(status, title, detail, code, request_id):
+    key = _NOVA_KEYS.get(status, 'computeFault')
+    return {key: {'message': detail or title, 'code': status}}
+
+
+STYLES = {'placement': placement_body, 'compute': compute_body}

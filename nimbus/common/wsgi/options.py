@@ -1,0 +1,36 @@
+"""Options of the REST APIs: authentication and listening addresses."""
+
+from oslo_config import cfg
+
+API_OPTS = [
+    cfg.StrOpt('auth_strategy', default='keystone',
+               choices=[('keystone', 'Validate tokens with keystonemiddleware '
+                                     '([keystone_authtoken] options).'),
+                        ('noauth2', 'Development only: the token is '
+                                    '"user[:project]", roles come from '
+                                    'X-Roles, user "admin" is an admin.')],
+               help='How API requests are authenticated.'),
+]
+
+WSGI_OPTS = [
+    cfg.HostAddressOpt('api_listen', default='0.0.0.0',
+                       help='Address nimbus-api listens on.'),
+    cfg.PortOpt('api_listen_port', default=8774,
+                help='Port nimbus-api listens on.'),
+    cfg.HostAddressOpt('placement_listen', default='0.0.0.0',
+                       help='Address nimbus-placement-api listens on.'),
+    cfg.PortOpt('placement_listen_port', default=8778,
+                help='Port nimbus-placement-api listens on.'),
+    cfg.IntOpt('server_threads', default=16, min=1,
+               help='Worker threads of the embedded HTTP server (cheroot). '
+                    'For production behind gunicorn this is unused.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(API_OPTS, group='api')
+    conf.register_opts(WSGI_OPTS, group='wsgi')
+
+
+def list_opts():
+    return [('api', API_OPTS), ('wsgi', WSGI_OPTS)]

@@ -1,0 +1,122 @@
+"""Tables of a cell database: one per cell.
+
+A cell holds its instances, their faults and build attempts, its services
+and its compute nodes. Computes never open this database: their writes go
+through the cell conductor.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nimbus.common.db.types import JSONText
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=_now)
+
+
+class Service(TimestampMixin, Base):
+    __tablename__ = 'services'
+    __table_args__ = (sa.UniqueConstraint('host', 'binary'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    binary = sa.Column(sa.String(255), nullable=False)
+    topic = sa.Column(sa.String(255), nullable=True)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    disabled_reason = sa.Column(sa.String(255), nullable=True)
+    forced_down = sa.Column(sa.Boolean, nullable=False, default=False)
+    last_seen_up = sa.Column(sa.DateTime, nullable=True)
+    report_count = sa.Column(sa.Integer, nullable=False, default=0)
+    version = sa.Column(sa.Integer, nullable=False, default=1)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+
+
+class ComputeNode(TimestampMixin, Base):
+    """A hypervisor. ``uuid`` is also its root resource provider's uuid."""
+
+    __tablename__ = 'compute_nodes'
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    host = sa.Column(sa.String(255), nullable=False, index=True)
+    hypervisor_hostname = sa.Column(sa.String(255), nullable=False)
+    hypervisor_type = sa.Column(sa.String(255), nullable=False,
+                                default='fake')
+    hypervisor_version = sa.Column(sa.Integer, nullable=False, default=1)
+    cpu_info = sa.Column(JSONText, nullable=True)
+    host_ip = sa.Column(sa.String(64), nullable=True)
+    vcpus = sa.Column(sa.Integer, nullable=False, default=0)
+    memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
+    local_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    vcpus_used = sa.Column(sa.Integer, nullable=False, default=0)
+    memory_mb_used = sa.Column(sa.Integer, nullable=False, default=0)
+    local_gb_used = sa.Column(sa.Integer, nullable=False, default=0)
+    running_vms = sa.Column(sa.Integer, nullable=False, default=0)
+    current_workload = sa.Column(sa.Integer, nullable=False, default=0)
+    cpu_allocation_ratio = sa.Column(sa.Float, nullable=False, default=16.0)
+    ram_allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.5)
+    disk_allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    supported_instances = sa.Column(JSONText, nullable=True)
+    numa_topology = sa.Column(JSONText, nullable=True)
+    pci_stats = sa.Column(JSONText, nullable=True)
+    metrics = sa.Column(JSONText, nullable=True)
+    failed_builds = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class Instance(TimestampMixin, Base):
+    __tablename__ = 'instances'
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    display_name = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=False, index=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    host = sa.Column(sa.String(255), nullable=True, index=True)
+    node = sa.Column(sa.String(255), nullable=True)
+    compute_node_uuid = sa.Column(sa.String(36), nullable=True)
+    vm_state = sa.Column(sa.String(32), nullable=False)
+    task_state = sa.Column(sa.String(32), nullable=True)
+    power_state = sa.Column(sa.Integer, nullable=False, default=0)
+    flavor = sa.Column(JSONText, nullable=False)
+    image_ref = sa.Column(sa.String(255), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    metadata_items = sa.Column(JSONText, nullable=True)
+    accel_uuids = sa.Column(JSONText, nullable=True)
+    launched_at = sa.Column(sa.DateTime, nullable=True)
+    terminated_at = sa.Column(sa.DateTime, nullable=True)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)
+    deleted_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class InstanceFault(Base):
+    __tablename__ = 'instance_faults'
+    id = sa.Column(sa.Integer, primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False, index=True)
+    code = sa.Column(sa.Integer, nullable=False, default=500)
+    message = sa.Column(sa.String(255), nullable=False)
+    details = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
+
+
+class BuildAttempt(Base):
+    """One try at building an instance on one host, and how it ended."""
+
+    __tablename__ = 'build_attempts'
+    id = sa.Column(sa.Integer, primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False, index=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    node = sa.Column(sa.String(255), nullable=True)
+    result = sa.Column(sa.String(32), nullable=False)
+    reason = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
