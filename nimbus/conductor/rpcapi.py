@@ -1,0 +1,82 @@
+"""RPC clients of the conductors: the only place that knows their methods.
+
+Two services share the topic ``conductor``: the super conductor on the API
+bus and each cell conductor on its cell's bus. Which one a client reaches is
+decided by the transport it is built with.
+
+Version history
+  1.0  schedule_and_build_instances (super); build_instances,
+       instance_update, service_heartbeat, compute_node_update,
+       instances_on_host, record_build_attempt (cell).
+"""
+
+from nimbus.common import rpc
+
+TOPIC = 'conductor'
+VERSION = '1.0'
+
+
+class SuperConductorAPI:
+    """Client of the super conductor (API bus)."""
+
+    def __init__(self, transport, conf=None):
+        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+
+    def schedule_and_build_instances(self, ctxt, request_spec,
+                                     instance_uuids):
+        """Cast: schedule the build requests and send them to their cells.
+
+        ``request_spec`` is the RequestSpec dict (contracts.md); the build
+        requests are read from the API database by instance uuid.
+        """
+        self._client.prepare(version='1.0').cast(
+            ctxt, 'schedule_and_build_instances', request_spec=request_spec,
+            instance_uuids=instance_uuids)
+
+
+class CellConductorAPI:
+    """Client of a cell conductor (the cell's bus)."""
+
+    def __init__(self, transport, conf=None):
+        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+
+    def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
+                        failed_host=None, reason=None):
+        """Cast: the build on ``failed_host`` failed; try the alternates.
+
+        ``host_list`` holds the remaining Selection dicts, in order.
+        """
+        self._client.prepare(version='1.0').cast(
+            ctxt, 'build_instances', instance_uuid=instance_uuid,
+            request_spec=request_spec, host_list=host_list,
+            failed_host=failed_host, reason=reason)
+
+    def instance_update(self, ctxt, instance_uuid, expected_vm_states,
+                        updates):
+        """Call: compare-and-swap the instance's state; returns the
+        instance dict, or None when it was not in an expected state."""
+        return self._client.prepare(version='1.0').call(
+            ctxt, 'instance_update', instance_uuid=instance_uuid,
+            expected_vm_states=expected_vm_states, updates=updates)
+
+    def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
+                             reason=None):
+        self._client.prepare(version='1.0').call(
+            ctxt, 'record_build_attempt', instance_uuid=instance_uuid,
+            host=host, node=node, result=result, reason=reason)
+
+    def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
+        """Call: create or refresh the service record; returns it."""
+        return self._client.prepare(version='1.0').call(
+            ctxt, 'service_heartbeat', host=host, binary=binary,
+            availability_zone=availability_zone)
+
+    def compute_node_update(self, ctxt, node):
+        """Call: create or update the compute node record (a dict)."""
+        return self._client.prepare(version='1.0').call(
+            ctxt, 'compute_node_update', node=node)
+
+    def instances_on_host(self, ctxt, host):
+        """Call: the instances the cell database places on ``host``."""
+        return self._client.prepare(version='1.0').call(
+            ctxt, 'instances_on_host', host=host)
