@@ -1,0 +1,27 @@
+"""How services reach placement (and, later, the accelerator API)."""
+
+from oslo_config import cfg
+
+PLACEMENT_CLIENT_OPTS = [
+    cfg.URIOpt('endpoint', default='http://127.0.0.1:8778',
+               help='Base URL of the placement API.'),
+    cfg.StrOpt('auth_strategy', default='noauth2',
+               choices=['noauth2', 'keystone'],
+               help='noauth2: send the token "nimbus:service" with roles '
+                    'admin,service (development and the all-in-one runner). '
+                    'keystone: authenticate with the keystoneauth options of '
+                    'this group.'),
+    cfg.IntOpt('timeout', default=60, min=1,
+               help='Seconds before a placement request times out.'),
+    cfg.IntOpt('retries', default=5, min=0,
+               help='Retries of a request that failed to connect or got a '
+                    '5xx, with exponential backoff.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(PLACEMENT_CLIENT_OPTS, group='placement_client')
+
+
+def list_opts():
+    return [('placement_client', PLACEMENT_CLIENT_OPTS)]

@@ -1,0 +1,325 @@
+"""A small client of the Placement REST API, used by every Nimbus service.
+
+It speaks the OpenStack Placement wire format at microversion 1.39 over a
+``requests.Session``: a real HTTP session in production, or
+``nimbus.placement.direct.PlacementDirect`` in-process (no HTTP) for
+offline tools and tests. Provider-generation races are retried here with
+tenacity; a consumer-generation conflict or a capacity failure is reported
+to the caller, who decides (the scheduler tries the next host).
+"""
+
+import requests
+from oslo_log import log as logging
+import tenacity
+
+from nimbus.common import exception
+
+LOG = logging.getLogger(__name__)
+
+MICROVERSION = '1.39'
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+
+
+class _Retry(Exception):
+    """Internal: a transient failure worth another try."""
+
+
+class ResourceProviderGenerationConflict(exception.PlacementConflict):
+    pass
+
+
+def error_code(response):
+    try:
+        return response.json()['errors'][0].get('code')
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def error_detail(response):
+    try:
+        return response.json()['errors'][0].get('detail')
+    except (ValueError, KeyError, IndexError, TypeError):
+        return response.text[:500]
+
+
+class PlacementClient:
+    """Placement REST client. ``session`` is any ``requests.Session``."""
+
+    def __init__(self, endpoint, session=None, auth_strategy='noauth2',
+                 timeout=60, retries=5, keystone_session=None):
+        self.endpoint = endpoint.rstrip('/')
+        self.session = session or requests.Session()
+        self.auth_strategy = auth_strategy
+        self.timeout = timeout
+        self.retries = retries
+        self._ks_session = keystone_session
+
+    @classmethod
+    def from_conf(cls, conf, session=None):
+        group = conf.placement_client
+        ks_session = None
+        if group.auth_strategy == 'keystone':
+            from keystoneauth1 import loading as ks_loading
+            auth = ks_loading.load_auth_from_conf_options(
+                conf, 'placement_client')
+            ks_session = ks_loading.load_session_from_conf_options(
+                conf, 'placement_client', auth=auth)
+        return cls(group.endpoint, session=session,
+                   auth_strategy=group.auth_strategy, timeout=group.timeout,
+                   retries=group.retries, keystone_session=ks_session)
+
+    # -- transport ---------------------------------------------------------
+
+    def _headers(self, ctxt, version):
+        headers = {'OpenStack-API-Version': 'placement %s' % version,
+                   'Accept': 'application/json'}
+        if ctxt is not None and getattr(ctxt, 'request_id', None):
+            headers['X-Openstack-Request-Id'] = ctxt.request_id
+        if self.auth_strategy == 'noauth2':
+            headers['X-Auth-Token'] = 'nimbus:service'
+            headers['X-Roles'] = 'admin,service'
+        return headers
+
+    def request(self, ctxt, method, path, json=None, params=None,
+                version=MICROVERSION):
+        """One request, retried on connection errors and 5xx answers."""
+        url = self.endpoint + path
+        headers = self._headers(ctxt, version)
+        sender = self._ks_session or self.session
+
+        @tenacity.retry(
+            retry=tenacity.retry_if_exception_type(_Retry),
+            stop=tenacity.stop_after_attempt(self.retries + 1),
+            wait=tenacity.wait_exponential(multiplier=0.1, max=5),
+            reraise=True)
+        def send():
+            try:
+                response = sender.request(method, url, json=json,
+                                          params=params, headers=headers,
+                                          timeout=self.timeout)
+            except requests.ConnectionError as exc:
+                LOG.warning('Placement unreachable (%s %s): %s', method,
+                            path, exc)
+                raise _Retry(str(exc))
+            if response.status_code >= 500:
+                LOG.warning('Placement %s %s answered %s', method, path,
+                            response.status_code)
+                raise _Retry(response.text[:200])
+            return response
+
+        try:
+            return send()
+        except _Retry as exc:
+            raise exception.PlacementError(reason='%s %s: %s'
+                                           % (method, path, exc))
+
+    def _check(self, response, what):
+        if response.status_code >= 400:
+            if response.status_code == 409:
+                raise exception.PlacementConflict(
+                    '%s: %s' % (what, error_detail(response)),
+                    error_code=error_code(response))
+            raise exception.PlacementError(
+                reason='%s: %s %s' % (what, response.status_code,
+                                      error_detail(response)))
+        return response
+
+    # -- scheduling --------------------------------------------------------
+
+    def get_allocation_candidates(self, ctxt, params):
+        """Body of GET /allocation_candidates for ``params`` (pairs)."""
+        response = self.request(ctxt, 'GET', '/allocation_candidates',
+                                params=list(params))
+        return self._check(response, 'allocation candidates').json()
+
+    def claim_resources(self, ctxt, consumer_uuid, allocation_request,
+                        project_id, user_id, consumer_generation=None,
+                        consumer_type='INSTANCE'):
+        """Claim ``allocation_request`` for a consumer.
+
+        Returns True when claimed and False when placement refused (the
+        resources went to someone else, or the consumer changed under us).
+        """
+        body = {'allocations': {
+                    rp: {'resources': alloc['resources']}
+                    for rp, alloc in
+                    allocation_request['allocations'].items()},
+                'project_id': project_id, 'user_id': user_id,
+                'consumer_generation': consumer_generation,
+                'consumer_type': consumer_type}
+        response = self.request(ctxt, 'PUT', '/allocations/%s'
+                                % consumer_uuid, json=body)
+        if response.status_code == 204:
+            return True
+        if response.status_code == 409:
+            LOG.info('Claim for %s refused: %s', consumer_uuid,
+                     error_detail(response))
+            return False
+        self._check(response, 'claim for %s' % consumer_uuid)
+        return False
+
+    def get_allocations_for_consumer(self, ctxt, consumer_uuid):
+        response = self.request(ctxt, 'GET', '/allocations/%s'
+                                % consumer_uuid)
+        return self._check(response, 'allocations of %s'
+                           % consumer_uuid).json()
+
+    def remove_allocations(self, ctxt, consumer_uuid):
+        """Delete every allocation of a consumer (absent is fine)."""
+        response = self.request(ctxt, 'DELETE', '/allocations/%s'
+                                % consumer_uuid)
+        if response.status_code in (204, 404):
+            return response.status_code == 204
+        self._check(response, 'removing allocations of %s' % consumer_uuid)
+
+    def remove_provider_from_consumer(self, ctxt, consumer_uuid, rp_uuids):
+        """Drop a consumer's allocations against ``rp_uuids`` only."""
+        for _ in range(self.retries + 1):
+            current = self.get_allocations_for_consumer(ctxt, consumer_uuid)
+            allocations = {rp: {'resources': a['resources']}
+                           for rp, a in current['allocations'].items()
+                           if rp not in set(rp_uuids)}
+            if len(allocations) == len(current['allocations']):
+                return
+            body = {'allocations': allocations,
+                    'project_id': current.get('project_id'),
+                    'user_id': current.get('user_id'),
+                    'consumer_generation': current.get('consumer_generation')}
+            response = self.request(ctxt, 'PUT', '/allocations/%s'
+                                    % consumer_uuid, json=body)
+            if response.status_code == 204:
+                return
+            if response.status_code != 409:
+                self._check(response, 'updating allocations of %s'
+                            % consumer_uuid)
+        raise exception.PlacementConflict(
+            'Could not update allocations of %s' % consumer_uuid)
+
+    # -- provider trees (computes) -----------------------------------------
+
+    def get_provider(self, ctxt, rp_uuid):
+        response = self.request(ctxt, 'GET', '/resource_providers/%s'
+                                % rp_uuid)
+        if response.status_code == 404:
+            return None
+        return self._check(response, 'provider %s' % rp_uuid).json()
+
+    def ensure_resource_provider(self, ctxt, rp_uuid, name,
+                                 parent_provider_uuid=None):
+        """The provider, created when it does not exist yet."""
+        provider = self.get_provider(ctxt, rp_uuid)
+        if provider is not None:
+            return provider
+        body = {'uuid': rp_uuid, 'name': name}
+        if parent_provider_uuid:
+            body['parent_provider_uuid'] = parent_provider_uuid
+        response = self.request(ctxt, 'POST', '/resource_providers',
+                                json=body)
+        if response.status_code == 409:
+            # Created concurrently (or the name is taken by a stale
+            # provider); the caller sees which on the next read.
+            provider = self.get_provider(ctxt, rp_uuid)
+            if provider is not None:
+                return provider
+        return self._check(response, 'creating provider %s' % name).json()
+
+    def get_provider_tree(self, ctxt, root_uuid):
+        """Every provider of a tree with inventories, traits, aggregates."""
+        response = self.request(ctxt, 'GET', '/resource_providers',
+                                params={'in_tree': root_uuid})
+        providers = self._check(response, 'tree %s' % root_uuid).json()[
+            'resource_providers']
+        for provider in providers:
+            uuid = provider['uuid']
+            provider['inventories'] = self._check(
+                self.request(ctxt, 'GET', '/resource_providers/%s/inventories'
+                             % uuid), 'inventories').json()['inventories']
+            provider['traits'] = self._check(
+                self.request(ctxt, 'GET', '/resource_providers/%s/traits'
+                             % uuid), 'traits').json()['traits']
+            provider['aggregates'] = self._check(
+                self.request(ctxt, 'GET', '/resource_providers/%s/aggregates'
+                             % uuid), 'aggregates').json()['aggregates']
+        return providers
+
+    def set_inventory(self, ctxt, rp_uuid, inventories):
+        """Replace a provider's inventory, retrying generation races."""
+        for _ in range(self.retries + 1):
+            provider = self.get_provider(ctxt, rp_uuid)
+            body = {'resource_provider_generation': provider['generation'],
+                    'inventories': inventories}
+            response = self.request(ctxt, 'PUT',
+                                    '/resource_providers/%s/inventories'
+                                    % rp_uuid, json=body)
+            if response.status_code == 200:
+                return response.json()
+            if not (response.status_code == 409 and
+                    error_code(response) == CONCURRENT_UPDATE):
+                self._check(response, 'inventory of %s' % rp_uuid)
+        raise ResourceProviderGenerationConflict(
+            'inventory of %s kept changing' % rp_uuid)
+
+    def ensure_traits(self, ctxt, traits):
+        for trait in traits:
+            if trait.startswith('CUSTOM_'):
+                self._check(self.request(ctxt, 'PUT', '/traits/%s' % trait),
+                            'trait %s' % trait)
+
+    def set_traits(self, ctxt, rp_uuid, traits):
+        self.ensure_traits(ctxt, traits)
+        for _ in range(self.retries + 1):
+            provider = self.get_provider(ctxt, rp_uuid)
+            response = self.request(
+                ctxt, 'PUT', '/resource_providers/%s/traits' % rp_uuid,
+                json={'traits': sorted(traits),
+                      'resource_provider_generation': provider['generation']})
+            if response.status_code == 200:
+                return
+            if not (response.status_code == 409 and
+                    error_code(response) == CONCURRENT_UPDATE):
+                self._check(response, 'traits of %s' % rp_uuid)
+        raise ResourceProviderGenerationConflict(
+            'traits of %s kept changing' % rp_uuid)
+
+    def set_aggregates(self, ctxt, rp_uuid, aggregates):
+        for _ in range(self.retries + 1):
+            provider = self.get_provider(ctxt, rp_uuid)
+            response = self.request(
+                ctxt, 'PUT', '/resource_providers/%s/aggregates' % rp_uuid,
+                json={'aggregates': sorted(aggregates),
+                      'resource_provider_generation': provider['generation']})
+            if response.status_code == 200:
+                return
+            if not (response.status_code == 409 and
+                    error_code(response) == CONCURRENT_UPDATE):
+                self._check(response, 'aggregates of %s' % rp_uuid)
+        raise ResourceProviderGenerationConflict(
+            'aggregates of %s kept changing' % rp_uuid)
+
+    def get_allocations_for_provider_tree(self, ctxt, root_uuid):
+        """Every allocation of every consumer of a local provider tree.
+
+        As in the reshaper design: find the consumers through each local
+        provider, then read each consumer's whole allocation (which may
+        include sharing providers outside the tree).
+        """
+        response = self.request(ctxt, 'GET', '/resource_providers',
+                                params={'in_tree': root_uuid})
+        providers = self._check(response, 'tree').json()['resource_providers']
+        consumers = set()
+        for provider in providers:
+            allocs = self._check(self.request(
+                ctxt, 'GET', '/resource_providers/%s/allocations'
+                % provider['uuid']), 'provider allocations').json()
+            consumers.update(allocs['allocations'])
+        return {c: self.get_allocations_for_consumer(ctxt, c)
+                for c in sorted(consumers)}
+
+    def reshape(self, ctxt, inventories, allocations):
+        """POST /reshaper. Raises PlacementConflict (with error_code)."""
+        response = self.request(ctxt, 'POST', '/reshaper',
+                                json={'inventories': inventories,
+                                      'allocations': allocations})
+        if response.status_code == 204:
+            return
+        self._check(response, 'reshape')
