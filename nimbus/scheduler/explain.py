@@ -1,0 +1,110 @@
+"""Why a request landed where it did, or why it did not land at all.
+
+An :class:`Explanation` is filled while filtering (cheaply: per filter it keeps references
+to the lists that went in and came out) and turned into text or a JSON-able dict only when
+someone asks - a failed request or a dry run.
+"""
+
+from __future__ import annotations
+
+
+class FilterStep:
+    __slots__ = ("filter", "before", "after")
+
+    def __init__(self, filt, before, after):
+        self.filter = filt
+        self.before = before
+        self.after = after
+
+    @property
+    def name(self):
+        return self.filter.name
+
+    def rejected(self):
+        if len(self.after) == len(self.before):
+            return []
+        kept = {id(h) for h in self.after}
+        return [h for h in self.before if id(h) not in kept]
+
+
+class Explanation:
+    def __init__(self, spec, sample_size: int = 10):
+        self.spec = spec
+        self.sample_size = sample_size
+        self.placement_candidates = 0
+        self.pre_steps: list[dict] = []      # ignore/force hosts, missing candidates
+        self.steps: list[FilterStep] = []
+        self.later: list[dict] = []          # events after the first instance
+        self.placed = 0
+        self.requested = 0
+        self.min_count = 0
+
+    # -------------------------------------------------------------- recording
+    def record_pre(self, name, before, after, reason):
+        if len(before) != len(after):
+            kept = {id(h) for h in after}
+            self.pre_steps.append({
+                "name": name, "in": len(before), "out": len(after), "reason": reason,
+                "hosts": [h.host for h in before if id(h) not in kept]})
+
+    def record_filter(self, filt, before, after):
+        self.steps.append(FilterStep(filt, before, after))
+
+    def record_later(self, host, what, reason):
+        if len(self.later) < 100:
+            self.later.append({"host": host, "what": what, "reason": reason})
+
+    # -------------------------------------------------------------- output
+    def filter_counts(self) -> list[dict]:
+        return [{"name": s.name, "in": len(s.before), "out": len(s.after)} for s in self.steps]
+
+    def rejected(self, limit: int | None = None) -> list[dict]:
+        out = []
+        for pre in self.pre_steps:
+            for host in pre["hosts"]:
+                out.append({"host": host, "filter": pre["name"], "reason": pre["reason"]})
+                if limit is not None and len(out) >= limit:
+                    return out
+        for step in self.steps:
+            for h in step.rejected():
+                try:
+                    reason = step.filter.reject_reason(h, self.spec)
+                except Exception as exc:  # a plugin's reason must not break the answer
+                    reason = f"(no reason: {exc})"
+                out.append({"host": h.host, "nodename": h.nodename, "filter": step.name,
+                            "reason": reason})
+                if limit is not None and len(out) >= limit:
+                    return out
+        return out
+
+    def to_dict(self, full: bool = False) -> dict:
+        return {
+            "placement_candidates": self.placement_candidates,
+            "pre_filters": [{k: v for k, v in p.items() if k != "hosts"}
+                            for p in self.pre_steps],
+            "filters": self.filter_counts(),
+            "rejected": self.rejected(None if full else self.sample_size),
+            "later": list(self.later),
+            "placed": self.placed, "requested": self.requested, "min_count": self.min_count,
+            "message": self.message(),
+        }
+
+    def message(self) -> str:
+        parts = []
+        if self.requested > 1:
+            parts.append(f"placed {self.placed} of {self.requested} instances "
+                         f"(min_count {self.min_count})")
+        parts.append(f"placement returned {self.placement_candidates} hosts")
+        for pre in self.pre_steps:
+            parts.append(f"{pre['name']}: {pre['in']} in, {pre['out']} out")
+        for s in self.steps:
+            parts.append(f"{s.name}: {len(s.before)} in, {len(s.after)} out")
+        text = "No valid host: " + "; ".join(parts)
+        sample = self.rejected(min(self.sample_size, 5))
+        if sample:
+            text += ". Rejected: " + "; ".join(
+                f"{r['host']}: {r['filter']}: {r['reason']}" for r in sample)
+        if self.later:
+            text += ". Later: " + "; ".join(
+                f"{e['host']}: {e['what']}: {e['reason']}" for e in self.later[:5])
+        return text

@@ -1,0 +1,168 @@
+"""Filters that compare the request with what the host reports about itself:
+ComputeCapabilitiesFilter, ImagePropertiesFilter."""
+
+from __future__ import annotations
+
+import json
+
+from nimbus.scheduler.filters.base import BaseHostFilter, cached
+from nimbus.scheduler.filters.extra_specs_ops import Requirement
+from nimbus.scheduler.host_state import HostState
+
+HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache"}
+
+
+def resolve(host_state, path):
+    """Walk ``path`` (['cpu_info', 'features']) through attributes, then dict keys.
+    Unknown top-level names are looked up in ``host_state.stats``. None if missing."""
+    first = path[0]
+    if first in HOST_ATTRIBUTES:
+        value = getattr(host_state, first, None)
+    else:
+        value = host_state.stats.get(first)
+    for part in path[1:]:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        if isinstance(value, dict):
+            value = value.get(part)
+        else:
+            value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value
+
+
+def capability_requirements(extra_specs: dict) -> list:
+    """(path, Requirement) for each extra spec this filter checks:
+    ``capabilities:a:b`` -> ['a', 'b']; an unscoped key only when it names a HostState
+    attribute (``free_ram_mb``); other scopes are ignored."""
+    out = []
+    for key, value in extra_specs.items():
+        parts = key.split(":")
+        if len(parts) > 1:
+            if parts[0] != "capabilities" or len(parts) < 2:
+                continue
+            path = parts[1:]
+        else:
+            if key not in HOST_ATTRIBUTES:
+                continue
+            path = parts
+        out.append((path, Requirement(value)))
+    return out
+
+
+class ComputeCapabilitiesFilter(BaseHostFilter):
+    """Checks the flavor's extra specs against the host's capabilities.
+
+    Reads: ``flavor.extra_specs`` keys scoped ``capabilities:`` (``capabilities:cpu_info:
+    features``, ``capabilities:hypervisor_type``) and unscoped keys naming a HostState
+    attribute (``free_ram_mb``, ``num_instances``, ``vcpus_total``...). Values use the
+    operator language of ``extra_specs_ops`` (default ``s==``). Options: none.
+    Example: ``capabilities:cpu_info:features = <all-in> aes avx`` keeps hosts whose CPU has
+    both flags; ``capabilities:hypervisor_version = >= 6000000``.
+    """
+
+    run_filter_once_per_request = True
+
+    def _reqs(self, spec):
+        return cached(spec, "capabilities_reqs",
+                      lambda: capability_requirements(spec.flavor.extra_specs))
+
+    def is_enabled_for(self, spec):
+        return bool(self._reqs(spec))
+
+    def host_passes(self, host_state, spec):
+        for path, req in self._reqs(spec):
+            if not req.matches(resolve(host_state, path)):
+                return False
+        return True
+
+    def filter_all(self, hosts, spec):
+        reqs = self._reqs(spec)
+        out = []
+        for h in hosts:
+            for path, req in reqs:
+                if not req.matches(resolve(h, path)):
+                    break
+            else:
+                out.append(h)
+        return out
+
+    def reject_reason(self, host_state, spec):
+        for path, req in self._reqs(spec):
+            value = resolve(host_state, path)
+            if not req.matches(value):
+                return f"{':'.join(path)} is {value!r}, needs {req.text!r}"
+        return "passes"
+
+
+_ARCH_KEYS = ("hw_architecture", "architecture")
+_HV_KEYS = ("img_hv_type", "hypervisor_type")
+_MODE_KEYS = ("hw_vm_mode", "vm_mode")
+
+
+def _first(props, keys):
+    for k in keys:
+        if props.get(k):
+            return str(props[k]).lower()
+    return None
+
+
+_HV_ALIASES = {"kvm": "qemu"}
+
+
+class ImagePropertiesFilter(BaseHostFilter):
+    """Passes hosts that can run the image: its architecture (``hw_architecture``),
+    hypervisor type (``img_hv_type``), VM mode (``hw_vm_mode``) must appear together in
+    one of the host's ``supported_instances`` triples, and ``img_hv_requested_version``
+    (operator language, e.g. ``>= 6000000``) must match ``hypervisor_version``.
+
+    Reads: ``spec.image.properties``, ``host_state.supported_instances``,
+    ``host_state.hypervisor_version``. Options: none.
+    Example: an image with ``hw_architecture=aarch64`` skips x86_64-only hosts.
+    """
+
+    run_filter_once_per_request = True
+
+    def _wanted(self, spec):
+        def compute():
+            props = spec.image_props
+            arch, hv, mode = (_first(props, _ARCH_KEYS), _first(props, _HV_KEYS),
+                              _first(props, _MODE_KEYS))
+            hv = _HV_ALIASES.get(hv, hv)
+            version = props.get("img_hv_requested_version")
+            return arch, hv, mode, (Requirement(version) if version else None)
+        return cached(spec, "image_props_wanted", compute)
+
+    def is_enabled_for(self, spec):
+        arch, hv, mode, version = self._wanted(spec)
+        return bool(arch or hv or mode or version)
+
+    def host_passes(self, host_state, spec):
+        arch, hv, mode, version = self._wanted(spec)
+        if version is not None and not version.matches(host_state.hypervisor_version):
+            return False
+        if not (arch or hv or mode):
+            return True
+        for entry in host_state.supported_instances:
+            h_arch, h_hv, h_mode = (list(entry) + [None, None, None])[:3]
+            h_hv = _HV_ALIASES.get(str(h_hv).lower(), str(h_hv).lower())
+            if arch and str(h_arch).lower() != arch:
+                continue
+            if hv and h_hv != hv:
+                continue
+            if mode and str(h_mode).lower() != mode:
+                continue
+            return True
+        return False
+
+    def reject_reason(self, host_state, spec):
+        arch, hv, mode, version = self._wanted(spec)
+        if version is not None and not version.matches(host_state.hypervisor_version):
+            return (f"hypervisor_version {host_state.hypervisor_version} does not match "
+                    f"{version.text!r}")
+        want = "/".join(x or "*" for x in (arch, hv, mode))
+        return f"image needs {want}, host supports {host_state.supported_instances or 'nothing'}"

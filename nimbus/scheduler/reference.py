@@ -1,0 +1,54 @@
+"""A slow, obviously-correct implementation of the scheduling rules.
+
+Used by the dry run (which wants every weigher's numbers anyway), by the benchmark as a
+baseline, and by tests to check that the fast path in ``selection.py`` picks the same
+hosts: every instance re-runs every filter on every host and every weigher on every
+candidate, exactly as the rules are written down.
+"""
+
+from __future__ import annotations
+
+from nimbus.scheduler import selection
+from nimbus.scheduler.weighers.base import normalize
+
+
+def weigh_detail(hosts, weighers, spec) -> list[dict]:
+    """Per host: total weight and, per weigher, raw / normalised / multiplier / weighted."""
+    details = [{"weight": 0.0, "weighers": {}} for _ in hosts]
+    for w in weighers:
+        raw = [w.weigh(h, spec) for h in hosts]
+        norm = normalize(raw)
+        for i, h in enumerate(hosts):
+            m = w.weight_multiplier(h)
+            weighted = m * norm[i]
+            details[i]["weight"] = details[i]["weight"] + weighted
+            details[i]["weighers"][w.name] = {"raw": raw[i], "normalized": norm[i],
+                                              "multiplier": m, "weighted": weighted}
+    return details
+
+
+def schedule(conf, filters, weighers, spec, hosts, alloc_reqs=None) -> list[str]:
+    """Hosts chosen per instance (host_subset_size 1, no shuffling, no claims)."""
+    n = max(spec.num_instances, len(spec.instance_uuids), 1)
+    uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
+    pool = selection.pre_filter_hosts(list(hosts), spec, alloc_reqs)
+    full = set()        # hosts that received an instance and have no room for another
+    chosen = []
+    for uuid in uuids:
+        cands = []
+        for h in pool:
+            if h.host in full:
+                continue
+            if all(f.host_passes(h, spec) for f in filters if f.is_enabled_for(spec)):
+                cands.append(h)
+        if not cands:
+            break
+        detail = weigh_detail(cands, weighers, spec)
+        order = sorted(range(len(cands)), key=lambda i: -detail[i]["weight"])
+        best = cands[order[0]]
+        chosen.append(best.host)
+        selection.consume(best, spec, conf, uuid)
+        vcpus, ram, disk = selection.instance_resources(spec)
+        if not best.fits(vcpus, ram, disk):
+            full.add(best.host)
+    return chosen

@@ -1,0 +1,74 @@
+"""BaseHostWeigher and normalisation.
+
+Final weight of a host = sum over weighers of ``multiplier(host) * normalised(raw)``, where
+``normalised`` maps the raw values of the candidate hosts linearly onto 0..1
+(``(v - min) / (max - min)``; when all are equal, all are 0) and ``multiplier(host)`` is
+the weigher's option, overridden by the host's aggregate metadata of the same name (the
+minimum when several aggregates set it).
+"""
+
+from __future__ import annotations
+
+
+def normalize(values: list) -> list:
+    """Map ``values`` linearly onto 0..1; all equal (or empty) -> all 0.0."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        return [0.0] * len(values)
+    span = hi - lo
+    return [(v - lo) / span for v in values]
+
+
+class BaseHostWeigher:
+    """Ranks hosts; larger weighted values win.
+
+    Subclasses set ``multiplier_option`` (name in ``multiplier_group``, default
+    ``filter_scheduler``) and implement :meth:`weigh` (raw value for one host).
+    Optional hooks:
+
+    * ``aggregate_key`` (default: ``multiplier_option``): aggregate metadata key that
+      overrides the multiplier per host (minimum wins).
+    * :meth:`is_enabled_for` (default True): False when every host would get the same raw
+      value for this request; the weigher is then skipped (contributes 0 everywhere).
+    * :meth:`raw_values` (default: :meth:`weigh` per host): batch form for speed.
+    """
+
+    multiplier_group = "filter_scheduler"
+    multiplier_option: str | None = None
+    aggregate_key: str | None = None
+
+    def __init__(self, conf=None):
+        self.conf = conf
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def override_key(self) -> str | None:
+        return self.aggregate_key or self.multiplier_option
+
+    def default_multiplier(self) -> float:
+        if self.multiplier_option is None or self.conf is None:
+            return 1.0
+        return float(getattr(getattr(self.conf, self.multiplier_group),
+                             self.multiplier_option))
+
+    def weight_multiplier(self, host_state) -> float:
+        key = self.override_key
+        default = self.default_multiplier()
+        if key is None:
+            return default
+        return host_state.aggregate_min(key, default)
+
+    def is_enabled_for(self, spec) -> bool:
+        return True
+
+    def weigh(self, host_state, spec) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def raw_values(self, hosts: list, spec) -> list:
+        weigh = self.weigh
+        return [weigh(h, spec) for h in hosts]

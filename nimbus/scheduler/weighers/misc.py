@@ -1,0 +1,152 @@
+"""Weighers on history, location, hypervisor, images and metrics."""
+
+from __future__ import annotations
+
+from oslo_log import log as logging
+
+from nimbus.scheduler.filters.base import cached
+from nimbus.scheduler.weighers.base import BaseHostWeigher
+
+LOG = logging.getLogger(__name__)
+
+
+class BuildFailureWeigher(BaseHostWeigher):
+    """Pushes hosts with recent failed builds down (raw = -failed_builds) without taking
+    them out of rotation.
+
+    Reads: ``host_state.failed_builds``. Option: ``[filter_scheduler]
+    build_failure_weight_multiplier`` (default 1000000.0; 0 disables).
+    """
+
+    multiplier_option = "build_failure_weight_multiplier"
+
+    def weigh(self, host_state, spec):
+        return -host_state.failed_builds
+
+    def raw_values(self, hosts, spec):
+        return [-h.failed_builds for h in hosts]
+
+
+def source_cell(spec):
+    return (spec.extra or {}).get("source_cell_uuid")
+
+
+class CrossCellWeigher(BaseHostWeigher):
+    """On a move, prefers hosts in the instance's current cell (raw = 1 in the source
+    cell, else 0). Off for new builds.
+
+    Reads: ``spec.extra['source_cell_uuid']``, ``host_state.cell_uuid``. Option:
+    ``[filter_scheduler] cross_cell_move_weight_multiplier`` (default 1000000.0; negative
+    prefers other cells).
+    """
+
+    multiplier_option = "cross_cell_move_weight_multiplier"
+
+    def is_enabled_for(self, spec):
+        return source_cell(spec) is not None
+
+    def weigh(self, host_state, spec):
+        src = source_cell(spec)
+        return 1 if src is not None and host_state.cell_uuid == src else 0
+
+
+class HypervisorVersionWeigher(BaseHostWeigher):
+    """Prefers newer hypervisors (raw = ``hypervisor_version`` as an integer).
+
+    Option: ``[filter_scheduler] hypervisor_version_weight_multiplier`` (default 1.0;
+    negative prefers older). Example: during an upgrade new builds go to upgraded hosts.
+    """
+
+    multiplier_option = "hypervisor_version_weight_multiplier"
+
+    def weigh(self, host_state, spec):
+        return host_state.hypervisor_version
+
+    def raw_values(self, hosts, spec):
+        return [h.hypervisor_version for h in hosts]
+
+
+class ImagePropertiesWeigher(BaseHostWeigher):
+    """Prefers hosts running instances whose image properties equal the requested
+    image's (raw = sum over instances on the host of matching properties, each counted
+    with its ratio from ``image_props_weight_setting``, default 1).
+
+    Reads: ``spec.image.properties``, ``host_state.instances[*]['image_properties']``.
+    Options: ``[filter_scheduler] image_props_weight_multiplier`` (default 0.0, off),
+    ``image_props_weight_setting`` (e.g. ``os_distro:10,hw_machine_type:1``).
+    """
+
+    multiplier_option = "image_props_weight_multiplier"
+
+    def _setting(self):
+        return {k: float(v) for k, v in
+                (self.conf.filter_scheduler.image_props_weight_setting or {}).items()}
+
+    def is_enabled_for(self, spec):
+        return bool(spec.image_props)
+
+    def weigh(self, host_state, spec):
+        props = spec.image_props
+        if not props:
+            return 0.0
+        setting = self._setting()
+        total = 0.0
+        for inst in host_state.instances.values():
+            iprops = inst.get("image_properties") or {}
+            for k, v in props.items():
+                if setting and k not in setting:
+                    continue
+                if iprops.get(k) == v:
+                    total += setting.get(k, 1.0)
+        return total
+
+
+def parse_weight_setting(items) -> list[tuple[str, float]]:
+    out = []
+    for item in items or []:
+        if "=" not in item:
+            continue
+        name, ratio = item.split("=", 1)
+        try:
+            out.append((name.strip(), float(ratio)))
+        except ValueError:
+            LOG.warning("ignoring bad [metrics] weight_setting entry %r", item)
+    return out
+
+
+class MetricsWeigher(BaseHostWeigher):
+    """Weighs by host metrics: raw = sum of ``ratio * metric`` over
+    ``[metrics] weight_setting`` (``name=ratio`` pairs). A host missing a metric gets
+    ``[metrics] weight_of_unavailable`` (default -10000.0); with ``required = False`` a
+    missing metric also gets that value. (Nova raises when ``required`` is True; Nimbus
+    does not fail the request for one host's missing metric - pair it with MetricsFilter.)
+
+    Options: ``[metrics] weight_multiplier`` (default 1.0; aggregate key
+    ``metrics_weight_multiplier``), ``weight_setting``, ``required`` (default True),
+    ``weight_of_unavailable``. Example: ``weight_setting = cpu.frequency=1.0,
+    cpu.percent=-1.0``.
+    """
+
+    multiplier_group = "metrics"
+    multiplier_option = "weight_multiplier"
+    aggregate_key = "metrics_weight_multiplier"
+
+    def _setting(self, spec):
+        return cached(spec, "metrics_setting",
+                      lambda: parse_weight_setting(self.conf.metrics.weight_setting))
+
+    def is_enabled_for(self, spec):
+        return bool(self._setting(spec))
+
+    def weigh(self, host_state, spec):
+        setting = self._setting(spec)
+        if not setting:
+            return 0.0
+        metrics = host_state.metrics
+        total = 0.0
+        for name, ratio in setting:
+            value = metrics.get(name)
+            if value is None:
+                return self.conf.metrics.weight_of_unavailable
+            total += ratio * float(value)
+        return total
