@@ -1,0 +1,163 @@
+"""Building an instance on this host, and what happens when it fails.
+
+The super (or cell) conductor already claimed this host's resources in
+placement and put ``host``/``node`` on the instance. Here: mark the
+instance spawning (compare-and-swap through the cell conductor), wait for
+bound accelerator requests if any, spawn, and mark it ACTIVE. On failure:
+destroy what was built, give back the allocation, record the attempt and
+hand the remaining alternates to the cell conductor, which tries the next.
+"""
+
+import datetime
+
+from oslo_log import log as logging
+
+from nimbus.common import instance_states as states
+
+LOG = logging.getLogger(__name__)
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None).isoformat()
+
+
+class BuildRunner:
+
+    def __init__(self, conf, host, driver, placement, cell_conductor,
+                 events, tracker, accelerator=None):
+        self.conf = conf
+        self.host = host
+        self.driver = driver
+        self.placement = placement
+        self.conductor = cell_conductor
+        self.events = events
+        self.tracker = tracker
+        self.accelerator = accelerator
+
+    def build(self, ctxt, instance, request_spec, selection, host_list,
+              accel_uuids):
+        uuid = instance['uuid']
+        current = self.conductor.instance_update(
+            ctxt, uuid, [states.BUILDING],
+            {'task_state': states.SPAWNING, 'host': self.host,
+             'node': selection.get('nodename', self.host),
+             'compute_node_uuid': selection.get('compute_node_uuid')})
+        if current is None:
+            LOG.info('Instance %s is no longer building; not spawning it',
+                     uuid)
+            return
+        try:
+            accel_info = self._wait_for_accelerators(ctxt, uuid, accel_uuids)
+            allocations = selection.get('allocation_request', {}).get(
+                'allocations', {})
+            self.driver.spawn(current, allocations, accel_info)
+        except Exception as exc:  # the driver's failure is the build's
+            LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
+            self._fail(ctxt, current, request_spec, host_list, str(exc))
+            return
+        done = self.conductor.instance_update(
+            ctxt, uuid, [states.BUILDING],
+            {'vm_state': states.ACTIVE, 'task_state': None,
+             'power_state': 1, 'launched_at': _now()})
+        if done is None:
+            # Deleted while we spawned: the delete owns the cleanup of the
+            # record; the guest and allocation are ours to remove.
+            LOG.info('Instance %s was deleted during its build', uuid)
+            self.driver.destroy(uuid)
+            self.placement.remove_allocations(ctxt, uuid)
+            return
+        self.conductor.record_build_attempt(
+            ctxt, uuid, self.host, selection.get('nodename', self.host),
+            'success')
+        if self.tracker.failed_builds:
+            self.tracker.failed_builds = 0
+        LOG.info('Instance %s is ACTIVE on %s', uuid, self.host)
+
+    def _wait_for_accelerators(self, ctxt, uuid, accel_uuids):
+        if not accel_uuids:
+            return None
+        timeout = self.conf.compute.arq_binding_timeout
+        try:
+            events = self.events.wait(uuid, 'accelerator-request-bound',
+                                      accel_uuids, timeout)
+        except TimeoutError as exc:
+            raise RuntimeError(
+                'Timed out after %ss waiting for accelerator requests %s to '
+                'bind' % (timeout, ', '.join(exc.args[0])))
+        failed = [tag for tag, ev in events.items()
+                  if ev.get('status') != 'completed']
+        if failed:
+            raise RuntimeError('Accelerator requests failed to bind: %s'
+                               % ', '.join(sorted(failed)))
+        if self.accelerator is not None:
+            return self.accelerator.get_arqs(ctxt, accel_uuids)
+        return [{'uuid': arq} for arq in accel_uuids]
+
+    def _fail(self, ctxt, instance, request_spec, host_list, reason):
+        uuid = instance['uuid']
+        try:
+            self.driver.destroy(uuid)
+        except Exception:
+            LOG.exception('Cleaning up the failed guest %s', uuid)
+        self.placement.remove_allocations(ctxt, uuid)
+        self.conductor.record_build_attempt(ctxt, uuid, self.host,
+                                            instance.get('node'), 'failed',
+                                            reason)
+        self.tracker.failed_builds += 1
+        self.conductor.build_instances(ctxt, uuid, request_spec, host_list,
+                                       failed_host=self.host, reason=reason)
+
+    def terminate(self, ctxt, instance_uuid):
+        self.driver.destroy(instance_uuid)
+        self.placement.remove_allocations(ctxt, instance_uuid)
+        self.events.clear(instance_uuid)
+        self.conductor.instance_update(
+            ctxt, instance_uuid, list(states.sources_of(states.DELETED)),
+            {'vm_state': states.DELETED, 'task_state': None,
+             'deleted': True, 'terminated_at': _now()})
+
+    def recover(self, ctxt):
+        """After a restart: settle builds that were interrupted.
+
+        A building instance whose guest exists finished spawning just
+        before the crash: it becomes ACTIVE. One without a guest failed: it
+        goes to ERROR with a fault, and its allocation is given back.
+        Guests of instances that were deleted meanwhile are destroyed.
+        """
+        instances = self.conductor.instances_on_host(ctxt, self.host)
+        guests = set(self.driver.list_instances())
+        known = set()
+        for instance in instances:
+            uuid = instance['uuid']
+            known.add(uuid)
+            if instance['vm_state'] == states.DELETED:
+                continue
+            if instance['task_state'] == states.DELETING:
+                LOG.info('Finishing the delete of %s', uuid)
+                self.terminate(ctxt, uuid)
+                continue
+            if instance['vm_state'] != states.BUILDING:
+                continue
+            if uuid in guests:
+                self.conductor.instance_update(
+                    ctxt, uuid, [states.BUILDING],
+                    {'vm_state': states.ACTIVE, 'task_state': None,
+                     'power_state': 1, 'launched_at': _now()})
+                continue
+            reason = ('Build interrupted: nimbus-compute on %s restarted '
+                      'while the instance was building' % self.host)
+            LOG.warning('%s: %s', uuid, reason)
+            self.placement.remove_allocations(ctxt, uuid)
+            self.conductor.record_build_attempt(ctxt, uuid, self.host,
+                                                instance.get('node'),
+                                                'failed', reason)
+            self.conductor.instance_update(
+                ctxt, uuid, [states.BUILDING],
+                {'vm_state': states.ERROR, 'task_state': None,
+                 'fault': {'message': 'Build interrupted by a compute '
+                                      'restart', 'details': reason}})
+        for orphan in guests - known:
+            LOG.info('Destroying guest %s: no instance record', orphan)
+            self.driver.destroy(orphan)
+        return instances

@@ -1,0 +1,62 @@
+"""Options of nimbus-compute and its fake virt driver."""
+
+from oslo_config import cfg
+
+COMPUTE_OPTS = [
+    cfg.StrOpt('compute_driver', default='fake',
+               help='Virt driver: "fake" simulates a hypervisor (guests are '
+                    'records in a state file), or a dotted class path.'),
+    cfg.FloatOpt('cpu_allocation_ratio', default=None, min=0.0,
+                 help='VCPU allocation ratio reported to placement; unset '
+                      'uses initial_cpu_allocation_ratio.'),
+    cfg.FloatOpt('ram_allocation_ratio', default=None, min=0.0,
+                 help='MEMORY_MB allocation ratio; unset uses '
+                      'initial_ram_allocation_ratio.'),
+    cfg.FloatOpt('disk_allocation_ratio', default=None, min=0.0,
+                 help='DISK_GB allocation ratio; unset uses '
+                      'initial_disk_allocation_ratio.'),
+    cfg.FloatOpt('initial_cpu_allocation_ratio', default=4.0, min=0.0),
+    cfg.FloatOpt('initial_ram_allocation_ratio', default=1.0, min=0.0),
+    cfg.FloatOpt('initial_disk_allocation_ratio', default=1.0, min=0.0),
+    cfg.IntOpt('reserved_host_memory_mb', default=512, min=0),
+    cfg.IntOpt('reserved_host_disk_mb', default=0, min=0),
+    cfg.IntOpt('reserved_host_cpus', default=0, min=0),
+    cfg.IntOpt('update_resources_interval', default=60, min=1,
+               help='Seconds between resource tracker updates.'),
+    cfg.IntOpt('arq_binding_timeout', default=300, min=1,
+               help='Seconds a build waits for accelerator-request-bound '
+                    'events before it fails.'),
+    cfg.IntOpt('build_workers', default=8, min=1,
+               help='Builds run concurrently on one compute.'),
+    cfg.StrOpt('host_ip', default='127.0.0.1',
+               help='IP address of this host (SimpleCIDRAffinityFilter).'),
+]
+
+FAKE_DRIVER_OPTS = [
+    cfg.IntOpt('vcpus', default=32, min=1),
+    cfg.IntOpt('memory_mb', default=131072, min=1),
+    cfg.IntOpt('disk_gb', default=2000, min=1),
+    cfg.StrOpt('hypervisor_type', default='QEMU'),
+    cfg.IntOpt('hypervisor_version', default=8002000),
+    cfg.ListOpt('cpu_features', default=['avx2', 'sse4_2', 'aes']),
+    cfg.ListOpt('traits', default=[],
+                help='Extra traits the root provider reports.'),
+    cfg.IntOpt('numa_cells', default=2, min=1,
+               help='Host NUMA cells (CPUs and memory split evenly).'),
+    cfg.FloatOpt('spawn_seconds', default=0.0, min=0.0,
+                 help='How long a simulated spawn takes.'),
+    cfg.BoolOpt('fail_builds', default=False,
+                help='Every spawn on this host fails (for tests and demos).'),
+    cfg.IntOpt('pgpus', default=0, min=0,
+               help='Physical GPUs modelled as child providers with '
+                    'CUSTOM_PGPU inventory.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(COMPUTE_OPTS, group='compute')
+    conf.register_opts(FAKE_DRIVER_OPTS, group='fake_driver')
+
+
+def list_opts():
+    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS)]

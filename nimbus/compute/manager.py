@@ -1,0 +1,59 @@
+"""The RPC endpoint of nimbus-compute: thin, it hands work to domain code.
+
+Builds and deletes run on a thread pool so the RPC server keeps reading
+messages while guests spawn.
+"""
+
+from concurrent import futures
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nimbus.common import rpc
+from nimbus.compute import rpcapi
+
+LOG = logging.getLogger(__name__)
+
+
+class ComputeManager:
+    target = messaging.Target(version=rpcapi.VERSION)
+
+    def __init__(self, runner, events, workers=8):
+        self.runner = runner
+        self.events = events
+        self._pool = futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix='build')
+
+    def _submit(self, func, *args):
+        def run():
+            try:
+                func(*args)
+            except Exception:
+                LOG.exception('%s failed', getattr(func, '__name__', func))
+        return self._pool.submit(run)
+
+    @rpc.expose(cast=True, required=('instance', 'request_spec',
+                                     'selection'))
+    def build_and_run_instance(self, ctxt, instance, request_spec,
+                               selection, host_list=None, accel_uuids=None):
+        if not isinstance(instance, dict) or 'uuid' not in instance:
+            LOG.error('Dropped build_and_run_instance without an instance')
+            return
+        self._submit(self.runner.build, ctxt, instance, request_spec,
+                     selection, host_list or [], accel_uuids or [])
+
+    @rpc.expose(cast=True, required=('instance_uuid',))
+    def terminate_instance(self, ctxt, instance_uuid):
+        self._submit(self.runner.terminate, ctxt, instance_uuid)
+
+    @rpc.expose(cast=True, required=('instance_uuid', 'events'))
+    def external_instance_event(self, ctxt, instance_uuid, events):
+        if not isinstance(events, list) or not all(
+                isinstance(e, dict) and 'name' in e for e in events):
+            LOG.error('Dropped malformed external events for %s',
+                      instance_uuid)
+            return
+        self.events.deliver(instance_uuid, events)
+
+    def shutdown(self):
+        self._pool.shutdown(wait=True, cancel_futures=False)

@@ -1,0 +1,175 @@
+"""Keeps placement and the cell's compute node record true to the hypervisor.
+
+At startup, and then every ``[compute] update_resources_interval`` seconds,
+the tracker asks the driver to describe its provider tree and writes what
+changed to placement. A driver that needs inventory moved between
+providers raises ReshapeNeeded; at startup the tracker then collects every
+allocation of the tree, lets the driver move them, and sends the whole
+picture to ``POST /reshaper`` in one call. Outside startup ReshapeNeeded
+(and any ReshapeFailed) propagates: the agent stops rather than run with a
+tree placement does not have.
+"""
+
+import uuid as uuidlib
+
+from oslo_log import log as logging
+
+from nimbus.common import exception as common_exc
+from nimbus.compute import exception
+from nimbus.compute import provider_tree as ptree
+
+LOG = logging.getLogger(__name__)
+
+_NODE_NAMESPACE = uuidlib.UUID('0a7e5d8e-3b64-4c7f-9a0e-4f3cbf2bd1a7')
+
+
+def compute_node_uuid(nodename):
+    """Stable across restarts: the compute holds no database to look it up."""
+    return str(uuidlib.uuid5(_NODE_NAMESPACE, nodename))
+
+
+class ResourceTracker:
+
+    def __init__(self, conf, host, driver, placement, cell_conductor):
+        self.conf = conf
+        self.host = host
+        self.nodename = host
+        self.driver = driver
+        self.placement = placement
+        self.conductor = cell_conductor
+        self.node_uuid = compute_node_uuid(self.nodename)
+        self.failed_builds = 0
+
+    # -- compute node record -------------------------------------------
+
+    def node_record(self, instances=()):
+        facts = self.driver.node_facts()
+        conf = self.conf.compute
+        used = {'vcpus_used': 0, 'memory_mb_used': conf.reserved_host_memory_mb,
+                'local_gb_used': 0}
+        for instance in instances:
+            flavor = instance.get('flavor') or {}
+            used['vcpus_used'] += flavor.get('vcpus', 0)
+            used['memory_mb_used'] += flavor.get('memory_mb', 0)
+            used['local_gb_used'] += (flavor.get('root_gb', 0) +
+                                      flavor.get('ephemeral_gb', 0))
+        record = dict(facts, **used)
+        record.update({
+            'uuid': self.node_uuid, 'host': self.host,
+            'hypervisor_hostname': self.nodename,
+            'host_ip': conf.host_ip,
+            'running_vms': len(instances),
+            'cpu_allocation_ratio': (conf.cpu_allocation_ratio or
+                                     conf.initial_cpu_allocation_ratio),
+            'ram_allocation_ratio': (conf.ram_allocation_ratio or
+                                     conf.initial_ram_allocation_ratio),
+            'disk_allocation_ratio': (conf.disk_allocation_ratio or
+                                      conf.initial_disk_allocation_ratio),
+            'failed_builds': self.failed_builds,
+        })
+        return record
+
+    def report_node(self, ctxt, instances=()):
+        return self.conductor.compute_node_update(
+            ctxt, self.node_record(instances))
+
+    # -- provider tree ---------------------------------------------------
+
+    def _read_tree(self, ctxt):
+        self.placement.ensure_resource_provider(ctxt, self.node_uuid,
+                                                self.nodename)
+        tree = ptree.ProviderTree()
+        providers = self.placement.get_provider_tree(ctxt, self.node_uuid)
+        for provider in sorted(providers, key=lambda p: (
+                p['parent_provider_uuid'] is not None, p['name'])):
+            if provider['parent_provider_uuid'] is None:
+                tree.new_root(provider['name'], provider['uuid'],
+                              provider['generation'])
+            elif tree.exists(provider['parent_provider_uuid']):
+                tree.new_child(provider['name'],
+                               provider['parent_provider_uuid'],
+                               provider['uuid'], provider['generation'])
+            else:
+                continue
+            tree.update_inventory(provider['uuid'], provider['inventories'])
+            tree.update_traits(provider['uuid'], provider['traits'])
+            tree.update_aggregates(provider['uuid'], provider['aggregates'])
+        return tree
+
+    def update(self, ctxt, startup=False):
+        """Bring placement in line with the driver's view of the tree."""
+        tree = self._read_tree(ctxt)
+        before = tree.copy()
+        allocations = None
+        try:
+            self.driver.update_provider_tree(tree, self.nodename)
+        except exception.ReshapeNeeded:
+            if not startup:
+                raise
+            LOG.info('Reshaping the provider tree of %s at startup',
+                     self.nodename)
+            allocations = self.placement.get_allocations_for_provider_tree(
+                ctxt, self.node_uuid)
+            tree = before.copy()
+            self.driver.update_provider_tree(tree, self.nodename,
+                                             allocations=allocations)
+        if allocations is not None:
+            self._reshape(ctxt, tree, allocations)
+        else:
+            self._flush(ctxt, before, tree)
+
+    def _ensure_providers(self, ctxt, tree):
+        for provider in tree.providers():
+            self.placement.ensure_resource_provider(
+                ctxt, provider.uuid, provider.name, provider.parent_uuid)
+
+    def _flush(self, ctxt, before, tree):
+        self._ensure_providers(ctxt, tree)
+        for provider in tree.providers():
+            old = before.data(provider.uuid) if before.exists(
+                provider.uuid) else None
+            if old is None or _inventory_differs(old.inventory,
+                                                 provider.inventory):
+                self.placement.set_inventory(ctxt, provider.uuid,
+                                             provider.inventory)
+            if old is None or old.traits != provider.traits:
+                self.placement.set_traits(ctxt, provider.uuid,
+                                          provider.traits)
+
+    def _reshape(self, ctxt, tree, allocations):
+        self._ensure_providers(ctxt, tree)
+        inventories = {}
+        for provider in tree.providers():
+            current = self.placement.get_provider(ctxt, provider.uuid)
+            inventories[provider.uuid] = {
+                'resource_provider_generation': current['generation'],
+                'inventories': provider.inventory}
+        payload = {}
+        for consumer, record in allocations.items():
+            payload[consumer] = {
+                'allocations': {rp: {'resources': a['resources']}
+                                for rp, a in record['allocations'].items()
+                                if a['resources']},
+                'project_id': record['project_id'],
+                'user_id': record['user_id'],
+                'consumer_generation': record['consumer_generation'],
+                'consumer_type': record.get('consumer_type', 'INSTANCE'),
+            }
+        try:
+            self.placement.reshape(ctxt, inventories, payload)
+        except common_exc.PlacementError as exc:
+            raise exception.ReshapeFailed(reason=str(exc))
+        for provider in tree.providers():
+            self.placement.set_traits(ctxt, provider.uuid, provider.traits)
+
+
+def _inventory_differs(old, new):
+    fields = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+              'allocation_ratio')
+    if set(old) != set(new):
+        return True
+    for rc, inv in new.items():
+        for field in fields:
+            if field in inv and old[rc].get(field) != inv[field]:
+                return True
+    return False

@@ -1,0 +1,102 @@
+"""nimbus-compute as a plain class with its dependencies injected."""
+
+import threading
+
+from oslo_log import log as logging
+from oslo_utils import importutils
+
+from nimbus.common import context as nimbus_context
+from nimbus.common import rpc
+from nimbus.compute import build
+from nimbus.compute import events as events_mod
+from nimbus.compute import manager
+from nimbus.compute import resource_tracker
+from nimbus.compute import rpcapi
+from nimbus.compute.virt import fake
+
+LOG = logging.getLogger(__name__)
+
+BINARY = 'nimbus-compute'
+
+
+def load_driver(conf, host):
+    name = conf.compute.compute_driver
+    if name == 'fake':
+        return fake.FakeDriver(conf, host)
+    return importutils.import_object(name, conf, host)
+
+
+class ComputeService:
+    """One compute host: driver, tracker, builds, heartbeats, RPC server.
+
+    ``cell_transport`` is the bus of the compute's cell; ``placement`` a
+    PlacementClient; ``cell_conductor`` a CellConductorAPI on that bus.
+    """
+
+    def __init__(self, conf, host, cell_transport, placement, cell_conductor,
+                 driver=None, accelerator=None):
+        self.conf = conf
+        self.host = host
+        self.transport = cell_transport
+        self.placement = placement
+        self.conductor = cell_conductor
+        self.driver = driver or load_driver(conf, host)
+        self.events = events_mod.InstanceEvents()
+        self.tracker = resource_tracker.ResourceTracker(
+            conf, host, self.driver, placement, cell_conductor)
+        self.runner = build.BuildRunner(conf, host, self.driver, placement,
+                                        cell_conductor, self.events,
+                                        self.tracker, accelerator)
+        self.manager = manager.ComputeManager(
+            self.runner, self.events, conf.compute.build_workers)
+        self._server = None
+        self._stop = threading.Event()
+        self._threads = []
+
+    def start(self):
+        ctxt = nimbus_context.get_admin_context()
+        self.driver.init_host()
+        self.conductor.service_heartbeat(ctxt, self.host, BINARY)
+        instances = self.runner.recover(ctxt)
+        self.tracker.report_node(ctxt, [i for i in instances
+                                        if i['vm_state'] != 'deleted'])
+        self.tracker.update(ctxt, startup=True)
+        self._server = rpc.get_server(self.transport, rpcapi.TOPIC,
+                                      [self.manager], self.host,
+                                      rpcapi.VERSION)
+        self._server.start()
+        self._periodic(self.conf.report_interval, self._heartbeat)
+        self._periodic(self.conf.compute.update_resources_interval,
+                       self._update_resources)
+        LOG.info('nimbus-compute %s started', self.host)
+        return self
+
+    def _periodic(self, interval, func):
+        def loop():
+            while not self._stop.wait(interval):
+                try:
+                    func()
+                except Exception:
+                    LOG.exception('periodic task %s failed', func.__name__)
+        thread = threading.Thread(target=loop, daemon=True,
+                                  name='%s-%s' % (self.host, func.__name__))
+        thread.start()
+        self._threads.append(thread)
+
+    def _heartbeat(self):
+        self.conductor.service_heartbeat(nimbus_context.get_admin_context(),
+                                         self.host, BINARY)
+
+    def _update_resources(self):
+        ctxt = nimbus_context.get_admin_context()
+        instances = self.conductor.instances_on_host(ctxt, self.host)
+        self.tracker.report_node(ctxt, [i for i in instances
+                                        if i['vm_state'] != 'deleted'])
+        self.tracker.update(ctxt)
+
+    def stop(self):
+        self._stop.set()
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
+        self.manager.shutdown()

@@ -1,0 +1,169 @@
+"""A simulated hypervisor.
+
+Guests are records in a JSON file under ``state_path``, so they survive a
+restart (or a ``kill -9``) of the agent the way real guests survive a
+restart of nova-compute. ``[fake_driver] fail_builds`` makes every spawn
+fail; ``pgpus`` models physical GPUs as child providers, which also
+exercises the reshape path: a host that used to report CUSTOM_PGPU on the
+root moves that inventory, and its allocations, to the GPU children.
+"""
+
+import json
+import os
+import threading
+import time
+import uuid as uuidlib
+
+from oslo_log import log as logging
+
+from nimbus.compute import exception
+from nimbus.compute.virt import driver
+
+LOG = logging.getLogger(__name__)
+
+_PGPU_NAMESPACE = uuidlib.UUID('5c8bd3a2-6a2d-4d0e-9c5e-9b2f0f6f1c11')
+
+
+class FakeDriver(driver.ComputeDriver):
+
+    def __init__(self, conf, host):
+        super().__init__(conf, host)
+        self.opts = conf.fake_driver
+        self._lock = threading.Lock()
+        self._path = os.path.join(conf.state_path, 'fake-virt',
+                                  '%s.json' % host)
+        self._guests = self._load()
+
+    def _load(self):
+        try:
+            with open(self._path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {}
+
+    def _save(self):
+        os.makedirs(os.path.dirname(self._path), exist_ok=True)
+        tmp = self._path + '.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(self._guests, f)
+        os.replace(tmp, self._path)
+
+    def node_facts(self):
+        cells = self.opts.numa_cells
+        cpus = list(range(self.opts.vcpus))
+        per_cell = max(1, len(cpus) // cells)
+        numa = [{'id': i,
+                 'cpuset': cpus[i * per_cell:(i + 1) * per_cell],
+                 'pinned_cpus': [],
+                 'memory_mb': self.opts.memory_mb // cells,
+                 'memory_usage': 0}
+                for i in range(cells)]
+        return {
+            'vcpus': self.opts.vcpus,
+            'memory_mb': self.opts.memory_mb,
+            'local_gb': self.opts.disk_gb,
+            'hypervisor_type': self.opts.hypervisor_type,
+            'hypervisor_version': self.opts.hypervisor_version,
+            'cpu_info': {'arch': 'x86_64', 'vendor': 'Intel',
+                         'features': list(self.opts.cpu_features)},
+            'numa_topology': {'cells': numa},
+            'pci_stats': [],
+            'supported_instances': [['x86_64', 'qemu', 'hvm']],
+        }
+
+    def pgpu_uuid(self, root_uuid, index):
+        return str(uuidlib.uuid5(_PGPU_NAMESPACE, '%s/%d' % (root_uuid,
+                                                              index)))
+
+    def update_provider_tree(self, provider_tree, nodename, allocations=None):
+        root = provider_tree.find_by_name(nodename)
+        conf = self.conf.compute
+        inventory = {
+            'VCPU': {'total': self.opts.vcpus,
+                     'reserved': conf.reserved_host_cpus,
+                     'min_unit': 1, 'max_unit': self.opts.vcpus,
+                     'step_size': 1,
+                     'allocation_ratio': (conf.cpu_allocation_ratio or
+                                          conf.initial_cpu_allocation_ratio)},
+            'MEMORY_MB': {'total': self.opts.memory_mb,
+                          'reserved': conf.reserved_host_memory_mb,
+                          'min_unit': 1, 'max_unit': self.opts.memory_mb,
+                          'step_size': 1,
+                          'allocation_ratio': (
+                              conf.ram_allocation_ratio or
+                              conf.initial_ram_allocation_ratio)},
+            'DISK_GB': {'total': self.opts.disk_gb,
+                        'reserved': conf.reserved_host_disk_mb // 1024,
+                        'min_unit': 1, 'max_unit': self.opts.disk_gb,
+                        'step_size': 1,
+                        'allocation_ratio': (
+                            conf.disk_allocation_ratio or
+                            conf.initial_disk_allocation_ratio)},
+        }
+        old_root_pgpu = root.inventory.get('CUSTOM_PGPU')
+        if self.opts.pgpus and old_root_pgpu is not None:
+            # PGPU inventory used to live on the root: moving it (and its
+            # allocations) to child providers is a reshape.
+            if allocations is None:
+                raise exception.ReshapeNeeded()
+            self._move_pgpu_allocations(root.uuid, allocations)
+        provider_tree.update_inventory(root.uuid, inventory)
+        traits = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2'
+                  if 'avx2' in self.opts.cpu_features else 'HW_CPU_X86_SSE42'}
+        traits |= set(self.opts.traits)
+        # Keep traits others set (COMPUTE_STATUS_DISABLED) on the root.
+        keep = {t for t in root.traits if t == 'COMPUTE_STATUS_DISABLED'}
+        provider_tree.update_traits(root.uuid, traits | keep)
+        for index in range(self.opts.pgpus):
+            child = self.pgpu_uuid(root.uuid, index)
+            if not provider_tree.exists(child):
+                provider_tree.new_child('%s_pgpu%d' % (nodename, index),
+                                        root.uuid, child)
+            provider_tree.update_inventory(child, {'CUSTOM_PGPU': {
+                'total': 4, 'reserved': 0, 'min_unit': 1, 'max_unit': 4,
+                'step_size': 1, 'allocation_ratio': 1.0}})
+            provider_tree.update_traits(child, {'CUSTOM_GPU_PRODUCT_ID_1EB8'})
+
+    def _move_pgpu_allocations(self, root_uuid, allocations):
+        slots = {self.pgpu_uuid(root_uuid, i): 4
+                 for i in range(self.opts.pgpus)}
+        for record in allocations.values():
+            root_alloc = record['allocations'].get(root_uuid)
+            if not root_alloc:
+                continue
+            amount = root_alloc['resources'].pop('CUSTOM_PGPU', 0)
+            while amount:
+                child = max(slots, key=slots.get)
+                take = min(amount, slots[child])
+                if take == 0:
+                    raise exception.ReshapeFailed(
+                        reason='not enough PGPU capacity on the children')
+                slots[child] -= take
+                amount -= take
+                child_alloc = record['allocations'].setdefault(
+                    child, {'resources': {}})
+                child_alloc['resources']['CUSTOM_PGPU'] = (
+                    child_alloc['resources'].get('CUSTOM_PGPU', 0) + take)
+
+    def spawn(self, instance, allocations, accel_info=None):
+        if self.opts.spawn_seconds:
+            time.sleep(self.opts.spawn_seconds)
+        if self.opts.fail_builds:
+            raise RuntimeError('simulated hypervisor failure on %s'
+                               % self.host)
+        with self._lock:
+            self._guests[instance['uuid']] = {
+                'name': instance.get('display_name'),
+                'flavor': instance.get('flavor'),
+                'accelerators': accel_info or [],
+            }
+            self._save()
+
+    def destroy(self, instance_uuid):
+        with self._lock:
+            if self._guests.pop(instance_uuid, None) is not None:
+                self._save()
+
+    def list_instances(self):
+        with self._lock:
+            return sorted(self._guests)
