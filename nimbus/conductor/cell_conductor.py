@@ -1,0 +1,111 @@
+"""A cell conductor: the cell's only writer, and the walker of alternates.
+
+Computes hold no database credentials; their state changes arrive here as
+RPC calls. When a build fails, the compute hands the remaining alternates
+here: claim the next alternate's allocation request in placement and cast
+the build to that host, until one claim holds; when none is left, the
+instance goes to ERROR with a fault listing every attempt.
+"""
+
+from oslo_log import log as logging
+
+from nimbus.common import instance_states as states
+from nimbus.conductor import instances
+from nimbus.conductor import services
+
+LOG = logging.getLogger(__name__)
+
+
+class CellConductor:
+
+    def __init__(self, conf, cell_db, placement, compute_api):
+        self.conf = conf
+        self.db = cell_db
+        self.placement = placement
+        self.compute_api = compute_api
+
+    def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
+                        failed_host=None, reason=None):
+        project = request_spec.get('project_id')
+        user = request_spec.get('user_id')
+        for index, selection in enumerate(host_list):
+            claimed = self.placement.claim_resources(
+                ctxt, instance_uuid, selection['allocation_request'],
+                project, user, consumer_generation=None)
+            if not claimed:
+                LOG.info('Alternate %s for %s is gone; trying the next',
+                         selection['service_host'], instance_uuid)
+                with self.db.session() as session:
+                    instances.record_attempt(
+                        session, instance_uuid, selection['service_host'],
+                        selection.get('nodename'), 'claim-failed',
+                        'placement refused the alternate\'s claim')
+                continue
+            with self.db.session() as session:
+                row = instances.transition(
+                    session, instance_uuid, [states.BUILDING],
+                    {'host': selection['service_host'],
+                     'node': selection.get('nodename'),
+                     'compute_node_uuid': selection.get('compute_node_uuid'),
+                     'task_state': states.RESCHEDULING})
+                instance = instances.to_dict(row) if row is not None else None
+            if instance is None:
+                LOG.info('Instance %s is no longer building', instance_uuid)
+                self.placement.remove_allocations(ctxt, instance_uuid)
+                return
+            LOG.info('Rescheduling %s from %s to %s', instance_uuid,
+                     failed_host, selection['service_host'])
+            self.compute_api.build_and_run_instance(
+                ctxt, selection['service_host'], instance, request_spec,
+                selection, host_list[index + 1:], instance['accel_uuids'])
+            return
+        self._give_up(ctxt, instance_uuid, failed_host, reason)
+
+    def _give_up(self, ctxt, instance_uuid, failed_host, reason):
+        self.placement.remove_allocations(ctxt, instance_uuid)
+        with self.db.session() as session:
+            tried = instances.attempts(session, instance_uuid)
+            lines = ['%d. %s: %s%s' % (n, a['host'], a['result'],
+                                      (' - ' + a['reason']) if a['reason']
+                                      else '')
+                     for n, a in enumerate(tried, 1)]
+            message = ('Exhausted all hosts available for retrying build '
+                       'failures (%d attempt%s).'
+                       % (len(tried), '' if len(tried) == 1 else 's'))
+            row = instances.transition(
+                session, instance_uuid, [states.BUILDING],
+                {'vm_state': states.ERROR, 'task_state': None,
+                 'fault': {'message': message,
+                           'details': '\n'.join(lines) or reason}})
+        if row is None:
+            LOG.info('Instance %s left building before it failed',
+                     instance_uuid)
+        else:
+            LOG.warning('Instance %s failed on every host: %s',
+                        instance_uuid, '; '.join(lines))
+
+    def instance_update(self, ctxt, instance_uuid, expected_vm_states,
+                        updates):
+        with self.db.session() as session:
+            row = instances.transition(session, instance_uuid,
+                                       expected_vm_states, updates)
+            return instances.to_dict(row) if row is not None else None
+
+    def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
+                             reason=None):
+        with self.db.session() as session:
+            instances.record_attempt(session, instance_uuid, host, node,
+                                     result, reason)
+
+    def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
+        with self.db.session() as session:
+            return services.heartbeat(session, host, binary,
+                                      availability_zone)
+
+    def compute_node_update(self, ctxt, node):
+        with self.db.session() as session:
+            return services.update_compute_node(session, node)
+
+    def instances_on_host(self, ctxt, host):
+        with self.db.session() as session:
+            return instances.on_host(session, host)

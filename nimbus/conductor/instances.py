@@ -1,0 +1,134 @@
+"""Instance records in a cell database.
+
+Every state change is a compare-and-swap: the UPDATE's WHERE names the
+states the caller expects, and the transition table of
+:mod:`nimbus.common.instance_states` must allow it. Zero rows updated means
+someone else moved the instance first, and the caller is told (None).
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nimbus.common import instance_states as states
+from nimbus.db.cell import models
+
+_UPDATABLE = {'vm_state', 'task_state', 'power_state', 'host', 'node',
+              'compute_node_uuid', 'launched_at', 'terminated_at',
+              'deleted', 'display_name', 'accel_uuids'}
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _parse_time(value):
+    if isinstance(value, str):
+        return datetime.datetime.fromisoformat(value)
+    return value
+
+
+def to_dict(row):
+    return {
+        'uuid': row.uuid, 'display_name': row.display_name,
+        'project_id': row.project_id, 'user_id': row.user_id,
+        'host': row.host, 'node': row.node,
+        'compute_node_uuid': row.compute_node_uuid,
+        'vm_state': row.vm_state, 'task_state': row.task_state,
+        'power_state': row.power_state, 'flavor': row.flavor,
+        'image_ref': row.image_ref,
+        'availability_zone': row.availability_zone,
+        'metadata': row.metadata_items or {},
+        'accel_uuids': row.accel_uuids or [],
+        'launched_at': row.launched_at.isoformat() if row.launched_at
+        else None,
+        'created_at': row.created_at.isoformat() if row.created_at else None,
+        'deleted': row.deleted,
+    }
+
+
+def create(session, values):
+    row = models.Instance(
+        uuid=values['uuid'], display_name=values.get('display_name'),
+        project_id=values['project_id'], user_id=values.get('user_id'),
+        host=values.get('host'), node=values.get('node'),
+        compute_node_uuid=values.get('compute_node_uuid'),
+        vm_state=values.get('vm_state', states.BUILDING),
+        task_state=values.get('task_state'),
+        flavor=values['flavor'], image_ref=values.get('image_ref'),
+        availability_zone=values.get('availability_zone'),
+        metadata_items=values.get('metadata') or {},
+        accel_uuids=values.get('accel_uuids') or [])
+    session.add(row)
+    session.flush()
+    return row
+
+
+def get(session, instance_uuid):
+    return session.execute(
+        sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid)).scalar()
+
+
+def add_fault(session, instance_uuid, message, details=None, code=500,
+              host=None):
+    session.add(models.InstanceFault(
+        instance_uuid=instance_uuid, code=code, message=message[:255],
+        details=details, host=host))
+
+
+def transition(session, instance_uuid, expected_vm_states, updates):
+    """Compare-and-swap. Returns the updated row, or None when the instance
+    is not in one of ``expected_vm_states`` (or does not exist)."""
+    updates = dict(updates)
+    fault = updates.pop('fault', None)
+    unknown = set(updates) - _UPDATABLE
+    if unknown:
+        raise ValueError('cannot update %s' % ', '.join(sorted(unknown)))
+    new_state = updates.get('vm_state')
+    expected = list(expected_vm_states)
+    if new_state is not None:
+        expected = [s for s in expected if states.allowed(s, new_state)]
+        if not expected:
+            return None
+    for key in ('launched_at', 'terminated_at'):
+        if key in updates:
+            updates[key] = _parse_time(updates[key])
+    if updates.get('deleted'):
+        updates['deleted_at'] = _now()
+    updates['updated_at'] = _now()
+    result = session.execute(
+        sa.update(models.Instance)
+        .where(models.Instance.uuid == instance_uuid,
+               models.Instance.vm_state.in_(expected))
+        .values(**updates))
+    if result.rowcount != 1:
+        return None
+    if fault:
+        add_fault(session, instance_uuid, fault.get('message', 'Error'),
+                  fault.get('details'), fault.get('code', 500),
+                  updates.get('host'))
+    return get(session, instance_uuid)
+
+
+def record_attempt(session, instance_uuid, host, node, result, reason=None):
+    session.add(models.BuildAttempt(instance_uuid=instance_uuid, host=host,
+                                    node=node, result=result,
+                                    reason=reason))
+
+
+def attempts(session, instance_uuid):
+    rows = session.execute(
+        sa.select(models.BuildAttempt)
+        .where(models.BuildAttempt.instance_uuid == instance_uuid)
+        .order_by(models.BuildAttempt.id)).scalars()
+    return [{'host': r.host, 'node': r.node, 'result': r.result,
+             'reason': r.reason} for r in rows]
+
+
+def on_host(session, host):
+    rows = session.execute(
+        sa.select(models.Instance).where(models.Instance.host == host,
+                                         models.Instance.deleted.is_(False))
+    ).scalars()
+    return [to_dict(r) for r in rows]
