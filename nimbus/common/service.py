@@ -1,0 +1,91 @@
+"""Running services: RPC servers, periodic tasks, signals.
+
+A service is a plain object with ``start()`` and ``stop()``. The daemons
+(``nimbus.cmd``) and the all-in-one runner start the same objects; only the
+transport URLs and database URLs differ.
+"""
+
+import signal
+import threading
+
+from oslo_log import log as logging
+
+from nimbus.common import rpc
+
+LOG = logging.getLogger(__name__)
+
+
+class RPCService:
+    """An RPC server for one topic with the given endpoints."""
+
+    def __init__(self, transport, topic, server, endpoints, version='1.0',
+                 on_stop=()):
+        self.transport = transport
+        self.topic = topic
+        self.server_name = server
+        self.endpoints = endpoints
+        self.version = version
+        self._server = None
+        self._on_stop = list(on_stop)
+
+    def start(self):
+        self._server = rpc.get_server(self.transport, self.topic,
+                                      self.endpoints, self.server_name,
+                                      self.version)
+        self._server.start()
+        LOG.info('Serving topic %s as %s', self.topic, self.server_name)
+        return self
+
+    def stop(self):
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
+            self._server = None
+        for callback in self._on_stop:
+            callback()
+
+
+class Periodic:
+    """Runs ``func`` every ``interval`` seconds in a daemon thread."""
+
+    def __init__(self, interval, func, name=None):
+        self.interval = interval
+        self.func = func
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True,
+            name=name or getattr(func, '__name__', 'periodic'))
+
+    def _loop(self):
+        while not self._stop.wait(self.interval):
+            try:
+                self.func()
+            except Exception:
+                LOG.exception('Periodic task %s failed', self._thread.name)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+
+
+def run_until_signalled(services):
+    """Start nothing; wait for SIGTERM/SIGINT, then stop ``services``."""
+    done = threading.Event()
+
+    def handler(signum, frame):
+        LOG.info('Signal %s received; stopping', signum)
+        done.set()
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    try:
+        while not done.wait(1.0):
+            pass
+    finally:
+        for service in reversed(services):
+            try:
+                service.stop()
+            except Exception:
+                LOG.exception('Stopping %s failed', service)

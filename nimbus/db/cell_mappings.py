@@ -1,0 +1,70 @@
+"""Creating cells and mapping hosts to them (``nimbus-manage cell ...``)."""
+
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from nimbus.common import cells as cells_mod
+from nimbus.common import db as common_db
+from nimbus.db.api import models as api_models
+from nimbus.db.cell import models as cell_models
+
+
+def create_cell(api_db, name, transport_url, database_connection,
+                uuid=None):
+    """Create (or update) a cell mapping; returns its uuid."""
+    with api_db.session() as session:
+        row = session.execute(
+            sa.select(api_models.CellMapping)
+            .where(api_models.CellMapping.name == name)).scalar()
+        if row is None:
+            row = api_models.CellMapping(
+                uuid=uuid or uuidutils.generate_uuid(), name=name,
+                transport_url=transport_url,
+                database_connection=database_connection)
+            session.add(row)
+        else:
+            row.transport_url = transport_url
+            row.database_connection = database_connection
+        session.flush()
+        return row.uuid
+
+
+def ensure_cell0(api_db, database_connection):
+    return create_cell(api_db, cells_mod.CELL0_NAME, 'none:///',
+                       database_connection, uuid=cells_mod.CELL0_UUID)
+
+
+def list_cells(api_db):
+    with api_db.session() as session:
+        rows = session.execute(sa.select(api_models.CellMapping)
+                               .order_by(api_models.CellMapping.id)).scalars()
+        return [{'uuid': r.uuid, 'name': r.name,
+                 'transport_url': r.transport_url,
+                 'database_connection': r.database_connection}
+                for r in rows]
+
+
+def discover_hosts(api_db):
+    """Map every compute host found in a cell database to that cell.
+
+    Returns the hosts newly mapped.
+    """
+    added = []
+    for cell in list_cells(api_db):
+        if cell['uuid'] == cells_mod.CELL0_UUID:
+            continue
+        cell_db = common_db.get_database(cell['database_connection'])
+        with cell_db.session() as session:
+            hosts = set(session.execute(
+                sa.select(cell_models.ComputeNode.host)).scalars())
+        with api_db.session() as session:
+            cell_id = session.execute(
+                sa.select(api_models.CellMapping.id)
+                .where(api_models.CellMapping.uuid == cell['uuid'])).scalar()
+            mapped = set(session.execute(
+                sa.select(api_models.HostMapping.host)).scalars())
+            for host in sorted(hosts - mapped):
+                session.add(api_models.HostMapping(host=host,
+                                                   cell_id=cell_id))
+                added.append(host)
+    return added
