@@ -1,0 +1,105 @@
+"""Assembling each Nimbus service from a config.
+
+The daemons in :mod:`nimbus.cmd` and the all-in-one runner call these same
+builders; only the URLs in the config differ (``inproc://`` and SQLite in
+one process, ``rabbit://`` and MariaDB/PostgreSQL across machines).
+Dependencies are created here and injected into plain service classes.
+"""
+
+from oslo_log import log as logging
+
+from nimbus.common import cells as cells_mod
+from nimbus.common import db as common_db
+from nimbus.common import rpc
+from nimbus.common import service
+from nimbus.common.clients import placement as placement_client
+
+LOG = logging.getLogger(__name__)
+
+
+def placement(conf, session=None):
+    return placement_client.PlacementClient.from_conf(conf, session=session)
+
+
+def api_db(conf):
+    if not conf.api_database.connection:
+        raise SystemExit('[api_database] connection is not set')
+    return common_db.get_database(conf.api_database.connection)
+
+
+def cell_directory(conf):
+    return cells_mod.CellDirectory(conf, api_db(conf))
+
+
+def scheduler_api(conf, transport=None):
+    from nimbus.scheduler import rpcapi as scheduler_rpcapi
+    return scheduler_rpcapi.SchedulerAPI(transport or rpc.get_transport(conf),
+                                         conf)
+
+
+def scheduler_service(conf, host=None):
+    """The scheduler on the API bus, with its host-state cache."""
+    from nimbus.scheduler import manager as scheduler_manager
+    manager = scheduler_manager.build_manager(
+        conf, placement=placement(conf), cells=cell_directory(conf),
+        api_db=api_db(conf))
+    return service.RPCService(rpc.get_transport(conf), 'scheduler',
+                              host or conf.host, [manager],
+                              on_stop=[getattr(manager, 'shutdown',
+                                               lambda: None)])
+
+
+def super_conductor_service(conf, host=None, accelerator=None):
+    from nimbus.conductor import manager as conductor_manager
+    from nimbus.conductor import super_conductor
+    conductor = super_conductor.SuperConductor(
+        conf, api_db(conf), cell_directory(conf), scheduler_api(conf),
+        placement(conf), accelerator=accelerator)
+    manager = conductor_manager.SuperConductorManager(
+        conductor, conf.conductor.workers)
+    return service.RPCService(rpc.get_transport(conf), 'conductor',
+                              host or conf.host, [manager],
+                              on_stop=[manager.shutdown])
+
+
+def cell_conductor_service(conf, transport_url=None, database_url=None,
+                           host=None):
+    """A cell's conductor on the cell's bus, writing the cell database."""
+    from nimbus.compute import rpcapi as compute_rpcapi
+    from nimbus.conductor import cell_conductor
+    from nimbus.conductor import manager as conductor_manager
+    url = database_url or conf.database.connection
+    if not url:
+        raise SystemExit('[database] connection (the cell database) is not '
+                         'set')
+    transport = rpc.get_transport(conf, transport_url)
+    conductor = cell_conductor.CellConductor(
+        conf, common_db.get_database(url), placement(conf),
+        compute_rpcapi.ComputeAPI(transport, conf))
+    return service.RPCService(transport, 'conductor', host or conf.host,
+                              [conductor_manager.CellConductorManager(
+                                  conductor)])
+
+
+def compute_service(conf, host=None, transport_url=None):
+    from nimbus.compute import service as compute_service_mod
+    from nimbus.conductor import rpcapi as conductor_rpcapi
+    transport = rpc.get_transport(conf, transport_url)
+    return compute_service_mod.ComputeService(
+        conf, host or conf.host, transport, placement(conf),
+        conductor_rpcapi.CellConductorAPI(transport, conf))
+
+
+def api_app(conf):
+    from nimbus.api import app as api_app_mod
+    from nimbus.conductor import rpcapi as conductor_rpcapi
+    transport = rpc.get_transport(conf)
+    return api_app_mod.make_app(
+        conf, api_db=api_db(conf), cells=cell_directory(conf),
+        conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
+        scheduler_api=scheduler_api(conf, transport))
+
+
+def placement_app(conf):
+    from nimbus.placement import wsgi as placement_wsgi
+    return placement_wsgi.make_app(conf)
