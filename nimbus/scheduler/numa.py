@@ -185,8 +185,11 @@ def explain_misfit(host_cells: list[NUMACell], topo: InstanceTopology, cpu_ratio
         return f"needs {k} NUMA cells, host has {len(host_cells)}"
     ic = max(topo.cells, key=lambda c: c.cpus)
     if topo.dedicated:
-        best = max(len(hc.pcpuset - hc.pinned_cpus) for hc in host_cells)
-        return f"needs {k} cells of {ic.cpus} pinned CPUs, host has {best} free"
+        free = sorted((len(hc.pcpuset - hc.pinned_cpus) for hc in host_cells), reverse=True)
+        cells = "cell" if k == 1 else "cells"
+        have = (f"host has {free[0]} free" if len(free) == 1 else
+                f"host cells have {', '.join(map(str, free))} free")
+        return f"needs {k} {cells} of {ic.cpus} pinned CPUs, {have}"
     mem = max(c.memory for c in topo.cells)
     best_mem = max(hc.memory * ram_ratio - hc.memory_usage for hc in host_cells)
     best_cpu = max(len(hc.cpuset) * cpu_ratio - hc.cpu_usage for hc in host_cells)

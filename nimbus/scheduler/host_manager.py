@@ -1,0 +1,274 @@
+"""Host state cache: HostStates kept in memory and updated from events.
+
+The data comes through a :class:`HostInfoSource` (DB-backed in production, see
+``db_source.py``; :class:`InMemoryHostInfoSource` for tests and benchmarks). A full load
+happens once (and on demand); afterwards computes, the API and conductors send events
+(``update_aggregates``, ``update_instance_info``, ``delete_instance_info``, compute node
+and service updates) which touch only the affected hosts. Per request, placement's
+provider summaries refresh capacity and usage of the returned providers only.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol, runtime_checkable
+
+from oslo_log import log as logging
+
+from nimbus.scheduler.host_state import HostState
+
+LOG = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class HostInfoSource(Protocol):
+    """Where host facts come from. Every method returns plain dicts.
+
+    * ``compute_nodes()`` -> ``[{"uuid", "host", "hypervisor_hostname", "cell_uuid",
+      "vcpus", "vcpus_used", "memory_mb", "memory_mb_used", "local_gb", "local_gb_used",
+      "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
+      "hypervisor_type", "hypervisor_version", "cpu_info", "host_ip",
+      "supported_instances", "numa_topology", "pci_stats", "metrics", "stats",
+      "num_io_ops", "failed_builds"}]`` (JSON columns may be dicts or strings)
+    * ``services()`` -> ``[{"host", "binary", "disabled", "disabled_reason", "up",
+      "forced_down"}]`` (compute services only are used)
+    * ``aggregates()`` -> ``[{"id", "uuid", "name", "hosts": [..], "metadata": {..}}]``
+    * ``instances_by_host()`` -> ``{host: [{"uuid", "flavor_id", "group_uuid",
+      "image_properties"}]}``
+    * ``server_groups()`` -> ``[{"uuid", "name", "policy", "rules", "members": [..]}]``
+    """
+
+    def compute_nodes(self) -> list[dict]: ...
+
+    def services(self) -> list[dict]: ...
+
+    def aggregates(self) -> list[dict]: ...
+
+    def instances_by_host(self) -> dict[str, list[dict]]: ...
+
+    def server_groups(self) -> list[dict]: ...
+
+
+class InMemoryHostInfoSource:
+    """A HostInfoSource over plain lists, for tests and benchmarks."""
+
+    def __init__(self, compute_nodes=(), services=(), aggregates=(), instances=None,
+                 server_groups=()):
+        self._nodes = list(compute_nodes)
+        self._services = list(services)
+        self._aggregates = list(aggregates)
+        self._instances = dict(instances or {})
+        self._groups = list(server_groups)
+
+    def compute_nodes(self):
+        return list(self._nodes)
+
+    def services(self):
+        return list(self._services)
+
+    def aggregates(self):
+        return list(self._aggregates)
+
+    def instances_by_host(self):
+        return {k: list(v) for k, v in self._instances.items()}
+
+    def server_groups(self):
+        return list(self._groups)
+
+
+class HostManager:
+    """Owns the HostStates. Thread-safe for events vs. requests through one lock."""
+
+    def __init__(self, conf, source: HostInfoSource):
+        self.conf = conf
+        self.source = source
+        self.lock = threading.RLock()
+        self._by_uuid: dict[str, HostState] = {}
+        self._by_host: dict[str, list[HostState]] = {}
+        self._aggregates: dict = {}          # aggregate id -> dict
+        self._host_aggs: dict[str, list] = {}  # host -> [aggregate ids]
+        self._groups: dict[str, dict] = {}
+        self.loaded = False
+
+    # ------------------------------------------------------------------ full load
+    @property
+    def default_az(self):
+        return self.conf.scheduler.default_availability_zone
+
+    def refresh(self) -> None:
+        """Reload everything from the source (startup, or a periodic safety net)."""
+        nodes = self.source.compute_nodes()
+        services = {s["host"]: s for s in self.source.services()
+                    if s.get("binary", "nimbus-compute") in ("nimbus-compute", "compute")}
+        aggs = self.source.aggregates()
+        instances = self.source.instances_by_host()
+        groups = self.source.server_groups()
+        with self.lock:
+            by_uuid, by_host = {}, {}
+            for cn in nodes:
+                old = self._by_uuid.get(cn["uuid"])
+                hs = old or HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
+                                      cn.get("cell_uuid"))
+                hs.update_from_compute_node(cn)
+                svc = services.get(cn["host"])
+                if svc is not None:
+                    hs.update_from_service(svc)
+                hs.set_instances(instances.get(cn["host"], []))
+                by_uuid[cn["uuid"]] = hs
+                by_host.setdefault(cn["host"], []).append(hs)
+            self._by_uuid, self._by_host = by_uuid, by_host
+            self._set_aggregates(aggs)
+            self._groups = {g["uuid"]: g for g in groups}
+            self.loaded = True
+
+    def _set_aggregates(self, aggs) -> None:
+        self._aggregates = {self._agg_id(a): a for a in aggs}
+        self._host_aggs = {}
+        for agg_id, a in self._aggregates.items():
+            for h in a.get("hosts", []):
+                self._host_aggs.setdefault(h, []).append(agg_id)
+        for host, states in self._by_host.items():
+            self._apply_host_aggs(host, states)
+
+    @staticmethod
+    def _agg_id(agg):
+        return agg.get("uuid") or agg.get("id")
+
+    def _apply_host_aggs(self, host, states=None) -> None:
+        aggs = [self._aggregates[i] for i in self._host_aggs.get(host, [])]
+        for hs in states if states is not None else self._by_host.get(host, []):
+            hs.set_aggregates(aggs, self.default_az)
+
+    def ensure_loaded(self) -> None:
+        if not self.loaded:
+            self.refresh()
+
+    # ------------------------------------------------------------------ lookups
+    def all_host_states(self) -> list[HostState]:
+        self.ensure_loaded()
+        return list(self._by_uuid.values())
+
+    def host_state(self, uuid) -> HostState | None:
+        return self._by_uuid.get(uuid)
+
+    def states_for_host(self, host) -> list[HostState]:
+        return list(self._by_host.get(host, []))
+
+    def aggregates(self) -> list[dict]:
+        return list(self._aggregates.values())
+
+    def server_group(self, uuid) -> dict | None:
+        return self._groups.get(uuid)
+
+    def host_states_for_candidates(self, provider_summaries: dict,
+                                   root_uuids: list[str]) -> list[HostState]:
+        """HostStates for placement's candidates, in candidate order, refreshed from the
+        provider summaries (capacity, usage, traits). Providers unknown to the cache (a
+        compute that registered since the last load) get a minimal state built from the
+        summary alone; its details arrive with its next update event."""
+        self.ensure_loaded()
+        out = []
+        by_uuid = self._by_uuid
+        for rp in root_uuids:
+            hs = by_uuid.get(rp)
+            summary = provider_summaries.get(rp)
+            if hs is None:
+                if summary is None:
+                    continue
+                name = summary.get("name") or rp
+                hs = HostState(name, name, rp)
+                hs.set_aggregates([], self.default_az)
+                with self.lock:
+                    self._by_uuid[rp] = hs
+                    self._by_host.setdefault(name, []).append(hs)
+            if summary is not None:
+                hs.update_from_provider_summary(summary)
+            out.append(hs)
+        return out
+
+    # ------------------------------------------------------------------ events
+    def update_compute_node(self, cn: dict) -> None:
+        with self.lock:
+            hs = self._by_uuid.get(cn["uuid"])
+            if hs is None:
+                hs = HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
+                               cn.get("cell_uuid"))
+                self._by_uuid[cn["uuid"]] = hs
+                self._by_host.setdefault(cn["host"], []).append(hs)
+                self._apply_host_aggs(cn["host"], [hs])
+            hs.update_from_compute_node(cn)
+
+    def remove_compute_node(self, uuid: str) -> None:
+        with self.lock:
+            hs = self._by_uuid.pop(uuid, None)
+            if hs is not None:
+                states = self._by_host.get(hs.host, [])
+                if hs in states:
+                    states.remove(hs)
+
+    def update_service(self, svc: dict) -> None:
+        with self.lock:
+            for hs in self._by_host.get(svc["host"], []):
+                hs.update_from_service(svc)
+
+    def update_aggregates(self, aggregates: list[dict]) -> None:
+        """An aggregate was created or changed (hosts or metadata)."""
+        with self.lock:
+            touched = set()
+            for agg in aggregates:
+                agg_id = self._agg_id(agg)
+                old = self._aggregates.get(agg_id)
+                if old is not None:
+                    touched.update(old.get("hosts", []))
+                    for h in old.get("hosts", []):
+                        ids = self._host_aggs.get(h, [])
+                        if agg_id in ids:
+                            ids.remove(agg_id)
+                self._aggregates[agg_id] = agg
+                for h in agg.get("hosts", []):
+                    self._host_aggs.setdefault(h, []).append(agg_id)
+                touched.update(agg.get("hosts", []))
+            for h in touched:
+                self._apply_host_aggs(h)
+
+    def delete_aggregate(self, aggregate: dict) -> None:
+        with self.lock:
+            agg_id = self._agg_id(aggregate)
+            old = self._aggregates.pop(agg_id, None)
+            if old is None:
+                return
+            for h in old.get("hosts", []):
+                ids = self._host_aggs.get(h, [])
+                if agg_id in ids:
+                    ids.remove(agg_id)
+                self._apply_host_aggs(h)
+
+    def update_instance_info(self, host: str, instances: list[dict]) -> None:
+        """Instances were added to (or changed on) a host."""
+        with self.lock:
+            for hs in self._by_host.get(host, [])[:1]:
+                for inst in instances:
+                    hs.add_instance(inst)
+
+    def delete_instance_info(self, host: str, instance_uuid: str) -> None:
+        with self.lock:
+            for hs in self._by_host.get(host, []):
+                hs.remove_instance(instance_uuid)
+
+    def sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
+        """The compute's full list of instance uuids; drop the ones it no longer has."""
+        with self.lock:
+            keep = set(instance_uuids)
+            for hs in self._by_host.get(host, []):
+                for u in [u for u in hs.instances if u not in keep]:
+                    hs.remove_instance(u)
+
+    def update_server_group(self, group: dict) -> None:
+        with self.lock:
+            self._groups[group["uuid"]] = group
+
+    def record_build_result(self, host: str, failed: bool) -> None:
+        """Failed builds push a host down (BuildFailureWeigher); a success resets it."""
+        with self.lock:
+            for hs in self._by_host.get(host, []):
+                hs.failed_builds = hs.failed_builds + 1 if failed else 0
