@@ -1,0 +1,196 @@
+import copy
+import random
+
+import pytest
+
+from nimbus.scheduler import exception, reference, selection, testing
+from nimbus.scheduler.host_manager import HostManager
+
+from .conftest import host
+
+
+def states(n, conf, seed=0, **kw):
+    hm = HostManager(conf, testing.make_source(n, seed=seed, **kw))
+    hm.refresh()
+    return hm.all_host_states()
+
+
+def areqs_for(hosts, spec):
+    body = testing.candidates_for(hosts, spec)
+    return {next(iter(a["allocations"])): a for a in body["allocation_requests"]}
+
+
+def test_picks_best_and_returns_alternates_same_cell(conf):
+    hs = [host("a", vcpus=4, cell_uuid="c1"), host("b", vcpus=16, cell_uuid="c2"),
+          host("c", vcpus=8, cell_uuid="c2"), host("d", vcpus=2, cell_uuid="c2"),
+          host("e", vcpus=12, cell_uuid="c1")]
+    sched = selection.FilterScheduler(conf)
+    sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)
+    res = sched.schedule(sp, hs, areqs_for(hs, sp))
+    assert len(res) == 1
+    assert [s["service_host"] for s in res[0]] == ["b", "c", "d"]
+    assert {s["cell_uuid"] for s in res[0]} == {"c2"}
+    assert res[0][0]["allocation_request"]["allocations"] == {
+        "uuid-b": {"resources": {"VCPU": 1, "MEMORY_MB": 128, "DISK_GB": 1}}}
+    assert res[0][0]["allocation_request_version"] == "1.39"
+    no_alts = sched.schedule(sp, hs, areqs_for(hs, sp), return_alternates=False)
+    assert len(no_alts[0]) == 1
+
+
+def test_lost_race_tries_next_host(conf):
+    hs = [host("a", vcpus=4), host("b", vcpus=16)]
+    claims = testing.InMemoryClaims(fail_hosts={"b"})
+    sp = testing.spec(vcpus=1)
+    res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp),
+                                                   claim=claims.claim)
+    assert res[0][0]["service_host"] == "a"
+
+
+def test_host_subset_size_randomises(conf):
+    conf.set_override("host_subset_size", 3, "filter_scheduler")
+    picked = set()
+    for seed in range(30):
+        hs = [host(f"h{i}", vcpus=4 + i) for i in range(6)]
+        sched = selection.FilterScheduler(conf, rng=random.Random(seed))
+        picked.add(sched.schedule(testing.spec(vcpus=1), hs)[0][0]["service_host"])
+    assert picked == {"h5", "h4", "h3"}
+
+
+def test_subset_below_one_means_one(conf):
+    conf.set_override("host_subset_size", 0, "filter_scheduler")
+    hs = [host(f"h{i}", vcpus=4 + i) for i in range(4)]
+    assert selection.FilterScheduler(conf).schedule(testing.spec(vcpus=1), hs)[0][0][
+        "service_host"] == "h3"
+
+
+def test_shuffle_best_same_weighed(conf):
+    conf.set_override("shuffle_best_same_weighed_hosts", True, "filter_scheduler")
+    picked = set()
+    for seed in range(20):
+        hs = [host(f"h{i}") for i in range(4)]
+        sched = selection.FilterScheduler(conf, rng=random.Random(seed))
+        picked.add(sched.schedule(testing.spec(vcpus=1), hs)[0][0]["service_host"])
+    assert len(picked) > 1
+
+
+def test_multi_create_consumes_in_memory(conf):
+    hs = [host("big", vcpus=8, memory_mb=8192), host("small", vcpus=4, memory_mb=4096)]
+    sp = testing.spec(vcpus=2, memory_mb=2048, root_gb=1, num=6)
+    res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
+    chosen = [r[0]["service_host"] for r in res]
+    assert sorted(chosen) == ["big"] * 4 + ["small"] * 2
+    assert hs[0].free_vcpus == 0 and hs[1].free_vcpus == 0
+    assert hs[0].num_instances == 4
+
+
+def test_multi_create_min_count_fails_and_unclaims(conf):
+    hs = [host("a", vcpus=4, memory_mb=4096)]
+    sp = testing.spec(vcpus=2, memory_mb=2048, root_gb=1, num=3, min_count=3)
+    claims = testing.InMemoryClaims()
+    with pytest.raises(exception.NoValidHost) as err:
+        selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp),
+                                                 claim=claims.claim, unclaim=claims.unclaim)
+    assert claims.claims == {}
+    assert hs[0].free_vcpus == 4 and hs[0].num_instances == 0  # in-memory state restored
+    assert "placed 2 of 3 instances" in err.value.reason
+    # min_count 2 succeeds with 2 instances
+    sp = testing.spec(vcpus=2, memory_mb=2048, root_gb=1, num=3, min_count=2)
+    res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp),
+                                                   claim=claims.claim, unclaim=claims.unclaim)
+    assert len(res) == 2 and len(claims.claims) == 2
+
+
+def test_anti_affinity_multi_create(conf):
+    hs = [host(f"h{i}") for i in range(3)]
+    grp = {"uuid": "g", "name": "g", "policy": "anti-affinity", "rules": {},
+           "members": [], "hosts": []}
+    sp = testing.spec(vcpus=1, num=3, instance_group=grp)
+    res = selection.FilterScheduler(conf).schedule(sp, hs)
+    assert sorted(r[0]["service_host"] for r in res) == ["h0", "h1", "h2"]
+    sp = testing.spec(vcpus=1, num=4, instance_group=dict(grp, members=[], hosts=[]))
+    with pytest.raises(exception.NoValidHost) as err:
+        selection.FilterScheduler(conf).schedule(sp, [host(f"h{i}") for i in range(3)])
+    assert sp.instance_group.members == [] and sp.instance_group.hosts == []
+    assert "ServerGroupAntiAffinityFilter" in err.value.reason
+
+
+def test_affinity_multi_create_sticks_together(conf):
+    hs = [host(f"h{i}", vcpus=4 + i) for i in range(3)]
+    grp = {"uuid": "g", "name": "g", "policy": "affinity", "members": [], "hosts": []}
+    sp = testing.spec(vcpus=1, num=3, instance_group=grp)
+    res = selection.FilterScheduler(conf).schedule(sp, hs)
+    assert {r[0]["service_host"] for r in res} == {"h2"}
+    assert all(len(r) == 1 for r in res)  # no alternates satisfy affinity
+
+
+def test_explain_names_counts_and_reasons(conf):
+    conf.set_override("enabled_filters", ["ComputeFilter", "NUMATopologyFilter"],
+                      "filter_scheduler")
+    topo = {"cells": [{"id": 0, "cpuset": [0], "pcpuset": [1, 2, 3], "memory": 4096},
+                      {"id": 1, "cpuset": [4], "pcpuset": [5, 6, 7], "memory": 4096}]}
+    hs = [host(f"host-{i}", numa_topology=topo) for i in range(8)]
+    hs[0].service_disabled = True
+    sp = testing.spec(vcpus=8, memory_mb=2048,
+                      extra_specs={"hw:numa_nodes": "2", "hw:cpu_policy": "dedicated"})
+    with pytest.raises(exception.NoValidHost) as err:
+        selection.FilterScheduler(conf).schedule(sp, hs)
+    msg = err.value.reason
+    assert "placement returned 8 hosts" in msg
+    assert "ComputeFilter: 8 in, 7 out" in msg and "NUMATopologyFilter: 7 in, 0 out" in msg
+    assert "host-1: NUMATopologyFilter: needs 2 cells of 4 pinned CPUs, host cells have 3, 3 free" in msg
+    detail = err.value.explanation
+    assert detail["filters"][1] == {"name": "NUMATopologyFilter", "in": 7, "out": 0}
+    assert detail["rejected"][0]["reason"].startswith("compute service is disabled")
+
+
+def test_dry_run_claims_nothing(conf):
+    hs = [host("a", vcpus=4), host("b", vcpus=16), host("c", service_disabled=True)]
+    sp = testing.spec(vcpus=1)
+    out = selection.FilterScheduler(conf).dry_run(sp, hs)
+    assert [r["host"] for r in out["ranked"]] == ["b", "a"]
+    cpu = out["ranked"][0]["weighers"]["CPUWeigher"]
+    assert cpu["raw"] == 16 and cpu["normalized"] == 1.0 and cpu["weighted"] == 1.0
+    assert out["rejected"] == [{"host": "c", "nodename": "c", "filter": "ComputeFilter",
+                                "reason": "compute service is disabled (no reason)"}]
+    assert hs[1].num_instances == 0
+    import json
+    json.dumps(out)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_path_matches_reference(conf, seed):
+    rng = random.Random(seed)
+    conf.set_override("enabled_filters", [
+        "ComputeFilter", "AvailabilityZoneFilter", "ComputeCapabilitiesFilter",
+        "ImagePropertiesFilter", "NumInstancesFilter", "IoOpsFilter", "NUMATopologyFilter",
+        "ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter"], "filter_scheduler")
+    conf.set_override("num_instances_weight_multiplier", -0.5, "filter_scheduler")
+    conf.set_override("weight_setting", ["cpu.percent=-1.0"], "metrics")
+    extra = rng.choice([{}, {"capabilities:cpu_info:features": "<in> aes"},
+                        {"hw:cpu_policy": "dedicated"}])
+    grp = rng.choice([None, {"uuid": "g", "policy": "anti-affinity", "members": [],
+                             "hosts": [], "rules": {"max_server_per_host": 2}},
+                      {"uuid": "g", "policy": "soft-affinity", "members": [], "hosts": []}])
+    num = rng.choice([1, 5, 20])
+    sp = testing.spec(vcpus=rng.choice([1, 2, 4]), memory_mb=2048, root_gb=10, num=num,
+                      extra_specs=extra, instance_group=grp, min_count=1)
+    src = testing.make_source(40, seed=seed, cells=2, az_every=4, disabled_every=7)
+    # per-aggregate multiplier override on some hosts
+    src._aggregates.append({"uuid": "w", "name": "w", "hosts": ["host-1", "host-5", "host-9"],
+                            "metadata": {"ram_weight_multiplier": "3.0"}})
+    fast_hm, ref_hm = HostManager(conf, src), HostManager(conf, copy.deepcopy(src))
+    fast_hm.refresh()
+    ref_hm.refresh()
+    fast_states, ref_states = fast_hm.all_host_states(), ref_hm.all_host_states()
+    sched = selection.FilterScheduler(conf)
+    sp_ref = copy.deepcopy(sp)
+    try:
+        res = sched.schedule(sp, fast_states, areqs_for(fast_states, sp),
+                             return_alternates=False)
+        fast = [r[0]["service_host"] for r in res]
+    except exception.NoValidHost:
+        fast = []
+    want = reference.schedule(conf, sched.filters, sched.weighers, sp_ref, ref_states,
+                              areqs_for(ref_states, sp_ref))
+    assert fast == want
+    assert fast  # the generated data should place at least one
