@@ -1,0 +1,33 @@
+"""Provider aggregate membership (aggregates are just uuids here)."""
+
+import sqlalchemy as sa
+
+from nimbus.placement.db import models as m
+from nimbus.placement.objects import base
+
+
+def provider_aggregates(conn, rp_id):
+    return sorted(r[0] for r in conn.execute(
+        sa.select(m.RPA.c.aggregate_uuid).where(
+            m.RPA.c.resource_provider_id == rp_id)))
+
+
+def set_provider_aggregates(conn, rp_id, generation, aggregates,
+                            increment=True):
+    """Replace a provider's aggregates. Generation-guarded from 1.19."""
+    new_gen = generation
+    if increment:
+        new_gen = base.increment_generation(conn, rp_id, generation)
+    have = set(provider_aggregates(conn, rp_id))
+    want = set(aggregates)
+    gone = have - want
+    if gone:
+        conn.execute(m.RPA.delete()
+                     .where(m.RPA.c.resource_provider_id == rp_id)
+                     .where(m.RPA.c.aggregate_uuid.in_(gone)))
+    added = want - have
+    if added:
+        conn.execute(m.RPA.insert(), [
+            {'resource_provider_id': rp_id, 'aggregate_uuid': a}
+            for a in sorted(added)])
+    return new_gen

@@ -1,0 +1,246 @@
+"""Allocations and consumers.
+
+:func:`replace` is the single write path of PUT /allocations/{consumer},
+POST /allocations, DELETE and the reshaper: in the caller's transaction it
+checks consumer generations (1.28), removes the consumers' old allocations,
+checks capacity, min/max/step of the new ones, writes them, bumps the
+generation of every provider touched and keeps consumer records (a consumer
+without allocations is deleted, as in OpenStack Placement).
+"""
+
+import sqlalchemy as sa
+
+from nimbus.placement.db import models as m
+from nimbus.placement import exception
+from nimbus.placement.objects import base
+
+INCOMPLETE_ID = '00000000-0000-0000-0000-000000000000'
+NO_GENERATION = object()
+
+
+def get_consumer(conn, uuid):
+    return conn.execute(
+        sa.select(m.CONSUMER.c.id, m.CONSUMER.c.uuid, m.CONSUMER.c.project_id,
+                  m.CONSUMER.c.user_id, m.CONSUMER.c.generation,
+                  m.CTYPE.c.name.label('consumer_type'))
+        .select_from(m.CONSUMER.outerjoin(
+            m.CTYPE, m.CTYPE.c.id == m.CONSUMER.c.consumer_type_id))
+        .where(m.CONSUMER.c.uuid == uuid)).mappings().first()
+
+
+def for_consumer(conn, uuid):
+    """``({rp_uuid: {"generation", "resources"}}, consumer row or None)``."""
+    rows = conn.execute(
+        sa.select(m.RP.c.uuid, m.RP.c.generation, m.RC.c.name,
+                  m.ALLOC.c.used)
+        .select_from(m.ALLOC.join(m.RP, m.RP.c.id ==
+                                  m.ALLOC.c.resource_provider_id)
+                     .join(m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id))
+        .where(m.ALLOC.c.consumer_id == uuid)).all()
+    out = {}
+    for rp_uuid, gen, rc, used in rows:
+        entry = out.setdefault(rp_uuid, {'generation': gen, 'resources': {}})
+        entry['resources'][rc] = used
+    return out, get_consumer(conn, uuid)
+
+
+def for_provider(conn, rp_id):
+    """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider."""
+    rows = conn.execute(
+        sa.select(m.ALLOC.c.consumer_id, m.RC.c.name, m.ALLOC.c.used)
+        .select_from(m.ALLOC.join(m.RC, m.RC.c.id ==
+                                  m.ALLOC.c.resource_class_id))
+        .where(m.ALLOC.c.resource_provider_id == rp_id)).all()
+    out = {}
+    for consumer, rc, used in rows:
+        out.setdefault(consumer, {'resources': {}})['resources'][rc] = used
+    return out
+
+
+def _consumer_type_id(conn, name):
+    if name is None:
+        return None
+    row = conn.execute(sa.select(m.CTYPE.c.id).where(
+        m.CTYPE.c.name == name)).first()
+    if row:
+        return row[0]
+    return conn.execute(m.CTYPE.insert().values(name=name))\
+        .inserted_primary_key[0]
+
+
+class Request:
+    """The wanted final allocations of one consumer.
+
+    ``allocations`` is ``{rp_uuid: {rc: amount}}`` (empty: remove all).
+    ``generation`` is the expected consumer generation (``None``: a new
+    consumer) or :data:`NO_GENERATION` before 1.28.
+    """
+
+    __slots__ = ('uuid', 'allocations', 'project_id', 'user_id',
+                 'generation', 'consumer_type')
+
+    def __init__(self, uuid, allocations, project_id=None, user_id=None,
+                 generation=NO_GENERATION, consumer_type=None):
+        self.uuid = uuid
+        self.allocations = allocations
+        self.project_id = project_id or INCOMPLETE_ID
+        self.user_id = user_id or INCOMPLETE_ID
+        self.generation = generation
+        self.consumer_type = consumer_type
+
+
+def prepare(conn, requests):
+    """Check consumer generations and drop the consumers' old allocations.
+
+    Returns the state :func:`apply` needs: existing consumers and the ids
+    of the providers whose allocations were removed.
+    """
+    uuids = [r.uuid for r in requests]
+    consumers = {row['uuid']: row for row in conn.execute(
+        sa.select(m.CONSUMER.c.uuid, m.CONSUMER.c.id,
+                  m.CONSUMER.c.generation, m.CONSUMER.c.project_id,
+                  m.CONSUMER.c.user_id, m.CONSUMER.c.consumer_type_id)
+        .where(m.CONSUMER.c.uuid.in_(uuids))).mappings()}
+    for req in requests:
+        if req.generation is NO_GENERATION:
+            continue
+        current = consumers.get(req.uuid)
+        have = current['generation'] if current else None
+        if have != req.generation:
+            raise exception.ConcurrentUpdate(
+                'consumer generation conflict - expected %s but got %s' % (
+                    'null' if have is None else have,
+                    'null' if req.generation is None else req.generation))
+    old_rps = {r[0] for r in conn.execute(
+        sa.select(m.ALLOC.c.resource_provider_id).distinct()
+        .where(m.ALLOC.c.consumer_id.in_(uuids)))}
+    if old_rps:
+        conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id.in_(uuids)))
+    return consumers, old_rps
+
+
+def apply(conn, requests, prepared):
+    """Check and write the new allocations (after :func:`prepare`)."""
+    consumers, old_rps = prepared
+    rp_uuids = {u for r in requests for u in r.allocations}
+    rps = base.provider_ids(conn, rp_uuids)
+    missing = sorted(rp_uuids - set(rps))
+    if missing:
+        raise exception.BadRequest(
+            "Allocation for resource provider '%s' that does not exist."
+            % missing[0])
+    rc_names = {rc for r in requests for res in r.allocations.values()
+                for rc in res}
+    rc_ids = base.name_ids(conn, m.RC, rc_names)
+    unknown = sorted(rc_names - set(rc_ids))
+    if unknown:
+        raise exception.BadRequest(
+            'Unable to allocate inventory: unknown resource class %s'
+            % unknown[0])
+    wanted = {}
+    for req in requests:
+        for rp_uuid, res in req.allocations.items():
+            for rc, amount in res.items():
+                key = (rps[rp_uuid][0], rc_ids[rc])
+                wanted[key] = wanted.get(key, 0) + amount
+    _check_capacity(conn, requests, rps, rc_ids, wanted)
+    now = base.utcnow()
+    rows = [{'resource_provider_id': rps[rp_uuid][0], 'consumer_id': req.uuid,
+             'resource_class_id': rc_ids[rc], 'used': amount,
+             'created_at': now, 'updated_at': now}
+            for req in requests
+            for rp_uuid, res in req.allocations.items()
+            for rc, amount in res.items()]
+    if rows:
+        conn.execute(m.ALLOC.insert(), rows)
+    touched = old_rps | {v[0] for v in rps.values()}
+    if touched:
+        conn.execute(m.RP.update().where(m.RP.c.id.in_(touched))
+                     .values(generation=m.RP.c.generation + 1))
+    _save_consumers(conn, requests, consumers, now)
+
+
+def _check_capacity(conn, requests, rps, rc_ids, wanted):
+    if not wanted:
+        return
+    rp_ids = {k[0] for k in wanted}
+    invs = {(r[0], r[1]): r[2:] for r in conn.execute(
+        sa.select(m.INV.c.resource_provider_id, m.INV.c.resource_class_id,
+                  m.INV.c.total, m.INV.c.reserved, m.INV.c.min_unit,
+                  m.INV.c.max_unit, m.INV.c.step_size,
+                  m.INV.c.allocation_ratio)
+        .where(m.INV.c.resource_provider_id.in_(rp_ids)))}
+    used = {(r[0], r[1]): r[2] for r in conn.execute(
+        sa.select(m.ALLOC.c.resource_provider_id,
+                  m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
+        .where(m.ALLOC.c.resource_provider_id.in_(rp_ids))
+        .group_by(m.ALLOC.c.resource_provider_id,
+                  m.ALLOC.c.resource_class_id))}
+    uuid_of = {v[0]: k for k, v in rps.items()}
+    rc_of = {v: k for k, v in rc_ids.items()}
+    for req in requests:
+        for rp_uuid, res in req.allocations.items():
+            for rc, amount in res.items():
+                inv = invs.get((rps[rp_uuid][0], rc_ids[rc]))
+                if inv is None:
+                    raise exception.Conflict(
+                        "Unable to allocate inventory: Inventory for '%s' on "
+                        "resource provider '%s' invalid." % (rc, rp_uuid))
+                _total, _res, min_unit, max_unit, step, _ratio = inv
+                if amount < min_unit or amount > max_unit or \
+                        amount % step:
+                    raise exception.CapacityExceeded(detail=(
+                        'Unable to allocate %d %s on resource provider %s: '
+                        'must be between min_unit %d and max_unit %d in '
+                        'steps of %d.' % (amount, rc, rp_uuid, min_unit,
+                                          max_unit, step)))
+    for key, amount in wanted.items():
+        total, reserved, _mn, _mx, _st, ratio = invs[key]
+        capacity = int((total - reserved) * ratio)
+        current = used.get(key, 0) or 0
+        if current + amount > capacity:
+            raise exception.CapacityExceeded(detail=(
+                'Unable to allocate %d %s on resource provider %s: %d of '
+                'capacity %d already used.' % (
+                    amount, rc_of[key[1]], uuid_of[key[0]], current,
+                    capacity)))
+
+
+def _save_consumers(conn, requests, consumers, now):
+    gone = []
+    for req in requests:
+        current = consumers.get(req.uuid)
+        if not req.allocations:
+            if current is not None:
+                gone.append(current['id'])
+            continue
+        type_id = _consumer_type_id(conn, req.consumer_type)
+        if current is None:
+            conn.execute(m.CONSUMER.insert().values(
+                uuid=req.uuid, project_id=req.project_id,
+                user_id=req.user_id, generation=1,
+                consumer_type_id=type_id, created_at=now, updated_at=now))
+            continue
+        values = {'generation': m.CONSUMER.c.generation + 1,
+                  'updated_at': now, 'project_id': req.project_id,
+                  'user_id': req.user_id}
+        if type_id is not None:
+            values['consumer_type_id'] = type_id
+        conn.execute(m.CONSUMER.update()
+                     .where(m.CONSUMER.c.id == current['id']).values(**values))
+    if gone:
+        conn.execute(m.CONSUMER.delete().where(m.CONSUMER.c.id.in_(gone)))
+
+
+def replace(conn, requests):
+    """Make each request's allocations the consumer's complete set."""
+    apply(conn, requests, prepare(conn, requests))
+
+
+def delete_consumer(conn, uuid):
+    """DELETE /allocations/{consumer}: 404 when there is nothing."""
+    exists = conn.execute(sa.select(m.ALLOC.c.id).where(
+        m.ALLOC.c.consumer_id == uuid).limit(1)).first()
+    if exists is None:
+        raise exception.NotFound("No allocations for consumer '%s'" % uuid)
+    replace(conn, [Request(uuid, {})])

@@ -1,0 +1,147 @@
+"""Provider inventories, guarded by the provider generation.
+
+Capacity is ``int((total - reserved) * allocation_ratio)``. Removing an
+inventory that has allocations is refused with
+``placement.inventory.inuse``; shrinking an inventory below its usage is
+allowed (the provider is then over capacity until allocations go away),
+as in OpenStack Placement, and logged.
+"""
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from nimbus.placement.db import models as m
+from nimbus.placement import exception
+from nimbus.placement.objects import base
+
+LOG = logging.getLogger(__name__)
+
+FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+          'allocation_ratio')
+DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647,
+            'step_size': 1, 'allocation_ratio': 1.0}
+
+
+def with_defaults(inv):
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in inv.items() if k in FIELDS})
+    return out
+
+
+def get_all(conn, rp_id):
+    """``{rc_name: {field: value}}`` of one provider."""
+    rows = conn.execute(
+        sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
+        .select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
+        .where(m.INV.c.resource_provider_id == rp_id)).all()
+    return {r[0]: dict(zip(FIELDS, r[1:])) for r in rows}
+
+
+def _used_classes(conn, rp_id, rc_ids):
+    if not rc_ids:
+        return set()
+    return {r[0] for r in conn.execute(
+        sa.select(m.ALLOC.c.resource_class_id).distinct()
+        .where(m.ALLOC.c.resource_provider_id == rp_id)
+        .where(m.ALLOC.c.resource_class_id.in_(list(rc_ids))))}
+
+
+def _rc_ids(conn, names):
+    ids = base.name_ids(conn, m.RC, names)
+    missing = sorted(set(names) - set(ids))
+    if missing:
+        raise exception.BadRequest(
+            'Unknown resource class in inventory: %s' % ', '.join(missing))
+    return ids
+
+
+def set_all(conn, rp, generation, inventories, rc_ids=None):
+    """Replace the whole inventory of provider ``rp`` (a row mapping).
+
+    Returns the new generation. ``rc_ids`` may be passed when the caller
+    already resolved the names (the reshaper does).
+    """
+    ids = rc_ids if rc_ids is not None else _rc_ids(conn, inventories)
+    rp_id = rp['id']
+    existing = {r[0]: r[1:] for r in conn.execute(
+        sa.select(m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS])
+        .where(m.INV.c.resource_provider_id == rp_id))}
+    want = {ids[name]: with_defaults(inv)
+            for name, inv in inventories.items()}
+    removed = set(existing) - set(want)
+    in_use = _used_classes(conn, rp_id, removed)
+    if in_use:
+        names = dict(conn.execute(sa.select(m.RC.c.id, m.RC.c.name)
+                                  .where(m.RC.c.id.in_(in_use))).all())
+        raise exception.InventoryInUse(
+            rcs=', '.join(sorted(names.values())), uuid=rp['uuid'])
+    new_gen = base.increment_generation(conn, rp_id, generation)
+    if removed:
+        conn.execute(m.INV.delete()
+                     .where(m.INV.c.resource_provider_id == rp_id)
+                     .where(m.INV.c.resource_class_id.in_(removed)))
+    now = base.utcnow()
+    inserts = []
+    for rc_id, inv in want.items():
+        old = existing.get(rc_id)
+        if old is None:
+            inserts.append(dict(inv, resource_provider_id=rp_id,
+                                resource_class_id=rc_id, created_at=now,
+                                updated_at=now))
+        elif tuple(old) != tuple(inv[f] for f in FIELDS):
+            conn.execute(m.INV.update()
+                         .where(m.INV.c.resource_provider_id == rp_id)
+                         .where(m.INV.c.resource_class_id == rc_id)
+                         .values(updated_at=now, **inv))
+    if inserts:
+        conn.execute(m.INV.insert(), inserts)
+    _warn_over_capacity(conn, rp, want, existing)
+    return new_gen
+
+
+def _warn_over_capacity(conn, rp, want, existing):
+    shrunk = [rc for rc, inv in want.items() if rc in existing]
+    if not shrunk:
+        return
+    used = dict(conn.execute(
+        sa.select(m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
+        .where(m.ALLOC.c.resource_provider_id == rp['id'])
+        .where(m.ALLOC.c.resource_class_id.in_(shrunk))
+        .group_by(m.ALLOC.c.resource_class_id)).all())
+    for rc_id, amount in used.items():
+        inv = want[rc_id]
+        cap = int((inv['total'] - inv['reserved']) * inv['allocation_ratio'])
+        if amount > cap:
+            LOG.warning('Resource provider %s is now over capacity for '
+                        'resource class id %s: %s used, capacity %s',
+                        rp['uuid'], rc_id, amount, cap)
+
+
+def add_one(conn, rp, generation, rc_name, inv):
+    """POST one inventory: 409 if that class is already inventoried."""
+    current = get_all(conn, rp['id'])
+    if rc_name in current:
+        raise exception.Conflict(
+            'Update to resource provider %s failed: inventory for %s '
+            'already exists.' % (rp['uuid'], rc_name))
+    current[rc_name] = inv
+    return set_all(conn, rp, generation, current)
+
+
+def update_one(conn, rp, generation, rc_name, inv):
+    current = get_all(conn, rp['id'])
+    if rc_name not in current:
+        raise exception.BadRequest(
+            'No inventory record with resource class for resource provider '
+            '%s' % rp['uuid'])
+    current[rc_name] = inv
+    return set_all(conn, rp, generation, current)
+
+
+def delete_one(conn, rp, rc_name):
+    current = get_all(conn, rp['id'])
+    if rc_name not in current:
+        raise exception.NotFound(
+            'No inventory of class %s found for delete' % rc_name)
+    del current[rc_name]
+    return set_all(conn, rp, rp['generation'], current)

@@ -1,0 +1,99 @@
+"""Traits (standard set from os-traits, CUSTOM_*) and provider traits."""
+
+import os_traits
+import sqlalchemy as sa
+
+from nimbus.placement.db import models as m
+from nimbus.placement import exception
+from nimbus.placement.objects import base
+
+STANDARD = tuple(os_traits.get_traits())
+
+
+def sync_standard(conn):
+    """Add missing standard traits; drop unused ones no longer standard."""
+    have = {r[0] for r in conn.execute(sa.select(m.TRAIT.c.name))}
+    now = base.utcnow()
+    missing = [{'name': n, 'created_at': now} for n in STANDARD
+               if n not in have]
+    if missing:
+        conn.execute(m.TRAIT.insert(), missing)
+    std = set(STANDARD)
+    stale = [n for n in have if n not in std and
+             not n.startswith(os_traits.CUSTOM_NAMESPACE)]
+    if stale:
+        used = sa.select(m.RPT.c.trait_id)
+        conn.execute(m.TRAIT.delete().where(m.TRAIT.c.name.in_(stale))
+                     .where(m.TRAIT.c.id.not_in(used)))
+
+
+def list_names(conn, names=None, prefix=None, associated=None):
+    query = sa.select(m.TRAIT.c.name).order_by(m.TRAIT.c.name)
+    if names is not None:
+        query = query.where(m.TRAIT.c.name.in_(list(names)))
+    if prefix is not None:
+        query = query.where(m.TRAIT.c.name.startswith(prefix,
+                                                      autoescape=True))
+    if associated is not None:
+        used = sa.select(m.RPT.c.trait_id)
+        query = query.where(m.TRAIT.c.id.in_(used) if associated
+                            else m.TRAIT.c.id.not_in(used))
+    return [r[0] for r in conn.execute(query)]
+
+
+def exists(conn, name):
+    return conn.execute(sa.select(m.TRAIT.c.id).where(
+        m.TRAIT.c.name == name)).first() is not None
+
+
+def ensure(conn, name):
+    """Create a custom trait unless present; True when created."""
+    if exists(conn, name):
+        return False
+    conn.execute(m.TRAIT.insert().values(name=name, created_at=base.utcnow()))
+    return True
+
+
+def delete(conn, name):
+    if not name.startswith(os_traits.CUSTOM_NAMESPACE):
+        raise exception.BadRequest('Cannot delete standard trait %s.' % name)
+    row = conn.execute(sa.select(m.TRAIT.c.id).where(
+        m.TRAIT.c.name == name)).first()
+    if row is None:
+        raise exception.NotFound('No such trait(s): %s.' % name)
+    if conn.execute(sa.select(m.RPT.c.trait_id).where(
+            m.RPT.c.trait_id == row[0]).limit(1)).first():
+        raise exception.Conflict(
+            'The trait %s is in use by a resource provider.' % name)
+    conn.execute(m.TRAIT.delete().where(m.TRAIT.c.id == row[0]))
+
+
+def provider_traits(conn, rp_id):
+    return sorted(r[0] for r in conn.execute(
+        sa.select(m.TRAIT.c.name).select_from(
+            m.RPT.join(m.TRAIT, m.TRAIT.c.id == m.RPT.c.trait_id))
+        .where(m.RPT.c.resource_provider_id == rp_id)))
+
+
+def set_provider_traits(conn, rp_id, generation, names):
+    """Replace a provider's traits, guarded by its generation."""
+    ids = base.name_ids(conn, m.TRAIT, names)
+    missing = sorted(set(names) - set(ids))
+    if missing:
+        raise exception.BadRequest('No such trait(s): %s.' %
+                                   ', '.join(missing))
+    new_gen = base.increment_generation(conn, rp_id, generation)
+    have = {r[0] for r in conn.execute(
+        sa.select(m.RPT.c.trait_id).where(
+            m.RPT.c.resource_provider_id == rp_id))}
+    want = set(ids.values())
+    gone = have - want
+    if gone:
+        conn.execute(m.RPT.delete()
+                     .where(m.RPT.c.resource_provider_id == rp_id)
+                     .where(m.RPT.c.trait_id.in_(gone)))
+    added = want - have
+    if added:
+        conn.execute(m.RPT.insert(), [
+            {'resource_provider_id': rp_id, 'trait_id': t} for t in added])
+    return new_gen
