@@ -1,0 +1,206 @@
+"""Start every Nimbus service in one process.
+
+By default: the in-process bus (``inproc:///`` for the API level,
+``inproc:///cell1`` for cell1), SQLite files under the state directory, and
+N simulated compute hosts (fake virt driver). Given RabbitMQ URLs the same
+services talk over the broker instead. Each compute gets its own config, as
+it would on its own machine.
+"""
+
+import os
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nimbus.common import config
+from nimbus.common import db as common_db
+from nimbus.common import wsgi
+from nimbus import db as nimbus_db
+from nimbus.db import cell_mappings
+from nimbus import services
+
+LOG = logging.getLogger(__name__)
+
+
+def _sqlite(state_dir, name):
+    return 'sqlite:///%s' % os.path.join(os.path.abspath(state_dir),
+                                         '%s.sqlite' % name)
+
+
+class Cloud:
+    """A running all-in-one cloud. Use as a context manager or start/stop.
+
+    ``fail_hosts`` names hosts whose fake driver fails every build;
+    ``host_overrides`` maps a host to ``{group: {opt: value}}``.
+    """
+
+    def __init__(self, state_dir, hosts=8, transport_url=None,
+                 cell_transport_url=None, api_port=0, placement_port=0,
+                 overrides=None, fail_hosts=(), host_overrides=None,
+                 host_prefix='host-', database_urls=None,
+                 discover_interval=2.0):
+        self.state_dir = os.path.abspath(state_dir)
+        self.num_hosts = hosts
+        self.transport_url = transport_url or 'inproc:///'
+        if cell_transport_url is None:
+            if not self.transport_url.startswith('inproc'):
+                raise ValueError('a RabbitMQ cloud needs a cell transport '
+                                 'URL (its own vhost)')
+            cell_transport_url = 'inproc:///cell1'
+        self.cell_transport_url = cell_transport_url
+        self.api_port = api_port
+        self.placement_port = placement_port
+        self.overrides = overrides or {}
+        self.fail_hosts = set(fail_hosts)
+        self.host_overrides = host_overrides or {}
+        self.host_prefix = host_prefix
+        urls = database_urls or {}
+        self.db_urls = {
+            'api': urls.get('api') or _sqlite(self.state_dir, 'api'),
+            'cell0': urls.get('cell0') or _sqlite(self.state_dir, 'cell0'),
+            'cell1': urls.get('cell1') or _sqlite(self.state_dir, 'cell1'),
+            'placement': (urls.get('placement') or
+                          _sqlite(self.state_dir, 'placement')),
+        }
+        self.discover_interval = discover_interval
+        self.conf = None
+        self.placement_url = None
+        self.api_url = None
+        self.computes = {}
+        self._stoppables = []
+        self._stop = threading.Event()
+
+    # -- configuration ---------------------------------------------------
+
+    def _overrides(self, extra=None):
+        values = {
+            'DEFAULT': {'state_path': self.state_dir, 'host': 'aio',
+                        'report_interval': 2},
+            'rpc': {'transport_url': self.transport_url},
+            'api_database': {'connection': self.db_urls['api']},
+            'placement_database': {'connection': self.db_urls['placement']},
+            'api': {'auth_strategy': 'noauth2'},
+            'placement_client': {'endpoint': self.placement_url or
+                                 'http://127.0.0.1:8778'},
+        }
+        for source in (self.overrides, extra or {}):
+            for group, opts in source.items():
+                values.setdefault(group, {}).update(opts)
+        return values
+
+    def _conf(self, extra=None):
+        return config.build_conf([], overrides=self._overrides(extra))
+
+    def host_names(self):
+        return ['%s%d' % (self.host_prefix, i)
+                for i in range(1, self.num_hosts + 1)]
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        self.conf = self._conf()
+        self._prepare_databases()
+        placement_server = wsgi.serve(services.placement_app(self.conf),
+                                      '127.0.0.1', self.placement_port,
+                                      name='nimbus-placement-api')
+        self._stoppables.append(placement_server)
+        self.placement_url = placement_server.url
+        self.conf = self._conf()
+        self._start(services.scheduler_service(self.conf))
+        self._start(services.super_conductor_service(self.conf))
+        self._start(services.cell_conductor_service(
+            self.conf, transport_url=self.cell_transport_url,
+            database_url=self.db_urls['cell1'], host='aio-cell1'))
+        for host in self.host_names():
+            self.start_compute(host)
+        cell_mappings.discover_hosts(services.api_db(self.conf))
+        api_server = wsgi.serve(services.api_app(self.conf), '127.0.0.1',
+                                self.api_port, name='nimbus-api')
+        self._stoppables.append(api_server)
+        self.api_url = api_server.url
+        if self.discover_interval:
+            thread = threading.Thread(target=self._discover_loop,
+                                      daemon=True, name='discover-hosts')
+            thread.start()
+        return self
+
+    def _prepare_databases(self):
+        nimbus_db.sync_api(self.db_urls['api'])
+        nimbus_db.sync_cell(self.db_urls['cell0'])
+        nimbus_db.sync_cell(self.db_urls['cell1'])
+        from nimbus.placement import db as placement_db
+        placement_db.sync(self.db_urls['placement'])
+        api_db = common_db.get_database(self.db_urls['api'])
+        cell_mappings.ensure_cell0(api_db, self.db_urls['cell0'])
+        cell_mappings.create_cell(api_db, 'cell1', self.cell_transport_url,
+                                  self.db_urls['cell1'])
+
+    def _start(self, svc):
+        svc.start()
+        self._stoppables.append(svc)
+        return svc
+
+    def compute_conf(self, host):
+        extra = {'DEFAULT': {'host': host},
+                 'rpc': {'transport_url': self.cell_transport_url}}
+        if host in self.fail_hosts:
+            extra['fake_driver'] = {'fail_builds': True}
+        for group, opts in self.host_overrides.get(host, {}).items():
+            extra.setdefault(group, {}).update(opts)
+        return self._conf(extra)
+
+    def start_compute(self, host):
+        svc = services.compute_service(self.compute_conf(host), host=host)
+        svc.start()
+        self.computes[host] = svc
+        return svc
+
+    def stop_compute(self, host):
+        svc = self.computes.pop(host)
+        svc.stop()
+
+    def _discover_loop(self):
+        while not self._stop.wait(self.discover_interval):
+            try:
+                cell_mappings.discover_hosts(services.api_db(self.conf))
+            except Exception:
+                LOG.exception('discover_hosts failed')
+
+    def stop(self):
+        self._stop.set()
+        for svc in list(self.computes.values()):
+            try:
+                svc.stop()
+            except Exception:
+                LOG.exception('stopping a compute failed')
+        self.computes.clear()
+        for svc in reversed(self._stoppables):
+            try:
+                svc.stop()
+            except Exception:
+                LOG.exception('stopping %s failed', svc)
+        self._stoppables.clear()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def wait_forever(self):
+        while not self._stop.wait(1.0):
+            pass
+
+
+def wait_for(predicate, timeout=60.0, interval=0.1, what='condition'):
+    """Poll ``predicate`` until it returns a truthy value; return it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError('timed out waiting for %s' % what)
+        time.sleep(interval)

@@ -1,0 +1,122 @@
+"""``nimbus``: the user-facing command line.
+
+    nimbus all-in-one [--hosts N] [--demo] [--servers M] [--exit-after-demo]
+                      [--state-dir DIR] [--transport-url URL]
+    nimbus schedule --dry-run --flavor F [--image I] [--hint K=V]...
+                    [--format json] [--url URL]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from nimbus.cmd import common
+
+
+def _all_in_one(args):
+    from rich.console import Console
+    from nimbus.allinone import cloud as cloud_mod
+    from nimbus.allinone import demo
+    console = Console()
+    cloud = cloud_mod.Cloud(
+        args.state_dir, hosts=args.hosts, transport_url=args.transport_url,
+        cell_transport_url=args.cell_transport_url,
+        api_port=args.api_port, placement_port=args.placement_port)
+    console.print('Starting Nimbus: %d simulated hosts, state in %s'
+                  % (args.hosts, cloud.state_dir))
+    cloud.start()
+    console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
+    console.print('nimbus-placement-api: %s' % cloud.placement_url)
+    console.print('Token (noauth2): X-Auth-Token: admin:admin')
+    try:
+        if args.demo:
+            ok = demo.run(cloud.api_url, servers=args.servers,
+                          console=console)
+            if args.exit_after_demo:
+                return 0 if ok else 1
+        console.print('Running; Ctrl-C stops.')
+        cloud.wait_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cloud.stop()
+    return 0
+
+
+def _schedule(args):
+    from nimbus.allinone.client import ComputeClient
+    if not args.dry_run:
+        sys.exit('only --dry-run is supported: real builds go through '
+                 'POST /servers')
+    client = ComputeClient(args.url)
+    hints = {}
+    for hint in args.hint:
+        key, _, value = hint.partition('=')
+        hints.setdefault(key, []).append(value)
+    hints = {k: v[0] if len(v) == 1 else v for k, v in hints.items()}
+    body = {'flavorRef': args.flavor, 'scheduler_hints': hints}
+    if args.image:
+        body['imageRef'] = args.image
+    if args.availability_zone:
+        body['availability_zone'] = args.availability_zone
+    result = client.post('/os-scheduler/dry-run', body)
+    if args.format == 'json':
+        print(json.dumps(result, indent=2))
+        return 0
+    from nimbus.cmd import cli_render
+    cli_render.dry_run(result)
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog='nimbus')
+    sub = parser.add_subparsers(dest='command', required=True)
+    aio = sub.add_parser('all-in-one', help='run the whole cloud in one '
+                                            'process')
+    aio.add_argument('--hosts', type=int, default=8)
+    aio.add_argument('--demo', action='store_true')
+    aio.add_argument('--servers', type=int, default=20)
+    aio.add_argument('--exit-after-demo', action='store_true')
+    aio.add_argument('--state-dir', default=os.path.join(os.getcwd(),
+                                                         'state'))
+    aio.add_argument('--transport-url', default=None,
+                     help='API bus (default: in-process)')
+    aio.add_argument('--cell-transport-url', default=None,
+                     help='cell1 bus (default: in-process; required with '
+                          'a rabbit:// transport URL: its own vhost)')
+    aio.add_argument('--api-port', type=int, default=8774)
+    aio.add_argument('--placement-port', type=int, default=8778)
+    aio.set_defaults(func=_all_in_one)
+    sched = sub.add_parser('schedule', help='ask the scheduler where a '
+                                            'server would go')
+    sched.add_argument('--dry-run', action='store_true')
+    sched.add_argument('--flavor', required=True)
+    sched.add_argument('--image')
+    sched.add_argument('--availability-zone')
+    sched.add_argument('--hint', action='append', default=[])
+    sched.add_argument('--format', choices=['table', 'json'],
+                       default='table')
+    sched.add_argument('--url', default=os.environ.get(
+        'NIMBUS_API_URL', 'http://127.0.0.1:8774'))
+    sched.set_defaults(func=_schedule)
+    return parser
+
+
+def main(argv=None):
+    common.quiet_warnings()
+    args = build_parser().parse_args(argv)
+    from oslo_log import log as logging
+    from nimbus.common import config
+    conf = config.build_conf([])
+    conf.set_override('log_file', os.path.join(
+        getattr(args, 'state_dir', '.') or '.', 'nimbus.log'))
+    conf.set_override('use_stderr', False)
+    if getattr(args, 'state_dir', None):
+        os.makedirs(args.state_dir, exist_ok=True)
+    logging.setup(conf, 'nimbus')
+    sys.exit(args.func(args))
+
+
+if __name__ == '__main__':
+    main()
