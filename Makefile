@@ -1,0 +1,47 @@
+# Nimbus: two commands for a fresh machine with Python 3.11 and make.
+#   make demo   the whole cloud in one process, boots 20 servers
+#   make test   unit, functional and integration tests
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-unit test-functional test-integration bench clean sample-config
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python setup.cfg setup.py
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(BIN)/python setup.cfg setup.py
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(VENV)/.installed $@
+
+demo: $(VENV)/.installed
+	$(BIN)/nimbus all-in-one --demo --state-dir $(CURDIR)/state/demo-$$$$ --api-port 0 --placement-port 0 --exit-after-demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests
+
+test-unit: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit
+
+test-functional: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/functional
+
+test-integration: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/integration
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/rpc_bench.py
+	$(BIN)/python benchmarks/scheduler_bench.py
+	$(BIN)/python benchmarks/placement_bench.py --providers 5000
+
+sample-config: $(VENV)/.installed
+	$(BIN)/oslo-config-generator --namespace nimbus --output-file etc/nimbus/nimbus.conf.sample
+
+clean:
+	rm -rf $(VENV) state .pytest_cache .hypothesis

@@ -1,0 +1,5 @@
+"""Test-wide settings: quiet third-party deprecation noise."""
+
+import warnings
+
+warnings.filterwarnings('ignore', message='.*[Ee]ventlet.*')
