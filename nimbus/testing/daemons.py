@@ -1,0 +1,208 @@
+"""Run Nimbus as real daemons: one process per service, config files, logs.
+
+Used by the integration tests: a :class:`DaemonCloud` writes a config file
+per service (the way an operator would), runs ``nimbus-manage`` to create
+the databases and cells, starts each daemon with ``python -m nimbus.cmd.X``
+and can ``kill -9`` and restart any of them.
+"""
+
+import configparser
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class Daemon:
+    def __init__(self, name, module, config_file, log_file, extra_args=()):
+        self.name = name
+        self.module = module
+        self.config_file = config_file
+        self.log_file = log_file
+        self.extra_args = list(extra_args)
+        self.process = None
+
+    def start(self):
+        log = open(self.log_file, 'ab')
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', self.module, '--config-file',
+             self.config_file, '--log-file', self.log_file] + self.extra_args,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        return self
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def kill9(self):
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self, timeout=20):
+        if not self.alive():
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill9()
+
+    def tail(self, lines=40):
+        try:
+            with open(self.log_file, errors='replace') as f:
+                return ''.join(f.readlines()[-lines:])
+        except FileNotFoundError:
+            return ''
+
+
+class DaemonCloud:
+    """API, placement API, scheduler, super conductor, one cell (cell1)
+    with its conductor, and compute hosts, each its own process.
+
+    ``api_bus``/``cell_bus`` are transport URLs (fresh vhosts);
+    ``databases`` maps api, cell0, cell1, placement to URLs.
+    """
+
+    def __init__(self, workdir, api_bus, cell_bus, databases, hosts=3,
+                 compute_options=None, common_options=None):
+        self.workdir = workdir
+        self.api_bus = api_bus
+        self.cell_bus = cell_bus
+        self.databases = databases
+        self.hosts = ['host-%d' % i for i in range(1, hosts + 1)]
+        self.compute_options = compute_options or {}
+        self.common_options = common_options or {}
+        self.api_port = free_port()
+        self.placement_port = free_port()
+        self.daemons = {}
+        os.makedirs(workdir, exist_ok=True)
+
+    @property
+    def api_url(self):
+        return 'http://127.0.0.1:%d' % self.api_port
+
+    @property
+    def placement_url(self):
+        return 'http://127.0.0.1:%d' % self.placement_port
+
+    def _write(self, name, sections):
+        parser = configparser.ConfigParser(interpolation=None)
+        for section, values in sections.items():
+            parser[section] = {k: str(v) for k, v in values.items()}
+        path = os.path.join(self.workdir, '%s.conf' % name)
+        with open(path, 'w') as f:
+            parser.write(f)
+        return path
+
+    def _common(self):
+        sections = {
+            'DEFAULT': {'state_path': self.workdir, 'report_interval': 2,
+                        'service_down_time': 10, 'debug': 'false'},
+            'rpc': {'transport_url': self.api_bus,
+                    'rpc_response_timeout': 60},
+            'api_database': {'connection': self.databases['api']},
+            'placement_database': {'connection':
+                                   self.databases['placement']},
+            'api': {'auth_strategy': 'noauth2'},
+            'placement_client': {'endpoint': self.placement_url},
+            'wsgi': {'api_listen': '127.0.0.1',
+                     'api_listen_port': self.api_port,
+                     'placement_listen': '127.0.0.1',
+                     'placement_listen_port': self.placement_port},
+        }
+        for section, values in self.common_options.items():
+            sections.setdefault(section, {}).update(values)
+        return sections
+
+    def manage(self, *args):
+        config = self._write('manage', self._common())
+        result = subprocess.run(
+            [sys.executable, '-m', 'nimbus.cmd.manage', '--config-file',
+             config] + list(args), capture_output=True, text=True,
+            timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError('nimbus-manage %s failed:\n%s%s'
+                               % (' '.join(args), result.stdout,
+                                  result.stderr))
+        return result.stdout
+
+    def prepare(self):
+        self.manage('db', 'sync')
+        self.manage('cell', 'create', '--name', 'cell0', '--transport-url',
+                    'none:///', '--database-connection',
+                    self.databases['cell0'])
+        self.manage('cell', 'create', '--name', 'cell1', '--transport-url',
+                    self.cell_bus, '--database-connection',
+                    self.databases['cell1'])
+
+    def _daemon(self, name, module, sections, extra_args=()):
+        config = self._write(name, sections)
+        daemon = Daemon(name, module, config,
+                        os.path.join(self.workdir, '%s.log' % name),
+                        extra_args)
+        self.daemons[name] = daemon
+        return daemon.start()
+
+    def start_compute(self, host):
+        sections = self._common()
+        sections['DEFAULT']['host'] = host
+        sections['DEFAULT']['state_path'] = os.path.join(self.workdir, host)
+        sections['rpc']['transport_url'] = self.cell_bus
+        for section, values in self.compute_options.get(host, {}).items():
+            sections.setdefault(section, {}).update(values)
+        return self._daemon(host, 'nimbus.cmd.compute', sections)
+
+    def start(self):
+        common = self._common()
+        self._daemon('placement-api', 'nimbus.cmd.placement_api', common)
+        self.wait_http(self.placement_url + '/')
+        self._daemon('scheduler', 'nimbus.cmd.scheduler', common)
+        self._daemon('conductor', 'nimbus.cmd.conductor', common)
+        cell = self._common()
+        cell['rpc']['transport_url'] = self.cell_bus
+        cell['database'] = {'connection': self.databases['cell1']}
+        self._daemon('cell1-conductor', 'nimbus.cmd.conductor', cell,
+                     ['--cell', 'cell1'])
+        self._daemon('api', 'nimbus.cmd.api', common)
+        self.wait_http(self.api_url + '/')
+        for host in self.hosts:
+            self.start_compute(host)
+        return self
+
+    def wait_http(self, url, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(url, timeout=2).status_code < 500:
+                    return
+            except requests.RequestException:
+                pass
+            self._check_alive()
+            time.sleep(0.2)
+        raise TimeoutError('%s did not answer' % url)
+
+    def _check_alive(self):
+        for daemon in self.daemons.values():
+            if daemon.process is not None and not daemon.alive() and \
+                    daemon.process.returncode not in (-9, 0):
+                raise RuntimeError('%s exited with %s:\n%s' % (
+                    daemon.name, daemon.process.returncode, daemon.tail()))
+
+    def stop(self):
+        for daemon in reversed(list(self.daemons.values())):
+            daemon.stop()
+
+    def logs(self):
+        return '\n'.join('==> %s <==\n%s' % (name, d.tail())
+                         for name, d in self.daemons.items())
