@@ -25,7 +25,12 @@ class ComputeManager:
             max_workers=workers, thread_name_prefix='build')
 
     def _submit(self, func, *args):
+        ctxt = args[0] if args else None
+
         def run():
+            if ctxt is not None:
+                # oslo.log reads the request id from the thread's context.
+                ctxt.update_store()
             try:
                 func(*args)
             except Exception:

@@ -32,6 +32,7 @@ class SuperConductorManager:
             return
 
         def run():
+            ctxt.update_store()
             try:
                 self.conductor.schedule_and_build_instances(
                     ctxt, request_spec, instance_uuids)

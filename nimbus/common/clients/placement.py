@@ -73,8 +73,11 @@ class PlacementClient:
     def _headers(self, ctxt, version):
         headers = {'OpenStack-API-Version': 'placement %s' % version,
                    'Accept': 'application/json'}
-        if ctxt is not None and getattr(ctxt, 'request_id', None):
-            headers['X-Openstack-Request-Id'] = ctxt.request_id
+        request_id = ctxt is not None and (
+            getattr(ctxt, 'global_request_id', None) or
+            getattr(ctxt, 'request_id', None))
+        if request_id:
+            headers['X-Openstack-Request-Id'] = request_id
         if self.auth_strategy == 'noauth2':
             headers['X-Auth-Token'] = 'nimbus:service'
             headers['X-Roles'] = 'admin,service'

@@ -37,6 +37,12 @@ class _RequestId:
 
     def process_request(self, req, resp):
         req.context['request_id'] = 'req-' + uuidutils.generate_uuid()
+        inbound = req.get_header('X-Openstack-Request-Id')
+        if inbound and inbound.startswith('req-') and \
+                uuidutils.is_uuid_like(inbound[4:]):
+            # The caller's id: logged as the global request id, so one
+            # request can be followed through every service it touched.
+            req.context['global_request_id'] = inbound
 
     def process_response(self, req, resp, resource, req_succeeded):
         request_id = req.context.get('request_id')
@@ -86,7 +92,9 @@ class _Auth:
         req.context['ctx'] = nimbus_context.RequestContext(
             user_id=user, project_id=project, roles=roles,
             is_admin='admin' in roles,
-            request_id=req.context['request_id'], overwrite=True)
+            request_id=req.context['request_id'],
+            global_request_id=req.context.get('global_request_id'),
+            overwrite=True)
 
 
 class _Microversion:

@@ -1,0 +1,148 @@
+"""The first end-to-end path: POST /servers to ACTIVE, and every way a
+build can fail, through the real services in one process."""
+
+import uuid
+
+import sqlalchemy as sa
+
+from nimbus.allinone import client as client_mod
+from nimbus.allinone.cloud import wait_for
+from nimbus.common import context
+from nimbus.common import db as common_db
+from nimbus.common import rpc
+from nimbus.conductor import rpcapi as conductor_rpcapi
+from nimbus.db.cell import models as cell_models
+from nimbus import services
+
+
+def _settled(api, uuids, timeout=60):
+    def done():
+        servers = {s['id']: s for s in api.servers()}
+        if all(u in servers and servers[u]['status'] in ('ACTIVE', 'ERROR')
+               for u in uuids):
+            return servers
+        return None
+    return wait_for(done, timeout=timeout, what='servers to settle')
+
+
+def _allocations(cloud, consumer):
+    client = services.placement(cloud.conf)
+    return client.get_allocations_for_consumer(
+        context.get_admin_context(), consumer)['allocations']
+
+
+def _boot(api, name, **kwargs):
+    return api.create_server(name, api.flavor['id'], api.image['id'],
+                             **kwargs)['server']['id']
+
+
+def test_boot_to_active_with_host_and_allocation(admin):
+    server_id = _boot(admin, 'vm-1')
+    servers = _settled(admin, [server_id])
+    server = servers[server_id]
+    assert server['status'] == 'ACTIVE'
+    host = server['OS-EXT-SRV-ATTR:host']
+    assert host in admin.cloud.host_names()
+    allocations = _allocations(admin.cloud, server_id)
+    assert len(allocations) == 1
+    (resources,) = [a['resources'] for a in allocations.values()]
+    assert resources == {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
+
+
+def test_multi_create_spreads_and_all_become_active(admin):
+    admin.create_server('multi', admin.flavor['id'], admin.image['id'],
+                        min_count=6, max_count=6)
+    servers = wait_for(
+        lambda: [s for s in admin.servers() if s['name'].startswith('multi')
+                 and s['status'] == 'ACTIVE'] or None
+        if len([s for s in admin.servers()
+                if s['status'] == 'ACTIVE']) >= 6 else None,
+        timeout=60, what='six active servers')
+    hosts = {s['OS-EXT-SRV-ATTR:host'] for s in servers}
+    # The RAM/CPU/disk weighers spread equal hosts: 6 servers, 4 hosts.
+    assert len(hosts) == 4
+
+
+def test_failed_build_reschedules_to_an_alternate(make_cloud):
+    cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2'})
+    api = client_mod.ComputeClient(cloud.api_url)
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    ids = [_boot(api, 'r%d' % i) for i in range(3)]
+    servers = _settled(api, ids)
+    for server_id in ids:
+        assert servers[server_id]['status'] == 'ACTIVE'
+        assert servers[server_id]['OS-EXT-SRV-ATTR:host'] == 'host-3'
+        allocations = _allocations(cloud, server_id)
+        assert len(allocations) == 1  # the failed hosts' claims were freed
+
+
+def test_every_host_failing_ends_in_error_with_every_attempt(make_cloud):
+    cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2', 'host-3'})
+    api = client_mod.ComputeClient(cloud.api_url)
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    server_id = _boot(api, 'doomed')
+    server = _settled(api, [server_id])[server_id]
+    assert server['status'] == 'ERROR'
+    fault = api.server(server_id)['fault']
+    assert 'Exhausted all hosts' in fault['message']
+    for host in ('host-1', 'host-2', 'host-3'):
+        assert host in fault['details']
+    assert 'simulated hypervisor failure' in fault['details']
+    assert _allocations(cloud, server_id) == {}
+
+
+def test_no_valid_host_is_buried_in_cell0_with_a_reason(admin):
+    huge = admin.create_flavor('huge', 4096, 10 ** 7, 10)
+    server_id = admin.create_server('too-big', huge['id'],
+                                    admin.image['id'])['server']['id']
+    server = _settled(admin, [server_id])[server_id]
+    assert server['status'] == 'ERROR'
+    fault = admin.server(server_id)['fault']
+    assert 'No valid host' in fault['message']
+    assert fault['details']
+    cell0 = admin.cloud.db_urls['cell0']
+    with common_db.get_database(cell0).session() as session:
+        row = session.execute(sa.select(cell_models.Instance).where(
+            cell_models.Instance.uuid == server_id)).scalar()
+    assert row is not None and row.vm_state == 'error'
+
+
+def test_delete_frees_the_allocation(admin):
+    server_id = _boot(admin, 'short-lived')
+    assert _settled(admin, [server_id])[server_id]['status'] == 'ACTIVE'
+    assert _allocations(admin.cloud, server_id)
+    admin.delete('/servers/%s' % server_id)
+    wait_for(lambda: not _allocations(admin.cloud, server_id), timeout=30,
+             what='allocation to be freed')
+    wait_for(lambda: server_id not in {s['id'] for s in admin.servers()},
+             timeout=30, what='server to disappear')
+
+
+def test_malformed_rpc_messages_do_not_stop_the_services(admin):
+    cloud = admin.cloud
+    ctxt = context.get_admin_context()
+    transport = rpc.get_transport(cloud.conf, cloud.cell_transport_url)
+    cell = conductor_rpcapi.CellConductorAPI(transport, cloud.conf)
+    raw = rpc.get_client(transport, 'conductor', '1.0', conf=cloud.conf)
+    # A call with missing and unknown arguments is answered with an error.
+    for kwargs in ({}, {'host': 'x', 'bogus': 1}):
+        try:
+            raw.call(ctxt, 'instances_on_host', **kwargs)
+        except Exception as exc:
+            assert 'InvalidMessage' in type(exc).__name__ or \
+                'instances_on_host' in str(exc)
+        else:
+            raise AssertionError('malformed call was accepted')
+    # Casts with garbage are dropped, and unknown methods are refused.
+    raw.cast(ctxt, 'build_instances', instance_uuid=str(uuid.uuid4()))
+    compute = rpc.get_client(transport, 'compute', '1.0', server='host-1',
+                             conf=cloud.conf)
+    compute.cast(ctxt, 'build_and_run_instance', instance='garbage')
+    compute.cast(ctxt, 'external_instance_event', instance_uuid='x',
+                 events='not-a-list')
+    # ...and everything still works.
+    assert cell.instances_on_host(ctxt, 'host-1') == []
+    server_id = _boot(admin, 'after-garbage')
+    assert _settled(admin, [server_id])[server_id]['status'] == 'ACTIVE'
