@@ -1,26 +1,39 @@
-"""Scheduler errors."""
+"""Scheduler errors. NoValidHost subclasses the shared one so callers (the conductor)
+catch it whether it was raised locally or re-raised from an RPC reply."""
+
+from nimbus.common import exception as common_exc
 
 
-class SchedulerError(Exception):
-    pass
+class SchedulerError(common_exc.NimbusException):
+    msg_fmt = "Scheduler error: %(reason)s"
 
 
-class NoValidHost(SchedulerError):
-    """No host fits. ``explanation`` is a JSON-able dict (see ``explain.py``)."""
+class NoValidHost(common_exc.NoValidHost):
+    """No host fits. ``explanation`` is a JSON-able dict (see ``explain.py``); it travels
+    in the RPC error reply as a keyword argument."""
 
-    def __init__(self, reason: str, explanation: dict | None = None):
+    def __init__(self, reason: str = "", explanation: dict | None = None, **kwargs):
         super().__init__(reason)
         self.reason = reason
         self.explanation = explanation or {}
+        self.kwargs = {"explanation": self.explanation}
 
 
-class InvalidRequest(SchedulerError):
-    pass
+class InvalidRequest(common_exc.Invalid):
+    msg_fmt = "Invalid scheduling request: %(reason)s"
+
+    def __init__(self, reason: str = "", **kwargs):
+        super().__init__(reason)
+        self.kwargs = {}
 
 
 class FilterNotFound(SchedulerError):
-    pass
+    def __init__(self, reason: str = "", **kwargs):
+        super().__init__(reason)
+        self.kwargs = {}
 
 
 class WeigherNotFound(SchedulerError):
-    pass
+    def __init__(self, reason: str = "", **kwargs):
+        super().__init__(reason)
+        self.kwargs = {}

@@ -155,9 +155,11 @@ class HostManager:
         return list(self._by_host.get(host, []))
 
     def aggregates(self) -> list[dict]:
+        self.ensure_loaded()
         return list(self._aggregates.values())
 
     def server_group(self, uuid) -> dict | None:
+        self.ensure_loaded()
         return self._groups.get(uuid)
 
     def host_states_for_candidates(self, provider_summaries: dict,

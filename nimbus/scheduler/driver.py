@@ -1,0 +1,126 @@
+"""The scheduling service logic behind the RPC manager: prefilters -> placement ->
+host states -> filter/weigh/select with placement claims.
+
+Dependencies are injected: a placement client (``get_allocation_candidates``,
+``claim_resources``, ``remove_allocations`` as in contracts.md), a
+:class:`~nimbus.scheduler.host_manager.HostManager` and, optionally, ``record(ctxt,
+outcome, spec, detail)`` that stores explanations for admins.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from oslo_log import log as logging
+
+from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
+from nimbus.scheduler import exception, request_filters, selection
+
+LOG = logging.getLogger(__name__)
+
+
+def root_of(provider_summaries: dict, rp: str) -> str:
+    summary = provider_summaries.get(rp) or {}
+    return summary.get("root_provider_uuid") or rp
+
+
+def candidates_by_root(body: dict) -> tuple[list[str], dict]:
+    """Root provider uuids in placement's order, and root -> first allocation request."""
+    summaries = body.get("provider_summaries", {})
+    order, areqs = [], {}
+    for areq in body.get("allocation_requests", []):
+        rps = list(areq.get("allocations", {}))
+        if not rps:
+            continue
+        root = root_of(summaries, rps[0])
+        if root not in areqs:
+            areqs[root] = areq
+            order.append(root)
+    return order, areqs
+
+
+class Scheduler:
+    def __init__(self, conf, placement, host_manager, filter_scheduler=None, record=None):
+        self.conf = conf
+        self.placement = placement
+        self.host_manager = host_manager
+        self.engine = filter_scheduler or selection.FilterScheduler(conf)
+        self.record = record
+        # one decision at a time per process: decisions take milliseconds, and consuming
+        # in shared host states must not interleave. Several processes race in placement.
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+    def _resolve_group(self, spec: RequestSpec) -> None:
+        group = spec.instance_group
+        if group is None:
+            uuid = spec.get_hint("group")
+            data = self.host_manager.server_group(uuid) if uuid else None
+            if data is None:
+                return
+            group = spec.instance_group = InstanceGroup.from_dict(data)
+        if group.members and not group.hosts:
+            members = set(group.members)
+            for hs in self.host_manager.all_host_states():
+                for u in hs.instances:
+                    if u in members:
+                        group.hosts.append(hs.host)
+
+    def _candidates(self, ctxt, spec):
+        params = request_filters.build_query(spec, self.conf, self.host_manager.aggregates())
+        body = self.placement.get_allocation_candidates(ctxt, params)
+        order, areqs = candidates_by_root(body)
+        hosts = self.host_manager.host_states_for_candidates(
+            body.get("provider_summaries", {}), order)
+        return hosts, areqs
+
+    def _record(self, ctxt, outcome, spec, detail):
+        if self.record is None:
+            return
+        try:
+            self.record(ctxt, outcome, spec, detail)
+        except Exception:  # recording must never fail a decision
+            LOG.exception("could not record the scheduling explanation")
+
+    # ------------------------------------------------------------------ API
+    def select_destinations(self, ctxt, spec: RequestSpec, instance_uuids=None,
+                            return_alternates=True) -> list[list[dict]]:
+        if instance_uuids:
+            spec.instance_uuids = list(instance_uuids)
+            spec.num_instances = max(spec.num_instances, len(instance_uuids))
+        self._resolve_group(spec)
+
+        def claim(host, areq, uuid):
+            if areq is None or uuid is None:
+                return True
+            return self.placement.claim_resources(ctxt, uuid, areq, spec.project_id,
+                                                  spec.user_id)
+
+        def unclaim(host, areq, uuid):
+            if uuid is not None:
+                self.placement.remove_allocations(ctxt, uuid)
+
+        with self._lock:
+            try:
+                hosts, areqs = self._candidates(ctxt, spec)
+                result = self.engine.schedule(spec, hosts, areqs, claim=claim,
+                                              unclaim=unclaim,
+                                              return_alternates=return_alternates)
+            except exception.NoValidHost as exc:
+                self._record(ctxt, "failed", spec, exc.explanation or {"message": exc.reason})
+                raise
+        self._record(ctxt, "scheduled", spec, {
+            "instances": [{"instance_uuid": u, "host": r[0]["service_host"],
+                           "alternates": [s["service_host"] for s in r[1:]]}
+                          for u, r in zip(spec.instance_uuids or [None] * len(result), result)]})
+        return result
+
+    def dry_run(self, ctxt, spec: RequestSpec) -> dict:
+        self._resolve_group(spec)
+        with self._lock:
+            try:
+                hosts, areqs = self._candidates(ctxt, spec)
+            except exception.NoValidHost as exc:
+                return {"placement_candidates": 0, "filters": [], "ranked": [],
+                        "rejected": [], "message": exc.reason}
+            return self.engine.dry_run(spec, hosts, areqs)

@@ -1,0 +1,140 @@
+"""The scheduler's RPC endpoint: thin. It validates messages, turns dicts into a
+RequestSpec and delegates to :class:`~nimbus.scheduler.driver.Scheduler` and the
+:class:`~nimbus.scheduler.host_manager.HostManager`.
+
+Methods (see ``rpcapi.py`` for call/cast and versions): ``select_destinations``,
+``dry_run``, ``update_aggregates``, ``delete_aggregate``, ``update_instance_info``,
+``delete_instance_info``, ``sync_instance_info``, ``update_compute_node``,
+``update_service``, ``update_server_group``, ``refresh_host_states``.
+"""
+
+from __future__ import annotations
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from nimbus.common import rpc
+from nimbus.common.objects.request_spec import RequestSpec
+from nimbus.scheduler import conf as sched_conf
+from nimbus.scheduler import driver, exception, host_manager
+from nimbus.scheduler.rpcapi import VERSION
+
+LOG = logging.getLogger(__name__)
+
+
+def _spec(request_spec) -> RequestSpec:
+    if isinstance(request_spec, RequestSpec):
+        return request_spec
+    if not isinstance(request_spec, dict) or not isinstance(request_spec.get("flavor"), dict):
+        raise rpc.InvalidMessage("request_spec must be a dict with a flavor")
+    try:
+        return RequestSpec.from_dict(request_spec)
+    except (TypeError, ValueError) as exc:
+        raise rpc.InvalidMessage(f"bad request_spec: {exc}") from exc
+
+
+class SchedulerManager:
+    """``SchedulerManager(conf, placement, host_info_source=None, host_manager=None,
+    record=None)``. Give either a HostInfoSource or a ready HostManager."""
+
+    target = messaging.Target(version=VERSION)
+
+    def __init__(self, conf, placement, host_info_source=None, host_manager=None,
+                 record=None, periodic_refresh: float | None = None):
+        self.conf = conf
+        if host_manager is None:
+            if host_info_source is None:
+                raise ValueError("need a host_info_source or a host_manager")
+            host_manager = host_manager_mod.HostManager(conf, host_info_source)
+        self.host_manager = host_manager
+        self.driver = driver.Scheduler(conf, placement, host_manager, record=record)
+        self._periodic = None
+        if periodic_refresh:
+            from nimbus.common import service
+            self._periodic = service.Periodic(periodic_refresh, self._safe_refresh,
+                                              name="scheduler-host-refresh")
+            self._periodic.start()
+
+    def _safe_refresh(self):
+        try:
+            self.host_manager.refresh()
+        except Exception:
+            LOG.exception("host state refresh failed")
+
+    def shutdown(self):
+        if self._periodic is not None:
+            self._periodic.stop()
+
+    # ------------------------------------------------------------------ calls
+    @rpc.expose(required=("request_spec",))
+    def select_destinations(self, ctxt, request_spec=None, instance_uuids=None,
+                            return_alternates=True):
+        spec = _spec(request_spec)
+        if instance_uuids is not None and not isinstance(instance_uuids, list):
+            raise rpc.InvalidMessage("instance_uuids must be a list")
+        try:
+            return self.driver.select_destinations(ctxt, spec, instance_uuids,
+                                                   bool(return_alternates))
+        except exception.InvalidRequest as exc:
+            raise exception.NoValidHost(str(exc), {"message": str(exc)}) from exc
+
+    @rpc.expose(required=("request_spec",))
+    def dry_run(self, ctxt, request_spec=None):
+        return self.driver.dry_run(ctxt, _spec(request_spec))
+
+    # ------------------------------------------------------------------ casts
+    @rpc.expose(cast=True, required=("aggregates",))
+    def update_aggregates(self, ctxt, aggregates=None):
+        self.host_manager.update_aggregates(list(aggregates))
+
+    @rpc.expose(cast=True, required=("aggregate",))
+    def delete_aggregate(self, ctxt, aggregate=None):
+        self.host_manager.delete_aggregate(aggregate)
+
+    @rpc.expose(cast=True, required=("host_name", "instance_info"))
+    def update_instance_info(self, ctxt, host_name=None, instance_info=None):
+        infos = instance_info if isinstance(instance_info, list) else [instance_info]
+        self.host_manager.update_instance_info(host_name, infos)
+
+    @rpc.expose(cast=True, required=("host_name", "instance_uuid"))
+    def delete_instance_info(self, ctxt, host_name=None, instance_uuid=None):
+        self.host_manager.delete_instance_info(host_name, instance_uuid)
+
+    @rpc.expose(cast=True, required=("host_name", "instance_uuids"))
+    def sync_instance_info(self, ctxt, host_name=None, instance_uuids=None):
+        self.host_manager.sync_instance_info(host_name, list(instance_uuids))
+
+    @rpc.expose(cast=True, required=("compute_node",))
+    def update_compute_node(self, ctxt, compute_node=None):
+        self.host_manager.update_compute_node(compute_node)
+
+    @rpc.expose(cast=True, required=("service",))
+    def update_service(self, ctxt, service=None):
+        self.host_manager.update_service(service)
+
+    @rpc.expose(cast=True, required=("group",))
+    def update_server_group(self, ctxt, group=None):
+        self.host_manager.update_server_group(group)
+
+    @rpc.expose(cast=True)
+    def refresh_host_states(self, ctxt):
+        self._safe_refresh()
+
+
+host_manager_mod = host_manager
+
+
+def build_manager(conf, placement, cells=None, api_db=None, host_info_source=None):
+    """Assemble a manager from a config: DB-backed host source and explanation records
+    unless a source is given."""
+    try:
+        sched_conf.register_opts(conf)
+    except Exception:  # already registered (by the integrator's build_conf)
+        pass
+    record = None
+    if host_info_source is None:
+        from nimbus.scheduler import db_source
+        host_info_source = db_source.DBHostInfoSource(api_db, cells)
+        record = db_source.db_recorder(api_db)
+    return SchedulerManager(conf, placement, host_info_source=host_info_source,
+                            record=record, periodic_refresh=600)

@@ -1,0 +1,80 @@
+"""RPC client of the scheduler (topic ``scheduler`` on the API bus): the only place that
+knows its method names and versions.
+
+Version history
+  1.0  select_destinations, dry_run (calls); update_aggregates, delete_aggregate,
+       update_instance_info, delete_instance_info, sync_instance_info,
+       update_compute_node, update_service, update_server_group, refresh_host_states
+       (casts).
+"""
+
+from nimbus.common import rpc
+
+TOPIC = "scheduler"
+VERSION = "1.0"
+
+
+class SchedulerAPI:
+    """``SchedulerAPI(transport, conf=None)``."""
+
+    def __init__(self, transport, conf=None):
+        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+        self._conf = conf
+
+    def _call_timeout(self):
+        # a multi-create of many instances can take longer than a usual call
+        base = 60
+        try:
+            base = self._conf.rpc.rpc_response_timeout
+        except Exception:
+            pass
+        return max(base, 60) * 5
+
+    def select_destinations(self, ctxt, request_spec, instance_uuids, return_alternates=True):
+        """Call: per instance, ``[selected, *alternates]`` Selection dicts (contracts.md).
+        Raises NoValidHost (with ``explanation``) when fewer than min_count fit."""
+        cctxt = self._client.prepare(version="1.0", timeout=self._call_timeout())
+        return cctxt.call(ctxt, "select_destinations", request_spec=request_spec,
+                          instance_uuids=instance_uuids, return_alternates=return_alternates)
+
+    def dry_run(self, ctxt, request_spec):
+        """Call: ranked hosts with every weigher's raw/normalised/weighted value, and
+        rejected hosts with reasons. Claims nothing."""
+        return self._client.prepare(version="1.0").call(ctxt, "dry_run",
+                                                        request_spec=request_spec)
+
+    def _cast(self, ctxt, method, **kwargs):
+        self._client.prepare(version="1.0", fanout=True).cast(ctxt, method, **kwargs)
+
+    def update_aggregates(self, ctxt, aggregates):
+        """Cast (fanout to every scheduler): aggregates created or changed."""
+        self._cast(ctxt, "update_aggregates", aggregates=aggregates)
+
+    def delete_aggregate(self, ctxt, aggregate):
+        self._cast(ctxt, "delete_aggregate", aggregate=aggregate)
+
+    def update_instance_info(self, ctxt, host_name, instance_info):
+        """Cast: instance(s) (dict or list of dicts with ``uuid``) now on ``host_name``."""
+        self._cast(ctxt, "update_instance_info", host_name=host_name,
+                   instance_info=instance_info)
+
+    def delete_instance_info(self, ctxt, host_name, instance_uuid):
+        self._cast(ctxt, "delete_instance_info", host_name=host_name,
+                   instance_uuid=instance_uuid)
+
+    def sync_instance_info(self, ctxt, host_name, instance_uuids):
+        self._cast(ctxt, "sync_instance_info", host_name=host_name,
+                   instance_uuids=instance_uuids)
+
+    def update_compute_node(self, ctxt, compute_node):
+        """Cast: a compute node record (HostInfoSource.compute_nodes shape) changed."""
+        self._cast(ctxt, "update_compute_node", compute_node=compute_node)
+
+    def update_service(self, ctxt, service):
+        self._cast(ctxt, "update_service", service=service)
+
+    def update_server_group(self, ctxt, group):
+        self._cast(ctxt, "update_server_group", group=group)
+
+    def refresh_host_states(self, ctxt):
+        self._cast(ctxt, "refresh_host_states")
