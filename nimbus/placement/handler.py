@@ -1,0 +1,83 @@
+"""The route table of the placement API: path -> {method: handler}.
+
+Handlers are ``handler(state, req, resp, **path_params)``; :func:`routes`
+binds them to a :class:`State` for :func:`nimbus.common.wsgi.build_app`.
+A route missing a method answers 405 with an ``allow`` header.
+"""
+
+import functools
+
+from nimbus.placement.handlers import aggregate
+from nimbus.placement.handlers import allocation
+from nimbus.placement.handlers import allocation_candidate
+from nimbus.placement.handlers import inventory
+from nimbus.placement.handlers import reshaper
+from nimbus.placement.handlers import resource_class
+from nimbus.placement.handlers import resource_provider
+from nimbus.placement.handlers import root
+from nimbus.placement.handlers import trait
+from nimbus.placement.handlers import usage
+
+_RP = '/resource_providers/{uuid}'
+
+ROUTES = [
+    ('/', {'GET': root.home}),
+    ('/resource_providers', {'GET': resource_provider.list_providers,
+                             'POST': resource_provider.create}),
+    (_RP, {'GET': resource_provider.show, 'PUT': resource_provider.update,
+           'DELETE': resource_provider.delete}),
+    (_RP + '/inventories', {'GET': inventory.list_inventories,
+                            'POST': inventory.create,
+                            'PUT': inventory.set_all,
+                            'DELETE': inventory.delete_all}),
+    (_RP + '/inventories/{rc}', {'GET': inventory.show,
+                                 'PUT': inventory.update,
+                                 'DELETE': inventory.delete}),
+    (_RP + '/usages', {'GET': usage.for_provider}),
+    (_RP + '/aggregates', {'GET': aggregate.list_for_provider,
+                           'PUT': aggregate.set_for_provider}),
+    (_RP + '/traits', {'GET': trait.list_for_provider,
+                       'PUT': trait.set_for_provider,
+                       'DELETE': trait.delete_for_provider}),
+    (_RP + '/allocations', {'GET': allocation.for_provider}),
+    ('/resource_classes', {'GET': resource_class.list_classes,
+                           'POST': resource_class.create}),
+    ('/resource_classes/{name}', {'GET': resource_class.show,
+                                  'PUT': resource_class.update,
+                                  'DELETE': resource_class.delete}),
+    ('/traits', {'GET': trait.list_traits}),
+    ('/traits/{name}', {'GET': trait.show, 'PUT': trait.update,
+                        'DELETE': trait.delete}),
+    ('/allocations', {'POST': allocation.post}),
+    ('/allocations/{consumer_uuid}', {'GET': allocation.show,
+                                      'PUT': allocation.update,
+                                      'DELETE': allocation.delete}),
+    ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
+    ('/usages', {'GET': usage.for_project}),
+    ('/reshaper', {'POST': reshaper.reshape}),
+]
+
+
+class State:
+    """What every handler needs: the database, caches, policy, options."""
+
+    def __init__(self, conf, pdb, cache, enforcer):
+        self.conf = conf
+        self.pdb = pdb
+        self.cache = cache
+        self.enforcer = enforcer
+        opts = conf.placement
+        self.candidate_options = {
+            'max_allocation_candidates': opts.max_allocation_candidates,
+            'randomize_allocation_candidates':
+                opts.randomize_allocation_candidates,
+            'allocation_candidates_generation_strategy':
+                opts.allocation_candidates_generation_strategy,
+        }
+
+
+def routes(state):
+    """The route table with every handler bound to ``state``."""
+    return [(path, {method: functools.partial(fn, state)
+                    for method, fn in methods.items()})
+            for path, methods in ROUTES]

@@ -1,0 +1,42 @@
+"""/resource_providers/{uuid}/aggregates (1.1; generation from 1.19)."""
+
+from nimbus.placement.handlers import util
+from nimbus.placement.objects import aggregate as agg_obj
+from nimbus.placement.objects import resource_provider as rp_obj
+from nimbus.placement.schemas import aggregate as schema
+
+
+def _send(req, resp, gen, aggs):
+    body = {'aggregates': aggs}
+    if util.version(req) >= (1, 19):
+        body['resource_provider_generation'] = gen
+    util.send(req, resp, body)
+
+
+@util.since((1, 1))
+def list_for_provider(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:aggregates:list')
+
+    def load(conn):
+        rp = rp_obj.get(conn, uuid)
+        return rp['generation'], agg_obj.provider_aggregates(conn, rp['id'])
+    _send(req, resp, *state.pdb.read(load))
+
+
+@util.since((1, 1))
+def set_for_provider(state, req, resp, uuid):
+    util.authorize(state, req,
+                   'placement:resource_providers:aggregates:update')
+    new = util.version(req) >= (1, 19)
+    data = util.body(req, schema.PUT_1_19 if new else schema.PUT_1_1)
+    aggs = [util.normalize_uuid(a) for a in
+            (data['aggregates'] if new else data)]
+
+    def run(conn):
+        rp = rp_obj.get(conn, uuid)
+        gen = data['resource_provider_generation'] if new else \
+            rp['generation']
+        gen = agg_obj.set_provider_aggregates(conn, rp['id'], gen, aggs,
+                                              increment=new)
+        return gen, agg_obj.provider_aggregates(conn, rp['id'])
+    _send(req, resp, *state.pdb.write(run))

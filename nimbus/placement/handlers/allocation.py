@@ -1,0 +1,82 @@
+"""/allocations/{consumer}, POST /allocations and provider allocations."""
+
+from nimbus.placement.handlers import util
+from nimbus.placement.objects import allocation as alloc_obj
+from nimbus.placement.objects import resource_provider as rp_obj
+from nimbus.placement.schemas import allocation as schema
+
+
+def to_request(uuid, data, version):
+    """An :class:`alloc_obj.Request` from one consumer's body."""
+    allocs = data['allocations']
+    if isinstance(allocs, list):
+        merged = {}
+        for item in allocs:
+            rp = util.normalize_uuid(item['resource_provider']['uuid'])
+            merged.setdefault(rp, {}).update(item['resources'])
+        allocs = merged
+    else:
+        allocs = {util.normalize_uuid(rp): dict(v['resources'])
+                  for rp, v in allocs.items()}
+    generation = alloc_obj.NO_GENERATION
+    if version >= (1, 28):
+        generation = data.get('consumer_generation')
+    return alloc_obj.Request(
+        util.normalize_uuid(uuid), allocs, data.get('project_id'),
+        data.get('user_id'), generation, data.get('consumer_type'))
+
+
+def show(state, req, resp, consumer_uuid):
+    util.authorize(state, req, 'placement:allocations:list')
+    version = util.version(req)
+    allocs, consumer = state.pdb.read(alloc_obj.for_consumer,
+                                      util.normalize_uuid(consumer_uuid))
+    body = {'allocations': allocs}
+    if version >= (1, 12) and consumer is not None:
+        body['project_id'] = consumer['project_id']
+        body['user_id'] = consumer['user_id']
+        if version >= (1, 28):
+            body['consumer_generation'] = consumer['generation']
+        if version >= (1, 38):
+            body['consumer_type'] = consumer['consumer_type'] or 'unknown'
+    util.send(req, resp, body)
+
+
+def update(state, req, resp, consumer_uuid):
+    util.authorize(state, req, 'placement:allocations:update')
+    version = util.version(req)
+    data = util.body(req, schema.put_schema(version))
+    request = to_request(consumer_uuid, data, version)
+    state.pdb.write(alloc_obj.replace, [request], structure=False,
+                    usage=True)
+    util.no_content(resp)
+
+
+@util.since((1, 13))
+def post(state, req, resp):
+    util.authorize(state, req, 'placement:allocations:manage')
+    version = util.version(req)
+    data = util.body(req, schema.post_schema(version))
+    requests = [to_request(uuid, one, version) for uuid, one in
+                sorted(data.items())]
+    state.pdb.write(alloc_obj.replace, requests, structure=False, usage=True)
+    util.no_content(resp)
+
+
+def delete(state, req, resp, consumer_uuid):
+    util.authorize(state, req, 'placement:allocations:delete')
+    state.pdb.write(alloc_obj.delete_consumer,
+                    util.normalize_uuid(consumer_uuid), structure=False,
+                    usage=True)
+    util.no_content(resp)
+
+
+def for_provider(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:allocations:list')
+
+    def load(conn):
+        rp = rp_obj.get(conn, uuid)
+        return rp['generation'], alloc_obj.for_provider(conn, rp['id'])
+    gen, allocs = state.pdb.read(load)
+    util.send(req, resp, {'allocations': allocs,
+                          'resource_provider_generation': gen})

@@ -1,0 +1,115 @@
+"""/resource_providers and /resource_providers/{uuid}."""
+
+from oslo_utils import uuidutils
+
+from nimbus.placement import exception
+from nimbus.placement.handlers import query
+from nimbus.placement.handlers import util
+from nimbus.placement.objects import resource_provider as rp_obj
+from nimbus.placement.schemas import resource_provider as schema
+
+
+def links(uuid, version):
+    base = '/resource_providers/%s' % uuid
+    out = [{'rel': 'self', 'href': base},
+           {'rel': 'inventories', 'href': base + '/inventories'},
+           {'rel': 'usages', 'href': base + '/usages'}]
+    if version >= (1, 1):
+        out.append({'rel': 'aggregates', 'href': base + '/aggregates'})
+    if version >= (1, 6):
+        out.append({'rel': 'traits', 'href': base + '/traits'})
+    if version >= (1, 11):
+        out.append({'rel': 'allocations', 'href': base + '/allocations'})
+    return out
+
+
+def represent(uuid, name, generation, parent, root, version):
+    out = {'uuid': uuid, 'name': name, 'generation': generation,
+           'links': links(uuid, version)}
+    if version >= (1, 14):
+        out['parent_provider_uuid'] = parent
+        out['root_provider_uuid'] = root
+    return out
+
+
+def _from_row(row, version):
+    return represent(row['uuid'], row['name'], row['generation'],
+                     row['parent_provider_uuid'], row['root_provider_uuid'],
+                     version)
+
+
+def create(state, req, resp):
+    util.authorize(state, req, 'placement:resource_providers:create')
+    version = util.version(req)
+    data = util.body(req, schema.post_schema(version))
+    uuid = util.normalize_uuid(data.get('uuid') or
+                               uuidutils.generate_uuid())
+    row = state.pdb.write(rp_obj.create, uuid, data['name'],
+                          data.get('parent_provider_uuid'))
+    resp.set_header('location', '/resource_providers/%s' % uuid)
+    if version >= (1, 20):
+        util.send(req, resp, _from_row(row, version),
+                  last_modified=row['updated_at'])
+    else:
+        util.send(req, resp, None, status=201)
+
+
+def show(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:show')
+    row = state.pdb.read(rp_obj.get, uuid)
+    util.send(req, resp, _from_row(row, util.version(req)),
+              last_modified=row['updated_at'] or row['created_at'])
+
+
+def update(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:update')
+    version = util.version(req)
+    data = util.body(req, schema.put_schema(version))
+    parent = rp_obj.UNSET
+    if 'parent_provider_uuid' in data:
+        parent = data['parent_provider_uuid']
+        if parent is not None:
+            parent = util.normalize_uuid(parent)
+    row = state.pdb.write(rp_obj.update, uuid, data['name'], parent,
+                          allow_reparent=version >= (1, 37))
+    util.send(req, resp, _from_row(row, version),
+              last_modified=row['updated_at'])
+
+
+def delete(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:delete')
+    state.pdb.write(rp_obj.delete, uuid)
+    util.no_content(resp)
+
+
+def list_providers(state, req, resp):
+    util.authorize(state, req, 'placement:resource_providers:list')
+    version = util.version(req)
+    util.check_query(req, schema.list_params(version))
+    qs = util.params(req)
+    snapshot = state.cache.get()
+    filters = {}
+    if 'name' in qs:
+        filters['name'] = qs['name'][-1]
+    for key in ('uuid', 'in_tree'):
+        if key in qs:
+            value = qs[key][-1]
+            if not query._UUID.match(value):
+                raise exception.BadRequest(
+                    'Invalid query string parameters: %r is not a valid '
+                    'uuid for %s' % (value, key))
+            filters[key] = util.normalize_uuid(value)
+    if 'member_of' in qs:
+        filters['member_of'] = query.parse_member_of(qs['member_of'],
+                                                     version)
+    if 'required' in qs:
+        filters['required'] = query.parse_required(qs['required'], version,
+                                                   snapshot.traits)
+    if 'resources' in qs:
+        filters['resources'] = query.parse_resources(
+            qs['resources'][-1], snapshot.resource_classes)
+    found = query.filter_providers(snapshot, **filters)
+    body = {'resource_providers': [
+        represent(p.uuid, p.name, p.generation, p.parent_uuid, p.root_uuid,
+                  version) for p in found]}
+    util.send(req, resp, body)

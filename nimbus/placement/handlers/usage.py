@@ -1,0 +1,39 @@
+"""/resource_providers/{uuid}/usages and /usages (1.9; by type 1.38)."""
+
+from nimbus.placement import exception
+from nimbus.placement.handlers import util
+from nimbus.placement.objects import resource_provider as rp_obj
+from nimbus.placement.objects import usage as usage_obj
+
+
+def for_provider(state, req, resp, uuid):
+    util.authorize(state, req, 'placement:resource_providers:usages')
+
+    def load(conn):
+        rp = rp_obj.get(conn, uuid)
+        return rp['generation'], usage_obj.for_provider(conn, rp['id'])
+    gen, usages = state.pdb.read(load)
+    util.send(req, resp, {'usages': usages,
+                          'resource_provider_generation': gen})
+
+
+@util.since((1, 9))
+def for_project(state, req, resp):
+    version = util.version(req)
+    allowed = ['project_id', 'user_id']
+    if version >= (1, 38):
+        allowed.append('consumer_type')
+    util.check_query(req, allowed)
+    project_id = util.single(req, 'project_id')
+    if not project_id:
+        raise exception.BadRequest(
+            "Invalid query string parameters: 'project_id' is a required "
+            "property")
+    util.authorize(state, req, 'placement:usages',
+                   {'project_id': project_id, 'user_id':
+                    req.context['ctx'].user_id})
+    user_id = util.single(req, 'user_id')
+    ctype = util.single(req, 'consumer_type')
+    rows = state.pdb.read(usage_obj.for_project, project_id, user_id, ctype)
+    util.send(req, resp, {'usages': usage_obj.summarize(
+        rows, version >= (1, 38), ctype)})

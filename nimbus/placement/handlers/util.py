@@ -1,0 +1,111 @@
+"""Helpers shared by the handlers: version gates, responses, query checks."""
+
+import email.utils
+import functools
+import time
+
+import falcon
+import jsonschema
+import orjson
+
+from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
+from nimbus.placement import exception
+
+UUID_RE = ('^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
+           '[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$')
+
+
+def version(req):
+    return req.context['version']
+
+
+def since(major_minor):
+    """Decorator: the route does not exist below this microversion (404)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def handler(state, req, resp, **kw):
+            if version(req) < major_minor:
+                raise errors.HTTPError(404, 'The resource could not be '
+                                            'found.')
+            return fn(state, req, resp, **kw)
+        return handler
+    return wrap
+
+
+def http_date(ts=None):
+    return email.utils.formatdate(ts if ts is not None else time.time(),
+                                  usegmt=True)
+
+
+def send(req, resp, body, status=200, last_modified=None):
+    """Serialise ``body`` with orjson; cache headers from 1.15."""
+    resp.status = falcon.code_to_http_status(status)
+    if body is not None:
+        resp.data = orjson.dumps(body)
+        resp.content_type = 'application/json'
+    if version(req) >= (1, 15) and req.method in ('GET', 'PUT', 'POST'):
+        resp.set_header('cache-control', 'no-cache')
+        if last_modified is not None:
+            ts = last_modified.replace(
+                tzinfo=__import__('datetime').timezone.utc).timestamp()
+        else:
+            ts = None
+        resp.set_header('last-modified', http_date(ts))
+
+
+def no_content(resp):
+    resp.status = falcon.HTTP_204
+
+
+def params(req):
+    """The query as ``{name: [values]}`` (repeated keys keep every value)."""
+    out = {}
+    for name, value in req.params.items():
+        out[name] = value if isinstance(value, list) else [value]
+    return out
+
+
+def check_query(req, allowed):
+    """400 for a query parameter not in ``allowed`` at this microversion."""
+    extra = sorted(set(req.params) - set(allowed))
+    if extra:
+        raise errors.HTTPError(
+            400, 'Invalid query string parameters: Additional properties '
+                 'are not allowed (%s unexpected)' % ', '.join(
+                     repr(e) for e in extra), exception.UNDEFINED)
+
+
+def single(req, name):
+    """A query parameter given once (the last value if repeated)."""
+    value = req.params.get(name)
+    if isinstance(value, list):
+        return value[-1]
+    return value
+
+
+def validate(data, schema, what='JSON'):
+    validator = jsonschema.Draft7Validator(
+        schema, format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = '/'.join(str(p) for p in error.absolute_path)
+        raise errors.HTTPError(400, '%s does not validate: %s%s' % (
+            what, error.message, (" (at '%s')" % where) if where else ''),
+            exception.UNDEFINED)
+
+
+def body(req, schema):
+    return json_body(req, schema, exception.UNDEFINED)
+
+
+def authorize(state, req, rule, target=None):
+    state.enforcer.authorize(req.context['ctx'], rule, target)
+
+
+def normalize_uuid(value):
+    value = value.lower()
+    if '-' not in value and len(value) == 32:
+        value = '%s-%s-%s-%s-%s' % (value[:8], value[8:12], value[12:16],
+                                    value[16:20], value[20:])
+    return value
