@@ -1,0 +1,86 @@
+"""Flavor extra-spec validation for the compute API.
+
+Validators come from the ``nimbus.api.extra_spec_validators`` entry points: each entry
+point is a module with ``register() -> list[ExtraSpecValidator]`` (Nimbus registers its
+own as ``nimbus``; a plugin such as an out-of-tree filter registers its keys the same
+way). :func:`validate` raises :class:`ExtraSpecValidationError` for a key no validator
+knows or a value its validator rejects. Unscoped keys (no ``:``) are free-form
+requirements for AggregateInstanceExtraSpecsFilter / ComputeCapabilitiesFilter and only
+need a well-formed operator expression.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from oslo_log import log as logging
+from stevedore import extension
+
+from nimbus.api.extra_specs import validators as builtin
+from nimbus.api.extra_specs.base import ExtraSpecValidationError, ExtraSpecValidator
+
+__all__ = ["ExtraSpecValidationError", "ExtraSpecValidator", "validate", "validate_all",
+           "registry", "reset"]
+
+LOG = logging.getLogger(__name__)
+NAMESPACE = "nimbus.api.extra_spec_validators"
+
+_lock = threading.Lock()
+_registry: list[ExtraSpecValidator] | None = None
+
+
+def _load() -> list[ExtraSpecValidator]:
+    out = list(builtin.register())
+    mgr = extension.ExtensionManager(NAMESPACE, invoke_on_load=False,
+                                     on_load_failure_callback=lambda m, ep, e: LOG.warning(
+                                         "extra spec validators %s failed to load: %s", ep, e))
+    for ext in mgr:
+        if ext.plugin is builtin:
+            continue
+        try:
+            out.extend(ext.plugin.register())
+        except Exception:
+            LOG.exception("extra spec validators %s failed to register", ext.name)
+    return out
+
+
+def registry() -> list[ExtraSpecValidator]:
+    global _registry
+    with _lock:
+        if _registry is None:
+            _registry = _load()
+        return _registry
+
+
+def reset() -> None:
+    """Forget loaded validators (after installing a plugin)."""
+    global _registry
+    with _lock:
+        _registry = None
+
+
+def validate(key: str, value) -> None:
+    """Raise ExtraSpecValidationError when ``key=value`` is unknown or malformed."""
+    if ":" not in key:
+        from nimbus.scheduler.filters.extra_specs_ops import is_valid
+        if not is_valid(str(value)):
+            raise ExtraSpecValidationError(f"{key}: {value!r} is not a valid requirement")
+        return
+    for v in registry():
+        if v.matches(key):
+            v.validate(key, value)
+            if v.name.startswith("resources{"):
+                err = builtin.check_resource_class(key)
+            elif v.name.startswith("trait{"):
+                err = builtin.check_trait(key)
+            else:
+                err = None
+            if err:
+                raise ExtraSpecValidationError(err)
+            return
+    raise ExtraSpecValidationError(f"unknown extra spec {key}")
+
+
+def validate_all(extra_specs: dict) -> None:
+    for key, value in extra_specs.items():
+        validate(key, value)
