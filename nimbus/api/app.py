@@ -1,0 +1,64 @@
+"""Build the compute API's WSGI application with its dependencies."""
+
+from nimbus.api import handler
+from nimbus.api import policies
+from nimbus.api import util
+from nimbus.common import policy as common_policy
+from nimbus.common import wsgi
+
+MIN_VERSION = '2.1'
+MAX_VERSION = '2.96'
+
+PUBLIC_PATHS = ('/', '/v2.1', '/v2.1/')
+
+
+def _default_compute_api_factory(conf, cells):
+    from nimbus.compute import rpcapi as compute_rpcapi
+    cache = {}
+
+    def factory(cell):
+        api = cache.get(cell.uuid)
+        if api is None:
+            api = cache[cell.uuid] = compute_rpcapi.ComputeAPI(
+                cells.transport(cell), conf=conf)
+        return api
+    return factory
+
+
+def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
+             compute_api_factory=None):
+    """The nimbus-api WSGI callable.
+
+    - ``conf``: a ConfigOpts with every Nimbus option registered
+      (``[api]``, ``[oslo_policy]``, ``[keystone_authtoken]`` are read).
+    - ``api_db``: the API :class:`~nimbus.common.db.Database`.
+    - ``cells``: a :class:`~nimbus.common.cells.CellDirectory`.
+    - ``conductor_api``: has ``schedule_and_build_instances(ctx,
+      request_spec, instance_uuids)`` (the super conductor's rpcapi).
+    - ``scheduler_api``: has ``dry_run(ctx, request_spec)``; optional, the
+      dry-run endpoint answers 503 without it.
+    - ``compute_api_factory``: ``cell -> ComputeAPI`` on that cell's bus;
+      by default a cached :class:`nimbus.compute.rpcapi.ComputeAPI` per cell.
+    """
+    enforcer = common_policy.Enforcer(conf, policies.RULES)
+    deps = util.Deps(
+        conf=conf, api_db=api_db, cells=cells, conductor_api=conductor_api,
+        scheduler_api=scheduler_api,
+        compute_api_factory=(compute_api_factory or
+                             _default_compute_api_factory(conf, cells)),
+        policy=enforcer)
+    app = wsgi.build_app(
+        handler.ROUTES, auth_strategy=conf.api.auth_strategy,
+        service_type='compute', min_version=MIN_VERSION,
+        max_version=MAX_VERSION, error_style='compute',
+        public_paths=PUBLIC_PATHS,
+        request_id_headers=('x-openstack-request-id', 'x-compute-request-id'),
+        echo_version_headers=(('X-OpenStack-Nova-API-Version', '%s'),),
+        legacy_version_headers=('X-OpenStack-Nova-API-Version',),
+        keystone_conf=conf)
+
+    def application(environ, start_response):
+        environ[util.ENV_KEY] = deps
+        return app(environ, start_response)
+    application.deps = deps
+    return application

@@ -1,0 +1,30 @@
+"""Options of nimbus-api (group ``[api]``; auth_strategy lives in
+:mod:`nimbus.common.wsgi.options`)."""
+
+from oslo_config import cfg
+
+API_OPTS = [
+    cfg.IntOpt('max_limit', default=1000, min=1,
+               help='Largest number of items one list request returns.'),
+    cfg.StrOpt('default_availability_zone', default='nova',
+               help='Availability zone of compute hosts that are in no '
+                    'aggregate with an availability_zone.'),
+    cfg.StrOpt('default_schedule_zone',
+               help='Availability zone given to servers created without '
+                    'one. Unset means any zone.'),
+    cfg.StrOpt('internal_service_availability_zone', default='internal',
+               help='Availability zone shown for non-compute services.'),
+    cfg.BoolOpt('enable_instance_password', default=True,
+                help='Return an adminPass when a server is created.'),
+    cfg.StrOpt('compute_link_prefix',
+               help='Base URL put in links instead of the request host '
+                    '(for a proxy in front of nimbus-api).'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(API_OPTS, group='api')
+
+
+def list_opts():
+    return [('api', API_OPTS)]

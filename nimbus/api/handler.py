@@ -1,0 +1,68 @@
+"""The compute API's route table: URL -> {method: handler}."""
+
+from nimbus.api.handlers import aggregates
+from nimbus.api.handlers import availability_zones
+from nimbus.api.handlers import external_events
+from nimbus.api.handlers import flavors
+from nimbus.api.handlers import hypervisors
+from nimbus.api.handlers import images
+from nimbus.api.handlers import root
+from nimbus.api.handlers import scheduler
+from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_groups
+from nimbus.api.handlers import servers
+from nimbus.api.handlers import services
+
+V = '/v2.1'
+
+ROUTES = [
+    ('/', {'GET': root.versions}),
+    (V, {'GET': root.version_v21}),
+    (V + '/', {'GET': root.version_v21}),
+    # servers
+    (V + '/servers', {'GET': servers.index, 'POST': server_create.create}),
+    (V + '/servers/detail', {'GET': servers.detail}),
+    (V + '/servers/{server_id}', {'GET': servers.show,
+                                  'DELETE': servers.delete}),
+    # flavors
+    (V + '/flavors', {'GET': flavors.index, 'POST': flavors.create}),
+    (V + '/flavors/detail', {'GET': flavors.detail}),
+    (V + '/flavors/{flavor_id}', {'GET': flavors.show, 'PUT': flavors.update,
+                                  'DELETE': flavors.delete}),
+    (V + '/flavors/{flavor_id}/os-extra_specs',
+     {'GET': flavors.specs_index, 'POST': flavors.specs_create}),
+    (V + '/flavors/{flavor_id}/os-extra_specs/{key}',
+     {'GET': flavors.specs_show, 'PUT': flavors.specs_update,
+      'DELETE': flavors.specs_delete}),
+    # services and hypervisors
+    (V + '/os-services', {'GET': services.index}),
+    (V + '/os-services/{service_id}', {'PUT': services.update,
+                                       'DELETE': services.delete}),
+    (V + '/os-hypervisors', {'GET': hypervisors.index}),
+    (V + '/os-hypervisors/detail', {'GET': hypervisors.detail}),
+    (V + '/os-hypervisors/{hypervisor_id}', {'GET': hypervisors.show}),
+    # aggregates and zones
+    (V + '/os-aggregates', {'GET': aggregates.index,
+                            'POST': aggregates.create}),
+    (V + '/os-aggregates/{aggregate_id}', {'GET': aggregates.show,
+                                           'PUT': aggregates.update,
+                                           'DELETE': aggregates.delete}),
+    (V + '/os-aggregates/{aggregate_id}/action', {'POST': aggregates.action}),
+    (V + '/os-availability-zone', {'GET': availability_zones.index}),
+    (V + '/os-availability-zone/detail', {'GET': availability_zones.detail}),
+    # server groups
+    (V + '/os-server-groups', {'GET': server_groups.index,
+                               'POST': server_groups.create}),
+    (V + '/os-server-groups/{group_id}', {'GET': server_groups.show,
+                                          'DELETE': server_groups.delete}),
+    # external events
+    (V + '/os-server-external-events', {'POST': external_events.create}),
+    # scheduler explain (Nimbus)
+    (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
+    (V + '/os-scheduler/records', {'GET': scheduler.records}),
+    # images (Glance-shaped subset)
+    ('/v2/images', {'GET': images.index, 'POST': images.create}),
+    ('/v2/images/{image_id}', {'GET': images.show, 'PUT': images.update,
+                               'PATCH': images.patch,
+                               'DELETE': images.delete}),
+]

@@ -1,0 +1,27 @@
+"""Version discovery: ``GET /`` and ``GET /v2.1``."""
+
+from nimbus.api import util
+
+UPDATED = '2013-07-23T11:33:21Z'
+MEDIA_TYPES = [{'base': 'application/json',
+                'type': 'application/vnd.openstack.compute+json;version=2.1'}]
+
+
+def _v21(req):
+    from nimbus.api import app
+    return {'id': 'v2.1', 'status': 'CURRENT', 'version': app.MAX_VERSION,
+            'min_version': app.MIN_VERSION, 'updated': UPDATED,
+            'links': [{'rel': 'self',
+                       'href': util.base_url(req) + '/v2.1/'},
+                      {'rel': 'describedby', 'type': 'text/html',
+                       'href': 'https://docs.openstack.org/'}]}
+
+
+def versions(req, resp):
+    resp.media = {'versions': [_v21(req)]}
+
+
+def version_v21(req, resp):
+    body = _v21(req)
+    body['media-types'] = MEDIA_TYPES
+    resp.media = {'version': body}

@@ -1,0 +1,247 @@
+"""POST /servers: validate, store build requests, cast to the conductor.
+
+:func:`request_spec_for` is shared with the scheduler dry run.
+"""
+
+import json
+import secrets
+import string
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nimbus.api import policies
+from nimbus.api import util
+from nimbus.api.handlers import server_views
+from nimbus.api.objects import aggregates as agg_obj
+from nimbus.api.objects import flavors as flavor_obj
+from nimbus.api.objects import images as image_obj
+from nimbus.api.objects import server_groups as group_obj
+from nimbus.api.objects import servers as server_obj
+from nimbus.api.schemas import servers as schema
+from nimbus.common import instance_states as states
+from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import json_body
+
+LOG = logging.getLogger(__name__)
+
+
+def _ref_id(ref):
+    """``flavorRef``/``imageRef`` may be an id or a URL ending in one."""
+    ref = str(ref).strip()
+    return ref.rstrip('/').rsplit('/', 1)[-1] if '/' in ref else ref
+
+
+def lookup_flavor(req, ref):
+    flavor_id = _ref_id(ref)
+    try:
+        flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
+    except flavor_obj.FlavorNotFound:
+        raise util.bad_request('Flavor %s could not be found.' % flavor_id)
+    if flavor['disabled']:
+        raise util.bad_request('Flavor %s is disabled.' % flavor_id)
+    return flavor
+
+
+def lookup_image(req, ref):
+    image_id = _ref_id(ref)
+    try:
+        image = image_obj.get(util.deps(req).api_db, image_id)
+    except image_obj.ImageNotFound:
+        raise util.bad_request('Image %s could not be found.' % image_id)
+    ctx = util.ctx(req)
+    if (image['visibility'] not in ('public', 'community', 'shared') and
+            not ctx.is_admin and image['owner'] != ctx.project_id):
+        raise util.bad_request('Image %s could not be found.' % image_id)
+    if image['status'] != 'active':
+        raise util.bad_request('Image %s is not active.' % image_id)
+    return image
+
+
+def normalise_hints(hints):
+    out = dict(hints or {})
+    for key in ('same_host', 'different_host'):
+        if isinstance(out.get(key), str):
+            out[key] = [out[key]]
+    if isinstance(out.get('query'), dict):
+        out['query'] = json.dumps(out['query'])
+    if isinstance(out.get('query'), str) and out['query']:
+        try:
+            json.loads(out['query'])
+        except ValueError:
+            raise util.bad_request("Invalid scheduler hint 'query': not "
+                                   "valid JSON.")
+    mask = out.pop('cidr_mask', None)
+    if mask is not None and 'cidr' not in out:
+        out['cidr'] = '/' + str(mask).lstrip('/')
+    if 'cidr' in out and 'build_near_host_ip' not in out:
+        raise util.bad_request("Scheduler hint 'cidr' needs "
+                               "'build_near_host_ip'.")
+    return out
+
+
+def _zone(req, requested):
+    """``(zone, forced_host, forced_node)`` from ``availability_zone``."""
+    conf = util.deps(req).conf
+    if requested is None:
+        return conf.api.default_schedule_zone, None, None
+    zone, host, node = (requested.split(':') + [None, None])[:3]
+    if host or node:
+        util.authorize(req, policies.SERVERS % 'create:forced_host')
+    zone = zone or None
+    if zone is not None:
+        known = agg_obj.zone_names(util.deps(req).api_db)
+        known.add(conf.api.default_availability_zone)
+        if zone not in known:
+            raise util.bad_request('The requested availability zone is not '
+                                   'available: %s' % zone)
+    return zone, host or None, node or None
+
+
+def _group(req, hints, new_uuids):
+    uuid = hints.get('group')
+    if uuid is None:
+        return None
+    deps = util.deps(req)
+    try:
+        group = group_obj.get(deps.api_db, uuid)
+    except group_obj.GroupNotFound:
+        raise util.bad_request('Invalid scheduler hint group: server group '
+                               '%s could not be found.' % uuid)
+    ctx = util.ctx(req)
+    if not ctx.is_admin and group['project_id'] != ctx.project_id:
+        raise util.bad_request('Invalid scheduler hint group: server group '
+                               '%s could not be found.' % uuid)
+    hosts = server_obj.hosts_of(deps.api_db, deps.cells, group['members'])
+    return {'uuid': group['uuid'], 'name': group['name'],
+            'policy': group['policy'], 'rules': group['rules'],
+            'members': group['members'] + list(new_uuids), 'hosts': hosts}
+
+
+def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
+                     force_host=None, force_node=None, is_bfv=False,
+                     extra=None):
+    """The RequestSpec dict (docs/contracts.md) for a request."""
+    ctx = util.ctx(req)
+    spec = {
+        'instance_uuids': list(uuids),
+        'num_instances': max(len(uuids), 1), 'min_count': min_count,
+        'project_id': ctx.project_id, 'user_id': ctx.user_id,
+        'flavor': flavor_obj.spec_dict(flavor),
+        'image': None if image is None else {
+            'id': image['id'], 'name': image['name'],
+            'properties': dict(image['properties'])},
+        'availability_zone': zone,
+        'scheduler_hints': hints,
+        'instance_group': _group(req, hints, uuids),
+        'requested_resources': [],
+        'device_profile': flavor['extra_specs'].get('accel:device_profile'),
+        'is_bfv': is_bfv,
+        'ignore_hosts': [], 'force_hosts': [force_host] if force_host else [],
+        'force_nodes': [force_node] if force_node else [],
+        'retry': None, 'request_id': ctx.request_id,
+    }
+    spec.update(extra or {})
+    return spec
+
+
+def _check_image_fits(flavor, image, is_bfv):
+    if image is None:
+        return
+    if flavor['memory_mb'] < (image['min_ram'] or 0):
+        raise util.bad_request("Flavor's memory is too small for requested "
+                               "image.")
+    if not is_bfv and flavor['root_gb'] and \
+            flavor['root_gb'] < (image['min_disk'] or 0):
+        raise util.bad_request("Flavor's disk is too small for requested "
+                               "image.")
+
+
+def _password(length=12):
+    alphabet = string.ascii_letters + string.digits
+    return ''.join(secrets.choice(alphabet) for _ in range(length))
+
+
+def create(req, resp):
+    ctx = util.ctx(req)
+    util.authorize(req, policies.SERVERS % 'create')
+    version = util.version(req)
+    body = json_body(req, schema.create_schema(version))
+    server = body['server']
+    hints = normalise_hints(body.get('os:scheduler_hints') or
+                            body.get('OS-SCH-HNT:scheduler_hints'))
+    min_count = int(server.get('min_count', 1) or 1)
+    max_count = int(server.get('max_count', min_count) or min_count)
+    if 'max_count' in server and 'min_count' not in server:
+        min_count = 1 if max_count >= 1 else max_count
+    if min_count > max_count:
+        raise util.bad_request('min_count must be <= max_count')
+    flavor = lookup_flavor(req, server['flavorRef'])
+    bdms = server.get('block_device_mapping_v2') or []
+    is_bfv = any(str(b.get('boot_index')) == '0' for b in bdms)
+    image = None
+    if server.get('imageRef'):
+        image = lookup_image(req, server['imageRef'])
+    elif not is_bfv:
+        raise util.bad_request("Missing imageRef attribute: a server boots "
+                               "from an image.")
+    _check_image_fits(flavor, image, is_bfv)
+    zone, force_host, force_node = _zone(req, server.get('availability_zone'))
+    extra = {}
+    if server.get('host') or server.get('hypervisor_hostname'):
+        util.authorize(req, policies.SERVERS % 'create:forced_host')
+        extra['requested_destination'] = {
+            'host': server.get('host'),
+            'node': server.get('hypervisor_hostname')}
+    uuids = [uuidutils.generate_uuid() for _ in range(max_count)]
+    spec = request_spec_for(req, flavor, image, zone, hints, uuids,
+                            min_count, force_host, force_node, is_bfv, extra)
+    reservation_id = 'r-' + _password(8).lower()
+    now = util.isotime(util.utcnow())
+    instances = []
+    for index, uuid in enumerate(uuids):
+        name = server['name']
+        if max_count > 1:
+            name = '%s-%d' % (server['name'], index + 1)
+        instances.append({
+            'uuid': uuid, 'display_name': name,
+            'project_id': ctx.project_id, 'user_id': ctx.user_id,
+            'vm_state': states.BUILDING, 'task_state': states.SCHEDULING,
+            'power_state': 0, 'flavor': flavor_obj.spec_dict(flavor),
+            'image_ref': image['id'] if image else None,
+            'availability_zone': zone,
+            'metadata_items': server.get('metadata') or {},
+            'reservation_id': reservation_id, 'launch_index': index,
+            'description': server.get('description'),
+            'key_name': server.get('key_name'),
+            'hostname': server.get('hostname') or name,
+            'tags': server.get('tags') or [],
+            'created_at': now, 'updated_at': None,
+        })
+    deps = util.deps(req)
+    server_obj.create_build_requests(deps.api_db, instances, spec,
+                                     hints.get('group'))
+    try:
+        deps.conductor_api.schedule_and_build_instances(ctx, spec, uuids)
+    except Exception:
+        LOG.exception('Could not reach the conductor for %s', uuids)
+        server_obj.undo_build_requests(deps.api_db, uuids)
+        raise errors.HTTPError(503, 'The conductor could not be reached; '
+                                    'no server was created.')
+    resp.status = 202
+    return_reservation = server.get('return_reservation_id')
+    if isinstance(return_reservation, str):
+        return_reservation = util.boolish(return_reservation,
+                                          'return_reservation_id')
+    if return_reservation:
+        resp.media = {'reservation_id': reservation_id}
+        return
+    first = server_views.basic(req, instances[0])
+    first['id'] = uuids[0]
+    first.update({'OS-DCF:diskConfig': server.get('OS-DCF:diskConfig',
+                                                  'MANUAL'),
+                  'security_groups': [{'name': 'default'}]})
+    if deps.conf.api.enable_instance_password:
+        first['adminPass'] = server.get('adminPass') or _password()
+    resp.set_header('Location', first['links'][0]['href'])
+    resp.media = {'server': first}

@@ -1,0 +1,140 @@
+"""GET /servers, /servers/detail, /servers/{id}; DELETE /servers/{id}.
+
+POST /servers lives in :mod:`nimbus.api.handlers.server_create`.
+"""
+
+import datetime
+import re
+
+from oslo_log import log as logging
+
+from nimbus.api import policies
+from nimbus.api import util
+from nimbus.api.handlers import server_views
+from nimbus.api.objects import servers as server_obj
+from nimbus.api.schemas import servers as schema
+from nimbus.common import instance_states as states
+
+LOG = logging.getLogger(__name__)
+
+_STATUS_TO_VM_STATE = {v: k for k, v in states.API_STATUS.items()}
+_ADMIN_FILTERS = ('host', 'node', 'project_id', 'tenant_id', 'deleted')
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def _list(req, resp, detail):
+    ctx = util.ctx(req)
+    util.authorize(req, policies.SERVERS % ('detail' if detail else 'index'))
+    params = util.query(req, schema.LIST_QUERY)
+    is_admin = util.can(req, policies.ALL_TENANTS)
+    for key in _ADMIN_FILTERS:
+        if key in params and not is_admin:
+            # Nova ignores admin-only filters for other users.
+            params.pop(key)
+    project_id = ctx.project_id
+    if is_admin and 'all_tenants' in params:
+        raw = params['all_tenants']
+        if raw == '' or util.boolish(raw, 'all_tenants'):
+            project_id = params.get('project_id') or params.get('tenant_id')
+    elif is_admin and (params.get('project_id') or params.get('tenant_id')):
+        project_id = params.get('project_id') or params.get('tenant_id')
+    filters = {}
+    if 'status' in params:
+        filters['vm_state'] = _STATUS_TO_VM_STATE[params['status'].upper()]
+        if filters['vm_state'] == states.DELETED:
+            if not is_admin:
+                raise util.bad_request('Only administrators may list '
+                                       'deleted servers.')
+            filters['deleted'] = True
+    if 'deleted' in params:
+        filters['deleted'] = util.boolish(params['deleted'], 'deleted')
+    for key in ('host', 'node', 'user_id', 'availability_zone'):
+        if key in params:
+            filters[key] = params[key]
+    if 'image' in params:
+        filters['image_ref'] = params['image'].rstrip('/').rsplit('/', 1)[-1]
+    deps = util.deps(req)
+    records = server_obj.list_all(deps.api_db, deps.cells, project_id,
+                                  filters)
+    if 'name' in params:
+        try:
+            pattern = re.compile(params['name'])
+        except re.error:
+            raise util.bad_request('Invalid regular expression in query '
+                                   'parameter name.')
+        records = [r for r in records
+                   if pattern.search(r.get('display_name') or '')]
+    if 'flavor' in params:
+        records = [r for r in records
+                   if (r.get('flavor') or {}).get('flavorid') ==
+                   params['flavor']]
+    if 'reservation_id' in params:
+        records = [r for r in records
+                   if r.get('reservation_id') == params['reservation_id']]
+    sort_key = params.get('sort_key', 'created_at')
+    reverse = params.get('sort_dir', 'desc') == 'desc'
+    records.sort(key=lambda r: (
+        r.get(sort_key) or (_EPOCH if sort_key.endswith('_at') else ''),
+        r['uuid']), reverse=reverse)
+    limit = util.limit_of(req, params)
+    records, more = util.page(records, lambda r: r['uuid'], params, limit)
+    if detail:
+        servers = [server_views.detail(req, r) for r in records]
+    else:
+        servers = [server_views.basic(req, r) for r in records]
+    body = {'servers': servers}
+    if more and records:
+        body['servers_links'] = util.next_link(
+            req, 'servers/detail' if detail else 'servers',
+            records[-1]['uuid'], params)
+    resp.media = body
+
+
+def index(req, resp):
+    _list(req, resp, detail=False)
+
+
+def detail(req, resp):
+    _list(req, resp, detail=True)
+
+
+def get_authorized(req, server_id, rule):
+    deps = util.deps(req)
+    try:
+        record = server_obj.get(deps.api_db, deps.cells, server_id)
+    except server_obj.ServerNotFound:
+        raise util.not_found('Instance', server_id)
+    if not util.can(req, rule, {'project_id': record['project_id'],
+                                'user_id': record.get('user_id')}):
+        # Another project's server does not exist, as far as you know.
+        raise util.not_found('Instance', server_id)
+    return record
+
+
+def show(req, resp, server_id):
+    record = get_authorized(req, server_id, policies.SERVERS % 'show')
+    resp.media = {'server': server_views.detail(req, record)}
+
+
+def delete(req, resp, server_id):
+    record = get_authorized(req, server_id, policies.SERVERS % 'delete')
+    deps = util.deps(req)
+    ctx = util.ctx(req)
+    cell = record['cell']
+    if cell is None:
+        if server_obj.delete_build_request(deps.api_db, server_id):
+            resp.status = 204
+            return
+        # The conductor took it to a cell meanwhile: delete it there.
+        record = get_authorized(req, server_id, policies.SERVERS % 'delete')
+        cell = record['cell']
+    if cell.is_cell0 or not record.get('host'):
+        server_obj.mark_deleted(deps.cells, cell, server_id, util.utcnow())
+        server_obj.queue_for_delete(deps.api_db, server_id)
+        resp.status = 204
+        return
+    if server_obj.mark_deleting(deps.cells, cell, server_id):
+        deps.compute_api(cell).terminate_instance(ctx, record['host'],
+                                                  server_id)
+    server_obj.queue_for_delete(deps.api_db, server_id)
+    resp.status = 204

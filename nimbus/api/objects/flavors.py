@@ -1,0 +1,119 @@
+"""Flavors and their extra specs in the API database."""
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nimbus.db.api import models
+
+
+class FlavorNotFound(Exception):
+    pass
+
+
+class FlavorExists(Exception):
+    pass
+
+
+def to_dict(row):
+    return {'id': row.id, 'flavorid': row.flavorid, 'name': row.name,
+            'vcpus': row.vcpus, 'memory_mb': row.memory_mb,
+            'root_gb': row.root_gb, 'ephemeral_gb': row.ephemeral_gb,
+            'swap': row.swap, 'rxtx_factor': row.rxtx_factor,
+            'is_public': row.is_public, 'disabled': row.disabled,
+            'description': row.description,
+            'created_at': row.created_at, 'updated_at': row.updated_at,
+            'extra_specs': {s.key: s.value for s in row.extra_specs}}
+
+
+def spec_dict(flavor):
+    """The flavor as the RequestSpec and the instance carry it."""
+    return {k: flavor[k] for k in ('name', 'flavorid', 'vcpus', 'memory_mb',
+                                   'root_gb', 'ephemeral_gb', 'swap',
+                                   'extra_specs')}
+
+
+def _get_row(session, flavorid):
+    row = session.execute(sa.select(models.Flavor).where(
+        models.Flavor.flavorid == flavorid)).scalar()
+    if row is None:
+        raise FlavorNotFound(flavorid)
+    return row
+
+
+def get(db, flavorid):
+    with db.session() as session:
+        return to_dict(_get_row(session, flavorid))
+
+
+def list_all(db, is_public=True, min_ram=None, min_disk=None,
+             sort_key='flavorid', sort_dir='asc'):
+    with db.session() as session:
+        query = sa.select(models.Flavor).where(
+            models.Flavor.disabled.is_(False))
+        if is_public is not None:
+            query = query.where(models.Flavor.is_public.is_(is_public))
+        if min_ram is not None:
+            query = query.where(models.Flavor.memory_mb >= min_ram)
+        if min_disk is not None:
+            query = query.where(models.Flavor.root_gb >= min_disk)
+        column = getattr(models.Flavor, sort_key)
+        order = column.desc() if sort_dir == 'desc' else column.asc()
+        query = query.order_by(order, models.Flavor.id.asc())
+        return [to_dict(r) for r in session.execute(query).scalars()]
+
+
+def create(db, values):
+    try:
+        with db.session() as session:
+            clash = session.execute(sa.select(models.Flavor).where(sa.or_(
+                models.Flavor.flavorid == values['flavorid'],
+                models.Flavor.name == values['name']))).scalar()
+            if clash is not None:
+                which = ('name %s' % values['name']
+                         if clash.name == values['name']
+                         else 'ID %s' % values['flavorid'])
+                raise FlavorExists('Flavor with %s already exists.' % which)
+            row = models.Flavor(**values)
+            session.add(row)
+            session.flush()
+            return to_dict(row)
+    except sa_exc.IntegrityError:
+        raise FlavorExists('Flavor with name %s or ID %s already exists.'
+                           % (values['name'], values['flavorid']))
+
+
+def update_description(db, flavorid, description):
+    with db.session() as session:
+        row = _get_row(session, flavorid)
+        row.description = description
+        session.flush()
+        return to_dict(row)
+
+
+def delete(db, flavorid):
+    with db.session() as session:
+        session.delete(_get_row(session, flavorid))
+
+
+def set_extra_specs(db, flavorid, specs):
+    with db.session() as session:
+        row = _get_row(session, flavorid)
+        existing = {s.key: s for s in row.extra_specs}
+        for key, value in specs.items():
+            if key in existing:
+                existing[key].value = value
+            else:
+                row.extra_specs.append(models.FlavorExtraSpec(
+                    key=key, value=value))
+        session.flush()
+        return to_dict(row)['extra_specs']
+
+
+def delete_extra_spec(db, flavorid, key):
+    with db.session() as session:
+        row = _get_row(session, flavorid)
+        for spec in list(row.extra_specs):
+            if spec.key == key:
+                row.extra_specs.remove(spec)
+                return True
+        return False

@@ -1,0 +1,89 @@
+"""Image records (metadata only) in the API database."""
+
+import sqlalchemy as sa
+
+from nimbus.db.api import models
+
+_COLUMNS = ('name', 'visibility', 'container_format', 'disk_format',
+            'min_disk', 'min_ram')
+
+
+class ImageNotFound(Exception):
+    pass
+
+
+class ImageExists(Exception):
+    pass
+
+
+def to_dict(row):
+    props = dict(row.properties or {})
+    return {'id': row.id, 'name': row.name, 'status': row.status,
+            'visibility': row.visibility, 'owner': row.owner,
+            'container_format': row.container_format,
+            'disk_format': row.disk_format, 'min_disk': row.min_disk,
+            'min_ram': row.min_ram, 'size': row.size,
+            'created_at': row.created_at, 'updated_at': row.updated_at,
+            'properties': props}
+
+
+def get(db, image_id):
+    with db.session() as session:
+        row = session.get(models.Image, image_id)
+        if row is None:
+            raise ImageNotFound(image_id)
+        return to_dict(row)
+
+
+def list_all(db, project_id=None, is_admin=False, name=None,
+             visibility=None, status=None):
+    with db.session() as session:
+        query = sa.select(models.Image).order_by(
+            models.Image.created_at.desc(), models.Image.id)
+        if name is not None:
+            query = query.where(models.Image.name == name)
+        if status is not None:
+            query = query.where(models.Image.status == status)
+        if visibility not in (None, 'all'):
+            query = query.where(models.Image.visibility == visibility)
+        if not is_admin:
+            query = query.where(sa.or_(
+                models.Image.visibility.in_(('public', 'community')),
+                models.Image.owner == project_id))
+        return [to_dict(r) for r in session.execute(query).scalars()]
+
+
+def create(db, values, properties):
+    with db.session() as session:
+        if session.get(models.Image, values['id']) is not None:
+            raise ImageExists(values['id'])
+        row = models.Image(status='active', properties=properties,
+                           **values)
+        session.add(row)
+        session.flush()
+        return to_dict(row)
+
+
+def update(db, image_id, columns, properties, removed=()):
+    with db.session() as session:
+        row = session.get(models.Image, image_id)
+        if row is None:
+            raise ImageNotFound(image_id)
+        for key, value in columns.items():
+            setattr(row, key, value)
+        props = dict(row.properties or {})
+        props.update(properties)
+        for key in removed:
+            props.pop(key, None)
+        row.properties = props
+        row.updated_at = models._now()
+        session.flush()
+        return to_dict(row)
+
+
+def delete(db, image_id):
+    with db.session() as session:
+        row = session.get(models.Image, image_id)
+        if row is None:
+            raise ImageNotFound(image_id)
+        session.delete(row)

@@ -1,0 +1,19 @@
+"""JSON schema fragments shared by the compute API's schemas."""
+
+NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+        'pattern': r'^(?! )[^\x00-\x1f\x7f]*(?<! )$'}
+NAME_LOOSE = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+UUID = {'type': 'string', 'format': 'uuid',
+        'pattern': '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
+                   '[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$'}
+NON_NEG_INT_STR = {'type': 'string', 'pattern': r'^[0-9]+$'}
+POS_INT_STR = {'type': 'string', 'pattern': r'^[1-9][0-9]*$'}
+BOOL_STR = {'type': 'string', 'pattern':
+            r'^(?i)(1|0|t|f|true|false|on|off|y|n|yes|no)$'}
+METADATA = {
+    'type': 'object',
+    'patternProperties': {
+        r'^[a-zA-Z0-9-_:. ]{1,255}$': {'type': 'string', 'maxLength': 255}},
+    'additionalProperties': False,
+}
+PAGING = {'limit': NON_NEG_INT_STR, 'marker': {'type': 'string'}}

@@ -1,0 +1,65 @@
+"""Schemas of the Glance-shaped /v2/images subset."""
+
+from nimbus.api.schemas import common
+
+_CORE = {
+    'id': common.UUID,
+    'name': {'type': ['string', 'null'], 'maxLength': 255},
+    'visibility': {'type': 'string',
+                   'enum': ['public', 'private', 'shared', 'community']},
+    'container_format': {'type': ['string', 'null'], 'enum': [
+        None, 'ami', 'ari', 'aki', 'bare', 'ovf', 'ova', 'docker',
+        'compressed']},
+    'disk_format': {'type': ['string', 'null'], 'enum': [
+        None, 'ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2',
+        'vdi', 'iso', 'ploop']},
+    'min_disk': {'type': 'integer', 'minimum': 0},
+    'min_ram': {'type': 'integer', 'minimum': 0},
+    'protected': {'type': 'boolean'},
+    'os_hidden': {'type': 'boolean'},
+    'tags': {'type': 'array', 'items': {'type': 'string', 'maxLength': 255}},
+}
+CORE_KEYS = set(_CORE)
+READ_ONLY = {'status', 'owner', 'size', 'checksum', 'created_at',
+             'updated_at', 'self', 'file', 'schema', 'virtual_size',
+             'direct_url', 'locations', 'os_hash_algo', 'os_hash_value'}
+
+CREATE = {
+    'type': 'object',
+    'properties': _CORE,
+    'patternProperties': {r'^[a-zA-Z0-9_:.-]{1,255}$': {
+        'type': 'string', 'maxLength': 65535}},
+    'additionalProperties': False,
+}
+
+UPDATE = {
+    'type': 'object',
+    'properties': {k: v for k, v in _CORE.items() if k != 'id'},
+    'patternProperties': {r'^[a-zA-Z0-9_:.-]{1,255}$': {
+        'type': ['string', 'null'], 'maxLength': 65535}},
+    'additionalProperties': False,
+}
+
+PATCH = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {
+            'op': {'type': 'string', 'enum': ['add', 'replace', 'remove']},
+            'path': {'type': 'string', 'pattern': r'^/[a-zA-Z0-9_:.-]{1,255}$'},
+            'value': {},
+        },
+        'required': ['op', 'path'],
+        'additionalProperties': False,
+    },
+}
+
+INDEX_QUERY = {
+    'type': 'object',
+    'properties': dict(common.PAGING, **{
+        'name': {'type': 'string'},
+        'visibility': {'type': 'string', 'enum': [
+            'public', 'private', 'shared', 'community', 'all']},
+        'status': {'type': 'string'},
+    }),
+}

@@ -1,0 +1,128 @@
+"""Schemas of /servers."""
+
+import copy
+
+from nimbus.api.schemas import common
+
+_COUNT = {'type': ['integer', 'string'], 'pattern': '^[0-9]*$',
+          'minimum': 1, 'minLength': 1}
+_UUID_OR_LIST = {'oneOf': [common.UUID,
+                           {'type': 'array', 'items': common.UUID}]}
+
+HINTS = {
+    'type': 'object',
+    'properties': {
+        'group': common.UUID,
+        'same_host': _UUID_OR_LIST,
+        'different_host': _UUID_OR_LIST,
+        'query': {'type': ['string', 'object']},
+        'build_near_host_ip': {'type': 'string', 'format': 'ipv4'},
+        'cidr': {'type': 'string', 'pattern': r'^/[0-9a-f.:]+$'},
+        'cidr_mask': {'type': ['string', 'integer'],
+                      'pattern': r'^/?[0-9]{1,3}$'},
+        'target_cell': {'type': 'string', 'minLength': 1,
+                        'maxLength': 255},
+    },
+    'additionalProperties': True,
+}
+
+_NETWORK = {
+    'type': 'object',
+    'properties': {'uuid': {'type': 'string'}, 'port': {
+        'type': ['string', 'null']}, 'fixed_ip': {'type': 'string'},
+        'tag': {'type': 'string'}},
+    'additionalProperties': False,
+}
+
+SERVER = {
+    'type': 'object',
+    'properties': {
+        'name': common.NAME,
+        'imageRef': {'type': 'string', 'maxLength': 255},
+        'flavorRef': {'type': ['string', 'integer'], 'minLength': 1},
+        'adminPass': {'type': 'string'},
+        'metadata': common.METADATA,
+        'networks': {'oneOf': [
+            {'type': 'string', 'enum': ['none', 'auto']},
+            {'type': 'array', 'items': _NETWORK}]},
+        'min_count': _COUNT, 'max_count': _COUNT,
+        'return_reservation_id': {'type': ['boolean', 'string']},
+        'availability_zone': {'type': 'string', 'minLength': 1,
+                              'maxLength': 255},
+        'key_name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'user_data': {'type': 'string', 'format': 'base64',
+                      'maxLength': 65535},
+        'security_groups': {'type': 'array', 'items': {
+            'type': 'object', 'properties': {'name': {'type': 'string'}},
+            'additionalProperties': False}},
+        'config_drive': {'type': ['boolean', 'string']},
+        'accessIPv4': {'type': 'string', 'format': 'ipv4'},
+        'accessIPv6': {'type': 'string', 'format': 'ipv6'},
+        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+        'block_device_mapping_v2': {'type': 'array', 'items': {
+            'type': 'object'}},
+        'personality': {'type': 'array'},
+    },
+    'required': ['name', 'flavorRef'],
+    'additionalProperties': False,
+}
+
+CREATE = {
+    'type': 'object',
+    'properties': {
+        'server': SERVER,
+        'os:scheduler_hints': HINTS,
+        'OS-SCH-HNT:scheduler_hints': HINTS,
+    },
+    'required': ['server'],
+    'additionalProperties': False,
+}
+
+
+def create_schema(version):
+    """The POST /servers schema at a microversion."""
+    schema = copy.deepcopy(CREATE)
+    props = schema['properties']['server']['properties']
+    if version >= (2, 19):
+        props['description'] = {'type': ['string', 'null'],
+                                'maxLength': 255}
+    if version >= (2, 52):
+        props['tags'] = {'type': 'array', 'maxItems': 50, 'items': {
+            'type': 'string', 'minLength': 1, 'maxLength': 60,
+            'pattern': '^[^,/]*$'}}
+    if version >= (2, 74):
+        props['host'] = {'type': 'string', 'minLength': 1,
+                         'maxLength': 255}
+        props['hypervisor_hostname'] = {'type': 'string', 'minLength': 1,
+                                        'maxLength': 255}
+    if version >= (2, 90):
+        props['hostname'] = {'type': 'string', 'minLength': 1,
+                             'maxLength': 255,
+                             'pattern': r'^[a-zA-Z0-9][a-zA-Z0-9.-]*$'}
+    return schema
+
+
+LIST_QUERY = {
+    'type': 'object',
+    'properties': dict(common.PAGING, **{
+        'name': {'type': 'string'},
+        'status': {'type': 'string', 'enum': [
+            'ACTIVE', 'BUILD', 'ERROR', 'DELETED', 'active', 'build',
+            'error', 'deleted']},
+        'host': {'type': 'string'},
+        'node': {'type': 'string'},
+        'all_tenants': {'type': 'string'},
+        'project_id': {'type': 'string'},
+        'tenant_id': {'type': 'string'},
+        'user_id': {'type': 'string'},
+        'image': {'type': 'string'},
+        'flavor': {'type': 'string'},
+        'availability_zone': {'type': 'string'},
+        'reservation_id': {'type': 'string'},
+        'deleted': {'type': 'string'},
+        'sort_key': {'type': 'string', 'enum': [
+            'created_at', 'display_name', 'uuid', 'updated_at', 'host',
+            'vm_state', 'availability_zone']},
+        'sort_dir': {'type': 'string', 'enum': ['asc', 'desc']},
+    }),
+}

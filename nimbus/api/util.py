@@ -1,0 +1,171 @@
+"""Helpers shared by the handlers: dependencies, links, queries, paging."""
+
+import dataclasses
+import datetime
+
+import jsonschema
+from oslo_log import log as logging
+
+from nimbus.common.wsgi import errors
+
+LOG = logging.getLogger(__name__)
+
+ENV_KEY = 'nimbus.api.deps'
+
+
+@dataclasses.dataclass
+class Deps:
+    """What handlers reach: injected by :func:`nimbus.api.app.make_app`."""
+
+    conf: object
+    api_db: object
+    cells: object
+    conductor_api: object
+    scheduler_api: object
+    compute_api_factory: object
+    policy: object
+
+    def compute_api(self, cell):
+        return self.compute_api_factory(cell)
+
+
+def deps(req):
+    return req.env[ENV_KEY]
+
+
+def ctx(req):
+    return req.context['ctx']
+
+
+def version(req):
+    return req.context['version']
+
+
+def authorize(req, rule, target=None):
+    deps(req).policy.authorize(ctx(req), rule, target)
+
+
+def can(req, rule, target=None):
+    return deps(req).policy.check(ctx(req), rule, target)
+
+
+def base_url(req):
+    prefix = deps(req).conf.api.compute_link_prefix
+    if prefix:
+        return prefix.rstrip('/')
+    return req.prefix.rstrip('/')
+
+
+def links(req, collection, ident, versioned=True):
+    base = base_url(req)
+    path = '%s/%s' % (collection, ident)
+    return [{'rel': 'self', 'href': '%s/v2.1/%s' % (base, path)},
+            {'rel': 'bookmark', 'href': '%s/%s' % (base, path)}]
+
+
+def isotime(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return value.replace(microsecond=0).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def query(req, schema):
+    """The query string as a dict, validated against ``schema``.
+
+    A key given once is a string, a repeated key a list of strings. Unknown
+    keys are dropped unless the schema lists them (Nova ignores them too).
+    """
+    params = {}
+    for key, value in req.params.items():
+        params[key] = value
+    props = schema.get('properties', {})
+    if not schema.get('additionalProperties', False):
+        params = {k: v for k, v in params.items() if k in props}
+    for key, value in list(params.items()):
+        if isinstance(value, list) and props.get(key, {}).get(
+                'type') != 'array':
+            params[key] = value[-1]
+    validator = jsonschema.Draft7Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+    if error is not None:
+        field = (error.absolute_path[0] if error.absolute_path else
+                 error.message)
+        raise errors.HTTPError(400, "Invalid input for query parameters "
+                               "%s. Value: %s. %s" % (
+                                   field, params.get(field, ''),
+                                   error.message))
+    return params
+
+
+def limit_of(req, params):
+    max_limit = deps(req).conf.api.max_limit
+    limit = params.get('limit')
+    if limit is None:
+        return max_limit
+    return min(int(limit), max_limit)
+
+
+def page(items, key, params, limit):
+    """Items after ``marker`` (matched by ``key``), at most ``limit``.
+
+    Returns ``(items, more)``. A marker that matches nothing is a 400.
+    """
+    marker = params.get('marker')
+    if marker is not None:
+        for index, item in enumerate(items):
+            if str(key(item)) == marker:
+                items = items[index + 1:]
+                break
+        else:
+            raise errors.HTTPError(400, 'marker [%s] not found' % marker)
+    return items[:limit], len(items) > limit
+
+
+def next_link(req, collection, last_id, params):
+    query_items = [(k, v) for k, v in params.items() if k != 'marker']
+    query_items.append(('marker', last_id))
+    qs = '&'.join('%s=%s' % (k, v) for k, v in query_items
+                  if not isinstance(v, list))
+    return [{'rel': 'next', 'href': '%s/v2.1/%s?%s' % (
+        base_url(req), collection, qs)}]
+
+
+def not_found(what, ident):
+    return errors.HTTPError(404, '%s %s could not be found.' % (what, ident))
+
+
+def bad_request(message):
+    return errors.HTTPError(400, message)
+
+
+def conflict(message):
+    return errors.HTTPError(409, message)
+
+
+def boolish(value, field):
+    text = str(value).strip().lower()
+    if text in ('1', 't', 'true', 'on', 'y', 'yes'):
+        return True
+    if text in ('0', 'f', 'false', 'off', 'n', 'no'):
+        return False
+    raise bad_request('Invalid value %r for %s: expected a boolean.'
+                      % (value, field))
+
+
+def notify_scheduler(req, method, payload):
+    """Cast a cache update to the schedulers; never fails the request."""
+    api = deps(req).scheduler_api
+    func = getattr(api, method, None) if api is not None else None
+    if func is None:
+        return
+    try:
+        func(ctx(req), payload)
+    except Exception:
+        LOG.warning('Could not send %s to the schedulers', method,
+                    exc_info=True)
