@@ -1,0 +1,97 @@
+"""Allocation-candidate engine of Nimbus Placement.
+
+Public interface:
+
+``get_allocation_candidates(snapshot, params, microversion, options)``
+    The complete JSON body (a dict) of ``GET /allocation_candidates``.
+    ``params``: ``dict[str, list[str]]``; ``microversion``: ``(1, 10)`` ..
+    ``(1, 39)``; ``options`` has ``max_allocation_candidates`` (-1 means
+    unlimited), ``randomize_allocation_candidates``,
+    ``allocation_candidates_generation_strategy`` ('depth-first' or
+    'breadth-first') and ``rng`` (``random.Random`` or None).
+    Raises :class:`CandidatesQueryError` for a bad query.
+
+``parse_resources(value)`` -> ``{rc: amount}``
+``parse_trait_expr(values, microversion)`` -> ``(required, forbidden)``
+    ``required``: list of frozensets (AND of any-of sets); ``forbidden``:
+    frozenset.
+``parse_member_of(values, microversion)`` -> ``(required, forbidden)``
+    same shapes, aggregate uuids.
+
+The result is deterministic (anchors sorted by root uuid) unless
+``randomize_allocation_candidates`` is set; then anchors are visited in a
+random order and the final list is shuffled with ``options.rng``.
+"""
+from __future__ import annotations
+
+import random
+
+from nimbus.placement.candidates import render
+from nimbus.placement.candidates.engine import _Search
+from nimbus.placement.candidates.errors import CandidatesQueryError
+from nimbus.placement.candidates.model import Inventory, Provider, Snapshot
+from nimbus.placement.candidates.params import (
+    ParsedRequest, RequestGroup, check_names, parse_member_of, parse_request,
+    parse_resources, parse_trait_expr)
+
+__all__ = ['get_allocation_candidates', 'CandidatesQueryError',
+           'parse_trait_expr', 'parse_member_of', 'parse_resources',
+           'parse_request', 'Inventory', 'Provider', 'Snapshot',
+           'ParsedRequest', 'RequestGroup', 'find_candidates']
+
+MIN_VERSION = (1, 10)
+MAX_VERSION = (1, 39)
+
+
+def find_candidates(snapshot: Snapshot, req: ParsedRequest, microversion,
+                    options):
+    """Return the list of candidates ``(items, mappings)`` for a parsed
+    request: ``items`` a tuple of ``(rp_uuid, rc, amount)`` (amounts of
+    several groups summed per provider), ``mappings`` a sorted tuple of
+    ``(suffix, (rp_uuid, ..))``."""
+    search = _Search(snapshot, req, nested_aware=microversion >= (1, 29))
+    if not search.anchors:
+        return []
+    randomize = bool(getattr(options, 'randomize_allocation_candidates',
+                             False))
+    rng = getattr(options, 'rng', None)
+    if randomize and rng is None:
+        rng = random.Random()
+    max_ac = getattr(options, 'max_allocation_candidates', -1)
+    if max_ac is None:
+        max_ac = -1
+    stops = []
+    if max_ac >= 0:
+        stops.append(max_ac)
+    if req.limit is not None:
+        stops.append(req.limit)
+    stop_at = min(stops) if stops else None
+    if stop_at == 0:
+        return []
+    strategy = getattr(options, 'allocation_candidates_generation_strategy',
+                       'depth-first') or 'depth-first'
+    cands = search.generate(strategy, rng, randomize, stop_at)
+    if randomize:
+        rng.shuffle(cands)
+    return cands
+
+
+def get_allocation_candidates(snapshot: Snapshot, params, microversion,
+                              options) -> dict:
+    """Body of ``GET /allocation_candidates`` (see module docstring)."""
+    mv = tuple(microversion)
+    if not MIN_VERSION <= mv <= MAX_VERSION:
+        raise CandidatesQueryError(
+            'Microversion %d.%d is outside the supported range 1.10-1.39 for '
+            'GET /allocation_candidates.' % mv)
+    req = parse_request(params, mv)
+    check_names(req, snapshot.resource_classes, snapshot.traits)
+    cands = find_candidates(snapshot, req, mv, options)
+    requested = set()
+    for g in req.groups.values():
+        requested.update(g.resources)
+    return {
+        'allocation_requests': render.allocation_requests(cands, mv),
+        'provider_summaries': render.provider_summaries(
+            snapshot, cands, mv, requested),
+    }

@@ -1,0 +1,230 @@
+"""Per-request-group matching: which providers can satisfy one group, and
+for which anchor (root provider) tree.
+
+A *piece* is how one group is satisfied: ``(alloc, providers)`` where
+``alloc`` is a tuple of ``(provider_uuid, resource_class, amount)`` and
+``providers`` the sorted tuple of provider uuids the group maps to (for
+``mappings``; a resourceless group has an empty ``alloc``).
+
+An *anchor* is the root of the tree an allocation request is built around.
+A provider serves its own root; a sharing provider (MISC_SHARES_VIA_AGGREGATE)
+also serves the roots of every tree that has a provider in one of its
+aggregates.  Every group of one allocation request must use the same anchor.
+
+Rules (Placement 1.39 semantics):
+
+* Suffixed (granular) group: one provider supplies all its resources and
+  itself has the required traits (AND of any-of sets), none of the forbidden
+  traits, is itself in the member_of aggregates and in no forbidden
+  aggregate; with ``in_tree`` it is in that tree.
+* Unnumbered group: each resource class comes from one provider of the anchor
+  tree or a sharing provider serving it; different classes may come from
+  different providers.  The union of the traits of the providers used must
+  satisfy ``required``; none of them may have a forbidden trait.  member_of
+  is met when the provider or its root (the anchor, for a sharing provider
+  that is itself a member) is in the aggregates; forbidden aggregates must
+  be on neither the provider nor the anchor.  With ``in_tree`` only
+  providers of that tree are used, sharing providers of other trees not.
+"""
+from __future__ import annotations
+
+import itertools
+
+from nimbus.placement.candidates.model import Snapshot
+
+
+def _union(index, names):
+    out = set()
+    for n in names:
+        s = index.get(n)
+        if s:
+            out |= s
+    return out
+
+
+def providers_in_aggs(snap: Snapshot, member_of) -> set[str]:
+    """Providers meeting every any-of set of aggregates."""
+    result = None
+    for any_of in member_of:
+        s = _union(snap.by_agg, any_of)
+        result = s if result is None else result & s
+        if not result:
+            return set()
+    return result if result is not None else set()
+
+
+def roots_with_traits(snap: Snapshot, required, forbidden):
+    """Root uuids that have all ``required`` and none of ``forbidden``."""
+    roots = set(snap.roots)
+    for t in required:
+        roots &= snap.by_trait.get(t, frozenset())
+    for t in forbidden:
+        roots -= snap.by_trait.get(t, frozenset())
+    return roots
+
+
+def _tree_root(snap, in_tree):
+    if in_tree is None:
+        return None, True
+    p = snap.providers.get(in_tree)
+    if p is None:
+        return None, False
+    return p.root_uuid, True
+
+
+def granular_options(snap: Snapshot, g, anchor_ok) -> dict[str, list]:
+    """anchor -> list of pieces for a suffixed group (one provider each)."""
+    tree_root, ok = _tree_root(snap, g.in_tree)
+    if not ok:
+        return {}
+    cand = None
+    for rc, amt in sorted(g.resources.items(),
+                          key=lambda kv: len(snap.by_rc.get(kv[0], ()))):
+        s = {u for (u, _r, free, mn, mx, st) in snap.by_rc.get(rc, ())
+             if amt <= free and mn <= amt <= mx and amt % st == 0}
+        cand = s if cand is None else cand & s
+        if not cand:
+            return {}
+    for any_of in g.required:
+        s = _union(snap.by_trait, any_of)
+        cand = s if cand is None else cand & s
+        if not cand:
+            return {}
+    if g.member_of:
+        s = providers_in_aggs(snap, g.member_of)
+        cand = s if cand is None else cand & s
+        if not cand:
+            return {}
+    if cand is None:
+        cand = set(snap.providers)
+    if g.forbidden:
+        cand -= _union(snap.by_trait, g.forbidden)
+    if g.forbidden_aggs:
+        cand -= _union(snap.by_agg, g.forbidden_aggs)
+    provs = snap.providers
+    if tree_root is not None:
+        cand = {u for u in cand if provs[u].root_uuid == tree_root}
+    items = sorted(g.resources.items())
+    options: dict[str, list] = {}
+    sharing = snap.sharing
+    for u in sorted(cand):
+        piece = (tuple((u, rc, amt) for rc, amt in items), (u,))
+        root = provs[u].root_uuid
+        if anchor_ok is None or root in anchor_ok:
+            options.setdefault(root, []).append(piece)
+        if u in sharing:
+            for a in snap.anchors[u]:
+                if a != root and (anchor_ok is None or a in anchor_ok):
+                    options.setdefault(a, []).append(piece)
+    return options
+
+
+class UnnumberedOptions:
+    """Lazy options of the unnumbered group: per anchor, the product of the
+    candidate providers of each resource class, filtered by traits."""
+
+    __slots__ = ('snap', 'group', 'rcs', 'per_rc', 'anchors')
+
+    def __init__(self, snap: Snapshot, g, anchor_ok):
+        self.snap = snap
+        self.group = g
+        self.rcs = sorted(g.resources)
+        self.per_rc: list[dict[str, list[str]]] = []
+        self.anchors: set[str] = set()
+        tree_root, ok = _tree_root(snap, g.in_tree)
+        if not ok:
+            return
+        local_ok = anchor_ok
+        if g.required:
+            # Prefilter anchors: each any-of set needs a provider with one of
+            # its traits in the tree or among sharing providers serving it.
+            provs = snap.providers
+            for any_of in g.required:
+                holders = _union(snap.by_trait, any_of)
+                roots = {provs[u].root_uuid for u in holders}
+                for u in holders & snap.sharing:
+                    roots.update(snap.anchors[u])
+                local_ok = roots if local_ok is None else (local_ok & roots)
+                if not local_ok:
+                    return
+        in_aggs = None
+        if g.member_of:
+            in_aggs = providers_in_aggs(snap, g.member_of)
+            if not in_aggs:
+                return
+        bad = set()
+        if g.forbidden:
+            bad |= _union(snap.by_trait, g.forbidden)
+        bad_aggs = _union(snap.by_agg, g.forbidden_aggs)
+        bad |= bad_aggs
+        sharing = snap.sharing
+        anchors_of = snap.anchors
+        common = None
+        for rc in self.rcs:
+            amt = g.resources[rc]
+            by_anchor: dict[str, list[str]] = {}
+            mixed = False
+            for (u, root, free, mn, mx, st) in snap.by_rc.get(rc, ()):
+                if amt > free or amt < mn or amt > mx or amt % st:
+                    continue
+                if u in bad:
+                    continue
+                if tree_root is not None and root != tree_root:
+                    continue
+                if ((local_ok is None or root in local_ok)
+                        and root not in bad_aggs
+                        and (in_aggs is None or u in in_aggs
+                             or root in in_aggs)):
+                    lst = by_anchor.get(root)
+                    if lst is None:
+                        by_anchor[root] = [u]
+                    else:
+                        lst.append(u)
+                if (tree_root is None and u in sharing
+                        and (in_aggs is None or u in in_aggs)):
+                    for a in anchors_of[u]:
+                        if a == root or a in bad_aggs:
+                            continue
+                        if local_ok is not None and a not in local_ok:
+                            continue
+                        by_anchor.setdefault(a, []).append(u)
+                        mixed = True
+            if mixed:
+                for lst in by_anchor.values():
+                    lst.sort()
+            if not by_anchor:
+                self.per_rc = []
+                return
+            self.per_rc.append(by_anchor)
+            keys = by_anchor.keys()
+            common = set(keys) if common is None else common & keys
+            if not common:
+                self.per_rc = []
+                return
+        self.anchors = common or set()
+
+    def options(self, anchor: str):
+        """Yield the pieces of this group for one anchor, in stable order."""
+        g = self.group
+        rcs = self.rcs
+        amounts = [g.resources[rc] for rc in rcs]
+        lists = [by_anchor[anchor] for by_anchor in self.per_rc]
+        required = g.required
+        provs = self.snap.providers
+        if all(len(lst) == 1 for lst in lists):
+            combos = (tuple(lst[0] for lst in lists),)
+        else:
+            combos = itertools.product(*lists)
+        for combo in combos:
+            used = sorted(set(combo))
+            if required:
+                if len(used) == 1:
+                    traits = provs[used[0]].traits
+                else:
+                    traits = set()
+                    for u in used:
+                        traits |= provs[u].traits
+                if any(any_of.isdisjoint(traits) for any_of in required):
+                    continue
+            alloc = tuple(zip(combo, rcs, amounts))
+            yield alloc, tuple(used)

@@ -1,0 +1,474 @@
+"""Parsing and validation of ``GET /allocation_candidates`` query parameters.
+
+``params`` is always ``dict[str, list[str]]``: parameter name -> every value
+given, in order.  Microversions are ``(major, minor)`` tuples.
+
+Parameter availability by microversion (older versions reject the name as an
+unknown parameter):
+
+=================  =====  ==================================================
+parameter          from   notes
+=================  =====  ==================================================
+resources          1.10   ``RC:AMOUNT,RC:AMOUNT``
+limit              1.16   positive integer
+required           1.17   ``!TRAIT`` (forbidden) from 1.22, ``in:A,B`` 1.39,
+                          repeating the parameter (ANDed) from 1.39
+member_of          1.21   ``in:`` list ORed; repeats ANDed from 1.24;
+                          ``!agg`` / ``!in:a,b`` forbidden from 1.32
+suffixed groups    1.25   ``resourcesN`` etc.; from 1.33 any suffix of
+                          ``[a-zA-Z0-9_-]{1,64}`` (``resources_GPU``,
+                          ``resourcesdevice_profile_0``)
+group_policy       1.25   ``none`` | ``isolate``; required with more than one
+                          suffixed group
+in_tree            1.31   provider uuid (also ``in_treeN``)
+root_required      1.35   traits (``!`` allowed, no ``in:``) of the root
+same_subtree       1.36   comma list of suffixes; resourceless suffixed
+                          groups allowed only when named in one
+=================  =====  ==================================================
+"""
+from __future__ import annotations
+
+import re
+import uuid as uuidlib
+from dataclasses import dataclass, field
+
+from nimbus.placement.candidates.errors import (
+    BAD_VALUE, DUPLICATE_KEY, MISSING_VALUE, UNDEFINED, CandidatesQueryError)
+
+_GROUP_KEY = re.compile(r'^(resources|required|member_of|in_tree)(.*)$')
+_NUMERIC_SUFFIX = re.compile(r'^[1-9][0-9]*$')
+_VERBOSE_SUFFIX = re.compile(r'^[a-zA-Z0-9_-]{1,64}$')
+_LIMIT = re.compile(r'^[1-9][0-9]*$')
+
+_PREFIX_MIN = {'resources': (1, 10), 'required': (1, 17),
+               'member_of': (1, 21), 'in_tree': (1, 31)}
+_WIDE_MIN = {'limit': (1, 16), 'group_policy': (1, 25),
+             'root_required': (1, 35), 'same_subtree': (1, 36)}
+
+
+def _mv(v):
+    return '%d.%d' % v
+
+
+@dataclass(slots=True)
+class RequestGroup:
+    """One request group.  ``suffix`` is '' for the unnumbered group.
+
+    ``required`` is a tuple of frozensets: every set must be matched by at
+    least one of its traits (AND of ORs).  ``member_of`` has the same shape
+    for aggregates.  ``forbidden``/``forbidden_aggs`` are plain frozensets.
+    """
+
+    suffix: str
+    resources: dict[str, int] = field(default_factory=dict)
+    required: tuple = ()
+    forbidden: frozenset = frozenset()
+    member_of: tuple = ()
+    forbidden_aggs: frozenset = frozenset()
+    in_tree: str | None = None
+
+    @property
+    def granular(self) -> bool:
+        """Suffixed groups must be satisfied by one provider each."""
+        return self.suffix != ''
+
+
+@dataclass(slots=True)
+class ParsedRequest:
+    """Everything a ``GET /allocation_candidates`` query asks for."""
+
+    groups: dict[str, RequestGroup]
+    limit: int | None = None
+    group_policy: str | None = None
+    root_required: frozenset = frozenset()
+    root_forbidden: frozenset = frozenset()
+    same_subtrees: tuple = ()
+
+
+def parse_resources(value: str, name: str = 'resources') -> dict[str, int]:
+    """Parse ``VCPU:2,MEMORY_MB:1024`` into ``{'VCPU': 2, 'MEMORY_MB': 1024}``.
+
+    Resource class names are not checked against the database here.
+    """
+    if value.strip() == '':
+        raise CandidatesQueryError(
+            "Badly formed %s parameter: expected a value like "
+            "'VCPU:2,MEMORY_MB:1024', got an empty string." % name, BAD_VALUE)
+    result: dict[str, int] = {}
+    for item in value.split(','):
+        parts = item.split(':')
+        if len(parts) != 2 or not parts[0].strip():
+            raise CandidatesQueryError(
+                "Badly formed %s parameter: expected RESOURCE_CLASS:AMOUNT "
+                "items like 'VCPU:2,MEMORY_MB:1024', got %r." % (name, item),
+                BAD_VALUE)
+        rc, amount = parts[0].strip(), parts[1].strip()
+        try:
+            amount_i = int(amount)
+        except ValueError:
+            raise CandidatesQueryError(
+                "Requested resource %s in %s expected positive integer "
+                "amount. Got: %s." % (rc, name, amount), BAD_VALUE) from None
+        if amount_i < 1:
+            raise CandidatesQueryError(
+                "Requested resource %s in %s requires amount >= 1. Got: %d."
+                % (rc, name, amount_i), BAD_VALUE)
+        if rc in result:
+            raise CandidatesQueryError(
+                "Resource class %s is given more than once in %s."
+                % (rc, name), BAD_VALUE)
+        result[rc] = amount_i
+    return result
+
+
+def _split_names(text: str, name: str, raw: str) -> list[str]:
+    items = [s.strip() for s in text.split(',')]
+    if not all(items):
+        raise CandidatesQueryError(
+            "Invalid query string parameters: %s has an empty trait name "
+            "in %r." % (name, raw), BAD_VALUE)
+    return items
+
+
+def parse_trait_expr(values: list[str], microversion: tuple[int, int],
+                     name: str = 'required'):
+    """Parse every value of one ``required<suffix>`` parameter.
+
+    Returns ``(required, forbidden)``: ``required`` is a list of frozensets
+    of trait names (a provider set must have at least one trait of every
+    frozenset: AND of ORs) and ``forbidden`` a frozenset of trait names.
+    ``A,!B`` gives ``([{'A'}], {'B'})``; ``in:A,B`` gives ``([{'A','B'}],
+    {})``.  Trait names are not checked against the database here.
+    """
+    allow_forbidden = microversion >= (1, 22)
+    allow_any = microversion >= (1, 39)
+    if len(values) > 1 and not allow_any:
+        raise CandidatesQueryError(
+            "Query parameter %r may only be specified once before "
+            "microversion 1.39." % name, DUPLICATE_KEY)
+    required: list[frozenset[str]] = []
+    forbidden: set[str] = set()
+    for raw in values:
+        if raw.startswith('in:'):
+            if not allow_any:
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: the 'in:' syntax in %s "
+                    "requires microversion 1.39 or later. Got: %s"
+                    % (name, raw), BAD_VALUE)
+            items = _split_names(raw[3:], name, raw)
+            if any(t.startswith('!') for t in items):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: forbidden traits "
+                    "('!') are not allowed inside an 'in:' list of %s. "
+                    "Got: %s" % (name, raw), BAD_VALUE)
+            required.append(frozenset(items))
+            continue
+        for t in _split_names(raw, name, raw):
+            if t.startswith('!'):
+                if not allow_forbidden:
+                    raise CandidatesQueryError(
+                        "Invalid query string parameters: forbidden traits "
+                        "('!TRAIT') in %s require microversion 1.22 or "
+                        "later. Got: %s" % (name, raw), BAD_VALUE)
+                bare = t[1:].strip()
+                if not bare or bare.startswith('!'):
+                    raise CandidatesQueryError(
+                        "Invalid query string parameters: malformed "
+                        "forbidden trait %r in %s." % (t, name), BAD_VALUE)
+                forbidden.add(bare)
+            else:
+                required.append(frozenset((t,)))
+    dedup = list(dict.fromkeys(required))
+    return dedup, frozenset(forbidden)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuidlib.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
+def parse_member_of(values: list[str], microversion: tuple[int, int],
+                    name: str = 'member_of'):
+    """Parse every value of one ``member_of<suffix>`` parameter.
+
+    Returns ``(required, forbidden)``: ``required`` is a list of frozensets
+    of aggregate uuids (a provider must be in at least one aggregate of every
+    frozenset) and ``forbidden`` a frozenset of aggregate uuids none of which
+    may be used.  ``in:a,b`` is one frozenset; ``!a`` and ``!in:a,b`` (1.32+)
+    add to ``forbidden``.
+    """
+    if len(values) > 1 and microversion < (1, 24):
+        raise CandidatesQueryError(
+            "Multiple %s parameters are not supported before microversion "
+            "1.24." % name, DUPLICATE_KEY)
+    required: list[frozenset[str]] = []
+    forbidden: set[str] = set()
+    for raw in values:
+        value = raw
+        negative = value.startswith('!')
+        if negative:
+            if microversion < (1, 32):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: forbidden aggregates "
+                    "('!') in %s require microversion 1.32 or later. Got: %s"
+                    % (name, raw), BAD_VALUE)
+            value = value[1:]
+        if value.startswith('in:'):
+            items = [s.strip() for s in value[3:].split(',')]
+        elif ',' in value:
+            raise CandidatesQueryError(
+                "Multiple values for %r must be prefixed with the 'in:' (or "
+                "'!in:') keyword. Got: %s" % (name, raw), BAD_VALUE)
+        else:
+            items = [value.strip()]
+        for agg in items:
+            if agg.startswith('!'):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: '!' is not allowed "
+                    "inside an 'in:' list of %s; use '!in:' instead. Got: %s"
+                    % (name, raw), BAD_VALUE)
+            if not _is_uuid(agg):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: Expected %r parameter "
+                    "to contain valid UUID(s). Got: %s" % (name, agg),
+                    BAD_VALUE)
+        if negative:
+            forbidden.update(items)
+        else:
+            required.append(frozenset(items))
+    return list(dict.fromkeys(required)), frozenset(forbidden)
+
+
+def _single(params, key):
+    values = params[key]
+    if len(values) != 1:
+        raise CandidatesQueryError(
+            "Query parameter %r may only be specified once." % key,
+            DUPLICATE_KEY)
+    return values[0]
+
+
+def _check_key(key: str, mv: tuple[int, int]):
+    """Return (prefix, suffix) for a group key, None for a request-wide key;
+    raise for anything unknown at this microversion."""
+    if key in _WIDE_MIN:
+        need = _WIDE_MIN[key]
+        if mv < need:
+            raise CandidatesQueryError(
+                "Invalid query string parameters: %r requires microversion "
+                "%s or later (requested %s)." % (key, _mv(need), _mv(mv)))
+        return None
+    m = _GROUP_KEY.match(key)
+    if not m:
+        raise CandidatesQueryError(
+            "Invalid query string parameters: unknown parameter %r." % key)
+    prefix, suffix = m.groups()
+    need = _PREFIX_MIN[prefix]
+    if mv < need:
+        raise CandidatesQueryError(
+            "Invalid query string parameters: %r requires microversion %s or "
+            "later (requested %s)." % (key, _mv(need), _mv(mv)))
+    if suffix:
+        if mv < (1, 25):
+            raise CandidatesQueryError(
+                "Invalid query string parameters: suffixed request groups "
+                "(%r) require microversion 1.25 or later." % key)
+        if _NUMERIC_SUFFIX.match(suffix):
+            pass
+        elif mv < (1, 33):
+            if _VERBOSE_SUFFIX.match(suffix):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: non-numeric request "
+                    "group suffix in %r requires microversion 1.33 or later."
+                    % key)
+            raise CandidatesQueryError(
+                "Invalid query string parameters: unknown parameter %r."
+                % key)
+        elif not _VERBOSE_SUFFIX.match(suffix):
+            raise CandidatesQueryError(
+                "Invalid query string parameters: %r has an invalid group "
+                "suffix (expected 1-64 characters of [a-zA-Z0-9_-])." % key)
+    return prefix, suffix
+
+
+def parse_request(params: dict[str, list[str]],
+                  mv: tuple[int, int]) -> ParsedRequest:
+    """Check syntax and microversion rules; no database names are checked."""
+    groups: dict[str, dict] = {}
+    wide = {}
+    for key in params:
+        kind = _check_key(key, mv)
+        if kind is None:
+            wide[key] = params[key]
+        else:
+            prefix, suffix = kind
+            groups.setdefault(suffix, {})[prefix] = key
+    if mv < (1, 25) and 'resources' not in params:
+        raise CandidatesQueryError(
+            "Invalid query string parameters: 'resources' is a required "
+            "property.", MISSING_VALUE)
+
+    parsed_groups: dict[str, RequestGroup] = {}
+    for suffix in sorted(groups, key=lambda s: (s != '', s)):
+        keys = groups[suffix]
+        g = RequestGroup(suffix)
+        if 'resources' in keys:
+            key = keys['resources']
+            g.resources = parse_resources(_single(params, key), key)
+        if 'required' in keys:
+            key = keys['required']
+            req, forb = parse_trait_expr(params[key], mv, key)
+            g.required, g.forbidden = tuple(req), forb
+        if 'member_of' in keys:
+            key = keys['member_of']
+            req, forb = parse_member_of(params[key], mv, key)
+            g.member_of, g.forbidden_aggs = tuple(req), forb
+        if 'in_tree' in keys:
+            key = keys['in_tree']
+            value = _single(params, key)
+            if not _is_uuid(value):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: Expected %r parameter "
+                    "to be a format of uuid. Got: %s" % (key, value),
+                    BAD_VALUE)
+            g.in_tree = value
+        parsed_groups[suffix] = g
+
+    out = ParsedRequest(parsed_groups)
+    if 'limit' in wide:
+        value = _single(params, 'limit')
+        if not _LIMIT.match(value):
+            raise CandidatesQueryError(
+                "Invalid query string parameters: 'limit' must be a positive "
+                "integer. Got: %s" % value, BAD_VALUE)
+        out.limit = int(value)
+    if 'group_policy' in wide:
+        value = _single(params, 'group_policy')
+        if value not in ('none', 'isolate'):
+            raise CandidatesQueryError(
+                "Invalid query string parameters: 'group_policy' must be "
+                "'none' or 'isolate'. Got: %s" % value, BAD_VALUE)
+        out.group_policy = value
+    if 'root_required' in wide:
+        value = _single(params, 'root_required')
+        if value.startswith('in:'):
+            raise CandidatesQueryError(
+                "Invalid query string parameters: 'root_required' does not "
+                "support the 'in:' syntax. Got: %s" % value, BAD_VALUE)
+        req, forb = parse_trait_expr([value], mv, 'root_required')
+        req_set = frozenset(t for s in req for t in s)
+        conflicts = req_set & forb
+        if conflicts:
+            raise CandidatesQueryError(
+                "Conflicting required and forbidden traits found in "
+                "root_required: %s" % ', '.join(sorted(conflicts)), BAD_VALUE)
+        out.root_required, out.root_forbidden = req_set, forb
+    if 'same_subtree' in wide:
+        subtrees = []
+        for value in params['same_subtree']:
+            suffixes = frozenset(s.strip() for s in value.split(','))
+            if '' in suffixes:
+                raise CandidatesQueryError(
+                    "Empty string (unsuffixed group) can not be specified in "
+                    "'same_subtree'. Got: %r" % value, BAD_VALUE)
+            subtrees.append(suffixes)
+        out.same_subtrees = tuple(subtrees)
+    _check_groups(out, mv)
+    return out
+
+
+def _check_groups(req: ParsedRequest, mv):
+    groups = req.groups
+    if mv >= (1, 36):
+        resourceless = [s for s, g in groups.items() if not g.resources]
+        if len(resourceless) == len(groups):
+            raise CandidatesQueryError(
+                "There must be at least one resources or resources[$S] "
+                "parameter.", MISSING_VALUE)
+        if '' in resourceless:
+            raise CandidatesQueryError(
+                "The unsuffixed request group (required, member_of or "
+                "in_tree) must also specify 'resources'.", BAD_VALUE)
+        in_subtree = set().union(*req.same_subtrees)
+        bad = [s for s in resourceless if s not in in_subtree]
+        if bad:
+            raise CandidatesQueryError(
+                "Resourceless suffixed group request should be specified in "
+                "'same_subtree' query param: bad group(s) - %s." % bad,
+                BAD_VALUE)
+        unknown = sorted(s for s in in_subtree if s not in groups)
+        if unknown:
+            raise CandidatesQueryError(
+                "Real suffixes should be specified in 'same_subtree': %s not "
+                "found in %s." % (unknown, sorted(groups)), BAD_VALUE)
+    else:
+        orphans = ['required' + s for s, g in groups.items()
+                   if (g.required or g.forbidden) and not g.resources]
+        if orphans:
+            raise CandidatesQueryError(
+                "All traits parameters must be associated with resources. "
+                "Found the following orphaned traits keys: %s"
+                % ', '.join(orphans), MISSING_VALUE)
+        orphans = ['member_of' + s for s, g in groups.items()
+                   if (g.member_of or g.forbidden_aggs) and not g.resources]
+        if orphans:
+            raise CandidatesQueryError(
+                "All member_of parameters must be associated with resources. "
+                "Found the following orphaned member_of keys: %s"
+                % ', '.join(orphans), MISSING_VALUE)
+        bare = ['in_tree' + s for s, g in groups.items() if not g.resources]
+        if bare:
+            raise CandidatesQueryError(
+                "All request groups must specify resources. Found: %s"
+                % ', '.join(bare), MISSING_VALUE)
+        if not groups:
+            raise CandidatesQueryError(
+                "At least one request group ('resources' or "
+                "'resources{$S}') is required.", MISSING_VALUE)
+    if mv >= (1, 22):
+        conflicts = []
+        for s, g in groups.items():
+            for any_of in g.required:
+                if any_of <= g.forbidden:
+                    conflicts.append('required%s: (%s)'
+                                     % (s, ', '.join(sorted(any_of))))
+        if conflicts:
+            raise CandidatesQueryError(
+                "Conflicting required and forbidden traits found in the "
+                "following traits keys: %s" % ', '.join(sorted(conflicts)),
+                BAD_VALUE)
+    if req.group_policy is None:
+        granular = [s for s in groups if s]
+        if len(granular) > 1:
+            raise CandidatesQueryError(
+                "The 'group_policy' parameter is required when specifying "
+                "more than one suffixed request group (got %s)."
+                % ', '.join('resources' + s for s in granular), MISSING_VALUE)
+
+
+def check_names(req: ParsedRequest, resource_classes, traits):
+    """Reject resource classes and traits the snapshot does not know."""
+    for g in req.groups.values():
+        for rc in g.resources:
+            if rc not in resource_classes:
+                raise CandidatesQueryError(
+                    "Invalid resource class in resources%s parameter: No such "
+                    "resource class %s." % (g.suffix, rc), BAD_VALUE)
+    missing = set()
+    for g in req.groups.values():
+        for any_of in g.required:
+            missing |= any_of - traits
+        missing |= g.forbidden - traits
+    missing |= req.root_required - traits
+    missing |= req.root_forbidden - traits
+    if missing:
+        raise CandidatesQueryError(
+            "No such trait(s): %s." % ', '.join(sorted(missing)), BAD_VALUE)
+
+
+__all__ = ['RequestGroup', 'ParsedRequest', 'parse_resources',
+           'parse_trait_expr', 'parse_member_of', 'parse_request',
+           'check_names', 'UNDEFINED']
