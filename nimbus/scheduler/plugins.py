@@ -20,6 +20,17 @@ from nimbus.scheduler import exception
 LOG = logging.getLogger(__name__)
 
 
+def reset_entry_point_cache() -> None:
+    """Forget stevedore's in-process entry point cache (after a plugin was installed
+    into the running interpreter's environment)."""
+    extension.ExtensionManager.ENTRY_POINT_CACHE.clear()
+    try:
+        from stevedore import _cache
+        _cache._c._internal.clear()
+    except (ImportError, AttributeError):  # pragma: no cover - other stevedore versions
+        pass
+
+
 def entry_point_classes(namespace: str) -> list:
     mgr = extension.ExtensionManager(namespace, invoke_on_load=False,
                                      on_load_failure_callback=_log_failure)

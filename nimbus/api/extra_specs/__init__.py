@@ -55,13 +55,15 @@ def registry() -> list[ExtraSpecValidator]:
 def reset() -> None:
     """Forget loaded validators (after installing a plugin)."""
     global _registry
+    from nimbus.scheduler import plugins
+    plugins.reset_entry_point_cache()
     with _lock:
         _registry = None
 
 
 def validate(key: str, value) -> None:
     """Raise ExtraSpecValidationError when ``key=value`` is unknown or malformed."""
-    if ":" not in key:
+    if ":" not in key and not any(v.matches(key) for v in registry()):
         from nimbus.scheduler.filters.extra_specs_ops import is_valid
         if not is_valid(str(value)):
             raise ExtraSpecValidationError(f"{key}: {value!r} is not a valid requirement")
