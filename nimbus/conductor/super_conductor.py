@@ -9,7 +9,6 @@ fault that says why.
 
 import sqlalchemy as sa
 from oslo_log import log as logging
-import oslo_messaging as messaging
 
 from nimbus.common import cells as cells_mod
 from nimbus.common import exception
@@ -51,7 +50,9 @@ class SuperConductor:
                 self.bury_in_cell0(ctxt, uuid, 'No valid host was found.',
                                    str(exc))
             return
-        except messaging.MessagingException as exc:
+        except Exception as exc:
+            # Whatever went wrong (the scheduler timed out, placement was
+            # unreachable, a bug), no server may stay in BUILD forever.
             LOG.error('Scheduling %s failed: %s', instance_uuids, exc)
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, 'Scheduling failed.',

@@ -63,7 +63,7 @@ def normalise_hints(hints):
     for key in ('same_host', 'different_host'):
         if isinstance(out.get(key), str):
             out[key] = [out[key]]
-    if isinstance(out.get('query'), dict):
+    if isinstance(out.get('query'), (dict, list)):
         out['query'] = json.dumps(out['query'])
     if isinstance(out.get('query'), str) and out['query']:
         try:

@@ -15,7 +15,7 @@ HINTS = {
         'group': common.UUID,
         'same_host': _UUID_OR_LIST,
         'different_host': _UUID_OR_LIST,
-        'query': {'type': ['string', 'object']},
+        'query': {'type': ['string', 'object', 'array']},
         'build_near_host_ip': {'type': 'string', 'format': 'ipv4'},
         'cidr': {'type': 'string', 'pattern': r'^/[0-9a-f.:]+$'},
         'cidr_mask': {'type': ['string', 'integer'],

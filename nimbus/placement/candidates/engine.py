@@ -156,16 +156,35 @@ class _Search:
         mappings.sort()
         return items, tuple(mappings)
 
+    def _single_group_iter(self, anchor):
+        if self.unnumbered is not None:
+            return (c for c in self.unnumbered.iter_anchors((anchor,)))
+        g, opts = self.granular[0]
+        mapkey = g.suffix
+        return ((alloc, ((mapkey, provs),)) for alloc, provs in opts[anchor])
+
+    def _stream(self, anchors, strategy):
+        single = (self.unnumbered is not None) + len(self.granular) == 1
+        if strategy == 'breadth-first':
+            if single:
+                return _roundrobin([self._single_group_iter(a)
+                                    for a in anchors])
+            return _roundrobin([self.anchor_candidates(a) for a in anchors])
+        if single:
+            if self.unnumbered is not None:
+                return self.unnumbered.iter_anchors(anchors)
+            g, opts = self.granular[0]
+            mapkey = g.suffix
+            return ((alloc, ((mapkey, provs),))
+                    for a in anchors for alloc, provs in opts[a])
+        return (c for a in anchors for c in self.anchor_candidates(a))
+
     def generate(self, strategy, rng, randomize, stop_at):
         """Return the list of unique candidates, at most ``stop_at``."""
         anchors = list(self.anchors)
         if randomize and rng is not None:
             rng.shuffle(anchors)
-        gens = (self.anchor_candidates(a) for a in anchors)
-        if strategy == 'breadth-first':
-            stream = _roundrobin(list(gens))
-        else:
-            stream = (c for gen in gens for c in gen)
+        stream = self._stream(anchors, strategy)
         sharing = self.snap.sharing
         provs = self.snap.providers
         exclude_nested = not self.nested_aware and self.snap.has_trees

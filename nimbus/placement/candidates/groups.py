@@ -228,3 +228,37 @@ class UnnumberedOptions:
                     continue
             alloc = tuple(zip(combo, rcs, amounts))
             yield alloc, tuple(used)
+
+    def iter_anchors(self, anchors):
+        """Yield ``(alloc, mappings)`` for every anchor in order: the fast
+        path used when the unnumbered group is the only group."""
+        g = self.group
+        rcs = self.rcs
+        amounts = [g.resources[rc] for rc in rcs]
+        per_rc = self.per_rc
+        required = g.required
+        provs = self.snap.providers
+        k = len(rcs)
+        for a in anchors:
+            lists = [by_anchor[a] for by_anchor in per_rc]
+            if all(len(lst) == 1 for lst in lists):
+                combo = [lst[0] for lst in lists]
+                u0 = combo[0]
+                if combo.count(u0) == k:
+                    used = (u0,)
+                    if required:
+                        traits = provs[u0].traits
+                        if any(s.isdisjoint(traits) for s in required):
+                            continue
+                else:
+                    used = tuple(sorted(set(combo)))
+                    if required:
+                        traits = set()
+                        for u in used:
+                            traits |= provs[u].traits
+                        if any(s.isdisjoint(traits) for s in required):
+                            continue
+                yield tuple(zip(combo, rcs, amounts)), (('', used),)
+            else:
+                for alloc, used in self.options(a):
+                    yield alloc, (('', used),)

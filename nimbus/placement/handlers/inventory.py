@@ -107,7 +107,7 @@ def delete(state, req, resp, uuid, rc):
     util.no_content(resp)
 
 
-@util.since((1, 5))
+@util.since((1, 5), status=405)
 def delete_all(state, req, resp, uuid):
     util.authorize(state, req,
                    'placement:resource_providers:inventories:delete')

@@ -20,12 +20,18 @@ def version(req):
     return req.context['version']
 
 
-def since(major_minor):
-    """Decorator: the route does not exist below this microversion (404)."""
+def since(major_minor, status=404):
+    """Decorator: the handler does not exist below this microversion.
+
+    Like Placement: 404 by default, 405 for a method added later to an
+    existing route (DELETE of all inventories, 1.5).
+    """
     def wrap(fn):
         @functools.wraps(fn)
         def handler(state, req, resp, **kw):
             if version(req) < major_minor:
+                if status == 405:
+                    raise errors.HTTPError(405, 'Method not allowed.')
                 raise errors.HTTPError(404, 'The resource could not be '
                                             'found.')
             return fn(state, req, resp, **kw)
