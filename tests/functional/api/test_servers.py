@@ -1,0 +1,304 @@
+"""POST/GET/DELETE /servers across build requests, cell0 and cell1."""
+
+import sqlalchemy as sa
+
+from nimbus.db.api import models as api_models
+from nimbus.db.cell import models as cell_models
+
+import pytest
+
+
+@pytest.fixture
+def world(api):
+    api.add_flavor('1', 'm1.small', extra_specs={'hw:cpu_policy': 'shared'})
+    api.image = api.add_image(properties={'hw_architecture': 'x86_64'})
+    api.add_compute('host1')
+    return api
+
+
+def boot(api, user='demo', hints=None, version=None, **server):
+    body = {'server': dict({'name': 'vm', 'flavorRef': '1',
+                            'imageRef': api.image}, **server)}
+    if hints is not None:
+        body['os:scheduler_hints'] = hints
+    return api.req('POST', '/v2.1/servers', body, user=user, version=version)
+
+
+def test_create_stores_and_casts(world):
+    r = boot(world, metadata={'k': 'v'}, availability_zone='nova')
+    assert r.status_code == 202
+    server = r.json['server']
+    assert len(server['adminPass']) >= 8
+    assert server['links'][0]['rel'] == 'self'
+    assert r.headers['Location'].endswith(server['id'])
+    ((ctx, spec, uuids),) = world.conductor.calls
+    assert uuids == [server['id']]
+    assert ctx.project_id == 'demo'
+    assert spec['instance_uuids'] == uuids
+    assert spec['num_instances'] == 1 and spec['min_count'] == 1
+    assert spec['flavor']['flavorid'] == '1'
+    assert spec['flavor']['extra_specs'] == {'hw:cpu_policy': 'shared'}
+    assert spec['image'] == {'id': world.image, 'name': 'cirros',
+                             'properties': {'hw_architecture': 'x86_64'}}
+    assert spec['availability_zone'] == 'nova'
+    assert spec['project_id'] == 'demo' and spec['user_id'] == 'demo'
+    assert spec['instance_group'] is None
+    assert spec['request_id'] == ctx.request_id
+    with world.api_db.session() as s:
+        br = s.execute(sa.select(api_models.BuildRequest)).scalar_one()
+        assert br.instance['metadata_items'] == {'k': 'v'}
+        assert br.instance['vm_state'] == 'building'
+        assert s.execute(sa.select(api_models.RequestSpec)).scalar_one() \
+            .spec['instance_uuids'] == uuids
+        mapping = s.execute(sa.select(api_models.InstanceMapping)) \
+            .scalar_one()
+        assert mapping.cell_id is None and mapping.project_id == 'demo'
+
+
+def test_multi_create_and_reservation_id(world):
+    r = boot(world, min_count=2, max_count=3, return_reservation_id=True)
+    assert r.status_code == 202
+    assert r.json['reservation_id'].startswith('r-')
+    ((_, spec, uuids),) = world.conductor.calls
+    assert len(uuids) == 3 and spec['num_instances'] == 3
+    assert spec['min_count'] == 2
+    r = world.req('GET', '/v2.1/servers/detail?reservation_id=%s'
+                  % 'nope')
+    assert r.json['servers'] == []
+    names = sorted(s['name'] for s in world.req(
+        'GET', '/v2.1/servers').json['servers'])
+    assert names == ['vm-1', 'vm-2', 'vm-3']
+
+
+@pytest.mark.parametrize('server, field', [
+    ({'name': 'vm'}, 'flavorRef'),
+    ({'flavorRef': '1'}, 'name'),
+    ({'name': '', 'flavorRef': '1'}, 'name'),
+    ({'name': 'vm', 'flavorRef': '1', 'min_count': 0}, 'min_count'),
+    ({'name': 'vm', 'flavorRef': '1', 'max_count': 'x'}, 'max_count'),
+    ({'name': 'vm', 'flavorRef': '1', 'metadata': {'k': 1}}, 'metadata'),
+    ({'name': 'vm', 'flavorRef': '1', 'networks': 'some'}, 'networks'),
+    ({'name': 'vm', 'flavorRef': '1', 'bogus': 1}, 'bogus'),
+    ({'name': 'vm', 'flavorRef': '1', 'accessIPv4': 'x'}, 'accessIPv4'),
+])
+def test_create_bad_body(world, server, field):
+    r = world.req('POST', '/v2.1/servers', {'server': server})
+    assert r.status_code == 400
+    assert field in r.json['badRequest']['message']
+    assert world.conductor.calls == []
+
+
+@pytest.mark.parametrize('hints, field', [
+    ({'group': 'not-a-uuid'}, 'group'),
+    ({'same_host': ['nope']}, 'same_host'),
+    ({'build_near_host_ip': '300.1.1.1'}, 'build_near_host_ip'),
+    ({'query': 5}, 'query'),
+])
+def test_create_bad_hints(world, hints, field):
+    r = boot(world, hints=hints)
+    assert r.status_code == 400
+    assert field in r.json['badRequest']['message']
+
+
+def test_create_bad_references(world):
+    assert 'Flavor 9' in boot(world, flavorRef='9').json['badRequest'][
+        'message']
+    r = boot(world, imageRef='11111111-2222-3333-4444-555555555555')
+    assert r.status_code == 400 and 'Image' in r.json['badRequest']['message']
+    r = world.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': '1'}})
+    assert r.status_code == 400 and 'imageRef' in r.json['badRequest'][
+        'message']
+    r = boot(world, availability_zone='nowhere')
+    assert r.status_code == 400 and 'availability zone' in r.json[
+        'badRequest']['message']
+    r = boot(world, min_count=3, max_count=2)
+    assert r.status_code == 400
+    r = boot(world, hints={'group': '11111111-2222-3333-4444-555555555555'})
+    assert r.status_code == 400 and 'group' in r.json['badRequest'][
+        'message']
+    r = boot(world, hints={'query': '[">=", '})
+    assert r.status_code == 400 and 'query' in r.json['badRequest'][
+        'message']
+    r = boot(world, hints={'cidr': '/24'})
+    assert r.status_code == 400
+    r = boot(world, availability_zone='nova:host1')
+    assert r.status_code == 403
+    assert world.conductor.calls == []
+
+
+def test_flavor_ref_as_url_and_image_too_big(world):
+    r = boot(world, flavorRef='http://x/v2.1/flavors/1')
+    assert r.status_code == 202
+    big = world.add_image(min_ram=4096)
+    r = boot(world, imageRef=big)
+    assert r.status_code == 400 and 'memory' in r.json['badRequest'][
+        'message']
+
+
+def test_hints_and_group(world):
+    r = world.req('POST', '/v2.1/os-server-groups', {'server_group': {
+        'name': 'g', 'policy': 'anti-affinity',
+        'rules': {'max_server_per_host': 2}}}, version='2.64')
+    group = r.json['server_group']
+    other = boot(world).json['server']['id']
+    world.place(other, host='host1')
+    with world.api_db.session() as s:
+        grp = s.execute(sa.select(api_models.InstanceGroup)).scalar_one()
+        grp.members.append(api_models.InstanceGroupMember(
+            instance_uuid=other))
+    r = boot(world, hints={'group': group['id'], 'same_host': other,
+                           'different_host': [other],
+                           'query': ['>=', '$free_ram_mb', 1024],
+                           'build_near_host_ip': '192.0.2.1',
+                           'cidr_mask': 24, 'custom': 'x'})
+    assert r.status_code == 202, r.json
+    spec = world.conductor.calls[-1][1]
+    hints = spec['scheduler_hints']
+    assert hints['same_host'] == [other]
+    assert hints['query'] == '[">=", "$free_ram_mb", 1024]'
+    assert hints['cidr'] == '/24' and hints['custom'] == 'x'
+    ig = spec['instance_group']
+    assert ig['policy'] == 'anti-affinity'
+    assert ig['rules'] == {'max_server_per_host': 2}
+    assert ig['hosts'] == ['host1']
+    new = r.json['server']['id']
+    assert set(ig['members']) == {other, new}
+    r = world.req('GET', '/v2.1/os-server-groups/%s' % group['id'])
+    assert set(r.json['server_group']['members']) == {other, new}
+
+
+def test_list_merges_build_requests_and_cells(world):
+    a = boot(world, name='alpha').json['server']['id']
+    b = boot(world, name='beta').json['server']['id']
+    c = boot(world, name='gamma').json['server']['id']
+    world.place(b, host='host1')
+    world.place(c, cell=world.cell0, host=None, vm_state='error',
+                fault=('No valid host was found.', 'placement returned 0'))
+    boot(world, user='other', name='theirs')
+    r = world.req('GET', '/v2.1/servers')
+    assert {s['id'] for s in r.json['servers']} == {a, b, c}
+    r = world.req('GET', '/v2.1/servers/detail')
+    by_id = {s['id']: s for s in r.json['servers']}
+    assert by_id[a]['status'] == 'BUILD'
+    assert by_id[b]['status'] == 'ACTIVE'
+    assert by_id[c]['status'] == 'ERROR'
+    assert by_id[c]['fault']['message'] == 'No valid host was found.'
+    assert by_id[c]['fault']['details'] == 'placement returned 0'
+    assert by_id[c]['fault']['code'] == 500
+    assert by_id[c]['fault']['created']
+    assert 'OS-EXT-SRV-ATTR:host' not in by_id[b]
+    r = world.req('GET', '/v2.1/servers/detail?status=ERROR')
+    assert [s['id'] for s in r.json['servers']] == [c]
+    r = world.req('GET', '/v2.1/servers?name=^al')
+    assert [s['id'] for s in r.json['servers']] == [a]
+    r = world.admin('GET', '/v2.1/servers?all_tenants=1')
+    assert len(r.json['servers']) == 4
+    r = world.admin('GET', '/v2.1/servers/detail?all_tenants=1&host=host1')
+    assert [s['id'] for s in r.json['servers']] == [b]
+    assert r.json['servers'][0]['OS-EXT-SRV-ATTR:host'] == 'host1'
+    r = world.req('GET', '/v2.1/servers?host=host1')
+    assert len(r.json['servers']) == 3   # non-admin: filter ignored
+
+
+def test_paging(world):
+    ids = [boot(world, name='vm%d' % i).json['server']['id']
+           for i in range(5)]
+    r = world.req('GET', '/v2.1/servers?limit=2')
+    page1 = [s['id'] for s in r.json['servers']]
+    assert len(page1) == 2
+    assert 'marker=%s' % page1[-1] in r.json['servers_links'][0]['href']
+    r = world.req('GET', '/v2.1/servers?limit=10&marker=%s' % page1[-1])
+    assert len(r.json['servers']) == 3
+    assert set(page1) | {s['id'] for s in r.json['servers']} == set(ids)
+    assert world.req('GET', '/v2.1/servers?marker=nope').status_code == 400
+    r = world.req('GET', '/v2.1/servers?limit=-1')
+    assert r.status_code == 400 and 'limit' in r.json['badRequest'][
+        'message']
+    assert world.req('GET', '/v2.1/servers?status=FOO').status_code == 400
+    assert world.req('GET', '/v2.1/servers?name=(').status_code == 400
+
+
+def test_show_shapes(world):
+    uuid = boot(world).json['server']['id']
+    r = world.req('GET', '/v2.1/servers/%s' % uuid)
+    assert r.json['server']['status'] == 'BUILD'
+    assert r.json['server']['flavor']['id'] == '1'
+    world.place(uuid, host='host1')
+    r = world.req('GET', '/v2.1/servers/%s' % uuid, version='2.47')
+    server = r.json['server']
+    assert server['flavor'] == {'vcpus': 1, 'ram': 512, 'disk': 1,
+                                'ephemeral': 0, 'swap': 0,
+                                'original_name': 'm1.small',
+                                'extra_specs': {'hw:cpu_policy': 'shared'}}
+    assert server['hostId']
+    assert 'OS-EXT-SRV-ATTR:host' not in server
+    r = world.admin('GET', '/v2.1/servers/%s' % uuid, version='2.96')
+    server = r.json['server']
+    assert server['OS-EXT-SRV-ATTR:host'] == 'host1'
+    assert server['OS-EXT-SRV-ATTR:hypervisor_hostname'] == 'host1'
+    assert server['OS-EXT-AZ:availability_zone'] == ''
+    assert server['pinned_availability_zone'] is None
+    assert server['locked'] is False and server['tags'] == []
+    assert world.req('GET', '/v2.1/servers/nope').status_code == 404
+    r = world.req('GET', '/v2.1/servers/%s' % uuid, user='other')
+    assert r.status_code == 404
+    assert 'itemNotFound' in r.json
+
+
+def test_delete_build_request(world):
+    uuid = boot(world).json['server']['id']
+    r = world.req('DELETE', '/v2.1/servers/%s' % uuid)
+    assert r.status_code == 204
+    with world.api_db.session() as s:
+        assert s.execute(sa.select(api_models.BuildRequest)).first() is None
+        assert s.execute(sa.select(api_models.InstanceMapping)).first() \
+            is None
+    assert world.req('GET', '/v2.1/servers/%s' % uuid).status_code == 404
+    assert world.req('DELETE', '/v2.1/servers/%s' % uuid).status_code == 404
+
+
+def test_delete_in_cell0_marks_deleted(world):
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, cell=world.cell0, host=None, vm_state='error')
+    assert world.req('DELETE', '/v2.1/servers/%s' % uuid).status_code == 204
+    with world.cells.db(world.cell0).session() as s:
+        row = s.execute(sa.select(cell_models.Instance)).scalar_one()
+        assert row.deleted and row.vm_state == 'deleted'
+    assert world.compute_log == []
+    assert world.req('GET', '/v2.1/servers/%s' % uuid).status_code == 404
+    r = world.admin('GET', '/v2.1/servers/detail?all_tenants=1&'
+                    'status=DELETED')
+    assert [s['id'] for s in r.json['servers']] == [uuid]
+
+
+def test_delete_on_host_casts_terminate(world):
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, host='host1')
+    r = world.req('DELETE', '/v2.1/servers/%s' % uuid, user='other')
+    assert r.status_code == 404
+    assert world.req('DELETE', '/v2.1/servers/%s' % uuid).status_code == 204
+    assert world.compute_log == [('terminate_instance', 'cell1', 'host1',
+                                  uuid)]
+    with world.cells.db(world.cell1).session() as s:
+        row = s.execute(sa.select(cell_models.Instance)).scalar_one()
+        assert row.task_state == 'deleting' and not row.deleted
+
+
+def test_delete_without_host_marks_deleted(world):
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, host=None, vm_state='building')
+    assert world.admin('DELETE', '/v2.1/servers/%s' % uuid).status_code \
+        == 204
+    assert world.compute_log == []
+    with world.cells.db(world.cell1).session() as s:
+        assert s.execute(sa.select(cell_models.Instance)).scalar_one() \
+            .deleted
+
+
+def test_conductor_down_is_503_and_rolls_back(world):
+    world.conductor.fail = True
+    r = boot(world)
+    assert r.status_code == 503
+    with world.api_db.session() as s:
+        assert s.execute(sa.select(api_models.BuildRequest)).first() is None
