@@ -123,6 +123,8 @@ class SuperConductor:
                 'device_profile'):
             accel_uuids = self.accelerator.create_and_bind(
                 ctxt, instance, request_spec, selected)
+        LOG.info('Instance %s scheduled to %s in %s with %d alternate(s)',
+                 uuid, selected['service_host'], cell.name, len(alternates))
         self.compute_api(cell).build_and_run_instance(
             ctxt, selected['service_host'], instance, request_spec,
             selected, alternates, accel_uuids)
