@@ -121,15 +121,24 @@ def granular_options(snap: Snapshot, g, anchor_ok) -> dict[str, list]:
 
 class UnnumberedOptions:
     """Lazy options of the unnumbered group: per anchor, the product of the
-    candidate providers of each resource class, filtered by traits."""
+    candidate providers of each resource class, filtered by traits.
 
-    __slots__ = ('snap', 'group', 'rcs', 'per_rc', 'anchors')
+    ``per_rc`` holds one dict per requested resource class (sorted by name):
+    anchor -> provider uuid when ``singles[i]`` is True (each anchor has one
+    candidate, the common case, built at C speed with ``dict()``), else
+    anchor -> sorted list of provider uuids.
+    """
+
+    __slots__ = ('snap', 'group', 'rcs', 'amounts', 'per_rc', 'singles',
+                 'anchors')
 
     def __init__(self, snap: Snapshot, g, anchor_ok):
         self.snap = snap
         self.group = g
         self.rcs = sorted(g.resources)
-        self.per_rc: list[dict[str, list[str]]] = []
+        self.amounts = [g.resources[rc] for rc in self.rcs]
+        self.per_rc: list[dict] = []
+        self.singles: list[bool] = []
         self.anchors: set[str] = set()
         tree_root, ok = _tree_root(snap, g.in_tree)
         if not ok:
@@ -157,108 +166,106 @@ class UnnumberedOptions:
             bad |= _union(snap.by_trait, g.forbidden)
         bad_aggs = _union(snap.by_agg, g.forbidden_aggs)
         bad |= bad_aggs
+        filtered = bool(tree_root is not None or local_ok is not None
+                        or in_aggs is not None or bad)
         sharing = snap.sharing
-        anchors_of = snap.anchors
         common = None
-        for rc in self.rcs:
-            amt = g.resources[rc]
-            by_anchor: dict[str, list[str]] = {}
-            mixed = False
-            for (u, root, free, mn, mx, st) in snap.by_rc.get(rc, ()):
-                if amt > free or amt < mn or amt > mx or amt % st:
-                    continue
-                if u in bad:
-                    continue
-                if tree_root is not None and root != tree_root:
-                    continue
-                if ((local_ok is None or root in local_ok)
-                        and root not in bad_aggs
-                        and (in_aggs is None or u in in_aggs
-                             or root in in_aggs)):
+        for rc, amt in zip(self.rcs, self.amounts):
+            pairs = [(root, u) for (u, root, free, mn, mx, st)
+                     in snap.by_rc.get(rc, ())
+                     if amt <= free and mn <= amt <= mx and not amt % st]
+            extra = []
+            if sharing and tree_root is None:
+                for root, u in pairs:
+                    if u in sharing and (in_aggs is None or u in in_aggs):
+                        for a in snap.anchors[u]:
+                            if a != root and a not in bad_aggs and u not in bad \
+                                    and (local_ok is None or a in local_ok):
+                                extra.append((a, u))
+            if filtered:
+                pairs = [(root, u) for root, u in pairs
+                         if u not in bad
+                         and (tree_root is None or root == tree_root)
+                         and (local_ok is None or root in local_ok)
+                         and root not in bad_aggs
+                         and (in_aggs is None or u in in_aggs
+                              or root in in_aggs)]
+            if extra:
+                pairs.extend(extra)
+            by_anchor = dict(pairs)
+            single = len(by_anchor) == len(pairs)
+            if not single:
+                by_anchor = {}
+                for root, u in pairs:
                     lst = by_anchor.get(root)
                     if lst is None:
                         by_anchor[root] = [u]
                     else:
                         lst.append(u)
-                if (tree_root is None and u in sharing
-                        and (in_aggs is None or u in in_aggs)):
-                    for a in anchors_of[u]:
-                        if a == root or a in bad_aggs:
-                            continue
-                        if local_ok is not None and a not in local_ok:
-                            continue
-                        by_anchor.setdefault(a, []).append(u)
-                        mixed = True
-            if mixed:
-                for lst in by_anchor.values():
-                    lst.sort()
+                if extra:
+                    for lst in by_anchor.values():
+                        lst.sort()
             if not by_anchor:
                 self.per_rc = []
                 return
             self.per_rc.append(by_anchor)
-            keys = by_anchor.keys()
-            common = set(keys) if common is None else common & keys
+            self.singles.append(single)
+            common = (set(by_anchor) if common is None
+                      else common & by_anchor.keys())
             if not common:
                 self.per_rc = []
                 return
         self.anchors = common or set()
 
+    def _lists(self, anchor):
+        return [d[anchor] if not single else [d[anchor]]
+                for d, single in zip(self.per_rc, self.singles)]
+
     def options(self, anchor: str):
         """Yield the pieces of this group for one anchor, in stable order."""
-        g = self.group
         rcs = self.rcs
-        amounts = [g.resources[rc] for rc in rcs]
-        lists = [by_anchor[anchor] for by_anchor in self.per_rc]
-        required = g.required
+        amounts = self.amounts
+        required = self.group.required
         provs = self.snap.providers
-        if all(len(lst) == 1 for lst in lists):
-            combos = (tuple(lst[0] for lst in lists),)
-        else:
-            combos = itertools.product(*lists)
-        for combo in combos:
+        for combo in itertools.product(*self._lists(anchor)):
             used = sorted(set(combo))
             if required:
-                if len(used) == 1:
-                    traits = provs[used[0]].traits
-                else:
-                    traits = set()
-                    for u in used:
-                        traits |= provs[u].traits
+                traits = set()
+                for u in used:
+                    traits |= provs[u].traits
                 if any(any_of.isdisjoint(traits) for any_of in required):
                     continue
-            alloc = tuple(zip(combo, rcs, amounts))
-            yield alloc, tuple(used)
+            yield tuple(zip(combo, rcs, amounts)), tuple(used)
 
     def iter_anchors(self, anchors):
         """Yield ``(alloc, mappings)`` for every anchor in order: the fast
         path used when the unnumbered group is the only group."""
-        g = self.group
+        if not all(self.singles):
+            for a in anchors:
+                for alloc, used in self.options(a):
+                    yield alloc, (('', used),)
+            return
         rcs = self.rcs
-        amounts = [g.resources[rc] for rc in rcs]
-        per_rc = self.per_rc
-        required = g.required
+        amounts = self.amounts
+        dicts = self.per_rc
+        required = self.group.required
         provs = self.snap.providers
         k = len(rcs)
         for a in anchors:
-            lists = [by_anchor[a] for by_anchor in per_rc]
-            if all(len(lst) == 1 for lst in lists):
-                combo = [lst[0] for lst in lists]
-                u0 = combo[0]
-                if combo.count(u0) == k:
-                    used = (u0,)
-                    if required:
-                        traits = provs[u0].traits
-                        if any(s.isdisjoint(traits) for s in required):
-                            continue
-                else:
-                    used = tuple(sorted(set(combo)))
-                    if required:
-                        traits = set()
-                        for u in used:
-                            traits |= provs[u].traits
-                        if any(s.isdisjoint(traits) for s in required):
-                            continue
-                yield tuple(zip(combo, rcs, amounts)), (('', used),)
+            combo = [d[a] for d in dicts]
+            u0 = combo[0]
+            if combo.count(u0) == k:
+                used = (u0,)
+                if required:
+                    traits = provs[u0].traits
+                    if any(s.isdisjoint(traits) for s in required):
+                        continue
             else:
-                for alloc, used in self.options(a):
-                    yield alloc, (('', used),)
+                used = tuple(sorted(set(combo)))
+                if required:
+                    traits = set()
+                    for u in used:
+                        traits |= provs[u].traits
+                    if any(s.isdisjoint(traits) for s in required):
+                        continue
+            yield tuple(zip(combo, rcs, amounts)), (('', used),)
