@@ -5,6 +5,7 @@ and in-memory claims."""
 from __future__ import annotations
 
 import random
+import threading
 import uuid as uuidlib
 
 from nimbus.common.objects.request_spec import RequestSpec
@@ -101,8 +102,13 @@ class InMemoryClaims:
         self.used: dict[str, dict[str, float]] = {}
         self.claims: dict = {}
         self.fail_hosts = set(fail_hosts)
+        self.lock = threading.Lock()
 
     def claim(self, host, alloc_req, instance_uuid) -> bool:
+        with self.lock:
+            return self._claim(host, alloc_req, instance_uuid)
+
+    def _claim(self, host, alloc_req, instance_uuid) -> bool:
         if host.host in self.fail_hosts:
             return False
         allocs = (alloc_req or {}).get("allocations", {})
@@ -120,6 +126,10 @@ class InMemoryClaims:
         return True
 
     def unclaim(self, host, alloc_req, instance_uuid) -> None:
+        with self.lock:
+            self._unclaim(host, alloc_req, instance_uuid)
+
+    def _unclaim(self, host, alloc_req, instance_uuid) -> None:
         for rp, body in (alloc_req or {}).get("allocations", {}).items():
             used = self.used.setdefault(rp, {})
             for rc, amount in body["resources"].items():
