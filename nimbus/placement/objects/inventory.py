@@ -69,13 +69,13 @@ def set_all(conn, rp, generation, inventories, rc_ids=None):
     want = {ids[name]: with_defaults(inv)
             for name, inv in inventories.items()}
     removed = set(existing) - set(want)
+    new_gen = base.increment_generation(conn, rp_id, generation)
     in_use = _used_classes(conn, rp_id, removed)
     if in_use:
         names = dict(conn.execute(sa.select(m.RC.c.id, m.RC.c.name)
                                   .where(m.RC.c.id.in_(in_use))).all())
         raise exception.InventoryInUse(
             rcs=', '.join(sorted(names.values())), uuid=rp['uuid'])
-    new_gen = base.increment_generation(conn, rp_id, generation)
     if removed:
         conn.execute(m.INV.delete()
                      .where(m.INV.c.resource_provider_id == rp_id)
