@@ -28,3 +28,28 @@ def setup(name, argv=None, cli_opts=()):
          prog=name, default_config_files=[])
     logging.setup(conf, 'nimbus')
     return conf
+
+
+WSGI_CLI_OPTS = [
+    cfg.HostAddressOpt('host', dest='bind_host',
+                       help='Address to listen on (default from [wsgi]).'),
+    cfg.PortOpt('port', dest='bind_port',
+                help='Port to listen on (default from [wsgi]).'),
+]
+
+
+def serve_wsgi(name, app_factory, default_host, default_port, argv=None):
+    """Run a REST daemon: parse options, build the app, serve until a
+    signal. ``default_host``/``default_port`` read the conf."""
+    from nimbus.common import service
+    from nimbus.common import wsgi
+    conf = setup(name, argv, WSGI_CLI_OPTS)
+    app = app_factory(conf)
+    host = conf.bind_host or default_host(conf)
+    port = conf.bind_port if conf.bind_port is not None else \
+        default_port(conf)
+    server = wsgi.serve(app, host, port, threads=conf.wsgi.server_threads,
+                        name=name)
+    print('%s listening on %s' % (name, server.url), flush=True)
+    service.run_until_signalled([server])
+    return 0
