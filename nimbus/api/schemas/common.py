@@ -9,7 +9,8 @@ UUID = {'type': 'string', 'format': 'uuid',
 NON_NEG_INT_STR = {'type': 'string', 'pattern': r'^[0-9]+$'}
 POS_INT_STR = {'type': 'string', 'pattern': r'^[1-9][0-9]*$'}
 BOOL_STR = {'type': 'string', 'pattern':
-            r'^(?i)(1|0|t|f|true|false|on|off|y|n|yes|no)$'}
+            r'^([01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|'
+            r'[oO][nN]|[oO][fF][fF]|[yY][eE][sS]|[nN][oO])$'}
 METADATA = {
     'type': 'object',
     'patternProperties': {
