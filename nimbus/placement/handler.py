@@ -6,6 +6,7 @@ A route missing a method answers 405 with an ``allow`` header.
 """
 
 import functools
+import types
 
 from nimbus.placement.handlers import aggregate
 from nimbus.placement.handlers import allocation
@@ -67,13 +68,13 @@ class State:
         self.cache = cache
         self.enforcer = enforcer
         opts = conf.placement
-        self.candidate_options = {
-            'max_allocation_candidates': opts.max_allocation_candidates,
-            'randomize_allocation_candidates':
-                opts.randomize_allocation_candidates,
-            'allocation_candidates_generation_strategy':
-                opts.allocation_candidates_generation_strategy,
-        }
+        self.candidate_options = types.SimpleNamespace(
+            max_allocation_candidates=opts.max_allocation_candidates,
+            randomize_allocation_candidates=(
+                opts.randomize_allocation_candidates),
+            allocation_candidates_generation_strategy=(
+                opts.allocation_candidates_generation_strategy),
+            rng=None)
 
 
 def routes(state):
