@@ -1,0 +1,65 @@
+"""DBHostInfoSource against SQLite API and cell databases built from the models."""
+
+import datetime
+
+from nimbus.common import cells as cells_mod
+from nimbus.common import db as common_db
+from nimbus.db.api import models as api_models
+from nimbus.db.cell import models as cell_models
+from nimbus.scheduler import db_source
+from nimbus.scheduler.host_manager import HostManager
+
+
+class OneCell:
+    def __init__(self, db, cell):
+        self._db, self._cell = db, cell
+
+    def cells(self, include_cell0=True):
+        return [self._cell]
+
+    def db(self, cell):
+        return self._db
+
+
+def test_db_source_feeds_host_manager(tmp_path, conf):
+    api = common_db.Database(f"sqlite:///{tmp_path}/api.db")
+    cell_db = common_db.Database(f"sqlite:///{tmp_path}/cell.db")
+    api_models.Base.metadata.create_all(api.engine)
+    cell_models.Base.metadata.create_all(cell_db.engine)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    with cell_db.session() as s:
+        s.add(cell_models.ComputeNode(
+            uuid="cn-1", host="h1", hypervisor_hostname="h1", hypervisor_type="QEMU",
+            hypervisor_version=7000000, vcpus=8, memory_mb=8192, local_gb=100,
+            cpu_info={"arch": "x86_64"}, numa_topology={"cells": [
+                {"id": 0, "cpuset": [0, 1], "pcpuset": [2, 3], "memory": 4096}]},
+            pci_stats=[{"vendor_id": "8086", "count": 2}], metrics={"cpu.percent": 5},
+            current_workload=2, failed_builds=1))
+        s.add(cell_models.Service(uuid="s1", host="h1", binary="nimbus-compute",
+                                  disabled=True, last_seen_up=now))
+        s.add(cell_models.Instance(uuid="i1", project_id="p", host="h1", vm_state="active",
+                                   flavor={"flavorid": "f1"}))
+    with api.session() as s:
+        agg = api_models.Aggregate(uuid="a1", name="az")
+        s.add(agg)
+        s.flush()
+        s.add(api_models.AggregateHost(aggregate_id=agg.id, host="h1"))
+        s.add(api_models.AggregateMetadata(aggregate_id=agg.id, key="availability_zone",
+                                           value="az1"))
+        grp = api_models.InstanceGroup(uuid="g1", name="g", project_id="p",
+                                       policy="anti-affinity", rules={})
+        s.add(grp)
+        s.flush()
+        s.add(api_models.InstanceGroupMember(group_id=grp.id, instance_uuid="i1"))
+    cell = cells_mod.Cell(1, "cell-1", "cell1", "inproc://", str(cell_db.engine.url))
+    src = db_source.DBHostInfoSource(api, OneCell(cell_db, cell))
+    hm = HostManager(conf, src)
+    hm.refresh()
+    hs = hm.host_state("cn-1")
+    assert hs.cell_uuid == "cell-1" and hs.vcpus_total == 8 and hs.num_io_ops == 2
+    assert hs.service_disabled and hs.service_up
+    assert hs.availability_zone == "az1" and "i1" in hs.instances
+    assert hs.numa_cells[0].pcpuset == {2, 3} and hs.pci_device_count() == 2
+    assert hs.failed_builds == 1 and hs.metrics == {"cpu.percent": 5}
+    assert hm.server_group("g1")["members"] == ["i1"]
+    assert hs.instances["i1"]["group_uuid"] == "g1"
