@@ -169,3 +169,31 @@ def notify_scheduler(req, method, payload):
     except Exception:
         LOG.warning('Could not send %s to the schedulers', method,
                     exc_info=True)
+
+
+def json_body_any(req, schema, content_types):
+    """Like :func:`nimbus.common.wsgi.json_body` for other JSON media types
+    (Glance's json-patch type)."""
+    import orjson
+    content_type = (req.content_type or '').split(';')[0].strip().lower()
+    if content_type not in content_types:
+        raise errors.HTTPError(415, 'The media type %s is not supported, use '
+                               '%s' % (content_type or 'None',
+                                       ' or '.join(content_types)))
+    try:
+        data = orjson.loads(req.bounded_stream.read() or b'null')
+    except orjson.JSONDecodeError as exc:
+        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc)
+    validate_data(data, schema)
+    return data
+
+
+def validate_data(data, schema):
+    """400 naming the field when ``data`` does not match ``schema``."""
+    validator = jsonschema.Draft7Validator(
+        schema, format_checker=jsonschema.FormatChecker())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = '/'.join(str(p) for p in error.absolute_path)
+        raise errors.HTTPError(400, 'JSON does not validate: %s%s' % (
+            error.message, (" (at '%s')" % where) if where else ''))

@@ -130,9 +130,8 @@ def patch(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'modify')
     image = _get_visible(req, image_id)
     _check_owner(req, image)
-    if (req.content_type or '').split(';')[0].strip() == PATCH_TYPE:
-        req.env['CONTENT_TYPE'] = 'application/json'
-    ops = json_body(req, schema.PATCH)
+    ops = util.json_body_any(req, schema.PATCH,
+                             (PATCH_TYPE, 'application/json'))
     columns, props, removed = {}, {}, []
     for op in ops:
         key = op['path'][1:]
@@ -151,6 +150,7 @@ def patch(req, resp, image_id):
             columns[key] = op['value']
         else:
             props[key] = op['value']
+    util.validate_data(dict(columns, **props), schema.UPDATE)
     image = image_obj.update(util.deps(req).api_db, image_id, columns,
                              props, removed)
     resp.media = view(image)

@@ -27,17 +27,16 @@ READ_ONLY = {'status', 'owner', 'size', 'checksum', 'created_at',
 CREATE = {
     'type': 'object',
     'properties': _CORE,
-    'patternProperties': {r'^[a-zA-Z0-9_:.-]{1,255}$': {
-        'type': 'string', 'maxLength': 65535}},
-    'additionalProperties': False,
+    'propertyNames': {'pattern': r'^[a-zA-Z0-9_:.-]{1,255}$'},
+    'additionalProperties': {'type': 'string', 'maxLength': 65535},
 }
 
 UPDATE = {
     'type': 'object',
     'properties': {k: v for k, v in _CORE.items() if k != 'id'},
-    'patternProperties': {r'^[a-zA-Z0-9_:.-]{1,255}$': {
-        'type': ['string', 'null'], 'maxLength': 65535}},
-    'additionalProperties': False,
+    'propertyNames': {'pattern': r'^[a-zA-Z0-9_:.-]{1,255}$'},
+    'additionalProperties': {'type': ['string', 'null'],
+                             'maxLength': 65535},
 }
 
 PATCH = {
