@@ -90,9 +90,21 @@ def single(req, name):
     return value
 
 
+_VALIDATORS = {}
+
+
+def _validator(schema):
+    """Validators are built once per schema (building one is costly)."""
+    key = id(schema)
+    entry = _VALIDATORS.get(key)
+    if entry is None or entry[0] is not schema:
+        entry = (schema, jsonschema.Draft7Validator(schema))
+        _VALIDATORS[key] = entry
+    return entry[1]
+
+
 def validate(data, schema, what='JSON'):
-    validator = jsonschema.Draft7Validator(
-        schema, format_checker=jsonschema.FormatChecker())
+    validator = _validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         where = '/'.join(str(p) for p in error.absolute_path)
@@ -102,7 +114,10 @@ def validate(data, schema, what='JSON'):
 
 
 def body(req, schema):
-    return json_body(req, schema, exception.UNDEFINED)
+    """The request's JSON body validated against ``schema`` (415/400)."""
+    data = json_body(req, None, exception.UNDEFINED)
+    validate(data, schema)
+    return data
 
 
 def authorize(state, req, rule, target=None):

@@ -91,8 +91,8 @@ def post_schema(version):
     return POST_1_13
 
 
-def reshaper_schema(version):
-    alloc = copy.deepcopy(POST_1_38 if version >= (1, 38) else POST_1_28)
+def _reshaper(post):
+    alloc = copy.deepcopy(post)
     alloc['minProperties'] = 0
     invs = copy.deepcopy(inventory.PUT_INVENTORIES)
     return {
@@ -106,3 +106,11 @@ def reshaper_schema(version):
         'required': ['inventories', 'allocations'],
         'additionalProperties': False,
     }
+
+
+RESHAPER_1_30 = _reshaper(POST_1_28)
+RESHAPER_1_38 = _reshaper(POST_1_38)
+
+
+def reshaper_schema(version):
+    return RESHAPER_1_38 if version >= (1, 38) else RESHAPER_1_30
