@@ -210,7 +210,7 @@ def create(req, resp):
             'power_state': 0, 'flavor': flavor_obj.spec_dict(flavor),
             'image_ref': image['id'] if image else None,
             'availability_zone': zone,
-            'metadata_items': server.get('metadata') or {},
+            'metadata': server.get('metadata') or {},
             'reservation_id': reservation_id, 'launch_index': index,
             'description': server.get('description'),
             'key_name': server.get('key_name'),

@@ -34,7 +34,8 @@ def _from_build_request(instance):
     record['updated_at'] = _parse_time(record.get('updated_at'))
     record.update(host=None, node=None, cell=None, fault=None,
                   launched_at=None, terminated_at=None, deleted=False,
-                  power_state=0, metadata=record.get('metadata_items') or {})
+                  power_state=0, metadata=(record.get('metadata') or
+                                           record.get('metadata_items') or {}))
     return record
 
 

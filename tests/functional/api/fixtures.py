@@ -192,7 +192,7 @@ class ApiFixture:
                 vm_state=vm_state, task_state=None,
                 flavor=instance['flavor'], image_ref=instance['image_ref'],
                 availability_zone=instance['availability_zone'],
-                metadata_items=instance['metadata_items']))
+                metadata_items=instance['metadata']))
             if fault:
                 session.add(cell_models.InstanceFault(
                     instance_uuid=uuid, code=500, message=fault[0],

@@ -46,7 +46,7 @@ def test_create_stores_and_casts(world):
     assert spec['request_id'] == ctx.request_id
     with world.api_db.session() as s:
         br = s.execute(sa.select(api_models.BuildRequest)).scalar_one()
-        assert br.instance['metadata_items'] == {'k': 'v'}
+        assert br.instance['metadata'] == {'k': 'v'}
         assert br.instance['vm_state'] == 'building'
         assert s.execute(sa.select(api_models.RequestSpec)).scalar_one() \
             .spec['instance_uuids'] == uuids
