@@ -12,6 +12,7 @@ import contextlib
 import os
 import uuid
 
+from oslo_policy import opts as policy_opts
 import pytest
 import sqlalchemy as sa
 
@@ -72,4 +73,9 @@ def make_conf(url, **overrides):
               'api': {'auth_strategy': 'noauth2'}}
     for group, opts in overrides.items():
         values.setdefault(group, {}).update(opts)
-    return config.build_conf([], overrides=values)
+    conf = config.build_conf([])
+    policy_opts._register(conf)  # [oslo_policy] exists before Enforcer
+    for group, opts in values.items():
+        for name, value in opts.items():
+            conf.set_override(name, value, group=group)
+    return conf
