@@ -107,8 +107,14 @@ class Scheduler:
                                               unclaim=unclaim,
                                               return_alternates=return_alternates)
             except exception.NoValidHost as exc:
+                LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
                 self._record(ctxt, "failed", spec, exc.explanation or {"message": exc.reason})
                 raise
+        for uuid, selections in zip(spec.instance_uuids or [None] * len(result), result):
+            if selections:
+                LOG.info("Selected %s for %s (%d candidate hosts from placement, "
+                         "%d alternate(s))", selections[0]["service_host"], uuid,
+                         len(hosts), len(selections) - 1)
         self._record(ctxt, "scheduled", spec, {
             "instances": [{"instance_uuid": u, "host": r[0]["service_host"],
                            "alternates": [s["service_host"] for s in r[1:]]}

@@ -49,6 +49,13 @@ class _RequestId:
         if request_id:
             for name in self.header_names:
                 resp.set_header(name, request_id)
+        # The access log: one line per request, carrying the request id
+        # (the context set by _Auth is this thread's current context).
+        LOG.info('%s "%s %s%s" status: %s microversion: %s',
+                 req.remote_addr, req.method, req.path,
+                 ('?' + req.query_string) if req.query_string else '',
+                 resp.status.split()[0] if isinstance(resp.status, str)
+                 else resp.status, req.context.get('version', '-'))
 
 
 class _Auth:
