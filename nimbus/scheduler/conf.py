@@ -52,6 +52,12 @@ SCHEDULER_OPTS = [
                help="Selected host plus alternates returned per instance."),
     cfg.IntOpt("max_placement_results", default=1000, min=1,
                help="limit= on GET /allocation_candidates."),
+    cfg.IntOpt("host_state_refresh_interval", default=10, min=1,
+               help="Seconds between reloads of compute nodes, services, "
+                    "aggregates and instances from the databases. Cells never "
+                    "call the scheduler, so this is how it learns that a "
+                    "compute went down or came up; between reloads the cache "
+                    "is kept current by events and placement's answers."),
     cfg.IntOpt("workers", min=0),
     cfg.BoolOpt("query_placement_for_image_type_support", default=False),
     cfg.BoolOpt("limit_tenants_to_placement_aggregate", default=False),

@@ -165,24 +165,23 @@ class HostManager:
     def host_states_for_candidates(self, provider_summaries: dict,
                                    root_uuids: list[str]) -> list[HostState]:
         """HostStates for placement's candidates, in candidate order, refreshed from the
-        provider summaries (capacity, usage, traits). Providers unknown to the cache (a
-        compute that registered since the last load) get a minimal state built from the
-        summary alone; its details arrive with its next update event."""
+        provider summaries (capacity, usage, traits). A provider unknown to the cache
+        (a compute that registered since the last load) triggers one reload; providers
+        still unknown after it have no compute node in any cell and are skipped."""
         self.ensure_loaded()
+        if any(rp not in self._by_uuid for rp in root_uuids):
+            # A compute registered since the last load: reload once rather
+            # than guess its cell and service state.
+            self.refresh()
         out = []
         by_uuid = self._by_uuid
         for rp in root_uuids:
             hs = by_uuid.get(rp)
-            summary = provider_summaries.get(rp)
             if hs is None:
-                if summary is None:
-                    continue
-                name = summary.get("name") or rp
-                hs = HostState(name, name, rp)
-                hs.set_aggregates([], self.default_az)
-                with self.lock:
-                    self._by_uuid[rp] = hs
-                    self._by_host.setdefault(name, []).append(hs)
+                # Placement knows a provider no cell database has a compute
+                # node for (yet): there is no cell to build it in.
+                continue
+            summary = provider_summaries.get(rp)
             if summary is not None:
                 hs.update_from_provider_summary(summary)
             out.append(hs)

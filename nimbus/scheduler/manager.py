@@ -137,4 +137,5 @@ def build_manager(conf, placement, cells=None, api_db=None, host_info_source=Non
         host_info_source = db_source.DBHostInfoSource(api_db, cells)
         record = db_source.db_recorder(api_db)
     return SchedulerManager(conf, placement, host_info_source=host_info_source,
-                            record=record, periodic_refresh=600)
+                            record=record,
+                            periodic_refresh=conf.scheduler.host_state_refresh_interval)

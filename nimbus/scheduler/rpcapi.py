@@ -21,21 +21,26 @@ class SchedulerAPI:
         self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
         self._conf = conf
 
-    def _call_timeout(self):
-        # a multi-create of many instances can take longer than a usual call
-        base = 60
-        try:
-            base = self._conf.rpc.rpc_response_timeout
-        except Exception:
-            pass
-        return max(base, 60) * 5
+    def _long_call(self):
+        """A multi-create of thousands of instances can take minutes: the
+        call may last up to ``[rpc] long_rpc_timeout`` as long as the
+        scheduler heartbeats (oslo.messaging's call monitor) at least every
+        ``[rpc] rpc_call_monitor_timeout`` seconds."""
+        if self._conf is None:
+            return self._client.prepare(version="1.0", timeout=1800,
+                                        call_monitor_timeout=30)
+        return self._client.prepare(
+            version="1.0", timeout=self._conf.rpc.long_rpc_timeout,
+            call_monitor_timeout=self._conf.rpc.rpc_call_monitor_timeout or None)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids, return_alternates=True):
         """Call: per instance, ``[selected, *alternates]`` Selection dicts (contracts.md).
-        Raises NoValidHost (with ``explanation``) when fewer than min_count fit."""
-        cctxt = self._client.prepare(version="1.0", timeout=self._call_timeout())
-        return cctxt.call(ctxt, "select_destinations", request_spec=request_spec,
-                          instance_uuids=instance_uuids, return_alternates=return_alternates)
+        Raises NoValidHost (with ``explanation``) when fewer than min_count fit.
+        Heartbeats, so a long multi-create never times out while the scheduler works."""
+        return self._long_call().call(ctxt, "select_destinations",
+                                      request_spec=request_spec,
+                                      instance_uuids=instance_uuids,
+                                      return_alternates=return_alternates)
 
     def dry_run(self, ctxt, request_spec):
         """Call: ranked hosts with every weigher's raw/normalised/weighted value, and
