@@ -82,8 +82,10 @@ def find_candidates(snapshot: Snapshot, req: ParsedRequest, microversion,
     """Return the list of candidates ``(items, mappings)`` for a parsed
     request: ``items`` a tuple of ``(rp_uuid, rc, amount)`` (amounts of
     several groups summed per provider), ``mappings`` a sorted tuple of
-    ``(suffix, (rp_uuid, ..))``."""
-    search = _Search(snapshot, req, nested_aware=microversion >= (1, 29))
+    ``(suffix, (rp_uuid, ..))``.  Candidates are unique; below 1.34 (no
+    mappings in the response) unique by allocations alone."""
+    search = _Search(snapshot, req, nested_aware=microversion >= (1, 29),
+                     with_mappings=microversion >= (1, 34))
     if not search.anchors:
         return []
     randomize = bool(getattr(options, 'randomize_allocation_candidates',

@@ -34,8 +34,10 @@ def _roundrobin(gens):
 class _Search:
     """One request's search state (not shared between threads)."""
 
-    def __init__(self, snap: Snapshot, req, nested_aware: bool):
+    def __init__(self, snap: Snapshot, req, nested_aware: bool,
+                 with_mappings: bool = True):
         self.snap = snap
+        self.with_mappings = with_mappings
         self.req = req
         self.nested_aware = nested_aware
         self.isolate = req.group_policy == 'isolate'
@@ -188,6 +190,10 @@ class _Search:
         sharing = self.snap.sharing
         provs = self.snap.providers
         exclude_nested = not self.nested_aware and self.snap.has_trees
+        # Without mappings in the output (< 1.34) two candidates that differ
+        # only in which group used which provider look identical: keep one.
+        alloc_only_key = (not self.with_mappings
+                          and len(self.req.groups) > 1)
         seen = set()
         out = []
         for cand in stream:
@@ -196,7 +202,12 @@ class _Search:
                 rps = {p for p, _rc, _a in items}
                 if len({provs[p].root_uuid for p in rps}) != len(rps):
                     continue
-            if sharing and (any(p in sharing for p, _r, _a in items) or any(
+            if alloc_only_key:
+                key = frozenset(items)
+                if key in seen:
+                    continue
+                seen.add(key)
+            elif sharing and (any(p in sharing for p, _r, _a in items) or any(
                     p in sharing for _s, ps in mappings for p in ps)):
                 key = (frozenset(items), mappings)
                 if key in seen:

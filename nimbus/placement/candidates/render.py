@@ -24,6 +24,17 @@ def allocation_requests(cands, mv):
     if mv >= (1, 12):
         with_mappings = mv >= (1, 34)
         for items, mappings in cands:
+            if len(mappings) == 1 and len(mappings[0][1]) == 1:
+                # one group on one provider: the common case
+                allocs = {mappings[0][1][0]: {'resources': {
+                    rc: amt for _p, rc, amt in items}}}
+                if with_mappings:
+                    append({'allocations': allocs,
+                            'mappings': {mappings[0][0]: [
+                                mappings[0][1][0]]}})
+                else:
+                    append({'allocations': allocs})
+                continue
             allocs = {}
             for p, rc, amt in items:
                 entry = allocs.get(p)
@@ -67,6 +78,17 @@ def provider_summaries(snap, cands, mv, requested_rcs):
     sorted_traits = snap.sorted_traits
     provs = snap.providers
     out = {}
+    if all_rcs and with_traits and nested:
+        # The shape of every current microversion, built with literals.
+        for u in uuids:
+            p = provs[u]
+            out[u] = {
+                'resources': {rc: {'capacity': cap, 'used': used}
+                              for rc, cap, used in summ_res[u]},
+                'traits': list(sorted_traits[u]),
+                'parent_provider_uuid': p.parent_uuid,
+                'root_provider_uuid': p.root_uuid}
+        return out
     for u in uuids:
         if all_rcs:
             res = {rc: {'capacity': cap, 'used': used}

@@ -181,6 +181,21 @@ def test_granular_isolate_and_none():
         assert ar['allocations'][rp]['resources'] == {'SRIOV_NET_VF': 2}
 
 
+def test_no_visible_duplicates_before_mappings():
+    """Groups swapping providers differ only in mappings (1.34+)."""
+    b = TreeBuilder()
+    b.add(1, inv={'VCPU': 4})
+    b.add(2, parent=1, inv={'SRIOV_NET_VF': 4})
+    b.add(3, parent=1, inv={'SRIOV_NET_VF': 4})
+    snap = b.snapshot()
+    params = {'resources1': 'SRIOV_NET_VF:1', 'resources2': 'SRIOV_NET_VF:1',
+              'group_policy': 'isolate'}
+    assert len(call(snap, params, (1, 34))['allocation_requests']) == 2
+    assert len(call(snap, params, (1, 33))['allocation_requests']) == 1
+    params['limit'] = '1'
+    assert len(call(snap, params, (1, 33))['allocation_requests']) == 1
+
+
 def test_same_subtree_with_resourceless_group():
     """Two NUMA nodes; the VF must come from the NUMA node's own NIC."""
     b = TreeBuilder()
