@@ -70,9 +70,15 @@ def create(state, req, resp, uuid):
                    'placement:resource_providers:inventories:create')
     data = util.body(req, schema.POST_INVENTORY)
     rc = data.pop('resource_class')
-    gen = data.pop('resource_provider_generation')
+    gen = data.pop('resource_provider_generation', None)
     inv = _check_reserved(req, rc, data)
-    gen, invs = _write(state, inv_obj.add_one, uuid, gen, rc, inv)
+
+    def add(conn, rp, gen, rc, inv):
+        # The generation is optional on POST (clients such as openstacksdk
+        # omit it); when given it is checked.
+        return inv_obj.add_one(conn, rp, rp['generation'] if gen is None
+                               else gen, rc, inv)
+    gen, invs = _write(state, add, uuid, gen, rc, inv)
     resp.set_header('location', _url(uuid, rc))
     util.send(req, resp, dict(invs[rc], resource_provider_generation=gen),
               status=201)

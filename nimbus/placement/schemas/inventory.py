@@ -22,7 +22,7 @@ RC_NAME = {'type': 'string', 'pattern': '^[A-Z0-9_]+$', 'maxLength': 255}
 
 POST_INVENTORY = copy.deepcopy(BASE_INVENTORY)
 POST_INVENTORY['properties']['resource_class'] = RC_NAME
-POST_INVENTORY['required'].append('resource_class')
+POST_INVENTORY['required'] = ['total', 'resource_class']
 
 _ONE = copy.deepcopy(BASE_INVENTORY)
 del _ONE['properties']['resource_provider_generation']
