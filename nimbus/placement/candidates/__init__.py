@@ -40,7 +40,7 @@ from nimbus.placement.candidates.params import (
 __all__ = ['get_allocation_candidates', 'CandidatesQueryError',
            'parse_trait_expr', 'parse_member_of', 'parse_resources',
            'parse_request', 'Inventory', 'Provider', 'Snapshot',
-           'ParsedRequest', 'RequestGroup', 'find_candidates']
+           'ParsedRequest', 'RequestGroup', 'find_candidates', 'check_names']
 
 MIN_VERSION = (1, 10)
 MAX_VERSION = (1, 39)

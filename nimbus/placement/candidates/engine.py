@@ -31,6 +31,20 @@ def _roundrobin(gens):
             break
 
 
+def _rounds(suffix, lists):
+    """Round-robin over materialized per-anchor option lists."""
+    r = 0
+    while lists:
+        keep = []
+        for lst in lists:
+            alloc, provs = lst[r]
+            yield alloc, ((suffix, provs),)
+            if len(lst) > r + 1:
+                keep.append(lst)
+        lists = keep
+        r += 1
+
+
 class _Search:
     """One request's search state (not shared between threads)."""
 
@@ -168,6 +182,14 @@ class _Search:
     def _stream(self, anchors, strategy):
         single = (self.unnumbered is not None) + len(self.granular) == 1
         if strategy == 'breadth-first':
+            if single and self.unnumbered is not None and all(
+                    self.unnumbered.singles):
+                # at most one candidate per anchor: round-robin is the
+                # plain anchor order
+                return self.unnumbered.iter_anchors(anchors)
+            if single and self.unnumbered is None:
+                g, opts = self.granular[0]
+                return _rounds(g.suffix, [opts[a] for a in anchors])
             if single:
                 return _roundrobin([self._single_group_iter(a)
                                     for a in anchors])
