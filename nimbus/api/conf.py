@@ -24,6 +24,12 @@ API_OPTS = [
 
 def register_opts(conf):
     conf.register_opts(API_OPTS, group='api')
+    # [oslo_policy] (policy_file, enforce_new_defaults, ...) is read when
+    # the app starts; register it up front so config files and overrides
+    # can set it. oslo-config-generator lists it under oslo.policy.
+    from oslo_policy import opts as policy_opts
+    for group, opts in policy_opts.list_opts():
+        conf.register_opts(opts, group=group)
 
 
 def list_opts():
