@@ -41,7 +41,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/placement_bench.py --providers 5000
 
 sample-config: $(VENV)/.installed
-	$(BIN)/oslo-config-generator --namespace nimbus --output-file etc/nimbus/nimbus.conf.sample
+	$(BIN)/oslo-config-generator --config-file etc/nimbus/nimbus-config-generator.conf
 
 clean:
 	rm -rf $(VENV) state .pytest_cache .hypothesis

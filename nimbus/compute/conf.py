@@ -15,12 +15,23 @@ COMPUTE_OPTS = [
     cfg.FloatOpt('disk_allocation_ratio', default=None, min=0.0,
                  help='DISK_GB allocation ratio; unset uses '
                       'initial_disk_allocation_ratio.'),
-    cfg.FloatOpt('initial_cpu_allocation_ratio', default=4.0, min=0.0),
-    cfg.FloatOpt('initial_ram_allocation_ratio', default=1.0, min=0.0),
-    cfg.FloatOpt('initial_disk_allocation_ratio', default=1.0, min=0.0),
-    cfg.IntOpt('reserved_host_memory_mb', default=512, min=0),
-    cfg.IntOpt('reserved_host_disk_mb', default=0, min=0),
-    cfg.IntOpt('reserved_host_cpus', default=0, min=0),
+    cfg.FloatOpt('initial_cpu_allocation_ratio', default=4.0, min=0.0,
+                 help='VCPU allocation ratio used while cpu_allocation_ratio '
+                      'is unset.'),
+    cfg.FloatOpt('initial_ram_allocation_ratio', default=1.0, min=0.0,
+                 help='MEMORY_MB allocation ratio used while '
+                      'ram_allocation_ratio is unset.'),
+    cfg.FloatOpt('initial_disk_allocation_ratio', default=1.0, min=0.0,
+                 help='DISK_GB allocation ratio used while '
+                      'disk_allocation_ratio is unset.'),
+    cfg.IntOpt('reserved_host_memory_mb', default=512, min=0,
+               help='Memory kept for the host itself: reported as reserved '
+                    'MEMORY_MB in placement.'),
+    cfg.IntOpt('reserved_host_disk_mb', default=0, min=0,
+               help='Disk kept for the host (MB; reported as whole GB of '
+                    'reserved DISK_GB).'),
+    cfg.IntOpt('reserved_host_cpus', default=0, min=0,
+               help='CPUs kept for the host: reported as reserved VCPU.'),
     cfg.IntOpt('update_resources_interval', default=60, min=1,
                help='Seconds between resource tracker updates.'),
     cfg.IntOpt('arq_binding_timeout', default=300, min=1,
@@ -33,12 +44,21 @@ COMPUTE_OPTS = [
 ]
 
 FAKE_DRIVER_OPTS = [
-    cfg.IntOpt('vcpus', default=32, min=1),
-    cfg.IntOpt('memory_mb', default=131072, min=1),
-    cfg.IntOpt('disk_gb', default=2000, min=1),
-    cfg.StrOpt('hypervisor_type', default='QEMU'),
-    cfg.IntOpt('hypervisor_version', default=8002000),
-    cfg.ListOpt('cpu_features', default=['avx2', 'sse4_2', 'aes']),
+    cfg.IntOpt('vcpus', default=32, min=1,
+               help='CPUs of the simulated host.'),
+    cfg.IntOpt('memory_mb', default=131072, min=1,
+               help='Memory of the simulated host, in MB.'),
+    cfg.IntOpt('disk_gb', default=2000, min=1,
+               help='Local disk of the simulated host, in GB.'),
+    cfg.StrOpt('hypervisor_type', default='QEMU',
+               help='Hypervisor type the host reports (filters and '
+                    'weighers read it).'),
+    cfg.IntOpt('hypervisor_version', default=8002000,
+               help='Hypervisor version the host reports, as an integer '
+                    '(8.2.0 is 8002000).'),
+    cfg.ListOpt('cpu_features', default=['avx2', 'sse4_2', 'aes'],
+                help='CPU flags in the host\'s cpu_info (matched by '
+                     'capabilities:cpu_info:features extra specs).'),
     cfg.ListOpt('traits', default=[],
                 help='Extra traits the root provider reports.'),
     cfg.IntOpt('numa_cells', default=2, min=1,
