@@ -380,3 +380,40 @@ def test_impossible_wide_request_is_pruned_fast():
     assert call(snap, params)['allocation_requests'] == []
     # 8! partial assignments at most: well under a few seconds
     assert time.perf_counter() - start < 5.0
+
+
+def test_gc_state_is_restored(compute):
+    import gc
+    snap = compute.snapshot()
+    assert gc.isenabled()
+    call(snap, {'resources': 'VCPU:1'})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        call(snap, {'resources': 'VCPU:1'})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_large_snapshot_sanity():
+    """6000 providers: everything matches; generous bound (CI noise) that
+    still catches a quadratic regression."""
+    import importlib.util
+    import pathlib
+    path = (pathlib.Path(__file__).resolve().parents[3] / 'benchmarks'
+            / 'candidates_bench.py')
+    spec = importlib.util.spec_from_file_location('candidates_bench', path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    start = time.perf_counter()
+    snap = bench.build_snapshot()
+    body = call(snap, {'resources': 'VCPU:2,MEMORY_MB:4096,DISK_GB:20'})
+    assert len(body['allocation_requests']) == 5000
+    assert len(body['provider_summaries']) == 6000
+    body = call(snap, {'resources': 'VCPU:2,MEMORY_MB:4096,DISK_GB:20',
+                       'required': 'HW_CPU_X86_AVX2,CUSTOM_FAST_DISK'})
+    assert len(body['allocation_requests']) == 334
+    body = call(snap, {'resources1': 'CUSTOM_PGPU:1', 'limit': '50'})
+    assert len(body['allocation_requests']) == 50
+    assert time.perf_counter() - start < 3.0
