@@ -177,11 +177,13 @@ class UnnumberedOptions:
             extra = []
             if sharing and tree_root is None:
                 for root, u in pairs:
-                    if u in sharing and (in_aggs is None or u in in_aggs):
-                        for a in snap.anchors[u]:
-                            if a != root and a not in bad_aggs and u not in bad \
-                                    and (local_ok is None or a in local_ok):
-                                extra.append((a, u))
+                    if (u not in sharing or u in bad
+                            or (in_aggs is not None and u not in in_aggs)):
+                        continue
+                    for a in snap.anchors[u]:
+                        if (a != root and a not in bad_aggs
+                                and (local_ok is None or a in local_ok)):
+                            extra.append((a, u))
             if filtered:
                 pairs = [(root, u) for root, u in pairs
                          if u not in bad
