@@ -128,6 +128,23 @@ class SuperConductor:
         self.compute_api(cell).build_and_run_instance(
             ctxt, selected['service_host'], instance, request_spec,
             selected, alternates, accel_uuids)
+        self._tell_schedulers(ctxt, selected['service_host'], instance,
+                              request_spec)
+
+    def _tell_schedulers(self, ctxt, host, instance, request_spec):
+        """Every scheduler's cache learns where the instance went (server
+        group and instance-count filters need it before their next reload).
+        """
+        group = request_spec.get('instance_group') or {}
+        try:
+            self.scheduler.update_instance_info(ctxt, host, {
+                'uuid': instance['uuid'],
+                'flavor_id': (instance.get('flavor') or {}).get('flavorid'),
+                'group_uuid': group.get('uuid'),
+                'image_ref': instance.get('image_ref')})
+        except Exception:  # a cache hint; the periodic reload covers it
+            LOG.warning('Could not tell the schedulers about %s',
+                        instance['uuid'], exc_info=True)
 
     def bury_in_cell0(self, ctxt, uuid, message, details):
         """Create the instance in cell0, in ERROR, with a fault."""
