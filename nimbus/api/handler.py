@@ -40,6 +40,7 @@ ROUTES = [
                                        'DELETE': services.delete}),
     (V + '/os-hypervisors', {'GET': hypervisors.index}),
     (V + '/os-hypervisors/detail', {'GET': hypervisors.detail}),
+    (V + '/os-hypervisors/statistics', {'GET': hypervisors.statistics}),
     (V + '/os-hypervisors/{hypervisor_id}', {'GET': hypervisors.show}),
     # aggregates and zones
     (V + '/os-aggregates', {'GET': aggregates.index,

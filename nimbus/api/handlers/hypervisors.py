@@ -142,3 +142,20 @@ def show(req, resp, hypervisor_id):
 def _looks_like_uuid(value):
     from oslo_utils import uuidutils
     return uuidutils.is_uuid_like(value)
+
+
+def statistics(req, resp):
+    """GET /os-hypervisors/statistics (removed in 2.88, as in Nova)."""
+    if util.version(req) >= (2, 88):
+        raise util.not_found('Resource', 'statistics')
+    util.authorize(req, policies.HYPERVISORS % 'list-detail')
+    nodes = service_obj.list_nodes(util.deps(req).cells)
+    total = {k: sum(n[k] for n in nodes) for k in (
+        'vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
+        'local_gb_used', 'current_workload', 'running_vms')}
+    total.update(count=len(nodes),
+                 free_ram_mb=total['memory_mb'] - total['memory_mb_used'],
+                 free_disk_gb=total['local_gb'] - total['local_gb_used'],
+                 disk_available_least=total['local_gb'] -
+                 total['local_gb_used'])
+    resp.media = {'hypervisor_statistics': total}

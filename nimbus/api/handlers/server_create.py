@@ -221,6 +221,11 @@ def create(req, resp):
     deps = util.deps(req)
     server_obj.create_build_requests(deps.api_db, instances, spec,
                                      hints.get('group'))
+    group = spec['instance_group']
+    if group is not None:
+        util.notify_scheduler(req, 'update_server_group', {
+            k: group[k] for k in ('uuid', 'name', 'policy', 'rules',
+                                  'members')})
     try:
         deps.conductor_api.schedule_and_build_instances(ctx, spec, uuids)
     except Exception:

@@ -164,6 +164,9 @@ def test_hints_and_group(world):
     assert ig['hosts'] == ['host1']
     new = r.json['server']['id']
     assert set(ig['members']) == {other, new}
+    name, payload = world.scheduler.calls[-1]
+    assert name == 'update_server_group'
+    assert set(payload['members']) == {other, new}
     r = world.req('GET', '/v2.1/os-server-groups/%s' % group['id'])
     assert set(r.json['server_group']['members']) == {other, new}
 

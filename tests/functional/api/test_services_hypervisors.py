@@ -116,6 +116,13 @@ def test_hypervisors(api):
     assert api.admin('GET', '/v2.1/os-hypervisors/99').status_code == 404
     assert api.admin('GET', '/v2.1/os-hypervisors?with_servers=maybe',
                      version='2.53').status_code == 400
+    r = api.admin('GET', '/v2.1/os-hypervisors/statistics')
+    assert r.json['hypervisor_statistics']['count'] == 2
+    assert r.json['hypervisor_statistics']['vcpus'] == 16
+    assert api.admin('GET', '/v2.1/os-hypervisors/statistics',
+                     version='2.88').status_code == 404
+    assert api.req('GET', '/v2.1/os-hypervisors/statistics') \
+        .status_code == 403
     assert api.admin('GET', '/v2.1/os-hypervisors?limit=x',
                      version='2.53').status_code == 400
 
