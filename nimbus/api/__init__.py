@@ -22,5 +22,5 @@ Deliberate differences from Nova: ``networks`` is optional at every
 version (there is no networking service); fault ``details`` are shown to
 every user who can see the server (they list build attempts, never
 tracebacks); ``os:scheduler_hints.query`` may also be a JSON array and
-``cidr_mask`` is accepted as an alias of ``/cidr``.
+``cidr_mask`` is accepted as an alias of ``cidr``.
 """
