@@ -1,0 +1,124 @@
+"""The compute's build flow with recording fakes around it."""
+
+import pytest
+
+from nimbus.common import config
+from nimbus.common import context
+from nimbus.common import instance_states as states
+from nimbus.compute import build
+from nimbus.compute import events as events_mod
+from nimbus.compute.virt import fake
+
+
+class Recorder:
+    def __init__(self, state=states.BUILDING):
+        self.state = state
+        self.calls = []
+
+    def instance_update(self, ctxt, uuid, expected, updates):
+        self.calls.append(('update', expected, updates))
+        if self.state not in expected:
+            return None
+        self.state = updates.get('vm_state', self.state)
+        return {'uuid': uuid, 'display_name': 'vm', 'flavor': {},
+                'node': 'h1', 'vm_state': self.state}
+
+    def record_build_attempt(self, ctxt, uuid, host, node, result,
+                             reason=None):
+        self.calls.append(('attempt', host, result, reason))
+
+    def build_instances(self, ctxt, uuid, spec, host_list, failed_host=None,
+                        reason=None):
+        self.calls.append(('reschedule', host_list, failed_host))
+
+    def instances_on_host(self, ctxt, host):
+        return self.on_host
+
+    def remove_allocations(self, ctxt, uuid):
+        self.calls.append(('free', uuid))
+
+
+class Tracker:
+    failed_builds = 0
+
+
+@pytest.fixture
+def runner(tmp_path):
+    def make(fail=False, conductor_state=states.BUILDING):
+        conf = config.build_conf([], overrides={
+            'DEFAULT': {'state_path': str(tmp_path)},
+            'fake_driver': {'fail_builds': fail},
+            'compute': {'arq_binding_timeout': 1}})
+        conductor = Recorder(conductor_state)
+        driver = fake.FakeDriver(conf, 'h1')
+        events = events_mod.InstanceEvents()
+        return build.BuildRunner(conf, 'h1', driver, conductor, conductor,
+                                 events, Tracker()), conductor, driver, events
+    return make
+
+
+SELECTION = {'service_host': 'h1', 'nodename': 'h1',
+             'compute_node_uuid': 'rp', 'allocation_request': {
+                 'allocations': {'rp': {'resources': {'VCPU': 1}}}}}
+
+
+def test_success_goes_active_and_records_the_attempt(runner):
+    r, conductor, driver, _ = runner()
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    assert conductor.state == states.ACTIVE
+    assert ('attempt', 'h1', 'success', None) in conductor.calls
+    assert driver.list_instances() == ['i']
+
+
+def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
+    r, conductor, driver, _ = runner(fail=True)
+    alternates = [dict(SELECTION, service_host='h2')]
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
+            alternates, [])
+    kinds = [c[0] for c in conductor.calls]
+    assert kinds == ['update', 'free', 'attempt', 'reschedule']
+    assert conductor.calls[-1] == ('reschedule', alternates, 'h1')
+    assert r.tracker.failed_builds == 1
+    assert driver.list_instances() == []
+
+
+def test_not_building_any_more_means_no_spawn(runner):
+    r, conductor, driver, _ = runner(conductor_state=states.DELETED)
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    assert driver.list_instances() == []
+
+
+def test_waits_for_bound_accelerators(runner):
+    r, conductor, driver, events = runner()
+    events.deliver('i', [{'name': 'accelerator-request-bound',
+                          'tag': 'arq-1', 'status': 'completed'}])
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
+            ['arq-1'])
+    assert conductor.state == states.ACTIVE
+
+
+def test_unbound_accelerators_time_out_into_a_reschedule(runner):
+    r, conductor, driver, _ = runner()
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
+            ['arq-1'])
+    attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
+    assert attempt[2] == 'failed' and 'arq-1' in attempt[3]
+    assert conductor.calls[-1][0] == 'reschedule'
+
+
+def test_recovery_after_a_crash(runner):
+    r, conductor, driver, _ = runner()
+    driver.spawn({'uuid': 'spawned'}, {})
+    driver.spawn({'uuid': 'orphan'}, {})
+    conductor.on_host = [
+        {'uuid': 'spawned', 'vm_state': states.BUILDING, 'task_state':
+         states.SPAWNING, 'node': 'h1'},
+        {'uuid': 'lost', 'vm_state': states.BUILDING, 'task_state':
+         states.SPAWNING, 'node': 'h1'}]
+    r.recover(context.get_admin_context())
+    updates = [c for c in conductor.calls if c[0] == 'update']
+    assert updates[0][2]['vm_state'] == states.ACTIVE
+    assert updates[1][2]['vm_state'] == states.ERROR
+    assert 'restarted' in updates[1][2]['fault']['details']
+    assert ('free', 'lost') in conductor.calls
+    assert driver.list_instances() == ['spawned']

@@ -1,0 +1,119 @@
+"""The cell conductor walks alternates and settles instances, on a real
+SQLite cell database with recording fakes for placement and computes."""
+
+import pytest
+
+from nimbus.common import context
+from nimbus.common import db as common_db
+from nimbus.common import instance_states as states
+from nimbus.conductor import cell_conductor
+from nimbus.conductor import instances
+from nimbus import db as nimbus_db
+
+
+class FakePlacement:
+    def __init__(self, refuse=()):
+        self.refuse = set(refuse)
+        self.claims = []
+        self.removed = []
+
+    def claim_resources(self, ctxt, consumer, areq, project, user,
+                        consumer_generation=None):
+        host = areq['host']
+        self.claims.append((consumer, host))
+        return host not in self.refuse
+
+    def remove_allocations(self, ctxt, consumer):
+        self.removed.append(consumer)
+
+
+class FakeComputeAPI:
+    def __init__(self):
+        self.builds = []
+
+    def build_and_run_instance(self, ctxt, host, instance, spec, selection,
+                               host_list, accel_uuids):
+        self.builds.append((host, instance['uuid'],
+                            [s['service_host'] for s in host_list]))
+
+
+def _selection(host):
+    return {'service_host': host, 'nodename': host,
+            'compute_node_uuid': 'rp-' + host,
+            'allocation_request': {'host': host, 'allocations': {}}}
+
+
+@pytest.fixture
+def conductor(tmp_path):
+    url = 'sqlite:///%s' % (tmp_path / 'cell.sqlite')
+    nimbus_db.sync_cell(url)
+    db = common_db.get_database(url)
+    with db.session() as session:
+        instances.create(session, {
+            'uuid': 'i-1', 'project_id': 'p', 'user_id': 'u',
+            'host': 'h0', 'node': 'h0', 'vm_state': states.BUILDING,
+            'flavor': {'vcpus': 1}})
+        instances.record_attempt(session, 'i-1', 'h0', 'h0', 'failed',
+                                 'disk on fire')
+    placement, compute = FakePlacement(refuse={'h1'}), FakeComputeAPI()
+    yield cell_conductor.CellConductor(None, db, placement, compute), \
+        placement, compute, db
+    db.dispose()
+
+
+def test_claims_the_next_alternate_that_still_fits(conductor):
+    cond, placement, compute, db = conductor
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'project_id': 'p', 'user_id': 'u'},
+                         [_selection('h1'), _selection('h2'),
+                          _selection('h3')], 'h0', 'disk on fire')
+    assert placement.claims == [('i-1', 'h1'), ('i-1', 'h2')]
+    assert compute.builds == [('h2', 'i-1', ['h3'])]
+    with db.session() as session:
+        row = instances.get(session, 'i-1')
+        assert (row.host, row.task_state) == ('h2', states.RESCHEDULING)
+
+
+def test_no_alternate_left_is_error_with_every_attempt(conductor):
+    cond, placement, compute, db = conductor
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'project_id': 'p', 'user_id': 'u'},
+                         [_selection('h1')], 'h0', 'disk on fire')
+    assert compute.builds == []
+    assert placement.removed == ['i-1']
+    with db.session() as session:
+        row = instances.get(session, 'i-1')
+        assert row.vm_state == states.ERROR
+        fault = session.execute(
+            instances.models.InstanceFault.__table__.select()).one()
+    assert '2 attempts' in fault.message
+    assert 'h0: failed - disk on fire' in fault.details
+    assert 'h1: claim-failed' in fault.details
+
+
+def test_instance_deleted_meanwhile_releases_the_new_claim(conductor):
+    cond, placement, compute, db = conductor
+    with db.session() as session:
+        instances.transition(session, 'i-1', [states.BUILDING],
+                             {'vm_state': states.DELETED, 'deleted': True})
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'project_id': 'p', 'user_id': 'u'},
+                         [_selection('h2')], 'h0', 'x')
+    assert compute.builds == []
+    assert placement.removed == ['i-1']
+
+
+def test_compare_and_swap_refuses_a_stale_expectation(conductor):
+    cond, placement, compute, db = conductor
+    ctxt = context.get_admin_context()
+    assert cond.instance_update(ctxt, 'i-1', [states.ACTIVE],
+                                {'task_state': None}) is None
+    done = cond.instance_update(ctxt, 'i-1', [states.BUILDING],
+                                {'vm_state': states.ACTIVE})
+    assert done['vm_state'] == states.ACTIVE
+    # ACTIVE -> BUILDING is not in the table, whatever the caller expects.
+    assert cond.instance_update(ctxt, 'i-1', [states.ACTIVE],
+                                {'vm_state': states.BUILDING}) is None
+    with pytest.raises(ValueError):
+        cond.instance_update(ctxt, 'i-1', [states.ACTIVE],
+                             {'project_id': 'stolen'})
