@@ -18,7 +18,7 @@ FLAVORS = [('m1.tiny', 1, 512, 1), ('m1.small', 1, 2048, 20),
            ('m1.medium', 2, 4096, 40), ('m1.large', 4, 8192, 80)]
 
 
-def run(api_url, servers=20, console=None, timeout=300):
+def run(api_url, placement_url, servers=20, console=None, timeout=300):
     """Boot ``servers`` servers; True when every one is ACTIVE."""
     console = console or Console()
     client = ComputeClient(api_url)
@@ -53,7 +53,7 @@ def run(api_url, servers=20, console=None, timeout=300):
             time.sleep(0.2)
     elapsed = time.monotonic() - started
     _print_servers(console, client, uuids, final)
-    _print_hosts(console, client)
+    _print_hosts(console, client, placement_url)
     active = sum(1 for s in final.values() if s['status'] == 'ACTIVE')
     console.print('%d of %d servers ACTIVE in %.1f s' % (active, servers,
                                                          elapsed))
@@ -74,23 +74,42 @@ def _print_servers(console, client, uuids, final):
     console.print(table)
 
 
-def _print_hosts(console, client):
-    hypervisors = client.get('/os-hypervisors/detail')['hypervisors']
+def _print_hosts(console, client, placement_url):
+    """Usage per host as placement, the source of truth, records it."""
+    import requests
+    headers = {'X-Auth-Token': 'admin', 'OpenStack-API-Version':
+               'placement 1.39'}
+
+    def get(path):
+        response = requests.get(placement_url + path, headers=headers,
+                                timeout=30)
+        response.raise_for_status()
+        return response.json()
     counts = collections.Counter(
         s.get('OS-EXT-SRV-ATTR:host') for s in client.servers()
         if s['status'] == 'ACTIVE')
-    table = Table(title='Per-host utilisation', box=box.SIMPLE)
-    for column in ('host', 'servers', 'vCPUs used', 'RAM used (MB)',
-                   'disk used (GB)', 'state'):
+    states = {h['hypervisor_hostname']: h.get('state', '?')
+              for h in client.get('/os-hypervisors/detail')['hypervisors']}
+    table = Table(title='Per-host utilisation (from placement)',
+                  box=box.SIMPLE)
+    for column in ('host', 'servers', 'VCPU', 'MEMORY_MB', 'DISK_GB',
+                   'state'):
         table.add_column(column)
-    for hv in sorted(hypervisors, key=lambda h: h['hypervisor_hostname']):
-        host = hv.get('service', {}).get('host') or hv['hypervisor_hostname']
-        table.add_row(host, str(counts.get(host, 0)),
-                      '%s/%s' % (hv.get('vcpus_used', '?'),
-                                 hv.get('vcpus', '?')),
-                      '%s/%s' % (hv.get('memory_mb_used', '?'),
-                                 hv.get('memory_mb', '?')),
-                      '%s/%s' % (hv.get('local_gb_used', '?'),
-                                 hv.get('local_gb', '?')),
-                      hv.get('state', '?'))
+    roots = [rp for rp in get('/resource_providers')['resource_providers']
+             if rp['parent_provider_uuid'] is None]
+    for rp in sorted(roots, key=lambda r: r['name']):
+        usages = get('/resource_providers/%s/usages' % rp['uuid'])['usages']
+        inventories = get('/resource_providers/%s/inventories'
+                          % rp['uuid'])['inventories']
+
+        def cell(rc):
+            inv = inventories.get(rc)
+            if inv is None:
+                return '-'
+            capacity = int((inv['total'] - inv['reserved']) *
+                           inv['allocation_ratio'])
+            return '%d/%d' % (usages.get(rc, 0), capacity)
+        table.add_row(rp['name'], str(counts.get(rp['name'], 0)),
+                      cell('VCPU'), cell('MEMORY_MB'), cell('DISK_GB'),
+                      states.get(rp['name'], '?'))
     console.print(table)

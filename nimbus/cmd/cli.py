@@ -31,8 +31,8 @@ def _all_in_one(args):
     console.print('Token (noauth2): X-Auth-Token: admin:admin')
     try:
         if args.demo:
-            ok = demo.run(cloud.api_url, servers=args.servers,
-                          console=console)
+            ok = demo.run(cloud.api_url, cloud.placement_url,
+                          servers=args.servers, console=console)
             if args.exit_after_demo:
                 return 0 if ok else 1
         console.print('Running; Ctrl-C stops.')
