@@ -8,18 +8,16 @@ destroy what was built, give back the allocation, record the attempt and
 hand the remaining alternates to the cell conductor, which tries the next.
 """
 
-import datetime
-
 from oslo_log import log as logging
 
+from nimbus.common.db import types
 from nimbus.common import instance_states as states
 
 LOG = logging.getLogger(__name__)
 
 
 def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(
-        tzinfo=None).isoformat()
+    return types.utcnow().isoformat()
 
 
 class BuildRunner:

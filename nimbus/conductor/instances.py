@@ -11,15 +11,12 @@ import datetime
 import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
+from nimbus.common.db import types
 from nimbus.db.cell import models
 
 _UPDATABLE = {'vm_state', 'task_state', 'power_state', 'host', 'node',
               'compute_node_uuid', 'launched_at', 'terminated_at',
               'deleted', 'display_name', 'accel_uuids'}
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _parse_time(value):
@@ -95,8 +92,8 @@ def transition(session, instance_uuid, expected_vm_states, updates):
         if key in updates:
             updates[key] = _parse_time(updates[key])
     if updates.get('deleted'):
-        updates['deleted_at'] = _now()
-    updates['updated_at'] = _now()
+        updates['deleted_at'] = types.utcnow()
+    updates['updated_at'] = types.utcnow()
     result = session.execute(
         sa.update(models.Instance)
         .where(models.Instance.uuid == instance_uuid,

@@ -1,10 +1,9 @@
 """Service and compute node records of a cell (written for the computes)."""
 
-import datetime
-
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
+from nimbus.common.db import types
 from nimbus.db.cell import models
 
 _NODE_FIELDS = ('hypervisor_hostname', 'hypervisor_type',
@@ -14,10 +13,6 @@ _NODE_FIELDS = ('hypervisor_hostname', 'hypervisor_type',
                 'cpu_allocation_ratio', 'ram_allocation_ratio',
                 'disk_allocation_ratio', 'supported_instances',
                 'numa_topology', 'pci_stats', 'metrics', 'failed_builds')
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def service_to_dict(row):
@@ -40,7 +35,7 @@ def heartbeat(session, host, binary, availability_zone=None):
                              availability_zone=availability_zone,
                              report_count=0)
         session.add(row)
-    row.last_seen_up = _now()
+    row.last_seen_up = types.utcnow()
     row.report_count = (row.report_count or 0) + 1
     session.flush()
     return service_to_dict(row)
@@ -58,6 +53,6 @@ def update_compute_node(session, node):
     for field in _NODE_FIELDS:
         if field in node:
             setattr(row, field, node[field])
-    row.updated_at = _now()
+    row.updated_at = types.utcnow()
     session.flush()
     return {'uuid': row.uuid, 'host': row.host, 'id': row.id}

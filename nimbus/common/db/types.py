@@ -1,4 +1,6 @@
-"""Column types shared by the models of every database."""
+"""Column types and helpers shared by the models of every database."""
+
+import datetime
 
 import orjson
 import sqlalchemy as sa
@@ -24,3 +26,15 @@ class JSONText(types.TypeDecorator):
 
 def uuid_column(**kwargs):
     return sa.Column(sa.String(36), **kwargs)
+
+
+def utcnow():
+    """Naive UTC now: every Nimbus table stores UTC without a zone."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class TimestampMixin:
+    """``created_at``/``updated_at`` columns, set by SQLAlchemy."""
+
+    created_at = sa.Column(sa.DateTime, default=utcnow, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=utcnow)

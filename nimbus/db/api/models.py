@@ -5,25 +5,15 @@ aggregates, server groups, the build request and request spec of every
 server, and the mappings that say which cell an instance or host lives in.
 """
 
-import datetime
-
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nimbus.common.db.types import JSONText
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+from nimbus.common.db.types import TimestampMixin
 
 
 class Base(orm.DeclarativeBase):
     pass
-
-
-class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
-    updated_at = sa.Column(sa.DateTime, onupdate=_now)
 
 
 class CellMapping(TimestampMixin, Base):

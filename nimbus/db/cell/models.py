@@ -5,25 +5,16 @@ and its compute nodes. Computes never open this database: their writes go
 through the cell conductor.
 """
 
-import datetime
-
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from nimbus.common.db.types import JSONText
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+from nimbus.common.db.types import TimestampMixin
+from nimbus.common.db.types import utcnow
 
 
 class Base(orm.DeclarativeBase):
     pass
-
-
-class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
-    updated_at = sa.Column(sa.DateTime, onupdate=_now)
 
 
 class Service(TimestampMixin, Base):
@@ -106,7 +97,7 @@ class InstanceFault(Base):
     message = sa.Column(sa.String(255), nullable=False)
     details = sa.Column(sa.Text, nullable=True)
     host = sa.Column(sa.String(255), nullable=True)
-    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
+    created_at = sa.Column(sa.DateTime, default=utcnow, nullable=False)
 
 
 class BuildAttempt(Base):
@@ -119,4 +110,4 @@ class BuildAttempt(Base):
     node = sa.Column(sa.String(255), nullable=True)
     result = sa.Column(sa.String(32), nullable=False)
     reason = sa.Column(sa.Text, nullable=True)
-    created_at = sa.Column(sa.DateTime, default=_now, nullable=False)
+    created_at = sa.Column(sa.DateTime, default=utcnow, nullable=False)
