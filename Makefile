@@ -23,8 +23,11 @@ $(VENV)/.installed-test: $(BIN)/python setup.cfg setup.py
 demo: $(VENV)/.installed
 	$(BIN)/nimbus all-in-one --demo --state-dir $(CURDIR)/state/demo-$$$$ --api-port 0 --placement-port 0 --exit-after-demo
 
+# The broker-restart test restarts RabbitMQ for everyone on the machine, so
+# it runs alone first; then everything else in parallel.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit
@@ -33,7 +36,8 @@ test-functional: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/functional
 
 test-integration: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/integration
+	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests/integration
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/rpc_bench.py

@@ -35,6 +35,30 @@ class BuildRunner:
 
     def build(self, ctxt, instance, request_spec, selection, host_list,
               accel_uuids):
+        """Build, and never leave the instance in BUILD on an error of ours.
+
+        Anything unexpected (the cell conductor unreachable even after
+        retries, a bug) goes down the same road as a failed spawn: free
+        the claim and hand the alternates to the cell conductor. If even
+        that cannot be done, the instance stays attributed to this host and
+        the next start of this compute settles it (see :meth:`recover`).
+        """
+        try:
+            self._build(ctxt, instance, request_spec, selection, host_list,
+                        accel_uuids)
+        except Exception as exc:
+            LOG.exception('Build of %s broke down', instance['uuid'])
+            try:
+                self._fail(ctxt, dict(instance, node=selection.get(
+                    'nodename')), request_spec, host_list,
+                    'internal error on %s: %s' % (self.host, exc))
+            except Exception:
+                LOG.exception('Could not hand %s back to the cell conductor'
+                              '; it is settled at the next start',
+                              instance['uuid'])
+
+    def _build(self, ctxt, instance, request_spec, selection, host_list,
+               accel_uuids):
         uuid = instance['uuid']
         current = self.conductor.instance_update(
             ctxt, uuid, [states.BUILDING],
@@ -65,9 +89,15 @@ class BuildRunner:
             self.driver.destroy(uuid)
             self.placement.remove_allocations(ctxt, uuid)
             return
-        self.conductor.record_build_attempt(
-            ctxt, uuid, self.host, selection.get('nodename', self.host),
-            'success')
+        try:
+            self.conductor.record_build_attempt(
+                ctxt, uuid, self.host, selection.get('nodename', self.host),
+                'success')
+        except Exception:
+            # The instance is ACTIVE: a lost bookkeeping record must not
+            # send a good guest down the failure path.
+            LOG.warning('Could not record the successful build of %s', uuid,
+                        exc_info=True)
         if self.tracker.failed_builds:
             self.tracker.failed_builds = 0
         LOG.info('Instance %s is ACTIVE on %s', uuid, self.host)

@@ -8,9 +8,21 @@ Version history
   1.0  schedule_and_build_instances (super); build_instances,
        instance_update, service_heartbeat, compute_node_update,
        instances_on_host, record_build_attempt (cell).
+
+Calls that lose their reply (a broker restart drops replies in flight) are
+retried here, and only where a retry is safe: every call of the cell
+conductor is idempotent, and ``instance_update`` on a retry also accepts the
+state it was moving to, so a retried compare-and-swap that had in fact
+succeeded is recognised instead of reported as lost.
 """
 
+import oslo_messaging as messaging
+from oslo_log import log as logging
+import tenacity
+
 from nimbus.common import rpc
+
+LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
 VERSION = '1.0'
@@ -34,6 +46,18 @@ class SuperConductorAPI:
             instance_uuids=instance_uuids)
 
 
+def _log_retry(state):
+    LOG.warning('No reply from the cell conductor (%s); retrying',
+                state.outcome.exception())
+
+
+_retry_lost_reply = tenacity.retry(
+    retry=tenacity.retry_if_exception_type(messaging.MessagingTimeout),
+    stop=tenacity.stop_after_attempt(5),
+    wait=tenacity.wait_exponential(multiplier=0.5, max=10),
+    before_sleep=_log_retry, reraise=True)
+
+
 class CellConductorAPI:
     """Client of a cell conductor (the cell's bus)."""
 
@@ -55,27 +79,42 @@ class CellConductorAPI:
                         updates):
         """Call: compare-and-swap the instance's state; returns the
         instance dict, or None when it was not in an expected state."""
-        return self._client.prepare(version='1.0').call(
-            ctxt, 'instance_update', instance_uuid=instance_uuid,
-            expected_vm_states=expected_vm_states, updates=updates)
+        attempts = []
 
+        @_retry_lost_reply
+        def call():
+            expected = list(expected_vm_states)
+            target = updates.get('vm_state')
+            if attempts and target is not None and target not in expected:
+                # Our first try may have succeeded with its reply lost.
+                expected.append(target)
+            attempts.append(1)
+            return self._client.prepare(version='1.0').call(
+                ctxt, 'instance_update', instance_uuid=instance_uuid,
+                expected_vm_states=expected, updates=updates)
+        return call()
+
+    @_retry_lost_reply
     def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
                              reason=None):
         self._client.prepare(version='1.0').call(
             ctxt, 'record_build_attempt', instance_uuid=instance_uuid,
             host=host, node=node, result=result, reason=reason)
 
+    @_retry_lost_reply
     def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
         """Call: create or refresh the service record; returns it."""
         return self._client.prepare(version='1.0').call(
             ctxt, 'service_heartbeat', host=host, binary=binary,
             availability_zone=availability_zone)
 
+    @_retry_lost_reply
     def compute_node_update(self, ctxt, node):
         """Call: create or update the compute node record (a dict)."""
         return self._client.prepare(version='1.0').call(
             ctxt, 'compute_node_update', node=node)
 
+    @_retry_lost_reply
     def instances_on_host(self, ctxt, host):
         """Call: the instances the cell database places on ``host``."""
         return self._client.prepare(version='1.0').call(

@@ -9,6 +9,7 @@ fault that says why.
 
 import sqlalchemy as sa
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from nimbus.common import cells as cells_mod
 from nimbus.common import exception
@@ -42,8 +43,8 @@ class SuperConductor:
     def schedule_and_build_instances(self, ctxt, request_spec,
                                      instance_uuids):
         try:
-            selections = self.scheduler.select_destinations(
-                ctxt, request_spec, instance_uuids, True)
+            selections = self._select_destinations(ctxt, request_spec,
+                                                   instance_uuids)
         except exception.NoValidHost as exc:
             LOG.info('No valid host for %s: %s', instance_uuids, exc)
             for uuid in instance_uuids:
@@ -52,8 +53,10 @@ class SuperConductor:
             return
         except Exception as exc:
             # Whatever went wrong (the scheduler timed out, placement was
-            # unreachable, a bug), no server may stay in BUILD forever.
+            # unreachable, a bug), no server may stay in BUILD forever, and
+            # any claim the scheduler made before the failure is released.
             LOG.error('Scheduling %s failed: %s', instance_uuids, exc)
+            self._release_claims(ctxt, instance_uuids)
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, 'Scheduling failed.',
                                    '%s: %s' % (type(exc).__name__, exc))
@@ -73,6 +76,31 @@ class SuperConductor:
                 LOG.exception('Handing %s to its cell failed', uuid)
                 self.placement.remove_allocations(ctxt, uuid)
                 self.bury_in_cell0(ctxt, uuid, 'Build failed.', str(exc))
+
+    def _select_destinations(self, ctxt, request_spec, instance_uuids):
+        """Ask the scheduler; if its answer is lost, clean up and ask again.
+
+        A lost reply (the call timed out, e.g. across a broker restart) may
+        hide claims the scheduler already made for these instances: they
+        are released before the second try so it starts from a clean
+        slate.
+        """
+        try:
+            return self.scheduler.select_destinations(
+                ctxt, request_spec, instance_uuids, True)
+        except messaging.MessagingTimeout:
+            LOG.warning('No answer from the scheduler for %s; releasing '
+                        'any claims and asking again', instance_uuids)
+            self._release_claims(ctxt, instance_uuids)
+            return self.scheduler.select_destinations(
+                ctxt, request_spec, instance_uuids, True)
+
+    def _release_claims(self, ctxt, instance_uuids):
+        for uuid in instance_uuids:
+            try:
+                self.placement.remove_allocations(ctxt, uuid)
+            except Exception:
+                LOG.exception('Could not release the claim of %s', uuid)
 
     def _build_request(self, session, uuid):
         return session.execute(
