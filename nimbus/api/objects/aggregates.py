@@ -3,6 +3,7 @@
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
+from nimbus.common.db import types as db_types
 from nimbus.db.api import models
 
 AZ_KEY = 'availability_zone'
@@ -84,7 +85,7 @@ def update(db, aggregate_id, name=None, availability_zone=None,
             row.name = name
         if set_zone:
             _set_metadata(row, {AZ_KEY: availability_zone})
-        row.updated_at = models._now()
+        row.updated_at = db_types.utcnow()
         session.flush()
         return to_dict(row)
 
@@ -129,6 +130,6 @@ def set_metadata(db, aggregate_id, metadata):
     with db.session() as session:
         row = _row(session, aggregate_id)
         _set_metadata(row, metadata)
-        row.updated_at = models._now()
+        row.updated_at = db_types.utcnow()
         session.flush()
         return to_dict(row)

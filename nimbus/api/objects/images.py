@@ -2,6 +2,7 @@
 
 import sqlalchemy as sa
 
+from nimbus.common.db import types as db_types
 from nimbus.db.api import models
 
 _COLUMNS = ('name', 'visibility', 'container_format', 'disk_format',
@@ -76,7 +77,7 @@ def update(db, image_id, columns, properties, removed=()):
         for key in removed:
             props.pop(key, None)
         row.properties = props
-        row.updated_at = models._now()
+        row.updated_at = db_types.utcnow()
         session.flush()
         return to_dict(row)
 
