@@ -23,10 +23,16 @@ $(VENV)/.installed-test: $(BIN)/python setup.cfg setup.py
 demo: $(VENV)/.installed
 	$(BIN)/nimbus all-in-one --demo --state-dir $(CURDIR)/state/demo-$$$$ --api-port 0 --placement-port 0 --exit-after-demo
 
-# The broker-restart test restarts RabbitMQ for everyone on the machine, so
-# it runs alone first; then everything else in parallel.
+# The placement suite runs on every database engine Nimbus supports (SQLite
+# in the main run, then MariaDB and PostgreSQL). The broker-restart test
+# restarts RabbitMQ for everyone on the machine, so it runs alone. The main
+# parallel run comes last: its summary is the last line.
+PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py
+
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
+	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
+	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests
 
 test-unit: $(VENV)/.installed-test
