@@ -3,7 +3,9 @@
 Public interface:
 
 ``get_allocation_candidates(snapshot, params, microversion, options)``
-    The complete JSON body (a dict) of ``GET /allocation_candidates``.
+    The complete JSON body (a dict) of ``GET /allocation_candidates``;
+    ``get_allocation_candidates_json`` returns the same body as JSON bytes
+    (what the API sends; much cheaper for thousands of candidates).
     ``params``: ``dict[str, list[str]]``; ``microversion``: ``(1, 10)`` ..
     ``(1, 39)``; ``options`` has ``max_allocation_candidates`` (-1 means
     unlimited), ``randomize_allocation_candidates``,
@@ -37,7 +39,8 @@ from nimbus.placement.candidates.params import (
     ParsedRequest, RequestGroup, check_names, parse_member_of, parse_request,
     parse_resources, parse_trait_expr)
 
-__all__ = ['get_allocation_candidates', 'CandidatesQueryError',
+__all__ = ['get_allocation_candidates', 'get_allocation_candidates_json',
+           'CandidatesQueryError',
            'parse_trait_expr', 'parse_member_of', 'parse_resources',
            'parse_request', 'Inventory', 'Provider', 'Snapshot',
            'ParsedRequest', 'RequestGroup', 'find_candidates', 'check_names']
@@ -112,9 +115,7 @@ def find_candidates(snapshot: Snapshot, req: ParsedRequest, microversion,
     return cands
 
 
-def get_allocation_candidates(snapshot: Snapshot, params, microversion,
-                              options) -> dict:
-    """Body of ``GET /allocation_candidates`` (see module docstring)."""
+def _prepare(snapshot, params, microversion):
     mv = tuple(microversion)
     if not MIN_VERSION <= mv <= MAX_VERSION:
         raise CandidatesQueryError(
@@ -125,6 +126,13 @@ def get_allocation_candidates(snapshot: Snapshot, params, microversion,
     requested = set()
     for g in req.groups.values():
         requested.update(g.resources)
+    return mv, req, requested
+
+
+def get_allocation_candidates(snapshot: Snapshot, params, microversion,
+                              options) -> dict:
+    """Body of ``GET /allocation_candidates`` (see module docstring)."""
+    mv, req, requested = _prepare(snapshot, params, microversion)
     with _no_gc():
         cands = find_candidates(snapshot, req, mv, options)
         return {
@@ -132,3 +140,22 @@ def get_allocation_candidates(snapshot: Snapshot, params, microversion,
             'provider_summaries': render.provider_summaries(
                 snapshot, cands, mv, requested),
         }
+
+
+def _json_body(snapshot, req, mv, options, requested):
+    cands = find_candidates(snapshot, req, mv, options)
+    return render.body_json(snapshot, cands, mv, requested)
+
+
+def get_allocation_candidates_json(snapshot: Snapshot, params, microversion,
+                                   options) -> bytes:
+    """The same body as :func:`get_allocation_candidates`, serialised.
+
+    Faster for large answers: provider summaries come pre-serialised from
+    the snapshot and no intermediate dicts are built.  Everything
+    allocated on the way is freed before the garbage collector is
+    re-enabled, so no collection runs over it afterwards.
+    """
+    mv, req, requested = _prepare(snapshot, params, microversion)
+    with _no_gc():
+        return _json_body(snapshot, req, mv, options, requested)

@@ -11,10 +11,12 @@ the indexes built here instead of scanning every provider.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+_PLAIN_UUID = re.compile(r'[0-9a-fA-F-]{1,64}')
 
 
 @dataclass(slots=True)
@@ -83,12 +85,19 @@ class Snapshot:
         are the trees the sharing provider can serve.
     ``has_trees``
         True when at least one provider has a parent.
+    ``plain_uuids``
+        True when every provider uuid is plain hex and dashes (safe to
+        write into JSON without escaping).
+    ``fragments``
+        ``{nested: {uuid: bytes}}``: provider summaries serialised once
+        and reused by every response (filled lazily by the renderer; the
+        only mutable part, and only ever a cache of immutable data).
     """
 
     __slots__ = ('providers', 'resource_classes', 'traits', 'roots', 'tree',
                  'children', 'ancestors', 'by_rc', 'fit', 'by_trait', 'by_agg',
                  'sharing', 'anchors', 'has_trees', 'summary_resources',
-                 'sorted_traits')
+                 'sorted_traits', 'plain_uuids', 'fragments')
 
     def __init__(self, providers: Iterable[Provider],
                  resource_classes: Iterable[str], traits: Iterable[str]):
@@ -171,6 +180,20 @@ class Snapshot:
         self.anchors = anchors
         self.summary_resources = summary_resources
         self.sorted_traits = sorted_traits
+        self.plain_uuids = all(_PLAIN_UUID.fullmatch(u) for u in provs)
+        self.fragments = {False: {}, True: {}}
+
+    def inherit_fragments(self, old: 'Snapshot'):
+        """Reuse ``old``'s serialised summaries of every provider that is
+        the very same :class:`Provider` object here (a usage refresh keeps
+        the unchanged ones)."""
+        provs = self.providers
+        old_provs = old.providers
+        for nested, frags in old.fragments.items():
+            mine = self.fragments[nested]
+            for u, frag in list(frags.items()):
+                if provs.get(u) is old_provs.get(u):
+                    mine[u] = frag
 
     def root_of(self, uuid: str) -> str:
         """Root uuid of a provider."""

@@ -17,6 +17,8 @@ Shapes by microversion:
 """
 from __future__ import annotations
 
+import orjson
+
 
 def allocation_requests(cands, mv):
     out = []
@@ -58,7 +60,8 @@ def allocation_requests(cands, mv):
     return out
 
 
-def provider_summaries(snap, cands, mv, requested_rcs):
+def uuids_of(snap, cands, mv):
+    """The providers to summarise, in response order."""
     rp_order = {}
     for items, _m in cands:
         for p, _rc, _a in items:
@@ -68,9 +71,12 @@ def provider_summaries(snap, cands, mv, requested_rcs):
         provs = snap.providers
         for p in rp_order:
             roots[provs[p].root_uuid] = None
-        uuids = [u for r in roots for u in snap.tree[r]]
-    else:
-        uuids = list(rp_order)
+        return [u for r in roots for u in snap.tree[r]]
+    return list(rp_order)
+
+
+def provider_summaries(snap, cands, mv, requested_rcs):
+    uuids = uuids_of(snap, cands, mv)
     all_rcs = mv >= (1, 27)
     with_traits = mv >= (1, 17)
     nested = mv >= (1, 29)
@@ -105,3 +111,80 @@ def provider_summaries(snap, cands, mv, requested_rcs):
             entry['root_provider_uuid'] = p.root_uuid
         out[u] = entry
     return out
+
+
+# -- The body as JSON bytes ------------------------------------------------
+#
+# Building the response as dicts and then serialising them costs more than
+# the search itself for thousands of candidates: tens of thousands of small
+# dicts are allocated, traversed by orjson and freed again.  From 1.27 a
+# provider summary depends on nothing but the provider (and the 1.29 shape
+# flag), so each one is serialised once per snapshot and the bytes are
+# reused by every response (``Snapshot.fragments``).  Allocation requests
+# on a single provider (the common case) are written from a template; any
+# other candidate goes through orjson.
+
+def _summary_fragment(snap, u, nested):
+    p = snap.providers[u]
+    entry = {'resources': {rc: {'capacity': cap, 'used': used}
+                           for rc, cap, used in snap.summary_resources[u]},
+             'traits': list(snap.sorted_traits[u])}
+    if nested:
+        entry['parent_provider_uuid'] = p.parent_uuid
+        entry['root_provider_uuid'] = p.root_uuid
+    return orjson.dumps(u) + b':' + orjson.dumps(entry)
+
+
+def _summaries_json(snap, uuids, nested):
+    frags = snap.fragments[nested]
+    parts = []
+    append = parts.append
+    for u in uuids:
+        f = frags.get(u)
+        if f is None:
+            f = frags[u] = _summary_fragment(snap, u, nested)
+        append(f)
+    return b','.join(parts)
+
+
+def _requests_json(cands, mv):
+    with_mappings = mv >= (1, 34)
+    resources = {}   # ((rc, amount), ..) -> JSON text
+    suffixes = {}    # suffix -> JSON text
+    out = []
+    append = out.append
+    for cand in cands:
+        items, mappings = cand
+        if len(mappings) == 1 and len(mappings[0][1]) == 1:
+            suffix, (p,) = mappings[0]
+            key = tuple([(rc, amt) for _p, rc, amt in items])
+            res = resources.get(key)
+            if res is None:
+                res = resources[key] = orjson.dumps(dict(key)).decode()
+            if with_mappings:
+                s = suffixes.get(suffix)
+                if s is None:
+                    s = suffixes[suffix] = orjson.dumps(suffix).decode()
+                append('{"allocations":{"%s":{"resources":%s}},'
+                       '"mappings":{%s:["%s"]}}' % (p, res, s, p))
+            else:
+                append('{"allocations":{"%s":{"resources":%s}}}' % (p, res))
+        else:
+            append(orjson.dumps(allocation_requests((cand,), mv)[0])
+                   .decode())
+    return ','.join(out).encode()
+
+
+def body_json(snap, cands, mv, requested_rcs):
+    """The whole response body as JSON bytes (same content as the dicts)."""
+    if mv < (1, 27) or not snap.plain_uuids:
+        # Older shapes depend on the requested classes: the dict path.
+        return orjson.dumps({
+            'allocation_requests': allocation_requests(cands, mv),
+            'provider_summaries': provider_summaries(
+                snap, cands, mv, requested_rcs)})
+    return b''.join((
+        b'{"allocation_requests":[', _requests_json(cands, mv),
+        b'],"provider_summaries":{',
+        _summaries_json(snap, uuids_of(snap, cands, mv), mv >= (1, 29)),
+        b'}}'))

@@ -15,9 +15,9 @@ def list_candidates(state, req, resp):
     util.authorize(state, req, 'placement:allocation_candidates:list')
     snapshot = state.cache.get()
     try:
-        body = candidates.get_allocation_candidates(
+        body = candidates.get_allocation_candidates_json(
             snapshot, util.params(req), util.version(req).as_tuple(),
             state.candidate_options)
     except candidate_errors.CandidatesQueryError as exc:
         raise exception.BadRequest(exc.detail, error_code=exc.code)
-    util.send(req, resp, body)
+    util.send_json(req, resp, body)

@@ -46,9 +46,15 @@ def http_date(ts=None):
 
 def send(req, resp, body, status=200, last_modified=None):
     """Serialise ``body`` with orjson; cache headers from 1.15."""
+    send_json(req, resp, None if body is None else orjson.dumps(body),
+              status, last_modified)
+
+
+def send_json(req, resp, data, status=200, last_modified=None):
+    """Send already serialised JSON bytes; cache headers from 1.15."""
     resp.status = falcon.code_to_http_status(status)
-    if body is not None:
-        resp.data = orjson.dumps(body)
+    if data is not None:
+        resp.data = data
         resp.content_type = 'application/json'
     if version(req) >= (1, 15) and req.method in ('GET', 'PUT', 'POST'):
         resp.set_header('cache-control', 'no-cache')

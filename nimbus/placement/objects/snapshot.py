@@ -117,6 +117,8 @@ class SnapshotCache:
             providers[rp_id] = p
         self._providers = providers
         old = self._snapshot
-        self._snapshot = model.Snapshot(providers.values(),
-                                        old.resource_classes, old.traits)
+        new = model.Snapshot(providers.values(), old.resource_classes,
+                             old.traits)
+        new.inherit_fragments(old)
+        self._snapshot = new
         self._state = state
