@@ -50,11 +50,22 @@ def send(req, resp, body, status=200, last_modified=None):
               status, last_modified)
 
 
+# A large body goes to the WSGI server in pieces of this size. cheroot's
+# socket writer copies its whole pending buffer again after every partial
+# send(), which for a body of megabytes in one piece is quadratic.
+CHUNK = 256 * 1024
+
+
 def send_json(req, resp, data, status=200, last_modified=None):
     """Send already serialised JSON bytes; cache headers from 1.15."""
     resp.status = falcon.code_to_http_status(status)
     if data is not None:
-        resp.data = data
+        if len(data) > CHUNK:
+            resp.stream = [data[i:i + CHUNK]
+                           for i in range(0, len(data), CHUNK)]
+            resp.content_length = len(data)
+        else:
+            resp.data = data
         resp.content_type = 'application/json'
     if version(req) >= (1, 15) and req.method in ('GET', 'PUT', 'POST'):
         resp.set_header('cache-control', 'no-cache')
