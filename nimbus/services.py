@@ -97,7 +97,8 @@ def api_app(conf):
     return api_app_mod.make_app(
         conf, api_db=api_db(conf), cells=cell_directory(conf),
         conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
-        scheduler_api=scheduler_api(conf, transport))
+        scheduler_api=scheduler_api(conf, transport),
+        placement=placement(conf))
 
 
 def placement_app(conf):

@@ -26,7 +26,7 @@ def _default_compute_api_factory(conf, cells):
 
 
 def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
-             compute_api_factory=None):
+             compute_api_factory=None, placement=None):
     """The nimbus-api WSGI callable.
 
     - ``conf``: a ConfigOpts with every Nimbus option registered
@@ -39,6 +39,10 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
       dry-run endpoint answers 503 without it.
     - ``compute_api_factory``: ``cell -> ComputeAPI`` on that cell's bus;
       by default a cached :class:`nimbus.compute.rpcapi.ComputeAPI` per cell.
+    - ``placement``: a placement client; optional. With it, adding a host to
+      an aggregate (or removing it) mirrors the membership onto the host's
+      resource provider, so the scheduler can ask placement for the
+      ``member_of`` an availability zone (as Nova's API does).
     """
     enforcer = common_policy.Enforcer(conf, policies.RULES)
     deps = util.Deps(
@@ -46,7 +50,7 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         scheduler_api=scheduler_api,
         compute_api_factory=(compute_api_factory or
                              _default_compute_api_factory(conf, cells)),
-        policy=enforcer)
+        policy=enforcer, placement=placement)
     app = wsgi.build_app(
         handler.ROUTES, auth_strategy=conf.api.auth_strategy,
         service_type='compute', min_version=MIN_VERSION,

@@ -24,6 +24,7 @@ class Deps:
     scheduler_api: object
     compute_api_factory: object
     policy: object
+    placement: object = None
 
     def compute_api(self, cell):
         return self.compute_api_factory(cell)

@@ -1,11 +1,16 @@
 """/os-aggregates: CRUD and the add_host/remove_host/set_metadata actions."""
 
+from oslo_log import log as logging
+
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import aggregates as schema
 from nimbus.common.wsgi import json_body
+
+LOG = logging.getLogger(__name__)
+
 
 def view(req, agg):
     body = {'id': agg['id'], 'name': agg['name'],
@@ -26,6 +31,36 @@ def _notify(req, method, agg):
     if method == 'update_aggregates':
         payload = [payload]
     util.notify_scheduler(req, method, payload)
+
+
+def _mirror_to_placement(req, host, agg_uuid, add):
+    """Put the host's resource provider in (or out of) the placement
+    aggregate of the same uuid, so ``member_of`` queries (availability
+    zones, tenant isolation) see it. Placement trouble is logged, not
+    raised: the API database stays the record of aggregate membership."""
+    placement = util.deps(req).placement
+    if placement is None:
+        return
+    ctxt = util.ctx(req)
+    try:
+        found = placement.request(ctxt, 'GET', '/resource_providers',
+                                  params={'name': host})
+        providers = found.json().get('resource_providers', []) \
+            if found.status_code == 200 else []
+        if not providers:
+            LOG.warning('No resource provider named %s: aggregate %s not '
+                        'mirrored to placement', host, agg_uuid)
+            return
+        rp_uuid = providers[0]['uuid']
+        current = placement.request(
+            ctxt, 'GET', '/resource_providers/%s/aggregates' % rp_uuid)
+        aggs = set(current.json().get('aggregates', []))
+        wanted = aggs | {agg_uuid} if add else aggs - {agg_uuid}
+        if wanted != aggs:
+            placement.set_aggregates(ctxt, rp_uuid, sorted(wanted))
+    except Exception:
+        LOG.exception('Could not mirror aggregate %s of host %s to '
+                      'placement', agg_uuid, host)
 
 
 def _id(aggregate_id):
@@ -129,11 +164,13 @@ def action(req, resp, aggregate_id):
         _check_zone_conflicts(req, [host], agg['availability_zone'],
                               agg['id'])
         agg = agg_obj.add_host(deps.api_db, agg['id'], host)
+        _mirror_to_placement(req, host, agg['uuid'], add=True)
     elif name == 'remove_host':
         host = args['host']
         if host not in agg['hosts']:
             raise util.not_found('Host %s in aggregate' % host, aggregate_id)
         agg = agg_obj.remove_host(deps.api_db, agg['id'], host)
+        _mirror_to_placement(req, host, agg['uuid'], add=False)
     else:
         metadata = args['metadata']
         if agg_obj.AZ_KEY in metadata:
