@@ -1,0 +1,92 @@
+"""ComputeCapabilitiesFilter and ImagePropertiesFilter against what the fake
+driver reports (per-host ``[fake_driver]`` options)."""
+
+from tests.functional.scheduler import fixtures as fx
+
+HOSTS = {
+    'host-1': {'fake_driver': {'cpu_features': ['sse4_2']}},
+    'host-2': {'fake_driver': {'cpu_features': ['avx2', 'sse4_2', 'aes'],
+                               'hypervisor_type': 'XEN'}},
+    'host-3': {'fake_driver': {'cpu_features': ['avx2', 'aes'],
+                               'hypervisor_version': 9001000}},
+}
+
+
+def _api(make_cloud):
+    cloud = make_cloud(hosts=3, host_overrides=HOSTS)
+    api = fx.admin_client(cloud)
+    api.image = api.create_image('img')
+    return api
+
+
+def _hosts_for(api, flavor, image=None):
+    return set(fx.ranked_hosts(fx.dry_run(api, flavor, image=image)))
+
+
+def test_compute_capabilities_extra_specs(make_cloud):
+    api = _api(make_cloud)
+    avx2 = api.create_flavor('avx2', 1, 512, 1, extra_specs={
+        'capabilities:cpu_info:features': '<all-in> avx2 aes'})
+    assert _hosts_for(api, avx2) == {'host-2', 'host-3'}
+    for i in range(3):
+        server = fx.boot_and_settle(api, 'avx-%d' % i, avx2, api.image)
+        assert server['status'] == 'ACTIVE'
+        assert fx.host_of(server) in ('host-2', 'host-3')
+    result = fx.dry_run(api, avx2)
+    (rejected,) = result['rejected']
+    assert rejected['host'] == 'host-1'
+    assert rejected['filter'] == 'ComputeCapabilitiesFilter'
+    assert 'cpu_info:features' in rejected['reason']
+
+    xen = api.create_flavor('xen', 1, 512, 1, extra_specs={
+        'capabilities:hypervisor_type': 's== XEN'})
+    assert _hosts_for(api, xen) == {'host-2'}
+    server = fx.boot_and_settle(api, 'xen', xen, api.image)
+    assert fx.host_of(server) == 'host-2'
+
+    new = api.create_flavor('new-hv', 1, 512, 1, extra_specs={
+        'capabilities:hypervisor_version': '>= 9000000'})
+    assert _hosts_for(api, new) == {'host-3'}
+    either = api.create_flavor('either', 1, 512, 1, extra_specs={
+        'capabilities:hypervisor_type': '<or> XEN <or> FOO'})
+    assert _hosts_for(api, either) == {'host-2'}
+
+    nowhere = api.create_flavor('nowhere', 1, 512, 1, extra_specs={
+        'capabilities:cpu_info:features': '<in> avx512f'})
+    server = fx.boot_and_settle(api, 'nowhere', nowhere, api.image)
+    assert server['status'] == 'ERROR'
+    details = api.server(server['id'])['fault']['details']
+    assert 'placement returned 3 hosts' in details
+    assert 'ComputeCapabilitiesFilter: 3 in, 0 out' in details
+
+
+def test_malformed_extra_spec_is_refused_by_the_api(make_cloud):
+    api = _api(make_cloud)
+    flavor = api.create_flavor('f', 1, 512, 1)
+    try:
+        api.post('/flavors/%s/os-extra_specs' % flavor['id'],
+                 {'extra_specs': {'hw:cpu_policy': 'sideways'}})
+    except RuntimeError as exc:
+        assert '400' in str(exc)
+    else:
+        raise AssertionError('a malformed extra spec was accepted')
+
+
+def test_image_properties_filter(make_cloud):
+    api = _api(make_cloud)
+    flavor = api.create_flavor('f', 1, 512, 1)
+    x86 = api.create_image('x86', {'hw_architecture': 'x86_64',
+                                   'img_hv_type': 'kvm',
+                                   'hw_vm_mode': 'hvm'})
+    assert _hosts_for(api, flavor, x86) == {'host-1', 'host-2', 'host-3'}
+    newer = api.create_image('newer', {
+        'img_hv_requested_version': '>= 9000000'})
+    assert _hosts_for(api, flavor, newer) == {'host-3'}
+    server = fx.boot_and_settle(api, 'newer', flavor, newer)
+    assert server['status'] == 'ACTIVE' and fx.host_of(server) == 'host-3'
+    arm = api.create_image('arm', {'hw_architecture': 'aarch64'})
+    server = fx.boot_and_settle(api, 'arm', flavor, arm)
+    assert server['status'] == 'ERROR'
+    details = api.server(server['id'])['fault']['details']
+    assert 'ImagePropertiesFilter: 3 in, 0 out' in details
+    assert 'aarch64' in details
