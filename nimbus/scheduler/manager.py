@@ -124,6 +124,15 @@ class SchedulerManager:
 host_manager_mod = host_manager
 
 
+def _service_down_time(conf) -> int:
+    """``[DEFAULT] service_down_time`` when the integrator registered it (the
+    compute API uses the same option), else Nova's default of 60 seconds."""
+    try:
+        return int(conf.service_down_time)
+    except Exception:  # cfg.NoSuchOptError on a scheduler-only ConfigOpts
+        return 60
+
+
 def build_manager(conf, placement, cells=None, api_db=None, host_info_source=None):
     """Assemble a manager from a config: DB-backed host source and explanation records
     unless a source is given."""
@@ -134,7 +143,8 @@ def build_manager(conf, placement, cells=None, api_db=None, host_info_source=Non
     record = None
     if host_info_source is None:
         from nimbus.scheduler import db_source
-        host_info_source = db_source.DBHostInfoSource(api_db, cells)
+        host_info_source = db_source.DBHostInfoSource(
+            api_db, cells, service_down_time=_service_down_time(conf))
         record = db_source.db_recorder(api_db)
     return SchedulerManager(conf, placement, host_info_source=host_info_source,
                             record=record,
