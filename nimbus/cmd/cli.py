@@ -44,25 +44,53 @@ def _all_in_one(args):
     return 0
 
 
+def _resolve(client, kind, ref):
+    """A flavor or image given by name becomes its id (ids pass through)."""
+    if kind == 'flavor':
+        items = client.get('/flavors')['flavors']
+    else:
+        items = client._call('GET', client.images_url + '/images')['images']
+    if any(item['id'] == ref for item in items):
+        return ref
+    matches = [item['id'] for item in items if item.get('name') == ref]
+    if len(matches) > 1:
+        sys.exit('%s name %r is ambiguous: use its id' % (kind, ref))
+    return matches[0] if matches else ref
+
+
+def _parse_hints(pairs):
+    hints = {}
+    for hint in pairs:
+        key, sep, value = hint.partition('=')
+        if not sep or not key:
+            sys.exit('--hint takes KEY=VALUE, got %r' % hint)
+        hints.setdefault(key, []).append(value)
+    # same_host/different_host are lists; other hints take one value.
+    return {k: v if k in ('same_host', 'different_host') or len(v) > 1
+            else v[0] for k, v in hints.items()}
+
+
 def _schedule(args):
     from nimbus.allinone.client import ComputeClient
     if not args.dry_run:
         sys.exit('only --dry-run is supported: real builds go through '
                  'POST /servers')
-    client = ComputeClient(args.url)
-    hints = {}
-    for hint in args.hint:
-        key, _, value = hint.partition('=')
-        hints.setdefault(key, []).append(value)
-    hints = {k: v[0] if len(v) == 1 else v for k, v in hints.items()}
-    body = {'flavorRef': args.flavor, 'scheduler_hints': hints}
-    if args.image:
-        body['imageRef'] = args.image
-    if args.availability_zone:
-        body['availability_zone'] = args.availability_zone
-    result = client.post('/os-scheduler/dry-run', body)
+    client = ComputeClient(args.url, user=args.user, project=args.project,
+                           roles=args.roles)
+    try:
+        body = {'flavorRef': _resolve(client, 'flavor', args.flavor),
+                'scheduler_hints': _parse_hints(args.hint)}
+        if args.image:
+            body['imageRef'] = _resolve(client, 'image', args.image)
+        if args.availability_zone:
+            body['availability_zone'] = args.availability_zone
+        if args.num_instances:
+            body['num_instances'] = args.num_instances
+        result = client.post('/os-scheduler/dry-run', body)['dry_run']
+    except RuntimeError as exc:  # the API's error, already readable
+        sys.exit(str(exc))
     if args.format == 'json':
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, sort_keys=True))
         return 0
     from nimbus.cmd import cli_render
     cli_render.dry_run(result)
@@ -90,15 +118,27 @@ def build_parser():
     aio.set_defaults(func=_all_in_one)
     sched = sub.add_parser('schedule', help='ask the scheduler where a '
                                             'server would go')
-    sched.add_argument('--dry-run', action='store_true')
-    sched.add_argument('--flavor', required=True)
-    sched.add_argument('--image')
+    sched.add_argument('--dry-run', action='store_true',
+                       help='rank hosts and explain, claiming nothing')
+    sched.add_argument('--flavor', required=True, help='flavor id or name')
+    sched.add_argument('--image', help='image id or name')
     sched.add_argument('--availability-zone')
-    sched.add_argument('--hint', action='append', default=[])
+    sched.add_argument('--num-instances', type=int)
+    sched.add_argument('--hint', action='append', default=[],
+                       metavar='KEY=VALUE',
+                       help='scheduler hint; repeat for several (and for '
+                            'several same_host/different_host values)')
     sched.add_argument('--format', choices=['table', 'json'],
                        default='table')
     sched.add_argument('--url', default=os.environ.get(
-        'NIMBUS_API_URL', 'http://127.0.0.1:8774'))
+        'NIMBUS_API_URL', 'http://127.0.0.1:8774'),
+        help='compute API URL (default $NIMBUS_API_URL)')
+    sched.add_argument('--user', default=os.environ.get('NIMBUS_USER',
+                                                        'admin'))
+    sched.add_argument('--project', default=os.environ.get(
+        'NIMBUS_PROJECT', 'admin'))
+    sched.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
+                                                         'admin'))
     sched.set_defaults(func=_schedule)
     return parser
 

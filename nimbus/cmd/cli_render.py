@@ -1,36 +1,86 @@
-"""Rich rendering of scheduler dry runs for the ``nimbus`` CLI."""
+"""Rich rendering of scheduler dry runs for the ``nimbus`` CLI.
+
+The input is the body of ``POST /v2.1/os-scheduler/dry-run`` (its ``dry_run``
+member): ``placement_candidates``, ``placement_query``, ``pre_filters``,
+``filters`` (``name``/``in``/``out``), ``ranked`` (per host ``weight`` and,
+per weigher, ``raw``/``normalized``/``multiplier``/``weighted``),
+``rejected`` (``host``/``filter``/``reason``) and ``message``.
+"""
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 
-def dry_run(result, console=None):
-    console = console or Console()
-    ranked = result.get('ranked') or result.get('hosts') or []
-    table = Table(title='Ranked hosts', box=box.SIMPLE)
-    table.add_column('#')
+def _num(value):
+    if isinstance(value, float):
+        return '%.4g' % value
+    return str(value)
+
+
+def _funnel(console, result):
+    console.print('placement returned %s host(s)'
+                  % result.get('placement_candidates', 0))
+    if result.get('placement_query'):
+        console.print('  GET /allocation_candidates?%s'
+                      % result['placement_query'], style='dim')
+    steps = list(result.get('pre_filters') or []) + list(
+        result.get('filters') or [])
+    if steps:
+        table = Table(title='Filters', box=box.SIMPLE)
+        for column in ('filter', 'in', 'out'):
+            table.add_column(column)
+        for step in steps:
+            table.add_row(step['name'], str(step['in']), str(step['out']))
+        console.print(table)
+
+
+def _ranked(console, ranked):
+    names = []
+    for host in ranked:
+        for name, values in (host.get('weighers') or {}).items():
+            if name not in names and (values.get('multiplier') or
+                                      values.get('weighted')):
+                names.append(name)
+    table = Table(title='Ranked hosts (raw / normalised / weighted)',
+                  box=box.SIMPLE)
+    table.add_column('#', justify='right')
     table.add_column('host')
-    table.add_column('weight')
-    table.add_column('weighers (raw / normalised / weighted)')
+    table.add_column('weight', justify='right')
+    for name in names:
+        table.add_column(name.replace('Weigher', ''), justify='right')
     for index, host in enumerate(ranked, 1):
-        parts = []
-        for name, values in sorted((host.get('weighers') or {}).items()):
-            parts.append('%s %s/%.2f/%.2f' % (
-                name, values.get('raw'), values.get('normalized', 0.0),
+        cells = []
+        for name in names:
+            values = (host.get('weighers') or {}).get(name) or {}
+            cells.append('%s / %.2f / %.2f' % (
+                _num(values.get('raw')), values.get('normalized', 0.0),
                 values.get('weighted', 0.0)))
         table.add_row(str(index), host.get('host', '?'),
-                      '%.3f' % host.get('weight', 0.0), '; '.join(parts))
+                      '%.3f' % host.get('weight', 0.0), *cells)
     console.print(table)
-    rejected = result.get('rejected') or []
-    if rejected:
-        table = Table(title='Rejected hosts', box=box.SIMPLE)
-        table.add_column('host')
-        table.add_column('filter')
-        table.add_column('reason')
-        for host in rejected:
-            table.add_row(host.get('host', '?'), host.get('filter', '?'),
-                          host.get('reason', ''))
-        console.print(table)
-    if result.get('summary'):
-        console.print(result['summary'])
+
+
+def _rejected(console, rejected):
+    table = Table(title='Rejected hosts', box=box.SIMPLE)
+    for column in ('host', 'filter', 'reason'):
+        table.add_column(column)
+    for host in rejected:
+        table.add_row(host.get('host', '?'), host.get('filter', '?'),
+                      host.get('reason', ''))
+    console.print(table)
+
+
+def dry_run(result, console=None):
+    console = console or Console()
+    _funnel(console, result)
+    ranked = result.get('ranked') or []
+    if ranked:
+        _ranked(console, ranked)
+    if result.get('rejected'):
+        _rejected(console, result['rejected'])
+    if result.get('message'):
+        console.print(result['message'])
+    elif ranked:
+        console.print('Would choose %s (nothing was claimed).'
+                      % ranked[0].get('host'))

@@ -15,6 +15,7 @@ from oslo_log import log as logging
 
 from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
 from nimbus.scheduler import exception, request_filters, selection
+from nimbus.scheduler.explain import Explanation
 
 LOG = logging.getLogger(__name__)
 
@@ -66,8 +67,10 @@ class Scheduler:
                     if u in members:
                         group.hosts.append(hs.host)
 
-    def _candidates(self, ctxt, spec):
+    def _candidates(self, ctxt, spec, exp=None):
         params = request_filters.build_query(spec, self.conf, self.host_manager.aggregates())
+        if exp is not None:
+            exp.placement_query = params
         body = self.placement.get_allocation_candidates(ctxt, params)
         order, areqs = candidates_by_root(body)
         hosts = self.host_manager.host_states_for_candidates(
@@ -100,15 +103,21 @@ class Scheduler:
             if uuid is not None:
                 self.placement.remove_allocations(ctxt, uuid)
 
+        exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         with self._lock:
             try:
-                hosts, areqs = self._candidates(ctxt, spec)
+                hosts, areqs = self._candidates(ctxt, spec, exp)
                 result = self.engine.schedule(spec, hosts, areqs, claim=claim,
                                               unclaim=unclaim,
-                                              return_alternates=return_alternates)
+                                              return_alternates=return_alternates,
+                                              explanation=exp)
             except exception.NoValidHost as exc:
                 LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
-                self._record(ctxt, "failed", spec, exc.explanation or {"message": exc.reason})
+                # The admin's record has every rejected host (up to a cap), the
+                # fault only a sample.
+                detail = exp.to_dict(full=True) if exp.steps or exp.pre_steps \
+                    else (exc.explanation or {"message": exc.reason})
+                self._record(ctxt, "failed", spec, detail)
                 raise
         for uuid, selections in zip(spec.instance_uuids or [None] * len(result), result):
             if selections:
@@ -123,10 +132,17 @@ class Scheduler:
 
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:
         self._resolve_group(spec)
+        exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         with self._lock:
             try:
-                hosts, areqs = self._candidates(ctxt, spec)
+                hosts, areqs = self._candidates(ctxt, spec, exp)
             except exception.NoValidHost as exc:
                 return {"placement_candidates": 0, "filters": [], "ranked": [],
-                        "rejected": [], "message": exc.reason}
-            return self.engine.dry_run(spec, hosts, areqs)
+                        "rejected": [], "message": exc.reason,
+                        "placement_query": exp.query_string()}
+            result = self.engine.dry_run(spec, hosts, areqs)
+        result["placement_query"] = exp.query_string()
+        if not hosts:
+            exp.placement_candidates = 0
+            result["message"] = exp.message()
+        return result

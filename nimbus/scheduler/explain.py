@@ -7,6 +7,11 @@ someone asks - a failed request or a dry run.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+# Rejected hosts kept in an admin's record of a failed request.
+FULL_LIMIT = 1000
+
 
 class FilterStep:
     __slots__ = ("filter", "before", "after")
@@ -32,6 +37,7 @@ class Explanation:
         self.spec = spec
         self.sample_size = sample_size
         self.placement_candidates = 0
+        self.placement_query: list | None = None   # GET /allocation_candidates params
         self.pre_steps: list[dict] = []      # ignore/force hosts, missing candidates
         self.steps: list[FilterStep] = []
         self.later: list[dict] = []          # events after the first instance
@@ -55,6 +61,11 @@ class Explanation:
             self.later.append({"host": host, "what": what, "reason": reason})
 
     # -------------------------------------------------------------- output
+    def query_string(self) -> str | None:
+        if self.placement_query is None:
+            return None
+        return urlencode(self.placement_query, safe=":,!")
+
     def filter_counts(self) -> list[dict]:
         return [{"name": s.name, "in": len(s.before), "out": len(s.after)} for s in self.steps]
 
@@ -83,7 +94,8 @@ class Explanation:
             "pre_filters": [{k: v for k, v in p.items() if k != "hosts"}
                             for p in self.pre_steps],
             "filters": self.filter_counts(),
-            "rejected": self.rejected(None if full else self.sample_size),
+            "placement_query": self.query_string(),
+            "rejected": self.rejected(FULL_LIMIT if full else self.sample_size),
             "later": list(self.later),
             "placed": self.placed, "requested": self.requested, "min_count": self.min_count,
             "message": self.message(),
@@ -94,7 +106,11 @@ class Explanation:
         if self.requested > 1:
             parts.append(f"placed {self.placed} of {self.requested} instances "
                          f"(min_count {self.min_count})")
-        parts.append(f"placement returned {self.placement_candidates} hosts")
+        if self.placement_candidates == 0 and self.placement_query is not None:
+            parts.append("placement returned 0 hosts for GET /allocation_candidates?"
+                         + self.query_string())
+        else:
+            parts.append(f"placement returned {self.placement_candidates} hosts")
         for pre in self.pre_steps:
             parts.append(f"{pre['name']}: {pre['in']} in, {pre['out']} out")
         for s in self.steps:
