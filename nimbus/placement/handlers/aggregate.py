@@ -33,10 +33,9 @@ def set_for_provider(state, req, resp, uuid):
             (data['aggregates'] if new else data)]
 
     def run(conn):
-        rp = rp_obj.get(conn, uuid)
+        rp = rp_obj.get_ref(conn, uuid)
         gen = data['resource_provider_generation'] if new else \
             rp['generation']
-        gen = agg_obj.set_provider_aggregates(conn, rp['id'], gen, aggs,
-                                              increment=new)
-        return gen, agg_obj.provider_aggregates(conn, rp['id'])
-    _send(req, resp, *state.pdb.write(run))
+        return agg_obj.set_provider_aggregates(conn, rp['id'], gen, aggs,
+                                               increment=new)
+    _send(req, resp, state.pdb.write(run), sorted(set(aggs)))

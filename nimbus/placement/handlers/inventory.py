@@ -58,10 +58,9 @@ def show(state, req, resp, uuid, rc):
 
 
 def _write(state, fn, uuid, *args):
+    """``fn(conn, rp, *args) -> (generation, inventories)`` in a write."""
     def run(conn):
-        rp = rp_obj.get(conn, uuid)
-        gen = fn(conn, rp, *args)
-        return gen, inv_obj.get_all(conn, rp['id'])
+        return fn(conn, rp_obj.get_ref(conn, uuid), *args)
     return state.pdb.write(run)
 
 
@@ -100,7 +99,7 @@ def set_all(state, req, resp, uuid):
     data = util.body(req, schema.PUT_INVENTORIES)
     invs = {rc: _check_reserved(req, rc, inv)
             for rc, inv in data['inventories'].items()}
-    gen, invs = _write(state, inv_obj.set_all, uuid,
+    gen, invs = _write(state, inv_obj.replace_all, uuid,
                        data['resource_provider_generation'], invs)
     util.send(req, resp, {'inventories': invs,
                           'resource_provider_generation': gen})
@@ -119,7 +118,7 @@ def delete_all(state, req, resp, uuid):
                    'placement:resource_providers:inventories:delete')
 
     def run(conn):
-        rp = rp_obj.get(conn, uuid)
+        rp = rp_obj.get_ref(conn, uuid)
         return inv_obj.set_all(conn, rp, rp['generation'], {})
     state.pdb.write(run)
     util.no_content(resp)

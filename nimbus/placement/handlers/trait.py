@@ -91,12 +91,12 @@ def set_for_provider(state, req, resp, uuid):
     data = util.body(req, schema.SET_PROVIDER_TRAITS)
 
     def run(conn):
-        rp = rp_obj.get(conn, uuid)
-        gen = trait_obj.set_provider_traits(
+        rp = rp_obj.get_ref(conn, uuid)
+        return trait_obj.set_provider_traits(
             conn, rp['id'], data['resource_provider_generation'],
             data['traits'])
-        return gen, trait_obj.provider_traits(conn, rp['id'])
-    gen, names = state.pdb.write(run)
+    gen = state.pdb.write(run)
+    names = sorted(set(data['traits']))
     util.send(req, resp, {'traits': names,
                           'resource_provider_generation': gen})
 
@@ -106,7 +106,7 @@ def delete_for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:traits:delete')
 
     def run(conn):
-        rp = rp_obj.get(conn, uuid)
+        rp = rp_obj.get_ref(conn, uuid)
         trait_obj.set_provider_traits(conn, rp['id'], rp['generation'], [])
     state.pdb.write(run)
     util.no_content(resp)

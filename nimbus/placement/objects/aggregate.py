@@ -6,15 +6,22 @@ from nimbus.placement.db import models as m
 from nimbus.placement.objects import base
 
 
+_PROVIDER_AGGREGATES = sa.select(m.RPA.c.aggregate_uuid).where(
+    m.RPA.c.resource_provider_id == sa.bindparam('b_rp'))
+_INSERT = m.RPA.insert()
+
+
 def provider_aggregates(conn, rp_id):
-    return sorted(r[0] for r in conn.execute(
-        sa.select(m.RPA.c.aggregate_uuid).where(
-            m.RPA.c.resource_provider_id == rp_id)))
+    return sorted(r[0] for r in conn.execute(_PROVIDER_AGGREGATES,
+                                             {'b_rp': rp_id}))
 
 
 def set_provider_aggregates(conn, rp_id, generation, aggregates,
                             increment=True):
-    """Replace a provider's aggregates. Generation-guarded from 1.19."""
+    """Replace a provider's aggregates. Generation-guarded from 1.19.
+
+    Returns the new generation; the provider's aggregates are then
+    ``sorted(set(aggregates))``."""
     new_gen = generation
     if increment:
         new_gen = base.increment_generation(conn, rp_id, generation)
@@ -27,7 +34,7 @@ def set_provider_aggregates(conn, rp_id, generation, aggregates,
                      .where(m.RPA.c.aggregate_uuid.in_(gone)))
     added = want - have
     if added:
-        conn.execute(m.RPA.insert(), [
+        conn.execute(_INSERT, [
             {'resource_provider_id': rp_id, 'aggregate_uuid': a}
             for a in sorted(added)])
     return new_gen

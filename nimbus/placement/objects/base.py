@@ -4,15 +4,22 @@
 run in :meth:`PlacementDB.write`: one transaction that first bumps the
 ``placement_state`` counters (cache invalidation for every process, and a
 row lock that serialises writers so capacity checks cannot race), retried on
-deadlocks. Reads run in :meth:`PlacementDB.read`; on SQLite they use a
-second engine whose transactions start with a deferred ``BEGIN`` so readers
-never wait for the write lock.
+deadlocks. Since every write transaction takes that one row lock, writers
+are serial anyway; inside one process they queue on a ``threading.Lock``
+first, so at most one thread per process waits on the database (SQLite's
+busy handler sleeps 1, 2, 5, 10.. ms between retries and leaves the lock
+idle meanwhile; a woken Python waiter starts at once). Reads run in
+:meth:`PlacementDB.read`; on SQLite they use a second engine whose
+transactions start with a deferred ``BEGIN`` so readers never wait for the
+write lock.
 """
 
 import datetime
+import threading
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 
 from nimbus.common import db as common_db
 from nimbus.placement.db import models as m
@@ -34,16 +41,22 @@ class PlacementDB:
         self.read_engine = self.engine
         if self.dialect == 'sqlite':
             self.read_engine = _sqlite_read_engine(self.database.url)
+        self._write_lock = threading.Lock()
 
     def write(self, fn, *args, structure=True, usage=False, **kwargs):
         """Run ``fn(conn, *args, **kwargs)`` in a write transaction."""
 
-        @common_db.retry_on_deadlock
         def run():
-            with self.engine.begin() as conn:
+            with self._write_lock, self.engine.begin() as conn:
                 bump(conn, structure, usage)
                 return fn(conn, *args, **kwargs)
-        return run()
+        try:
+            return run()
+        except sa_exc.DBAPIError:
+            # Deadlock, lock timeout or a lost connection: the retrying
+            # path (whatever is not retriable is raised again from there).
+            pass
+        return common_db.retry_on_deadlock(run)()
 
     def read(self, fn, *args, **kwargs):
         """Run ``fn(conn, *args, **kwargs)`` in a read transaction."""
@@ -69,8 +82,9 @@ def _sqlite_read_engine(url):
     return engine
 
 
-def bump(conn, structure=True, usage=False):
-    """Move the change counters; takes the writers' row lock."""
+# Statements of the hot paths are built once: SQLAlchemy then reuses their
+# cache keys and compiled forms instead of rebuilding them per request.
+def _bump_stmt(structure, usage):
     values = {}
     if structure:
         values['structure'] = m.STATE.c.structure + 1
@@ -78,13 +92,31 @@ def bump(conn, structure=True, usage=False):
         values['usage'] = m.STATE.c.usage + 1
     if not values:
         values['usage'] = m.STATE.c.usage
-    conn.execute(m.STATE.update().where(m.STATE.c.id == 1).values(**values))
+    return m.STATE.update().where(m.STATE.c.id == 1).values(**values)
+
+
+_BUMP = {(s, u): _bump_stmt(s, u) for s in (False, True)
+         for u in (False, True)}
+_STATE = sa.select(m.STATE.c.structure, m.STATE.c.usage).where(
+    m.STATE.c.id == 1)
+_NAME_IDS = {table.name: sa.select(table.c.name, table.c.id).where(
+    table.c.name.in_(sa.bindparam('names', expanding=True)))
+    for table in (m.RC, m.TRAIT)}
+_PROVIDER_IDS = sa.select(m.RP.c.uuid, m.RP.c.id, m.RP.c.generation).where(
+    m.RP.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+_INCREMENT = (m.RP.update()
+              .where(m.RP.c.id == sa.bindparam('b_id'))
+              .where(m.RP.c.generation == sa.bindparam('b_expected'))
+              .values(generation=sa.bindparam('b_new')))
+
+
+def bump(conn, structure=True, usage=False):
+    """Move the change counters; takes the writers' row lock."""
+    conn.execute(_BUMP[bool(structure), bool(usage)])
 
 
 def read_state(conn):
-    return tuple(conn.execute(sa.select(m.STATE.c.structure,
-                                        m.STATE.c.usage)
-                              .where(m.STATE.c.id == 1)).one())
+    return tuple(conn.execute(_STATE).one())
 
 
 def name_ids(conn, table, names):
@@ -92,9 +124,11 @@ def name_ids(conn, table, names):
     names = list(names)
     if not names:
         return {}
-    rows = conn.execute(sa.select(table.c.name, table.c.id)
-                        .where(table.c.name.in_(names)))
-    return dict(rows.all())
+    stmt = _NAME_IDS.get(table.name)
+    if stmt is None:
+        stmt = sa.select(table.c.name, table.c.id).where(
+            table.c.name.in_(sa.bindparam('names', expanding=True)))
+    return dict(conn.execute(stmt, {'names': names}).all())
 
 
 def provider_ids(conn, uuids):
@@ -102,18 +136,15 @@ def provider_ids(conn, uuids):
     uuids = list(uuids)
     if not uuids:
         return {}
-    rows = conn.execute(sa.select(m.RP.c.uuid, m.RP.c.id, m.RP.c.generation)
-                        .where(m.RP.c.uuid.in_(uuids)))
+    rows = conn.execute(_PROVIDER_IDS, {'uuids': uuids})
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
 def increment_generation(conn, rp_id, expected, what='resource provider'):
     """Compare-and-swap the provider generation; 409 on a lost race."""
     from nimbus.placement import exception
-    res = conn.execute(m.RP.update()
-                       .where(m.RP.c.id == rp_id)
-                       .where(m.RP.c.generation == expected)
-                       .values(generation=expected + 1))
+    res = conn.execute(_INCREMENT, {'b_id': rp_id, 'b_expected': expected,
+                                    'b_new': expected + 1})
     if res.rowcount != 1:
         raise exception.ConcurrentUpdate(what=what)
     return expected + 1

@@ -28,12 +28,31 @@ def with_defaults(inv):
     return out
 
 
+def normalized(inventories):
+    """``{rc: inv}`` as :func:`get_all` would read it back after writing
+    ``inventories``: every field present, integers and a float ratio."""
+    out = {}
+    for rc, inv in inventories.items():
+        inv = with_defaults(inv)
+        out[rc] = {f: (float(inv[f]) if f == 'allocation_ratio'
+                       else int(inv[f])) for f in FIELDS}
+    return out
+
+
+# Built once (see objects.base).
+_GET_ALL = (sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
+            .select_from(m.INV.join(m.RC,
+                                    m.RC.c.id == m.INV.c.resource_class_id))
+            .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp')))
+_EXISTING = (sa.select(m.INV.c.resource_class_id,
+                       *[m.INV.c[f] for f in FIELDS])
+             .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp')))
+_INSERT = m.INV.insert()
+
+
 def get_all(conn, rp_id):
     """``{rc_name: {field: value}}`` of one provider."""
-    rows = conn.execute(
-        sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
-        .select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
-        .where(m.INV.c.resource_provider_id == rp_id)).all()
+    rows = conn.execute(_GET_ALL, {'b_rp': rp_id}).all()
     return {r[0]: dict(zip(FIELDS, r[1:])) for r in rows}
 
 
@@ -63,9 +82,8 @@ def set_all(conn, rp, generation, inventories, rc_ids=None):
     """
     ids = rc_ids if rc_ids is not None else _rc_ids(conn, inventories)
     rp_id = rp['id']
-    existing = {r[0]: r[1:] for r in conn.execute(
-        sa.select(m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS])
-        .where(m.INV.c.resource_provider_id == rp_id))}
+    existing = {r[0]: r[1:] for r in conn.execute(_EXISTING,
+                                                  {'b_rp': rp_id})}
     want = {ids[name]: with_defaults(inv)
             for name, inv in inventories.items()}
     removed = set(existing) - set(want)
@@ -94,7 +112,7 @@ def set_all(conn, rp, generation, inventories, rc_ids=None):
                          .where(m.INV.c.resource_class_id == rc_id)
                          .values(updated_at=now, **inv))
     if inserts:
-        conn.execute(m.INV.insert(), inserts)
+        conn.execute(_INSERT, inserts)
     _warn_over_capacity(conn, rp, want, existing)
     return new_gen
 
@@ -117,15 +135,24 @@ def _warn_over_capacity(conn, rp, want, existing):
                         rp['uuid'], rc_id, amount, cap)
 
 
+def replace_all(conn, rp, generation, inventories):
+    """:func:`set_all`, returning ``(generation, inventories)`` like the
+    single-class functions below."""
+    return (set_all(conn, rp, generation, inventories),
+            normalized(inventories))
+
+
 def add_one(conn, rp, generation, rc_name, inv):
-    """POST one inventory: 409 if that class is already inventoried."""
+    """POST one inventory: 409 if that class is already inventoried.
+
+    Returns ``(generation, inventories)`` (the provider's new ones)."""
     current = get_all(conn, rp['id'])
     if rc_name in current:
         raise exception.Conflict(
             'Update to resource provider %s failed: inventory for %s '
             'already exists.' % (rp['uuid'], rc_name))
     current[rc_name] = inv
-    return set_all(conn, rp, generation, current)
+    return set_all(conn, rp, generation, current), normalized(current)
 
 
 def update_one(conn, rp, generation, rc_name, inv):
@@ -135,7 +162,7 @@ def update_one(conn, rp, generation, rc_name, inv):
             'No inventory record with resource class for resource provider '
             '%s' % rp['uuid'])
     current[rc_name] = inv
-    return set_all(conn, rp, generation, current)
+    return set_all(conn, rp, generation, current), normalized(current)
 
 
 def delete_one(conn, rp, rc_name):
@@ -144,4 +171,4 @@ def delete_one(conn, rp, rc_name):
         raise exception.NotFound(
             'No inventory of class %s found for delete' % rc_name)
     del current[rc_name]
-    return set_all(conn, rp, rp['generation'], current)
+    return set_all(conn, rp, rp['generation'], current), normalized(current)

@@ -25,14 +25,43 @@ def _select():
                 .outerjoin(_ROOT, _ROOT.c.id == m.RP.c.root_provider_id)))
 
 
+# Built once (see objects.base): the statements of the hot paths.
+_GET = _select().where(m.RP.c.uuid == sa.bindparam('b_uuid'))
+_REF = sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation).where(
+    m.RP.c.uuid == sa.bindparam('b_uuid'))
+_PARENT_OF = (sa.select(_PARENT.c.id, _PARENT.c.root_provider_id,
+                        _ROOT.c.uuid, _PARENT.c.uuid)
+              .select_from(_PARENT.join(
+                  _ROOT, _ROOT.c.id == _PARENT.c.root_provider_id))
+              .where(_PARENT.c.uuid == sa.bindparam('b_uuid')))
+_CLASHES = sa.select(m.RP.c.uuid).where(sa.or_(
+    m.RP.c.uuid == sa.bindparam('b_uuid'),
+    m.RP.c.name == sa.bindparam('b_name')))
+_INSERT = m.RP.insert()
+_SET_ROOT = m.RP.update().where(m.RP.c.id == sa.bindparam('b_id')).values(
+    root_provider_id=sa.bindparam('b_root'))
+
+
+def _not_found(uuid):
+    return exception.ProviderNotFound(uuid=uuid,
+                                      error_code=exception.PROVIDER_NOT_FOUND)
+
+
 def get(conn, uuid):
     """The provider row as a mapping; :class:`ProviderNotFound` if absent."""
-    row = conn.execute(_select().where(m.RP.c.uuid == uuid)).mappings()\
-        .first()
+    row = conn.execute(_GET, {'b_uuid': uuid}).mappings().first()
     if row is None:
-        raise exception.ProviderNotFound(uuid=uuid,
-                                         error_code=exception.PROVIDER_NOT_FOUND)
+        raise _not_found(uuid)
     return dict(row)
+
+
+def get_ref(conn, uuid):
+    """``{"id", "uuid", "generation"}`` of a provider (what the write paths
+    need); :class:`ProviderNotFound` if absent."""
+    row = conn.execute(_REF, {'b_uuid': uuid}).first()
+    if row is None:
+        raise _not_found(uuid)
+    return {'id': row[0], 'uuid': row[1], 'generation': row[2]}
 
 
 def get_many(conn, ids=None):
@@ -43,34 +72,42 @@ def get_many(conn, ids=None):
 
 
 def create(conn, uuid, name, parent_uuid=None):
+    """Insert a provider; returns its row as :func:`get` would."""
     parent = None
     if parent_uuid is not None:
-        parent = conn.execute(sa.select(m.RP.c.id, m.RP.c.root_provider_id)
-                              .where(m.RP.c.uuid == parent_uuid)).first()
+        parent = conn.execute(_PARENT_OF, {'b_uuid': parent_uuid}).first()
         if parent is None:
             raise exception.BadRequest(
                 'parent provider UUID %s does not exist.' % parent_uuid,
                 error_code=exception.PROVIDER_NOT_FOUND)
-    if conn.execute(sa.select(m.RP.c.id).where(m.RP.c.uuid == uuid))\
-            .first() is not None:
+    clashes = [r[0] for r in conn.execute(
+        _CLASHES, {'b_uuid': uuid, 'b_name': name})]
+    if uuid in clashes:
         raise exception.Conflict(
             'Conflicting resource provider uuid: %s already exists.' % uuid,
             error_code=exception.DUPLICATE_NAME)
-    _check_name_free(conn, name)
+    if clashes:
+        raise exception.DuplicateName(
+            'Conflicting resource provider name: %s already exists.' % name)
     now = base.utcnow()
     try:
-        rp_id = conn.execute(m.RP.insert().values(
-            uuid=uuid, name=name, generation=0,
-            parent_provider_id=parent[0] if parent else None,
-            root_provider_id=parent[1] if parent else None,
-            created_at=now, updated_at=now)).inserted_primary_key[0]
+        rp_id = conn.execute(_INSERT, {
+            'uuid': uuid, 'name': name, 'generation': 0,
+            'parent_provider_id': parent[0] if parent else None,
+            'root_provider_id': parent[1] if parent else None,
+            'created_at': now, 'updated_at': now}).inserted_primary_key[0]
     except sa_exc.IntegrityError:
         raise exception.DuplicateName(
             'Conflicting resource provider name: %s already exists.' % name)
     if parent is None:
-        conn.execute(m.RP.update().where(m.RP.c.id == rp_id)
-                     .values(root_provider_id=rp_id))
-    return get(conn, uuid)
+        conn.execute(_SET_ROOT, {'b_id': rp_id, 'b_root': rp_id})
+    # Everything the row holds is known: no need to read it back.
+    return {'id': rp_id, 'uuid': uuid, 'name': name, 'generation': 0,
+            'parent_provider_uuid': parent[3] if parent else None,
+            'root_provider_uuid': parent[2] if parent else uuid,
+            'created_at': now, 'updated_at': now,
+            'parent_provider_id': parent[0] if parent else None,
+            'root_provider_id': parent[1] if parent else rp_id}
 
 
 def _check_name_free(conn, name, own_id=None):

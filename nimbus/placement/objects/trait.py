@@ -68,24 +68,34 @@ def delete(conn, name):
     conn.execute(m.TRAIT.delete().where(m.TRAIT.c.id == row[0]))
 
 
+# Built once (see objects.base).
+_PROVIDER_TRAITS = (sa.select(m.TRAIT.c.name)
+                    .select_from(m.RPT.join(m.TRAIT,
+                                            m.TRAIT.c.id == m.RPT.c.trait_id))
+                    .where(m.RPT.c.resource_provider_id ==
+                           sa.bindparam('b_rp')))
+_TRAIT_IDS = sa.select(m.RPT.c.trait_id).where(
+    m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
+_INSERT_RPT = m.RPT.insert()
+
+
 def provider_traits(conn, rp_id):
-    return sorted(r[0] for r in conn.execute(
-        sa.select(m.TRAIT.c.name).select_from(
-            m.RPT.join(m.TRAIT, m.TRAIT.c.id == m.RPT.c.trait_id))
-        .where(m.RPT.c.resource_provider_id == rp_id)))
+    return sorted(r[0] for r in conn.execute(_PROVIDER_TRAITS,
+                                             {'b_rp': rp_id}))
 
 
 def set_provider_traits(conn, rp_id, generation, names):
-    """Replace a provider's traits, guarded by its generation."""
+    """Replace a provider's traits, guarded by its generation.
+
+    Returns the new generation; the provider's traits are then
+    ``sorted(set(names))``."""
     ids = base.name_ids(conn, m.TRAIT, names)
     missing = sorted(set(names) - set(ids))
     if missing:
         raise exception.BadRequest('No such trait(s): %s.' %
                                    ', '.join(missing))
     new_gen = base.increment_generation(conn, rp_id, generation)
-    have = {r[0] for r in conn.execute(
-        sa.select(m.RPT.c.trait_id).where(
-            m.RPT.c.resource_provider_id == rp_id))}
+    have = {r[0] for r in conn.execute(_TRAIT_IDS, {'b_rp': rp_id})}
     want = set(ids.values())
     gone = have - want
     if gone:
@@ -94,6 +104,6 @@ def set_provider_traits(conn, rp_id, generation, names):
                      .where(m.RPT.c.trait_id.in_(gone)))
     added = want - have
     if added:
-        conn.execute(m.RPT.insert(), [
+        conn.execute(_INSERT_RPT, [
             {'resource_provider_id': rp_id, 'trait_id': t} for t in added])
     return new_gen
