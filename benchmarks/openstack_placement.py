@@ -44,19 +44,18 @@ def ensure_venv(extra=()):
     return python
 
 
-def compare(args, workdir, run):
-    """Run the load against OpenStack Placement; None if it cannot run."""
-    db_url = args.db_url or 'sqlite:///%s/openstack.sqlite' % workdir
-    if args.db_url and not args.db_url.startswith('sqlite'):
-        print('NOTE: give a fresh, empty database for OpenStack Placement; '
-              'reusing --db-url is only valid for SQLite paths.')
+def compare(args, db_url, threads, run):
+    """Run the load against OpenStack Placement on the fresh database
+    ``db_url`` with ``threads`` populate threads; None if it cannot run."""
+    workdir = os.path.dirname(db_url.split(':///', 1)[-1]) \
+        if db_url.startswith('sqlite') else None
+    import tempfile
+    workdir = workdir or tempfile.mkdtemp(prefix='openstack-placement-')
     extra = []
     if db_url.startswith('mysql'):
         extra.append('PyMySQL')
     elif db_url.startswith('postgresql'):
         extra.append('psycopg[binary]')
-        db_url = db_url.replace('postgresql+psycopg://',
-                                'postgresql+psycopg://')
     try:
         python = ensure_venv(extra)
     except (subprocess.CalledProcessError, OSError) as exc:
@@ -93,7 +92,7 @@ def compare(args, workdir, run):
                 print('OpenStack Placement did not answer within 120 s')
                 return None
             time.sleep(0.5)
-        return run(url, args.providers, args.threads, args.repeat,
+        return run(url, args.providers, threads, args.repeat,
                    'openstack-placement-16.0.0')
     finally:
         proc.terminate()

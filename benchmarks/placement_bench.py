@@ -10,10 +10,23 @@ queries (median and p95).
         [--json out.json] [--compare-openstack-placement]
 
 ``--url`` may be omitted: nimbus-placement-api is then started as a
-subprocess on a fresh SQLite database (``--db-url`` to pick another). With
-``--compare-openstack-placement`` the same load runs against OpenStack
+subprocess on a fresh SQLite database, or on ``--db-url``: a MariaDB/MySQL
+or PostgreSQL URL names a database the bench creates (it must not exist)
+and drops afterwards (``--keep-db`` keeps it); a SQLite URL names a file.
+With ``--compare-openstack-placement`` the same load runs against OpenStack
 Placement 16.0.0 installed into a throwaway venv under /tmp and served on
-a fresh database of the same engine; the ratios are printed.
+a fresh database of the same engine (``<name>_openstack`` on the same
+server, likewise created and dropped); the ratios are printed. On SQLite
+OpenStack Placement answers "database is locked" to concurrent writers, so
+it is populated with ``--openstack-threads`` (default 1 there) and the
+output says so.
+
+``--reuse`` skips the populate when the database already holds the N
+compute nodes (a SQLite file populated once, e.g. for N=50000);
+``--populate-direct`` populates Nimbus through
+``nimbus.placement.direct.PlacementDirect`` (the same REST API in this
+process, without HTTP). The JSON records which populate was used, the run
+conditions and the load average at the start and end of each run.
 """
 
 import argparse
@@ -150,19 +163,119 @@ def time_queries(client, repeat):
     return out
 
 
-def run(url, n, threads, repeat, label):
+def _loadavg():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def populated(client, n):
+    """True when the last of the N compute nodes already exists."""
+    uuid = str(uuidlib.UUID(int=0xc0 << 96 | (n - 1)))
+    resp = _session().get('%s/resource_providers/%s' % (client.url, uuid),
+                          timeout=60)
+    return resp.status_code == 200
+
+
+def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
+    """Populate (unless reused) and time the queries; returns the figures.
+
+    ``populate_client`` (a :class:`Client`-like object) populates instead
+    of HTTP to ``url`` (``--populate-direct``).
+    """
+    out = {'providers': n, 'loadavg_start': _loadavg(),
+           'populate_threads': threads}
     client = Client(url)
-    rate, elapsed = populate(client, n, threads)
-    print('[%s] populated %d compute nodes: %d requests in %.1fs = %.0f '
-          'req/s (%d retried 500s)' % (label, n, client.requests, elapsed,
-                                       rate, client.retries), flush=True)
+    if reuse and populated(client, n):
+        print('[%s] reusing the %d compute nodes already in the database'
+              % (label, n), flush=True)
+        out.update(populate='reused', populate_requests_per_s=None)
+    else:
+        writer = populate_client or client
+        rate, elapsed = populate(writer, n, threads)
+        how = 'direct (PlacementDirect, no HTTP)' if populate_client \
+            else 'REST over HTTP'
+        print('[%s] populated %d compute nodes %s with %d threads: %d '
+              'requests in %.1fs = %.0f req/s (%d retried 500s)' % (
+                  label, n, how, threads, writer.requests, elapsed, rate,
+                  writer.retries), flush=True)
+        out.update(populate='direct' if populate_client else 'http',
+                   populate_requests_per_s=round(rate, 1),
+                   populate_seconds=round(elapsed, 1),
+                   populate_requests=writer.requests,
+                   populate_retried_500s=writer.retries)
     queries = time_queries(client, repeat)
     for name, q in queries.items():
         print('[%s] %-17s median %8.1f ms  p95 %8.1f ms  candidates %d' % (
             label, name, q['median_ms'], q['p95_ms'], q['candidates']),
             flush=True)
-    return {'providers': n, 'populate_requests_per_s': round(rate, 1),
-            'queries': queries}
+    out['queries'] = queries
+    out['loadavg_end'] = _loadavg()
+    print('[%s] load average %s at start, %s at end' % (
+        label, out['loadavg_start'], out['loadavg_end']), flush=True)
+    return out
+
+
+class DirectClient(Client):
+    """:class:`Client` over ``PlacementDirect`` (one session per thread)."""
+
+    def __init__(self, db_url):
+        super().__init__('')
+        from nimbus.common import config
+        self.conf = config.build_conf([], default_config_files=[])
+        self.conf.set_override('connection', db_url, 'placement_database')
+        self.conf.set_override('sync_on_startup', False,
+                               'placement_database')
+        from nimbus.placement import direct
+        self._direct = direct.PlacementDirect(self.conf, microversion='1.39')
+        self._app_session = self._direct.__enter__()
+
+    def call(self, method, path, body=None, ok=(200, 201, 204)):
+        resp = self._app_session.request(method, path, json=body)
+        with self._lock:
+            self.requests += 1
+        if resp.status_code not in ok:
+            raise RuntimeError('%s %s -> %s %s' % (
+                method, path, resp.status_code, resp.text[:300]))
+        return resp
+
+
+def create_database(url):
+    """Create the (non-SQLite) database ``url`` names; returns a function
+    dropping it."""
+    import sqlalchemy as sa
+    from nimbus.common import db as common_db
+    url = sa.engine.make_url(common_db.normalize_url(url))
+    name = url.database
+    admin = url.set(database='postgres' if url.get_backend_name() ==
+                    'postgresql' else None)
+    engine = sa.create_engine(admin, isolation_level='AUTOCOMMIT')
+    extra = ' CHARACTER SET utf8mb4' if url.get_backend_name() == 'mysql' \
+        else ''
+    with engine.connect() as conn:
+        conn.exec_driver_sql('CREATE DATABASE %s%s' % (name, extra))
+
+    def drop():
+        with engine.connect() as conn:
+            conn.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
+        engine.dispose()
+    return drop
+
+
+def conditions(args, db_url):
+    """What the JSON records about the run."""
+    import platform
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                                cwd=root, capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {'database': db_url.split(':', 1)[0] if db_url else 'external',
+            'threads': args.threads, 'repeat': args.repeat,
+            'cpus': os.cpu_count(), 'python': platform.python_version(),
+            'commit': commit,
+            'started': time.strftime('%Y-%m-%dT%H:%M:%S%z')}
 
 
 def serve_nimbus(db_url, threads, workdir):
@@ -204,48 +317,101 @@ def serve_nimbus(db_url, threads, workdir):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--url', help='Placement endpoint; default: serve Nimbus '
-                                 'in-process on a fresh database')
-    p.add_argument('--db-url', help='Database for the in-process server(s) '
-                                    '(default: fresh SQLite under /tmp)')
+                                 'in a subprocess on a fresh database')
+    p.add_argument('--db-url', help='Database of the Nimbus server started '
+                                    'here (default: fresh SQLite under '
+                                    '/tmp); see the module docstring')
+    p.add_argument('--keep-db', action='store_true',
+                   help='Do not drop the MariaDB/PostgreSQL databases')
+    p.add_argument('--reuse', action='store_true',
+                   help='Skip the populate when the database already holds '
+                        'the N compute nodes')
+    p.add_argument('--populate-direct', action='store_true',
+                   help='Populate Nimbus through PlacementDirect (REST API '
+                        'in process, no HTTP)')
     p.add_argument('--providers', type=int, default=1000)
     p.add_argument('--threads', type=int, default=8)
+    p.add_argument('--openstack-threads', type=int,
+                   help='Populate threads for OpenStack Placement (default: '
+                        '--threads; 1 on SQLite)')
     p.add_argument('--repeat', type=int, default=10)
     p.add_argument('--json', help='Write the figures to this file')
     p.add_argument('--compare-openstack-placement', action='store_true')
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='placement-bench-')
-    stop = None
-    url = args.url
-    if not url:
-        db_url = args.db_url or 'sqlite:///%s/nimbus.sqlite' % workdir
-        url, stop = serve_nimbus(db_url, max(16, args.threads * 2), workdir)
+    db_url = None if args.url else (
+        args.db_url or 'sqlite:///%s/nimbus.sqlite' % workdir)
+    result = {'conditions': conditions(args, db_url)}
+    drop = stop = None
     try:
-        result = run(url, args.providers, args.threads, args.repeat,
-                     'nimbus')
+        url = args.url
+        if not url:
+            if not db_url.startswith('sqlite'):
+                drop = create_database(db_url)
+            url, stop = serve_nimbus(db_url, max(16, args.threads * 2),
+                                     workdir)
+        direct = DirectClient(db_url) if args.populate_direct else None
+        result.update(run(url, args.providers, args.threads, args.repeat,
+                          'nimbus', reuse=args.reuse,
+                          populate_client=direct))
+        if stop is not None:
+            stop()  # Nimbus is idle while OpenStack Placement runs
+            stop = None
+        if args.compare_openstack_placement:
+            compare(args, db_url, workdir, result)
     finally:
-        if stop:
+        if stop is not None:
             stop()
-    if args.compare_openstack_placement:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import openstack_placement
-        other = openstack_placement.compare(args, workdir, run)
-        if other is not None:
-            result['openstack_placement'] = other
-            ratios = {}
-            for name, q in result['queries'].items():
-                theirs = other['queries'][name]['median_ms']
-                ratios[name] = round(theirs / q['median_ms'], 1)
-                print('ratio %-17s %6.1fx faster (%.1f ms vs %.1f ms)' % (
-                    name, ratios[name], q['median_ms'], theirs))
-            ratios['populate'] = round(result['populate_requests_per_s'] /
-                                       other['populate_requests_per_s'], 1)
-            print('ratio populate          %6.1fx faster' %
-                  ratios['populate'])
-            result['ratios'] = ratios
+        if drop is not None and not args.keep_db:
+            drop()
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(result, f, indent=2)
     return 0
+
+
+def compare(args, db_url, workdir, result):
+    """Run the same load on OpenStack Placement; print and record ratios."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import openstack_placement
+    threads = args.openstack_threads
+    sqlite = not db_url or db_url.startswith('sqlite')
+    if threads is None:
+        threads = 1 if sqlite else args.threads
+    if sqlite and threads < args.threads:
+        print('NOTE: OpenStack Placement on SQLite answers "database is '
+              'locked" to concurrent writers; it is populated with %d '
+              'thread(s) (Nimbus: %d), so the populate ratio compares '
+              'unequal concurrency.' % (threads, args.threads), flush=True)
+    if sqlite:
+        os_url = 'sqlite:///%s/openstack.sqlite' % workdir
+        drop = None
+    else:
+        os_url = db_url + '_openstack'
+        drop = create_database(os_url)
+    try:
+        other = openstack_placement.compare(args, os_url, threads, run)
+    finally:
+        if drop is not None and not args.keep_db:
+            drop()
+    if other is None:
+        return
+    result['openstack_placement'] = other
+    ratios = {}
+    for name, q in result['queries'].items():
+        theirs = other['queries'][name]['median_ms']
+        ratios[name] = round(theirs / q['median_ms'], 1)
+        print('ratio %-17s %6.1fx faster (%.1f ms vs %.1f ms)' % (
+            name, ratios[name], q['median_ms'], theirs))
+    if result.get('populate_requests_per_s') and \
+            other.get('populate_requests_per_s'):
+        ratios['populate'] = round(result['populate_requests_per_s'] /
+                                   other['populate_requests_per_s'], 1)
+        print('ratio populate          %6.1fx faster (%.0f vs %.0f req/s, '
+              '%d vs %d threads)' % (
+                  ratios['populate'], result['populate_requests_per_s'],
+                  other['populate_requests_per_s'], args.threads, threads))
+    result['ratios'] = ratios
 
 
 if __name__ == '__main__':
