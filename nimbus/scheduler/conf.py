@@ -25,26 +25,89 @@ FILTER_SCHEDULER_OPTS = [
     cfg.ListOpt("weight_classes", default=["nimbus.scheduler.weighers.all_weighers"],
                 help="Weighers used: 'nimbus.scheduler.weighers.all_weighers' or class paths "
                      "or entry-point names."),
-    cfg.FloatOpt("ram_weight_multiplier", default=1.0),
-    cfg.FloatOpt("cpu_weight_multiplier", default=1.0),
-    cfg.FloatOpt("disk_weight_multiplier", default=1.0),
-    cfg.FloatOpt("io_ops_weight_multiplier", default=-1.0),
-    cfg.FloatOpt("pci_weight_multiplier", default=1.0, min=0.0),
-    cfg.FloatOpt("soft_affinity_weight_multiplier", default=1.0, min=0.0),
-    cfg.FloatOpt("soft_anti_affinity_weight_multiplier", default=1.0, min=0.0),
-    cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0),
-    cfg.FloatOpt("cross_cell_move_weight_multiplier", default=1000000.0),
-    cfg.FloatOpt("num_instances_weight_multiplier", default=0.0),
-    cfg.FloatOpt("hypervisor_version_weight_multiplier", default=1.0),
-    cfg.FloatOpt("image_props_weight_multiplier", default=0.0),
+    cfg.FloatOpt("ram_weight_multiplier", default=1.0,
+                 help="RAMWeigher: multiplier of the normalised free RAM. Positive spreads "
+                      "instances over hosts (most free RAM wins); negative stacks them (least "
+                      "free RAM wins); the absolute value sets its strength against the other "
+                      "weighers. Aggregate metadata 'ram_weight_multiplier' overrides it for "
+                      "the aggregate's hosts (the minimum wins when several aggregates set "
+                      "it)."),
+    cfg.FloatOpt("cpu_weight_multiplier", default=1.0,
+                 help="CPUWeigher: multiplier of the normalised free vCPUs (capacity times "
+                      "allocation ratio, minus usage). Positive spreads, negative stacks. "
+                      "Aggregate metadata 'cpu_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("disk_weight_multiplier", default=1.0,
+                 help="DiskWeigher: multiplier of the normalised free disk. Positive spreads, "
+                      "negative stacks. Aggregate metadata 'disk_weight_multiplier' overrides "
+                      "it (minimum wins)."),
+    cfg.FloatOpt("io_ops_weight_multiplier", default=-1.0,
+                 help="IoOpsWeigher: multiplier of the normalised number of I/O-heavy tasks "
+                      "(builds, resizes, snapshots) running on a host. Negative (the default) "
+                      "prefers quiet hosts; positive prefers busy ones. Aggregate metadata "
+                      "'io_ops_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("pci_weight_multiplier", default=1.0, min=0.0,
+                 help="PCIWeigher: multiplier for matching PCI-device-rich hosts to PCI "
+                      "requests and keeping other instances off them. Must not be negative. "
+                      "Aggregate metadata 'pci_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("soft_affinity_weight_multiplier", default=1.0, min=0.0,
+                 help="ServerGroupSoftAffinityWeigher: multiplier of the normalised number of "
+                      "the request's server-group members already on a host (soft-affinity "
+                      "groups). Must not be negative. Aggregate metadata "
+                      "'soft_affinity_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("soft_anti_affinity_weight_multiplier", default=1.0, min=0.0,
+                 help="ServerGroupSoftAntiAffinityWeigher: multiplier of the normalised "
+                      "negated number of the group's members on a host (soft-anti-affinity "
+                      "groups). Must not be negative. Aggregate metadata "
+                      "'soft_anti_affinity_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0,
+                 help="BuildFailureWeigher: multiplier of the normalised count of recent "
+                      "failed builds on a host (the raw value is negated, so failing hosts "
+                      "sink). The large default keeps a failing host last without taking it "
+                      "out of rotation; 0 disables the weigher. Aggregate metadata "
+                      "'build_failure_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("cross_cell_move_weight_multiplier", default=1000000.0,
+                 help="CrossCellWeigher: during a move, multiplier that prefers hosts in the "
+                      "instance's current cell (positive) or in other cells (negative). Has "
+                      "nothing to do for new builds. Aggregate metadata "
+                      "'cross_cell_move_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("num_instances_weight_multiplier", default=0.0,
+                 help="NumInstancesWeigher: multiplier of the normalised number of instances "
+                      "on a host. Positive packs hosts with many instances, negative prefers "
+                      "hosts with few; 0 (the default) disables the weigher. Aggregate "
+                      "metadata 'num_instances_weight_multiplier' overrides it (minimum wins)."),
+    cfg.FloatOpt("hypervisor_version_weight_multiplier", default=1.0,
+                 help="HypervisorVersionWeigher: multiplier of the normalised hypervisor "
+                      "version. Positive prefers newer hypervisors, negative older ones. "
+                      "Aggregate metadata 'hypervisor_version_weight_multiplier' overrides it "
+                      "(minimum wins)."),
+    cfg.FloatOpt("image_props_weight_multiplier", default=0.0,
+                 help="ImagePropertiesWeigher: multiplier of how many instances on a host "
+                      "share the requested image's properties (see "
+                      "image_props_weight_setting). Positive packs alike instances, negative "
+                      "spreads them; 0 (the default) disables the weigher. Aggregate metadata "
+                      "'image_props_weight_multiplier' overrides it (minimum wins)."),
     cfg.DictOpt("image_props_weight_setting", default={},
                 help="Per-property ratio for ImagePropertiesWeigher, e.g. os_distro:10"),
-    cfg.BoolOpt("shuffle_best_same_weighed_hosts", default=False),
-    cfg.ListOpt("isolated_images", default=[]),
-    cfg.ListOpt("isolated_hosts", default=[]),
-    cfg.BoolOpt("restrict_isolated_hosts_to_isolated_images", default=True),
-    cfg.StrOpt("aggregate_image_properties_isolation_namespace"),
-    cfg.StrOpt("aggregate_image_properties_isolation_separator", default="."),
+    cfg.BoolOpt("shuffle_best_same_weighed_hosts", default=False,
+                help="Shuffle the hosts that share the best weight before picking, so that "
+                     "several schedulers (or requests) with identical views do not all pick "
+                     "the first of them. Useful when many hosts are identical; costs nothing "
+                     "otherwise."),
+    cfg.ListOpt("isolated_images", default=[],
+                help='IsolatedHostsFilter: image ids that may only run on isolated_hosts.'),
+    cfg.ListOpt("isolated_hosts", default=[],
+                help='IsolatedHostsFilter: host names reserved for isolated_images.'),
+    cfg.BoolOpt("restrict_isolated_hosts_to_isolated_images", default=True,
+                help="IsolatedHostsFilter: when true, isolated_hosts run only "
+                     "isolated_images; when false, they may also run other images (isolated "
+                     "images still run only on isolated hosts)."),
+    cfg.StrOpt("aggregate_image_properties_isolation_namespace",
+               help="AggregateImagePropertiesIsolation: only image properties and aggregate "
+                    "metadata keys in this namespace (e.g. 'os' for 'os.distro') are "
+                    "compared. Unset compares every key."),
+    cfg.StrOpt("aggregate_image_properties_isolation_separator", default=".",
+               help="AggregateImagePropertiesIsolation: separator between the namespace and "
+                    "the key."),
 ]
 
 SCHEDULER_OPTS = [
@@ -58,12 +121,31 @@ SCHEDULER_OPTS = [
                     "call the scheduler, so this is how it learns that a "
                     "compute went down or came up; between reloads the cache "
                     "is kept current by events and placement's answers."),
-    cfg.IntOpt("workers", min=0),
-    cfg.BoolOpt("query_placement_for_image_type_support", default=False),
-    cfg.BoolOpt("limit_tenants_to_placement_aggregate", default=False),
-    cfg.BoolOpt("placement_aggregate_required_for_tenants", default=False),
-    cfg.BoolOpt("query_placement_for_availability_zone", default=True),
-    cfg.BoolOpt("enable_isolated_aggregate_filtering", default=False),
+    cfg.IntOpt("workers", min=0,
+               help="Accepted for compatibility with Nova's option and not used: one "
+                    "nimbus-scheduler daemon is one process. Run several daemons (on one "
+                    "machine or many) for active/active scheduling; placement claims "
+                    "arbitrate between them."),
+    cfg.BoolOpt("query_placement_for_image_type_support", default=False,
+                help="Request filter: ask placement only for compute nodes that report the "
+                     "COMPUTE_IMAGE_TYPE_<disk_format> trait of the requested image."),
+    cfg.BoolOpt("limit_tenants_to_placement_aggregate", default=False,
+                help="Request filter: projects named in aggregate metadata 'filter_tenant_id'"
+                     " (or 'filter_tenant_id<suffix>') are limited to those aggregates' hosts"
+                     " (member_of in the placement query)."),
+    cfg.BoolOpt("placement_aggregate_required_for_tenants", default=False,
+                help="With limit_tenants_to_placement_aggregate: a project that no aggregate "
+                     "names gets no host at all (instead of any host)."),
+    cfg.BoolOpt("query_placement_for_availability_zone", default=True,
+                help="Request filter: turn the requested availability zone into "
+                     "member_of=in:<the aggregates whose 'availability_zone' metadata names "
+                     "it>, so placement returns only that zone's hosts. The compute API "
+                     "mirrors aggregate membership into placement for this. "
+                     "AvailabilityZoneFilter does the same check in the scheduler."),
+    cfg.BoolOpt("enable_isolated_aggregate_filtering", default=False,
+                help="Request filter: keep requests away from aggregates whose "
+                     "'trait:<TRAIT>=required' metadata the flavor and image do not ask for "
+                     "(member_of=!in: in the placement query)."),
     cfg.StrOpt("default_availability_zone", default="nova",
                help="Zone of hosts that are in no aggregate with availability_zone metadata."),
     cfg.IntOpt("explain_sample_size", default=10, min=0,
@@ -71,13 +153,19 @@ SCHEDULER_OPTS = [
 ]
 
 METRICS_OPTS = [
-    cfg.FloatOpt("weight_multiplier", default=1.0),
+    cfg.FloatOpt("weight_multiplier", default=1.0,
+                 help="MetricsWeigher: multiplier of the normalised weighted sum of the "
+                      "metrics named in weight_setting. Aggregate metadata "
+                      "'metrics_weight_multiplier' overrides it (minimum wins)."),
     cfg.ListOpt("weight_setting", default=[],
                 help="name=ratio pairs, e.g. cpu.frequency=1.0, cpu.user.percent=-1.0"),
     cfg.BoolOpt("required", default=True,
                 help="True: a host missing a metric is rejected by MetricsFilter / weighed "
                      "by weight_of_unavailable. False: the metric counts as 0."),
-    cfg.FloatOpt("weight_of_unavailable", default=-10000.0),
+    cfg.FloatOpt("weight_of_unavailable", default=-10000.0,
+                 help="MetricsWeigher: the raw value given to a host that lacks one of the "
+                      "weight_setting metrics when 'required' is true; a large negative value "
+                      "sinks it."),
 ]
 
 PCI_OPTS = [
