@@ -32,12 +32,25 @@ ALLOCATION_REQUEST_VERSION = "1.39"
 Claim = Callable[..., bool]
 
 
-def make_selection(host, alloc_req) -> dict:
+def selection_limits(host, spec=None) -> dict:
+    """The Selection's ``limits``, as Nova fills them today: only a request with a NUMA
+    topology gets ``numa_topology`` (the host's CPU and RAM allocation ratios, which the
+    compute's NUMA claim needs to fit shared CPUs and memory). Nova's old ``vcpu``,
+    ``memory_mb`` and ``disk_gb`` limits died with the core/RAM/disk filters: placement's
+    claim already bounds those, so Nimbus never sends them."""
+    limits = dict(host.limits or {})
+    if spec is not None and numa_filter.host_fit_wanted(spec):
+        limits["numa_topology"] = {"cpu_allocation_ratio": host.cpu_allocation_ratio,
+                                   "ram_allocation_ratio": host.ram_allocation_ratio}
+    return limits
+
+
+def make_selection(host, alloc_req, spec=None) -> dict:
     return {"service_host": host.host, "nodename": host.nodename,
             "compute_node_uuid": host.uuid, "cell_uuid": host.cell_uuid,
             "allocation_request": alloc_req,
             "allocation_request_version": ALLOCATION_REQUEST_VERSION,
-            "limits": dict(host.limits or {})}
+            "limits": selection_limits(host, spec)}
 
 
 def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
@@ -300,7 +313,7 @@ class FilterScheduler:
                     before = ranking.hosts
                     after = self.run_filters(before, spec, progressive)
                     ranking.keep(after)
-                selection = [make_selection(host, areq)]
+                selection = [make_selection(host, areq, spec)]
                 if max_alts:
                     try:
                         excl = ranking.hosts.index(alts_pool_host)
@@ -309,7 +322,8 @@ class FilterScheduler:
                     for j in ranking.ranked(max_alts, exclude=excl, cell=host.cell_uuid):
                         alt = ranking.hosts[j]
                         selection.append(make_selection(
-                            alt, alloc_reqs.get(alt.uuid) if alloc_reqs is not None else None))
+                            alt, alloc_reqs.get(alt.uuid) if alloc_reqs is not None else None,
+                            spec))
                 results.append(selection)
             exp.placed = len(results)
             if len(results) < min_count:

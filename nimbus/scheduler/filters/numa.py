@@ -16,6 +16,12 @@ def requested_topology(spec):
     return cached(spec, "numa_topology", compute)
 
 
+def host_fit_wanted(spec) -> bool:
+    """True when the request asks for a (valid) NUMA topology."""
+    topo = requested_topology(spec)
+    return topo is not None and not isinstance(topo, numa.InvalidNUMARequest)
+
+
 def host_fit(host_state, spec):
     topo = requested_topology(spec)
     if topo is None or isinstance(topo, numa.InvalidNUMARequest):

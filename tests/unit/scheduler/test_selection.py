@@ -194,3 +194,21 @@ def test_fast_path_matches_reference(conf, seed):
                               areqs_for(ref_states, sp_ref))
     assert fast == want
     assert fast  # the generated data should place at least one
+
+
+def test_selection_limits_numa_only(conf):
+    """Selections carry ``numa_topology`` limits (the host's allocation ratios) for a
+    NUMA request, and no vcpu/memory/disk limits (placement bounds those)."""
+    numa_topo = {"cells": [{"id": i, "cpuset": list(range(i * 8, i * 8 + 8)),
+                            "pcpuset": [], "memory_mb": 16384} for i in range(2)]}
+    hs = [host("a", numa_topology=numa_topo, cpu_allocation_ratio=4.0,
+               ram_allocation_ratio=1.5),
+          host("b", numa_topology=numa_topo, cpu_allocation_ratio=2.0)]
+    sched = selection.FilterScheduler(conf)
+    plain = sched.schedule(testing.spec(vcpus=2), [copy.deepcopy(h) for h in hs])
+    assert all(s["limits"] == {} for s in plain[0])
+    numa = sched.schedule(testing.spec(vcpus=4, extra_specs={"hw:numa_nodes": "2"}), hs)
+    by_host = {s["service_host"]: s["limits"] for s in numa[0]}
+    assert by_host["a"] == {"numa_topology": {"cpu_allocation_ratio": 4.0,
+                                              "ram_allocation_ratio": 1.5}}
+    assert by_host["b"]["numa_topology"]["cpu_allocation_ratio"] == 2.0
