@@ -4,7 +4,7 @@ the per-request host-state refresh, for N synthetic hosts.
 
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 10000 [--json out.json]
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 5000 10000 50000
-    .venv/bin/python benchmarks/scheduler_bench.py --hosts 5000 --multi-create 1000
+    .venv/bin/python benchmarks/scheduler_bench.py --multi-create 1000 [--claims memory]
 
 Default filters plus all 13 weighers; two flavors: ``plain`` and ``props`` (capability
 extra specs and image properties, so ComputeCapabilitiesFilter and ImagePropertiesFilter
@@ -28,6 +28,11 @@ import time
 from nimbus.scheduler import conf as sched_conf
 from nimbus.scheduler import reference, selection, testing
 from nimbus.scheduler.host_manager import HostManager
+
+# Nova 34.0.0 on this machine, filter+weigh+select per instance (ms, low-high), and one
+# multi-create of 1000 instances (s, bug 1795992); see the issue and the design brief.
+NOVA_DECISION_MS = {1000: (105, 105), 5000: (520, 690), 10000: (1200, 2000)}
+NOVA_MULTI_CREATE_S = (60, 300)
 
 
 def flavors():
@@ -99,27 +104,57 @@ def bench_one(n: int, repeat: int, check_reference: bool) -> dict:
     return {"hosts": n, "results": results}
 
 
-def bench_multi_create(n_hosts: int, n_instances: int) -> float:
+def bench_multi_create(n_hosts: int, n_instances: int, claims_kind: str = "placement") -> dict:
+    """One multi-create, claims included: ``placement`` claims each instance in a real
+    Nimbus placement (PUT /allocations, in process without HTTP); ``memory`` uses the
+    in-memory capacity-checked claims of ``testing.InMemoryClaims``."""
     conf = sched_conf.make_conf()
     src = testing.make_source(n_hosts, seed=7, cells=2)
     hm = HostManager(conf, src)
     hm.refresh()
     spec = testing.spec(vcpus=1, memory_mb=1024, root_gb=10, num=n_instances)
     body, order, areqs = placement_answer(hm, spec)
-    capacity = {rp: {rc: s["capacity"] for rc, s in summ["resources"].items()}
-                for rp, summ in body["provider_summaries"].items()}
-    claims = testing.InMemoryClaims(capacity)
-    for rp, summ in body["provider_summaries"].items():
-        claims.used[rp] = {rc: s["used"] for rc, s in summ["resources"].items()}
+    extra = ""
+    if claims_kind == "placement":
+        from scheduler_bench_placement import RealClaims
+        claims = RealClaims(hm.all_host_states())
+        extra = f", placement populated with {n_hosts} providers in {claims.populate_s:.1f} s"
+    else:
+        capacity = {rp: {rc: s["capacity"] for rc, s in summ["resources"].items()}
+                    for rp, summ in body["provider_summaries"].items()}
+        claims = testing.InMemoryClaims(capacity)
+        for rp, summ in body["provider_summaries"].items():
+            claims.used[rp] = {rc: s["used"] for rc, s in summ["resources"].items()}
     sched = selection.FilterScheduler(conf)
     t = time.perf_counter()
     states = hm.host_states_for_candidates(body["provider_summaries"], order)
     res = sched.schedule(spec, states, areqs, claim=claims.claim, unclaim=claims.unclaim)
     secs = time.perf_counter() - t
     hosts = {r[0]["service_host"] for r in res}
-    print(f"multi-create {n_instances} instances on {n_hosts} hosts: {secs:.2f} s "
-          f"({len(res)} placed on {len(hosts)} hosts, {len(claims.claims)} claims)", flush=True)
-    return secs
+    n_claims = claims.claims if isinstance(claims.claims, int) else len(claims.claims)
+    print(f"multi-create {n_instances} instances on {n_hosts} hosts, {claims_kind} claims: "
+          f"{secs:.2f} s ({len(res)} placed on {len(hosts)} hosts, {n_claims} claims{extra})"
+          f"  Nova {NOVA_MULTI_CREATE_S[0]}-{NOVA_MULTI_CREATE_S[1]} s: "
+          f"{NOVA_MULTI_CREATE_S[0] / secs:.0f}-{NOVA_MULTI_CREATE_S[1] / secs:.0f}x faster",
+          flush=True)
+    if claims_kind == "placement":
+        claims.close()
+    return {"hosts": n_hosts, "instances": n_instances, "claims": claims_kind,
+            "seconds": round(secs, 3), "placed": len(res)}
+
+
+def print_ratios(out: list[dict]) -> None:
+    """Decision medians against Nova 34.0.0's figures on this machine (from the issue)."""
+    for entry in out:
+        nova = NOVA_DECISION_MS.get(entry["hosts"])
+        if not nova:
+            continue
+        for name, r in entry["results"].items():
+            ms = r["decision_ms_median"]
+            print(f"hosts={entry['hosts']:6d} {name:5s} {ms:8.2f} ms vs Nova "
+                  f"{nova[0]:.0f}-{nova[1]:.0f} ms: {nova[0] / ms:.0f}-{nova[1] / ms:.0f}x "
+                  f"faster (with refresh: {nova[0] / (ms + r['refresh_ms_median']):.0f}x-"
+                  f"{nova[1] / (ms + r['refresh_ms_median']):.0f}x)", flush=True)
 
 
 def main(argv=None):
@@ -129,10 +164,18 @@ def main(argv=None):
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--reference", action="store_true")
     p.add_argument("--multi-create", type=int, metavar="INSTANCES", default=0)
+    p.add_argument("--multi-create-hosts", type=int, default=5000)
+    p.add_argument("--claims", choices=["placement", "memory"], default="placement",
+                   help="multi-create claims: a real Nimbus placement (default) or in memory")
+    p.add_argument("--skip-decisions", action="store_true",
+                   help="only the multi-create")
     args = p.parse_args(argv)
-    out = [bench_one(n, args.repeat, args.reference) for n in args.hosts]
+    out = [] if args.skip_decisions else [bench_one(n, args.repeat, args.reference)
+                                          for n in args.hosts]
+    print_ratios(out)
     if args.multi_create:
-        bench_multi_create(args.hosts[0], args.multi_create)
+        mc = bench_multi_create(args.multi_create_hosts, args.multi_create, args.claims)
+        out.append({"multi_create": mc})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out[0] if len(out) == 1 else out, f, indent=2)
