@@ -64,7 +64,17 @@ class _Search:
         anchors = None
         for suffix, g in req.groups.items():
             if g.granular:
-                opts = groups_mod.granular_options(snap, g, anchor_ok)
+                # Pieces do not depend on the suffix: the same group asked
+                # again on this snapshot reuses them (read-only).
+                key = ('granular', tuple(sorted(g.resources.items())),
+                       g.required, g.forbidden, g.member_of,
+                       g.forbidden_aggs, g.in_tree, req.root_required,
+                       req.root_forbidden)
+                opts = snap.memo.get(key)
+                if opts is None:
+                    opts = groups_mod.remember(snap, key,
+                                               groups_mod.granular_options(
+                                                   snap, g, anchor_ok))
                 self.granular.append((g, opts))
                 keys = opts.keys()
             else:

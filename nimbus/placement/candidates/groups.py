@@ -119,6 +119,32 @@ def granular_options(snap: Snapshot, g, anchor_ok) -> dict[str, list]:
     return options
 
 
+def fitting(snap: Snapshot, rc, amt):
+    """``(pairs, by_anchor)``: the ``(root, uuid)`` of every provider that
+    can take ``amt`` of ``rc`` (free capacity, min/max unit, step size) and
+    ``dict(pairs)``.  Memoised per snapshot: both are shared, read-only."""
+    key = ('fit', rc, amt)
+    hit = snap.memo.get(key)
+    if hit is None:
+        pairs = [(root, u) for (u, root, free, mn, mx, st)
+                 in snap.by_rc.get(rc, ())
+                 if amt <= free and mn <= amt <= mx and not amt % st]
+        hit = remember(snap, key, (pairs, dict(pairs)))
+    return hit
+
+
+def remember(snap: Snapshot, key, value):
+    """Store ``value`` in the snapshot's bounded memo; returns it."""
+    memo = snap.memo
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+MEMO_SIZE = 256
+
+
 class UnnumberedOptions:
     """Lazy options of the unnumbered group: per anchor, the product of the
     candidate providers of each resource class, filtered by traits.
@@ -171,9 +197,7 @@ class UnnumberedOptions:
         sharing = snap.sharing
         common = None
         for rc, amt in zip(self.rcs, self.amounts):
-            pairs = [(root, u) for (u, root, free, mn, mx, st)
-                     in snap.by_rc.get(rc, ())
-                     if amt <= free and mn <= amt <= mx and not amt % st]
+            pairs, plain_by_anchor = fitting(snap, rc, amt)
             extra = []
             if sharing and tree_root is None:
                 for root, u in pairs:
@@ -193,8 +217,11 @@ class UnnumberedOptions:
                          and (in_aggs is None or u in in_aggs
                               or root in in_aggs)]
             if extra:
-                pairs.extend(extra)
-            by_anchor = dict(pairs)
+                pairs = pairs + extra
+            if not filtered and not extra:
+                by_anchor = plain_by_anchor
+            else:
+                by_anchor = dict(pairs)
             single = len(by_anchor) == len(pairs)
             if not single:
                 by_anchor = {}

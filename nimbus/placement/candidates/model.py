@@ -90,14 +90,17 @@ class Snapshot:
         write into JSON without escaping).
     ``fragments``
         ``{nested: {uuid: bytes}}``: provider summaries serialised once
-        and reused by every response (filled lazily by the renderer; the
-        only mutable part, and only ever a cache of immutable data).
+        and reused by every response (filled lazily by the renderer).
+    ``memo``
+        search results per request shape that the engine reuses (bounded;
+        values are never modified).  ``fragments`` and ``memo`` are the only
+        mutable parts, and only ever caches of immutable data.
     """
 
     __slots__ = ('providers', 'resource_classes', 'traits', 'roots', 'tree',
                  'children', 'ancestors', 'by_rc', 'fit', 'by_trait', 'by_agg',
                  'sharing', 'anchors', 'has_trees', 'summary_resources',
-                 'sorted_traits', 'plain_uuids', 'fragments')
+                 'sorted_traits', 'plain_uuids', 'fragments', 'memo')
 
     def __init__(self, providers: Iterable[Provider],
                  resource_classes: Iterable[str], traits: Iterable[str]):
@@ -182,6 +185,7 @@ class Snapshot:
         self.sorted_traits = sorted_traits
         self.plain_uuids = all(_PLAIN_UUID.fullmatch(u) for u in provs)
         self.fragments = {False: {}, True: {}}
+        self.memo = {}
 
     def inherit_fragments(self, old: 'Snapshot'):
         """Reuse ``old``'s serialised summaries of every provider that is

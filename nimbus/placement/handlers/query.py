@@ -1,120 +1,76 @@
-"""Parsing of the provider filters of GET /resource_providers.
+"""The provider filters of GET /resource_providers.
 
-``member_of``, ``required`` and ``resources`` follow Placement's syntax:
-``member_of=in:A,B`` (any of), repeated ``member_of`` (all of, 1.24),
-``!`` forbidden forms (1.32); ``required=T1,!T2`` (forbidden from 1.22),
-``in:T1,T2`` any-of and repeated ``required`` (1.39);
-``resources=VCPU:2,MEMORY_MB:512``.
+The query syntax is the engine's (:mod:`nimbus.placement.candidates`):
+``member_of=in:A,B`` (any of), repeated ``member_of`` (all of, 1.24), ``!``
+forbidden forms (1.32); ``required=T1,!T2`` (forbidden from 1.22), ``in:T1,T2``
+any-of and repeated ``required`` (1.39); ``resources=VCPU:2,MEMORY_MB:512``.
+:func:`parse` turns the query into the keyword arguments of
+:func:`filter_providers`; a bad value is a 400 with the engine's message and
+code. As before 1.24 (``member_of``) and 1.39 (``required``), a repeated
+parameter counts with its last value only.
 """
 
 import re
 
+from nimbus.placement import candidates
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
 
 _UUID = re.compile(util.UUID_RE)
 
 
-def _bad(detail, code=exception.QUERY_BAD_VALUE):
-    return exception.BadRequest(detail, error_code=code)
+def parse(qs, version, snapshot):
+    """Filters from the query ``{name: [values]}`` (names already checked
+    against the microversion); names are checked against ``snapshot``."""
+    mv = version.as_tuple()
+    filters = {}
+    if 'name' in qs:
+        filters['name'] = qs['name'][-1]
+    for key in ('uuid', 'in_tree'):
+        if key in qs:
+            value = qs[key][-1]
+            if not _UUID.match(value):
+                raise exception.BadRequest(
+                    'Invalid query string parameters: %r is not a valid '
+                    'uuid for %s' % (value, key))
+            filters[key] = util.normalize_uuid(value)
+    try:
+        if 'member_of' in qs:
+            values = qs['member_of'] if mv >= (1, 24) else qs['member_of'][-1:]
+            filters['member_of'] = candidates.parse_member_of(values, mv)
+        if 'required' in qs:
+            values = qs['required'] if mv >= (1, 39) else qs['required'][-1:]
+            filters['required'] = _required(values, mv, snapshot.traits)
+        if 'resources' in qs:
+            filters['resources'] = _resources(qs['resources'][-1],
+                                              snapshot.resource_classes)
+    except candidates.CandidatesQueryError as exc:
+        raise exception.BadRequest(exc.detail, error_code=exc.code)
+    return filters
 
 
-def parse_member_of(values, version):
-    """``(any_of_sets, forbidden)``: each set must intersect, none of
-    ``forbidden`` may."""
-    if version < (1, 24):
-        values = values[-1:]
-    required, forbidden = [], set()
-    for value in values:
-        negate = value.startswith('!')
-        if negate:
-            if version < (1, 32):
-                raise _bad('Invalid query string parameters: Expected '
-                           'member_of parameter to contain valid UUID(s). '
-                           'Got: %s' % value)
-            value = value[1:]
-        any_of = value.startswith('in:')
-        if any_of:
-            value = value[3:]
-        uuids = [u.strip() for u in value.split(',')]
-        if not uuids or not all(_UUID.match(u) for u in uuids):
-            raise _bad('Invalid query string parameters: Expected member_of '
-                       'parameter to contain valid UUID(s). Got: %s' % value)
-        if negate:
-            if any_of is False and len(uuids) > 1:
-                raise _bad('Invalid query string parameters: forbidden '
-                           'aggregates must use the !in: prefix for lists. '
-                           'Got: %s' % value)
-            forbidden.update(uuids)
-        else:
-            if len(uuids) > 1 and not any_of:
-                raise _bad('Invalid query string parameters: Expected '
-                           'member_of parameter to contain valid UUID(s) '
-                           'with the in: prefix for lists. Got: %s' % value)
-            required.append(frozenset(uuids))
-    return required, frozenset(forbidden)
-
-
-def parse_required(values, version, known):
-    """``(all_of, any_of_sets, forbidden)`` trait constraints."""
-    if version < (1, 39):
-        values = values[-1:]
-    all_of, any_sets, forbidden = set(), [], set()
-    for value in values:
-        if value.startswith('in:'):
-            if version < (1, 39):
-                raise _bad('Invalid query string parameters: in: prefix '
-                           'needs microversion 1.39. Got: %s' % value)
-            names = [n.strip() for n in value[3:].split(',')]
-            _check_traits(names, known)
-            any_sets.append(frozenset(names))
-            continue
-        for name in (n.strip() for n in value.split(',')):
-            if not name:
-                raise _bad('Invalid query string parameters: Expected '
-                           'required parameter value of the form: '
-                           'HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got: %s' % value)
-            if name.startswith('!'):
-                if version < (1, 22):
-                    raise _bad('Invalid query string parameters: forbidden '
-                               'traits need microversion 1.22. Got: %s'
-                               % value)
-                forbidden.add(name[1:])
-            else:
-                all_of.add(name)
-    _check_traits(all_of | forbidden, known)
-    conflict = all_of & forbidden
-    if conflict:
-        raise _bad('Conflicting required and forbidden traits found in '
-                   'the following traits keys: %s' % ', '.join(
-                       sorted(conflict)))
-    return frozenset(all_of), any_sets, frozenset(forbidden)
-
-
-def _check_traits(names, known):
-    missing = sorted(n for n in names if n not in known)
+def _required(values, mv, known):
+    required, forbidden = candidates.parse_trait_expr(values, mv)
+    missing = sorted(({t for s in required for t in s} | forbidden) - known)
     if missing:
         raise exception.BadRequest('No such trait(s): %s.' %
                                    ', '.join(missing))
+    conflict = {t for s in required if len(s) == 1 for t in s} & forbidden
+    if conflict:
+        raise exception.BadRequest(
+            'Conflicting required and forbidden traits found in the '
+            'following traits keys: %s' % ', '.join(sorted(conflict)),
+            error_code=exception.QUERY_BAD_VALUE)
+    return required, forbidden
 
 
-def parse_resources(value, known):
-    """``{rc: amount}`` from ``VCPU:2,MEMORY_MB:512``."""
-    out = {}
-    for item in value.split(','):
-        rc, sep, amount = item.strip().partition(':')
-        if not sep or not amount.isdigit() or not rc:
-            raise _bad('Badly formed resources parameter. Expected resources '
-                       'query string parameter in form: '
-                       '?resources=VCPU:2,MEMORY_MB:1024. Got: %s.' % value)
-        if rc in out:
-            raise _bad('Badly formed resources parameter. Resource class '
-                       '%s appears more than once.' % rc)
+def _resources(value, known):
+    resources = candidates.parse_resources(value)
+    for rc in resources:
         if rc not in known:
             raise exception.BadRequest(
                 'Invalid resource class in resources parameter: %s' % rc)
-        out[rc] = int(amount)
-    return out
+    return resources
 
 
 def filter_providers(snapshot, *, name=None, uuid=None, member_of=None,
@@ -141,8 +97,8 @@ def filter_providers(snapshot, *, name=None, uuid=None, member_of=None,
             if not all(s & p.aggregates for s in any_sets):
                 continue
         if required is not None:
-            all_of, any_sets, forbidden = required
-            if not all_of <= p.traits or forbidden & p.traits:
+            any_sets, forbidden = required
+            if forbidden & p.traits:
                 continue
             if not all(s & p.traits for s in any_sets):
                 continue

@@ -2,7 +2,6 @@
 
 from oslo_utils import uuidutils
 
-from nimbus.placement import exception
 from nimbus.placement.handlers import query
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import resource_provider as rp_obj
@@ -86,28 +85,8 @@ def list_providers(state, req, resp):
     util.authorize(state, req, 'placement:resource_providers:list')
     version = util.version(req)
     util.check_query(req, schema.list_params(version))
-    qs = util.params(req)
     snapshot = state.cache.get()
-    filters = {}
-    if 'name' in qs:
-        filters['name'] = qs['name'][-1]
-    for key in ('uuid', 'in_tree'):
-        if key in qs:
-            value = qs[key][-1]
-            if not query._UUID.match(value):
-                raise exception.BadRequest(
-                    'Invalid query string parameters: %r is not a valid '
-                    'uuid for %s' % (value, key))
-            filters[key] = util.normalize_uuid(value)
-    if 'member_of' in qs:
-        filters['member_of'] = query.parse_member_of(qs['member_of'],
-                                                     version)
-    if 'required' in qs:
-        filters['required'] = query.parse_required(qs['required'], version,
-                                                   snapshot.traits)
-    if 'resources' in qs:
-        filters['resources'] = query.parse_resources(
-            qs['resources'][-1], snapshot.resource_classes)
+    filters = query.parse(util.params(req), version, snapshot)
     found = query.filter_providers(snapshot, **filters)
     body = {'resource_providers': [
         represent(p.uuid, p.name, p.generation, p.parent_uuid, p.root_uuid,

@@ -98,3 +98,18 @@ def test_unusual_uuids_take_the_escaping_path():
         assert got == expected
         assert odd in str(got)
 
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.filter_too_much])
+@given(st.data())
+def test_memoised_search_matches_a_fresh_snapshot(data):
+    """Requests answered on one snapshot (reusing its memo) get what a
+    fresh snapshot answers."""
+    b = data.draw(environments())
+    shared = b.snapshot()
+    for _ in range(4):
+        params = data.draw(requests(sorted(b.provs)))
+        expected, _got = _both(b.snapshot(), params, (1, 39))
+        assert _both(shared, params, (1, 39)) == (expected, expected)
