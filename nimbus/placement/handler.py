@@ -18,6 +18,7 @@ from nimbus.placement.handlers import resource_provider
 from nimbus.placement.handlers import root
 from nimbus.placement.handlers import trait
 from nimbus.placement.handlers import usage
+from nimbus.placement.handlers import util
 
 _RP = '/resource_providers/{uuid}'
 
@@ -67,6 +68,7 @@ class State:
         self.pdb = pdb
         self.cache = cache
         self.enforcer = enforcer
+        self.policy_cache = util.PolicyCache(enforcer)
         opts = conf.placement
         self.candidate_options = types.SimpleNamespace(
             max_allocation_candidates=opts.max_allocation_candidates,

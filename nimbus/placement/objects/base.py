@@ -42,6 +42,11 @@ class PlacementDB:
         if self.dialect == 'sqlite':
             self.read_engine = _sqlite_read_engine(self.database.url)
         self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._state_conn = None
+        self._state_sql = str(_STATE.compile(
+            dialect=self.read_engine.dialect,
+            compile_kwargs={'literal_binds': True}))
 
     def write(self, fn, *args, structure=True, usage=False, **kwargs):
         """Run ``fn(conn, *args, **kwargs)`` in a write transaction."""
@@ -62,6 +67,41 @@ class PlacementDB:
         """Run ``fn(conn, *args, **kwargs)`` in a read transaction."""
         with self.read_engine.connect() as conn:
             return fn(conn, *args, **kwargs)
+
+    def state(self):
+        """The ``placement_state`` counters ``(structure, usage)``.
+
+        Asked before every request that uses the snapshot, so it is one
+        statement on one connection kept for it in autocommit mode (no
+        pool checkout, no transaction); any error drops that connection
+        and answers through an ordinary read instead.
+        """
+        with self._state_lock:
+            try:
+                if self._state_conn is None:
+                    raw = self.read_engine.raw_connection()
+                    raw.detach()  # ours for good, not a pool slot
+                    self.read_engine.dialect.set_isolation_level(
+                        raw.dbapi_connection, 'AUTOCOMMIT')
+                    self._state_conn = raw
+                cur = self._state_conn.dbapi_connection.cursor()
+                try:
+                    cur.execute(self._state_sql)
+                    row = cur.fetchone()
+                finally:
+                    cur.close()
+                return tuple(row)
+            except Exception:  # noqa: BLE001 - any DBAPI error
+                self._drop_state_conn()
+        return self.read(read_state)
+
+    def _drop_state_conn(self):
+        conn, self._state_conn = self._state_conn, None
+        if conn is not None:
+            try:
+                conn.invalidate()
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def _sqlite_read_engine(url):

@@ -31,7 +31,7 @@ class SnapshotCache:
 
     def get(self):
         """The current snapshot (rebuilt or refreshed when stale)."""
-        state = self.pdb.read(base.read_state)
+        state = self.pdb.state()
         if state == self._state:
             return self._snapshot
         with self._lock:
