@@ -149,11 +149,17 @@ def main(argv=None):
     from oslo_log import log as logging
     from nimbus.common import config
     conf = config.build_conf([])
-    conf.set_override('log_file', os.path.join(
-        getattr(args, 'state_dir', '.') or '.', 'nimbus.log'))
-    conf.set_override('use_stderr', False)
     if getattr(args, 'state_dir', None):
+        # The all-in-one cloud logs every service to a file in its state
+        # directory; the terminal shows the progress and the tables.
         os.makedirs(args.state_dir, exist_ok=True)
+        conf.set_override('log_file', os.path.join(args.state_dir,
+                                                   'nimbus.log'))
+        conf.set_override('use_stderr', False)
+    else:
+        # Client commands: only warnings, on stderr, no files.
+        conf.set_override('default_log_levels', ['nimbus=WARNING',
+                                                 'urllib3=WARNING'])
     logging.setup(conf, 'nimbus')
     sys.exit(args.func(args))
 

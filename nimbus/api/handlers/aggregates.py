@@ -5,6 +5,7 @@ from oslo_log import log as logging
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
+from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import aggregates as schema
 from nimbus.common.wsgi import json_body
@@ -34,33 +35,8 @@ def _notify(req, method, agg):
 
 
 def _mirror_to_placement(req, host, agg_uuid, add):
-    """Put the host's resource provider in (or out of) the placement
-    aggregate of the same uuid, so ``member_of`` queries (availability
-    zones, tenant isolation) see it. Placement trouble is logged, not
-    raised: the API database stays the record of aggregate membership."""
-    placement = util.deps(req).placement
-    if placement is None:
-        return
-    ctxt = util.ctx(req)
-    try:
-        found = placement.request(ctxt, 'GET', '/resource_providers',
-                                  params={'name': host})
-        providers = found.json().get('resource_providers', []) \
-            if found.status_code == 200 else []
-        if not providers:
-            LOG.warning('No resource provider named %s: aggregate %s not '
-                        'mirrored to placement', host, agg_uuid)
-            return
-        rp_uuid = providers[0]['uuid']
-        current = placement.request(
-            ctxt, 'GET', '/resource_providers/%s/aggregates' % rp_uuid)
-        aggs = set(current.json().get('aggregates', []))
-        wanted = aggs | {agg_uuid} if add else aggs - {agg_uuid}
-        if wanted != aggs:
-            placement.set_aggregates(ctxt, rp_uuid, sorted(wanted))
-    except Exception:
-        LOG.exception('Could not mirror aggregate %s of host %s to '
-                      'placement', agg_uuid, host)
+    placement_sync.mirror_aggregate(util.deps(req).placement, util.ctx(req),
+                                    host, agg_uuid, add)
 
 
 def _id(aggregate_id):

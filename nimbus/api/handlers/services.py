@@ -3,6 +3,7 @@
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
+from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import services as schema
 from nimbus.common.wsgi import json_body
@@ -71,6 +72,7 @@ def _legacy_update(req, resp, action):
                                                    body['binary']))
     service = service_obj.update(deps.cells, row_id, values,
                                  _down_time(req), util.utcnow(), cell=cell)
+    _mirror(req, service, values)
     util.notify_scheduler(req, 'update_service', {
         k: service[k] for k in ('host', 'binary', 'disabled',
                                 'disabled_reason', 'forced_down', 'up')})
@@ -82,6 +84,13 @@ def _legacy_update(req, resp, action):
     if 'forced_down' in values:
         result['forced_down'] = values['forced_down']
     resp.media = {'service': result}
+
+
+def _mirror(req, service, values):
+    if 'disabled' in values and service['binary'] == 'nimbus-compute':
+        placement_sync.mirror_disabled(util.deps(req).placement,
+                                       util.ctx(req), service['host'],
+                                       values['disabled'])
 
 
 def update(req, resp, service_id):
@@ -112,6 +121,7 @@ def update(req, resp, service_id):
                                      _down_time(req), util.utcnow())
     except service_obj.ServiceNotFound:
         raise util.not_found('Service', service_id)
+    _mirror(req, service, values)
     util.notify_scheduler(req, 'update_service', {
         k: service[k] for k in ('host', 'binary', 'disabled',
                                 'disabled_reason', 'forced_down', 'up')})

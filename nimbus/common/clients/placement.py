@@ -207,6 +207,37 @@ class PlacementClient:
             return None
         return self._check(response, 'provider %s' % rp_uuid).json()
 
+    def find_provider_by_name(self, ctxt, name):
+        """The provider called ``name`` (a compute's root), or None."""
+        response = self.request(ctxt, 'GET', '/resource_providers',
+                                params={'name': name})
+        providers = self._check(response, 'provider %s' % name).json()[
+            'resource_providers']
+        return providers[0] if providers else None
+
+    def update_traits(self, ctxt, rp_uuid, add=(), remove=()):
+        """Add and remove traits, keeping the provider's others."""
+        self.ensure_traits(ctxt, add)
+        for _ in range(self.retries + 1):
+            provider = self.get_provider(ctxt, rp_uuid)
+            current = set(self._check(self.request(
+                ctxt, 'GET', '/resource_providers/%s/traits' % rp_uuid),
+                'traits').json()['traits'])
+            wanted = (current | set(add)) - set(remove)
+            if wanted == current:
+                return
+            response = self.request(
+                ctxt, 'PUT', '/resource_providers/%s/traits' % rp_uuid,
+                json={'traits': sorted(wanted),
+                      'resource_provider_generation': provider['generation']})
+            if response.status_code == 200:
+                return
+            if not (response.status_code == 409 and
+                    error_code(response) == CONCURRENT_UPDATE):
+                self._check(response, 'traits of %s' % rp_uuid)
+        raise ResourceProviderGenerationConflict(
+            'traits of %s kept changing' % rp_uuid)
+
     def ensure_resource_provider(self, ctxt, rp_uuid, name,
                                  parent_provider_uuid=None):
         """The provider, created when it does not exist yet."""

@@ -2,7 +2,18 @@
 chosen; a compute whose heartbeats stop drops out within the refresh
 interval; both come back."""
 
+from nimbus.common import context
+from nimbus import services
 from tests.functional.scheduler import fixtures as fx
+
+
+def _traits(cloud, host):
+    placement = services.placement(cloud.conf)
+    ctxt = context.get_admin_context()
+    provider = placement.find_provider_by_name(ctxt, host)
+    return set(placement.request(
+        ctxt, 'GET', '/resource_providers/%s/traits' % provider['uuid']
+    ).json()['traits'])
 
 
 def _service(api, host):
@@ -12,17 +23,19 @@ def _service(api, host):
 
 
 def test_disabled_compute_is_never_chosen(make_cloud):
-    api = fx.admin_client(make_cloud(hosts=3))
+    cloud = make_cloud(hosts=3)
+    api = fx.admin_client(cloud)
     flavor = api.create_flavor('f', 1, 512, 1)
     image = api.create_image('img')
     svc = _service(api, 'host-2')
     api._call('PUT', api.url + '/os-services/%s' % svc['id'],
               json={'status': 'disabled', 'disabled_reason': 'maintenance'})
-    result = fx.wait_dry_run(api, flavor, lambda r: 'host-2' not in
-                             fx.ranked_hosts(r), 'host-2 to be disabled')
-    (rejected,) = [r for r in result['rejected'] if r['host'] == 'host-2']
-    assert rejected['filter'] == 'ComputeFilter'
-    assert 'maintenance' in rejected['reason']
+    fx.wait_dry_run(api, flavor, lambda r: 'host-2' not in
+                    fx.ranked_hosts(r), 'host-2 to be disabled')
+    # The API mirrored the state into placement, so placement itself no
+    # longer proposes host-2 (the request filter forbids the trait).
+    assert 'COMPUTE_STATUS_DISABLED' in _traits(cloud, 'host-2')
+    assert 'COMPUTE_STATUS_DISABLED' not in _traits(cloud, 'host-1')
     ids = [fx.boot(api, 'vm-%d' % i, flavor, image) for i in range(6)]
     servers = fx.settle(api, ids)
     assert {s['status'] for s in servers.values()} == {'ACTIVE'}
@@ -30,6 +43,7 @@ def test_disabled_compute_is_never_chosen(make_cloud):
     # Re-enabled, it is the emptiest host: the spreading weighers pick it.
     api._call('PUT', api.url + '/os-services/%s' % svc['id'],
               json={'status': 'enabled'})
+    assert 'COMPUTE_STATUS_DISABLED' not in _traits(cloud, 'host-2')
     fx.wait_dry_run(api, flavor, lambda r: fx.ranked_hosts(r)[:1] ==
                     ['host-2'], 'host-2 to be enabled again')
     server = fx.boot_and_settle(api, 'back', flavor, image)
