@@ -161,7 +161,14 @@ def main(argv=None):
         conf.set_override('default_log_levels', ['nimbus=WARNING',
                                                  'urllib3=WARNING'])
     logging.setup(conf, 'nimbus')
-    sys.exit(args.func(args))
+    import requests
+    try:
+        sys.exit(args.func(args))
+    except requests.ConnectionError as exc:
+        url = getattr(args, 'url', None) or 'the API'
+        sys.exit('nimbus: cannot reach %s: %s' % (
+            url, str(exc.args[0]).split(':')[-1].strip(' )"\'')
+            if exc.args else exc))
 
 
 if __name__ == '__main__':
