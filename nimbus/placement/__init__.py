@@ -11,5 +11,8 @@ Speed: every write bumps a one-row change counter in the same transaction;
 ``GET /allocation_candidates`` and ``GET /resource_providers`` work on an
 in-process snapshot that one tiny SELECT per request keeps fresh (usage-only
 changes refresh usages and generations without reloading the structure),
-which stays correct with several API processes on one database.
+which stays correct with several API processes on one database. Provider
+summaries are serialised once per snapshot and responses are written as
+JSON bytes; writers queue on an in-process lock before the database's
+(see ``docs/placement-benchmarks.md`` for the figures).
 """

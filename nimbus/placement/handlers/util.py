@@ -39,9 +39,19 @@ def since(major_minor, status=404):
     return wrap
 
 
+_LAST_DATE = (None, None)
+
+
 def http_date(ts=None):
-    return email.utils.formatdate(ts if ts is not None else time.time(),
-                                  usegmt=True)
+    """RFC 7231 date of ``ts`` (default now); formatted once per second."""
+    global _LAST_DATE
+    sec = int(ts if ts is not None else time.time())
+    last = _LAST_DATE
+    if last[0] == sec:
+        return last[1]
+    value = email.utils.formatdate(sec, usegmt=True)
+    _LAST_DATE = (sec, value)
+    return value
 
 
 def send(req, resp, body, status=200, last_modified=None):
