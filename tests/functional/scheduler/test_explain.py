@@ -23,10 +23,13 @@ def api(make_cloud):
     api.image = api.create_image('img')
     (svc,) = [s for s in api.get('/os-services')['services']
               if s['host'] == 'host-1' and s['binary'] == 'nimbus-compute']
+    # Forced down (not disabled: a disabled compute also carries
+    # COMPUTE_STATUS_DISABLED in placement, which then never proposes it),
+    # so the explanation shows ComputeFilter rejecting it.
     api._call('PUT', api.url + '/os-services/%s' % svc['id'],
-              json={'status': 'disabled', 'disabled_reason': 'maintenance'})
+              json={'forced_down': True})
     fx.wait_dry_run(api, api.flavor, lambda r: 'host-1' not in
-                    fx.ranked_hosts(r), 'host-1 to be disabled')
+                    fx.ranked_hosts(r), 'host-1 to be forced down')
     return api
 
 
@@ -39,7 +42,7 @@ def _cli(api, *args):
 
 
 def test_failure_fault_names_every_step_and_records_hold_all(api):
-    # host-1 disabled, host-2 lacks avx2, host-3 too old for the image.
+    # host-1 down, host-2 lacks avx2, host-3 too old for the image.
     newer = api.create_image('newer', {
         'img_hv_requested_version': '>= 9000001'})
     server = fx.boot_and_settle(api, 'doomed', api.flavor, newer)
@@ -51,8 +54,7 @@ def test_failure_fault_names_every_step_and_records_hold_all(api):
                  'ComputeFilter: 4 in, 3 out',
                  'ComputeCapabilitiesFilter: 3 in, 2 out',
                  'ImagePropertiesFilter: 2 in, 0 out',
-                 'host-1: ComputeFilter: compute service is disabled '
-                 '(maintenance)',
+                 'host-1: ComputeFilter: compute service is down',
                  'host-2: ComputeCapabilitiesFilter: cpu_info:features',
                  'host-3: ImagePropertiesFilter: hypervisor_version 8002000'):
         assert text in details, (text, details)
