@@ -207,6 +207,15 @@ class HostManager:
                 if hs in states:
                     states.remove(hs)
 
+    def refresh_services(self) -> None:
+        """Reload only the service records (up/down, disabled): one small
+        query per cell, cheap enough to run every few seconds."""
+        if not self.loaded:
+            self.refresh()
+            return
+        for svc in self.source.services():
+            self.update_service(svc)
+
     def update_service(self, svc: dict) -> None:
         with self.lock:
             for hs in self._by_host.get(svc["host"], []):

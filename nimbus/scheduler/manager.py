@@ -40,7 +40,11 @@ class SchedulerManager:
     target = messaging.Target(version=VERSION)
 
     def __init__(self, conf, placement, host_info_source=None, host_manager=None,
-                 record=None, periodic_refresh: float | None = None):
+                 record=None, periodic_refresh: float | None = None,
+                 periodic_full_refresh: float | None = None):
+        """``periodic_refresh``: seconds between service reloads;
+        ``periodic_full_refresh``: seconds between full reloads (both off
+        when None)."""
         self.conf = conf
         if host_manager is None:
             if host_info_source is None:
@@ -48,22 +52,32 @@ class SchedulerManager:
             host_manager = host_manager_mod.HostManager(conf, host_info_source)
         self.host_manager = host_manager
         self.driver = driver.Scheduler(conf, placement, host_manager, record=record)
-        self._periodic = None
-        if periodic_refresh:
-            from nimbus.common import service
-            self._periodic = service.Periodic(periodic_refresh, self._safe_refresh,
-                                              name="scheduler-host-refresh")
-            self._periodic.start()
+        self._periodic = []
+        from nimbus.common import service
+        for interval, func, name in (
+                (periodic_refresh, self.host_manager.refresh_services,
+                 "scheduler-service-refresh"),
+                (periodic_full_refresh, self.host_manager.refresh,
+                 "scheduler-host-refresh")):
+            if interval:
+                self._periodic.append(service.Periodic(
+                    interval, self._guarded(func), name=name).start())
+
+    @staticmethod
+    def _guarded(func):
+        def run():
+            try:
+                func()
+            except Exception:
+                LOG.exception("host state refresh failed")
+        return run
 
     def _safe_refresh(self):
-        try:
-            self.host_manager.refresh()
-        except Exception:
-            LOG.exception("host state refresh failed")
+        self._guarded(self.host_manager.refresh)()
 
     def shutdown(self):
-        if self._periodic is not None:
-            self._periodic.stop()
+        for periodic in self._periodic:
+            periodic.stop()
 
     # ------------------------------------------------------------------ calls
     @rpc.expose(required=("request_spec",))
@@ -148,4 +162,6 @@ def build_manager(conf, placement, cells=None, api_db=None, host_info_source=Non
         record = db_source.db_recorder(api_db)
     return SchedulerManager(conf, placement, host_info_source=host_info_source,
                             record=record,
-                            periodic_refresh=conf.scheduler.host_state_refresh_interval)
+                            periodic_refresh=conf.scheduler.host_state_refresh_interval,
+                            periodic_full_refresh=(
+                                conf.scheduler.host_state_full_refresh_interval))
