@@ -246,7 +246,7 @@ def create_database(url):
     url = sa.engine.make_url(common_db.normalize_url(url))
     name = url.database
     admin = url.set(database='postgres' if url.get_backend_name() ==
-                    'postgresql' else None)
+                    'postgresql' else 'mysql')
     engine = sa.create_engine(admin, isolation_level='AUTOCOMMIT')
     extra = ' CHARACTER SET utf8mb4' if url.get_backend_name() == 'mysql' \
         else ''
