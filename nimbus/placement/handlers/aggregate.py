@@ -38,4 +38,5 @@ def set_for_provider(state, req, resp, uuid):
             rp['generation']
         return agg_obj.set_provider_aggregates(conn, rp['id'], gen, aggs,
                                                increment=new)
-    _send(req, resp, state.pdb.write(run), sorted(set(aggs)))
+    _send(req, resp, state.pdb.write(run, late_lock=True),
+          sorted(set(aggs)))

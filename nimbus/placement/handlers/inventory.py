@@ -61,7 +61,7 @@ def _write(state, fn, uuid, *args):
     """``fn(conn, rp, *args) -> (generation, inventories)`` in a write."""
     def run(conn):
         return fn(conn, rp_obj.get_ref(conn, uuid), *args)
-    return state.pdb.write(run)
+    return state.pdb.write(run, late_lock=True)
 
 
 def create(state, req, resp, uuid):

@@ -44,7 +44,7 @@ def create(state, req, resp):
     uuid = util.normalize_uuid(data.get('uuid') or
                                uuidutils.generate_uuid())
     row = state.pdb.write(rp_obj.create, uuid, data['name'],
-                          data.get('parent_provider_uuid'))
+                          data.get('parent_provider_uuid'), late_lock=True)
     resp.set_header('location', '/resource_providers/%s' % uuid)
     if version >= (1, 20):
         util.send(req, resp, _from_row(row, version),

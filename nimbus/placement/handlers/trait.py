@@ -95,7 +95,7 @@ def set_for_provider(state, req, resp, uuid):
         return trait_obj.set_provider_traits(
             conn, rp['id'], data['resource_provider_generation'],
             data['traits'])
-    gen = state.pdb.write(run)
+    gen = state.pdb.write(run, late_lock=True)
     names = sorted(set(data['traits']))
     util.send(req, resp, {'traits': names,
                           'resource_provider_generation': gen})

@@ -24,8 +24,13 @@ def set_provider_aggregates(conn, rp_id, generation, aggregates,
     ``sorted(set(aggregates))``."""
     new_gen = generation
     if increment:
+        # Read before the generation compare-and-swap: if that succeeds,
+        # no one changed the aggregates in between (every change moves it).
+        have = set(provider_aggregates(conn, rp_id))
         new_gen = base.increment_generation(conn, rp_id, generation)
-    have = set(provider_aggregates(conn, rp_id))
+    else:
+        base.take_counter_lock(conn)
+        have = set(provider_aggregates(conn, rp_id))
     want = set(aggregates)
     gone = have - want
     if gone:

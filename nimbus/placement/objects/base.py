@@ -1,19 +1,22 @@
 """Database access shared by the object modules.
 
 :class:`PlacementDB` owns the engines for one placement database. Writes
-run in :meth:`PlacementDB.write`: one transaction that first bumps the
+run in :meth:`PlacementDB.write`: one transaction that bumps the
 ``placement_state`` counters (cache invalidation for every process, and a
 row lock that serialises writers so capacity checks cannot race), retried on
-deadlocks. Since every write transaction takes that one row lock, writers
-are serial anyway; inside one process they queue on a ``threading.Lock``
-first, so at most one thread per process waits on the database (SQLite's
-busy handler sleeps 1, 2, 5, 10.. ms between retries and leaves the lock
-idle meanwhile; a woken Python waiter starts at once). Reads run in
+deadlocks (provider, inventory, trait and aggregate writes bump just
+before their first locking statement, see :func:`take_counter_lock`). Since every
+write transaction takes that one row lock, writers are serial from there
+on; on SQLite they queue on a ``threading.Lock`` first, so at most one
+thread per process waits on the database (SQLite's busy handler sleeps 1,
+2, 5, 10.. ms between retries and leaves the lock idle meanwhile; a woken
+Python waiter starts at once). Reads run in
 :meth:`PlacementDB.read`; on SQLite they use a second engine whose
 transactions start with a deferred ``BEGIN`` so readers never wait for the
 write lock.
 """
 
+import contextlib
 import datetime
 import threading
 
@@ -41,20 +44,41 @@ class PlacementDB:
         self.read_engine = self.engine
         if self.dialect == 'sqlite':
             self.read_engine = _sqlite_read_engine(self.database.url)
-        self._write_lock = threading.Lock()
+        # SQLite only: there the lock is the whole database and its busy
+        # handler sleeps. A server database releases the row lock before
+        # the log flush, so its writers must not queue on a process lock
+        # held across COMMIT (that would serialise the flushes too).
+        self._write_lock = threading.Lock() if self.dialect == 'sqlite' \
+            else contextlib.nullcontext()
         self._state_lock = threading.Lock()
         self._state_conn = None
         self._state_sql = str(_STATE.compile(
             dialect=self.read_engine.dialect,
             compile_kwargs={'literal_binds': True}))
 
-    def write(self, fn, *args, structure=True, usage=False, **kwargs):
-        """Run ``fn(conn, *args, **kwargs)`` in a write transaction."""
+    def write(self, fn, *args, structure=True, usage=False, late_lock=False,
+              **kwargs):
+        """Run ``fn(conn, *args, **kwargs)`` in a write transaction.
+
+        ``late_lock``: ``fn`` calls :func:`take_counter_lock` before its
+        first locking statement (and whatever it reads before needs no
+        serialisation); otherwise the counters are bumped first.
+        """
 
         def run():
             with self._write_lock, self.engine.begin() as conn:
-                bump(conn, structure, usage)
-                return fn(conn, *args, **kwargs)
+                if not late_lock:
+                    bump(conn, structure, usage)
+                    return fn(conn, *args, **kwargs)
+                # The reads before the counter row lock run outside the
+                # section that all writers pass one at a time.
+                conn.info[_PENDING] = (structure, usage)
+                try:
+                    out = fn(conn, *args, **kwargs)
+                    take_counter_lock(conn)
+                    return out
+                finally:
+                    conn.info.pop(_PENDING, None)
         try:
             return run()
         except sa_exc.DBAPIError:
@@ -155,6 +179,24 @@ def bump(conn, structure=True, usage=False):
     conn.execute(_BUMP[bool(structure), bool(usage)])
 
 
+_PENDING = 'nimbus_placement_pending_bump'
+
+
+def take_counter_lock(conn):
+    """Bump the counters now if this structure write has not yet.
+
+    Called before the first statement that locks a row (the generation
+    compare-and-swap, an INSERT, UPDATE or DELETE of a provider): every
+    writer then takes the counter row before any other row lock, so lock
+    order is the same for all and no two writers deadlock, while the
+    reads before it stay outside the serialised section. Whatever is left
+    pending is bumped at the end of :meth:`PlacementDB.write`.
+    """
+    pending = conn.info.pop(_PENDING, None)
+    if pending is not None:
+        bump(conn, *pending)
+
+
 def read_state(conn):
     return tuple(conn.execute(_STATE).one())
 
@@ -183,6 +225,7 @@ def provider_ids(conn, uuids):
 def increment_generation(conn, rp_id, expected, what='resource provider'):
     """Compare-and-swap the provider generation; 409 on a lost race."""
     from nimbus.placement import exception
+    take_counter_lock(conn)
     res = conn.execute(_INCREMENT, {'b_id': rp_id, 'b_expected': expected,
                                     'b_new': expected + 1})
     if res.rowcount != 1:

@@ -90,6 +90,7 @@ def create(conn, uuid, name, parent_uuid=None):
         raise exception.DuplicateName(
             'Conflicting resource provider name: %s already exists.' % name)
     now = base.utcnow()
+    base.take_counter_lock(conn)
     try:
         rp_id = conn.execute(_INSERT, {
             'uuid': uuid, 'name': name, 'generation': 0,

@@ -94,8 +94,10 @@ def set_provider_traits(conn, rp_id, generation, names):
     if missing:
         raise exception.BadRequest('No such trait(s): %s.' %
                                    ', '.join(missing))
-    new_gen = base.increment_generation(conn, rp_id, generation)
+    # Read before the generation compare-and-swap: if that succeeds, no
+    # one changed the traits in between (every change moves it).
     have = {r[0] for r in conn.execute(_TRAIT_IDS, {'b_rp': rp_id})}
+    new_gen = base.increment_generation(conn, rp_id, generation)
     want = set(ids.values())
     gone = have - want
     if gone:
