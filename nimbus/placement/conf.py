@@ -34,9 +34,12 @@ PLACEMENT_OPTS = [
                                           'trees.')],
                help='Order in which candidates are generated when a cap '
                     'applies.'),
-    cfg.IntOpt('allocation_conflict_retry_count', default=10, min=0,
-               help='How many times a write of allocations is retried when '
-                    'a concurrent writer bumped a provider generation.'),
+    cfg.IntOpt('allocation_conflict_retry_count', default=10, min=1,
+               help='Attempts in all of a write of allocations (PUT and '
+                    'POST /allocations, DELETE /allocations/{consumer}, '
+                    'POST /reshaper) when a provider generation changed '
+                    'between its read and its write; after the last one the '
+                    'client gets 409 placement.concurrent_update.'),
 ]
 
 

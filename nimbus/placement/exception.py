@@ -56,6 +56,14 @@ class ConcurrentUpdate(Conflict):
                'conflict. Re-read and retry.')
 
 
+class ProviderGenerationRace(ConcurrentUpdate):
+    """A provider changed between the read and the write of allocations:
+    the write is retried server-side before this reaches a client."""
+
+    msg_fmt = ('A resource provider was changed by a concurrent request '
+               'while allocations were written. Retry.')
+
+
 class InventoryInUse(Conflict):
     error_code = INVENTORY_INUSE
     msg_fmt = ('Inventory for %(rcs)s on resource provider %(uuid)s in use.')

@@ -70,6 +70,8 @@ class State:
         self.enforcer = enforcer
         self.policy_cache = util.PolicyCache(enforcer)
         opts = conf.placement
+        self.allocation_conflict_retry_count = (
+            opts.allocation_conflict_retry_count)
         self.candidate_options = types.SimpleNamespace(
             max_allocation_candidates=opts.max_allocation_candidates,
             randomize_allocation_candidates=(

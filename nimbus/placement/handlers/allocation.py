@@ -26,6 +26,12 @@ def to_request(uuid, data, version):
         data.get('user_id'), generation, data.get('consumer_type'))
 
 
+def _write(state, fn, *args):
+    """An allocation write, retried on provider generation races."""
+    alloc_obj.write_retrying(state.pdb, state.allocation_conflict_retry_count,
+                             fn, *args, structure=False, usage=True)
+
+
 def show(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:list')
     version = util.version(req)
@@ -47,8 +53,7 @@ def update(state, req, resp, consumer_uuid):
     version = util.version(req)
     data = util.body(req, schema.put_schema(version))
     request = to_request(consumer_uuid, data, version)
-    state.pdb.write(alloc_obj.replace, [request], structure=False,
-                    usage=True)
+    _write(state, alloc_obj.replace, [request])
     util.no_content(resp)
 
 
@@ -59,15 +64,14 @@ def post(state, req, resp):
     data = util.body(req, schema.post_schema(version))
     requests = [to_request(uuid, one, version) for uuid, one in
                 sorted(data.items())]
-    state.pdb.write(alloc_obj.replace, requests, structure=False, usage=True)
+    _write(state, alloc_obj.replace, requests)
     util.no_content(resp)
 
 
 def delete(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:delete')
-    state.pdb.write(alloc_obj.delete_consumer,
-                    util.normalize_uuid(consumer_uuid), structure=False,
-                    usage=True)
+    _write(state, alloc_obj.delete_consumer,
+           util.normalize_uuid(consumer_uuid))
     util.no_content(resp)
 
 

@@ -3,6 +3,7 @@
 from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import inventory
 from nimbus.placement.handlers import util
+from nimbus.placement.objects import allocation as alloc_obj
 from nimbus.placement.objects import reshaper as reshaper_obj
 from nimbus.placement.schemas import allocation as schema
 
@@ -20,6 +21,8 @@ def reshape(state, req, resp):
             entry['resource_provider_generation'], invs)
     requests = [allocation.to_request(uuid, one, version)
                 for uuid, one in sorted(data['allocations'].items())]
-    state.pdb.write(reshaper_obj.reshape, inventories, requests,
-                    structure=True, usage=True)
+    alloc_obj.write_retrying(
+        state.pdb, state.allocation_conflict_retry_count,
+        reshaper_obj.reshape, inventories, requests, structure=True,
+        usage=True)
     util.no_content(resp)

@@ -6,13 +6,24 @@ checks consumer generations (1.28), removes the consumers' old allocations,
 checks capacity, min/max/step of the new ones, writes them, bumps the
 generation of every provider touched and keeps consumer records (a consumer
 without allocations is deleted, as in OpenStack Placement).
+
+The generations of the touched providers are read before the capacity
+check and compared-and-swapped at the end: a provider changed in between
+by a writer that did not queue on the counter row lock raises
+:class:`~nimbus.placement.exception.ProviderGenerationRace`, and
+:func:`write_retrying` runs the whole transaction again, up to
+``[placement] allocation_conflict_retry_count`` attempts, before answering
+409 ``placement.concurrent_update`` (as OpenStack Placement does).
 """
 
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
 from nimbus.placement.objects import base
+
+LOG = logging.getLogger(__name__)
 
 INCOMPLETE_ID = '00000000-0000-0000-0000-000000000000'
 NO_GENERATION = object()
@@ -143,6 +154,7 @@ def apply(conn, requests, prepared):
             for rc, amount in res.items():
                 key = (rps[rp_uuid][0], rc_ids[rc])
                 wanted[key] = wanted.get(key, 0) + amount
+    generations = _generations(conn, rps, old_rps)
     _check_capacity(conn, requests, rps, rc_ids, wanted)
     now = base.utcnow()
     rows = [{'resource_provider_id': rps[rp_uuid][0], 'consumer_id': req.uuid,
@@ -153,11 +165,34 @@ def apply(conn, requests, prepared):
             for rc, amount in res.items()]
     if rows:
         conn.execute(m.ALLOC.insert(), rows)
-    touched = old_rps | {v[0] for v in rps.values()}
-    if touched:
-        conn.execute(m.RP.update().where(m.RP.c.id.in_(touched))
-                     .values(generation=m.RP.c.generation + 1))
+    _increment_generations(conn, generations)
     _save_consumers(conn, requests, consumers, now)
+
+
+def _generations(conn, rps, old_rps):
+    """``{rp_id: generation}`` of every provider the write touches: those
+    of the new allocations (``rps``, just read) and those whose old
+    allocations were removed (``old_rps``, ids)."""
+    generations = {rp_id: gen for rp_id, gen in rps.values()}
+    others = old_rps - set(generations)
+    if others:
+        generations.update(conn.execute(
+            sa.select(m.RP.c.id, m.RP.c.generation)
+            .where(m.RP.c.id.in_(others))).all())
+    return generations
+
+
+def _increment_generations(conn, generations):
+    """Compare-and-swap every touched provider's generation at once."""
+    if not generations:
+        return
+    res = conn.execute(
+        m.RP.update()
+        .where(sa.tuple_(m.RP.c.id, m.RP.c.generation).in_(
+            list(generations.items())))
+        .values(generation=m.RP.c.generation + 1))
+    if res.rowcount != len(generations):
+        raise exception.ProviderGenerationRace()
 
 
 def _check_capacity(conn, requests, rps, rc_ids, wanted):
@@ -235,6 +270,26 @@ def _save_consumers(conn, requests, consumers, now):
 def replace(conn, requests):
     """Make each request's allocations the consumer's complete set."""
     apply(conn, requests, prepare(conn, requests))
+
+
+def write_retrying(pdb, attempts, fn, *args, **kwargs):
+    """``pdb.write(fn, *args, **kwargs)``, run again on a provider
+    generation race, ``attempts`` times in all (at least once).
+
+    A consumer generation conflict or a client's stale provider generation
+    is not retried (the caller must re-read). After the last attempt the
+    race is a 409 ``placement.concurrent_update``.
+    """
+    attempts = max(1, attempts)
+    for attempt in range(1, attempts + 1):
+        try:
+            return pdb.write(fn, *args, **kwargs)
+        except exception.ProviderGenerationRace:
+            LOG.debug('Allocation write lost a provider generation race '
+                      '(attempt %d of %d)', attempt, attempts)
+    LOG.warning('Allocation write still lost a provider generation race '
+                'after %d attempts', attempts)
+    raise exception.ConcurrentUpdate(what='A resource provider')
 
 
 def delete_consumer(conn, uuid):
