@@ -1,10 +1,12 @@
 """Loading filters and weighers: stevedore entry points plus dotted class paths.
 
-``[filter_scheduler] available_filters`` is a multi-valued option: each value is either
-``nimbus.scheduler.filters.all_filters`` (a callable returning classes) or a dotted class
-path (``acmefilter.AcmeFilter``). ``enabled_filters`` then names classes (by class name or
-entry-point name) from that set, in order. ``weight_classes`` works the same way for
-weighers (values may also be entry-point names).
+``[filter_scheduler] available_filters`` is a multi-valued option: each value is
+``nimbus.scheduler.filters.all_filters`` (a callable returning classes), a dotted class
+path (``acmefilter.AcmeFilter``) or the name of an entry point in the
+``nimbus.scheduler.filters`` namespace (``acme_filter``). ``enabled_filters`` then names
+classes from that set (by class name or entry-point name), in order. ``weight_classes``
+works the same way for weighers: ``all_weighers``, dotted paths or names of
+``nimbus.scheduler.weighers`` entry points.
 """
 
 from __future__ import annotations
@@ -75,13 +77,51 @@ def _instantiate(cls, conf):
         return obj
 
 
-def load_filters(conf) -> list:
-    fs = conf.filter_scheduler
-    available = resolve_classes(fs.available_filters)
+FILTERS_NAMESPACE = "nimbus.scheduler.filters"
+WEIGHERS_NAMESPACE = "nimbus.scheduler.weighers"
+
+
+def _resolve(values, namespace, not_found) -> list:
+    """Classes named by ``values``: entry-point names of ``namespace`` first, then
+    dotted paths of classes or of callables returning classes. Unknown -> ``not_found``."""
+    eps = entry_point_names(namespace)
+    out = []
+    for value in values:
+        if value in eps:
+            plugin = eps[value]
+            if not inspect.isclass(plugin):
+                raise not_found(f"entry point {value!r} of {namespace} is not a class")
+            out.append(plugin)
+            continue
+        try:
+            out.extend(resolve_classes([value]))
+        except (ImportError, ValueError, AttributeError, TypeError) as exc:
+            raise not_found(
+                f"{value!r} is neither an entry point of {namespace} nor an importable "
+                f"class or callable ({exc})") from exc
+    seen, uniq = set(), []
+    for cls in out:
+        if cls not in seen:
+            seen.add(cls)
+            uniq.append(cls)
+    return uniq
+
+
+def available_filter_classes(conf) -> dict:
+    """``{name: class}`` of every available filter, under its class name and, for
+    entry points, under the entry-point name too."""
+    available = _resolve(conf.filter_scheduler.available_filters, FILTERS_NAMESPACE,
+                         exception.FilterNotFound)
     by_name = {cls.__name__: cls for cls in available}
-    for name, plugin in entry_point_names("nimbus.scheduler.filters").items():
+    for name, plugin in entry_point_names(FILTERS_NAMESPACE).items():
         if plugin in available:
             by_name.setdefault(name, plugin)
+    return by_name
+
+
+def load_filters(conf) -> list:
+    fs = conf.filter_scheduler
+    by_name = available_filter_classes(conf)
     out = []
     for name in fs.enabled_filters:
         cls = by_name.get(name)
@@ -93,19 +133,6 @@ def load_filters(conf) -> list:
 
 
 def load_weighers(conf) -> list:
-    eps = entry_point_names("nimbus.scheduler.weighers")
-    classes = []
-    for path in conf.filter_scheduler.weight_classes:
-        if path in eps:
-            classes.append(eps[path])
-            continue
-        try:
-            classes.extend(resolve_classes([path]))
-        except ImportError as exc:
-            raise exception.WeigherNotFound(f"weigher {path!r} not found") from exc
-    seen, out = set(), []
-    for cls in classes:
-        if cls not in seen:
-            seen.add(cls)
-            out.append(_instantiate(cls, conf))
-    return out
+    classes = _resolve(conf.filter_scheduler.weight_classes, WEIGHERS_NAMESPACE,
+                       exception.WeigherNotFound)
+    return [_instantiate(cls, conf) for cls in classes]

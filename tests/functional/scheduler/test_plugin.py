@@ -1,8 +1,12 @@
-"""The seed's acmefilter example, built as a real package, installed with
-pip and enabled through configuration, scheduling through the real cloud:
-its filter (by dotted path in ``available_filters``), its weigher (by the
-``nimbus.scheduler.weighers`` entry point) and its extra-spec validator (by
-the ``nimbus.api.extra_spec_validators`` entry point, used by the API)."""
+"""The seed's acmefilter example, built as a real package with setup.py,
+installed with pip into a directory of its own (``--target``, put on the
+path of the services under test) and enabled through configuration,
+scheduling through the real cloud. Everything loads through stevedore: its
+filter (entry point ``acme_filter`` of ``nimbus.scheduler.filters``, named
+in ``available_filters`` and ``enabled_filters``), its weigher (entry point
+``AcmeWeigher`` of ``nimbus.scheduler.weighers``) and its extra-spec
+validator (entry point ``acme`` of ``nimbus.api.extra_spec_validators``,
+used by the API)."""
 
 import importlib
 import subprocess
@@ -10,6 +14,7 @@ import sys
 import textwrap
 
 import pytest
+import requests
 
 from nimbus.api import extra_specs
 from tests.functional.scheduler import fixtures as fx
@@ -23,12 +28,16 @@ from nimbus.scheduler import weighers
 
 LOG = logging.getLogger(__name__)
 
+# (host, acme:foo) for every host the filter was asked about.
+CALLS = []
+
 
 class AcmeFilter(filters.BaseHostFilter):
 
     def host_passes(self, host_state, spec_obj):
         extra_spec = spec_obj.flavor.extra_specs.get('acme:foo')
         LOG.info("Extra spec value was '%s'", extra_spec)
+        CALLS.append((host_state.host, extra_spec))
         # 'baz' wants the hosts whose name ends in an even digit.
         if extra_spec == 'baz':
             return int(host_state.host[-1]) % 2 == 0
@@ -81,6 +90,9 @@ setup(
         'nimbus.api.extra_spec_validators': [
             'acme = acmefilter.validators',
         ],
+        'nimbus.scheduler.filters': [
+            'acme_filter = acmefilter:AcmeFilter',
+        ],
         'nimbus.scheduler.weighers': [
             'AcmeWeigher = acmefilter:AcmeWeigher',
         ],
@@ -109,7 +121,7 @@ def acme(tmp_path):
     importlib.invalidate_caches()
     extra_specs.reset()
     try:
-        yield
+        yield importlib.import_module(PKG)
     finally:
         sys.path.remove(str(target))
         for name in [m for m in sys.modules if m.split('.')[0] == PKG]:
@@ -119,21 +131,28 @@ def acme(tmp_path):
 
 
 def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
+    # Installed outside the venv: only the path entry makes it importable.
+    assert acme.__file__.startswith(str(sys.path[0]))
     cloud = make_cloud(hosts=4, overrides={'filter_scheduler': {
         'available_filters': ['nimbus.scheduler.filters.all_filters',
-                              'acmefilter.AcmeFilter'],
-        'enabled_filters': ['ComputeFilter', 'AcmeFilter'],
+                              'acme_filter'],
+        'enabled_filters': ['ComputeFilter', 'acme_filter'],
         # Only the plugin's weigher decides.
         'weight_classes': ['AcmeWeigher']}})
     api = fx.admin_client(cloud)
     image = api.create_image('img')
     # The API validates the plugin's extra spec with the plugin's validator.
     flavor = api.create_flavor('acme', 1, 512, 1)
-    with pytest.raises(RuntimeError, match='400'):
-        api.post('/flavors/%s/os-extra_specs' % flavor['id'],
-                 {'extra_specs': {'acme:foo': 'qux'}})
+    response = requests.post(
+        api.url + '/flavors/%s/os-extra_specs' % flavor['id'],
+        json={'extra_specs': {'acme:foo': 'qux'}},
+        headers={'X-Auth-Token': 'admin'}, timeout=30)
+    assert response.status_code == 400
+    message = response.json()['badRequest']['message']
+    assert 'acme:foo' in message and 'qux' in message
     api.post('/flavors/%s/os-extra_specs' % flavor['id'],
              {'extra_specs': {'acme:foo': 'baz'}})
+    acme.CALLS.clear()
 
     result = fx.dry_run(api, flavor, image=image)
     assert [f['name'] for f in result['filters']] == ['ComputeFilter',
@@ -146,8 +165,14 @@ def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
         rejected['host-1'], filter='AcmeFilter',
         reason='acme:foo=baz needs an even host number')
 
+    # The dry run went through the plugin filter in the scheduler.
+    assert sorted(acme.CALLS) == [('host-%d' % i, 'baz') for i in range(1, 5)]
+
+    acme.CALLS.clear()
     first = fx.boot_and_settle(api, 'acme-1', flavor, image)
     assert first['status'] == 'ACTIVE' and fx.host_of(first) == 'host-4'
+    assert {h for h, value in acme.CALLS} == {'host-1', 'host-2', 'host-3',
+                                              'host-4'}
     # acme:foo=bar lets every host through; the weigher still picks host-4.
     bar = api.create_flavor('acme-bar', 1, 512, 1,
                             extra_specs={'acme:foo': 'bar'})
