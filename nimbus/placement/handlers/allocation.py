@@ -1,5 +1,10 @@
 """/allocations/{consumer}, POST /allocations and provider allocations."""
 
+import uuid as uuidlib
+
+from oslo_utils import uuidutils
+
+from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import allocation as alloc_obj
 from nimbus.placement.objects import resource_provider as rp_obj
@@ -48,8 +53,21 @@ def show(state, req, resp, consumer_uuid):
     util.send(req, resp, body)
 
 
+def _consumer_uuid(value):
+    """PUT's consumer uuid in its canonical form; 400 when malformed.
+
+    As OpenStack Placement, only PUT checks it: GET answers an empty set
+    and DELETE a 404 for a consumer that cannot exist, and the keys of POST
+    /allocations and of the reshaper are checked by their schemas.
+    """
+    if not uuidutils.is_uuid_like(value):
+        raise exception.BadRequest('Malformed consumer_uuid: %s' % value)
+    return str(uuidlib.UUID(value))
+
+
 def update(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:update')
+    consumer_uuid = _consumer_uuid(consumer_uuid)
     version = util.version(req)
     data = util.body(req, schema.put_schema(version))
     request = to_request(consumer_uuid, data, version)
