@@ -72,6 +72,12 @@ class DaemonCloud:
 
     ``api_bus``/``cell_bus`` are transport URLs (fresh vhosts);
     ``databases`` maps api, cell0, cell1, placement to URLs.
+
+    Each daemon's config holds only the credentials the README gives it:
+    placement API the placement database; API, scheduler and super
+    conductor the API database; the cell conductor its cell database;
+    computes none. ``nimbus-api`` gets its address from ``--host`` and
+    ``--port`` (its config names another port, ``api_config_port``).
     """
 
     def __init__(self, workdir, api_bus, cell_bus, databases, hosts=3,
@@ -85,6 +91,7 @@ class DaemonCloud:
         self.common_options = common_options or {}
         self.api_port = free_port()
         self.placement_port = free_port()
+        self.api_config_port = free_port()
         self.daemons = {}
         os.makedirs(workdir, exist_ok=True)
 
@@ -105,15 +112,13 @@ class DaemonCloud:
             parser.write(f)
         return path
 
-    def _common(self):
+    def _base(self):
+        """Options every daemon shares; no database credentials."""
         sections = {
             'DEFAULT': {'state_path': self.workdir, 'report_interval': 2,
                         'service_down_time': 10, 'debug': 'false'},
             'rpc': {'transport_url': self.api_bus,
                     'rpc_response_timeout': 60},
-            'api_database': {'connection': self.databases['api']},
-            'placement_database': {'connection':
-                                   self.databases['placement']},
             'api': {'auth_strategy': 'noauth2'},
             'placement_client': {'endpoint': self.placement_url},
             'wsgi': {'api_listen': '127.0.0.1',
@@ -124,6 +129,23 @@ class DaemonCloud:
         for section, values in self.common_options.items():
             sections.setdefault(section, {}).update(values)
         return sections
+
+    def _with(self, **databases):
+        """:meth:`_base` plus the named databases only (the README's rule:
+        ``api``/``placement`` for the API level, ``cell`` for a cell
+        conductor, none for a compute)."""
+        sections = self._base()
+        groups = {'api': 'api_database', 'placement': 'placement_database',
+                  'cell': 'database'}
+        for key, url in databases.items():
+            sections.setdefault(groups[key], {})['connection'] = url
+        return sections
+
+    def _common(self):
+        """The operator's config (nimbus-manage, gunicorn): API and
+        placement databases."""
+        return self._with(api=self.databases['api'],
+                          placement=self.databases['placement'])
 
     def manage(self, *args):
         config = self._write('manage', self._common())
@@ -155,7 +177,8 @@ class DaemonCloud:
         return daemon.start()
 
     def start_compute(self, host):
-        sections = self._common()
+        """A compute: its cell's bus and placement, no database at all."""
+        sections = self._base()
         sections['DEFAULT']['host'] = host
         sections['DEFAULT']['state_path'] = os.path.join(self.workdir, host)
         sections['rpc']['transport_url'] = self.cell_bus
@@ -164,21 +187,35 @@ class DaemonCloud:
         return self._daemon(host, 'nimbus.cmd.compute', sections)
 
     def start(self):
-        common = self._common()
-        self._daemon('placement-api', 'nimbus.cmd.placement_api', common)
+        api_db = self.databases['api']
+        self._daemon('placement-api', 'nimbus.cmd.placement_api',
+                     self._with(placement=self.databases['placement']))
         self.wait_http(self.placement_url + '/')
-        self._daemon('scheduler', 'nimbus.cmd.scheduler', common)
-        self._daemon('conductor', 'nimbus.cmd.conductor', common)
-        cell = self._common()
+        self._daemon('scheduler', 'nimbus.cmd.scheduler',
+                     self._with(api=api_db))
+        self._daemon('conductor', 'nimbus.cmd.conductor',
+                     self._with(api=api_db))
+        # The cell conductor knows its cell's bus and database only.
+        cell = self._with(cell=self.databases['cell1'])
         cell['rpc']['transport_url'] = self.cell_bus
-        cell['database'] = {'connection': self.databases['cell1']}
         self._daemon('cell1-conductor', 'nimbus.cmd.conductor', cell,
                      ['--cell', 'cell1'])
-        self._daemon('api', 'nimbus.cmd.api', common)
+        # nimbus-api listens where --host/--port say; its config names a
+        # decoy port, so answering on api_port proves the flags won.
+        api = self._with(api=api_db)
+        api['wsgi']['api_listen_port'] = self.api_config_port
+        self._daemon('api', 'nimbus.cmd.api', api,
+                     ['--host', '127.0.0.1', '--port', str(self.api_port)])
         self.wait_http(self.api_url + '/')
         for host in self.hosts:
             self.start_compute(host)
         return self
+
+    def config_of(self, name):
+        """The parsed config file of daemon ``name``."""
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(self.daemons[name].config_file)
+        return parser
 
     def wait_http(self, url, timeout=60):
         deadline = time.monotonic() + timeout
