@@ -8,19 +8,79 @@ it would on its own machine.
 """
 
 import os
+import re
 import threading
 import time
+import urllib.parse
 
 from oslo_log import log as logging
 
 from nimbus.common import config
 from nimbus.common import db as common_db
+from nimbus.common import rpc
 from nimbus.common import wsgi
 from nimbus import db as nimbus_db
 from nimbus.db import cell_mappings
 from nimbus import services
 
 LOG = logging.getLogger(__name__)
+
+
+class ConfigurationError(ValueError):
+    """The cloud cannot start with these arguments (a one-line reason)."""
+
+
+def cell_bus_for(api_url, cell_url=None):
+    """cell1's transport URL: ``cell_url``, or one derived from the API's.
+
+    The super conductor and every cell conductor serve the same topic
+    (``conductor``), so cell1 needs a bus of its own. An in-process URL
+    gets its own in-process vhost (``inproc:///X`` -> ``inproc:///X-cell1``).
+    A RabbitMQ vhost cannot be created through AMQP (only with rabbitmqctl
+    or the management API), and exchanges do not separate RabbitMQ queues
+    of the same name, so a broker URL must come with a cell URL.
+    """
+    try:
+        driver, _hosts, vhost = rpc.bus_of(api_url)
+    except ValueError as exc:
+        raise ConfigurationError('--transport-url: %s' % exc)
+    if cell_url is None:
+        if driver != 'inproc':
+            example, vhost_name, user = _example_cell_bus(api_url)
+            raise ConfigurationError(
+                '--transport-url %s needs --cell-transport-url too: cell1 '
+                'needs a RabbitMQ vhost of its own, e.g. '
+                '--cell-transport-url %s (create it first: rabbitmqctl '
+                'add_vhost %s && rabbitmqctl set_permissions -p %s %s '
+                '".*" ".*" ".*")' % (_hide_password(api_url), example,
+                                     vhost_name, vhost_name, user))
+        return 'inproc:///%s' % ('%s-cell1' % vhost if vhost else 'cell1')
+    try:
+        clash = rpc.same_bus(api_url, cell_url)
+    except ValueError as exc:
+        raise ConfigurationError('--cell-transport-url: %s' % exc)
+    if clash:
+        raise ConfigurationError(
+            '--cell-transport-url must name another vhost than '
+            '--transport-url: the super conductor and the cell conductor '
+            'would share the conductor queue')
+    return cell_url
+
+
+def _hide_password(url):
+    return re.sub(r'(//[^:/@]*:)[^@/]*@', r'\1***@', url)
+
+
+def _example_cell_bus(api_url):
+    """``(cell URL, its vhost, the user)`` suggested for an API URL."""
+    parts = urllib.parse.urlsplit(api_url)
+    vhost = urllib.parse.unquote(parts.path[1:])
+    cell_vhost = 'cell1' if vhost in ('', '/') else vhost + '-cell1'
+    url = urllib.parse.urlunsplit((parts.scheme, parts.netloc,
+                                   '/' + urllib.parse.quote(cell_vhost, ''),
+                                   parts.query, ''))
+    user = urllib.parse.unquote(parts.username or 'guest')
+    return _hide_password(url), cell_vhost, user
 
 
 def _sqlite(state_dir, name):
@@ -43,12 +103,8 @@ class Cloud:
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
         self.transport_url = transport_url or 'inproc:///'
-        if cell_transport_url is None:
-            if not self.transport_url.startswith('inproc'):
-                raise ValueError('a RabbitMQ cloud needs a cell transport '
-                                 'URL (its own vhost)')
-            cell_transport_url = 'inproc:///cell1'
-        self.cell_transport_url = cell_transport_url
+        self.cell_transport_url = cell_bus_for(self.transport_url,
+                                               cell_transport_url)
         self.api_port = api_port
         self.placement_port = placement_port
         self.overrides = overrides or {}

@@ -15,21 +15,33 @@ from nimbus.cmd import common
 
 
 def _all_in_one(args):
+    from oslo_log import log as logging
     from rich.console import Console
     from nimbus.allinone import cloud as cloud_mod
     from nimbus.allinone import demo
     console = Console()
-    cloud = cloud_mod.Cloud(
-        args.state_dir, hosts=args.hosts, transport_url=args.transport_url,
-        cell_transport_url=args.cell_transport_url,
-        api_port=args.api_port, placement_port=args.placement_port)
+    try:
+        cloud = cloud_mod.Cloud(
+            args.state_dir, hosts=args.hosts,
+            transport_url=args.transport_url,
+            cell_transport_url=args.cell_transport_url,
+            api_port=args.api_port, placement_port=args.placement_port)
+    except cloud_mod.ConfigurationError as exc:
+        sys.exit('nimbus all-in-one: %s' % exc)
     console.print('Starting Nimbus: %d simulated hosts, state in %s'
                   % (args.hosts, cloud.state_dir))
-    cloud.start()
-    console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
-    console.print('nimbus-placement-api: %s' % cloud.placement_url)
-    console.print('Token (noauth2): X-Auth-Token: admin:admin')
     try:
+        try:
+            cloud.start()
+        except Exception as exc:
+            # The log file has the traceback; the terminal gets one line.
+            logging.getLogger(__name__).exception('all-in-one start failed')
+            sys.exit('nimbus all-in-one: could not start: %s: %s (details '
+                     'in %s)' % (type(exc).__name__, exc,
+                                 os.path.join(args.state_dir, 'nimbus.log')))
+        console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
+        console.print('nimbus-placement-api: %s' % cloud.placement_url)
+        console.print('Token (noauth2): X-Auth-Token: admin:admin')
         if args.demo:
             ok = demo.run(cloud.api_url, cloud.placement_url,
                           servers=args.servers, console=console)
@@ -109,10 +121,12 @@ def build_parser():
     aio.add_argument('--state-dir', default=os.path.join(os.getcwd(),
                                                          'state'))
     aio.add_argument('--transport-url', default=None,
-                     help='API bus (default: in-process)')
+                     help='API bus (default: in-process, inproc:///)')
     aio.add_argument('--cell-transport-url', default=None,
-                     help='cell1 bus (default: in-process; required with '
-                          'a rabbit:// transport URL: its own vhost)')
+                     help='cell1 bus: another vhost than --transport-url. '
+                          'Derived for an inproc:// URL (inproc:///X -> '
+                          'inproc:///X-cell1); required with rabbit://, '
+                          'whose vhosts must exist on the broker')
     aio.add_argument('--api-port', type=int, default=8774)
     aio.add_argument('--placement-port', type=int, default=8778)
     aio.set_defaults(func=_all_in_one)

@@ -13,6 +13,7 @@ import functools
 import inspect
 import threading
 
+from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
@@ -26,10 +27,48 @@ ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
 
 _TRANSPORTS = {}
 _TRANSPORTS_LOCK = threading.Lock()
+# TransportURL.parse needs a ConfigOpts only for its defaults.
+_URL_CONF = cfg.ConfigOpts()
 
 
 class InvalidMessage(Exception):
     """An RPC message whose arguments do not fit the method."""
+
+
+_DEFAULT_PORTS = {'rabbit': 5672, 'kombu': 5672, 'amqp': 5672}
+
+
+def bus_of(url):
+    """What identifies the broker and virtual host a transport URL names:
+    ``(driver, frozenset((host, port), ...), vhost)``.
+
+    Two URLs with the same driver and vhost that share a broker host reach
+    the same queues (RabbitMQ queue names are per vhost, whatever the user
+    or options in the URL). Raises ValueError for a URL that does not parse.
+    """
+    try:
+        parsed = messaging.TransportURL.parse(_URL_CONF, url)
+    except messaging.InvalidTransportURL as exc:
+        raise ValueError('invalid transport URL %r: %s' % (url, exc))
+    driver = (parsed.transport or '').split('+')[0]
+    port = _DEFAULT_PORTS.get(driver)
+    hosts = frozenset(((h.hostname or '').lower(), h.port or port)
+                      for h in parsed.hosts)
+    vhost = parsed.virtual_host or ''
+    if driver != 'inproc' and vhost in ('', '/'):
+        vhost = '/'  # RabbitMQ's default vhost, however it is spelled
+    return driver, hosts, vhost
+
+
+def same_bus(url_a, url_b):
+    """True when two transport URLs reach the same broker vhost."""
+    driver_a, hosts_a, vhost_a = bus_of(url_a)
+    driver_b, hosts_b, vhost_b = bus_of(url_b)
+    if driver_a != driver_b or vhost_a != vhost_b:
+        return False
+    if not hosts_a or not hosts_b:
+        return hosts_a == hosts_b
+    return bool(hosts_a & hosts_b)
 
 
 def get_transport(conf, url=None):
