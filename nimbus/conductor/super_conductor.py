@@ -7,6 +7,8 @@ that cell's bus. Instances that get no host are buried in cell0 with a
 fault that says why.
 """
 
+import copy
+
 import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -19,6 +21,77 @@ from nimbus.conductor import instances
 from nimbus.db.api import models as api_models
 
 LOG = logging.getLogger(__name__)
+
+NO_VALID_HOST = 'No valid host was found.'
+# Rejected hosts kept in the admin's record of an unplaced instance.
+RECORD_LIMIT = 1000
+
+
+def _steps(explanation):
+    return list(explanation.get('pre_filters') or []) + list(
+        explanation.get('filters') or [])
+
+
+def fault_summary(explanation, placed=None, requested=None, reason=None):
+    """The fault's one-line message: how many hosts placement returned and
+    the step (filter) that eliminated the most of them, e.g. ``No valid host
+    was found: placement returned 20 hosts; NUMATopologyFilter rejected
+    17``. Without an explanation, the first line of ``reason`` (or nothing)
+    follows ``No valid host was found``."""
+    explanation = explanation or {}
+    if placed is None and requested is None:
+        placed, requested = (explanation.get('placed'),
+                             explanation.get('requested'))
+    parts = []
+    if requested and placed is not None and requested > 1:
+        parts.append('placed %d of %d' % (placed, requested))
+    count = explanation.get('placement_candidates')
+    if count is not None:
+        parts.append('placement returned %d host%s'
+                     % (count, '' if count == 1 else 's'))
+    worst = None
+    for step in _steps(explanation):
+        out = int(step.get('in', 0)) - int(step.get('out', 0))
+        if out > 0 and (worst is None or out > worst[1]):
+            worst = (step.get('name'), out)
+    if worst is not None:
+        parts.append('%s rejected %d' % worst)
+    elif explanation.get('later'):
+        parts.append('%s' % explanation['later'][0].get('reason'))
+    if count is None:
+        text = reason or explanation.get('message')
+        if text:
+            parts.append(str(text).strip().splitlines()[0])
+    if not parts:
+        return NO_VALID_HOST
+    return ('No valid host was found: ' + '; '.join(parts))[:255]
+
+
+def explanation_text(explanation, sample_size=10):
+    """Placement's count (or its query when it returned nothing), every
+    step's in/out, and a sample of rejected hosts with their reasons."""
+    count = explanation.get('placement_candidates') or 0
+    query = explanation.get('placement_query')
+    if not count and query:
+        parts = ['placement returned 0 hosts for GET /allocation_candidates?'
+                 + query]
+    else:
+        parts = ['placement returned %d hosts' % count]
+    for step in _steps(explanation):
+        parts.append('%s: %d in, %d out' % (step.get('name'), step.get('in', 0),
+                                            step.get('out', 0)))
+    text = '; '.join(parts)
+    sample = (explanation.get('rejected') or [])[:sample_size]
+    if sample:
+        text += '. Rejected: ' + '; '.join(
+            '%s: %s: %s' % (r.get('host'), r.get('filter'), r.get('reason'))
+            for r in sample)
+    later = (explanation.get('later') or [])[:5]
+    if later:
+        text += '. Later: ' + '; '.join(
+            '%s: %s: %s' % (e.get('host'), e.get('what'), e.get('reason'))
+            for e in later)
+    return text
 
 
 class SuperConductor:
@@ -46,10 +119,13 @@ class SuperConductor:
             selections = self._select_destinations(ctxt, request_spec,
                                                    instance_uuids)
         except exception.NoValidHost as exc:
-            LOG.info('No valid host for %s: %s', instance_uuids, exc)
+            reason = (getattr(exc, 'reason', None) or
+                      getattr(exc, 'message', None) or str(exc))
+            LOG.info('No valid host for %s: %s', instance_uuids, reason)
+            message = fault_summary(getattr(exc, 'explanation', None),
+                                    reason=reason)
             for uuid in instance_uuids:
-                self.bury_in_cell0(ctxt, uuid, 'No valid host was found.',
-                                   str(exc))
+                self.bury_in_cell0(ctxt, uuid, message, reason)
             return
         except Exception as exc:
             # Whatever went wrong (the scheduler timed out, placement was
@@ -61,14 +137,11 @@ class SuperConductor:
                 self.bury_in_cell0(ctxt, uuid, 'Scheduling failed.',
                                    '%s: %s' % (type(exc).__name__, exc))
             return
+        unplaced = []
         for index, uuid in enumerate(instance_uuids):
             host_list = selections[index] if index < len(selections) else []
             if not host_list:
-                self.bury_in_cell0(
-                    ctxt, uuid, 'No valid host was found.',
-                    'The scheduler placed %d of the %d instances of this '
-                    'request; this one did not fit.'
-                    % (sum(1 for s in selections if s), len(instance_uuids)))
+                unplaced.append(uuid)
                 continue
             try:
                 self._build_in_cell(ctxt, uuid, request_spec, host_list)
@@ -76,6 +149,108 @@ class SuperConductor:
                 LOG.exception('Handing %s to its cell failed', uuid)
                 self.placement.remove_allocations(ctxt, uuid)
                 self.bury_in_cell0(ctxt, uuid, 'Build failed.', str(exc))
+        if unplaced:
+            self._bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
+
+    # -- instances a multi-create could not place --------------------------
+
+    def _sample_size(self):
+        try:
+            return int(self.conf.scheduler.explain_sample_size)
+        except Exception:  # a conductor-only ConfigOpts
+            return 10
+
+    def _bury_unplaced(self, ctxt, request_spec, instance_uuids, unplaced):
+        """Between min_count and max_count: the instances that did not fit
+        get a fault with the scheduler's explanation, and admins a record
+        (``GET /os-scheduler/records?instance_uuid=...``) with every
+        rejected host."""
+        requested = len(instance_uuids)
+        placed = requested - len(unplaced)
+        explanation = self._unplaced_explanation(ctxt, request_spec)
+        head = ('The scheduler placed %d of the %d instances of this request '
+                '(min_count %s); this one did not fit.'
+                % (placed, requested, request_spec.get('min_count', 1)))
+        if explanation is None:
+            message, details = NO_VALID_HOST, head
+        else:
+            explanation = dict(explanation, placed=placed, requested=requested,
+                               min_count=request_spec.get('min_count', 1))
+            message = fault_summary(explanation, placed, requested)
+            details = '%s Why another instance does not fit: %s' % (
+                head, explanation_text(explanation, self._sample_size()))
+            self._record_unplaced(request_spec, unplaced, explanation)
+        for uuid in unplaced:
+            self.bury_in_cell0(ctxt, uuid, message, details)
+
+    def _unplaced_explanation(self, ctxt, request_spec):
+        """The scheduler's own explanation when it recorded one with the
+        request (``detail['unplaced']`` of its ``scheduled`` record), else a
+        dry run of one more instance of the request against the state the
+        claims left: placement's answer, each filter's in/out and the
+        rejected hosts with reasons. None when neither is available."""
+        found = self._recorded_explanation(request_spec.get('request_id'))
+        if found is not None:
+            return dict(found, source='scheduler')
+        spec = copy.deepcopy(request_spec)
+        spec.update({'num_instances': 1, 'min_count': 1,
+                     'instance_uuids': []})
+        if spec.get('instance_group'):
+            # Recomputed by the scheduler from its host states, which
+            # already hold the instances of this request it placed.
+            spec['instance_group']['hosts'] = []
+        try:
+            result = self.scheduler.dry_run(ctxt, spec)
+        except Exception:
+            LOG.warning('Could not ask the scheduler why the rest of %s did '
+                        'not fit', request_spec.get('request_id'),
+                        exc_info=True)
+            return None
+        if not isinstance(result, dict):
+            return None
+        keys = ('placement_candidates', 'placement_query', 'pre_filters',
+                'filters', 'rejected')
+        out = {k: result.get(k) for k in keys}
+        out['source'] = 'dry run after the claims of the placed instances'
+        return out
+
+    def _recorded_explanation(self, request_id):
+        if not request_id:
+            return None
+        try:
+            with self.api_db.session() as session:
+                rows = session.execute(
+                    sa.select(api_models.SchedulingRecord.detail)
+                    .where(api_models.SchedulingRecord.request_id ==
+                           request_id,
+                           api_models.SchedulingRecord.outcome ==
+                           'scheduled')
+                    .order_by(api_models.SchedulingRecord.id.desc())
+                    .limit(1)).scalars().all()
+        except Exception:
+            LOG.warning('Could not read the scheduling record of %s',
+                        request_id, exc_info=True)
+            return None
+        for detail in rows:
+            if isinstance(detail, dict) and isinstance(
+                    detail.get('unplaced'), dict):
+                return detail['unplaced']
+        return None
+
+    def _record_unplaced(self, request_spec, unplaced, explanation):
+        detail = dict(explanation)
+        detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
+        detail['message'] = fault_summary(explanation)
+        try:
+            with self.api_db.session() as session:
+                for uuid in unplaced:
+                    session.add(api_models.SchedulingRecord(
+                        request_id=request_spec.get('request_id') or
+                        'unknown', instance_uuid=uuid, outcome='failed',
+                        detail=detail))
+        except Exception:  # the fault still says why
+            LOG.warning('Could not record why %s did not fit', unplaced,
+                        exc_info=True)
 
     def _select_destinations(self, ctxt, request_spec, instance_uuids):
         """Ask the scheduler; if its answer is lost, clean up and ask again.

@@ -2,7 +2,11 @@
 
 import uuid as uuidlib
 
+import pytest
+
+from nimbus.allinone import client as client_mod
 from nimbus.db.api import models as api_models
+from tests.functional.scheduler import fixtures as fx
 
 
 def test_images_crud(api):
@@ -109,3 +113,89 @@ def test_records(api):
     assert r.json['records'] == []
     assert api.admin('GET', url).status_code == 400
     assert api.admin('GET', url + '?instance_uuid=nope').status_code == 400
+
+
+# -- explain through a running cloud ------------------------------------------
+
+def _multi_create(api, name, min_count, max_count, hints=None):
+    api.create_server(name, api.flavor['id'], api.image['id'],
+                      min_count=min_count, max_count=max_count, hints=hints)
+    ids = fx.wait_for(lambda: [s['id'] for s in api.servers()
+                               if s['name'].startswith(name)]
+                      if len([s for s in api.servers()
+                              if s['name'].startswith(name)]) == max_count
+                      else None, timeout=30, what='servers of %s' % name)
+    return fx.settle(api, ids)
+
+
+def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
+    """min_count 2, max_count 5, anti-affinity on 3 hosts: 3 land, and the
+    other 2 say which filter stopped them, with the funnel in the details
+    and every rejected host in the admin's record."""
+    api = fx.admin_client(make_cloud(hosts=3))
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    group = fx.create_group(api, 'anti', 'anti-affinity')
+    servers = _multi_create(api, 'anti', 2, 5, hints={'group': group['id']})
+    active = [s for s in servers.values() if s['status'] == 'ACTIVE']
+    failed = [s for s in servers.values() if s['status'] == 'ERROR']
+    assert len(active) == 3 and len(failed) == 2
+    for server in failed:
+        fault = api.server(server['id'])['fault']
+        assert fault['message'] == (
+            'No valid host was found: placed 3 of 5; placement returned 3 '
+            'hosts; ServerGroupAntiAffinityFilter rejected 3')
+        details = fault['details']
+        assert 'placed 3 of the 5 instances of this request' in details
+        assert 'ServerGroupAntiAffinityFilter: 3 in, 0 out' in details
+        assert 'Rejected: host-' in details
+        assert fx.consumer_allocations(api.cloud, server['id']) == {}
+        # The admin reads the full record through the explain endpoint.
+        (record,) = api.get('/os-scheduler/records?instance_uuid=%s'
+                            '&outcome=failed' % server['id'])['records']
+        detail = record['detail']
+        assert detail['placement_candidates'] == 3
+        assert detail['placed'] == 3 and detail['requested'] == 5
+        assert {r['host'] for r in detail['rejected']} == {
+            'host-1', 'host-2', 'host-3'}
+        assert {r['filter'] for r in detail['rejected']} == {
+            'ServerGroupAntiAffinityFilter'}
+        assert detail['message'] == fault['message']
+    user = client_mod.ComputeClient(api.cloud.api_url, user='u',
+                                    project='p', roles='member')
+    with pytest.raises(RuntimeError, match='403'):
+        user.get('/os-scheduler/records?instance_uuid=%s' % failed[0]['id'])
+
+
+def test_capacity_runs_out_mid_request(make_cloud):
+    """Two servers fit per host: the rest of the request finds placement
+    empty, and the fault quotes placement's query."""
+    cloud = make_cloud(hosts=2, overrides={
+        'fake_driver': {'disk_gb': 10},
+        'compute': {'initial_disk_allocation_ratio': 1.0}})
+    api = fx.admin_client(cloud)
+    api.flavor = api.create_flavor('f', 1, 512, 4)
+    api.image = api.create_image('img')
+    servers = _multi_create(api, 'fill', 1, 6)
+    failed = [s for s in servers.values() if s['status'] == 'ERROR']
+    assert len(failed) == 2
+    fault = api.server(failed[0]['id'])['fault']
+    assert fault['message'] == ('No valid host was found: placed 4 of 6; '
+                                'placement returned 0 hosts')
+    assert ('placement returned 0 hosts for GET /allocation_candidates?'
+            in fault['details'])
+    assert 'DISK_GB:4' in fault['details']
+
+
+def test_no_valid_host_message_names_the_worst_filter(make_cloud):
+    api = fx.admin_client(make_cloud(hosts=2))
+    flavor = api.create_flavor('avx512', 1, 512, 1, extra_specs={
+        'capabilities:cpu_info:features': '<all-in> avx512f'})
+    image = api.create_image('img')
+    server = fx.boot_and_settle(api, 'doomed', flavor, image)
+    assert server['status'] == 'ERROR'
+    fault = api.server(server['id'])['fault']
+    assert fault['message'] == ('No valid host was found: placement returned '
+                                '2 hosts; ComputeCapabilitiesFilter '
+                                'rejected 2')
+    assert 'ComputeCapabilitiesFilter: 2 in, 0 out' in fault['details']
