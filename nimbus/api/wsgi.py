@@ -3,7 +3,7 @@
 The config file comes from ``NIMBUS_CONFIG_FILE`` (default
 ``/etc/nimbus/nimbus.conf``). The app builds its own dependencies (API
 database, cell directory, conductor and scheduler clients on
-``[rpc] transport_url``) through :func:`nimbus.services.api_app`.
+``[DEFAULT] transport_url``, a broker: the in-process bus is refused) through :func:`nimbus.services.api_app`.
 """
 
 import os
@@ -21,6 +21,11 @@ def init_application(config_file=None):
     files = [config_file] if os.path.exists(config_file) else []
     conf = config.build_conf([], default_config_files=files)
     logging.setup(conf, 'nimbus')
+    from nimbus.common import rpc
+    try:
+        rpc.require_broker(conf, 'nimbus.api.wsgi')
+    except rpc.NoBroker as exc:
+        raise RuntimeError(str(exc)) from None
     return services.api_app(conf)
 
 

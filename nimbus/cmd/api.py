@@ -14,7 +14,7 @@ def main(argv=None):
     return common.serve_wsgi(
         'nimbus-api', services.api_app,
         lambda conf: conf.wsgi.api_listen,
-        lambda conf: conf.wsgi.api_listen_port, argv)
+        lambda conf: conf.wsgi.api_listen_port, argv, needs_bus=True)
 
 
 if __name__ == '__main__':

@@ -16,8 +16,13 @@ def quiet_warnings():
     warnings.filterwarnings('ignore', category=DeprecationWarning)
 
 
-def setup(name, argv=None, cli_opts=()):
-    """Build and parse the config of daemon ``name``; returns the conf."""
+def setup(name, argv=None, cli_opts=(), needs_bus=False):
+    """Build and parse the config of daemon ``name``; returns the conf.
+
+    ``needs_bus``: the daemon talks RPC, so it must be given a broker
+    (``[DEFAULT] transport_url``); the in-process bus is refused with a
+    one-line error, since no other process could reach it.
+    """
     quiet_warnings()
     conf = cfg.ConfigOpts()
     logging.register_options(conf)
@@ -27,6 +32,14 @@ def setup(name, argv=None, cli_opts=()):
     conf(sys.argv[1:] if argv is None else argv, project='nimbus',
          prog=name, default_config_files=[])
     logging.setup(conf, 'nimbus')
+    if needs_bus:
+        from nimbus.common import rpc
+        try:
+            rpc.require_broker(conf, name)
+        except rpc.NoBroker as exc:
+            sys.exit(str(exc))
+        except ValueError as exc:  # a transport URL that does not parse
+            sys.exit('%s: %s' % (name, exc))
     return conf
 
 
@@ -38,12 +51,13 @@ WSGI_CLI_OPTS = [
 ]
 
 
-def serve_wsgi(name, app_factory, default_host, default_port, argv=None):
+def serve_wsgi(name, app_factory, default_host, default_port, argv=None,
+               needs_bus=False):
     """Run a REST daemon: parse options, build the app, serve until a
     signal. ``default_host``/``default_port`` read the conf."""
     from nimbus.common import service
     from nimbus.common import wsgi
-    conf = setup(name, argv, WSGI_CLI_OPTS)
+    conf = setup(name, argv, WSGI_CLI_OPTS, needs_bus=needs_bus)
     app = app_factory(conf)
     host = conf.bind_host or default_host(conf)
     port = conf.bind_port if conf.bind_port is not None else \

@@ -18,7 +18,7 @@ CLI_OPTS = [
 
 
 def main(argv=None):
-    conf = common.setup('nimbus-conductor', argv, CLI_OPTS)
+    conf = common.setup('nimbus-conductor', argv, CLI_OPTS, needs_bus=True)
     if conf.cell:
         svc = services.cell_conductor_service(
             conf, host='%s-%s' % (conf.host, conf.cell))

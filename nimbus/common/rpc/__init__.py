@@ -71,13 +71,58 @@ def same_bus(url_a, url_b):
     return bool(hosts_a & hosts_b)
 
 
+EMBEDDED_URL = 'inproc://'
+
+
+class NoBroker(ValueError):
+    """A daemon was given no broker: only the in-process bus."""
+
+
+def transport_url_of(conf):
+    """The bus of the service ``conf`` configures.
+
+    ``[rpc] transport_url`` when set, else ``[DEFAULT] transport_url`` (the
+    option every oslo.messaging service knows) when set in a config file or
+    by an override, else ``inproc://``: the in-process bus of the
+    all-in-one runner. oslo.messaging's default for the latter
+    (``rabbit://``, a guest on localhost) is never used silently.
+    """
+    if conf.rpc.transport_url:
+        return conf.rpc.transport_url
+    try:
+        location = conf.get_location('transport_url')
+    except cfg.NoSuchOptError:
+        location = None
+    if location is not None and \
+            location.location != cfg.Locations.opt_default and \
+            conf.transport_url:
+        return conf.transport_url
+    return EMBEDDED_URL
+
+
+def require_broker(conf, prog):
+    """The bus URL of a daemon; :class:`NoBroker` (a one-line reason) when
+    it would be the in-process bus, which no other process can reach."""
+    url = transport_url_of(conf)
+    if bus_of(url)[0] != 'inproc':
+        return url
+    if conf.rpc.transport_url or url != EMBEDDED_URL:
+        reason = 'transport_url is %s' % url
+    else:
+        reason = 'no transport_url is set'
+    raise NoBroker(
+        '%s: %s; the in-process bus works only inside nimbus all-in-one. '
+        'Set [DEFAULT] transport_url = rabbit://USER:PASS@HOST:5672/VHOST '
+        'in the config file' % (prog, reason))
+
+
 def get_transport(conf, url=None):
-    """The RPC transport for ``url`` (default ``[rpc] transport_url``).
+    """The RPC transport for ``url`` (default :func:`transport_url_of`).
 
     Transports are cached per URL within a process: every service of the
     all-in-one runner on the same bus shares one connection pool.
     """
-    url = url or conf.rpc.transport_url
+    url = url or transport_url_of(conf)
     with _TRANSPORTS_LOCK:
         transport = _TRANSPORTS.get((id(conf), url))
         if transport is None:

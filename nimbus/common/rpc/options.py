@@ -1,4 +1,9 @@
-"""RPC options: the transport URL of this service's bus and call timeouts."""
+"""RPC options: the transport URL of this service's bus and call timeouts.
+
+A service's bus is ``[rpc] transport_url`` when set, else oslo.messaging's
+own ``[DEFAULT] transport_url`` when set (see
+:func:`nimbus.common.rpc.transport_url_of`), else the in-process bus.
+"""
 
 import importlib
 
@@ -6,13 +11,16 @@ from oslo_config import cfg
 import oslo_messaging as messaging
 
 RPC_OPTS = [
-    cfg.StrOpt('transport_url', secret=True, default='inproc://',
-               help='The bus of this service. ``rabbit://user:pass@host:5672/'
-                    'vhost`` in production; ``inproc://`` (optionally '
-                    '``inproc:///<vhost>``) runs every service on an '
-                    'in-process bus. For a compute or a cell conductor this '
-                    'is the cell\'s bus; the API-level services use the API '
-                    'bus.'),
+    cfg.StrOpt('transport_url', secret=True, default=None,
+               help='The bus of this service, when it differs from '
+                    '[DEFAULT] transport_url (the standard oslo.messaging '
+                    'option, which is read when this one is unset). '
+                    '``rabbit://user:pass@host:5672/vhost`` in production. '
+                    'For a compute or a cell conductor this is the cell\'s '
+                    'bus; the API-level services use the API bus. When '
+                    'neither option is set the bus is ``inproc://``, the '
+                    'in-process bus that only ``nimbus all-in-one`` can use: '
+                    'the daemons refuse to start on it.'),
     cfg.IntOpt('rpc_response_timeout', default=60, min=1,
                help='Seconds to wait for the reply to an RPC call.'),
     cfg.IntOpt('rpc_call_monitor_timeout', default=30, min=0,
@@ -52,9 +60,10 @@ def _register_messaging_opts(conf):
     for group, opts in om_opts.list_opts():
         name = group if isinstance(group, str) else getattr(group, 'name',
                                                             None)
-        if name in (None, 'DEFAULT'):
-            continue
+        if name == 'DEFAULT':
+            name = None
         try:
+            # [DEFAULT] transport_url among them: the standard option.
             conf.register_opts(opts, group=name)
         except cfg.DuplicateOptError:
             pass

@@ -1,0 +1,84 @@
+"""Which bus a service uses, and that daemons refuse the in-process one."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nimbus.common import config
+from nimbus.common import rpc
+
+
+def _conf(tmp_path, text=''):
+    path = tmp_path / 'nimbus.conf'
+    path.write_text(text)
+    return config.build_conf(['--config-file', str(path)])
+
+
+def test_nothing_set_is_the_in_process_bus_not_oslo_default(tmp_path):
+    conf = _conf(tmp_path)
+    # oslo.messaging's own default (rabbit:// as guest on localhost) is
+    # never used silently.
+    assert conf.transport_url == 'rabbit://'
+    assert rpc.transport_url_of(conf) == 'inproc://'
+
+
+def test_default_transport_url_is_honoured(tmp_path):
+    conf = _conf(tmp_path, '[DEFAULT]\n'
+                           'transport_url = rabbit://u:p@mq:5672/nimbus\n')
+    assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq:5672/nimbus'
+    assert rpc.require_broker(conf, 'x') == 'rabbit://u:p@mq:5672/nimbus'
+
+
+def test_rpc_transport_url_still_wins(tmp_path):
+    conf = _conf(tmp_path, '[DEFAULT]\n'
+                           'transport_url = rabbit://u:p@mq:5672/api\n'
+                           '[rpc]\n'
+                           'transport_url = rabbit://u:p@mq:5672/cell1\n')
+    assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq:5672/cell1'
+
+
+def test_an_override_of_default_transport_url_counts_as_set():
+    conf = config.build_conf([], overrides={'DEFAULT': {
+        'transport_url': 'rabbit://u:p@mq/v'}})
+    assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq/v'
+
+
+@pytest.mark.parametrize('text, reason', [
+    ('', 'no transport_url is set'),
+    ('[DEFAULT]\ntransport_url = inproc:///x\n',
+     'transport_url is inproc:///x'),
+    ('[rpc]\ntransport_url = inproc://\n',
+     'transport_url is inproc://'),
+])
+def test_require_broker_refuses_the_in_process_bus(tmp_path, text, reason):
+    conf = _conf(tmp_path, text)
+    with pytest.raises(rpc.NoBroker) as info:
+        rpc.require_broker(conf, 'nimbus-x')
+    message = str(info.value)
+    assert message.startswith('nimbus-x: %s; ' % reason)
+    assert '\n' not in message
+    assert '[DEFAULT] transport_url = rabbit://' in message
+
+
+@pytest.mark.parametrize('module, prog', [
+    ('nimbus.cmd.scheduler', 'nimbus-scheduler'),
+    ('nimbus.cmd.compute', 'nimbus-compute'),
+    ('nimbus.cmd.conductor', 'nimbus-conductor'),
+    ('nimbus.cmd.api', 'nimbus-api'),
+])
+def test_daemons_without_a_broker_exit_with_one_line(tmp_path, module,
+                                                     prog):
+    path = tmp_path / 'nimbus.conf'
+    path.write_text('[api_database]\nconnection = sqlite:///%s\n'
+                    % (tmp_path / 'api.db'))
+    env = dict(os.environ, PYTHONWARNINGS='ignore')
+    result = subprocess.run(
+        [sys.executable, '-m', module, '--config-file', str(path)],
+        capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert 'Traceback' not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith('%s: no transport_url is set' % prog)
