@@ -20,7 +20,7 @@ from nimbus.api.extra_specs import validators as builtin
 from nimbus.api.extra_specs.base import ExtraSpecValidationError, ExtraSpecValidator
 
 __all__ = ["ExtraSpecValidationError", "ExtraSpecValidator", "validate", "validate_all",
-           "registry", "reset"]
+           "validate_groups", "registry", "reset"]
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = "nimbus.api.extra_spec_validators"
@@ -83,6 +83,36 @@ def validate(key: str, value) -> None:
     raise ExtraSpecValidationError(f"unknown extra spec {key}")
 
 
+def validate_groups(extra_specs: dict) -> None:
+    """Checks that span keys: every numbered or named request group with traits
+    also asks for resources. Raises ExtraSpecValidationError."""
+    err = builtin.check_request_groups(extra_specs)
+    if err:
+        raise ExtraSpecValidationError(err)
+
+
+# Image properties the scheduler reads that mirror an ``hw:`` extra spec.
+IMAGE_PROPERTIES = {"hw_cpu_policy": "hw:cpu_policy",
+                    "hw_cpu_thread_policy": "hw:cpu_thread_policy",
+                    "hw_emulator_threads_policy": "hw:emulator_threads_policy",
+                    "hw_mem_page_size": "hw:mem_page_size",
+                    "hw_pci_numa_affinity_policy": "hw:pci_numa_affinity_policy",
+                    "hw_numa_nodes": "hw:numa_nodes"}
+
+
+def validate_image_properties(properties: dict) -> None:
+    """Image properties that stand for an ``hw:`` extra spec get the same check
+    (Glance stores anything; the scheduler must not silently ignore a value)."""
+    for prop, key in IMAGE_PROPERTIES.items():
+        if prop in properties and properties[prop] is not None:
+            try:
+                validate(key, str(properties[prop]))
+            except ExtraSpecValidationError as exc:
+                raise ExtraSpecValidationError(
+                    f"image property {prop}: " + str(exc).split(": ", 1)[-1]) from exc
+
+
 def validate_all(extra_specs: dict) -> None:
     for key, value in extra_specs.items():
         validate(key, value)
+    validate_groups(extra_specs)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os_resource_classes
 import os_traits
 
@@ -32,6 +34,17 @@ def _cpu_spec(value):
     return None
 
 
+def implemented(*values):
+    """A value check for keys whose other (Nova) values the scheduler does not
+    implement: those are refused rather than silently treated as the default."""
+    def check(value):
+        if value not in values:
+            return (f"{value!r} is not implemented by the Nimbus scheduler "
+                    f"(it implements {', '.join(values)})")
+        return None
+    return check
+
+
 def _pci_alias(value):
     for part in value.split(","):
         name, _, count = part.strip().partition(":")
@@ -44,17 +57,22 @@ def register() -> list[ExtraSpecValidator]:
     return [
         ExtraSpecValidator("hw:numa_nodes", "NUMA nodes of the guest", {"type": int, "min": 1}),
         ExtraSpecValidator("hw:cpu_policy", "CPU pinning policy",
-                           {"enum": ["shared", "dedicated", "mixed"]}),
+                           {"enum": ["shared", "dedicated", "mixed"],
+                            "validate": implemented("shared", "dedicated")}),
         ExtraSpecValidator("hw:cpu_thread_policy", "SMT placement of pinned CPUs",
-                           {"enum": ["prefer", "isolate", "require"]}),
+                           {"enum": ["prefer", "isolate", "require"],
+                            "validate": implemented("prefer")}),
         ExtraSpecValidator("hw:numa_cpus.{n}", "guest CPUs of NUMA node N",
                            {"validate": _cpu_spec}, [N]),
         ExtraSpecValidator("hw:numa_mem.{n}", "MB of NUMA node N", {"type": int, "min": 0}, [N]),
         ExtraSpecValidator("hw:mem_page_size", "page size",
-                           {"pattern": r"(small|large|any|[0-9]+[kKmMgG]?[bB]?)"}),
-        ExtraSpecValidator("hw:emulator_threads_policy", "", {"enum": ["share", "isolate"]}),
+                           {"pattern": r"(small|large|any|[0-9]+[kKmMgG]?[bB]?)",
+                            "validate": implemented("small", "any")}),
+        ExtraSpecValidator("hw:emulator_threads_policy", "",
+                           {"enum": ["share", "isolate"], "validate": implemented("share")}),
         ExtraSpecValidator("hw:pci_numa_affinity_policy", "",
-                           {"enum": ["required", "preferred", "legacy", "socket"]}),
+                           {"enum": ["required", "preferred", "legacy", "socket"],
+                            "validate": implemented("preferred")}),
         ExtraSpecValidator("hw:cpu_realtime", "", {"type": bool}),
         ExtraSpecValidator("hw:cpu_realtime_mask", "", {"type": str}),
         ExtraSpecValidator("resources{group}:{rc}", "resource amount for a request group",
@@ -77,6 +95,35 @@ def register() -> list[ExtraSpecValidator]:
         ExtraSpecValidator("hw_rng:{key}", "random number generator settings", {}, [ANY]),
         ExtraSpecValidator("os:{key}", "guest OS settings", {}, [ANY]),
     ]
+
+
+_GROUP_KEY = re.compile(r"^(resources|trait)([1-9][0-9]*|_[A-Za-z0-9_-]{1,63}):([A-Z0-9_]+)$")
+
+
+def check_request_groups(extra_specs: dict) -> str | None:
+    """A numbered (or named) request group needs resources: placement ignores a
+    ``trait1:X=required`` whose group asks for no ``resources1:RC``, so the trait
+    would silently not apply. Returns an error message or None."""
+    amounts, traits = {}, {}
+    for key, value in extra_specs.items():
+        m = _GROUP_KEY.match(key)
+        if not m:
+            continue
+        kind, suffix = m.group(1), m.group(2)
+        if kind == "resources":
+            try:
+                amounts[suffix] = amounts.get(suffix, 0) + int(value)
+            except (TypeError, ValueError):
+                amounts.setdefault(suffix, 0)
+        else:
+            traits.setdefault(suffix, []).append(key)
+    for suffix in sorted(traits):
+        if not amounts.get(suffix):
+            keys = ", ".join(sorted(traits[suffix]))
+            return (f"{keys}: request group {suffix.lstrip('_')} has traits but no "
+                    f"resources; add resources{suffix}:<RESOURCE_CLASS>=<amount> "
+                    f"(placement ignores a group without resources)")
+    return None
 
 
 def check_resource_class(key: str) -> str | None:

@@ -141,10 +141,25 @@ def _validated(specs):
         try:
             extra_spec_validation.validate(key, value)
         except extra_spec_validation.InvalidExtraSpec as exc:
-            raise util.bad_request('Validation failed; extra spec %s: %s'
-                                   % (key, exc))
+            text = str(exc)
+            if not text.startswith(key):
+                text = '%s: %s' % (key, text)
+            raise util.bad_request('Validation failed; extra spec %s' % text)
         out[key] = value
     return out
+
+
+def _check_groups(req, flavor_id, changes=None, removed=None):
+    """The flavor's extra specs as they would be after the change must not
+    hold a request group that placement would ignore."""
+    specs = dict(_get(req, flavor_id)['extra_specs'])
+    specs.update(changes or {})
+    if removed is not None:
+        specs.pop(removed, None)
+    try:
+        extra_spec_validation.validate_groups(specs)
+    except extra_spec_validation.InvalidExtraSpec as exc:
+        raise util.bad_request('Validation failed; extra spec %s' % exc)
 
 
 def specs_index(req, resp, flavor_id):
@@ -156,6 +171,7 @@ def specs_create(req, resp, flavor_id):
     util.authorize(req, policies.EXTRA_SPECS % 'create')
     body = json_body(req, schema.EXTRA_SPECS)
     specs = _validated(body['extra_specs'])
+    _check_groups(req, flavor_id, specs)
     try:
         flavor_obj.set_extra_specs(util.deps(req).api_db, flavor_id, specs)
     except flavor_obj.FlavorNotFound:
@@ -179,6 +195,7 @@ def specs_update(req, resp, flavor_id, key):
     if key not in body:
         raise util.bad_request('Request body and URI mismatch')
     specs = _validated(body)
+    _check_groups(req, flavor_id, specs)
     try:
         flavor_obj.set_extra_specs(util.deps(req).api_db, flavor_id, specs)
     except flavor_obj.FlavorNotFound:
@@ -188,6 +205,7 @@ def specs_update(req, resp, flavor_id, key):
 
 def specs_delete(req, resp, flavor_id, key):
     util.authorize(req, policies.EXTRA_SPECS % 'delete')
+    _check_groups(req, flavor_id, removed=key)
     try:
         found = flavor_obj.delete_extra_spec(util.deps(req).api_db,
                                              flavor_id, key)

@@ -10,6 +10,7 @@ import string
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from nimbus.api import extra_specs
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_views
@@ -118,11 +119,21 @@ def _group(req, hints, new_uuids):
             'members': group['members'] + list(new_uuids), 'hosts': hosts}
 
 
+def _check_image_properties(image):
+    if image is None:
+        return
+    try:
+        extra_specs.validate_image_properties(image['properties'] or {})
+    except extra_specs.ExtraSpecValidationError as exc:
+        raise util.bad_request('Image %s: %s' % (image['id'], exc))
+
+
 def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
                      force_host=None, force_node=None, is_bfv=False,
                      extra=None):
     """The RequestSpec dict (docs/contracts.md) for a request."""
     ctx = util.ctx(req)
+    _check_image_properties(image)
     spec = {
         'instance_uuids': list(uuids),
         'num_instances': max(len(uuids), 1), 'min_count': min_count,

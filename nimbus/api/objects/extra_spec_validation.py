@@ -37,7 +37,7 @@ def _delegate():
 
 _RESOURCES = re.compile(r'^resources([1-9][0-9]*|_[a-zA-Z0-9_-]+)?:(.+)$')
 _TRAIT = re.compile(r'^trait([1-9][0-9]*|_[a-zA-Z0-9_-]+)?:(.+)$')
-_HW_KNOWN = {'hw:cpu_policy': ('dedicated', 'shared', 'mixed'),
+_HW_KNOWN = {'hw:cpu_policy': ('dedicated', 'shared'),
              'hw:cpu_thread_policy': ('prefer', 'isolate', 'require'),
              'hw:mem_page_size': None, 'hw:numa_nodes': 'int',
              'hw:cpu_realtime': None, 'hw:cpu_realtime_mask': None,
@@ -93,3 +93,17 @@ def validate(key, value):
         raise InvalidExtraSpec(str(exc) or exc.__class__.__name__)
     if result is False:
         raise InvalidExtraSpec('invalid extra spec %s=%s' % (key, value))
+
+
+def validate_groups(extra_specs):
+    """Checks that span keys (a numbered trait group needs resources), on the
+    flavor's extra specs as they would be after a change. Raises
+    :class:`InvalidExtraSpec`."""
+    try:
+        from nimbus.api import extra_specs as package
+    except ImportError:  # pragma: no cover - the package ships with Nimbus
+        return
+    try:
+        package.validate_groups(dict(extra_specs))
+    except Exception as exc:
+        raise InvalidExtraSpec(str(exc) or exc.__class__.__name__)

@@ -123,3 +123,74 @@ def test_bad_query(api):
         'message']
     r = api.req('GET', '/v2.1/flavors?sort_key=bogus')
     assert r.status_code == 400
+
+
+def test_numbered_trait_group_without_resources_is_refused(api):
+    create(api, id='f1')
+    url = '/v2.1/flavors/f1/os-extra_specs'
+    r = api.admin('POST', url, {'extra_specs': {
+        'trait1:HW_CPU_X86_AVX2': 'required'}})
+    assert r.status_code == 400
+    message = r.json['badRequest']['message']
+    assert 'trait1:HW_CPU_X86_AVX2' in message
+    assert 'request group 1 has traits but no resources' in message
+    assert api.req('GET', url).json['extra_specs'] == {}
+    # Named groups too, and a group whose amounts are all zero.
+    for specs in ({'trait_gpu:CUSTOM_X': 'forbidden'},
+                  {'trait2:CUSTOM_X': 'required', 'resources2:VGPU': '0'},
+                  {'trait1:CUSTOM_X': 'required', 'resources2:VGPU': '1'}):
+        r = api.admin('POST', url, {'extra_specs': specs})
+        assert r.status_code == 400, specs
+        assert 'has traits but no resources' in r.json['badRequest'][
+            'message']
+    # With its resources, in one request or added to existing ones.
+    r = api.admin('POST', url, {'extra_specs': {
+        'trait1:HW_CPU_X86_AVX2': 'required', 'resources1:VGPU': '1'}})
+    assert r.status_code == 200
+    r = api.admin('PUT', url + '/trait_gpu:CUSTOM_X',
+                  {'trait_gpu:CUSTOM_X': 'required'})
+    assert r.status_code == 400
+    r = api.admin('PUT', url + '/trait1:CUSTOM_Y',
+                  {'trait1:CUSTOM_Y': 'required'})
+    assert r.status_code == 200
+    # Removing the group's resources would orphan its traits.
+    r = api.admin('DELETE', url + '/resources1:VGPU')
+    assert r.status_code == 400
+    assert 'resources1:' in r.json['badRequest']['message']
+    assert api.req('GET', url).json['extra_specs']['resources1:VGPU'] == '1'
+    # The unnumbered group needs no resources of its own.
+    r = api.admin('POST', url, {'extra_specs': {
+        'trait:HW_CPU_X86_AVX2': 'required'}})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize('key, value, implemented', [
+    ('hw:cpu_policy', 'mixed', 'shared, dedicated'),
+    ('hw:cpu_thread_policy', 'isolate', 'prefer'),
+    ('hw:cpu_thread_policy', 'require', 'prefer'),
+    ('hw:emulator_threads_policy', 'isolate', 'share'),
+    ('hw:mem_page_size', 'large', 'small, any'),
+    ('hw:mem_page_size', '2MB', 'small, any'),
+    ('hw:pci_numa_affinity_policy', 'required', 'preferred'),
+])
+def test_values_the_scheduler_does_not_implement_are_refused(
+        api, key, value, implemented):
+    create(api, id='f1')
+    r = api.admin('POST', '/v2.1/flavors/f1/os-extra_specs',
+                  {'extra_specs': {key: value}})
+    assert r.status_code == 400
+    assert r.json['badRequest']['message'] == (
+        "Validation failed; extra spec %s: %r is not implemented by the "
+        "Nimbus scheduler (it implements %s)" % (key, value, implemented))
+
+
+@pytest.mark.parametrize('key, value', [
+    ('hw:cpu_policy', 'shared'), ('hw:cpu_policy', 'dedicated'),
+    ('hw:cpu_thread_policy', 'prefer'), ('hw:mem_page_size', 'any'),
+    ('hw:emulator_threads_policy', 'share'),
+])
+def test_implemented_values_are_accepted(api, key, value):
+    create(api, id='f1')
+    r = api.admin('POST', '/v2.1/flavors/f1/os-extra_specs',
+                  {'extra_specs': {key: value}})
+    assert r.status_code == 200

@@ -199,3 +199,21 @@ def test_no_valid_host_message_names_the_worst_filter(make_cloud):
                                 '2 hosts; ComputeCapabilitiesFilter '
                                 'rejected 2')
     assert 'ComputeCapabilitiesFilter: 2 in, 0 out' in fault['details']
+
+
+def test_image_properties_the_scheduler_does_not_implement(api):
+    api.add_flavor()
+    mixed = api.add_image(properties={'hw_cpu_policy': 'mixed'})
+    body = {'server': {'name': 'vm', 'flavorRef': '1', 'imageRef': mixed}}
+    r = api.req('POST', '/v2.1/servers', body)
+    assert r.status_code == 400
+    assert r.json['badRequest']['message'] == (
+        "Image %s: image property hw_cpu_policy: 'mixed' is not implemented "
+        "by the Nimbus scheduler (it implements shared, dedicated)" % mixed)
+    r = api.admin('POST', '/v2.1/os-scheduler/dry-run',
+                  {'flavorRef': '1', 'imageRef': mixed})
+    assert r.status_code == 400
+    assert api.conductor.calls == [] and api.scheduler.calls == []
+    pinned = api.add_image(properties={'hw_cpu_policy': 'dedicated'})
+    body['server']['imageRef'] = pinned
+    assert api.req('POST', '/v2.1/servers', body).status_code == 202
