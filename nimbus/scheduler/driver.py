@@ -9,10 +9,12 @@ outcome, spec, detail)`` that stores explanations for admins.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 from oslo_log import log as logging
 
+from nimbus.common.clients import placement as placement_client
 from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
 from nimbus.scheduler import exception, request_filters, selection
 from nimbus.scheduler.explain import Explanation
@@ -77,6 +79,21 @@ class Scheduler:
             body.get("provider_summaries", {}), order)
         return hosts, areqs
 
+    def _claim(self, ctxt, host, areq, uuid, spec) -> bool:
+        """True: claimed; False: placement refused (no room left: try another host).
+        A consumer generation conflict (the instance's consumer already holds other
+        allocations) raises InstanceClaimFailed: no host can fix that."""
+        claim = getattr(self.placement, "claim", None)
+        if claim is None:   # a client with the bool-only contract
+            return self.placement.claim_resources(ctxt, uuid, areq, spec.project_id,
+                                                  spec.user_id)
+        outcome = claim(ctxt, uuid, areq, spec.project_id, spec.user_id)
+        status = getattr(outcome, "status", None)
+        if status == placement_client.CONSUMER_CONFLICT:
+            raise exception.InstanceClaimFailed(
+                f"placement refused the claim on {host.host}: {outcome.detail}")
+        return bool(outcome)
+
     def _record(self, ctxt, outcome, spec, detail):
         if self.record is None:
             return
@@ -96,8 +113,7 @@ class Scheduler:
         def claim(host, areq, uuid):
             if areq is None or uuid is None:
                 return True
-            return self.placement.claim_resources(ctxt, uuid, areq, spec.project_id,
-                                                  spec.user_id)
+            return self._claim(ctxt, host, areq, uuid, spec)
 
         def unclaim(host, areq, uuid):
             if uuid is not None:
@@ -119,15 +135,30 @@ class Scheduler:
                     else (exc.explanation or {"message": exc.reason})
                 self._record(ctxt, "failed", spec, detail)
                 raise
-        for uuid, selections in zip(spec.instance_uuids or [None] * len(result), result):
+        uuids = spec.instance_uuids or [None] * len(result)
+        instances, placed = [], []
+        for idx, uuid in enumerate(uuids):
+            selections = result[idx] if idx < len(result) else []
             if selections:
+                placed.append(uuid)
                 LOG.info("Selected %s for %s (%d candidate hosts from placement, "
                          "%d alternate(s))", selections[0]["service_host"], uuid,
                          len(hosts), len(selections) - 1)
-        self._record(ctxt, "scheduled", spec, {
-            "instances": [{"instance_uuid": u, "host": r[0]["service_host"],
-                           "alternates": [s["service_host"] for s in r[1:]]}
-                          for u, r in zip(spec.instance_uuids or [None] * len(result), result)]})
+                instances.append({"instance_uuid": uuid,
+                                  "host": selections[0]["service_host"],
+                                  "alternates": [s["service_host"] for s in selections[1:]]})
+                continue
+            reason = exp.instance_failure(uuid) or "did not fit"
+            instances.append({"instance_uuid": uuid, "host": None, "reason": reason})
+            if uuid is not None:
+                # Its own record, so that GET /os-scheduler/records?instance_uuid=
+                # (and the super conductor writing the fault) find the reason.
+                one = copy.copy(spec)
+                one.instance_uuids = [uuid]
+                self._record(ctxt, "failed", one, dict(exp.to_dict(), message=reason))
+        done = copy.copy(spec)
+        done.instance_uuids = [u for u in placed if u is not None]
+        self._record(ctxt, "scheduled", done, {"instances": instances})
         return result
 
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:

@@ -19,6 +19,18 @@ class NoValidHost(common_exc.NoValidHost):
         self.kwargs = {"explanation": self.explanation}
 
 
+class InstanceClaimFailed(SchedulerError):
+    """A claim that cannot succeed for this instance on any host (placement's consumer
+    generation conflict: the consumer already holds other allocations). Raised by a
+    ``claim`` callable; the selection loop fails that one instance with ``reason`` and
+    goes on with the others."""
+
+    def __init__(self, reason: str = "", **kwargs):
+        super().__init__(reason)
+        self.reason = reason
+        self.kwargs = {}
+
+
 class InvalidRequest(common_exc.Invalid):
     msg_fmt = "Invalid scheduling request: %(reason)s"
 

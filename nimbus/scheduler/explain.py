@@ -41,6 +41,7 @@ class Explanation:
         self.pre_steps: list[dict] = []      # ignore/force hosts, missing candidates
         self.steps: list[FilterStep] = []
         self.later: list[dict] = []          # events after the first instance
+        self.failed_instances: list[dict] = []  # instances failed on their own
         self.placed = 0
         self.requested = 0
         self.min_count = 0
@@ -59,6 +60,18 @@ class Explanation:
     def record_later(self, host, what, reason):
         if len(self.later) < 100:
             self.later.append({"host": host, "what": what, "reason": reason})
+
+    def record_instance_failure(self, instance_uuid, host, reason):
+        """One instance failed on its own (e.g. a consumer generation conflict in
+        placement); the other instances of the request go on."""
+        self.failed_instances.append({"instance_uuid": instance_uuid, "host": host,
+                                      "reason": reason})
+
+    def instance_failure(self, instance_uuid) -> str | None:
+        for f in self.failed_instances:
+            if f["instance_uuid"] == instance_uuid:
+                return f["reason"]
+        return None
 
     # -------------------------------------------------------------- output
     def query_string(self) -> str | None:
@@ -97,6 +110,7 @@ class Explanation:
             "placement_query": self.query_string(),
             "rejected": self.rejected(FULL_LIMIT if full else self.sample_size),
             "later": list(self.later),
+            "failed_instances": list(self.failed_instances),
             "placed": self.placed, "requested": self.requested, "min_count": self.min_count,
             "message": self.message(),
         }
@@ -120,6 +134,9 @@ class Explanation:
         if sample:
             text += ". Rejected: " + "; ".join(
                 f"{r['host']}: {r['filter']}: {r['reason']}" for r in sample)
+        if self.failed_instances:
+            text += ". Failed instances: " + "; ".join(
+                f"{f['instance_uuid']}: {f['reason']}" for f in self.failed_instances[:5])
         if self.later:
             text += ". Later: " + "; ".join(
                 f"{e['host']}: {e['what']}: {e['reason']}" for e in self.later[:5])

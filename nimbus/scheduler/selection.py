@@ -261,10 +261,12 @@ class FilterScheduler:
         """Place every instance of ``spec``. ``hosts`` are HostStates in placement's
         candidate order; ``alloc_reqs`` maps compute node uuid -> allocation request (None:
         no placement, e.g. unit tests). ``claim(host, alloc_req, instance_uuid) -> bool``
-        (False: lost a race, the next host is tried) and ``unclaim(host, alloc_req,
-        instance_uuid)`` are injected. Returns, per instance, ``[selected, *alternates]``
-        Selection dicts. Raises NoValidHost (with ``explanation``) when fewer than
-        ``min_count`` instances fit; every claim of the request is then released."""
+        (False: lost a race, the next host is tried; raising InstanceClaimFailed fails
+        that instance alone, which then gets an empty list) and ``unclaim(host,
+        alloc_req, instance_uuid)`` are injected. Returns, per instance, ``[selected,
+        *alternates]`` Selection dicts. Raises NoValidHost (with ``explanation``) when
+        fewer than ``min_count`` instances fit; every claim of the request is then
+        released."""
         exp = explanation or Explanation(spec, self.conf.scheduler.explain_sample_size)
         n = max(spec.num_instances, len(spec.instance_uuids), 1)
         uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
@@ -284,16 +286,26 @@ class FilterScheduler:
         results, claims, snapshots = [], [], {}
         try:
             for num, uuid in enumerate(uuids):
-                chosen = None
+                chosen, failure = None, None
                 while len(ranking):
                     i = self._pick(ranking)
                     host = ranking.hosts[i]
                     areq = alloc_reqs.get(host.uuid) if alloc_reqs is not None else None
-                    if claim is None or claim(host, areq, uuid):
-                        chosen = (i, host, areq)
+                    try:
+                        if claim is None or claim(host, areq, uuid):
+                            chosen = (i, host, areq)
+                            break
+                    except exception.InstanceClaimFailed as exc:
+                        # Not the host's fault: this instance cannot be claimed
+                        # anywhere. It fails alone; the others go on.
+                        failure = (host.host, exc.reason)
                         break
                     exp.record_later(host.host, "claim", "lost a race for its resources")
                     ranking.remove(i)
+                if failure is not None:
+                    exp.record_instance_failure(uuid, *failure)
+                    results.append([])
+                    continue
                 if chosen is None:
                     break
                 i, host, areq = chosen
@@ -325,8 +337,8 @@ class FilterScheduler:
                             alt, alloc_reqs.get(alt.uuid) if alloc_reqs is not None else None,
                             spec))
                 results.append(selection)
-            exp.placed = len(results)
-            if len(results) < min_count:
+            exp.placed = sum(1 for r in results if r)
+            if exp.placed < min_count:
                 raise exception.NoValidHost(exp.message(), exp.to_dict())
         except BaseException:
             for host, areq, uuid in claims:

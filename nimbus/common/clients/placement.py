@@ -5,7 +5,8 @@ It speaks the OpenStack Placement wire format at microversion 1.39 over a
 ``nimbus.placement.direct.PlacementDirect`` in-process (no HTTP) for
 offline tools and tests. Provider-generation races are retried here with
 tenacity; a consumer-generation conflict or a capacity failure is reported
-to the caller, who decides (the scheduler tries the next host).
+to the caller, who decides (the scheduler tries the next host after a
+capacity refusal and fails the one instance after a consumer conflict).
 """
 
 import requests
@@ -22,6 +23,44 @@ CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 class _Retry(Exception):
     """Internal: a transient failure worth another try."""
+
+
+class _ProviderRace(Exception):
+    """Internal: PUT /allocations lost a provider-generation race."""
+
+    def __init__(self, detail):
+        super().__init__(detail)
+        self.detail = detail
+
+
+# Outcomes of :meth:`PlacementClient.claim`.
+CLAIMED = 'claimed'
+REFUSED = 'refused'                      # no room (any 409 that is not a race)
+CONSUMER_CONFLICT = 'consumer_conflict'  # the consumer changed under us
+
+
+class ClaimOutcome:
+    """What became of one claim: ``status`` is CLAIMED, REFUSED or
+    CONSUMER_CONFLICT; ``detail`` is placement's words (or ours); ``attempts``
+    counts the PUTs sent (provider-generation races are re-sent)."""
+
+    __slots__ = ('status', 'detail', 'attempts')
+
+    def __init__(self, status, detail=None, attempts=1):
+        self.status = status
+        self.detail = detail
+        self.attempts = attempts
+
+    @property
+    def claimed(self):
+        return self.status == CLAIMED
+
+    def __bool__(self):
+        return self.claimed
+
+    def __repr__(self):
+        return 'ClaimOutcome(%r, %r, attempts=%d)' % (self.status, self.detail,
+                                                      self.attempts)
 
 
 class ResourceProviderGenerationConflict(exception.PlacementConflict):
@@ -142,6 +181,33 @@ class PlacementClient:
 
         Returns True when claimed and False when placement refused (the
         resources went to someone else, or the consumer changed under us).
+        :meth:`claim` says which.
+        """
+        return self.claim(ctxt, consumer_uuid, allocation_request, project_id,
+                          user_id, consumer_generation=consumer_generation,
+                          consumer_type=consumer_type).claimed
+
+    def claim(self, ctxt, consumer_uuid, allocation_request, project_id,
+              user_id, consumer_generation=None, consumer_type='INSTANCE',
+              race_retries=None):
+        """PUT /allocations/{consumer} and say what happened (ClaimOutcome).
+
+        Placement answers 409 for three different reasons and only the code
+        and the consumer's state tell them apart:
+
+        * no ``placement.concurrent_update`` code: the capacity (or the
+          inventory) is not there any more: REFUSED, try another host;
+        * ``placement.concurrent_update`` and the consumer's generation is not
+          the one we sent: someone else wrote this consumer's allocations
+          (CONSUMER_CONFLICT; this consumer cannot be claimed as asked). When
+          the consumer already holds exactly these allocations for this
+          project and user, our own earlier PUT landed (its answer was lost
+          and the transport re-sent it): CLAIMED;
+        * ``placement.concurrent_update`` and the consumer is as we expect:
+          a provider generation moved while placement wrote (placement
+          retries that itself, but may still give up): the same body is
+          PUT again, up to ``race_retries`` more times (default
+          ``retries``) with exponential backoff, then REFUSED.
         """
         body = {'allocations': {
                     rp: {'resources': alloc['resources']}
@@ -150,16 +216,70 @@ class PlacementClient:
                 'project_id': project_id, 'user_id': user_id,
                 'consumer_generation': consumer_generation,
                 'consumer_type': consumer_type}
-        response = self.request(ctxt, 'PUT', '/allocations/%s'
-                                % consumer_uuid, json=body)
-        if response.status_code == 204:
-            return True
-        if response.status_code == 409:
-            LOG.info('Claim for %s refused: %s', consumer_uuid,
-                     error_detail(response))
-            return False
-        self._check(response, 'claim for %s' % consumer_uuid)
-        return False
+        path = '/allocations/%s' % consumer_uuid
+        retries = self.retries if race_retries is None else race_retries
+        attempts = []
+
+        @tenacity.retry(
+            retry=tenacity.retry_if_exception_type(_ProviderRace),
+            stop=tenacity.stop_after_attempt(retries + 1),
+            wait=tenacity.wait_exponential(multiplier=0.02, max=1),
+            reraise=True)
+        def put():
+            attempts.append(1)
+            response = self.request(ctxt, 'PUT', path, json=body)
+            if response.status_code == 204:
+                return ClaimOutcome(CLAIMED, attempts=len(attempts))
+            if response.status_code != 409:
+                self._check(response, 'claim for %s' % consumer_uuid)
+                return ClaimOutcome(REFUSED, error_detail(response),
+                                    len(attempts))
+            detail = error_detail(response)
+            if error_code(response) != CONCURRENT_UPDATE:
+                LOG.info('Claim for %s refused: %s', consumer_uuid, detail)
+                return ClaimOutcome(REFUSED, detail, len(attempts))
+            conflict = self._consumer_conflict(ctxt, consumer_uuid, body,
+                                               consumer_generation)
+            if conflict is None:
+                LOG.info('Claim for %s lost a provider-generation race '
+                         '(attempt %d): %s', consumer_uuid, len(attempts),
+                         detail)
+                raise _ProviderRace(detail)
+            if conflict is CLAIMED:
+                return ClaimOutcome(CLAIMED, 'already held', len(attempts))
+            LOG.warning('Claim for %s: consumer generation conflict: %s',
+                        consumer_uuid, conflict)
+            return ClaimOutcome(CONSUMER_CONFLICT, conflict, len(attempts))
+
+        try:
+            return put()
+        except _ProviderRace as exc:
+            return ClaimOutcome(
+                REFUSED, 'provider generation kept changing after %d '
+                'attempts: %s' % (len(attempts), exc.detail), len(attempts))
+
+    def _consumer_conflict(self, ctxt, consumer_uuid, body, sent_generation):
+        """After a concurrent_update 409: None when the consumer is as the
+        claim expected (a provider race), CLAIMED when it already holds
+        exactly this claim, else a sentence describing the conflict."""
+        current = self.get_allocations_for_consumer(ctxt, consumer_uuid)
+        allocations = current.get('allocations') or {}
+        have = current.get('consumer_generation')
+        if not allocations:
+            have = None     # placement drops consumers without allocations
+        if have == sent_generation:
+            return None
+        mine = {rp: a['resources'] for rp, a in body['allocations'].items()}
+        theirs = {rp: a.get('resources') for rp, a in allocations.items()}
+        if (mine == theirs and current.get('project_id') == body['project_id']
+                and current.get('user_id') == body['user_id']):
+            return CLAIMED
+        return ('consumer generation conflict: the claim expected generation '
+                '%s but consumer %s is at generation %s (it already holds '
+                'allocations on %s)' % (
+                    'null' if sent_generation is None else sent_generation,
+                    consumer_uuid, have,
+                    ', '.join(sorted(allocations)) or 'nothing'))
 
     def get_allocations_for_consumer(self, ctxt, consumer_uuid):
         response = self.request(ctxt, 'GET', '/allocations/%s'

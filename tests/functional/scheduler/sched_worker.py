@@ -28,14 +28,14 @@ def main(conf_path, requests_path, go_file, out_path):
     conf = config.build_conf([], overrides=overrides)
     placement = services.placement(conf)
     refused = []
-    claim = placement.claim_resources
+    claim = placement.claim
 
     def counting_claim(*args, **kwargs):
-        ok = claim(*args, **kwargs)
-        if not ok:
-            refused.append(args[1])
-        return ok
-    placement.claim_resources = counting_claim
+        outcome = claim(*args, **kwargs)
+        if not outcome.claimed:
+            refused.append((args[1], outcome.status))
+        return outcome
+    placement.claim = counting_claim
     mgr = scheduler_manager.build_manager(
         conf, placement=placement,
         cells=services.cell_directory(conf), api_db=services.api_db(conf))
