@@ -2,34 +2,93 @@
 
 Each helper either returns something usable (a URL of a fresh vhost or
 database) or calls :func:`unavailable`, which skips the test with a
-one-line reason, or fails it when ``CI=true`` (CI machines have these
-services, so a missing one is a broken run, not a reason to skip).
+one-line reason, or fails it when ``CI`` is set to ``1``, ``true`` or
+``yes`` (CI machines have these services, so a missing one is a broken
+run, not a reason to skip). Use :func:`unavailable` for anything else a
+test needs from the machine, and :func:`require_module` instead of
+``pytest.importorskip``, so CI fails there too.
+
+Where the services are (environment variables, read at each call):
+
+- ``NIMBUS_TEST_RABBIT_HOST`` / ``NIMBUS_TEST_RABBIT_PORT``
+  (default ``127.0.0.1`` / ``5672``; user guest/guest, ``rabbitmqctl``
+  on the PATH for fresh vhosts);
+- ``NIMBUS_TEST_MYSQL_URL`` (default ``mysql+pymysql://root@127.0.0.1:3306``);
+- ``NIMBUS_TEST_POSTGRESQL_URL`` (default
+  ``postgresql+psycopg://postgres@127.0.0.1:5432``). This is the canonical
+  name; the older ``NIMBUS_TEST_PG_URL`` is still read when the canonical
+  one is unset.
+
+Server URLs name no database; :func:`server_url` returns them.
 """
 
+import importlib
 import os
 import shutil
 import socket
 import subprocess
 import uuid
 
-RABBIT_HOST = os.environ.get('NIMBUS_TEST_RABBIT_HOST', '127.0.0.1')
-RABBIT_PORT = int(os.environ.get('NIMBUS_TEST_RABBIT_PORT', '5672'))
-MYSQL_URL = os.environ.get('NIMBUS_TEST_MYSQL_URL',
-                           'mysql+pymysql://root@127.0.0.1:3306')
-PG_URL = os.environ.get('NIMBUS_TEST_PG_URL',
-                        'postgresql+psycopg://postgres@127.0.0.1:5432')
+_DEFAULTS = {
+    'mysql': (('NIMBUS_TEST_MYSQL_URL',),
+              'mysql+pymysql://root@127.0.0.1:3306'),
+    'postgresql': (('NIMBUS_TEST_POSTGRESQL_URL', 'NIMBUS_TEST_PG_URL'),
+                   'postgresql+psycopg://postgres@127.0.0.1:5432'),
+}
+
+
+def rabbit_address():
+    """``(host, port)`` of the RabbitMQ the tests use."""
+    return (os.environ.get('NIMBUS_TEST_RABBIT_HOST', '127.0.0.1'),
+            int(os.environ.get('NIMBUS_TEST_RABBIT_PORT', '5672')))
+
+
+def server_url(kind):
+    """The database server URL (no database name) for ``mysql`` or
+    ``postgresql``, from the environment or the default."""
+    names, default = _DEFAULTS[kind]
+    for name in names:
+        if os.environ.get(name):
+            return os.environ[name].rstrip('/')
+    return default
+
+
+# Import-time values, kept for callers that read them as constants.
+RABBIT_HOST, RABBIT_PORT = rabbit_address()
+MYSQL_URL = server_url('mysql')
+PG_URL = server_url('postgresql')
 
 
 def in_ci():
-    return os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+    """True when ``CI`` is ``1``, ``true`` or ``yes`` (any case)."""
+    return os.environ.get('CI', '').strip().lower() in ('1', 'true', 'yes')
+
+
+def _one_line(reason):
+    text = ' '.join(str(reason).split())
+    return text if len(text) <= 300 else text[:297] + '...'
 
 
 def unavailable(reason):
-    """Skip (fail in CI) because a service the test needs is missing."""
+    """Skip, or fail under CI, because something the test needs from the
+    machine is missing. ``reason`` is reduced to one line. Works inside a
+    test, a fixture, or at module level (collection then fails in CI)."""
     import pytest
+    reason = _one_line(reason)
     if in_ci():
-        pytest.fail('CI=true and %s' % reason, pytrace=False)
-    pytest.skip(reason)
+        pytest.fail('CI=%s and %s' % (os.environ.get('CI'), reason),
+                    pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require_module(name, reason=None):
+    """Import and return module ``name``, or :func:`unavailable` (the CI
+    aware ``pytest.importorskip``)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        unavailable(reason or 'Python module %s is not importable: %s'
+                    % (name, exc))
 
 
 def port_open(host, port, timeout=1.0):
@@ -42,9 +101,9 @@ def port_open(host, port, timeout=1.0):
 
 def rabbit_vhost():
     """Create a fresh RabbitMQ vhost; returns (url, cleanup)."""
-    if not port_open(RABBIT_HOST, RABBIT_PORT):
-        unavailable('RabbitMQ is not listening on %s:%d'
-                    % (RABBIT_HOST, RABBIT_PORT))
+    host, port = rabbit_address()
+    if not port_open(host, port):
+        unavailable('RabbitMQ is not listening on %s:%d' % (host, port))
     ctl = shutil.which('rabbitmqctl')
     if ctl is None:
         unavailable('rabbitmqctl is not installed (needed for a fresh vhost)')
@@ -57,7 +116,7 @@ def rabbit_vhost():
         if result.returncode != 0:
             unavailable('rabbitmqctl %s failed: %s'
                         % (args[0], result.stderr.strip()[:200]))
-    url = 'rabbit://guest:guest@%s:%d/%s' % (RABBIT_HOST, RABBIT_PORT, vhost)
+    url = 'rabbit://guest:guest@%s:%d/%s' % (host, port, vhost)
 
     def cleanup():
         subprocess.run([ctl, 'delete_vhost', vhost], capture_output=True,
@@ -65,17 +124,17 @@ def rabbit_vhost():
     return url, cleanup
 
 
-def _fresh_database(server_url, kind):
+def _fresh_database(server, kind):
     import sqlalchemy as sa
     name = 'nimbus_test_%s' % uuid.uuid4().hex[:10]
-    admin_url = server_url + ('/postgres' if kind == 'postgresql' else '/')
+    admin_url = server + ('/postgres' if kind == 'postgresql' else '/')
     try:
         engine = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT')
         with engine.connect() as conn:
             conn.exec_driver_sql('CREATE DATABASE %s' % name)
     except Exception as exc:  # the server is down or refuses us
         unavailable('%s is not reachable at %s: %s'
-                    % (kind, server_url, str(exc).splitlines()[0][:150]))
+                    % (kind, server, str(exc).splitlines()[0][:150]))
 
     def cleanup():
         try:
@@ -88,17 +147,17 @@ def _fresh_database(server_url, kind):
         finally:
             engine.dispose()
     suffix = '?charset=utf8mb4' if kind == 'mysql' else ''
-    return '%s/%s%s' % (server_url, name, suffix), cleanup
+    return '%s/%s%s' % (server, name, suffix), cleanup
 
 
 def mysql_database():
     """A fresh MariaDB/MySQL database; returns (url, cleanup)."""
-    return _fresh_database(MYSQL_URL, 'mysql')
+    return _fresh_database(server_url('mysql'), 'mysql')
 
 
 def postgresql_database():
     """A fresh PostgreSQL database; returns (url, cleanup)."""
-    return _fresh_database(PG_URL, 'postgresql')
+    return _fresh_database(server_url('postgresql'), 'postgresql')
 
 
 def database(kind):

@@ -56,7 +56,7 @@ def test_broker_restart_loses_nothing(tmp_path, fresh):
         time.sleep(3)
         _rabbitmqctl('start_app')
         deadline = time.monotonic() + 60
-        while not infra.port_open(infra.RABBIT_HOST, infra.RABBIT_PORT):
+        while not infra.port_open(*infra.rabbit_address()):
             assert time.monotonic() < deadline, 'RabbitMQ did not come back'
             time.sleep(0.5)
 

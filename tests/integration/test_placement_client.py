@@ -16,7 +16,9 @@ import uuid
 import pytest
 import requests
 
-openstack = pytest.importorskip('openstack')
+from nimbus.testing import infra
+
+openstack = infra.require_module('openstack')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
