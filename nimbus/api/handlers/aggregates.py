@@ -149,6 +149,10 @@ def action(req, resp, aggregate_id):
         _mirror_to_placement(req, host, agg['uuid'], add=False)
     else:
         metadata = args['metadata']
+        try:
+            agg_obj.check_metadata(metadata)
+        except agg_obj.InvalidMetadata as exc:
+            raise util.bad_request(str(exc))
         if agg_obj.AZ_KEY in metadata:
             zone = metadata[agg_obj.AZ_KEY]
             if zone is not None and ':' in zone:

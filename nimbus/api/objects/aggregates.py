@@ -1,5 +1,7 @@
 """Host aggregates (with hosts and metadata) in the API database."""
 
+import math
+
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
@@ -9,8 +11,78 @@ from nimbus.db.api import models
 AZ_KEY = 'availability_zone'
 
 
+# Per-aggregate limits read by AggregateNumInstancesFilter and
+# AggregateIoOpsFilter (``host_state.aggregate_min(<key>, ...)``), with the
+# scheduler option whose bounds they share.
+LIMIT_KEYS = ('max_instances_per_host', 'max_io_ops_per_host')
+
+
 class AggregateNotFound(Exception):
     pass
+
+
+class InvalidMetadata(ValueError):
+    pass
+
+
+def _option_min(group, name):
+    from nimbus.scheduler import conf as sched_conf
+    for grp, opts in sched_conf.GROUPS:
+        if grp == group:
+            for opt in opts:
+                if opt.name == name:
+                    return getattr(opt.type, 'min', None)
+    return None
+
+
+def numeric_metadata_rules():
+    """``{key: (kind, minimum, strict)}`` for every aggregate metadata key the
+    scheduler reads as a number: each weigher's multiplier override (plugins
+    included), each aggregate filter's allocation ratio and the two
+    per-host limits. The scheduler ignores a value it cannot parse, so the
+    API refuses it instead."""
+    from nimbus.scheduler import filters, weighers
+    rules = {}
+    for cls in weighers.all_weighers():
+        key = getattr(cls, 'aggregate_key', None) or getattr(
+            cls, 'multiplier_option', None)
+        if key:
+            rules[key] = ('number', _option_min(
+                getattr(cls, 'multiplier_group', 'filter_scheduler'),
+                getattr(cls, 'multiplier_option', None)), False)
+    for cls in filters.all_filters():
+        key = getattr(cls, 'ratio_key', None)
+        if key:
+            rules[key] = ('number', 0.0, True)
+    for key in LIMIT_KEYS:
+        rules[key] = ('integer', _option_min('filter_scheduler', key), False)
+    return rules
+
+
+def check_metadata(metadata):
+    """Raise :class:`InvalidMetadata` naming the first numeric key whose
+    value the scheduler could not use."""
+    rules = numeric_metadata_rules()
+    for key in sorted(metadata):
+        value = metadata[key]
+        if value is None or key not in rules:
+            continue
+        kind, minimum, strict = rules[key]
+        text = str(value).strip()
+        try:
+            number = int(text) if kind == 'integer' else float(text)
+        except ValueError:
+            raise InvalidMetadata('Aggregate metadata %s must be %s, got %r.'
+                                  % (key, 'an integer' if kind == 'integer'
+                                     else 'a number', value))
+        if not math.isfinite(number):
+            raise InvalidMetadata('Aggregate metadata %s must be a finite '
+                                  'number, got %r.' % (key, value))
+        if minimum is not None and (number <= minimum if strict
+                                    else number < minimum):
+            raise InvalidMetadata('Aggregate metadata %s must be %s %g, got '
+                                  '%r.' % (key, 'above' if strict else
+                                           'at least', minimum, value))
 
 
 class AggregateExists(Exception):

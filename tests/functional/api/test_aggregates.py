@@ -1,6 +1,12 @@
 """/os-aggregates."""
 
+import pathlib
+import re
+
 import pytest
+
+from nimbus.api.objects import aggregates as agg_obj
+import nimbus.scheduler as scheduler_pkg
 
 
 def make(api, name='agg1', zone=None):
@@ -97,3 +103,79 @@ def test_bad_actions_and_ids(api):
     assert api.req('GET', '/v2.1/os-aggregates').status_code == 403
     assert api.req('POST', '/v2.1/os-aggregates', {'aggregate': {
         'name': 'x'}}).status_code == 403
+
+
+NUMERIC = sorted(agg_obj.numeric_metadata_rules())
+
+
+def _scheduler_numeric_keys():
+    """Every aggregate metadata key the scheduler's code reads as a number:
+    literal ``aggregate_min("<key>", ...)`` calls, filters' ``ratio_key`` and
+    weighers' multiplier overrides (``aggregate_key`` or
+    ``multiplier_option``)."""
+    root = pathlib.Path(scheduler_pkg.__file__).parent
+    keys = set()
+    for path in root.rglob('*.py'):
+        text = path.read_text()
+        keys.update(re.findall(r'aggregate_min\(\s*"([a-z_]+)"', text))
+        keys.update(re.findall(r'ratio_key\s*=\s*"([a-z_]+)"', text))
+        for cls_text in re.split(r'\nclass ', text):
+            agg = re.search(r'\n\s+aggregate_key\s*=\s*"([a-z_]+)"', cls_text)
+            opt = re.search(r'\n\s+multiplier_option\s*=\s*"([a-z_]+)"',
+                            cls_text)
+            if agg or opt:
+                keys.add((agg or opt).group(1))
+    return keys
+
+
+def test_every_numeric_key_the_scheduler_reads_is_validated():
+    found = _scheduler_numeric_keys()
+    assert {'ram_weight_multiplier', 'metrics_weight_multiplier',
+            'cpu_allocation_ratio', 'max_instances_per_host',
+            'max_io_ops_per_host'} <= found
+    assert found <= set(NUMERIC)
+
+
+@pytest.mark.parametrize('key', NUMERIC)
+def test_numeric_metadata_must_parse(api, key):
+    agg = make(api).json['aggregate']
+    r = action(api, agg['id'], {'set_metadata': {'metadata': {
+        'note': 'free text', key: 'lots'}}})
+    assert r.status_code == 400
+    message = r.json['badRequest']['message']
+    assert key in message and "'lots'" in message
+    shown = api.admin('GET', '/v2.1/os-aggregates/%d' % agg['id']).json
+    assert shown['aggregate']['metadata'] == {}
+    good = '2' if key.startswith('max_') else '1.5'
+    r = action(api, agg['id'], {'set_metadata': {'metadata': {key: good}}})
+    assert r.status_code == 200
+    assert r.json['aggregate']['metadata'][key] == good
+    r = action(api, agg['id'], {'set_metadata': {'metadata': {key: None}}})
+    assert r.status_code == 200 and key not in r.json['aggregate']['metadata']
+
+
+@pytest.mark.parametrize('key, value, words', [
+    ('cpu_allocation_ratio', '0', 'above 0'),
+    ('ram_allocation_ratio', '-1.0', 'above 0'),
+    ('disk_allocation_ratio', 'nan', 'finite'),
+    ('max_instances_per_host', '0', 'at least 1'),
+    ('max_instances_per_host', '2.5', 'an integer'),
+    ('max_io_ops_per_host', '-1', 'at least 0'),
+    ('pci_weight_multiplier', '-1', 'at least 0'),
+    ('soft_anti_affinity_weight_multiplier', '-0.5', 'at least 0'),
+    ('ram_weight_multiplier', 'inf', 'finite'),
+])
+def test_numeric_metadata_bounds(api, key, value, words):
+    agg = make(api).json['aggregate']
+    r = action(api, agg['id'], {'set_metadata': {'metadata': {key: value}}})
+    assert r.status_code == 400
+    assert key in r.json['badRequest']['message']
+    assert words in r.json['badRequest']['message']
+
+
+def test_negative_multipliers_that_stack_are_fine(api):
+    agg = make(api).json['aggregate']
+    r = action(api, agg['id'], {'set_metadata': {'metadata': {
+        'ram_weight_multiplier': '-1.0', 'io_ops_weight_multiplier': '-2',
+        'max_io_ops_per_host': '0', 'instance_type': 'm1.small'}}})
+    assert r.status_code == 200
