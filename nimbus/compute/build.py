@@ -155,10 +155,8 @@ class BuildRunner:
         """
         instances = self.conductor.instances_on_host(ctxt, self.host)
         guests = set(self.driver.list_instances())
-        known = set()
         for instance in instances:
             uuid = instance['uuid']
-            known.add(uuid)
             if instance['vm_state'] == states.DELETED:
                 continue
             if instance['task_state'] == states.DELETING:
@@ -175,17 +173,44 @@ class BuildRunner:
                 continue
             reason = ('Build interrupted: nimbus-compute on %s restarted '
                       'while the instance was building' % self.host)
+            failed = self.conductor.instance_update(
+                ctxt, uuid, [states.BUILDING],
+                {'vm_state': states.ERROR, 'task_state': None,
+                 'fault': {'message': 'Build interrupted by a compute '
+                                      'restart', 'details': reason}})
+            if failed is None:
+                # The cell conductor's build check (or a delete) settled it
+                # first; it freed the allocation too.
+                continue
             LOG.warning('%s: %s', uuid, reason)
             self.placement.remove_allocations(ctxt, uuid)
             self.conductor.record_build_attempt(ctxt, uuid, self.host,
                                                 instance.get('node'),
                                                 'failed', reason)
-            self.conductor.instance_update(
-                ctxt, uuid, [states.BUILDING],
-                {'vm_state': states.ERROR, 'task_state': None,
-                 'fault': {'message': 'Build interrupted by a compute '
-                                      'restart', 'details': reason}})
-        for orphan in guests - known:
-            LOG.info('Destroying guest %s: no instance record', orphan)
-            self.driver.destroy(orphan)
+        self.destroy_orphans(instances, guests)
         return instances
+
+    def destroy_orphans(self, instances, guests=None):
+        """Destroy guests that no live instance on this host owns.
+
+        ``instances`` is what the cell database places on this host (not
+        deleted). A guest outside it belongs to an instance deleted while
+        this compute was down (the API deleted it locally and freed its
+        allocation) or moved away: nothing may keep running for it. Its
+        allocation is not touched here: it was freed by whoever deleted or
+        moved the instance. Returns the uuids destroyed.
+        """
+        if guests is None:
+            guests = set(self.driver.list_instances())
+        live = {i['uuid'] for i in instances
+                if i['vm_state'] != states.DELETED}
+        orphans = sorted(set(guests) - live)
+        for orphan in orphans:
+            LOG.info('Destroying guest %s: no live instance on %s owns it',
+                     orphan, self.host)
+            try:
+                self.driver.destroy(orphan)
+            except Exception:
+                LOG.exception('Could not destroy the orphan guest %s',
+                              orphan)
+        return orphans

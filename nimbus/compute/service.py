@@ -89,7 +89,11 @@ class ComputeService:
 
     def _update_resources(self):
         ctxt = nimbus_context.get_admin_context()
+        guests = set(self.driver.list_instances())
         instances = self.conductor.instances_on_host(ctxt, self.host)
+        # Guests listed before the instances: a build that starts in
+        # between has its record (host set before the cast) in the list.
+        self.runner.destroy_orphans(instances, guests)
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
         self.tracker.update(ctxt)

@@ -10,6 +10,7 @@ from nimbus.allinone.cloud import wait_for
 from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.compute.virt import fake
 from nimbus.conductor import rpcapi as conductor_rpcapi
 from nimbus.db.cell import models as cell_models
 from nimbus import services
@@ -118,6 +119,39 @@ def test_delete_frees_the_allocation(admin):
              what='allocation to be freed')
     wait_for(lambda: server_id not in {s['id'] for s in admin.servers()},
              timeout=30, what='server to disappear')
+
+
+def _force_down(api, host, down=True):
+    (service,) = [s for s in api.get('/os-services')['services']
+                  if s['host'] == host and s['binary'] == 'nimbus-compute']
+    api._call('PUT', api.url + '/os-services/%s' % service['id'],
+              json={'forced_down': down})
+
+
+def test_delete_with_the_compute_down_frees_at_once_and_the_guest_goes_at_its_restart(  # noqa: E501
+        make_cloud):
+    cloud = make_cloud(hosts=1)
+    api = client_mod.ComputeClient(cloud.api_url)
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    server_id = _boot(api, 'stranded')
+    assert _settled(api, [server_id])[server_id]['status'] == 'ACTIVE'
+    assert server_id in cloud.computes['host-1'].driver.list_instances()
+    cloud.stop_compute('host-1')
+    _force_down(api, 'host-1')
+    api.delete('/servers/%s' % server_id)
+    # No waiting: the API deleted it locally.
+    assert _allocations(cloud, server_id) == {}
+    assert server_id not in {s['id'] for s in api.servers()}
+    # The guest is still on the stopped host until its compute returns.
+    assert server_id in fake.FakeDriver(cloud.compute_conf('host-1'),
+                                        'host-1').list_instances()
+    compute = cloud.start_compute('host-1')
+    assert server_id not in compute.driver.list_instances()
+    _force_down(api, 'host-1', False)
+    # The host is whole again: a new server lands on it.
+    again = _boot(api, 'after')
+    assert _settled(api, [again])[again]['status'] == 'ACTIVE'
 
 
 def test_malformed_rpc_messages_do_not_stop_the_services(admin):

@@ -12,8 +12,10 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_views
 from nimbus.api.objects import servers as server_obj
+from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import servers as schema
 from nimbus.common import instance_states as states
+from nimbus.common.wsgi import errors
 
 LOG = logging.getLogger(__name__)
 
@@ -117,6 +119,18 @@ def show(req, resp, server_id):
 
 
 def delete(req, resp, server_id):
+    """Delete a server wherever it is.
+
+    A build request is simply removed. An instance whose compute can act
+    (host set, service up) is marked ``deleting`` and the compute is told
+    to terminate it: it destroys the guest, frees the allocation and marks
+    the record deleted. Otherwise (cell0, no host, or the compute service
+    down or forced down) the API deletes locally, as Nova does: the record
+    is marked deleted, its allocations are removed from placement at once,
+    and the compute destroys the leftover guest when it comes back (its
+    startup, and every resource update, destroys guests with no live
+    instance record). Either way every scheduler's cache is told.
+    """
     record = get_authorized(req, server_id, policies.SERVERS % 'delete')
     deps = util.deps(req)
     ctx = util.ctx(req)
@@ -128,13 +142,48 @@ def delete(req, resp, server_id):
         # The conductor took it to a cell meanwhile: delete it there.
         record = get_authorized(req, server_id, policies.SERVERS % 'delete')
         cell = record['cell']
-    if cell.is_cell0 or not record.get('host'):
-        server_obj.mark_deleted(deps.cells, cell, server_id, util.utcnow())
-        server_obj.queue_for_delete(deps.api_db, server_id)
-        resp.status = 204
-        return
-    if server_obj.mark_deleting(deps.cells, cell, server_id):
-        deps.compute_api(cell).terminate_instance(ctx, record['host'],
-                                                  server_id)
+    host = record.get('host')
+    if cell.is_cell0 or not host or not service_obj.compute_is_up(
+            deps.cells, cell, host, deps.conf.service_down_time,
+            util.utcnow()):
+        _local_delete(req, cell, server_id, host)
+    elif server_obj.mark_deleting(deps.cells, cell, server_id):
+        deps.compute_api(cell).terminate_instance(ctx, host, server_id)
+        _tell_schedulers(req, host, server_id)
     server_obj.queue_for_delete(deps.api_db, server_id)
     resp.status = 204
+
+
+def _local_delete(req, cell, server_id, host):
+    deps = util.deps(req)
+    if host:
+        LOG.info('Deleting %s locally: nimbus-compute on %s is down',
+                 server_id, host)
+    if deps.placement is not None:
+        # First, so that a placement outage fails the delete (503, try
+        # again) instead of leaving an allocation nobody would free.
+        try:
+            deps.placement.remove_allocations(util.ctx(req), server_id)
+        except Exception:
+            LOG.warning('Could not remove the allocations of %s',
+                        server_id, exc_info=True)
+            raise errors.HTTPError(503, 'Placement could not be reached to '
+                                        'free the server\'s resources; it '
+                                        'was not deleted. Try again.')
+    if not server_obj.mark_deleted(deps.cells, cell, server_id,
+                                   util.utcnow()):
+        return  # somebody else deleted it first
+    if host:
+        _tell_schedulers(req, host, server_id)
+
+
+def _tell_schedulers(req, host, server_id):
+    """Fanout cast: every scheduler drops the instance from ``host``."""
+    api = util.deps(req).scheduler_api
+    if api is None:
+        return
+    try:
+        api.delete_instance_info(util.ctx(req), host, server_id)
+    except Exception:  # a cache hint; the periodic reload covers it
+        LOG.warning('Could not tell the schedulers about the delete of %s',
+                    server_id, exc_info=True)

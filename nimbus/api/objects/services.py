@@ -104,6 +104,16 @@ def delete(api_db, cells, service_id):
                 api_models.AggregateHost.host == host))
 
 
+def compute_is_up(cells, cell, host, down_time, now):
+    """True when ``host``'s compute service in ``cell`` is up: it exists,
+    is not forced down and heartbeated within ``down_time`` seconds."""
+    with cells.db(cell).session() as session:
+        rows = session.execute(sa.select(cell_models.Service).where(
+            cell_models.Service.host == host,
+            cell_models.Service.binary.like('%compute'))).scalars().all()
+        return any(is_up(row, down_time, now) for row in rows)
+
+
 def compute_services_by_host(cells, down_time, now):
     return {s['host']: s for s in list_services(cells, down_time, now)
             if s['binary'].endswith('compute')}

@@ -55,8 +55,23 @@ class FakeScheduler:
 
     def __getattr__(self, name):
         if name.startswith('update_') or name.startswith('delete_'):
-            return lambda ctx, payload: self.calls.append((name, payload))
+            # One payload is recorded as itself, several as a tuple.
+            return lambda ctx, *args: self.calls.append(
+                (name, args[0] if len(args) == 1 else args))
         raise AttributeError(name)
+
+
+class FakePlacement:
+    """Records allocation removals; ``fail`` makes placement unreachable."""
+
+    def __init__(self, fail=False):
+        self.removed = []
+        self.fail = fail
+
+    def remove_allocations(self, ctx, consumer_uuid):
+        if self.fail:
+            raise ConnectionError('placement is down')
+        self.removed.append(consumer_uuid)
 
 
 class ApiFixture:

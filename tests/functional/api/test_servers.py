@@ -4,6 +4,7 @@ import sqlalchemy as sa
 
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
+from tests.functional.api import fixtures
 
 import pytest
 
@@ -286,6 +287,50 @@ def test_delete_on_host_casts_terminate(world):
     with world.cells.db(world.cell1).session() as s:
         row = s.execute(sa.select(cell_models.Instance)).scalar_one()
         assert row.task_state == 'deleting' and not row.deleted
+
+
+def test_delete_on_host_tells_the_schedulers(world):
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, host='host1')
+    assert world.req('DELETE', '/v2.1/servers/%s' % uuid).status_code == 204
+    assert ('delete_instance_info', ('host1', uuid)) in world.scheduler.calls
+
+
+@pytest.mark.parametrize('how', ['forced_down', 'no_heartbeat'])
+def test_delete_on_a_down_compute_is_local_and_frees_at_once(world, how):
+    placement = fixtures.FakePlacement()
+    world.app.deps.placement = placement
+    world.add_compute('host2', up=how != 'no_heartbeat')
+    if how == 'forced_down':
+        with world.cells.db(world.cell1).session() as s:
+            s.execute(sa.update(cell_models.Service).where(
+                cell_models.Service.host == 'host2').values(
+                    forced_down=True))
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, host='host2')
+    assert world.req('DELETE', '/v2.1/servers/%s' % uuid).status_code == 204
+    assert world.compute_log == []          # nobody to cast to
+    assert placement.removed == [uuid]
+    assert ('delete_instance_info', ('host2', uuid)) in world.scheduler.calls
+    with world.cells.db(world.cell1).session() as s:
+        row = s.execute(sa.select(cell_models.Instance)).scalar_one()
+        assert row.deleted and row.vm_state == 'deleted'
+    assert world.req('GET', '/v2.1/servers/%s' % uuid).status_code == 404
+    assert uuid not in [x['id'] for x in world.req(
+        'GET', '/v2.1/servers').json['servers']]
+
+
+def test_local_delete_with_placement_down_is_503_and_keeps_the_server(
+        world):
+    world.app.deps.placement = fixtures.FakePlacement(fail=True)
+    world.add_compute('host2', up=False)
+    uuid = boot(world).json['server']['id']
+    world.place(uuid, host='host2')
+    r = world.req('DELETE', '/v2.1/servers/%s' % uuid)
+    assert r.status_code == 503
+    assert 'Placement could not be reached' in \
+        r.json['serviceUnavailable']['message']
+    assert world.req('GET', '/v2.1/servers/%s' % uuid).status_code == 200
 
 
 def test_delete_without_host_marks_deleted(world):

@@ -11,17 +11,26 @@ from nimbus.compute.virt import fake
 
 
 class Recorder:
+    """The cell conductor and placement: per-instance compare-and-swap."""
+
     def __init__(self, state=states.BUILDING):
-        self.state = state
+        self.initial = state
+        self.states = {}
         self.calls = []
+
+    @property
+    def state(self):
+        """The state of the only instance most tests use ('i')."""
+        return self.states.get('i', self.initial)
 
     def instance_update(self, ctxt, uuid, expected, updates):
         self.calls.append(('update', expected, updates))
-        if self.state not in expected:
+        current = self.states.get(uuid, self.initial)
+        if current not in expected:
             return None
-        self.state = updates.get('vm_state', self.state)
+        self.states[uuid] = updates.get('vm_state', current)
         return {'uuid': uuid, 'display_name': 'vm', 'flavor': {},
-                'node': 'h1', 'vm_state': self.state}
+                'node': 'h1', 'vm_state': self.states[uuid]}
 
     def record_build_attempt(self, ctxt, uuid, host, node, result,
                              reason=None):
@@ -122,3 +131,30 @@ def test_recovery_after_a_crash(runner):
     assert 'restarted' in updates[1][2]['fault']['details']
     assert ('free', 'lost') in conductor.calls
     assert driver.list_instances() == ['spawned']
+
+
+def test_recovery_leaves_a_build_the_cell_conductor_settled_first(runner):
+    r, conductor, driver, _ = runner()
+    # The cell conductor's build check failed it while this compute was
+    # down: the recovery's compare-and-swap loses and frees nothing twice.
+    conductor.states['lost'] = states.ERROR
+    conductor.on_host = [
+        {'uuid': 'lost', 'vm_state': states.BUILDING, 'task_state':
+         states.SPAWNING, 'node': 'h1'}]
+    r.recover(context.get_admin_context())
+    assert conductor.states['lost'] == states.ERROR
+    assert ('free', 'lost') not in conductor.calls
+    assert not [c for c in conductor.calls if c[0] == 'attempt']
+
+
+def test_guests_without_a_live_instance_are_destroyed(runner):
+    r, conductor, driver, _ = runner()
+    for uuid in ('live', 'deleted-meanwhile', 'unknown'):
+        driver.spawn({'uuid': uuid}, {})
+    destroyed = r.destroy_orphans([
+        {'uuid': 'live', 'vm_state': states.ACTIVE},
+        {'uuid': 'deleted-meanwhile', 'vm_state': states.DELETED}])
+    assert destroyed == ['deleted-meanwhile', 'unknown']
+    assert driver.list_instances() == ['live']
+    # Allocations are not the orphan sweep's business.
+    assert not [c for c in conductor.calls if c[0] == 'free']
