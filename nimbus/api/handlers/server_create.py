@@ -21,6 +21,7 @@ from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import servers as schema
 from nimbus.common import instance_states as states
+from nimbus.common.clients import accelerator
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
@@ -128,12 +129,52 @@ def _check_image_properties(image):
         raise util.bad_request('Image %s: %s' % (image['id'], exc))
 
 
+_ACCELERATOR_CLIENTS = {}
+
+
+def _accelerator_client(conf):
+    """One client per configuration (None without an accelerator endpoint)."""
+    endpoint = conf.accelerator_client.endpoint
+    if not endpoint:
+        return None
+    key = (id(conf), endpoint)
+    client = _ACCELERATOR_CLIENTS.get(key)
+    if client is None:
+        client = _ACCELERATOR_CLIENTS[key] = accelerator.from_conf(conf)
+    return client
+
+
+def device_profile_groups(req, flavor):
+    """The request groups of the flavor's ``accel:device_profile`` (requester
+    ids ``device_profile_<N>``), so the scheduler asks placement for the
+    accelerators too. A server must not boot without its accelerators: no
+    accelerator service, an unknown profile or a malformed one is a 400."""
+    name = flavor['extra_specs'].get('accel:device_profile')
+    if not name:
+        return []
+    client = _accelerator_client(util.deps(req).conf)
+    if client is None:
+        raise util.bad_request(
+            'Flavor %s requests device profile %s but no accelerator service '
+            'is configured.' % (flavor['flavorid'], name))
+    try:
+        return client.get_device_request_groups(util.ctx(req), name)
+    except accelerator.DeviceProfileError as exc:
+        raise util.bad_request('Flavor %s requests device profile %s: %s'
+                               % (flavor['flavorid'], name, exc))
+    except accelerator.AcceleratorError as exc:
+        LOG.warning('Device profile %s: %s', name, exc)
+        raise errors.HTTPError(503, 'The accelerator service could not '
+                                    'resolve device profile %s.' % name)
+
+
 def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
                      force_host=None, force_node=None, is_bfv=False,
                      extra=None):
     """The RequestSpec dict (docs/contracts.md) for a request."""
     ctx = util.ctx(req)
     _check_image_properties(image)
+    requested_resources = device_profile_groups(req, flavor)
     spec = {
         'instance_uuids': list(uuids),
         'num_instances': max(len(uuids), 1), 'min_count': min_count,
@@ -145,7 +186,7 @@ def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
         'availability_zone': zone,
         'scheduler_hints': hints,
         'instance_group': _group(req, hints, uuids),
-        'requested_resources': [],
+        'requested_resources': requested_resources,
         'device_profile': flavor['extra_specs'].get('accel:device_profile'),
         'is_bfv': is_bfv,
         'ignore_hosts': [], 'force_hosts': [force_host] if force_host else [],

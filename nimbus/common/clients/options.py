@@ -1,6 +1,8 @@
-"""How services reach placement (and, later, the accelerator API)."""
+"""How services reach placement and the accelerator API."""
 
 from oslo_config import cfg
+
+from nimbus.common.clients import accelerator
 
 PLACEMENT_CLIENT_OPTS = [
     cfg.URIOpt('endpoint', default='http://127.0.0.1:8778',
@@ -21,7 +23,8 @@ PLACEMENT_CLIENT_OPTS = [
 
 def register_opts(conf):
     conf.register_opts(PLACEMENT_CLIENT_OPTS, group='placement_client')
+    accelerator.register_opts(conf)
 
 
 def list_opts():
-    return [('placement_client', PLACEMENT_CLIENT_OPTS)]
+    return [('placement_client', PLACEMENT_CLIENT_OPTS)] + accelerator.list_opts()

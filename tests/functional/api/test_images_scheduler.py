@@ -1,11 +1,17 @@
 """The /v2/images subset and the scheduler explain endpoints."""
 
+import http.server
+import json
+import threading
+import urllib.parse
 import uuid as uuidlib
 
 import pytest
 
 from nimbus.allinone import client as client_mod
+from nimbus.common import db as common_db
 from nimbus.db.api import models as api_models
+from tests.functional.api import fixtures as api_fixtures
 from tests.functional.scheduler import fixtures as fx
 
 
@@ -217,3 +223,97 @@ def test_image_properties_the_scheduler_does_not_implement(api):
     pinned = api.add_image(properties={'hw_cpu_policy': 'dedicated'})
     body['server']['imageRef'] = pinned
     assert api.req('POST', '/v2.1/servers', body).status_code == 202
+
+
+# -- device profiles -----------------------------------------------------------
+
+@pytest.fixture
+def accelerator_api(tmp_path):
+    """A stub accelerator API (Cyborg's device_profiles) over real HTTP, and
+    a compute API configured to use it."""
+    profiles = {'gpu-nvidia-t4': [
+        {'resources:PGPU': '1',
+         'trait:CUSTOM_GPU_PRODUCT_ID_1EB8': 'required'},
+        {'resources:PGPU': '2', 'trait:CUSTOM_SLOW': 'forbidden'}]}
+    asked = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            url = urllib.parse.urlsplit(self.path)
+            name = urllib.parse.parse_qs(url.query).get('name', [''])[0]
+            asked.append((url.path, name))
+            found = [{'name': name, 'groups': profiles[name]}] \
+                if name in profiles else []
+            body = json.dumps({'device_profiles': found}).encode()
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    fixture = api_fixtures.ApiFixture(tmp_path, overrides={
+        'accelerator_client': {'endpoint': 'http://127.0.0.1:%d/v2'
+                               % server.server_address[1]}})
+    fixture.asked = asked
+    try:
+        yield fixture
+    finally:
+        server.shutdown()
+        server.server_close()
+        common_db.dispose_all()
+
+
+def test_device_profile_without_accelerator_service_is_refused(api):
+    api.add_flavor('gpu', extra_specs={'accel:device_profile': 'gpu-t4'})
+    image = api.add_image()
+    r = api.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': 'gpu', 'imageRef': image}})
+    assert r.status_code == 400
+    assert r.json['badRequest']['message'] == (
+        'Flavor gpu requests device profile gpu-t4 but no accelerator '
+        'service is configured.')
+    assert api.conductor.calls == []
+    assert api.req('GET', '/v2.1/servers').json['servers'] == []
+    r = api.admin('POST', '/v2.1/os-scheduler/dry-run', {'flavorRef': 'gpu'})
+    assert r.status_code == 400
+
+
+def test_device_profile_groups_become_request_groups(accelerator_api):
+    api = accelerator_api
+    api.add_flavor('gpu', extra_specs={
+        'accel:device_profile': 'gpu-nvidia-t4'})
+    image = api.add_image()
+    r = api.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': 'gpu', 'imageRef': image}})
+    assert r.status_code == 202, r.json
+    (_ctx, spec, _uuids), = api.conductor.calls
+    assert api.asked == [('/v2/device_profiles', 'gpu-nvidia-t4')]
+    assert spec['device_profile'] == 'gpu-nvidia-t4'
+    assert spec['requested_resources'] == [
+        {'requester_id': 'device_profile_0', 'resources': {'PGPU': 1},
+         'required_traits': ['CUSTOM_GPU_PRODUCT_ID_1EB8'],
+         'forbidden_traits': []},
+        {'requester_id': 'device_profile_1', 'resources': {'PGPU': 2},
+         'required_traits': [], 'forbidden_traits': ['CUSTOM_SLOW']}]
+    # An unknown profile is the user's mistake.
+    api.add_flavor('nope', name='nope', extra_specs={
+        'accel:device_profile': 'no-such-profile'})
+    r = api.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': 'nope', 'imageRef': image}})
+    assert r.status_code == 400
+    assert r.json['badRequest']['message'] == (
+        'Flavor nope requests device profile no-such-profile: device '
+        'profile no-such-profile not found')
+    # A flavor without a profile never asks the accelerator service.
+    api.add_flavor('plain', name='plain')
+    r = api.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': 'plain', 'imageRef': image}})
+    assert r.status_code == 202
+    assert len(api.asked) == 2
+    assert api.conductor.calls[-1][1]['requested_resources'] == []

@@ -1,0 +1,163 @@
+"""A small client of the accelerator API (Cyborg's wire format), as the
+compute API needs it: a flavor's ``accel:device_profile`` names a device
+profile, whose groups become request groups of the RequestSpec.
+
+The accelerator service itself is not built yet. With ``[accelerator_client]
+endpoint`` unset, :func:`from_conf` returns None and the compute API refuses
+servers whose flavor asks for a device profile (they must not boot without
+their accelerators).
+
+A device profile (``GET {endpoint}/device_profiles?name=<name>``)::
+
+    {"device_profiles": [{"name": "gpu-nvidia-t4", "groups": [
+        {"resources:PGPU": "1", "trait:CUSTOM_GPU_PRODUCT_ID_1EB8": "required"}]}]}
+
+Its Nth group (in the profile's order, from 0) becomes the request group
+``{"requester_id": "device_profile_<N>", "resources": {"PGPU": 1},
+"required_traits": ["CUSTOM_GPU_PRODUCT_ID_1EB8"], "forbidden_traits": []}``.
+Other keys of a group (``accel:...``) are for the accelerator service and
+ignored here.
+"""
+
+import requests
+from oslo_config import cfg
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+GROUP = 'accelerator_client'
+REQUESTER_PREFIX = 'device_profile_'
+
+ACCELERATOR_CLIENT_OPTS = [
+    cfg.URIOpt('endpoint', default=None,
+               help='Base URL of the accelerator API, version included '
+                    '(e.g. http://127.0.0.1:6666/v2). Unset (the default): '
+                    'there is no accelerator service, and the compute API '
+                    'refuses servers whose flavor names a device profile '
+                    '(accel:device_profile) with a 400.'),
+    cfg.IntOpt('timeout', default=30, min=1,
+               help='Seconds before an accelerator API request times out.'),
+]
+
+
+class AcceleratorError(Exception):
+    """The accelerator API could not be reached or answered an error."""
+
+
+class DeviceProfileError(ValueError):
+    """The device profile does not exist or its groups are malformed."""
+
+
+def register_opts(conf):
+    conf.register_opts(ACCELERATOR_CLIENT_OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, ACCELERATOR_CLIENT_OPTS)]
+
+
+def request_groups(groups):
+    """Device-profile groups -> RequestSpec ``requested_resources`` entries.
+
+    ``resources:<RC>`` keys give amounts (positive integers), ``trait:<T>``
+    keys ``required`` or ``forbidden`` traits; other keys are ignored.
+    Raises DeviceProfileError for a malformed group."""
+    out = []
+    for index, group in enumerate(groups):
+        if not isinstance(group, dict):
+            raise DeviceProfileError('group %d is not an object' % index)
+        resources, required, forbidden = {}, [], []
+        for key, value in group.items():
+            if key.startswith('resources:'):
+                rc = key[len('resources:'):]
+                try:
+                    amount = int(str(value))
+                except ValueError:
+                    amount = 0
+                if not rc or amount < 1:
+                    raise DeviceProfileError(
+                        'group %d: %s=%r is not a positive amount'
+                        % (index, key, value))
+                resources[rc] = amount
+            elif key.startswith('trait:'):
+                trait = key[len('trait:'):]
+                if value == 'required':
+                    required.append(trait)
+                elif value == 'forbidden':
+                    forbidden.append(trait)
+                else:
+                    raise DeviceProfileError(
+                        "group %d: %s must be 'required' or 'forbidden', "
+                        'not %r' % (index, key, value))
+        if not resources:
+            raise DeviceProfileError('group %d asks for no resources'
+                                     % index)
+        out.append({'requester_id': '%s%d' % (REQUESTER_PREFIX, index),
+                    'resources': resources,
+                    'required_traits': sorted(required),
+                    'forbidden_traits': sorted(forbidden)})
+    return out
+
+
+class AcceleratorClient:
+    """``AcceleratorClient(endpoint, session=None, timeout=30)``; ``session``
+    is any ``requests.Session``."""
+
+    def __init__(self, endpoint, session=None, timeout=30):
+        self.endpoint = endpoint.rstrip('/')
+        self.session = session or requests.Session()
+        self.timeout = timeout
+
+    def _headers(self, ctxt):
+        headers = {'Accept': 'application/json',
+                   'X-Auth-Token': 'nimbus:service',
+                   'X-Roles': 'admin,service'}
+        request_id = ctxt is not None and (
+            getattr(ctxt, 'global_request_id', None) or
+            getattr(ctxt, 'request_id', None))
+        if request_id:
+            headers['X-Openstack-Request-Id'] = request_id
+        return headers
+
+    def get_device_profile(self, ctxt, name):
+        """The device profile called ``name`` (a dict with ``groups``)."""
+        try:
+            response = self.session.get(
+                self.endpoint + '/device_profiles', params={'name': name},
+                headers=self._headers(ctxt), timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise AcceleratorError('accelerator API unreachable: %s' % exc)
+        if response.status_code == 404:
+            raise DeviceProfileError('device profile %s not found' % name)
+        if response.status_code >= 400:
+            raise AcceleratorError('accelerator API answered %d: %s' % (
+                response.status_code, response.text[:300]))
+        try:
+            profiles = response.json()['device_profiles']
+        except (ValueError, KeyError, TypeError):
+            raise AcceleratorError('accelerator API answered an unexpected '
+                                   'body for device profile %s' % name)
+        for profile in profiles or []:
+            if isinstance(profile, dict) and profile.get('name') == name:
+                return profile
+        raise DeviceProfileError('device profile %s not found' % name)
+
+    def get_device_profile_groups(self, ctxt, name):
+        """The profile's groups, in the profile's order (seed 004)."""
+        groups = self.get_device_profile(ctxt, name).get('groups')
+        if not isinstance(groups, list) or not groups:
+            raise DeviceProfileError('device profile %s has no groups' % name)
+        return groups
+
+    def get_device_request_groups(self, ctxt, name):
+        """The profile's groups as RequestSpec ``requested_resources``."""
+        return request_groups(self.get_device_profile_groups(ctxt, name))
+
+
+def from_conf(conf, session=None):
+    """A client for ``[accelerator_client] endpoint``, or None when unset."""
+    group = getattr(conf, GROUP)
+    if not group.endpoint:
+        return None
+    return AcceleratorClient(group.endpoint, session=session,
+                             timeout=group.timeout)
