@@ -2,7 +2,9 @@
 
 Handlers are ``handler(state, req, resp, **path_params)``; :func:`routes`
 binds them to a :class:`State` for :func:`nimbus.common.wsgi.build_app`.
-A route missing a method answers 405 with an ``allow`` header.
+A route missing a method answers 405 with an ``allow`` header listing the
+route's methods in this table's order (the order of OpenStack Placement's
+route declarations).
 """
 
 import functools
@@ -26,8 +28,9 @@ ROUTES = [
     ('/', {'GET': root.home}),
     ('/resource_providers', {'GET': resource_provider.list_providers,
                              'POST': resource_provider.create}),
-    (_RP, {'GET': resource_provider.show, 'PUT': resource_provider.update,
-           'DELETE': resource_provider.delete}),
+    (_RP, {'GET': resource_provider.show,
+           'DELETE': resource_provider.delete,
+           'PUT': resource_provider.update}),
     (_RP + '/inventories', {'GET': inventory.list_inventories,
                             'POST': inventory.create,
                             'PUT': inventory.set_all,

@@ -20,15 +20,33 @@ class _RouteResource:
     """Falcon resource whose responders are the route table's handlers.
 
     Handlers are stored as instance attributes, so Falcon calls them as
-    plain functions ``handler(req, resp, **params)``.
+    plain functions ``handler(req, resp, **params)``. Every other method
+    (OPTIONS and HEAD included: Falcon would otherwise answer OPTIONS
+    itself) gets a 405 whose ``allow`` header lists the route's methods in
+    table order, as OpenStack services answer.
     """
 
     def __init__(self, handlers):
+        allowed = []
         for method, handler in handlers.items():
             method = method.upper()
             if method not in _METHODS:
                 raise ValueError('unknown HTTP method %s' % method)
             setattr(self, 'on_' + method.lower(), handler)
+            allowed.append(method)
+        refuse = _method_not_allowed(', '.join(allowed))
+        for method in falcon.constants.COMBINED_METHODS:
+            if method not in allowed:
+                setattr(self, 'on_' + method.lower().replace('-', '_'),
+                        refuse)
+
+
+def _method_not_allowed(allow):
+    def refuse(req, resp, **params):
+        raise errors.HTTPError(
+            405, 'Method %s is not allowed on this resource.' % req.method,
+            headers={'allow': allow})
+    return refuse
 
 
 class _RequestId:

@@ -76,8 +76,18 @@ def test_unknown_route_and_wrong_method_are_json(client):
     assert client.simulate_get('/nowhere').status_code == 404
     response = client.simulate_delete('/things/x')
     assert response.status_code == 405
-    assert 'GET' in response.headers['allow']
+    assert response.headers['allow'] == 'GET'
     _message(client, response)
+
+
+@pytest.mark.parametrize('method', ['OPTIONS', 'HEAD', 'PATCH', 'PUT',
+                                    'TRACE'])
+def test_every_other_method_is_405_with_the_route_methods(client, method):
+    response = client.simulate_request(method, '/things')
+    assert response.status_code == 405
+    assert response.headers['allow'] == 'POST'
+    if method != 'HEAD':
+        assert 'not allowed' in _message(client, response)
 
 
 @pytest.mark.parametrize('header,status,version', [
