@@ -14,6 +14,7 @@ def _send(req, resp, gen, aggs):
 
 
 @util.since((1, 1))
+@util.json_only
 def list_for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:aggregates:list')
 

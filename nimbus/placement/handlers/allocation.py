@@ -37,6 +37,7 @@ def _write(state, fn, *args):
                              fn, *args, structure=False, usage=True)
 
 
+@util.json_only
 def show(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:list')
     version = util.version(req)
@@ -93,6 +94,7 @@ def delete(state, req, resp, consumer_uuid):
     util.no_content(resp)
 
 
+@util.json_only
 def for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:allocations:list')
 

@@ -10,6 +10,7 @@ from nimbus.placement.handlers import util
 
 
 @util.since((1, 10))
+@util.json_only
 def list_candidates(state, req, resp):
     from nimbus.placement import candidates
     util.authorize(state, req, 'placement:allocation_candidates:list')

@@ -7,21 +7,28 @@ from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.schemas import inventory as schema
 
 
-def _check_reserved(req, rc, inv):
+def check_capacity(req, rc, inv):
+    """``inv`` with its defaults; 400 when its capacity is not allowed.
+
+    Capacity is ``int((total - reserved) * allocation_ratio)``: it must be
+    positive before 1.26 and may be zero from 1.26 (reserved == total).
+    Like Placement there is no other cross-field check (min_unit may exceed
+    max_unit, any ratio that gives such a capacity is accepted).
+    """
     inv = inv_obj.with_defaults(inv)
+    capacity = int((inv['total'] - inv['reserved']) *
+                   inv['allocation_ratio'])
     if util.version(req) >= (1, 26):
-        bad = inv['reserved'] > inv['total']
+        bad, rule = capacity < 0, 'must not be negative'
     else:
-        bad = inv['reserved'] >= inv['total'] and inv['reserved'] > 0
+        bad, rule = capacity <= 0, 'must be positive before 1.26'
     if bad:
         raise exception.BadRequest(
             'Unable to update inventory for resource provider: invalid '
-            'inventory for %s: reserved %d must not exceed total %d.' % (
-                rc, inv['reserved'], inv['total']))
-    if inv['min_unit'] > inv['max_unit']:
-        raise exception.BadRequest(
-            'Unable to update inventory: min_unit %d exceeds max_unit %d '
-            'for %s.' % (inv['min_unit'], inv['max_unit'], rc))
+            'inventory for %s: capacity (total %d - reserved %d) * '
+            'allocation_ratio %s = %d %s.' % (
+                rc, inv['total'], inv['reserved'], inv['allocation_ratio'],
+                capacity, rule))
     return inv
 
 
@@ -30,6 +37,7 @@ def _url(uuid, rc=None):
     return url + '/' + rc if rc else url
 
 
+@util.json_only
 def list_inventories(state, req, resp, uuid):
     util.authorize(state, req,
                    'placement:resource_providers:inventories:list')
@@ -42,6 +50,7 @@ def list_inventories(state, req, resp, uuid):
                           'resource_provider_generation': rp['generation']})
 
 
+@util.json_only
 def show(state, req, resp, uuid, rc):
     util.authorize(state, req,
                    'placement:resource_providers:inventories:show')
@@ -69,16 +78,15 @@ def create(state, req, resp, uuid):
                    'placement:resource_providers:inventories:create')
     data = util.body(req, schema.POST_INVENTORY)
     rc = data.pop('resource_class')
-    gen = data.pop('resource_provider_generation', None)
-    inv = _check_reserved(req, rc, data)
+    # The schema allows a generation but, as in OpenStack Placement, POST
+    # does not check it: the provider's current one is used.
+    data.pop('resource_provider_generation', None)
+    inv = check_capacity(req, rc, data)
 
-    def add(conn, rp, gen, rc, inv):
-        # The generation is optional on POST (clients such as openstacksdk
-        # omit it); when given it is checked.
-        return inv_obj.add_one(conn, rp, rp['generation'] if gen is None
-                               else gen, rc, inv)
-    gen, invs = _write(state, add, uuid, gen, rc, inv)
-    resp.set_header('location', _url(uuid, rc))
+    def add(conn, rp, rc, inv):
+        return inv_obj.add_one(conn, rp, rp['generation'], rc, inv)
+    gen, invs = _write(state, add, uuid, rc, inv)
+    resp.set_header('location', util.url(req, _url(uuid, rc)))
     util.send(req, resp, dict(invs[rc], resource_provider_generation=gen),
               status=201)
 
@@ -88,7 +96,7 @@ def update(state, req, resp, uuid, rc):
                    'placement:resource_providers:inventories:update')
     data = util.body(req, schema.BASE_INVENTORY)
     gen = data.pop('resource_provider_generation')
-    inv = _check_reserved(req, rc, data)
+    inv = check_capacity(req, rc, data)
     gen, invs = _write(state, inv_obj.update_one, uuid, gen, rc, inv)
     util.send(req, resp, dict(invs[rc], resource_provider_generation=gen))
 
@@ -97,7 +105,7 @@ def set_all(state, req, resp, uuid):
     util.authorize(state, req,
                    'placement:resource_providers:inventories:update')
     data = util.body(req, schema.PUT_INVENTORIES)
-    invs = {rc: _check_reserved(req, rc, inv)
+    invs = {rc: check_capacity(req, rc, inv)
             for rc, inv in data['inventories'].items()}
     gen, invs = _write(state, inv_obj.replace_all, uuid,
                        data['resource_provider_generation'], invs)

@@ -15,7 +15,7 @@ def reshape(state, req, resp):
     data = util.body(req, schema.reshaper_schema(version))
     inventories = {}
     for rp_uuid, entry in data['inventories'].items():
-        invs = {rc: inventory._check_reserved(req, rc, inv)
+        invs = {rc: inventory.check_capacity(req, rc, inv)
                 for rc, inv in entry['inventories'].items()}
         inventories[util.normalize_uuid(rp_uuid)] = (
             entry['resource_provider_generation'], invs)

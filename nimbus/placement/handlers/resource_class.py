@@ -1,27 +1,34 @@
 """/resource_classes and /resource_classes/{name} (from 1.2)."""
 
-from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import resource_class as rc_obj
 from nimbus.placement.schemas import resource_class as schema
 
 
-def _represent(name):
-    return {'name': name, 'links': [
-        {'rel': 'self', 'href': '/resource_classes/%s' % name}]}
+def _path(name):
+    return '/resource_classes/%s' % name
 
 
+def _represent(req, name):
+    return {'name': name,
+            'links': [{'rel': 'self', 'href': util.url(req, _path(name))}]}
+
+
+@util.since((1, 2))
+@util.json_only
 def list_classes(state, req, resp):
     util.authorize(state, req, 'placement:resource_classes:list')
     rows = state.pdb.read(rc_obj.list_all)
     util.send(req, resp, {'resource_classes': [
-        _represent(r['name']) for r in rows]})
+        _represent(req, r['name']) for r in rows]})
 
 
+@util.since((1, 2))
+@util.json_only
 def show(state, req, resp, name):
     util.authorize(state, req, 'placement:resource_classes:show')
     row = state.pdb.read(rc_obj.get, name)
-    util.send(req, resp, _represent(row['name']),
+    util.send(req, resp, _represent(req, row['name']),
               last_modified=row['updated_at'] or row['created_at'])
 
 
@@ -30,31 +37,25 @@ def create(state, req, resp):
     util.authorize(state, req, 'placement:resource_classes:create')
     data = util.body(req, schema.POST)
     state.pdb.write(rc_obj.create, data['name'])
-    resp.set_header('location', '/resource_classes/%s' % data['name'])
-    util.send(req, resp, None, status=201)
+    util.created(req, resp, _path(data['name']))
 
 
 @util.since((1, 2))
 def update(state, req, resp, name):
-    """Before 1.7 a rename (body ``{"name"}``); from 1.7 create-or-verify."""
+    """Before 1.7 a rename (body ``{"name"}``); from 1.7 create-or-verify
+    (201 or 204, both with ``location``)."""
     util.authorize(state, req, 'placement:resource_classes:update')
     if util.version(req) >= (1, 7):
-        if not name.startswith('CUSTOM_') or \
-                not name[7:].replace('_', '').isalnum() or \
-                name != name.upper():
-            raise exception.BadRequest(
-                'Resource class name must start with CUSTOM_ and contain '
-                'only upper case letters, digits and underscores: %s' % name)
-        created = state.pdb.write(rc_obj.ensure, name)
-        if created:
-            resp.set_header('location', '/resource_classes/%s' % name)
-            util.send(req, resp, None, status=201)
+        util.validate({'name': name}, schema.POST, 'Resource class name')
+        if state.pdb.write(rc_obj.ensure, name):
+            util.created(req, resp, _path(name))
         else:
             util.no_content(resp)
+            resp.set_header('location', util.url(req, _path(name)))
         return
     data = util.body(req, schema.PUT_1_2)
     state.pdb.write(rc_obj.rename, name, data['name'])
-    util.send(req, resp, _represent(data['name']))
+    util.send(req, resp, _represent(req, data['name']))
 
 
 @util.since((1, 2))

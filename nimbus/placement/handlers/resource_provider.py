@@ -8,8 +8,9 @@ from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.schemas import resource_provider as schema
 
 
-def links(uuid, version):
-    base = '/resource_providers/%s' % uuid
+def links(prefix, uuid, version):
+    """The provider's links; ``prefix`` is where the app is mounted."""
+    base = '%s/resource_providers/%s' % (prefix, uuid)
     out = [{'rel': 'self', 'href': base},
            {'rel': 'inventories', 'href': base + '/inventories'},
            {'rel': 'usages', 'href': base + '/usages'}]
@@ -22,17 +23,18 @@ def links(uuid, version):
     return out
 
 
-def represent(uuid, name, generation, parent, root, version):
+def represent(prefix, uuid, name, generation, parent, root, version):
     out = {'uuid': uuid, 'name': name, 'generation': generation,
-           'links': links(uuid, version)}
+           'links': links(prefix, uuid, version)}
     if version >= (1, 14):
         out['parent_provider_uuid'] = parent
         out['root_provider_uuid'] = root
     return out
 
 
-def _from_row(row, version):
-    return represent(row['uuid'], row['name'], row['generation'],
+def _from_row(req, row, version):
+    return represent(req.root_path, row['uuid'], row['name'],
+                     row['generation'],
                      row['parent_provider_uuid'], row['root_provider_uuid'],
                      version)
 
@@ -45,18 +47,20 @@ def create(state, req, resp):
                                uuidutils.generate_uuid())
     row = state.pdb.write(rp_obj.create, uuid, data['name'],
                           data.get('parent_provider_uuid'), late_lock=True)
-    resp.set_header('location', '/resource_providers/%s' % uuid)
     if version >= (1, 20):
-        util.send(req, resp, _from_row(row, version),
+        resp.set_header('location',
+                        util.url(req, '/resource_providers/%s' % uuid))
+        util.send(req, resp, _from_row(req, row, version),
                   last_modified=row['updated_at'])
     else:
-        util.send(req, resp, None, status=201)
+        util.created(req, resp, '/resource_providers/%s' % uuid)
 
 
+@util.json_only
 def show(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:show')
     row = state.pdb.read(rp_obj.get, uuid)
-    util.send(req, resp, _from_row(row, util.version(req)),
+    util.send(req, resp, _from_row(req, row, util.version(req)),
               last_modified=row['updated_at'] or row['created_at'])
 
 
@@ -71,7 +75,7 @@ def update(state, req, resp, uuid):
             parent = util.normalize_uuid(parent)
     row = state.pdb.write(rp_obj.update, uuid, data['name'], parent,
                           allow_reparent=version >= (1, 37))
-    util.send(req, resp, _from_row(row, version),
+    util.send(req, resp, _from_row(req, row, version),
               last_modified=row['updated_at'])
 
 
@@ -81,6 +85,7 @@ def delete(state, req, resp, uuid):
     util.no_content(resp)
 
 
+@util.json_only
 def list_providers(state, req, resp):
     util.authorize(state, req, 'placement:resource_providers:list')
     version = util.version(req)
@@ -88,7 +93,8 @@ def list_providers(state, req, resp):
     snapshot = state.cache.get()
     filters = query.parse(util.params(req), version, snapshot)
     found = query.filter_providers(snapshot, **filters)
+    prefix = req.root_path
     body = {'resource_providers': [
-        represent(p.uuid, p.name, p.generation, p.parent_uuid, p.root_uuid,
-                  version) for p in found]}
+        represent(prefix, p.uuid, p.name, p.generation, p.parent_uuid,
+                  p.root_uuid, version) for p in found]}
     util.send(req, resp, body)

@@ -12,17 +12,21 @@ _CUSTOM = re.compile(schema.CUSTOM_NAME)
 
 
 @util.since((1, 6))
+@util.json_only
 def list_traits(state, req, resp):
     util.authorize(state, req, 'placement:traits:list')
     util.check_query(req, ('name', 'associated'))
     kwargs = {}
     name = util.single(req, 'name')
     if name is not None:
-        if name.startswith('in:'):
-            kwargs['names'] = [n.strip() for n in name[3:].split(',')]
-        elif name.startswith('startswith:'):
-            kwargs['prefix'] = name[len('startswith:'):]
-        else:
+        op, colon, value = name.partition(':')
+        # As Placement: an operator other than in/startswith filters
+        # nothing; a value without any operator is refused.
+        if op == 'in':
+            kwargs['names'] = [n.strip() for n in value.split(',')]
+        elif op == 'startswith':
+            kwargs['prefix'] = value
+        elif not colon:
             raise exception.BadRequest(
                 "Badly formatted name parameter. Expected name query string "
                 "parameter in form: ?name=[in|startswith]:[name1,name2|prefix]"
@@ -61,7 +65,7 @@ def update(state, req, resp, name):
             "The trait %s does not match the pattern '%s'." % (
                 name, schema.CUSTOM_NAME))
     created = state.pdb.write(trait_obj.ensure, name)
-    resp.set_header('location', '/traits/%s' % name)
+    resp.set_header('location', util.url(req, '/traits/%s' % name))
     resp.status = '201 Created' if created else '204 No Content'
     _cache_headers(req, resp)
 
@@ -74,6 +78,7 @@ def delete(state, req, resp, name):
 
 
 @util.since((1, 6))
+@util.json_only
 def list_for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:traits:list')
 

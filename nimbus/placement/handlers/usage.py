@@ -6,6 +6,7 @@ from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.objects import usage as usage_obj
 
 
+@util.json_only
 def for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:usages')
 
@@ -18,6 +19,7 @@ def for_provider(state, req, resp, uuid):
 
 
 @util.since((1, 9))
+@util.json_only
 def for_project(state, req, resp):
     version = util.version(req)
     allowed = ['project_id', 'user_id']

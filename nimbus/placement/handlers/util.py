@@ -5,6 +5,7 @@ import functools
 import time
 
 import falcon
+from falcon.util import mediatypes
 import jsonschema
 import orjson
 
@@ -37,6 +38,27 @@ def since(major_minor, status=404):
             return fn(state, req, resp, **kw)
         return handler
     return wrap
+
+
+def json_only(fn):
+    """Decorator of the GET handlers that answer JSON: 406 when an
+    ``Accept`` header is given and does not accept application/json
+    (wildcards and q-values count; an unparsable header is ignored)."""
+    @functools.wraps(fn)
+    def handler(state, req, resp, **kw):
+        accept = req.get_header('Accept')
+        if accept and accept != 'application/json' and accept != '*/*':
+            try:
+                acceptable = mediatypes.quality('application/json',
+                                                accept) > 0.0
+            except ValueError:
+                acceptable = True
+            if not acceptable:
+                raise errors.HTTPError(
+                    406, 'Only application/json is provided',
+                    exception.UNDEFINED)
+        return fn(state, req, resp, **kw)
+    return handler
 
 
 _LAST_DATE = (None, None)
@@ -89,6 +111,19 @@ def send_json(req, resp, data, status=200, last_modified=None):
 
 def no_content(resp):
     resp.status = falcon.HTTP_204
+
+
+def url(req, path):
+    """``path`` under the prefix the app is mounted at (``SCRIPT_NAME``,
+    e.g. ``/placement`` behind a devstack-style front server)."""
+    return req.root_path + path
+
+
+def created(req, resp, path):
+    """201 with no body and ``location`` (no cache headers, as Placement
+    answers its empty 201s)."""
+    resp.status = falcon.HTTP_201
+    resp.set_header('location', url(req, path))
 
 
 def params(req):

@@ -150,7 +150,8 @@ def add_one(conn, rp, generation, rc_name, inv):
     if rc_name in current:
         raise exception.Conflict(
             'Update to resource provider %s failed: inventory for %s '
-            'already exists.' % (rp['uuid'], rc_name))
+            'already exists.' % (rp['uuid'], rc_name),
+            error_code=exception.CONCURRENT_UPDATE)
     current[rc_name] = inv
     return set_all(conn, rp, generation, current), normalized(current)
 

@@ -57,13 +57,23 @@ PUT_1_28 = copy.deepcopy(PUT_1_12)
 PUT_1_28['properties']['allocations']['minProperties'] = 0
 PUT_1_28['properties']['consumer_generation'] = CONSUMER_GENERATION
 PUT_1_28['required'].append('consumer_generation')
-PUT_1_38 = copy.deepcopy(PUT_1_28)
+# 1.34: the request group -> providers mappings of an allocation request
+# may be sent back as they came from GET /allocation_candidates; they are
+# accepted and not stored.
+MAPPINGS = {'type': 'object', 'minProperties': 1,
+            'additionalProperties': {
+                'type': 'array', 'minItems': 1,
+                'items': {'type': 'string', 'pattern': UUID_RE}}}
+PUT_1_34 = copy.deepcopy(PUT_1_28)
+PUT_1_34['properties']['mappings'] = MAPPINGS
+PUT_1_38 = copy.deepcopy(PUT_1_34)
 PUT_1_38['properties']['consumer_type'] = CONSUMER_TYPE
 PUT_1_38['required'].append('consumer_type')
 
 
 def put_schema(version):
-    for v, schema in (((1, 38), PUT_1_38), ((1, 28), PUT_1_28),
+    for v, schema in (((1, 38), PUT_1_38), ((1, 34), PUT_1_34),
+                      ((1, 28), PUT_1_28),
                       ((1, 12), PUT_1_12), ((1, 8), PUT_1_8)):
         if version >= v:
             return schema
@@ -80,12 +90,15 @@ def _post(one):
 
 POST_1_13 = _post(PUT_1_12)
 POST_1_28 = _post(PUT_1_28)
+POST_1_34 = _post(PUT_1_34)
 POST_1_38 = _post(PUT_1_38)
 
 
 def post_schema(version):
     if version >= (1, 38):
         return POST_1_38
+    if version >= (1, 34):
+        return POST_1_34
     if version >= (1, 28):
         return POST_1_28
     return POST_1_13
@@ -100,6 +113,7 @@ def _reshaper(post):
         'properties': {
             'inventories': {'type': 'object',
                             'patternProperties': {UUID_RE: invs},
+                            'minProperties': 1,
                             'additionalProperties': False},
             'allocations': alloc,
         },
@@ -109,8 +123,13 @@ def _reshaper(post):
 
 
 RESHAPER_1_30 = _reshaper(POST_1_28)
+RESHAPER_1_34 = _reshaper(POST_1_34)
 RESHAPER_1_38 = _reshaper(POST_1_38)
 
 
 def reshaper_schema(version):
-    return RESHAPER_1_38 if version >= (1, 38) else RESHAPER_1_30
+    if version >= (1, 38):
+        return RESHAPER_1_38
+    if version >= (1, 34):
+        return RESHAPER_1_34
+    return RESHAPER_1_30

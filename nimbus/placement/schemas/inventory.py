@@ -12,8 +12,8 @@ BASE_INVENTORY = {
         'min_unit': {'type': 'integer', 'maximum': MAX_INT, 'minimum': 1},
         'max_unit': {'type': 'integer', 'maximum': MAX_INT, 'minimum': 1},
         'step_size': {'type': 'integer', 'maximum': MAX_INT, 'minimum': 1},
-        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e+38,
-                             'exclusiveMinimum': 0},
+        # No lower bound: the capacity check decides (as Placement).
+        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e+38},
     },
     'required': ['total', 'resource_provider_generation'],
     'additionalProperties': False,

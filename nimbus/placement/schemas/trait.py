@@ -4,8 +4,10 @@ CUSTOM_NAME = '^CUSTOM_[A-Z0-9_]+$'
 SET_PROVIDER_TRAITS = {
     'type': 'object',
     'properties': {
-        'traits': {'type': 'array', 'uniqueItems': True,
-                   'items': {'type': 'string', 'pattern': '^[A-Z0-9_]+$',
+        # As Placement: any name (an unknown one is "No such trait"), and
+        # a name given twice counts once.
+        'traits': {'type': 'array',
+                   'items': {'type': 'string', 'minLength': 1,
                              'maxLength': 255}},
         'resource_provider_generation': {'type': 'integer'},
     },
