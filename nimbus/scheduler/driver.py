@@ -49,8 +49,10 @@ class Scheduler:
         self.host_manager = host_manager
         self.engine = filter_scheduler or selection.FilterScheduler(conf)
         self.record = record
-        # one decision at a time per process: decisions take milliseconds, and consuming
-        # in shared host states must not interleave. Several processes race in placement.
+        # One decision at a time per process: consuming in shared host states must not
+        # interleave. Several processes race in placement. Each decision also holds
+        # the host manager's lock (``decision()``) from placement's answer to its last
+        # claim: events arriving meanwhile are queued, not applied under the filters.
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
@@ -108,7 +110,6 @@ class Scheduler:
         if instance_uuids:
             spec.instance_uuids = list(instance_uuids)
             spec.num_instances = max(spec.num_instances, len(instance_uuids))
-        self._resolve_group(spec)
 
         def claim(host, areq, uuid):
             if areq is None or uuid is None:
@@ -120,8 +121,9 @@ class Scheduler:
                 self.placement.remove_allocations(ctxt, uuid)
 
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
-        with self._lock:
+        with self._lock, self.host_manager.decision():
             try:
+                self._resolve_group(spec)
                 hosts, areqs = self._candidates(ctxt, spec, exp)
                 result = self.engine.schedule(spec, hosts, areqs, claim=claim,
                                               unclaim=unclaim,
@@ -162,9 +164,9 @@ class Scheduler:
         return result
 
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:
-        self._resolve_group(spec)
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
-        with self._lock:
+        with self._lock, self.host_manager.decision():
+            self._resolve_group(spec)
             try:
                 hosts, areqs = self._candidates(ctxt, spec, exp)
             except exception.NoValidHost as exc:

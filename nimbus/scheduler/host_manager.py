@@ -6,10 +6,18 @@ happens once (and on demand); afterwards computes, the API and conductors send e
 (``update_aggregates``, ``update_instance_info``, ``delete_instance_info``, compute node
 and service updates) which touch only the affected hosts. Per request, placement's
 provider summaries refresh capacity and usage of the returned providers only.
+
+Consistency: a decision (``with host_manager.decision():``) holds the lock from
+placement's answer to the last claim, so filters never see an ``instances`` dict
+change under them and a reload cannot overwrite what the decision consumed. Events
+never wait for a decision: one that finds the lock taken is queued and applied, in
+arrival order, as soon as the holder lets go.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import threading
 from typing import Protocol, runtime_checkable
 
@@ -83,12 +91,56 @@ class HostManager:
         self.conf = conf
         self.source = source
         self.lock = threading.RLock()
+        self._depth = 0                      # nesting of the lock's holder
+        self._pending: collections.deque = collections.deque()  # deferred events
         self._by_uuid: dict[str, HostState] = {}
         self._by_host: dict[str, list[HostState]] = {}
         self._aggregates: dict = {}          # aggregate id -> dict
         self._host_aggs: dict[str, list] = {}  # host -> [aggregate ids]
         self._groups: dict[str, dict] = {}
         self.loaded = False
+
+    # ------------------------------------------------------------------ locking
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold the host states still (re-entrant). Events that arrive meanwhile are
+        queued and applied when the outermost holder lets go."""
+        with self.lock:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+        self._drain()
+
+    def decision(self):
+        """The lock for the whole of one scheduling decision."""
+        return self.locked()
+
+    def _submit(self, fn, *args) -> None:
+        """Apply an event now if nobody holds the host states, else queue it."""
+        self._pending.append((fn, args))
+        self._drain()
+
+    def _drain(self) -> None:
+        while self._pending:
+            if not self.lock.acquire(blocking=False):
+                return      # the holder drains when it lets go
+            try:
+                if self._depth:
+                    return  # this thread is inside a decision: not now
+                while self._pending:
+                    fn, args = self._pending.popleft()
+                    try:
+                        fn(*args)
+                    except Exception:  # one bad event must not stop the others
+                        LOG.exception("scheduler event %s failed", fn.__name__)
+            finally:
+                self.lock.release()
+
+    @property
+    def pending_events(self) -> int:
+        return len(self._pending)
 
     # ------------------------------------------------------------------ full load
     @property
@@ -103,7 +155,7 @@ class HostManager:
         aggs = self.source.aggregates()
         instances = self.source.instances_by_host()
         groups = self.source.server_groups()
-        with self.lock:
+        with self.locked():
             by_uuid, by_host = {}, {}
             for cn in nodes:
                 old = self._by_uuid.get(cn["uuid"])
@@ -188,24 +240,32 @@ class HostManager:
         return out
 
     # ------------------------------------------------------------------ events
+    # Each public event returns at once: it is applied now, or queued behind the
+    # decision that holds the host states (see ``locked``).
+
     def update_compute_node(self, cn: dict) -> None:
-        with self.lock:
-            hs = self._by_uuid.get(cn["uuid"])
-            if hs is None:
-                hs = HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
-                               cn.get("cell_uuid"))
-                self._by_uuid[cn["uuid"]] = hs
-                self._by_host.setdefault(cn["host"], []).append(hs)
-                self._apply_host_aggs(cn["host"], [hs])
-            hs.update_from_compute_node(cn)
+        """A compute node record changed (or a new one appeared)."""
+        self._submit(self._update_compute_node, cn)
+
+    def _update_compute_node(self, cn: dict) -> None:
+        hs = self._by_uuid.get(cn["uuid"])
+        if hs is None:
+            hs = HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
+                           cn.get("cell_uuid"))
+            self._by_uuid[cn["uuid"]] = hs
+            self._by_host.setdefault(cn["host"], []).append(hs)
+            self._apply_host_aggs(cn["host"], [hs])
+        hs.update_from_compute_node(cn)
 
     def remove_compute_node(self, uuid: str) -> None:
-        with self.lock:
-            hs = self._by_uuid.pop(uuid, None)
-            if hs is not None:
-                states = self._by_host.get(hs.host, [])
-                if hs in states:
-                    states.remove(hs)
+        self._submit(self._remove_compute_node, uuid)
+
+    def _remove_compute_node(self, uuid: str) -> None:
+        hs = self._by_uuid.pop(uuid, None)
+        if hs is not None:
+            states = self._by_host.get(hs.host, [])
+            if hs in states:
+                states.remove(hs)
 
     def refresh_services(self) -> None:
         """Reload only the service records (up/down, disabled): one small
@@ -217,68 +277,85 @@ class HostManager:
             self.update_service(svc)
 
     def update_service(self, svc: dict) -> None:
-        with self.lock:
-            for hs in self._by_host.get(svc["host"], []):
-                hs.update_from_service(svc)
+        self._submit(self._update_service, svc)
+
+    def _update_service(self, svc: dict) -> None:
+        for hs in self._by_host.get(svc["host"], []):
+            hs.update_from_service(svc)
 
     def update_aggregates(self, aggregates: list[dict]) -> None:
         """An aggregate was created or changed (hosts or metadata)."""
-        with self.lock:
-            touched = set()
-            for agg in aggregates:
-                agg_id = self._agg_id(agg)
-                old = self._aggregates.get(agg_id)
-                if old is not None:
-                    touched.update(old.get("hosts", []))
-                    for h in old.get("hosts", []):
-                        ids = self._host_aggs.get(h, [])
-                        if agg_id in ids:
-                            ids.remove(agg_id)
-                self._aggregates[agg_id] = agg
-                for h in agg.get("hosts", []):
-                    self._host_aggs.setdefault(h, []).append(agg_id)
-                touched.update(agg.get("hosts", []))
-            for h in touched:
-                self._apply_host_aggs(h)
+        self._submit(self._update_aggregates, aggregates)
+
+    def _update_aggregates(self, aggregates: list[dict]) -> None:
+        touched = set()
+        for agg in aggregates:
+            agg_id = self._agg_id(agg)
+            old = self._aggregates.get(agg_id)
+            if old is not None:
+                touched.update(old.get("hosts", []))
+                for h in old.get("hosts", []):
+                    ids = self._host_aggs.get(h, [])
+                    if agg_id in ids:
+                        ids.remove(agg_id)
+            self._aggregates[agg_id] = agg
+            for h in agg.get("hosts", []):
+                self._host_aggs.setdefault(h, []).append(agg_id)
+            touched.update(agg.get("hosts", []))
+        for h in touched:
+            self._apply_host_aggs(h)
 
     def delete_aggregate(self, aggregate: dict) -> None:
-        with self.lock:
-            agg_id = self._agg_id(aggregate)
-            old = self._aggregates.pop(agg_id, None)
-            if old is None:
-                return
-            for h in old.get("hosts", []):
-                ids = self._host_aggs.get(h, [])
-                if agg_id in ids:
-                    ids.remove(agg_id)
-                self._apply_host_aggs(h)
+        self._submit(self._delete_aggregate, aggregate)
+
+    def _delete_aggregate(self, aggregate: dict) -> None:
+        agg_id = self._agg_id(aggregate)
+        old = self._aggregates.pop(agg_id, None)
+        if old is None:
+            return
+        for h in old.get("hosts", []):
+            ids = self._host_aggs.get(h, [])
+            if agg_id in ids:
+                ids.remove(agg_id)
+            self._apply_host_aggs(h)
 
     def update_instance_info(self, host: str, instances: list[dict]) -> None:
         """Instances were added to (or changed on) a host."""
-        with self.lock:
-            for hs in self._by_host.get(host, [])[:1]:
-                for inst in instances:
-                    hs.add_instance(inst)
+        self._submit(self._update_instance_info, host, instances)
+
+    def _update_instance_info(self, host: str, instances: list[dict]) -> None:
+        for hs in self._by_host.get(host, [])[:1]:
+            for inst in instances:
+                hs.add_instance(inst)
 
     def delete_instance_info(self, host: str, instance_uuid: str) -> None:
-        with self.lock:
-            for hs in self._by_host.get(host, []):
-                hs.remove_instance(instance_uuid)
+        """An instance was deleted (or left the host)."""
+        self._submit(self._delete_instance_info, host, instance_uuid)
+
+    def _delete_instance_info(self, host: str, instance_uuid: str) -> None:
+        for hs in self._by_host.get(host, []):
+            hs.remove_instance(instance_uuid)
 
     def sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
-        """The compute's full list of instance uuids; drop the ones it no longer has."""
-        with self.lock:
-            keep = set(instance_uuids)
-            for hs in self._by_host.get(host, []):
-                for u in [u for u in hs.instances if u not in keep]:
-                    hs.remove_instance(u)
+        """The full list of instance uuids on a host: drop the ones it no longer has."""
+        self._submit(self._sync_instance_info, host, instance_uuids)
+
+    def _sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
+        keep = set(instance_uuids)
+        for hs in self._by_host.get(host, []):
+            for u in [u for u in hs.instances if u not in keep]:
+                hs.remove_instance(u)
 
     def update_server_group(self, group: dict) -> None:
-        with self.lock:
-            self._groups[group["uuid"]] = group
+        self._submit(self._update_server_group, group)
+
+    def _update_server_group(self, group: dict) -> None:
+        self._groups[group["uuid"]] = group
 
     def record_build_result(self, host: str, failed: bool) -> None:
         """Failed builds push a host down (BuildFailureWeigher); a success resets it."""
-        with self.lock:
-            for hs in self._by_host.get(host, []):
-                hs.failed_builds = hs.failed_builds + 1 if failed else 0
+        self._submit(self._record_build_result, host, failed)
+
+    def _record_build_result(self, host: str, failed: bool) -> None:
+        for hs in self._by_host.get(host, []):
+            hs.failed_builds = hs.failed_builds + 1 if failed else 0
