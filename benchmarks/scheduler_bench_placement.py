@@ -1,12 +1,13 @@
-"""Real placement claims for ``scheduler_bench.py --multi-create N --claims placement``.
+"""A real placement for ``scheduler_bench.py --multi-create N``.
 
 Starts Nimbus placement in this process (``nimbus.placement.direct``: the same REST
-API and SQLite database, without HTTP), creates one resource provider per synthetic
+API and SQLite database, without HTTP) and creates one resource provider per synthetic
 host (the host's uuid, its VCPU/MEMORY_MB/DISK_GB inventory with its allocation
 ratios and current usage as reserved, so placement's room matches the scheduler's
-view), and returns ``claim``/``unclaim`` callables that PUT/DELETE
-``/allocations/{consumer}`` through :class:`nimbus.common.clients.placement.
-PlacementClient`, exactly as the scheduler service does.
+view). ``client`` is the :class:`nimbus.common.clients.placement.PlacementClient` the
+benchmark hands to the scheduler's ``select_destinations`` (GET
+/allocation_candidates, PUT /allocations/{consumer}); ``claim``/``unclaim`` are the
+same claims as callables for ``FilterScheduler.schedule``.
 """
 
 from __future__ import annotations
