@@ -16,6 +16,12 @@ API_OPTS = [
                help='Availability zone shown for non-compute services.'),
     cfg.BoolOpt('enable_instance_password', default=True,
                 help='Return an adminPass when a server is created.'),
+    cfg.IntOpt('max_instances_per_request', default=1000, min=1,
+               help='Largest max_count (and min_count) one POST /servers '
+                    'may ask for; above it the request is refused with 400 '
+                    'before anything is stored. Every instance of a '
+                    'multi-create is a build request, a request spec and '
+                    'a scheduler selection, all made at once.'),
     cfg.StrOpt('compute_link_prefix',
                help='Base URL put in links instead of the request host '
                     '(for a proxy in front of nimbus-api).'),

@@ -8,7 +8,6 @@ from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import images
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
-from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_groups
 from nimbus.api.handlers import servers
 from nimbus.api.handlers import services
@@ -20,7 +19,7 @@ ROUTES = [
     (V, {'GET': root.version_v21}),
     (V + '/', {'GET': root.version_v21}),
     # servers
-    (V + '/servers', {'GET': servers.index, 'POST': server_create.create}),
+    (V + '/servers', {'GET': servers.index, 'POST': servers.create}),
     (V + '/servers/detail', {'GET': servers.detail}),
     (V + '/servers/{server_id}', {'GET': servers.show,
                                   'DELETE': servers.delete}),

@@ -1,15 +1,19 @@
 """GET /servers, /servers/detail, /servers/{id}; DELETE /servers/{id}.
 
-POST /servers lives in :mod:`nimbus.api.handlers.server_create`.
+POST /servers lives in :mod:`nimbus.api.handlers.server_create`; the
+request-size limit in front of it (:func:`create`) is here.
 """
 
 import datetime
+import io
 import re
 
+import orjson
 from oslo_log import log as logging
 
 from nimbus.api import policies
 from nimbus.api import util
+from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_views
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.objects import services as service_obj
@@ -90,6 +94,44 @@ def _list(req, resp, detail):
             req, 'servers/detail' if detail else 'servers',
             records[-1]['uuid'], params)
     resp.media = body
+
+
+def create(req, resp):
+    """POST /servers: the deployment's request-size limit, then
+    :func:`nimbus.api.handlers.server_create.create`.
+
+    ``max_count`` decides how many build requests, request specs and
+    scheduler selections one request makes, so a count above ``[api]
+    max_instances_per_request`` is refused before anything is stored.
+    """
+    util.authorize(req, policies.SERVERS % 'create')
+    message = _count_error(req)
+    if message is not None:
+        raise util.bad_request(message)
+    server_create.create(req, resp)
+
+
+def _count_error(req):
+    """Read the body once to check its counts, and leave it in place for
+    the create handler, which reads it through falcon's ``bounded_stream``
+    (built on first use, over the WSGI input)."""
+    length = req.content_length or 0
+    content_type = (req.content_type or '').split(';')[0].strip().lower()
+    if not length or content_type != 'application/json':
+        return None  # the create handler answers 400/415
+    raw = req.stream.read(length)
+    # Put the body back where falcon's bounded_stream (built on first use,
+    # from the WSGI input) will read it.
+    req.env['wsgi.input'] = req.stream = io.BytesIO(raw)
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    server = body.get('server') if isinstance(body, dict) else None
+    if not isinstance(server, dict):
+        return None
+    return schema.count_error(
+        server, util.deps(req).conf.api.max_instances_per_request)
 
 
 def index(req, resp):

@@ -79,6 +79,30 @@ CREATE = {
 }
 
 
+def count_error(server, limit):
+    """The 400 message for a ``server`` body whose counts exceed ``limit``
+    (``[api] max_instances_per_request``) or contradict each other, or
+    None. Counts that are not whole numbers are left to the schema."""
+    counts = {}
+    for field in ('min_count', 'max_count'):
+        value = server.get(field)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) or (isinstance(value, str) and
+                                      value.isdigit()):
+            counts[field] = int(value)
+    for field in ('max_count', 'min_count'):
+        if counts.get(field, 0) > limit:
+            return ('Invalid input for field/attribute %s. Value: %s. At '
+                    'most %d instances may be requested at once '
+                    '([api] max_instances_per_request).'
+                    % (field, server[field], limit))
+    if 'min_count' in counts and 'max_count' in counts and \
+            counts['min_count'] > counts['max_count']:
+        return 'min_count must be <= max_count'
+    return None
+
+
 def create_schema(version):
     """The POST /servers schema at a microversion."""
     schema = copy.deepcopy(CREATE)

@@ -128,6 +128,51 @@ def test_create_bad_references(world):
     assert world.conductor.calls == []
 
 
+def _stored(api):
+    with api.api_db.session() as s:
+        return s.execute(sa.select(sa.func.count()).select_from(
+            api_models.BuildRequest)).scalar()
+
+
+@pytest.mark.parametrize('counts, field', [
+    ({'max_count': 1001}, 'max_count'),
+    ({'max_count': '1001'}, 'max_count'),
+    ({'min_count': 1001}, 'min_count'),
+    ({'min_count': 2, 'max_count': 10 ** 9}, 'max_count'),
+])
+def test_counts_above_the_request_limit_are_400(world, counts, field):
+    r = boot(world, **counts)
+    assert r.status_code == 400
+    message = r.json['badRequest']['message']
+    assert field in message and 'max_instances_per_request' in message
+    assert world.conductor.calls == [] and _stored(world) == 0
+
+
+def test_min_count_above_max_count_is_400(world):
+    r = boot(world, min_count='3', max_count=2)
+    assert r.status_code == 400
+    assert r.json['badRequest']['message'] == \
+        'min_count must be <= max_count'
+    assert world.conductor.calls == []
+
+
+def test_the_default_limit_still_allows_a_thousand(world):
+    r = boot(world, min_count=1, max_count=1000,
+             return_reservation_id=True)
+    assert r.status_code == 202
+    assert len(world.conductor.calls[0][2]) == 1000
+
+
+def test_the_request_limit_is_configurable(tmp_path):
+    api = fixtures.ApiFixture(tmp_path, overrides={
+        'api': {'max_instances_per_request': 5}})
+    api.add_flavor('1')
+    api.image = api.add_image()
+    assert boot(api, max_count=6).status_code == 400
+    assert boot(api, max_count=5).status_code == 202
+    assert len(api.conductor.calls[0][2]) == 5
+
+
 def test_flavor_ref_as_url_and_image_too_big(world):
     r = boot(world, flavorRef='http://x/v2.1/flavors/1')
     assert r.status_code == 202
