@@ -1,10 +1,14 @@
 """/os-server-groups: affinity, anti-affinity and their soft variants."""
 
+from oslo_log import log as logging
+
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.schemas import common
 from nimbus.common.wsgi import json_body
+
+LOG = logging.getLogger(__name__)
 
 POLICIES = ['affinity', 'anti-affinity', 'soft-affinity',
             'soft-anti-affinity']
@@ -118,7 +122,27 @@ def create(req, resp):
     resp.media = {'server_group': view(req, group)}
 
 
+def _tell_schedulers_deleted(req, group):
+    """Every scheduler forgets the group: ``delete_server_group(ctxt,
+    group_uuid)`` when the scheduler's RPC API has it, else a full reload of
+    the host states (which reloads server groups from the database). Never
+    fails the request."""
+    api = util.deps(req).scheduler_api
+    if api is None:
+        return
+    forget = getattr(api, 'delete_server_group', None)
+    try:
+        if forget is not None:
+            forget(util.ctx(req), group['uuid'])
+        else:
+            api.refresh_host_states(util.ctx(req))
+    except Exception:
+        LOG.warning('Could not tell the schedulers that server group %s was '
+                    'deleted', group['uuid'], exc_info=True)
+
+
 def delete(req, resp, group_id):
-    _get(req, group_id, policies.GROUPS % 'delete')
+    group = _get(req, group_id, policies.GROUPS % 'delete')
     group_obj.delete(util.deps(req).api_db, group_id)
+    _tell_schedulers_deleted(req, group)
     resp.status = 204

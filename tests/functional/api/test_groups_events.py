@@ -4,6 +4,10 @@ import uuid as uuidlib
 
 import pytest
 
+from nimbus.common import context
+from nimbus import services
+from tests.functional.scheduler import fixtures as fx
+
 
 def test_server_groups_v264(api):
     r = api.req('POST', '/v2.1/os-server-groups', {'server_group': {
@@ -31,6 +35,7 @@ def test_server_groups_v264(api):
                    user='other').status_code == 404
     assert api.req('DELETE', '/v2.1/os-server-groups/%s' % group['id']) \
         .status_code == 204
+    assert api.scheduler.calls[-1] == ('delete_server_group', group['id'])
     assert api.req('GET', '/v2.1/os-server-groups/%s' % group['id']) \
         .status_code == 404
 
@@ -117,3 +122,78 @@ def test_external_events_bad(api, placed):
                  {'events': [dict(event, server_uuid='nope')]}):
         r = api.admin('POST', url, body, version='2.82')
         assert r.status_code == 400, body
+
+
+class _OldScheduler:
+    """A scheduler RPC API without delete_server_group."""
+
+    def __init__(self, fail=False):
+        self.calls = []
+        self.fail = fail
+
+    def update_server_group(self, ctx, group):
+        self.calls.append(('update_server_group', group['uuid']))
+
+    def refresh_host_states(self, ctx):
+        if self.fail:
+            raise RuntimeError('bus down')
+        self.calls.append(('refresh_host_states',))
+
+
+@pytest.mark.parametrize('fail', [False, True])
+def test_group_delete_falls_back_to_a_full_reload(api, fail):
+    api.app.deps.scheduler_api = scheduler = _OldScheduler(fail)
+    r = api.req('POST', '/v2.1/os-server-groups', {'server_group': {
+        'name': 'g', 'policy': 'affinity'}}, version='2.64')
+    uuid = r.json['server_group']['id']
+    # A scheduler that cannot be told never fails the delete.
+    assert api.req('DELETE', '/v2.1/os-server-groups/%s' % uuid) \
+        .status_code == 204
+    expected = [('update_server_group', uuid)]
+    if not fail:
+        expected.append(('refresh_host_states',))
+    assert scheduler.calls == expected
+
+
+def _hint_only_spec(flavor, group_uuid):
+    """What a request naming the group only by hint looks like to the
+    scheduler (no instance_group: it resolves the hint from its cache)."""
+    return {'flavor': {'name': flavor['name'], 'flavorid': flavor['id'],
+                       'vcpus': 1, 'memory_mb': 512, 'root_gb': 1,
+                       'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}},
+            'image': None, 'num_instances': 1, 'instance_uuids': [],
+            'project_id': 'admin', 'user_id': 'admin',
+            'scheduler_hints': {'group': group_uuid}, 'instance_group': None,
+            'requested_resources': [], 'request_id': 'req-hint-only'}
+
+
+def test_deleted_group_no_longer_influences_scheduling(make_cloud):
+    cloud = make_cloud(hosts=2)
+    api = fx.admin_client(cloud)
+    flavor = api.create_flavor('f', 1, 512, 1)
+    image = api.create_image('img')
+    group = fx.create_group(api, 'anti', 'anti-affinity')
+    member = fx.boot_and_settle(api, 'member', flavor, image,
+                                hints={'group': group['id']})
+    assert member['status'] == 'ACTIVE'
+    taken = fx.host_of(member)
+    scheduler = services.scheduler_api(cloud.conf)
+    ctxt = context.get_admin_context()
+    spec = _hint_only_spec(flavor, group['id'])
+
+    def rejected_by_group():
+        result = scheduler.dry_run(ctxt, spec)
+        return {r['host'] for r in result['rejected']
+                if r['filter'] == 'ServerGroupAntiAffinityFilter'}
+    # While the group exists, its member keeps the next one off its host.
+    fx.wait_for(lambda: rejected_by_group() == {taken} or None,
+                timeout=30, what='the group to count')
+    api._call('DELETE', api.url + '/os-server-groups/%s' % group['id'])
+    fx.wait_for(lambda: not rejected_by_group() or None, timeout=30,
+                what='the schedulers to forget the deleted group')
+    result = scheduler.dry_run(ctxt, spec)
+    assert taken in fx.ranked_hosts(result)
+    assert len(fx.ranked_hosts(result)) == 2
+    # And the API refuses the group from now on.
+    with pytest.raises(RuntimeError, match='400'):
+        fx.boot(api, 'late', flavor, image, hints={'group': group['id']})
