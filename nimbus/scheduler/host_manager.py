@@ -332,9 +332,17 @@ class HostManager:
         """An instance was deleted (or left the host)."""
         self._submit(self._delete_instance_info, host, instance_uuid)
 
-    def _delete_instance_info(self, host: str, instance_uuid: str) -> None:
-        for hs in self._by_host.get(host, []):
+    def _delete_instance_info(self, host: str | None, instance_uuid: str) -> None:
+        states = self._by_host.get(host, []) if host else []
+        if not any(instance_uuid in hs.instances for hs in states):
+            # No host given, or the instance moved since: look everywhere.
+            states = [hs for hs in self._by_uuid.values() if instance_uuid in hs.instances]
+        for hs in states:
             hs.remove_instance(instance_uuid)
+        for group in self._groups.values():
+            members = group.get("members") or []
+            if instance_uuid in members:
+                group["members"] = [m for m in members if m != instance_uuid]
 
     def sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
         """The full list of instance uuids on a host: drop the ones it no longer has."""
@@ -342,15 +350,30 @@ class HostManager:
 
     def _sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
         keep = set(instance_uuids)
-        for hs in self._by_host.get(host, []):
+        states = self._by_host.get(host, [])
+        for hs in states:
             for u in [u for u in hs.instances if u not in keep]:
                 hs.remove_instance(u)
+        if states:
+            # Instances the cache missed count too (instance-count, same/different
+            # host filters); their details come with the next reload.
+            known = {u for hs in states for u in hs.instances}
+            for u in instance_uuids:
+                if u not in known:
+                    states[0].add_instance({"uuid": u})
 
     def update_server_group(self, group: dict) -> None:
         self._submit(self._update_server_group, group)
 
     def _update_server_group(self, group: dict) -> None:
         self._groups[group["uuid"]] = group
+
+    def delete_server_group(self, group_uuid: str) -> None:
+        """A server group was deleted: a ``group`` hint naming it finds nothing."""
+        self._submit(self._delete_server_group, group_uuid)
+
+    def _delete_server_group(self, group_uuid: str) -> None:
+        self._groups.pop(group_uuid, None)
 
     def record_build_result(self, host: str, failed: bool) -> None:
         """Failed builds push a host down (BuildFailureWeigher); a success resets it."""

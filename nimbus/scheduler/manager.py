@@ -5,7 +5,8 @@ RequestSpec and delegates to :class:`~nimbus.scheduler.driver.Scheduler` and the
 Methods (see ``rpcapi.py`` for call/cast and versions): ``select_destinations``,
 ``dry_run``, ``update_aggregates``, ``delete_aggregate``, ``update_instance_info``,
 ``delete_instance_info``, ``sync_instance_info``, ``update_compute_node``,
-``update_service``, ``update_server_group``, ``refresh_host_states``.
+``update_service``, ``update_server_group``, ``delete_server_group``,
+``refresh_host_states``.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ class SchedulerManager:
         infos = instance_info if isinstance(instance_info, list) else [instance_info]
         self.host_manager.update_instance_info(host_name, infos)
 
-    @rpc.expose(cast=True, required=("host_name", "instance_uuid"))
+    @rpc.expose(cast=True, required=("instance_uuid",))
     def delete_instance_info(self, ctxt, host_name=None, instance_uuid=None):
         self.host_manager.delete_instance_info(host_name, instance_uuid)
 
@@ -129,6 +130,10 @@ class SchedulerManager:
     @rpc.expose(cast=True, required=("group",))
     def update_server_group(self, ctxt, group=None):
         self.host_manager.update_server_group(group)
+
+    @rpc.expose(cast=True, required=("group_uuid",))
+    def delete_server_group(self, ctxt, group_uuid=None):
+        self.host_manager.delete_server_group(group_uuid)
 
     @rpc.expose(cast=True)
     def refresh_host_states(self, ctxt):

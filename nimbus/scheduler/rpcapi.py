@@ -6,12 +6,13 @@ Version history
        update_instance_info, delete_instance_info, sync_instance_info,
        update_compute_node, update_service, update_server_group, refresh_host_states
        (casts).
+  1.1  delete_server_group (cast).
 """
 
 from nimbus.common import rpc
 
 TOPIC = "scheduler"
-VERSION = "1.0"
+VERSION = "1.1"
 
 
 class SchedulerAPI:
@@ -64,10 +65,13 @@ class SchedulerAPI:
                    instance_info=instance_info)
 
     def delete_instance_info(self, ctxt, host_name, instance_uuid):
+        """Cast: the instance was deleted (``host_name`` may be None: every host
+        is searched)."""
         self._cast(ctxt, "delete_instance_info", host_name=host_name,
                    instance_uuid=instance_uuid)
 
     def sync_instance_info(self, ctxt, host_name, instance_uuids):
+        """Cast: the complete list of instance uuids on ``host_name``."""
         self._cast(ctxt, "sync_instance_info", host_name=host_name,
                    instance_uuids=instance_uuids)
 
@@ -80,6 +84,11 @@ class SchedulerAPI:
 
     def update_server_group(self, ctxt, group):
         self._cast(ctxt, "update_server_group", group=group)
+
+    def delete_server_group(self, ctxt, group_uuid):
+        """Cast (fanout): the server group is gone (DELETE /os-server-groups/{id})."""
+        self._client.prepare(version="1.1", fanout=True).cast(
+            ctxt, "delete_server_group", group_uuid=group_uuid)
 
     def refresh_host_states(self, ctxt):
         self._cast(ctxt, "refresh_host_states")
