@@ -25,6 +25,15 @@ root_required      1.35   traits (``!`` allowed, no ``in:``) of the root
 same_subtree       1.36   comma list of suffixes; resourceless suffixed
                           groups allowed only when named in one
 =================  =====  ==================================================
+
+Repeated parameters are read as OpenStack Placement 16.0.0 reads them:
+``resources<S>`` and ``in_tree<S>`` count with their last value, ``limit``
+and ``group_policy`` with their first, ``required<S>`` with its last before
+1.39 (all of them from 1.39), ``member_of<S>`` is refused before 1.24 and
+``root_required`` always. Error codes are Placement's too: the
+``placement.query.*`` codes only for ``root_required``, ``same_subtree`` and
+the resourceless-group rules of 1.36, ``placement.undefined_code`` for the
+rest.
 """
 from __future__ import annotations
 
@@ -93,30 +102,26 @@ def parse_resources(value: str, name: str = 'resources') -> dict[str, int]:
     if value.strip() == '':
         raise CandidatesQueryError(
             "Badly formed %s parameter: expected a value like "
-            "'VCPU:2,MEMORY_MB:1024', got an empty string." % name, BAD_VALUE)
+            "'VCPU:2,MEMORY_MB:1024', got an empty string." % name)
     result: dict[str, int] = {}
     for item in value.split(','):
         parts = item.split(':')
         if len(parts) != 2 or not parts[0].strip():
             raise CandidatesQueryError(
                 "Badly formed %s parameter: expected RESOURCE_CLASS:AMOUNT "
-                "items like 'VCPU:2,MEMORY_MB:1024', got %r." % (name, item),
-                BAD_VALUE)
+                "items like 'VCPU:2,MEMORY_MB:1024', got %r." % (name, item))
         rc, amount = parts[0].strip(), parts[1].strip()
         try:
             amount_i = int(amount)
         except ValueError:
             raise CandidatesQueryError(
                 "Requested resource %s in %s expected positive integer "
-                "amount. Got: %s." % (rc, name, amount), BAD_VALUE) from None
+                "amount. Got: %s." % (rc, name, amount)) from None
         if amount_i < 1:
             raise CandidatesQueryError(
                 "Requested resource %s in %s requires amount >= 1. Got: %d."
-                % (rc, name, amount_i), BAD_VALUE)
-        if rc in result:
-            raise CandidatesQueryError(
-                "Resource class %s is given more than once in %s."
-                % (rc, name), BAD_VALUE)
+                % (rc, name, amount_i))
+        # A class named twice counts with its last amount (as Placement).
         result[rc] = amount_i
     return result
 
@@ -126,7 +131,7 @@ def _split_names(text: str, name: str, raw: str) -> list[str]:
     if not all(items):
         raise CandidatesQueryError(
             "Invalid query string parameters: %s has an empty trait name "
-            "in %r." % (name, raw), BAD_VALUE)
+            "in %r." % (name, raw))
     return items
 
 
@@ -142,10 +147,9 @@ def parse_trait_expr(values: list[str], microversion: tuple[int, int],
     """
     allow_forbidden = microversion >= (1, 22)
     allow_any = microversion >= (1, 39)
-    if len(values) > 1 and not allow_any:
-        raise CandidatesQueryError(
-            "Query parameter %r may only be specified once before "
-            "microversion 1.39." % name, DUPLICATE_KEY)
+    if not allow_any:
+        # Before 1.39 a repeated parameter counts with its last value.
+        values = values[-1:]
     required: list[frozenset[str]] = []
     forbidden: set[str] = set()
     for raw in values:
@@ -154,13 +158,13 @@ def parse_trait_expr(values: list[str], microversion: tuple[int, int],
                 raise CandidatesQueryError(
                     "Invalid query string parameters: the 'in:' syntax in %s "
                     "requires microversion 1.39 or later. Got: %s"
-                    % (name, raw), BAD_VALUE)
+                    % (name, raw))
             items = _split_names(raw[3:], name, raw)
             if any(t.startswith('!') for t in items):
                 raise CandidatesQueryError(
                     "Invalid query string parameters: forbidden traits "
                     "('!') are not allowed inside an 'in:' list of %s. "
-                    "Got: %s" % (name, raw), BAD_VALUE)
+                    "Got: %s" % (name, raw))
             required.append(frozenset(items))
             continue
         for t in _split_names(raw, name, raw):
@@ -169,12 +173,13 @@ def parse_trait_expr(values: list[str], microversion: tuple[int, int],
                     raise CandidatesQueryError(
                         "Invalid query string parameters: forbidden traits "
                         "('!TRAIT') in %s require microversion 1.22 or "
-                        "later. Got: %s" % (name, raw), BAD_VALUE)
-                bare = t[1:].strip()
-                if not bare or bare.startswith('!'):
+                        "later. Got: %s" % (name, raw))
+                # Any number of '!' forbid the trait, as in Placement.
+                bare = t.lstrip('!').strip()
+                if not bare:
                     raise CandidatesQueryError(
                         "Invalid query string parameters: malformed "
-                        "forbidden trait %r in %s." % (t, name), BAD_VALUE)
+                        "forbidden trait %r in %s." % (t, name))
                 forbidden.add(bare)
             else:
                 required.append(frozenset((t,)))
@@ -184,7 +189,7 @@ def parse_trait_expr(values: list[str], microversion: tuple[int, int],
 
 def _is_uuid(value: str) -> bool:
     try:
-        uuidlib.UUID(value)
+        uuidlib.UUID(value.strip())
     except (ValueError, TypeError, AttributeError):
         return False
     return True
@@ -203,7 +208,7 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
     if len(values) > 1 and microversion < (1, 24):
         raise CandidatesQueryError(
             "Multiple %s parameters are not supported before microversion "
-            "1.24." % name, DUPLICATE_KEY)
+            "1.24." % name)
     required: list[frozenset[str]] = []
     forbidden: set[str] = set()
     for raw in values:
@@ -214,14 +219,14 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
                 raise CandidatesQueryError(
                     "Invalid query string parameters: forbidden aggregates "
                     "('!') in %s require microversion 1.32 or later. Got: %s"
-                    % (name, raw), BAD_VALUE)
+                    % (name, raw))
             value = value[1:]
         if value.startswith('in:'):
             items = [s.strip() for s in value[3:].split(',')]
         elif ',' in value:
             raise CandidatesQueryError(
                 "Multiple values for %r must be prefixed with the 'in:' (or "
-                "'!in:') keyword. Got: %s" % (name, raw), BAD_VALUE)
+                "'!in:') keyword. Got: %s" % (name, raw))
         else:
             items = [value.strip()]
         for agg in items:
@@ -229,12 +234,12 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
                 raise CandidatesQueryError(
                     "Invalid query string parameters: '!' is not allowed "
                     "inside an 'in:' list of %s; use '!in:' instead. Got: %s"
-                    % (name, raw), BAD_VALUE)
+                    % (name, raw))
             if not _is_uuid(agg):
                 raise CandidatesQueryError(
                     "Invalid query string parameters: Expected %r parameter "
-                    "to contain valid UUID(s). Got: %s" % (name, agg),
-                    BAD_VALUE)
+                    "to contain valid UUID(s). Got: %s" % (name, agg))
+        items = [_canonical_uuid(agg) for agg in items]
         if negative:
             forbidden.update(items)
         else:
@@ -242,13 +247,8 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
     return list(dict.fromkeys(required)), frozenset(forbidden)
 
 
-def _single(params, key):
-    values = params[key]
-    if len(values) != 1:
-        raise CandidatesQueryError(
-            "Query parameter %r may only be specified once." % key,
-            DUPLICATE_KEY)
-    return values[0]
+def _canonical_uuid(value: str) -> str:
+    return str(uuidlib.UUID(value.strip()))
 
 
 def _check_key(key: str, mv: tuple[int, int]):
@@ -309,7 +309,7 @@ def parse_request(params: dict[str, list[str]],
     if mv < (1, 25) and 'resources' not in params:
         raise CandidatesQueryError(
             "Invalid query string parameters: 'resources' is a required "
-            "property.", MISSING_VALUE)
+            "property.")
 
     parsed_groups: dict[str, RequestGroup] = {}
     for suffix in sorted(groups, key=lambda s: (s != '', s)):
@@ -317,7 +317,7 @@ def parse_request(params: dict[str, list[str]],
         g = RequestGroup(suffix)
         if 'resources' in keys:
             key = keys['resources']
-            g.resources = parse_resources(_single(params, key), key)
+            g.resources = parse_resources(params[key][-1], key)
         if 'required' in keys:
             key = keys['required']
             req, forb = parse_trait_expr(params[key], mv, key)
@@ -328,36 +328,40 @@ def parse_request(params: dict[str, list[str]],
             g.member_of, g.forbidden_aggs = tuple(req), forb
         if 'in_tree' in keys:
             key = keys['in_tree']
-            value = _single(params, key)
+            value = params[key][-1]
             if not _is_uuid(value):
                 raise CandidatesQueryError(
                     "Invalid query string parameters: Expected %r parameter "
-                    "to be a format of uuid. Got: %s" % (key, value),
-                    BAD_VALUE)
-            g.in_tree = value
+                    "to be a format of uuid. Got: %s" % (key, value))
+            g.in_tree = _canonical_uuid(value)
         parsed_groups[suffix] = g
 
     out = ParsedRequest(parsed_groups)
     if 'limit' in wide:
-        value = _single(params, 'limit')
-        if not _LIMIT.match(value):
-            raise CandidatesQueryError(
-                "Invalid query string parameters: 'limit' must be a positive "
-                "integer. Got: %s" % value, BAD_VALUE)
-        out.limit = int(value)
+        # Repeated: every value must be valid, the first one counts.
+        for value in params['limit']:
+            if not _LIMIT.match(value):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: 'limit' must be a "
+                    "positive integer. Got: %s" % value)
+        out.limit = int(params['limit'][0])
     if 'group_policy' in wide:
-        value = _single(params, 'group_policy')
-        if value not in ('none', 'isolate'):
-            raise CandidatesQueryError(
-                "Invalid query string parameters: 'group_policy' must be "
-                "'none' or 'isolate'. Got: %s" % value, BAD_VALUE)
-        out.group_policy = value
+        for value in params['group_policy']:
+            if value not in ('none', 'isolate'):
+                raise CandidatesQueryError(
+                    "Invalid query string parameters: 'group_policy' must "
+                    "be 'none' or 'isolate'. Got: %s" % value)
+        out.group_policy = params['group_policy'][0]
     if 'root_required' in wide:
-        value = _single(params, 'root_required')
+        if len(params['root_required']) != 1:
+            raise CandidatesQueryError(
+                "Query parameter 'root_required' may only be specified "
+                "once.", DUPLICATE_KEY)
+        value = params['root_required'][0]
         if value.startswith('in:'):
             raise CandidatesQueryError(
                 "Invalid query string parameters: 'root_required' does not "
-                "support the 'in:' syntax. Got: %s" % value, BAD_VALUE)
+                "support the 'in:' syntax. Got: %s" % value)
         req, forb = parse_trait_expr([value], mv, 'root_required')
         req_set = frozenset(t for s in req for t in s)
         conflicts = req_set & forb
@@ -411,23 +415,23 @@ def _check_groups(req: ParsedRequest, mv):
             raise CandidatesQueryError(
                 "All traits parameters must be associated with resources. "
                 "Found the following orphaned traits keys: %s"
-                % ', '.join(orphans), MISSING_VALUE)
+                % ', '.join(orphans))
         orphans = ['member_of' + s for s, g in groups.items()
                    if (g.member_of or g.forbidden_aggs) and not g.resources]
         if orphans:
             raise CandidatesQueryError(
                 "All member_of parameters must be associated with resources. "
                 "Found the following orphaned member_of keys: %s"
-                % ', '.join(orphans), MISSING_VALUE)
+                % ', '.join(orphans))
         bare = ['in_tree' + s for s, g in groups.items() if not g.resources]
         if bare:
             raise CandidatesQueryError(
                 "All request groups must specify resources. Found: %s"
-                % ', '.join(bare), MISSING_VALUE)
+                % ', '.join(bare))
         if not groups:
             raise CandidatesQueryError(
                 "At least one request group ('resources' or "
-                "'resources{$S}') is required.", MISSING_VALUE)
+                "'resources{$S}') is required.")
     if mv >= (1, 22):
         conflicts = []
         for s, g in groups.items():
@@ -438,15 +442,14 @@ def _check_groups(req: ParsedRequest, mv):
         if conflicts:
             raise CandidatesQueryError(
                 "Conflicting required and forbidden traits found in the "
-                "following traits keys: %s" % ', '.join(sorted(conflicts)),
-                BAD_VALUE)
+                "following traits keys: %s" % ', '.join(sorted(conflicts)))
     if req.group_policy is None:
         granular = [s for s in groups if s]
         if len(granular) > 1:
             raise CandidatesQueryError(
                 "The 'group_policy' parameter is required when specifying "
                 "more than one suffixed request group (got %s)."
-                % ', '.join('resources' + s for s in granular), MISSING_VALUE)
+                % ', '.join('resources' + s for s in granular))
 
 
 def check_names(req: ParsedRequest, resource_classes, traits):
@@ -456,7 +459,7 @@ def check_names(req: ParsedRequest, resource_classes, traits):
             if rc not in resource_classes:
                 raise CandidatesQueryError(
                     "Invalid resource class in resources%s parameter: No such "
-                    "resource class %s." % (g.suffix, rc), BAD_VALUE)
+                    "resource class %s." % (g.suffix, rc))
     missing = set()
     for g in req.groups.values():
         for any_of in g.required:
@@ -466,7 +469,7 @@ def check_names(req: ParsedRequest, resource_classes, traits):
     missing |= req.root_forbidden - traits
     if missing:
         raise CandidatesQueryError(
-            "No such trait(s): %s." % ', '.join(sorted(missing)), BAD_VALUE)
+            "No such trait(s): %s." % ', '.join(sorted(missing)))
 
 
 __all__ = ['RequestGroup', 'ParsedRequest', 'parse_resources',

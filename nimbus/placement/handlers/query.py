@@ -6,8 +6,9 @@ forbidden forms (1.32); ``required=T1,!T2`` (forbidden from 1.22), ``in:T1,T2``
 any-of and repeated ``required`` (1.39); ``resources=VCPU:2,MEMORY_MB:512``.
 :func:`parse` turns the query into the keyword arguments of
 :func:`filter_providers`; a bad value is a 400 with the engine's message and
-code. As before 1.24 (``member_of``) and 1.39 (``required``), a repeated
-parameter counts with its last value only.
+code. As in OpenStack Placement, a repeated ``member_of`` is refused before
+1.24, a repeated ``required`` counts with its last value before 1.39, and
+``name``, ``uuid``, ``in_tree`` and ``resources`` count with their last.
 """
 
 import re
@@ -36,11 +37,11 @@ def parse(qs, version, snapshot):
             filters[key] = util.normalize_uuid(value)
     try:
         if 'member_of' in qs:
-            values = qs['member_of'] if mv >= (1, 24) else qs['member_of'][-1:]
-            filters['member_of'] = candidates.parse_member_of(values, mv)
+            filters['member_of'] = candidates.parse_member_of(
+                qs['member_of'], mv)
         if 'required' in qs:
-            values = qs['required'] if mv >= (1, 39) else qs['required'][-1:]
-            filters['required'] = _required(values, mv, snapshot.traits)
+            filters['required'] = _required(qs['required'], mv,
+                                            snapshot.traits)
         if 'resources' in qs:
             filters['resources'] = _resources(qs['resources'][-1],
                                               snapshot.resource_classes)
@@ -53,14 +54,10 @@ def _required(values, mv, known):
     required, forbidden = candidates.parse_trait_expr(values, mv)
     missing = sorted(({t for s in required for t in s} | forbidden) - known)
     if missing:
-        raise exception.BadRequest('No such trait(s): %s.' %
-                                   ', '.join(missing))
-    conflict = {t for s in required if len(s) == 1 for t in s} & forbidden
-    if conflict:
         raise exception.BadRequest(
-            'Conflicting required and forbidden traits found in the '
-            'following traits keys: %s' % ', '.join(sorted(conflict)),
-            error_code=exception.QUERY_BAD_VALUE)
+            'Invalid trait(s) in "required" parameter: No such trait(s): '
+            '%s.' % ', '.join(missing))
+    # A trait both required and forbidden simply matches no provider.
     return required, forbidden
 
 

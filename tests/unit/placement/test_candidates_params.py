@@ -35,13 +35,16 @@ def test_parse_resources():
         'VCPU': 2, 'MEMORY_MB': 1024}
 
 
+def test_parse_resources_last_amount_of_a_class_counts():
+    assert parse_resources('VCPU:1,VCPU:2') == {'VCPU': 2}
+
+
 @pytest.mark.parametrize('value', ['', ' ', 'VCPU', 'VCPU:1:2', 'VCPU:x',
-                                   'VCPU:0', 'VCPU:-1', 'VCPU:1,',
-                                   'VCPU:1,VCPU:2', ':1'])
+                                   'VCPU:0', 'VCPU:-1', 'VCPU:1,', ':1'])
 def test_parse_resources_bad(value):
     with pytest.raises(CandidatesQueryError) as exc:
         parse_resources(value)
-    assert exc.value.code == 'placement.query.bad_value'
+    assert exc.value.code == 'placement.undefined_code'
     assert 'resources' in exc.value.detail
 
 
@@ -59,9 +62,14 @@ def test_parse_trait_expr_boundaries():
     with pytest.raises(CandidatesQueryError) as exc:
         parse_trait_expr(['in:A,B'], (1, 38))
     assert '1.39' in exc.value.detail
-    with pytest.raises(CandidatesQueryError) as exc:
-        parse_trait_expr(['A', 'B'], (1, 38))
-    assert exc.value.code == 'placement.query.duplicate_key'
+    # Repeated before 1.39: the last value counts (as Placement).
+    assert parse_trait_expr(['A', 'B'], (1, 38)) == (
+        [frozenset({'B'})], frozenset())
+    assert parse_trait_expr(['A', 'B'], (1, 39)) == (
+        [frozenset({'A'}), frozenset({'B'})], frozenset())
+    assert parse_trait_expr(['!!A'], (1, 22)) == ([], frozenset({'A'}))
+    with pytest.raises(CandidatesQueryError):
+        parse_trait_expr(['!!'], (1, 22))
     with pytest.raises(CandidatesQueryError):
         parse_trait_expr(['in:A,!B'], (1, 39))
     with pytest.raises(CandidatesQueryError):
@@ -89,6 +97,13 @@ def test_parse_member_of_bad(values, mv, needle):
         parse_member_of(values, mv)
     assert needle in exc.value.detail
     assert 'member_of' in exc.value.detail
+    assert exc.value.code == 'placement.undefined_code'
+
+
+def test_parse_member_of_canonical_uuids():
+    req, forb = parse_member_of([AGG1.upper().replace('-', ''),
+                                 '!' + AGG2.upper()], (1, 39))
+    assert req == [frozenset({AGG1})] and forb == frozenset({AGG2})
 
 
 # ----------------------------------------------- microversion gates ---
@@ -151,20 +166,51 @@ def test_resources_required_before_1_25(snap):
 
 # ------------------------------------------------------ group checks ---
 
-def test_duplicate_resources_key(snap):
-    err = error(snap, {'resources': ['VCPU:1', 'VCPU:2']})
-    assert err.code == 'placement.query.duplicate_key'
-    assert 'resources' in err.detail
+def test_repeated_resources_key_counts_with_its_last_value(snap):
+    body = call(snap, {'resources': ['VCPU:100', 'VCPU:2']})
+    (ar,) = body['allocation_requests']
+    assert ar['allocations'][u(1)]['resources'] == {'VCPU': 2}
 
 
-@pytest.mark.parametrize('key', ['limit', 'group_policy', 'root_required',
-                                 'in_tree'])
-def test_duplicate_single_keys(snap, key):
-    value = {'limit': '1', 'group_policy': 'none', 'root_required': 'T1',
-             'in_tree': u(1)}[key]
-    err = error(snap, {'resources': 'VCPU:1', key: [value, value]})
+def test_repeated_in_tree_counts_with_its_last_value(snap):
+    body = call(snap, {'resources': 'VCPU:1', 'in_tree': [u(77), u(2)]})
+    assert len(body['allocation_requests']) == 1
+    body = call(snap, {'resources': 'VCPU:1', 'in_tree': [u(2), u(77)]})
+    assert body['allocation_requests'] == []
+
+
+def test_repeated_limit_and_group_policy_count_with_their_first(snap):
+    b = TreeBuilder()
+    for i in (1, 2, 3):
+        b.add(i, inv={'VCPU': 4})
+    many = b.snapshot()
+    body = call(many, {'resources': 'VCPU:1', 'limit': ['2', '1']})
+    assert len(body['allocation_requests']) == 2
+    assert error(many, {'resources': 'VCPU:1', 'limit': ['2', 'x']})
+    body = call(many, {'resources1': 'VCPU:1', 'resources2': 'VCPU:1',
+                       'group_policy': ['isolate', 'none']})
+    assert all(len(ar['allocations']) == 2
+               for ar in body['allocation_requests'])
+
+
+def test_repeated_root_required_is_refused(snap):
+    err = error(snap, {'resources': 'VCPU:1', 'root_required': ['T1', 'T1']})
     assert err.code == 'placement.query.duplicate_key'
-    assert key in err.detail
+    assert 'root_required' in err.detail
+
+
+def test_repeated_member_of_refused_before_1_24(snap):
+    err = error(snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]},
+                (1, 23))
+    assert 'Multiple member_of' in err.detail
+    assert err.code == 'placement.undefined_code'
+    call(snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]}, (1, 24))
+
+
+def test_repeated_required_before_1_39_counts_with_its_last(snap):
+    body = call(snap, {'resources': 'VCPU:1', 'required': ['NOPE', 'T1']},
+                (1, 38))
+    assert len(body['allocation_requests']) == 1
 
 
 @pytest.mark.parametrize('value', ['0', '-1', 'x', '1.5', ''])
@@ -180,7 +226,7 @@ def test_bad_group_policy(snap):
 
 def test_group_policy_required(snap):
     err = error(snap, {'resources1': 'VCPU:1', 'resources2': 'VCPU:1'})
-    assert err.code == 'placement.query.missing_value'
+    assert err.code == 'placement.undefined_code'
     assert 'group_policy' in err.detail
     call(snap, {'resources1': 'VCPU:1'})  # one group: not required
 
