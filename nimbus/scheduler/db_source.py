@@ -1,5 +1,7 @@
-"""HostInfoSource backed by the API database (aggregates, server groups, host mappings)
-and every cell database (compute nodes, services, instances)."""
+"""HostInfoSource backed by the API database (aggregates, server groups, images) and
+every cell database (compute nodes, services, instances). The scheduler is an API-level
+service, so it may read the API database; each instance's image properties come from
+the API database's images table by the instance's ``image_ref``."""
 
 from __future__ import annotations
 
@@ -83,12 +85,30 @@ class DBHostInfoSource:
                      "metadata": {m.key: m.value for m in a.metadata_items}}
                     for a in s.execute(sa.select(api_models.Aggregate)).scalars()]
 
+    def images(self) -> dict[str, dict]:
+        """Image id -> properties, from the API database's images table (the cell
+        databases keep only each instance's ``image_ref``)."""
+        with self.api_db.session() as s:
+            return {row.id: dict(row.properties or {}) for row in s.execute(
+                sa.select(api_models.Image.id, api_models.Image.properties))}
+
+    def image_properties(self, image_ref) -> dict | None:
+        """The properties of one image, None when the API database does not know it."""
+        if not image_ref:
+            return None
+        with self.api_db.session() as s:
+            row = s.execute(sa.select(api_models.Image.properties).where(
+                api_models.Image.id == image_ref)).first()
+        return None if row is None else dict(row[0] or {})
+
     def instances_by_host(self) -> dict[str, list[dict]]:
         groups = {}
         with self.api_db.session() as s:
             for g in s.execute(sa.select(api_models.InstanceGroup)).scalars():
                 for m in g.members:
                     groups[m.instance_uuid] = g.uuid
+        images = self.images()
+        empty: dict = {}
         out: dict[str, list[dict]] = {}
         for _cell, session in self._cell_sessions():
             with session as s:
@@ -97,9 +117,11 @@ class DBHostInfoSource:
                     cell_models.Instance.host.is_not(None))).scalars()
                 for inst in rows:
                     flavor = inst.flavor or {}
+                    # One properties dict per image, shared by its instances.
                     out.setdefault(inst.host, []).append({
                         "uuid": inst.uuid, "flavor_id": flavor.get("flavorid"),
-                        "group_uuid": groups.get(inst.uuid), "image_ref": inst.image_ref})
+                        "group_uuid": groups.get(inst.uuid), "image_ref": inst.image_ref,
+                        "image_properties": images.get(inst.image_ref, empty)})
         return out
 
     def server_groups(self) -> list[dict]:

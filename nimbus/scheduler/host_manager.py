@@ -42,8 +42,10 @@ class HostInfoSource(Protocol):
       "forced_down"}]`` (compute services only are used)
     * ``aggregates()`` -> ``[{"id", "uuid", "name", "hosts": [..], "metadata": {..}}]``
     * ``instances_by_host()`` -> ``{host: [{"uuid", "flavor_id", "group_uuid",
-      "image_properties"}]}``
+      "image_ref", "image_properties"}]}``
     * ``server_groups()`` -> ``[{"uuid", "name", "policy", "rules", "members": [..]}]``
+    * optional ``image_properties(image_ref)`` -> ``dict | None``: resolves an event's
+      ``image_ref`` when it carries no ``image_properties``
     """
 
     def compute_nodes(self) -> list[dict]: ...
@@ -61,12 +63,17 @@ class InMemoryHostInfoSource:
     """A HostInfoSource over plain lists, for tests and benchmarks."""
 
     def __init__(self, compute_nodes=(), services=(), aggregates=(), instances=None,
-                 server_groups=()):
+                 server_groups=(), images=None):
         self._nodes = list(compute_nodes)
         self._services = list(services)
         self._aggregates = list(aggregates)
         self._instances = dict(instances or {})
         self._groups = list(server_groups)
+        self._images = dict(images or {})     # image id -> properties
+
+    def image_properties(self, image_ref):
+        props = self._images.get(image_ref)
+        return None if props is None else dict(props)
 
     def compute_nodes(self):
         return list(self._nodes)
@@ -320,8 +327,22 @@ class HostManager:
             self._apply_host_aggs(h)
 
     def update_instance_info(self, host: str, instances: list[dict]) -> None:
-        """Instances were added to (or changed on) a host."""
-        self._submit(self._update_instance_info, host, instances)
+        """Instances were added to (or changed on) a host. Each is ``{"uuid",
+        "flavor_id", "group_uuid", "image_ref", "image_properties"}``; without
+        ``image_properties`` they are looked up by ``image_ref`` (before queueing, so
+        no lookup runs while a decision waits)."""
+        lookup = getattr(self.source, "image_properties", None)
+        resolved = []
+        for inst in instances:
+            if inst.get("image_properties") is None and inst.get("image_ref") and lookup:
+                try:
+                    props = lookup(inst["image_ref"])
+                except Exception:  # a hint; the next reload has it
+                    LOG.warning("could not read image %s", inst["image_ref"], exc_info=True)
+                    props = None
+                inst = dict(inst, image_properties=props or {})
+            resolved.append(inst)
+        self._submit(self._update_instance_info, host, resolved)
 
     def _update_instance_info(self, host: str, instances: list[dict]) -> None:
         for hs in self._by_host.get(host, [])[:1]:

@@ -265,7 +265,11 @@ class HostState:
         self.num_io_ops += 1
         uuid = instance_uuid or f"pending-{self.num_instances}"
         group = spec.instance_group.uuid if spec.instance_group is not None else None
-        self.add_instance({"uuid": uuid, "flavor_id": flavor.flavorid, "group_uuid": group})
+        image = spec.image
+        self.add_instance({"uuid": uuid, "flavor_id": flavor.flavorid, "group_uuid": group,
+                           "image_ref": image.id if image is not None else None,
+                           "image_properties": image.properties if image is not None
+                           else {}})
         if numa_fit is not None:
             numa_mod.apply_fit(self.numa_cells, numa_fit)
         if pci_take:

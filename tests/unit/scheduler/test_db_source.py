@@ -38,8 +38,12 @@ def test_db_source_feeds_host_manager(tmp_path, conf):
         s.add(cell_models.Service(uuid="s1", host="h1", binary="nimbus-compute",
                                   disabled=True, last_seen_up=now))
         s.add(cell_models.Instance(uuid="i1", project_id="p", host="h1", vm_state="active",
-                                   flavor={"flavorid": "f1"}))
+                                   flavor={"flavorid": "f1"}, image_ref="img-1"))
+        s.add(cell_models.Instance(uuid="i2", project_id="p", host="h1", vm_state="active",
+                                   flavor={"flavorid": "f1"}, image_ref="gone"))
     with api.session() as s:
+        s.add(api_models.Image(id="img-1", name="u", properties={"os_distro": "ubuntu"}))
+        s.add(api_models.Image(id="img-2", name="w", properties={"os_distro": "windows"}))
         agg = api_models.Aggregate(uuid="a1", name="az")
         s.add(agg)
         s.flush()
@@ -63,3 +67,13 @@ def test_db_source_feeds_host_manager(tmp_path, conf):
     assert hs.failed_builds == 1 and hs.metrics == {"cpu.percent": 5}
     assert hm.server_group("g1")["members"] == ["i1"]
     assert hs.instances["i1"]["group_uuid"] == "g1"
+    # image properties: from the API database's images table by image_ref
+    assert hs.instances["i1"]["image_properties"] == {"os_distro": "ubuntu"}
+    assert hs.instances["i2"]["image_properties"] == {}
+    # an event with only image_ref is resolved the same way
+    hm.update_instance_info("h1", [{"uuid": "i3", "image_ref": "img-2"}])
+    assert hs.instances["i3"]["image_properties"] == {"os_distro": "windows"}
+    hm.update_instance_info("h1", [{"uuid": "i4", "image_ref": "img-1",
+                                    "image_properties": {"os_distro": "sent"}}])
+    assert hs.instances["i4"]["image_properties"] == {"os_distro": "sent"}
+    assert src.image_properties("nope") is None

@@ -125,3 +125,17 @@ def test_weighted_sum_with_override(conf):
         {"uuid": "x", "hosts": ["b"], "metadata": {"cpu_weight_multiplier": "-5"}}])]
     d = reference.weigh_detail(hs, [resources.CPUWeigher(conf)], testing.spec())
     assert d[0]["weight"] == 0.0 and d[1]["weight"] == -5.0
+
+
+def test_image_props_weigher_sees_earlier_instances_of_the_request(conf):
+    """A placed instance carries its image's properties, so the next instance of a
+    multi-create is drawn to it (positive multiplier packs alike instances)."""
+    from nimbus.scheduler import selection
+    conf.set_override("image_props_weight_multiplier", 100.0, "filter_scheduler")
+    hs = [host(f"h{i}", vcpus=16) for i in range(3)]
+    sp = testing.spec(vcpus=1, num=4, image_props={"os_distro": "ubuntu"})
+    res = selection.FilterScheduler(conf).schedule(sp, hs)
+    assert len({r[0]["service_host"] for r in res}) == 1
+    placed = next(h for h in hs if h.num_instances)
+    assert all(i["image_properties"] == {"os_distro": "ubuntu"}
+               for i in placed.instances.values())
