@@ -45,7 +45,8 @@ def placement_url(tmp_path):
             if requests.get(url + '/', timeout=1).status_code == 200:
                 break
         except requests.RequestException:
-            assert proc.poll() is None, (tmp_path / 'placement.log').read_text()
+            assert proc.poll() is None, (
+                tmp_path / 'placement.log').read_text()
             assert time.time() < deadline, 'placement did not start'
             time.sleep(0.2)
     yield url
