@@ -65,7 +65,9 @@ def super_conductor_service(conf, host=None, accelerator=None):
 def cell_conductor_service(conf, transport_url=None, database_url=None,
                            host=None):
     """A cell's conductor on the cell's bus, writing the cell database."""
+    from nimbus.common import context
     from nimbus.compute import rpcapi as compute_rpcapi
+    from nimbus.conductor import build_check
     from nimbus.conductor import cell_conductor
     from nimbus.conductor import manager as conductor_manager
     url = database_url or conf.database.connection
@@ -73,12 +75,21 @@ def cell_conductor_service(conf, transport_url=None, database_url=None,
         raise SystemExit('[database] connection (the cell database) is not '
                          'set')
     transport = rpc.get_transport(conf, transport_url)
+    cell_db = common_db.get_database(url)
+    placement_client = placement(conf)
     conductor = cell_conductor.CellConductor(
-        conf, common_db.get_database(url), placement(conf),
+        conf, cell_db, placement_client,
         compute_rpcapi.ComputeAPI(transport, conf))
+    periodics = []
+    if conf.conductor.build_check_interval:
+        check = build_check.BuildCheck(conf, cell_db, placement_client)
+        periodics.append(service.Periodic(
+            conf.conductor.build_check_interval,
+            lambda: check.run(context.get_admin_context()),
+            name='build-check'))
     return service.RPCService(transport, 'conductor', host or conf.host,
                               [conductor_manager.CellConductorManager(
-                                  conductor)])
+                                  conductor)], periodics=periodics)
 
 
 def compute_service(conf, host=None, transport_url=None):

@@ -214,8 +214,15 @@ class Cloud:
         return svc
 
     def stop_compute(self, host):
+        """A clean stop: builds under way finish first."""
         svc = self.computes.pop(host)
         svc.stop()
+
+    def kill_compute(self, host):
+        """Like ``kill -9`` of the host's agent: builds under way are
+        abandoned mid-spawn, nothing is reported."""
+        svc = self.computes.pop(host)
+        svc.kill()
 
     def _discover_loop(self):
         while not self._stop.wait(self.discover_interval):

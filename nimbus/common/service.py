@@ -19,7 +19,7 @@ class RPCService:
     """An RPC server for one topic with the given endpoints."""
 
     def __init__(self, transport, topic, server, endpoints, version='1.0',
-                 on_stop=()):
+                 on_stop=(), periodics=()):
         self.transport = transport
         self.topic = topic
         self.server_name = server
@@ -27,16 +27,21 @@ class RPCService:
         self.version = version
         self._server = None
         self._on_stop = list(on_stop)
+        self._periodics = list(periodics)
 
     def start(self):
         self._server = rpc.get_server(self.transport, self.topic,
                                       self.endpoints, self.server_name,
                                       self.version)
         self._server.start()
+        for periodic in self._periodics:
+            periodic.start()
         LOG.info('Serving topic %s as %s', self.topic, self.server_name)
         return self
 
     def stop(self):
+        for periodic in self._periodics:
+            periodic.stop()
         if self._server is not None:
             self._server.stop()
             self._server.wait()

@@ -83,9 +83,12 @@ class BuildRunner:
             {'vm_state': states.ACTIVE, 'task_state': None,
              'power_state': 1, 'launched_at': _now()})
         if done is None:
-            # Deleted while we spawned: the delete owns the cleanup of the
-            # record; the guest and allocation are ours to remove.
-            LOG.info('Instance %s was deleted during its build', uuid)
+            # Deleted while we spawned, or failed by the cell conductor's
+            # build check: the record is theirs; the guest and allocation
+            # are ours to remove.
+            LOG.info('Instance %s left BUILD during its spawn (deleted, or '
+                     'failed by the build check); destroying the guest',
+                     uuid)
             self.driver.destroy(uuid)
             self.placement.remove_allocations(ctxt, uuid)
             return

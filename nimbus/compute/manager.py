@@ -60,5 +60,5 @@ class ComputeManager:
             return
         self.events.deliver(instance_uuid, events)
 
-    def shutdown(self):
-        self._pool.shutdown(wait=True, cancel_futures=False)
+    def shutdown(self, wait=True):
+        self._pool.shutdown(wait=wait, cancel_futures=not wait)

@@ -98,6 +98,19 @@ class ComputeService:
                                         if i['vm_state'] != 'deleted'])
         self.tracker.update(ctxt)
 
+    def kill(self):
+        """Simulate ``kill -9`` (for tests and the all-in-one runner): no
+        more heartbeats or messages, builds under way abandoned where they
+        are (the fake driver's spawns stop), nothing cleaned up."""
+        self._stop.set()
+        halt = getattr(self.driver, 'halt', None)
+        if halt is not None:
+            halt()
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
+        self.manager.shutdown(wait=False)
+
     def stop(self):
         self._stop.set()
         if self._server is not None:

@@ -108,6 +108,25 @@ def transition(session, instance_uuid, expected_vm_states, updates):
     return get(session, instance_uuid)
 
 
+def fail_build(session, instance_uuid, host, message, details):
+    """Compare-and-swap a build on ``host`` to ERROR with a fault, and take
+    the instance off the host. False when it is no longer building there
+    (the compute finished it, a reschedule moved it, a delete took it)."""
+    now = types.utcnow()
+    result = session.execute(
+        sa.update(models.Instance)
+        .where(models.Instance.uuid == instance_uuid,
+               models.Instance.vm_state == states.BUILDING,
+               models.Instance.deleted.is_(False),
+               models.Instance.host == host)
+        .values(vm_state=states.ERROR, task_state=None, host=None,
+                node=None, compute_node_uuid=None, updated_at=now))
+    if result.rowcount != 1:
+        return False
+    add_fault(session, instance_uuid, message, details, 500, host)
+    return True
+
+
 def record_attempt(session, instance_uuid, host, node, result, reason=None):
     session.add(models.BuildAttempt(instance_uuid=instance_uuid, host=host,
                                     node=node, result=result,

@@ -180,3 +180,68 @@ def test_malformed_rpc_messages_do_not_stop_the_services(admin):
     assert cell.instances_on_host(ctxt, 'host-1') == []
     server_id = _boot(admin, 'after-garbage')
     assert _settled(admin, [server_id])[server_id]['status'] == 'ACTIVE'
+
+
+def _cell_instance(cloud, server_id):
+    with common_db.get_database(cloud.db_urls['cell1']).session() as s:
+        row = s.execute(sa.select(cell_models.Instance).where(
+            cell_models.Instance.uuid == server_id)).scalar()
+        return None if row is None else (row.vm_state, row.task_state,
+                                         row.host)
+
+
+def _slow_cloud(make_cloud, spawn_seconds, **conductor):
+    cloud = make_cloud(
+        hosts=1,
+        host_overrides={'host-1': {'fake_driver': {
+            'spawn_seconds': spawn_seconds}}},
+        overrides={'DEFAULT': {'service_down_time': 4},
+                   'conductor': dict({'build_check_interval': 1},
+                                     **conductor)})
+    api = client_mod.ComputeClient(cloud.api_url)
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    return cloud, api
+
+
+def test_a_build_whose_compute_dies_ends_in_error_and_frees_its_claim(
+        make_cloud):
+    cloud, api = _slow_cloud(make_cloud, spawn_seconds=120)
+    server_id = _boot(api, 'orphaned')
+    wait_for(lambda: _cell_instance(cloud, server_id) ==
+             ('building', 'spawning', 'host-1'), timeout=60,
+             what='the spawn to start')
+    assert _allocations(cloud, server_id)
+    cloud.kill_compute('host-1')  # mid-spawn, like kill -9
+    server = _settled(api, [server_id])[server_id]
+    assert server['status'] == 'ERROR'
+    assert server['OS-EXT-SRV-ATTR:host'] is None
+    fault = api.server(server_id)['fault']
+    assert fault['message'] == 'Build interrupted: compute host-1 is down'
+    assert fault['details'].startswith(
+        'Build interrupted: nimbus-compute on host-1 down since ')
+    assert _allocations(cloud, server_id) == {}
+    # The compute comes back: its recovery finds nothing of it to settle,
+    # and the fault stays the build check's.
+    cloud.start_compute('host-1')
+    assert api.server(server_id)['status'] == 'ERROR'
+    assert api.server(server_id)['fault'] == fault
+    assert _allocations(cloud, server_id) == {}
+
+
+def test_a_build_past_the_timeout_is_failed_and_the_late_guest_destroyed(
+        make_cloud):
+    cloud, api = _slow_cloud(make_cloud, spawn_seconds=6,
+                             instance_build_timeout=2)
+    server_id = _boot(api, 'slow')
+    server = _settled(api, [server_id])[server_id]
+    assert server['status'] == 'ERROR'
+    assert api.server(server_id)['fault']['message'] == 'Build timed out'
+    assert _allocations(cloud, server_id) == {}
+    # A clean stop lets the spawn finish: its move to ACTIVE loses the
+    # compare-and-swap, and the compute destroys the guest it made.
+    cloud.stop_compute('host-1')
+    assert _cell_instance(cloud, server_id) == ('error', None, None)
+    assert server_id not in fake.FakeDriver(
+        cloud.compute_conf('host-1'), 'host-1').list_instances()
+    assert _allocations(cloud, server_id) == {}

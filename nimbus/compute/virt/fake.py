@@ -11,7 +11,6 @@ root moves that inventory, and its allocations, to the GPU children.
 import json
 import os
 import threading
-import time
 import uuid as uuidlib
 
 from oslo_log import log as logging
@@ -24,6 +23,12 @@ LOG = logging.getLogger(__name__)
 _PGPU_NAMESPACE = uuidlib.UUID('5c8bd3a2-6a2d-4d0e-9c5e-9b2f0f6f1c11')
 
 
+class HostHalted(BaseException):
+    """Raised in a spawn of a halted fake host. A BaseException, so that no
+    ``except Exception`` on the way up runs any cleanup: like a process
+    killed mid-build, the build just stops."""
+
+
 class FakeDriver(driver.ComputeDriver):
 
     def __init__(self, conf, host):
@@ -33,6 +38,7 @@ class FakeDriver(driver.ComputeDriver):
         self._path = os.path.join(conf.state_path, 'fake-virt',
                                   '%s.json' % host)
         self._guests = self._load()
+        self._halted = threading.Event()
 
     def _load(self):
         try:
@@ -145,9 +151,16 @@ class FakeDriver(driver.ComputeDriver):
                 child_alloc['resources']['CUSTOM_PGPU'] = (
                     child_alloc['resources'].get('CUSTOM_PGPU', 0) + take)
 
+    def halt(self):
+        """Simulate the host dying (``kill -9``): spawns under way stop
+        where they are, with nothing saved and nothing reported."""
+        self._halted.set()
+
     def spawn(self, instance, allocations, accel_info=None):
         if self.opts.spawn_seconds:
-            time.sleep(self.opts.spawn_seconds)
+            self._halted.wait(self.opts.spawn_seconds)
+        if self._halted.is_set():
+            raise HostHalted(self.host)
         if self.opts.fail_builds:
             raise RuntimeError('simulated hypervisor failure on %s'
                                % self.host)

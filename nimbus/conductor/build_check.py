@@ -1,0 +1,127 @@
+"""The cell conductor's check of builds that can no longer finish.
+
+The super conductor (and a reschedule) puts ``host`` on an instance before
+casting the build to that host. If the host's compute dies and never comes
+back, nothing else would ever move the instance out of BUILD. Every
+``[conductor] build_check_interval`` seconds a cell conductor looks at the
+instances in BUILD in its cell and fails:
+
+- those whose compute service is down: forced down, no service record, or
+  no heartbeat for ``[DEFAULT] service_down_time`` seconds;
+- with ``[conductor] instance_build_timeout`` set, those created in the
+  cell longer ago than that.
+
+Failing is a compare-and-swap on ``(uuid, vm_state=building, host)``: the
+instance goes to ERROR with a fault naming the host, loses its host (so
+any guest left on it is an orphan that the compute destroys when it comes
+back), and only then is its allocation freed. A compute that comes back, or
+that was only slow, loses the race cleanly: its own compare-and-swap (to
+ACTIVE, or to ERROR at its startup) finds the instance out of BUILD, and it
+destroys what it built. The remaining alternates are not known in the cell
+(the request spec and host list live in the messages only), so there is no
+reschedule from here.
+"""
+
+import datetime
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from nimbus.common import instance_states as states
+from nimbus.common.db import types
+from nimbus.conductor import instances
+from nimbus.db.cell import models
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'nimbus-compute'
+
+
+class BuildCheck:
+
+    def __init__(self, conf, cell_db, placement):
+        self.conf = conf
+        self.db = cell_db
+        self.placement = placement
+        self._unfreed = set()
+
+    def run(self, ctxt, now=None):
+        """One pass. Returns ``{instance uuid: fault details}`` of the
+        builds this pass failed."""
+        now = now or types.utcnow()
+        self._retry_frees(ctxt)
+        failed = {}
+        for uuid, host, node, message, details in self._doomed(now):
+            with self.db.session() as session:
+                if not instances.fail_build(session, uuid, host, message,
+                                            details):
+                    continue  # the compute (or a delete) got there first
+                instances.record_attempt(session, uuid, host, node,
+                                         'failed', details)
+            LOG.warning('Instance %s: %s', uuid, details)
+            failed[uuid] = details
+            self._free(ctxt, uuid)
+        return failed
+
+    def _doomed(self, now):
+        down_time = datetime.timedelta(seconds=self.conf.service_down_time)
+        timeout = self.conf.conductor.instance_build_timeout
+        with self.db.session() as session:
+            building = session.execute(
+                sa.select(models.Instance.uuid, models.Instance.host,
+                          models.Instance.node, models.Instance.created_at)
+                .where(models.Instance.vm_state == states.BUILDING,
+                       models.Instance.deleted.is_(False),
+                       models.Instance.host.is_not(None))).all()
+            if not building:
+                return []
+            services = {row.host: row for row in session.execute(
+                sa.select(models.Service).where(
+                    models.Service.binary == COMPUTE_BINARY,
+                    models.Service.host.in_(
+                        {b.host for b in building}))).scalars()}
+        doomed = []
+        for uuid, host, node, created_at in building:
+            service = services.get(host)
+            down_since = _down_since(service, now, down_time)
+            if down_since is not None:
+                doomed.append((uuid, host, node, 'Build interrupted: '
+                               'compute %s is down' % host,
+                               'Build interrupted: nimbus-compute on %s '
+                               'down since %s' % (host, down_since)))
+            elif timeout and created_at is not None and \
+                    now - created_at > datetime.timedelta(seconds=timeout):
+                doomed.append((uuid, host, node, 'Build timed out',
+                               'Build timed out: still building on %s '
+                               '%d seconds after it started ([conductor] '
+                               'instance_build_timeout)' % (host, timeout)))
+        return doomed
+
+    def _free(self, ctxt, uuid):
+        try:
+            self.placement.remove_allocations(ctxt, uuid)
+        except Exception:
+            LOG.warning('Could not free the allocation of %s; retrying at '
+                        'the next build check', uuid, exc_info=True)
+            self._unfreed.add(uuid)
+        else:
+            self._unfreed.discard(uuid)
+
+    def _retry_frees(self, ctxt):
+        for uuid in sorted(self._unfreed):
+            self._free(ctxt, uuid)
+
+
+def _down_since(service, now, down_time):
+    """When ``service`` went down (a string), or None while it is up."""
+    if service is None:
+        return 'ever (no service record)'
+    last = service.last_seen_up or service.updated_at or service.created_at
+    if service.forced_down:
+        return 'it was forced down (last heartbeat %s)' % (
+            last.isoformat(sep=' ', timespec='seconds') if last else 'never')
+    if last is None:
+        return 'ever (no heartbeat)'
+    if now - last > down_time:
+        return last.isoformat(sep=' ', timespec='seconds')
+    return None
