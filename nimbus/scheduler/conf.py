@@ -166,12 +166,14 @@ METRICS_OPTS = [
     cfg.ListOpt("weight_setting", default=[],
                 help="name=ratio pairs, e.g. cpu.frequency=1.0, cpu.user.percent=-1.0"),
     cfg.BoolOpt("required", default=True,
-                help="True: a host missing a metric is rejected by MetricsFilter / weighed "
-                     "by weight_of_unavailable. False: the metric counts as 0."),
+                help="How MetricsWeigher treats a host that lacks one of the weight_setting "
+                     "metrics. True: the host cannot be weighed, so it is rejected (with "
+                     "the missing metric as the reason in explain and dry run; Nova raises "
+                     "instead). False: the host gets weight_of_unavailable."),
     cfg.FloatOpt("weight_of_unavailable", default=-10000.0,
                  help="MetricsWeigher: the raw value given to a host that lacks one of the "
-                      "weight_setting metrics when 'required' is true; a large negative value "
-                      "sinks it."),
+                      "weight_setting metrics when 'required' is false; a large negative "
+                      "value sinks it."),
 ]
 
 PCI_OPTS = [

@@ -26,6 +26,7 @@ from nimbus.scheduler import exception, plugins
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
 from nimbus.scheduler.filters import pci as pci_filter
+from nimbus.scheduler.weighers import base as weigher_base
 
 ALLOCATION_REQUEST_VERSION = "1.39"
 
@@ -214,11 +215,19 @@ class FilterScheduler:
         self.conf = conf
         self.filters = plugins.load_filters(conf) if filters is None else list(filters)
         self.weighers = plugins.load_weighers(conf) if weighers is None else list(weighers)
+        # Weighers that cannot weigh some hosts (MetricsWeigher with [metrics] required)
+        # reject them after the configured filters, with a reason.
+        self.weigher_filters = weigher_base.requirements_of(self.weighers)
         self.rng = rng or random.Random()
+
+    @property
+    def all_filters(self):
+        """The configured filters, then the weighers' requirements."""
+        return self.filters + self.weigher_filters
 
     # ---------------------------------------------------------------- filtering
     def enabled_filters(self, spec):
-        return [f for f in self.filters if f.is_enabled_for(spec)]
+        return [f for f in self.all_filters if f.is_enabled_for(spec)]
 
     def run_filters(self, hosts, spec, filters, explanation=None):
         current = hosts

@@ -33,6 +33,9 @@ class BaseHostWeigher:
     * :meth:`is_enabled_for` (default True): False when every host would get the same raw
       value for this request; the weigher is then skipped (contributes 0 everywhere).
     * :meth:`raw_values` (default: :meth:`weigh` per host): batch form for speed.
+    * :meth:`rejects_hosts` / :meth:`unweighable_reason` (default: never): a host the
+      weigher cannot weigh for this request is rejected before weighing, with the
+      reason, like a filter's (``MetricsWeigher`` with ``[metrics] required``).
     """
 
     multiplier_group = "filter_scheduler"
@@ -72,3 +75,46 @@ class BaseHostWeigher:
     def raw_values(self, hosts: list, spec) -> list:
         weigh = self.weigh
         return [weigh(h, spec) for h in hosts]
+
+    def rejects_hosts(self, spec) -> bool:
+        """True when :meth:`unweighable_reason` must be asked for this request."""
+        return False
+
+    def unweighable_reason(self, host_state, spec) -> str | None:
+        """Why this host cannot be weighed for this request, or None."""
+        return None
+
+
+class WeigherRequirement:
+    """A weigher's "cannot weigh this host" as a filter, run after the configured
+    filters so that explain and dry run name the weigher and its reason. The answer
+    cannot change within a request."""
+
+    run_filter_once_per_request = True
+    depends_on_request_progress = False
+
+    def __init__(self, weigher: BaseHostWeigher):
+        self.weigher = weigher
+
+    @property
+    def name(self) -> str:
+        return self.weigher.name
+
+    def is_enabled_for(self, spec) -> bool:
+        return self.weigher.is_enabled_for(spec) and self.weigher.rejects_hosts(spec)
+
+    def host_passes(self, host_state, spec) -> bool:
+        return self.weigher.unweighable_reason(host_state, spec) is None
+
+    def filter_all(self, hosts: list, spec) -> list:
+        reason = self.weigher.unweighable_reason
+        return [h for h in hosts if reason(h, spec) is None]
+
+    def reject_reason(self, host_state, spec) -> str:
+        return self.weigher.unweighable_reason(host_state, spec) or "passes"
+
+
+def requirements_of(weighers) -> list:
+    """WeigherRequirement filters for the weighers that may reject hosts."""
+    return [WeigherRequirement(w) for w in weighers
+            if type(w).unweighable_reason is not BaseHostWeigher.unweighable_reason]

@@ -116,10 +116,13 @@ def parse_weight_setting(items) -> list[tuple[str, float]]:
 
 class MetricsWeigher(BaseHostWeigher):
     """Weighs by host metrics: raw = sum of ``ratio * metric`` over
-    ``[metrics] weight_setting`` (``name=ratio`` pairs). A host missing a metric gets
-    ``[metrics] weight_of_unavailable`` (default -10000.0); with ``required = False`` a
-    missing metric also gets that value. (Nova raises when ``required`` is True; Nimbus
-    does not fail the request for one host's missing metric - pair it with MetricsFilter.)
+    ``[metrics] weight_setting`` (``name=ratio`` pairs).
+
+    A host missing one of those metrics: with ``[metrics] required = True`` (default)
+    it cannot be weighed and is rejected, with the missing metric as the reason in
+    explain and dry run (Nova raises and fails the whole request instead); with
+    ``required = False`` it gets ``[metrics] weight_of_unavailable`` (default -10000.0).
+    With a multiplier of 0 nothing is weighed and nothing rejected.
 
     Options: ``[metrics] weight_multiplier`` (default 1.0; aggregate key
     ``metrics_weight_multiplier``), ``weight_setting``, ``required`` (default True),
@@ -138,6 +141,20 @@ class MetricsWeigher(BaseHostWeigher):
     def is_enabled_for(self, spec):
         return bool(self._setting(spec))
 
+    def rejects_hosts(self, spec):
+        return bool(self.conf.metrics.required) and self.default_multiplier() != 0.0
+
+    def _missing(self, host_state, spec):
+        metrics = host_state.metrics
+        return [name for name, _ratio in self._setting(spec) if metrics.get(name) is None]
+
+    def unweighable_reason(self, host_state, spec):
+        missing = self._missing(host_state, spec)
+        if not missing:
+            return None
+        return (f"metric {', '.join(missing)} unavailable and [metrics] required is "
+                f"true: the host cannot be weighed")
+
     def weigh(self, host_state, spec):
         setting = self._setting(spec)
         if not setting:
@@ -147,6 +164,7 @@ class MetricsWeigher(BaseHostWeigher):
         for name, ratio in setting:
             value = metrics.get(name)
             if value is None:
+                # Only reached with required = False (required hosts were rejected).
                 return self.conf.metrics.weight_of_unavailable
             total += ratio * float(value)
         return total

@@ -190,7 +190,7 @@ def test_fast_path_matches_reference(conf, seed):
         fast = [r[0]["service_host"] for r in res]
     except exception.NoValidHost:
         fast = []
-    want = reference.schedule(conf, sched.filters, sched.weighers, sp_ref, ref_states,
+    want = reference.schedule(conf, sched.all_filters, sched.weighers, sp_ref, ref_states,
                               areqs_for(ref_states, sp_ref))
     assert fast == want
     assert fast  # the generated data should place at least one

@@ -139,3 +139,52 @@ def test_image_props_weigher_sees_earlier_instances_of_the_request(conf):
     placed = next(h for h in hs if h.num_instances)
     assert all(i["image_properties"] == {"os_distro": "ubuntu"}
                for i in placed.instances.values())
+
+
+def test_metrics_required_rejects_unweighable_hosts(conf):
+    """[metrics] required = True: a host missing a configured metric cannot be weighed;
+    it is rejected with the reason (Nova would fail the whole request)."""
+    from nimbus.scheduler import exception, selection
+    conf.set_override("weight_setting", ["cpu.freq=1.0"], "metrics")
+    hs = [host("full", metrics={"cpu.freq": 1.0}), host("bare", vcpus=64, metrics={}),
+          host("other", metrics={"cpu.freq": 2.0})]
+    sched = selection.FilterScheduler(conf)
+    sp = testing.spec(vcpus=1, num=3, min_count=1)
+    res = sched.schedule(sp, hs)
+    assert "bare" not in {s["service_host"] for r in res for s in r}
+    dry = sched.dry_run(testing.spec(vcpus=1), hs)
+    assert {"host": "bare", "nodename": "bare", "filter": "MetricsWeigher",
+            "reason": "metric cpu.freq unavailable and [metrics] required is true: "
+                      "the host cannot be weighed"} in dry["rejected"]
+    assert dry["filters"][-1] == {"name": "MetricsWeigher", "in": 3, "out": 2}
+    with pytest.raises(exception.NoValidHost) as err:
+        sched.schedule(testing.spec(vcpus=1), [host("bare", metrics={})])
+    assert "MetricsWeigher: 1 in, 0 out" in err.value.reason
+    assert "metric cpu.freq unavailable" in err.value.reason
+
+
+def test_metrics_not_required_weighs_unavailable(conf):
+    """[metrics] required = False: the host is kept with weight_of_unavailable."""
+    from nimbus.scheduler import selection
+    conf.set_override("weight_setting", ["cpu.freq=1.0"], "metrics")
+    conf.set_override("required", False, "metrics")
+    conf.set_override("weight_of_unavailable", -500.0, "metrics")
+    hs = [host("full", metrics={"cpu.freq": 1.0}), host("bare", vcpus=64, metrics={})]
+    sched = selection.FilterScheduler(conf)
+    dry = sched.dry_run(testing.spec(vcpus=1), hs)
+    assert dry["rejected"] == []
+    ranked = {r["host"]: r["weighers"]["MetricsWeigher"] for r in dry["ranked"]}
+    assert ranked["bare"]["raw"] == -500.0 and ranked["full"]["raw"] == 1.0
+    assert [r["host"] for r in dry["ranked"]] == ["full", "bare"]
+    # the host still takes instances once the others are full
+    res = sched.schedule(testing.spec(vcpus=1), [host("bare", metrics={})])
+    assert res[0][0]["service_host"] == "bare"
+
+
+def test_metrics_multiplier_zero_rejects_nothing(conf):
+    from nimbus.scheduler import selection
+    conf.set_override("weight_setting", ["cpu.freq=1.0"], "metrics")
+    conf.set_override("weight_multiplier", 0.0, "metrics")
+    res = selection.FilterScheduler(conf).schedule(testing.spec(vcpus=1),
+                                                   [host("bare", metrics={})])
+    assert res[0][0]["service_host"] == "bare"
