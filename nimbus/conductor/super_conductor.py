@@ -32,12 +32,34 @@ def _steps(explanation):
         explanation.get('filters') or [])
 
 
-def fault_summary(explanation, placed=None, requested=None, reason=None):
+# What the scheduler records for an unplaced instance with no reason of its
+# own.
+GENERIC_REASONS = ('did not fit', '')
+
+
+def _specific_reason(detail):
+    reason = (detail or {}).get('message')
+    if not isinstance(reason, str) or reason.strip() in GENERIC_REASONS or \
+            reason.startswith('No valid host'):
+        return None
+    return reason.strip()
+
+
+def _explains(detail):
+    """Does an explanation show what stopped the instance?"""
+    return bool(detail.get('later')) or any(
+        int(s.get('in', 0)) > int(s.get('out', 0)) for s in _steps(detail)) \
+        or detail.get('placement_candidates') == 0
+
+
+def fault_summary(explanation, placed=None, requested=None, reason=None,
+                  fallback=None):
     """The fault's one-line message: how many hosts placement returned and
     the step (filter) that eliminated the most of them, e.g. ``No valid host
     was found: placement returned 20 hosts; NUMATopologyFilter rejected
-    17``. Without an explanation, the first line of ``reason`` (or nothing)
-    follows ``No valid host was found``."""
+    17``. An instance's own ``reason`` (a lost claim) replaces the funnel;
+    without an explanation, the first line of ``reason`` or ``fallback``
+    (or nothing) follows ``No valid host was found``."""
     explanation = explanation or {}
     if placed is None and requested is None:
         placed, requested = (explanation.get('placed'),
@@ -46,6 +68,9 @@ def fault_summary(explanation, placed=None, requested=None, reason=None):
     if requested and placed is not None and requested > 1:
         parts.append('placed %d of %d' % (placed, requested))
     count = explanation.get('placement_candidates')
+    if reason and count is not None:
+        parts.append(str(reason).strip().splitlines()[0])
+        return ('No valid host was found: ' + '; '.join(parts))[:255]
     if count is not None:
         parts.append('placement returned %d host%s'
                      % (count, '' if count == 1 else 's'))
@@ -59,7 +84,7 @@ def fault_summary(explanation, placed=None, requested=None, reason=None):
     elif explanation.get('later'):
         parts.append('%s' % explanation['later'][0].get('reason'))
     if count is None:
-        text = reason or explanation.get('message')
+        text = reason or fallback or explanation.get('message')
         if text:
             parts.append(str(text).strip().splitlines()[0])
     if not parts:
@@ -123,7 +148,7 @@ class SuperConductor:
                       getattr(exc, 'message', None) or str(exc))
             LOG.info('No valid host for %s: %s', instance_uuids, reason)
             message = fault_summary(getattr(exc, 'explanation', None),
-                                    reason=reason)
+                                    fallback=reason)
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, message, reason)
             return
@@ -167,31 +192,61 @@ class SuperConductor:
         rejected host."""
         requested = len(instance_uuids)
         placed = requested - len(unplaced)
-        explanation = self._unplaced_explanation(ctxt, request_spec)
         head = ('The scheduler placed %d of the %d instances of this request '
                 '(min_count %s); this one did not fit.'
                 % (placed, requested, request_spec.get('min_count', 1)))
-        if explanation is None:
-            message, details = NO_VALID_HOST, head
-        else:
-            explanation = dict(explanation, placed=placed, requested=requested,
-                               min_count=request_spec.get('min_count', 1))
-            message = fault_summary(explanation, placed, requested)
-            details = '%s Why another instance does not fit: %s' % (
-                head, explanation_text(explanation, self._sample_size()))
-            self._record_unplaced(request_spec, unplaced, explanation)
+        found = self._unplaced_explanations(ctxt, request_spec, unplaced,
+                                            placed, requested)
         for uuid in unplaced:
+            explanation, reason = found.get(uuid, (None, None))
+            if explanation is None:
+                message = fault_summary(None, placed, requested, reason)
+                details = head if not reason else '%s %s' % (head, reason)
+            else:
+                explanation = dict(explanation, placed=placed,
+                                   requested=requested,
+                                   min_count=request_spec.get('min_count', 1))
+                message = fault_summary(explanation, placed, requested, reason)
+                why = ('Why' if explanation.get('source') == 'scheduler' else
+                       'Why another instance does not fit now')
+                details = '%s%s %s: %s' % (
+                    head, ' %s.' % reason if reason else '', why,
+                    explanation_text(explanation, self._sample_size()))
             self.bury_in_cell0(ctxt, uuid, message, details)
 
-    def _unplaced_explanation(self, ctxt, request_spec):
-        """The scheduler's own explanation when it recorded one with the
-        request (``detail['unplaced']`` of its ``scheduled`` record), else a
-        dry run of one more instance of the request against the state the
-        claims left: placement's answer, each filter's in/out and the
-        rejected hosts with reasons. None when neither is available."""
-        found = self._recorded_explanation(request_spec.get('request_id'))
-        if found is not None:
-            return dict(found, source='scheduler')
+    def _unplaced_explanations(self, ctxt, request_spec, unplaced, placed,
+                               requested):
+        """``{uuid: (explanation or None, specific reason or None)}``.
+
+        The scheduler records a ``failed`` record per unplaced instance
+        (its explanation, and ``message`` the instance's own reason, e.g. a
+        consumer generation conflict). When that explanation does not show
+        what stopped the instance (the filters that re-run as a request
+        progresses, such as anti-affinity, are not in its funnel), a dry
+        run of one more instance of the request against the state the
+        claims left gives placement's answer, each filter's in/out and the
+        rejected hosts; it is recorded for admins too."""
+        recorded = self._recorded_failures(request_spec.get('request_id'),
+                                           unplaced)
+        out, missing = {}, []
+        for uuid in unplaced:
+            detail = recorded.get(uuid)
+            reason = _specific_reason(detail)
+            if detail is not None and (reason or _explains(detail)):
+                out[uuid] = (dict(detail, source='scheduler'), reason)
+            else:
+                out[uuid] = (None, reason)
+                missing.append(uuid)
+        if missing:
+            dry = self._dry_run_explanation(ctxt, request_spec)
+            if dry is not None:
+                for uuid in missing:
+                    out[uuid] = (dry, out[uuid][1])
+                self._record_unplaced(request_spec, missing, dict(
+                    dry, placed=placed, requested=requested))
+        return out
+
+    def _dry_run_explanation(self, ctxt, request_spec):
         spec = copy.deepcopy(request_spec)
         spec.update({'num_instances': 1, 'min_count': 1,
                      'instance_uuids': []})
@@ -214,33 +269,31 @@ class SuperConductor:
         out['source'] = 'dry run after the claims of the placed instances'
         return out
 
-    def _recorded_explanation(self, request_id):
-        if not request_id:
-            return None
+    def _recorded_failures(self, request_id, uuids):
+        """The scheduler's ``failed`` records of these instances."""
+        if not request_id or not uuids:
+            return {}
+        model = api_models.SchedulingRecord
         try:
             with self.api_db.session() as session:
                 rows = session.execute(
-                    sa.select(api_models.SchedulingRecord.detail)
-                    .where(api_models.SchedulingRecord.request_id ==
-                           request_id,
-                           api_models.SchedulingRecord.outcome ==
-                           'scheduled')
-                    .order_by(api_models.SchedulingRecord.id.desc())
-                    .limit(1)).scalars().all()
+                    sa.select(model.instance_uuid, model.detail)
+                    .where(model.request_id == request_id,
+                           model.outcome == 'failed',
+                           model.instance_uuid.in_(list(uuids)))
+                    .order_by(model.id)).all()
         except Exception:
-            LOG.warning('Could not read the scheduling record of %s',
+            LOG.warning('Could not read the scheduling records of %s',
                         request_id, exc_info=True)
-            return None
-        for detail in rows:
-            if isinstance(detail, dict) and isinstance(
-                    detail.get('unplaced'), dict):
-                return detail['unplaced']
-        return None
+            return {}
+        return {uuid: detail for uuid, detail in rows
+                if isinstance(detail, dict)}
 
     def _record_unplaced(self, request_spec, unplaced, explanation):
         detail = dict(explanation)
         detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
-        detail['message'] = fault_summary(explanation)
+        detail['min_count'] = request_spec.get('min_count', 1)
+        detail['message'] = fault_summary(detail)
         try:
             with self.api_db.session() as session:
                 for uuid in unplaced:

@@ -41,7 +41,7 @@ def test_summary_when_placement_returned_nothing_or_no_explanation():
     assert sc.fault_summary({'placement_candidates': 1, 'filters': []}) == (
         'No valid host was found: placement returned 1 host')
     assert sc.fault_summary(None) == 'No valid host was found.'
-    assert sc.fault_summary({}, reason="no aggregate defines zone 'x'\nTB") \
+    assert sc.fault_summary({}, fallback="no aggregate defines zone 'x'\nTB") \
         == "No valid host was found: no aggregate defines zone 'x'"
     assert len(sc.fault_summary({'message': 'x' * 400})) == 255
 
@@ -161,11 +161,17 @@ def test_unplaced_instances_get_a_dry_run_explanation(api_db):
     assert detail['message'] == cond.buried[0][1]
 
 
-def test_unplaced_prefers_the_schedulers_recorded_explanation(api_db):
+def _scheduler_records(api_db, uuids, detail):
+    """What the scheduler writes for each instance it could not place."""
     with api_db.session() as s:
-        s.add(api_models.SchedulingRecord(
-            request_id='req-1', instance_uuid='u1', outcome='scheduled',
-            detail={'instances': [], 'unplaced': EXPLANATION}))
+        for uuid in uuids:
+            s.add(api_models.SchedulingRecord(
+                request_id='req-1', instance_uuid=uuid, outcome='failed',
+                detail=detail))
+
+
+def test_unplaced_uses_the_schedulers_record_when_it_explains(api_db):
+    _scheduler_records(api_db, ['u2'], dict(EXPLANATION, message='did not fit'))
     sched = FakeScheduler([SELECTED, []], dry_run=RuntimeError('unused'))
     cond = Conductor(api_db, sched)
     cond.schedule_and_build_instances(None, dict(SPEC, instance_group=None),
@@ -173,9 +179,48 @@ def test_unplaced_prefers_the_schedulers_recorded_explanation(api_db):
     assert sched.dry_runs == []
     ((uuid, message, details),) = cond.buried
     assert uuid == 'u2'
-    assert message.endswith('placement returned 20 hosts; '
-                            'NUMATopologyFilter rejected 17')
-    assert _records(api_db)[-1][2]['source'] == 'scheduler'
+    assert message == ('No valid host was found: placed 1 of 2; placement '
+                       'returned 20 hosts; NUMATopologyFilter rejected 17')
+    assert 'this one did not fit. Why: placement returned 20 hosts' in details
+    # The scheduler's record is the admin's; nothing is added.
+    assert len(_records(api_db)) == 1
+
+
+def test_an_instances_own_reason_comes_first(api_db):
+    funnel = {'placement_candidates': 2, 'filters': [
+        {'name': 'ComputeFilter', 'in': 2, 'out': 2}]}
+    _scheduler_records(api_db, ['u2'], dict(
+        funnel, message='consumer generation conflict for u2'))
+    cond = Conductor(api_db, FakeScheduler([SELECTED, []]))
+    cond.schedule_and_build_instances(None, dict(SPEC, instance_group=None),
+                                      ['u1', 'u2'])
+    ((_uuid, message, details),) = cond.buried
+    assert message == ('No valid host was found: placed 1 of 2; consumer '
+                       'generation conflict for u2')
+    assert 'did not fit. consumer generation conflict for u2. Why:' in details
+
+
+def test_a_record_that_does_not_explain_gets_a_dry_run(api_db):
+    # Every filter passed every host for the first instance: the funnel
+    # does not say why the second did not fit.
+    funnel = {'placement_candidates': 3, 'filters': [
+        {'name': 'ServerGroupAntiAffinityFilter', 'in': 3, 'out': 3}],
+        'later': []}
+    _scheduler_records(api_db, ['u3'], dict(funnel, message='did not fit'))
+    dry = {'placement_candidates': 3, 'filters': [
+        {'name': 'ServerGroupAntiAffinityFilter', 'in': 3, 'out': 0}],
+        'rejected': []}
+    sched = FakeScheduler([SELECTED, SELECTED, []], dry_run=dry)
+    cond = Conductor(api_db, sched)
+    cond.schedule_and_build_instances(None, dict(SPEC, instance_group=None),
+                                      ['u1', 'u2', 'u3'])
+    ((_uuid, message, details),) = cond.buried
+    assert message.endswith('ServerGroupAntiAffinityFilter rejected 3')
+    assert 'Why another instance does not fit now: ' in details
+    records = _records(api_db)
+    assert [d.get('source') for _u, _o, d in records] == [
+        None, 'dry run after the claims of the placed instances']
+    assert records[1][2]['placed'] == 2
 
 
 def test_unplaced_without_any_explanation_still_says_so(api_db):
@@ -184,7 +229,7 @@ def test_unplaced_without_any_explanation_still_says_so(api_db):
     cond.schedule_and_build_instances(None, dict(SPEC, instance_group=None),
                                       ['u1', 'u2'])
     ((_uuid, message, details),) = cond.buried
-    assert message == 'No valid host was found.'
+    assert message == 'No valid host was found: placed 1 of 2'
     assert 'placed 1 of the 2 instances' in details
     assert [o for _u, o, _d in _records(api_db)] == []
 
