@@ -82,6 +82,14 @@ def normalise_hints(hints):
     return out
 
 
+def default_zone(conf):
+    """The availability zone of hosts that are in no aggregate with an
+    ``availability_zone``: ``[scheduler] default_availability_zone``, which
+    the scheduler applies (``[api] default_availability_zone`` is not read
+    here so the API never accepts a zone the scheduler would not honour)."""
+    return conf.scheduler.default_availability_zone
+
+
 def _zone(req, requested):
     """``(zone, forced_host, forced_node)`` from ``availability_zone``."""
     conf = util.deps(req).conf
@@ -93,7 +101,9 @@ def _zone(req, requested):
     zone = zone or None
     if zone is not None:
         known = agg_obj.zone_names(util.deps(req).api_db)
-        known.add(conf.api.default_availability_zone)
+        # The zone of hosts in no zoned aggregate: the scheduler's option,
+        # the one its request filter and AvailabilityZoneFilter apply.
+        known.add(default_zone(conf))
         if zone not in known:
             raise util.bad_request('The requested availability zone is not '
                                    'available: %s' % zone)

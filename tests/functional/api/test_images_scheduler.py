@@ -157,9 +157,10 @@ def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
         assert 'Rejected: host-' in details
         assert fx.consumer_allocations(api.cloud, server['id']) == {}
         # The admin reads the full record through the explain endpoint.
-        (record,) = api.get('/os-scheduler/records?instance_uuid=%s'
-                            '&outcome=failed' % server['id'])['records']
-        detail = record['detail']
+        records = api.get('/os-scheduler/records?instance_uuid=%s'
+                          '&outcome=failed' % server['id'])['records']
+        (detail,) = [r['detail'] for r in records
+                     if r['detail'].get('source', '').startswith('dry run')]
         assert detail['placement_candidates'] == 3
         assert detail['placed'] == 3 and detail['requested'] == 5
         assert {r['host'] for r in detail['rejected']} == {
@@ -174,8 +175,8 @@ def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
 
 
 def test_capacity_runs_out_mid_request(make_cloud):
-    """Two servers fit per host: the rest of the request finds placement
-    empty, and the fault quotes placement's query."""
+    """Two servers fit per host: the scheduler's own explanation says the
+    hosts ran out of room as the request went on."""
     cloud = make_cloud(hosts=2, overrides={
         'fake_driver': {'disk_gb': 10},
         'compute': {'initial_disk_allocation_ratio': 1.0}})
@@ -187,10 +188,13 @@ def test_capacity_runs_out_mid_request(make_cloud):
     assert len(failed) == 2
     fault = api.server(failed[0]['id'])['fault']
     assert fault['message'] == ('No valid host was found: placed 4 of 6; '
-                                'placement returned 0 hosts')
-    assert ('placement returned 0 hosts for GET /allocation_candidates?'
-            in fault['details'])
-    assert 'DISK_GB:4' in fault['details']
+                                'placement returned 2 hosts; no capacity '
+                                'left for another instance')
+    details = fault['details']
+    assert 'this one did not fit. Why: placement returned 2 hosts' in details
+    for host in ('host-1', 'host-2'):
+        assert ('%s: ResourceCapacity: no capacity left for another '
+                'instance' % host) in details
 
 
 def test_no_valid_host_message_names_the_worst_filter(make_cloud):
@@ -317,3 +321,32 @@ def test_device_profile_groups_become_request_groups(accelerator_api):
     assert r.status_code == 202
     assert len(api.asked) == 2
     assert api.conductor.calls[-1][1]['requested_resources'] == []
+
+
+# -- the default availability zone ---------------------------------------------
+
+def test_default_zone_is_the_one_the_scheduler_applies(tmp_path):
+    """``[api] default_availability_zone`` and ``[scheduler]
+    default_availability_zone`` disagree: zone listing and POST /servers
+    follow the scheduler's, so a zone the API accepts is one the scheduler
+    honours."""
+    api = api_fixtures.ApiFixture(tmp_path, overrides={
+        'api': {'default_availability_zone': 'nova'},
+        'scheduler': {'default_availability_zone': 'az-default'}})
+    try:
+        api.add_flavor()
+        image = api.add_image()
+        api.add_compute('host1')
+        r = api.req('GET', '/v2.1/os-availability-zone')
+        assert [z['zoneName'] for z in r.json['availabilityZoneInfo']] == [
+            'az-default']
+        body = {'server': {'name': 'vm', 'flavorRef': '1', 'imageRef': image,
+                           'availability_zone': 'az-default'}}
+        assert api.req('POST', '/v2.1/servers', body).status_code == 202
+        assert api.conductor.calls[-1][1]['availability_zone'] == 'az-default'
+        body['server']['availability_zone'] = 'nova'
+        r = api.req('POST', '/v2.1/servers', body)
+        assert r.status_code == 400
+        assert 'nova' in r.json['badRequest']['message']
+    finally:
+        common_db.dispose_all()
