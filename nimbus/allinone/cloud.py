@@ -8,7 +8,6 @@ it would on its own machine.
 """
 
 import os
-import re
 import threading
 import time
 import urllib.parse
@@ -52,7 +51,7 @@ def cell_bus_for(api_url, cell_url=None):
                 'needs a RabbitMQ vhost of its own, e.g. '
                 '--cell-transport-url %s (create it first: rabbitmqctl '
                 'add_vhost %s && rabbitmqctl set_permissions -p %s %s '
-                '".*" ".*" ".*")' % (_hide_password(api_url), example,
+                '".*" ".*" ".*")' % (rpc.mask_url(api_url), example,
                                      vhost_name, vhost_name, user))
         return 'inproc:///%s' % ('%s-cell1' % vhost if vhost else 'cell1')
     try:
@@ -67,10 +66,6 @@ def cell_bus_for(api_url, cell_url=None):
     return cell_url
 
 
-def _hide_password(url):
-    return re.sub(r'(//[^:/@]*:)[^@/]*@', r'\1***@', url)
-
-
 def _example_cell_bus(api_url):
     """``(cell URL, its vhost, the user)`` suggested for an API URL."""
     parts = urllib.parse.urlsplit(api_url)
@@ -80,7 +75,7 @@ def _example_cell_bus(api_url):
                                    '/' + urllib.parse.quote(cell_vhost, ''),
                                    parts.query, ''))
     user = urllib.parse.unquote(parts.username or 'guest')
-    return _hide_password(url), cell_vhost, user
+    return rpc.mask_url(url), cell_vhost, user
 
 
 def _sqlite(state_dir, name):
@@ -190,6 +185,8 @@ class Cloud:
         placement_db.sync(self.db_urls['placement'])
         api_db = common_db.get_database(self.db_urls['api'])
         cell_mappings.ensure_cell0(api_db, self.db_urls['cell0'])
+        cell_mappings.check_bus(api_db, 'cell1', self.cell_transport_url,
+                                self.transport_url)
         cell_mappings.create_cell(api_db, 'cell1', self.cell_transport_url,
                                   self.db_urls['cell1'])
 

@@ -5,6 +5,10 @@
         --database-connection D
     nimbus-manage --config-file F cell list
     nimbus-manage --config-file F cell discover-hosts
+
+``cell create`` refuses a transport URL that reaches the API bus (this
+config's ``transport_url``) or another cell's bus: same URL, or the same
+broker host and vhost.
 """
 
 import sys
@@ -13,6 +17,7 @@ from oslo_config import cfg
 
 from nimbus.cmd import common
 from nimbus.common import db as common_db
+from nimbus.common import rpc
 from nimbus import db as nimbus_db
 from nimbus.db import cell_mappings
 
@@ -45,19 +50,29 @@ def db_sync(conf):
         sys.exit('No database connection configured')
 
 
+def _api_bus(conf):
+    """The API bus this config names, or None when it names none."""
+    url = rpc.transport_url_of(conf)
+    return None if url == rpc.EMBEDDED_URL else url
+
+
 def cell_create(conf):
     args = conf.category
-    if not (args.name and args.transport_url and args.database_connection):
+    name, url, connection = (args.cell_name, args.cell_transport_url,
+                             args.cell_database_connection)
+    if not (name and url and connection):
         sys.exit('cell create needs --name, --transport-url and '
                  '--database-connection')
     api_db = _api_db(conf)
-    if args.name == 'cell0':
-        uuid = cell_mappings.ensure_cell0(api_db, args.database_connection)
+    if name == 'cell0':
+        uuid = cell_mappings.ensure_cell0(api_db, connection)
     else:
-        uuid = cell_mappings.create_cell(api_db, args.name,
-                                         args.transport_url,
-                                         args.database_connection)
-    nimbus_db.sync_cell(args.database_connection)
+        try:
+            cell_mappings.check_bus(api_db, name, url, _api_bus(conf))
+        except ValueError as exc:
+            sys.exit('cell create: %s' % exc)
+        uuid = cell_mappings.create_cell(api_db, name, url, connection)
+    nimbus_db.sync_cell(connection)
     print(uuid)
 
 
@@ -78,9 +93,12 @@ def add_commands(subparsers):
     cell = subparsers.add_parser('cell').add_subparsers(dest='action')
     cell.required = True
     create = cell.add_parser('create')
-    create.add_argument('--name')
-    create.add_argument('--transport-url')
-    create.add_argument('--database-connection')
+    # Own dests: oslo.config answers ``name`` with the sub-command's name,
+    # and ``transport_url`` is [DEFAULT] transport_url (the API bus).
+    create.add_argument('--name', dest='cell_name')
+    create.add_argument('--transport-url', dest='cell_transport_url')
+    create.add_argument('--database-connection',
+                        dest='cell_database_connection')
     create.set_defaults(func=cell_create)
     cell.add_parser('list').set_defaults(func=cell_list)
     cell.add_parser('discover-hosts').set_defaults(func=cell_discover_hosts)

@@ -5,8 +5,39 @@ from oslo_utils import uuidutils
 
 from nimbus.common import cells as cells_mod
 from nimbus.common import db as common_db
+from nimbus.common import rpc
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
+
+
+class BusClash(ValueError):
+    """A cell's transport URL reaches a bus another part already uses."""
+
+
+def check_bus(api_db, name, transport_url, api_transport_url=None):
+    """Refuse a cell bus shared with the API bus or with another cell.
+
+    The super conductor and every cell conductor serve the topic
+    ``conductor``: on a shared RabbitMQ vhost they would consume each
+    other's messages. Same URL, or same broker host and vhost whatever the
+    credentials, is the same bus. Raises :class:`BusClash` (or ValueError
+    for a URL that does not parse).
+    """
+    rpc.bus_of(transport_url)  # parses, or ValueError
+    if api_transport_url and rpc.same_bus(transport_url, api_transport_url):
+        raise BusClash(
+            'the transport URL of cell %s reaches the same broker vhost as '
+            'the API bus (transport_url of this config): give the cell a '
+            'vhost of its own, or the super conductor\'s messages reach '
+            'the cell conductor' % name)
+    for cell in list_cells(api_db):
+        if cell['name'] == name or cell['uuid'] == cells_mod.CELL0_UUID:
+            continue
+        if rpc.same_bus(transport_url, cell['transport_url']):
+            raise BusClash(
+                'the transport URL of cell %s reaches the same broker vhost '
+                'as cell %s: every cell needs a vhost of its own'
+                % (name, cell['name']))
 
 
 def create_cell(api_db, name, transport_url, database_connection,

@@ -11,6 +11,7 @@
 
 import functools
 import inspect
+import re
 import threading
 
 from oslo_config import cfg
@@ -48,8 +49,9 @@ def bus_of(url):
     """
     try:
         parsed = messaging.TransportURL.parse(_URL_CONF, url)
-    except messaging.InvalidTransportURL as exc:
-        raise ValueError('invalid transport URL %r: %s' % (url, exc))
+    except (messaging.InvalidTransportURL, ValueError) as exc:
+        raise ValueError('invalid transport URL %s: %s'
+                         % (mask_url(url), exc))
     driver = (parsed.transport or '').split('+')[0]
     port = _DEFAULT_PORTS.get(driver)
     hosts = frozenset(((h.hostname or '').lower(), h.port or port)
@@ -58,6 +60,11 @@ def bus_of(url):
     if driver != 'inproc' and vhost in ('', '/'):
         vhost = '/'  # RabbitMQ's default vhost, however it is spelled
     return driver, hosts, vhost
+
+
+def mask_url(url):
+    """``url`` with its passwords replaced by ``***`` (for messages)."""
+    return re.sub(r'([/,][^:/@,]*:)[^@/,]*@', r'\1***@', str(url))
 
 
 def same_bus(url_a, url_b):
