@@ -7,23 +7,30 @@ COMPUTE_OPTS = [
                help='Virt driver: "fake" simulates a hypervisor (guests are '
                     'records in a state file), or a dotted class path.'),
     cfg.FloatOpt('cpu_allocation_ratio', default=None, min=0.0,
-                 help='VCPU allocation ratio reported to placement; unset '
-                      'uses initial_cpu_allocation_ratio.'),
+                 help='VCPU allocation ratio reported to placement on every '
+                      'update. Unset (or 0.0): the ratio placement has is '
+                      'kept, so an operator may change it there; '
+                      'initial_cpu_allocation_ratio is used only when the '
+                      'VCPU inventory is first created.'),
     cfg.FloatOpt('ram_allocation_ratio', default=None, min=0.0,
-                 help='MEMORY_MB allocation ratio; unset uses '
-                      'initial_ram_allocation_ratio.'),
+                 help='MEMORY_MB allocation ratio reported on every update. '
+                      'Unset (or 0.0): placement\'s ratio is kept; '
+                      'initial_ram_allocation_ratio is used only when the '
+                      'MEMORY_MB inventory is first created.'),
     cfg.FloatOpt('disk_allocation_ratio', default=None, min=0.0,
-                 help='DISK_GB allocation ratio; unset uses '
-                      'initial_disk_allocation_ratio.'),
+                 help='DISK_GB allocation ratio reported on every update. '
+                      'Unset (or 0.0): placement\'s ratio is kept; '
+                      'initial_disk_allocation_ratio is used only when the '
+                      'DISK_GB inventory is first created.'),
     cfg.FloatOpt('initial_cpu_allocation_ratio', default=4.0, min=0.0,
-                 help='VCPU allocation ratio used while cpu_allocation_ratio '
-                      'is unset.'),
+                 help='VCPU allocation ratio of a new VCPU inventory when '
+                      'cpu_allocation_ratio is unset.'),
     cfg.FloatOpt('initial_ram_allocation_ratio', default=1.0, min=0.0,
-                 help='MEMORY_MB allocation ratio used while '
-                      'ram_allocation_ratio is unset.'),
+                 help='MEMORY_MB allocation ratio of a new MEMORY_MB '
+                      'inventory when ram_allocation_ratio is unset.'),
     cfg.FloatOpt('initial_disk_allocation_ratio', default=1.0, min=0.0,
-                 help='DISK_GB allocation ratio used while '
-                      'disk_allocation_ratio is unset.'),
+                 help='DISK_GB allocation ratio of a new DISK_GB inventory '
+                      'when disk_allocation_ratio is unset.'),
     cfg.IntOpt('reserved_host_memory_mb', default=512, min=0,
                help='Memory kept for the host itself: reported as reserved '
                     'MEMORY_MB in placement.'),

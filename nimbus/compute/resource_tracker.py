@@ -17,6 +17,7 @@ from oslo_log import log as logging
 from nimbus.common import exception as common_exc
 from nimbus.compute import exception
 from nimbus.compute import provider_tree as ptree
+from nimbus.compute.virt import driver as driver_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ class ResourceTracker:
         self.conductor = cell_conductor
         self.node_uuid = compute_node_uuid(self.nodename)
         self.failed_builds = 0
+        # The root provider's inventory as last written to placement.
+        self.root_inventory = None
 
     # -- compute node record -------------------------------------------
 
@@ -59,12 +62,13 @@ class ResourceTracker:
             'hypervisor_hostname': self.nodename,
             'host_ip': conf.host_ip,
             'running_vms': len(instances),
-            'cpu_allocation_ratio': (conf.cpu_allocation_ratio or
-                                     conf.initial_cpu_allocation_ratio),
-            'ram_allocation_ratio': (conf.ram_allocation_ratio or
-                                     conf.initial_ram_allocation_ratio),
-            'disk_allocation_ratio': (conf.disk_allocation_ratio or
-                                      conf.initial_disk_allocation_ratio),
+            # What placement has (after the last update), by Nova's rule.
+            'cpu_allocation_ratio': driver_mod.allocation_ratio(
+                self.conf, 'VCPU', self.root_inventory),
+            'ram_allocation_ratio': driver_mod.allocation_ratio(
+                self.conf, 'MEMORY_MB', self.root_inventory),
+            'disk_allocation_ratio': driver_mod.allocation_ratio(
+                self.conf, 'DISK_GB', self.root_inventory),
             'failed_builds': self.failed_builds,
         })
         return record
@@ -117,6 +121,7 @@ class ResourceTracker:
             self._reshape(ctxt, tree, allocations)
         else:
             self._flush(ctxt, before, tree)
+        self.root_inventory = tree.data(self.node_uuid).inventory
 
     def _ensure_providers(self, ctxt, tree):
         for provider in tree.providers():

@@ -58,9 +58,10 @@ class ComputeService:
         self.driver.init_host()
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
+        # Placement first: the node record then carries placement's ratios.
+        self.tracker.update(ctxt, startup=True)
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
-        self.tracker.update(ctxt, startup=True)
         self._server = rpc.get_server(self.transport, rpcapi.TOPIC,
                                       [self.manager], self.host,
                                       rpcapi.VERSION)
@@ -94,9 +95,9 @@ class ComputeService:
         # Guests listed before the instances: a build that starts in
         # between has its record (host set before the cast) in the list.
         self.runner.destroy_orphans(instances, guests)
+        self.tracker.update(ctxt)
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
-        self.tracker.update(ctxt)
 
     def kill(self):
         """Simulate ``kill -9`` (for tests and the all-in-one runner): no

@@ -10,6 +10,7 @@ from nimbus.allinone.cloud import wait_for
 from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.compute import resource_tracker
 from nimbus.compute.virt import fake
 from nimbus.conductor import rpcapi as conductor_rpcapi
 from nimbus.db.cell import models as cell_models
@@ -245,3 +246,56 @@ def test_a_build_past_the_timeout_is_failed_and_the_late_guest_destroyed(
     assert server_id not in fake.FakeDriver(
         cloud.compute_conf('host-1'), 'host-1').list_instances()
     assert _allocations(cloud, server_id) == {}
+
+
+def _inventory(cloud, host):
+    client = services.placement(cloud.conf)
+    node = resource_tracker.compute_node_uuid(host)
+    (root,) = [p for p in client.get_provider_tree(
+        context.get_admin_context(), node) if p['uuid'] == node]
+    return node, root['inventories']
+
+
+def _node_ratio(cloud, host):
+    with common_db.get_database(cloud.db_urls['cell1']).session() as s:
+        return s.execute(sa.select(cell_models.ComputeNode).where(
+            cell_models.ComputeNode.host == host)).scalar() \
+            .cpu_allocation_ratio
+
+
+def _operator_sets_vcpu_ratio(cloud, node, ratio):
+    client = services.placement(cloud.conf)
+    ctxt = context.get_admin_context()
+    inventories = _inventory(cloud, 'host-1')[1]
+    inventories['VCPU']['allocation_ratio'] = ratio
+    client.set_inventory(ctxt, node, inventories)
+
+
+def test_configured_allocation_ratios_reach_placement_and_are_forced(
+        make_cloud):
+    cloud = make_cloud(hosts=1, overrides={'compute': {
+        'cpu_allocation_ratio': 8.0, 'ram_allocation_ratio': 1.5}})
+    node, inventory = _inventory(cloud, 'host-1')
+    assert inventory['VCPU']['allocation_ratio'] == 8.0
+    assert inventory['MEMORY_MB']['allocation_ratio'] == 1.5
+    assert inventory['DISK_GB']['allocation_ratio'] == 1.0   # initial_*
+    # A configured ratio wins over an operator's change at the next update.
+    _operator_sets_vcpu_ratio(cloud, node, 2.0)
+    cloud.computes['host-1']._update_resources()
+    assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 8.0
+    assert _node_ratio(cloud, 'host-1') == 8.0
+
+
+def test_an_operators_ratio_survives_updates_when_config_leaves_it_unset(
+        make_cloud):
+    cloud = make_cloud(hosts=1)
+    node, inventory = _inventory(cloud, 'host-1')
+    assert inventory['VCPU']['allocation_ratio'] == 4.0      # initial_*
+    _operator_sets_vcpu_ratio(cloud, node, 2.5)
+    cloud.computes['host-1']._update_resources()
+    assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 2.5
+    assert _node_ratio(cloud, 'host-1') == 2.5
+    # ...and a restart of the compute.
+    cloud.stop_compute('host-1')
+    cloud.start_compute('host-1')
+    assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 2.5

@@ -2,6 +2,33 @@
 
 import abc
 
+# resource class -> ([compute] option, its initial_* option)
+RATIO_OPTIONS = {
+    'VCPU': ('cpu_allocation_ratio', 'initial_cpu_allocation_ratio'),
+    'MEMORY_MB': ('ram_allocation_ratio', 'initial_ram_allocation_ratio'),
+    'DISK_GB': ('disk_allocation_ratio', 'initial_disk_allocation_ratio'),
+}
+
+
+def allocation_ratio(conf, resource_class, inventory=None):
+    """The allocation ratio to report for ``resource_class``, Nova's rule:
+
+    - ``[compute] <rc>_allocation_ratio`` set (and not 0.0, which Nova also
+      reads as unset): that value, on every update;
+    - unset: the ratio placement already has in ``inventory`` (the
+      provider's current inventory), so an operator's change made in
+      placement stands;
+    - unset and no inventory of that class yet: ``initial_*``.
+    """
+    option, initial = RATIO_OPTIONS[resource_class]
+    configured = getattr(conf.compute, option)
+    if configured:
+        return configured
+    current = (inventory or {}).get(resource_class) or {}
+    if current.get('allocation_ratio') is not None:
+        return current['allocation_ratio']
+    return getattr(conf.compute, initial)
+
 
 class ComputeDriver(abc.ABC):
     """A hypervisor as the compute agent sees it.

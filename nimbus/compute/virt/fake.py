@@ -84,27 +84,24 @@ class FakeDriver(driver.ComputeDriver):
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
         root = provider_tree.find_by_name(nodename)
         conf = self.conf.compute
+        current = root.inventory
+
+        def ratio(rc):
+            return driver.allocation_ratio(self.conf, rc, current)
         inventory = {
             'VCPU': {'total': self.opts.vcpus,
                      'reserved': conf.reserved_host_cpus,
                      'min_unit': 1, 'max_unit': self.opts.vcpus,
-                     'step_size': 1,
-                     'allocation_ratio': (conf.cpu_allocation_ratio or
-                                          conf.initial_cpu_allocation_ratio)},
+                     'step_size': 1, 'allocation_ratio': ratio('VCPU')},
             'MEMORY_MB': {'total': self.opts.memory_mb,
                           'reserved': conf.reserved_host_memory_mb,
                           'min_unit': 1, 'max_unit': self.opts.memory_mb,
                           'step_size': 1,
-                          'allocation_ratio': (
-                              conf.ram_allocation_ratio or
-                              conf.initial_ram_allocation_ratio)},
+                          'allocation_ratio': ratio('MEMORY_MB')},
             'DISK_GB': {'total': self.opts.disk_gb,
                         'reserved': conf.reserved_host_disk_mb // 1024,
                         'min_unit': 1, 'max_unit': self.opts.disk_gb,
-                        'step_size': 1,
-                        'allocation_ratio': (
-                            conf.disk_allocation_ratio or
-                            conf.initial_disk_allocation_ratio)},
+                        'step_size': 1, 'allocation_ratio': ratio('DISK_GB')},
         }
         old_root_pgpu = root.inventory.get('CUSTOM_PGPU')
         if self.opts.pgpus and old_root_pgpu is not None:
