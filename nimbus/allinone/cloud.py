@@ -119,6 +119,9 @@ class Cloud:
         self.placement_url = None
         self.api_url = None
         self.computes = {}
+        # Every conf built (the cloud's and each compute's): stop() closes
+        # their RPC transports.
+        self.confs = []
         self._stoppables = []
         self._stop = threading.Event()
 
@@ -141,7 +144,9 @@ class Cloud:
         return values
 
     def _conf(self, extra=None):
-        return config.build_conf([], overrides=self._overrides(extra))
+        conf = config.build_conf([], overrides=self._overrides(extra))
+        self.confs.append(conf)
+        return conf
 
     def host_names(self):
         return ['%s%d' % (self.host_prefix, i)
@@ -242,6 +247,9 @@ class Cloud:
             except Exception:
                 LOG.exception('stopping %s failed', svc)
         self._stoppables.clear()
+        for conf in self.confs:
+            rpc.cleanup_transports(conf)
+        self.confs.clear()
 
     def __enter__(self):
         return self.start()

@@ -77,20 +77,24 @@ class Periodic:
 
 
 def run_until_signalled(services):
-    """Start nothing; wait for SIGTERM/SIGINT, then stop ``services``."""
+    """Start nothing; wait for SIGTERM/SIGINT, then stop ``services`` and
+    close every RPC transport of the process (RabbitMQ connections)."""
     done = threading.Event()
 
     def handler(signum, frame):
         LOG.info('Signal %s received; stopping', signum)
         done.set()
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler)
+                for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         while not done.wait(1.0):
             pass
     finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
         for service in reversed(services):
             try:
                 service.stop()
             except Exception:
                 LOG.exception('Stopping %s failed', service)
+        rpc.cleanup_transports()

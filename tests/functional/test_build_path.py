@@ -299,3 +299,12 @@ def test_an_operators_ratio_survives_updates_when_config_leaves_it_unset(
     cloud.stop_compute('host-1')
     cloud.start_compute('host-1')
     assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 2.5
+
+
+def test_stopping_the_cloud_closes_its_transports(make_cloud):
+    cloud = make_cloud(hosts=2)
+    confs = list(cloud.confs)
+    assert rpc.transports_of(cloud.conf)             # API bus, cell buses
+    assert rpc.transports_of(cloud.computes['host-1'].conf)
+    cloud.stop()
+    assert all(rpc.transports_of(conf) == {} for conf in confs)

@@ -26,6 +26,9 @@ ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
                   'nimbus.scheduler.exception', 'nimbus.conductor.exception',
                   'nimbus.compute.exception']
 
+# id(conf) -> (conf, {url: transport}). The entry holds its conf, so the id
+# cannot be reused by another conf while the entry exists, and the lookup
+# also checks identity.
 _TRANSPORTS = {}
 _TRANSPORTS_LOCK = threading.Lock()
 # TransportURL.parse needs a ConfigOpts only for its defaults.
@@ -126,27 +129,49 @@ def require_broker(conf, prog):
 def get_transport(conf, url=None):
     """The RPC transport for ``url`` (default :func:`transport_url_of`).
 
-    Transports are cached per URL within a process: every service of the
-    all-in-one runner on the same bus shares one connection pool.
+    Transports are cached per config object and URL within a process:
+    every service built from one conf on the same bus shares one connection
+    pool, while each simulated compute of the all-in-one runner (a conf of
+    its own, as on its own machine) has its own. :func:`cleanup_transports`
+    closes them.
     """
     url = url or transport_url_of(conf)
     with _TRANSPORTS_LOCK:
-        transport = _TRANSPORTS.get((id(conf), url))
+        entry = _TRANSPORTS.get(id(conf))
+        if entry is None or entry[0] is not conf:
+            entry = _TRANSPORTS[id(conf)] = (conf, {})
+        transport = entry[1].get(url)
         if transport is None:
-            transport = messaging.get_rpc_transport(
+            transport = entry[1][url] = messaging.get_rpc_transport(
                 conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
-            _TRANSPORTS[(id(conf), url)] = transport
         return transport
 
 
-def cleanup_transports():
+def transports_of(conf):
+    """The cached transports of ``conf``: ``{url: transport}``."""
     with _TRANSPORTS_LOCK:
-        for transport in _TRANSPORTS.values():
+        entry = _TRANSPORTS.get(id(conf))
+        return dict(entry[1]) if entry and entry[0] is conf else {}
+
+
+def cleanup_transports(conf=None):
+    """Close the transports of ``conf`` (of every conf when None) and
+    forget them: RabbitMQ connections and their heartbeat threads end."""
+    with _TRANSPORTS_LOCK:
+        if conf is None:
+            entries = list(_TRANSPORTS.values())
+            _TRANSPORTS.clear()
+        else:
+            entry = _TRANSPORTS.get(id(conf))
+            entries = [entry] if entry and entry[0] is conf else []
+            if entries:
+                del _TRANSPORTS[id(conf)]
+    for _conf, transports in entries:
+        for transport in transports.values():
             try:
                 transport.cleanup()
-            except Exception:  # pragma: no cover - best effort at exit
+            except Exception:  # best effort at exit
                 LOG.debug('transport cleanup failed', exc_info=True)
-        _TRANSPORTS.clear()
 
 
 class Serializer(messaging.NoOpSerializer):

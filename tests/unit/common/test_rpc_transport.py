@@ -82,3 +82,77 @@ def test_daemons_without_a_broker_exit_with_one_line(tmp_path, module,
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith('%s: no transport_url is set' % prog)
+
+
+# -- the transport cache ------------------------------------------------------
+
+@pytest.fixture
+def cleanups(monkeypatch):
+    """Record every transport.cleanup() call."""
+    import oslo_messaging as messaging
+    closed = []
+    original = messaging.Transport.cleanup
+
+    def cleanup(self):
+        closed.append(self)
+        original(self)
+    monkeypatch.setattr(messaging.Transport, 'cleanup', cleanup)
+    yield closed
+    rpc.cleanup_transports()
+
+
+def test_transports_are_cached_per_conf_object_and_url(cleanups):
+    conf_a, conf_b = config.build_conf([]), config.build_conf([])
+    transport = rpc.get_transport(conf_a, 'inproc:///cache-x')
+    assert rpc.get_transport(conf_a, 'inproc:///cache-x') is transport
+    assert rpc.get_transport(conf_a, 'inproc:///cache-y') is not transport
+    assert rpc.get_transport(conf_b, 'inproc:///cache-x') is not transport
+    assert set(rpc.transports_of(conf_a)) == {'inproc:///cache-x',
+                                              'inproc:///cache-y'}
+
+
+def test_a_reused_id_never_returns_another_confs_transport(cleanups):
+    old, new = config.build_conf([]), config.build_conf([])
+    stale = rpc.get_transport(old, 'inproc:///reuse')
+    # What a garbage-collected conf whose id a new conf got would leave
+    # behind under the new conf's id.
+    with rpc._TRANSPORTS_LOCK:
+        rpc._TRANSPORTS[id(new)] = rpc._TRANSPORTS.pop(id(old))
+    assert rpc.transports_of(new) == {}
+    assert rpc.get_transport(new, 'inproc:///reuse') is not stale
+
+
+def test_cleanup_closes_one_confs_transports_or_all(cleanups):
+    conf_a, conf_b = config.build_conf([]), config.build_conf([])
+    ta = rpc.get_transport(conf_a, 'inproc:///clean')
+    tb = rpc.get_transport(conf_b, 'inproc:///clean')
+    rpc.cleanup_transports(conf_a)
+    assert cleanups == [ta]
+    assert rpc.transports_of(conf_a) == {}
+    assert rpc.transports_of(conf_b) == {'inproc:///clean': tb}
+    assert rpc.get_transport(conf_a, 'inproc:///clean') is not ta
+    rpc.cleanup_transports()
+    assert tb in cleanups and rpc.transports_of(conf_b) == {}
+
+
+def test_run_until_signalled_stops_services_and_closes_transports(
+        cleanups):
+    import signal
+    import threading
+
+    from nimbus.common import service
+
+    conf = config.build_conf([])
+    transport = rpc.get_transport(conf, 'inproc:///signalled')
+    stopped = []
+
+    class Service:
+        def stop(self):
+            stopped.append(self)
+    before = signal.getsignal(signal.SIGINT)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    service.run_until_signalled([Service()])
+    assert len(stopped) == 1
+    assert transport in cleanups and rpc.transports_of(conf) == {}
+    # The process's own handlers are back.
+    assert signal.getsignal(signal.SIGINT) is before
