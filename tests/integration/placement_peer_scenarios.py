@@ -320,3 +320,34 @@ MALFORMED = (
     ('1.40', 'resources=VCPU:1'),
     ('1.x', 'resources=VCPU:1'),
 )
+
+
+def aggregate_world():
+    """A fixed world for the aggregate rules (X, Y, Z are aggregates).
+
+    * tree R1 (VCPU, DISK_GB; in X) with child C1 (CUSTOM_PGPU; none)
+    * tree R2 (VCPU; in Y) with child C2 (CUSTOM_PGPU; in X)
+    * tree R3 (VCPU; in X and Z)
+    * tree R4 (VCPU; in W)
+    * S1 shares DISK_GB via Y and W (serves R2, R4), S3 via Z (serves R3)
+    """
+    x, y, z = AGGS
+    w = str(uuid.UUID(int=0xA66003))
+    n = iter(range(1, 100))
+
+    def rp(name, parent=None, inv=(), aggs=(), traits=()):
+        return {'uuid': _uuid(0xD, next(n)), 'name': 'agg-world-' + name,
+                'parent': parent,
+                'inventories': {rc: {'total': 8} for rc in inv},
+                'traits': sorted(traits), 'aggregates': sorted(aggs)}
+    r1 = rp('R1', inv=('VCPU', 'DISK_GB'), aggs=(x,))
+    c1 = rp('C1', r1['uuid'], inv=('CUSTOM_PGPU',))
+    r2 = rp('R2', inv=('VCPU',), aggs=(y,))
+    c2 = rp('C2', r2['uuid'], inv=('CUSTOM_PGPU',), aggs=(x,))
+    r3 = rp('R3', inv=('VCPU',), aggs=(x, z))
+    r4 = rp('R4', inv=('VCPU',), aggs=(w,))
+    s1 = rp('S1', inv=('DISK_GB',), aggs=(y, w), traits=(SHARING,))
+    s3 = rp('S3', inv=('DISK_GB',), aggs=(z,), traits=(SHARING,))
+    provs = [r1, c1, r2, c2, r3, r4, s1, s3]
+    names = {p['uuid']: p['name'].rsplit('-', 1)[1] for p in provs}
+    return {'seed': 0xD, 'providers': provs, 'consumers': []}, names

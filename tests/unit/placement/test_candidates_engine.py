@@ -7,7 +7,7 @@ import pytest
 from nimbus.placement.candidates import Inventory, get_allocation_candidates
 
 from tests.unit.placement.test_candidates_support import (
-    AGG1, AGG2, TreeBuilder, opts, u)
+    AGG1, AGG2, AGG3, TreeBuilder, opts, u)
 
 SHARE = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -286,6 +286,70 @@ def test_sharing_provider_supplies_disk():
     assert allocs(body) == [((u(1), 'VCPU', 1), (u(9), 'DISK_GB', 10))]
     # in_tree keeps the unnumbered group inside the tree
     body = call(snap, {'resources': 'VCPU:1,DISK_GB:10', 'in_tree': u(1)})
+    assert body['allocation_requests'] == []
+
+
+def aggregate_world():
+    """Trees 1 (in AGG1) > 2, 3 (in AGG2) > 4 (in AGG1), 5 (in AGG1 and
+    AGG3); sharing 8 (DISK_GB, in AGG2 and AGG3) serves trees 3 and 5."""
+    b = TreeBuilder()
+    b.add(1, inv={'VCPU': 4, 'DISK_GB': 4}, aggs={AGG1})
+    b.add(2, parent=1, inv={'CUSTOM_PGPU': 1})
+    b.add(3, inv={'VCPU': 4}, aggs={AGG2})
+    b.add(4, parent=3, inv={'CUSTOM_PGPU': 1}, aggs={AGG1})
+    b.add(5, inv={'VCPU': 4}, aggs={AGG1, AGG3})
+    b.add(8, inv={'DISK_GB': 100}, traits={SHARE}, aggs={AGG2, AGG3})
+    return b.snapshot()
+
+
+def providers_used(body):
+    return {tuple(sorted(ar['allocations'])) for ar in
+            body['allocation_requests']}
+
+
+def test_suffixed_groups_inherit_no_member_of_from_unnumbered_group():
+    """Checked against OpenStack Placement 16.0.0 (conformance test)."""
+    snap = aggregate_world()
+    body = call(snap, {'resources': 'CUSTOM_PGPU:1', 'member_of': AGG1,
+                       'resources1': 'VCPU:1'})
+    # 3 (granular VCPU) is not in AGG1 and neither is its root
+    assert providers_used(body) == {(u(1), u(2)), (u(3), u(4))}
+
+
+def test_forbidden_aggregates_apply_to_every_provider_of_the_group():
+    """Checked against OpenStack Placement 16.0.0 (conformance test)."""
+    snap = aggregate_world()
+    # 4 is a child in AGG1: its tree's candidate is refused too
+    body = call(snap, {'resources': 'VCPU:1,CUSTOM_PGPU:1',
+                       'member_of': '!' + AGG1})
+    assert body['allocation_requests'] == []
+    # the sharing provider 8 is in AGG2 although tree 5 is not
+    body = call(snap, {'resources': 'VCPU:1,DISK_GB:1',
+                       'member_of': '!' + AGG2})
+    assert providers_used(body) == {(u(1),)}
+    body = call(snap, {'resources': 'VCPU:1,DISK_GB:1',
+                       'member_of': '!' + AGG1})
+    assert providers_used(body) == {(u(3), u(8))}
+    # the tree a sharing provider serves counts as well: not tree 5
+    body = call(snap, {'resources': 'DISK_GB:1', 'resources1': 'VCPU:1',
+                       'member_of': '!' + AGG1})
+    assert providers_used(body) == {(u(3), u(8))}
+    # a suffixed group's forbidden aggregates are its provider's only
+    body = call(snap, {'resources': 'VCPU:1', 'resources1': 'DISK_GB:1',
+                       'member_of1': '!' + AGG1})
+    assert providers_used(body) == {(u(3), u(8)), (u(5), u(8))}
+
+
+def test_unnumbered_member_of_needs_the_sharing_provider_itself():
+    snap = aggregate_world()
+    # tree 5 and the sharing provider 8 are both in AGG3
+    body = call(snap, {'resources': 'VCPU:1,DISK_GB:1', 'member_of': AGG3})
+    assert providers_used(body) == {(u(5), u(8))}
+    b = TreeBuilder()
+    b.add(1, inv={'VCPU': 4}, aggs={AGG1, AGG2})
+    b.add(8, inv={'DISK_GB': 100}, traits={SHARE}, aggs={AGG2})
+    body = call(b.snapshot(), {'resources': 'VCPU:1,DISK_GB:1',
+                               'member_of': AGG1})
     assert body['allocation_requests'] == []
 
 
