@@ -1,7 +1,9 @@
 # Nimbus: two commands for a fresh machine with Python 3.11 and make.
 #   make demo   the whole cloud in one process, boots 20 servers
 #   make test   unit, functional and integration tests
-PYTHON ?= python3
+# Python 3.11 or newer (setup.cfg's python_requires): python3.11 when it
+# is on the PATH, else python3.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
