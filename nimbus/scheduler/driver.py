@@ -27,18 +27,28 @@ def root_of(provider_summaries: dict, rp: str) -> str:
     return summary.get("root_provider_uuid") or rp
 
 
-def candidates_by_root(body: dict) -> tuple[list[str], dict]:
-    """Root provider uuids in placement's order, and root -> first allocation request."""
+def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
+    """Root provider uuids in placement's order, and root -> its allocation requests
+    (all of them, in placement's order: a host with two GPUs on child providers has one
+    per GPU, and the second instance of a request needs the other one).
+    ``is_host(root_uuid)`` tells a compute node's tree from a sharing provider when an
+    allocation request spans both."""
     summaries = body.get("provider_summaries", {})
     order, areqs = [], {}
     for areq in body.get("allocation_requests", []):
         rps = list(areq.get("allocations", {}))
         if not rps:
             continue
-        root = root_of(summaries, rps[0])
-        if root not in areqs:
-            areqs[root] = areq
+        roots = [root_of(summaries, rp) for rp in rps]
+        root = roots[0]
+        if is_host is not None and len(set(roots)) > 1:
+            root = next((r for r in roots if is_host(r)), root)
+        entry = areqs.get(root)
+        if entry is None:
+            areqs[root] = [areq]
             order.append(root)
+        else:
+            entry.append(areq)
     return order, areqs
 
 
@@ -76,10 +86,11 @@ class Scheduler:
         if exp is not None:
             exp.placement_query = params
         body = self.placement.get_allocation_candidates(ctxt, params)
-        order, areqs = candidates_by_root(body)
-        hosts = self.host_manager.host_states_for_candidates(
-            body.get("provider_summaries", {}), order)
-        return hosts, areqs
+        order, areqs = candidates_by_root(
+            body, lambda rp: self.host_manager.host_state(rp) is not None)
+        summaries = body.get("provider_summaries", {})
+        hosts = self.host_manager.host_states_for_candidates(summaries, order)
+        return hosts, areqs, summaries
 
     def _claim(self, ctxt, host, areq, uuid, spec) -> bool:
         """True: claimed; False: placement refused (no room left: try another host).
@@ -124,11 +135,12 @@ class Scheduler:
         with self._lock, self.host_manager.decision():
             try:
                 self._resolve_group(spec)
-                hosts, areqs = self._candidates(ctxt, spec, exp)
+                hosts, areqs, summaries = self._candidates(ctxt, spec, exp)
                 result = self.engine.schedule(spec, hosts, areqs, claim=claim,
                                               unclaim=unclaim,
                                               return_alternates=return_alternates,
-                                              explanation=exp)
+                                              explanation=exp,
+                                              provider_summaries=summaries)
             except exception.NoValidHost as exc:
                 LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
                 # The admin's record has every rejected host (up to a cap), the
@@ -168,7 +180,7 @@ class Scheduler:
         with self._lock, self.host_manager.decision():
             self._resolve_group(spec)
             try:
-                hosts, areqs = self._candidates(ctxt, spec, exp)
+                hosts, areqs, summaries = self._candidates(ctxt, spec, exp)
             except exception.NoValidHost as exc:
                 return {"placement_candidates": 0, "filters": [], "ranked": [],
                         "rejected": [], "message": exc.reason,

@@ -256,12 +256,21 @@ class HostState:
         return True
 
     def consume_from_request(self, spec, instance_uuid: str | None = None,
-                             numa_fit=None, pci_take=None) -> None:
+                             numa_fit=None, pci_take=None, resources=None) -> None:
+        """One instance of ``spec`` lands here. ``resources`` is what it takes in this
+        host's provider tree ({"VCPU", "MEMORY_MB", "DISK_GB"}, see consumption.py);
+        None means the flavor's vCPUs, RAM and disk."""
         flavor = spec.flavor
-        self.vcpus_used += flavor.vcpus
-        self.memory_mb_used += flavor.memory_mb
-        if not spec.is_bfv:
-            self.local_gb_used += flavor.root_gb + flavor.ephemeral_gb + (flavor.swap + 1023) // 1024
+        if resources is None:
+            self.vcpus_used += flavor.vcpus
+            self.memory_mb_used += flavor.memory_mb
+            if not spec.is_bfv:
+                self.local_gb_used += (flavor.root_gb + flavor.ephemeral_gb
+                                       + (flavor.swap + 1023) // 1024)
+        else:
+            self.vcpus_used += resources.get("VCPU", 0)
+            self.memory_mb_used += resources.get("MEMORY_MB", 0)
+            self.local_gb_used += resources.get("DISK_GB", 0)
         self.num_io_ops += 1
         uuid = instance_uuid or f"pending-{self.num_instances}"
         group = spec.instance_group.uuid if spec.instance_group is not None else None

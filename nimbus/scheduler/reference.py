@@ -8,7 +8,7 @@ candidate, exactly as the rules are written down.
 
 from __future__ import annotations
 
-from nimbus.scheduler import selection
+from nimbus.scheduler import consumption, selection
 from nimbus.scheduler.weighers.base import normalize
 
 
@@ -27,11 +27,13 @@ def weigh_detail(hosts, weighers, spec) -> list[dict]:
     return details
 
 
-def schedule(conf, filters, weighers, spec, hosts, alloc_reqs=None) -> list[str]:
+def schedule(conf, filters, weighers, spec, hosts, alloc_reqs=None,
+             provider_summaries=None) -> list[str]:
     """Hosts chosen per instance (host_subset_size 1, no shuffling, no claims)."""
     n = max(spec.num_instances, len(spec.instance_uuids), 1)
     uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
     pool = selection.pre_filter_hosts(list(hosts), spec, alloc_reqs)
+    usage = consumption.ProviderUsage(provider_summaries)
     full = set()        # hosts that received an instance and have no room for another
     chosen = []
     for uuid in uuids:
@@ -46,9 +48,10 @@ def schedule(conf, filters, weighers, spec, hosts, alloc_reqs=None) -> list[str]
         detail = weigh_detail(cands, weighers, spec)
         order = sorted(range(len(cands)), key=lambda i: -detail[i]["weight"])
         best = cands[order[0]]
+        areqs = selection.areqs_of(alloc_reqs, best)
+        areq = consumption.fitting_request(best, areqs, usage) if areqs else None
         chosen.append(best.host)
-        selection.consume(best, spec, conf, uuid)
-        vcpus, ram, disk = selection.instance_resources(spec)
-        if not best.fits(vcpus, ram, disk):
+        consumption.consume(best, spec, conf, uuid, areq, usage)
+        if not consumption.host_fits(best, spec, areqs, usage):
             full.add(best.host)
     return chosen

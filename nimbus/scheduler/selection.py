@@ -6,11 +6,11 @@ Speed comes from doing per-host work once per request instead of once per instan
   that declare ``depends_on_request_progress`` (server groups) run over all candidates, and
   the other per-instance filters run on the one host that just received an instance (its
   state is the only one that changed);
-* weighers produce a raw value list per request; after a placement only the chosen host's
-  raw values are recomputed, and totals are recomputed for every host only when a
-  weigher's min or max moved (normalisation changed), else for that host alone;
-* weighers with nothing to do (``is_enabled_for`` False, or multiplier 0 with no aggregate
-  override) are skipped.
+* weighers keep raw values per request (``ranking.py``).
+
+Each placed instance consumes its allocation request per resource class and provider
+(``consumption.py``), so the next instance and the alternates only go where placement's
+summaries still leave room.
 
 ``reference.py`` implements the same rules the slow, obvious way; a test checks both pick
 the same hosts.
@@ -18,14 +18,13 @@ the same hosts.
 
 from __future__ import annotations
 
-import heapq
 import random
 from typing import Callable
 
-from nimbus.scheduler import exception, plugins
+from nimbus.scheduler import consumption, exception, plugins
+from nimbus.scheduler import ranking as ranking_mod
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
-from nimbus.scheduler.filters import pci as pci_filter
 from nimbus.scheduler.weighers import base as weigher_base
 
 ALLOCATION_REQUEST_VERSION = "1.39"
@@ -78,133 +77,20 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
     return out
 
 
-def instance_resources(spec):
-    f = spec.flavor
-    disk = 0 if spec.is_bfv else f.root_gb
-    return f.vcpus, f.memory_mb, disk + f.ephemeral_gb + (f.swap + 1023) // 1024
+# Kept here for callers of the old names.
+instance_resources = consumption.instance_resources
 
 
-def consume(host, spec, conf, instance_uuid):
-    """Consume one instance of ``spec`` on ``host`` in memory (NUMA, PCI included)."""
-    fit = numa_filter.host_fit(host, spec)
-    take = None
-    try:
-        reqs = pci_filter.pci_requests(spec, conf)
-    except pci_filter.InvalidPciAlias:
-        reqs = []
-    if reqs:
-        take = pci_filter.plan(host.pci_pools, reqs)
-    host.consume_from_request(spec, instance_uuid, numa_fit=fit, pci_take=take)
-    group = spec.instance_group
-    if group is not None:
-        if instance_uuid and instance_uuid not in group.members:
-            group.members.append(instance_uuid)
-        group.hosts.append(host.host)
+def consume(host, spec, conf, instance_uuid, areq=None, usage=None):
+    """Consume one instance of ``spec`` on ``host`` in memory (see consumption.py)."""
+    consumption.consume(host, spec, conf, instance_uuid, areq, usage)
 
 
-class _Ranking:
-    """Candidates with their raw weigher values and total weights."""
-
-    def __init__(self, hosts, weighers, spec):
-        self.hosts = list(hosts)
-        self.spec = spec
-        with_aggs = [i for i, h in enumerate(self.hosts) if h.aggregate_metadata]
-        self.active = []   # [weigher, multiplier (float or list), raw list, (lo, hi)]
-        for w in weighers:
-            if not w.is_enabled_for(spec):
-                continue
-            default = w.default_multiplier()
-            key = w.override_key
-            mult = default
-            if key and with_aggs and any(key in self.hosts[i].aggregate_metadata
-                                         for i in with_aggs):
-                mult = [w.weight_multiplier(h) for h in self.hosts]
-            elif default == 0.0:
-                continue
-            raw = w.raw_values(self.hosts, spec)
-            self.active.append([w, mult, raw, None])
-        self.recompute()
-
-    def __len__(self):
-        return len(self.hosts)
-
-    def _bounds(self):
-        changed = False
-        for entry in self.active:
-            raw = entry[2]
-            b = (min(raw), max(raw)) if raw else (0, 0)
-            if b != entry[3]:
-                entry[3] = b
-                changed = True
-        return changed
-
-    def recompute(self):
-        self._bounds()
-        totals = [0.0] * len(self.hosts)
-        for _w, m, raw, (lo, hi) in self.active:
-            if hi == lo:
-                continue
-            span = hi - lo
-            if isinstance(m, list):
-                totals = [t + mm * ((v - lo) / span) for t, v, mm in zip(totals, raw, m)]
-            elif m != 0.0:
-                totals = [t + m * ((v - lo) / span) for t, v in zip(totals, raw)]
-        self.totals = totals
-
-    def _total_of(self, i):
-        t = 0.0
-        for _w, m, raw, (lo, hi) in self.active:
-            if hi == lo:
-                continue
-            mm = m[i] if isinstance(m, list) else m
-            if isinstance(m, list) or mm != 0.0:
-                t = t + mm * ((raw[i] - lo) / (hi - lo))
-        return t
-
-    def update(self, i):
-        """The host at index i changed: refresh its raw values and the totals."""
-        h = self.hosts[i]
-        for entry in self.active:
-            entry[2][i] = entry[0].raw_values([h], self.spec)[0]
-        if self._bounds():
-            self.recompute()
-        else:
-            self.totals[i] = self._total_of(i)
-
-    def keep(self, keep_hosts):
-        """Keep only these hosts (a subset, any order)."""
-        if len(keep_hosts) == len(self.hosts):
-            return
-        kept = {id(h) for h in keep_hosts}
-        idx = [i for i, h in enumerate(self.hosts) if id(h) in kept]
-        self.hosts = [self.hosts[i] for i in idx]
-        for entry in self.active:
-            entry[2] = [entry[2][i] for i in idx]
-            if isinstance(entry[1], list):
-                entry[1] = [entry[1][i] for i in idx]
-        self.recompute()
-
-    def remove(self, i):
-        del self.hosts[i]
-        del self.totals[i]
-        for entry in self.active:
-            del entry[2][i]
-            if isinstance(entry[1], list):
-                del entry[1][i]
-        if self._bounds():
-            self.recompute()
-
-    def ranked(self, k, exclude=None, cell=None):
-        """Indices of the k best hosts, best first (ties keep candidate order)."""
-        n = len(self.hosts)
-        idx = range(n)
-        if cell is not None or exclude is not None:
-            hosts = self.hosts
-            idx = [i for i in idx if i != exclude and (cell is None or hosts[i].cell_uuid == cell)]
-        if k == 1 and n and cell is None and exclude is None:
-            best = max(self.totals)
-            return [self.totals.index(best)]
-        return heapq.nlargest(k, idx, key=self.totals.__getitem__)
+def areqs_of(alloc_reqs, host) -> list:
+    """The host's allocation requests (``alloc_reqs`` values: one or a list)."""
+    if alloc_reqs is None:
+        return []
+    return consumption.as_list(alloc_reqs.get(host.uuid))
 
 
 class FilterScheduler:
@@ -240,9 +126,8 @@ class FilterScheduler:
             current = passed
         return current
 
-    def _still_passes(self, host, spec, per_instance):
-        vcpus, ram, disk = instance_resources(spec)
-        if not host.fits(vcpus, ram, disk):
+    def _still_passes(self, host, spec, per_instance, areqs=(), usage=None):
+        if not consumption.host_fits(host, spec, areqs, usage):
             return "ResourceCapacity", "no capacity left for another instance"
         for f in per_instance:
             if not f.host_passes(host, spec):
@@ -250,7 +135,7 @@ class FilterScheduler:
         return None
 
     # ---------------------------------------------------------------- selection
-    def _pick(self, ranking: _Ranking):
+    def _pick(self, ranking: ranking_mod.Ranking):
         fs = self.conf.filter_scheduler
         k = max(1, fs.host_subset_size)
         shuffle = fs.shuffle_best_same_weighed_hosts
@@ -266,16 +151,18 @@ class FilterScheduler:
 
     def schedule(self, spec, hosts, alloc_reqs=None, claim: Claim | None = None,
                  unclaim: Callable | None = None, return_alternates: bool = True,
-                 explanation: Explanation | None = None) -> list[list[dict]]:
+                 explanation: Explanation | None = None,
+                 provider_summaries: dict | None = None) -> list[list[dict]]:
         """Place every instance of ``spec``. ``hosts`` are HostStates in placement's
-        candidate order; ``alloc_reqs`` maps compute node uuid -> allocation request (None:
-        no placement, e.g. unit tests). ``claim(host, alloc_req, instance_uuid) -> bool``
-        (False: lost a race, the next host is tried; raising InstanceClaimFailed fails
-        that instance alone, which then gets an empty list) and ``unclaim(host,
-        alloc_req, instance_uuid)`` are injected. Returns, per instance, ``[selected,
-        *alternates]`` Selection dicts. Raises NoValidHost (with ``explanation``) when
-        fewer than ``min_count`` instances fit; every claim of the request is then
-        released."""
+        candidate order; ``alloc_reqs`` maps compute node uuid -> its allocation request
+        or list of them, in placement's order (None: no placement, e.g. unit tests);
+        ``provider_summaries`` is placement's, to consume against per resource class and
+        provider. ``claim(host, alloc_req, instance_uuid) -> bool`` (False: lost a race,
+        the next host is tried; raising InstanceClaimFailed fails that instance alone,
+        which then gets an empty list) and ``unclaim(host, alloc_req, instance_uuid)``
+        are injected. Returns, per instance, ``[selected, *alternates]`` Selection dicts.
+        Raises NoValidHost (with ``explanation``) when fewer than ``min_count`` instances
+        fit; every claim of the request is then released and the host states restored."""
         exp = explanation or Explanation(spec, self.conf.scheduler.explain_sample_size)
         n = max(spec.num_instances, len(spec.instance_uuids), 1)
         uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
@@ -290,7 +177,8 @@ class FilterScheduler:
                         and not f.depends_on_request_progress]
         cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
         cands = self.run_filters(cands, spec, filters, exp)
-        ranking = _Ranking(cands, self.weighers, spec)
+        ranking = ranking_mod.Ranking(cands, self.weighers, spec)
+        usage = consumption.ProviderUsage(provider_summaries)
 
         results, claims, snapshots = [], [], {}
         try:
@@ -299,10 +187,17 @@ class FilterScheduler:
                 while len(ranking):
                     i = self._pick(ranking)
                     host = ranking.hosts[i]
-                    areq = alloc_reqs.get(host.uuid) if alloc_reqs is not None else None
+                    areqs = areqs_of(alloc_reqs, host)
+                    areq = consumption.fitting_request(host, areqs, usage) if areqs else None
+                    if areqs and areq is None:
+                        # e.g. a sharing provider another host of this request drained
+                        exp.record_later(host.host, "ResourceCapacity",
+                                         "no allocation candidate left")
+                        ranking.remove(i)
+                        continue
                     try:
                         if claim is None or claim(host, areq, uuid):
-                            chosen = (i, host, areq)
+                            chosen = (i, host, areqs, areq)
                             break
                     except exception.InstanceClaimFailed as exc:
                         # Not the host's fault: this instance cannot be claimed
@@ -317,56 +212,82 @@ class FilterScheduler:
                     continue
                 if chosen is None:
                     break
-                i, host, areq = chosen
+                i, host, areqs, areq = chosen
                 claims.append((host, areq, uuid))
                 if id(host) not in snapshots:
                     snapshots[id(host)] = (host, host.snapshot())
-                consume(host, spec, self.conf, uuid)
-                why = self._still_passes(host, spec, per_instance) if num + 1 < n else None
+                consumption.consume(host, spec, self.conf, uuid, areq, usage)
+                why = (self._still_passes(host, spec, per_instance, areqs, usage)
+                       if num + 1 < n else None)
                 if why is not None:
                     exp.record_later(host.host, why[0], why[1])
-                    alts_pool_host = host
                     ranking.remove(i)
+                    excl = None
                 else:
-                    alts_pool_host = host
                     ranking.update(i)
+                    excl = i
                 if progressive and num + 1 < n:
-                    before = ranking.hosts
-                    after = self.run_filters(before, spec, progressive)
-                    ranking.keep(after)
+                    after = self.run_filters(ranking.hosts, spec, progressive)
+                    if len(after) != len(ranking.hosts):
+                        ranking.keep(after)
+                        excl = next((j for j, h in enumerate(ranking.hosts) if h is host),
+                                    None)
                 selection = [make_selection(host, areq, spec)]
                 if max_alts:
-                    try:
-                        excl = ranking.hosts.index(alts_pool_host)
-                    except ValueError:
-                        excl = None
-                    for j in ranking.ranked(max_alts, exclude=excl, cell=host.cell_uuid):
-                        alt = ranking.hosts[j]
-                        selection.append(make_selection(
-                            alt, alloc_reqs.get(alt.uuid) if alloc_reqs is not None else None,
-                            spec))
+                    selection += self._alternates(ranking, host, excl, spec, alloc_reqs,
+                                                  usage, max_alts)
                 results.append(selection)
             exp.placed = sum(1 for r in results if r)
             if exp.placed < min_count:
                 raise exception.NoValidHost(exp.message(), exp.to_dict())
         except BaseException:
-            for host, areq, uuid in claims:
-                if unclaim is not None:
-                    try:
-                        unclaim(host, areq, uuid)
-                    except Exception:  # keep releasing the others
-                        pass
-            for host, snap in snapshots.values():
-                host.restore(snap)
-            if spec.instance_group is not None:
-                group = spec.instance_group
-                placed = {u for _h, _a, u in claims if u}
-                group.members[:] = [m for m in group.members if m not in placed]
-                for h, _a, _u in claims:
-                    if h.host in group.hosts:
-                        group.hosts.remove(h.host)
+            self._undo(spec, claims, snapshots, unclaim)
             raise
         return results
+
+    def _alternates(self, ranking, chosen, excl, spec, alloc_reqs, usage, k) -> list:
+        """Up to ``k`` Selections of the best other hosts in ``chosen``'s cell that still
+        have an allocation request with room left (after this request's consumption)."""
+        want = k
+        while True:
+            idx = ranking.ranked(want, exclude=excl, cell=chosen.cell_uuid)
+            out = []
+            for j in idx:
+                alt = ranking.hosts[j]
+                areqs = areqs_of(alloc_reqs, alt)
+                if areqs:
+                    areq = consumption.fitting_request(alt, areqs, usage)
+                    if areq is None:
+                        continue
+                else:
+                    if not consumption.host_fits(alt, spec, (), usage):
+                        continue
+                    areq = None
+                out.append(make_selection(alt, areq, spec))
+                if len(out) == k:
+                    return out
+            if len(idx) < want:
+                return out
+            want *= 2
+
+    @staticmethod
+    def _undo(spec, claims, snapshots, unclaim) -> None:
+        """Release every claim of the request and restore what it consumed."""
+        for host, areq, uuid in claims:
+            if unclaim is not None:
+                try:
+                    unclaim(host, areq, uuid)
+                except Exception:  # keep releasing the others
+                    pass
+        for host, snap in snapshots.values():
+            host.restore(snap)
+        if spec.instance_group is not None:
+            group = spec.instance_group
+            placed = {u for _h, _a, u in claims if u}
+            group.members[:] = [m for m in group.members if m not in placed]
+            for h, _a, _u in claims:
+                if h.host in group.hosts:
+                    group.hosts.remove(h.host)
 
     # ---------------------------------------------------------------- dry run
     def dry_run(self, spec, hosts, alloc_reqs=None) -> dict:

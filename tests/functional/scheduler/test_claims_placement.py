@@ -2,6 +2,8 @@
 allocations makes placement answer a consumer generation conflict; that instance of a
 multi-create fails with the reason while the others land."""
 
+import uuid as uuid_mod
+
 import pytest
 
 from nimbus.common import config
@@ -93,3 +95,54 @@ def test_capacity_refusal_from_real_placement_moves_on(placement):
     assert out[0][0]["compute_node_uuid"] == other
     assert placement.usages(other)["VCPU"] == 3
     assert placement.usages(stolen[0])["VCPU"] == 2
+
+
+def test_pgpu_on_child_providers_multi_create(placement):
+    """Three instances of CUSTOM_PGPU:1 on hosts with two one-GPU child providers each:
+    the second instance on a host takes its other GPU, nobody's alternate is a host
+    whose GPUs this request took, and every claim holds in placement."""
+    conf = config.build_conf([])
+    for name in ("cpu", "disk", "io_ops"):
+        conf.set_override(f"{name}_weight_multiplier", 0.0, "filter_scheduler")
+    nodes = ip.compute_hosts(placement, 3, vcpus=8)
+    # host-0 has the most free RAM, then host-1, then host-2
+    for cn, used in zip(nodes, (0, 2048, 4096)):
+        cn["memory_mb"] = 8192 - used
+        placement.client.set_inventory(placement.ctxt, cn["uuid"], {
+            rc: dict(ip.RC_DEFAULTS, total=total, max_unit=total)
+            for rc, total in (("VCPU", 8), ("MEMORY_MB", 8192 - used), ("DISK_GB", 100))})
+    gpus = {}
+    for cn in nodes:
+        for g in range(2):
+            child = str(uuid_mod.uuid5(uuid_mod.NAMESPACE_URL, "%s/gpu%d" % (cn["host"], g)))
+            placement.provider(child, "%s-gpu%d" % (cn["host"], g), {"CUSTOM_PGPU": 1},
+                               parent=cn["uuid"])
+            gpus[child] = cn["host"]
+    records = []
+    sched = ip.scheduler(conf, placement, nodes, records)
+    sp = testing.spec(vcpus=1, memory_mb=512, root_gb=1, num=3,
+                      extra_specs={"resources:CUSTOM_PGPU": "1"})
+
+    out = sched.select_destinations(placement.ctxt, sp)
+
+    chosen = [r[0]["service_host"] for r in out]
+    assert chosen == ["host-0", "host-0", "host-1"]
+    taken = []
+    for uuid, selections in zip(sp.instance_uuids, out):
+        allocs = placement.allocations(uuid)["allocations"]
+        (gpu,) = [rp for rp in allocs if rp in gpus]
+        assert allocs[gpu]["resources"] == {"CUSTOM_PGPU": 1}
+        assert gpus[gpu] == selections[0]["service_host"]
+        assert gpu in selections[0]["allocation_request"]["allocations"]
+        taken.append(gpu)
+    assert len(set(taken)) == 3
+    for gpu in gpus:
+        assert placement.usages(gpu).get("CUSTOM_PGPU", 0) <= 1
+    # host-0's GPUs went to this request: the third instance's alternates skip it
+    assert [s["service_host"] for s in out[2][1:]] == ["host-2"]
+    assert [s["service_host"] for s in out[1][1:]] == ["host-1", "host-2"]
+    # an alternate never names a GPU this request had taken by then
+    for k, selections in enumerate(out):
+        for alt in selections[1:]:
+            (gpu,) = [rp for rp in alt["allocation_request"]["allocations"] if rp in gpus]
+            assert gpu not in taken[:k + 1]
