@@ -4,7 +4,6 @@ POST /servers lives in :mod:`nimbus.api.handlers.server_create`; the
 request-size limit in front of it (:func:`create`) is here.
 """
 
-import datetime
 import io
 import re
 
@@ -25,7 +24,6 @@ LOG = logging.getLogger(__name__)
 
 _STATUS_TO_VM_STATE = {v: k for k, v in states.API_STATUS.items()}
 _ADMIN_FILTERS = ('host', 'node', 'project_id', 'tenant_id', 'deleted')
-_EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def _list(req, resp, detail):
@@ -59,31 +57,35 @@ def _list(req, resp, detail):
             filters[key] = params[key]
     if 'image' in params:
         filters['image_ref'] = params['image'].rstrip('/').rsplit('/', 1)[-1]
-    deps = util.deps(req)
-    records = server_obj.list_all(deps.api_db, deps.cells, project_id,
-                                  filters)
-    if 'name' in params:
+    name = params.get('name')
+    if name is not None:
         try:
-            pattern = re.compile(params['name'])
+            re.compile(name)
         except re.error:
             raise util.bad_request('Invalid regular expression in query '
                                    'parameter name.')
-        records = [r for r in records
-                   if pattern.search(r.get('display_name') or '')]
-    if 'flavor' in params:
-        records = [r for r in records
-                   if (r.get('flavor') or {}).get('flavorid') ==
-                   params['flavor']]
-    if 'reservation_id' in params:
-        records = [r for r in records
-                   if r.get('reservation_id') == params['reservation_id']]
-    sort_key = params.get('sort_key', 'created_at')
-    reverse = params.get('sort_dir', 'desc') == 'desc'
-    records.sort(key=lambda r: (
-        r.get(sort_key) or (_EPOCH if sort_key.endswith('_at') else ''),
-        r['uuid']), reverse=reverse)
+    where = None
+    if 'flavor' in params or 'reservation_id' in params:
+        # No column holds these: checked on each record read.
+        def where(record):
+            if 'flavor' in params and (record.get('flavor') or {}).get(
+                    'flavorid') != params['flavor']:
+                return False
+            return 'reservation_id' not in params or record.get(
+                'reservation_id') == params['reservation_id']
+    deps = util.deps(req)
     limit = util.limit_of(req, params)
-    records, more = util.page(records, lambda r: r['uuid'], params, limit)
+    try:
+        records, more, unreachable = server_obj.list_page(
+            deps.api_db, deps.cells, project_id, filters,
+            sort_key=params.get('sort_key', 'created_at'),
+            sort_dir=params.get('sort_dir', 'desc'), limit=limit,
+            marker=params.get('marker'), name=name, where=where)
+    except server_obj.MarkerNotFound:
+        raise util.bad_request('marker [%s] not found' % params['marker'])
+    if unreachable:
+        LOG.warning('Listed servers without those of unreachable cell(s) '
+                    '%s', ', '.join(unreachable))
     if detail:
         servers = [server_views.detail(req, r) for r in records]
     else:
@@ -148,6 +150,10 @@ def get_authorized(req, server_id, rule):
         record = server_obj.get(deps.api_db, deps.cells, server_id)
     except server_obj.ServerNotFound:
         raise util.not_found('Instance', server_id)
+    except server_obj.CellUnreachable as exc:
+        raise errors.HTTPError(503, 'The cell of server %s (%s) cannot be '
+                                    'reached; try again later.'
+                               % (server_id, exc))
     if not util.can(req, rule, {'project_id': record['project_id'],
                                 'user_id': record.get('user_id')}):
         # Another project's server does not exist, as far as you know.

@@ -268,6 +268,116 @@ def test_paging(world):
     assert world.req('GET', '/v2.1/servers?name=(').status_code == 400
 
 
+def _spread(world, n=9):
+    """n servers: a third build requests, a third in cell1, a third in
+    cell0. Returns {name: id}."""
+    ids = {}
+    for i in range(n):
+        uuid = boot(world, name='vm%d' % i).json['server']['id']
+        if i % 3 == 1:
+            world.place(uuid, host='host1')
+        elif i % 3 == 2:
+            world.place(uuid, cell=world.cell0, host=None, vm_state='error',
+                        fault=('No valid host was found.', 'none'))
+        ids['vm%d' % i] = uuid
+    return ids
+
+
+def _walk(world, query, limit):
+    """Every page of GET /servers, following the next links."""
+    seen, url = [], '/v2.1/servers/detail?limit=%d&%s' % (limit, query)
+    while True:
+        body = world.req('GET', url).json
+        seen += [s['id'] for s in body['servers']]
+        if 'servers_links' not in body:
+            return seen
+        url = body['servers_links'][0]['href'].split('/v2.1', 1)[1]
+        url = '/v2.1' + url
+
+
+@pytest.mark.parametrize('sort_dir', ['asc', 'desc'])
+def test_pages_are_merge_sorted_across_cells_and_build_requests(
+        world, sort_dir):
+    ids = _spread(world)
+    names = sorted(ids, reverse=sort_dir == 'desc')
+    query = 'sort_key=display_name&sort_dir=%s' % sort_dir
+    assert _walk(world, query, 2) == [ids[n] for n in names]
+    assert _walk(world, query, 4) == [ids[n] for n in names]
+    # The default order (created_at desc, uuid desc) pages the same way as
+    # it lists in one go.
+    whole = [s['id'] for s in world.req('GET', '/v2.1/servers').json[
+        'servers']]
+    assert sorted(whole) == sorted(ids.values())
+    assert _walk(world, '', 2) == whole
+
+
+def test_filters_and_faults_on_a_merged_page(world):
+    ids = _spread(world)
+    r = world.req('GET', '/v2.1/servers/detail?status=ERROR&'
+                  'sort_key=display_name&sort_dir=asc&limit=2')
+    servers = r.json['servers']
+    assert [s['id'] for s in servers] == [ids['vm2'], ids['vm5']]
+    assert all(s['fault']['message'] == 'No valid host was found.'
+               for s in servers)
+    r = world.req('GET', '/v2.1/servers?name=^vm[147]$&sort_key=uuid')
+    assert sorted(s['id'] for s in r.json['servers']) == sorted(
+        ids[n] for n in ('vm1', 'vm4', 'vm7'))
+    r = world.req('GET', '/v2.1/servers?flavor=1&status=BUILD&limit=1000')
+    assert sorted(s['id'] for s in r.json['servers']) == sorted(
+        ids[n] for n in ('vm0', 'vm3', 'vm6'))
+    assert world.req('GET', '/v2.1/servers?flavor=2').json['servers'] == []
+
+
+def test_each_cell_is_asked_for_one_page_only(world):
+    for i in range(30):
+        uuid = boot(world, name='many%02d' % i).json['server']['id']
+        world.place(uuid, host='host1')
+    statements = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if 'FROM instances' in statement:
+            statements.append((statement, parameters))
+    engine = world.cells.db(world.cell1).engine
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        r = world.req('GET', '/v2.1/servers?limit=5&name=^many&'
+                      'status=ACTIVE')
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+    assert len(r.json['servers']) == 5
+    (statement, parameters), = [s for s in statements
+                                if 'ORDER BY' in s[0]]
+    assert 'LIMIT' in statement and 6 in parameters   # limit + 1
+    assert 'REGEXP' in statement and 'vm_state =' in statement
+
+
+def test_an_unreachable_cell_leaves_the_rest_of_the_list(world, tmp_path):
+    ids = _spread(world, 6)
+    with world.api_db.session() as session:
+        session.add(api_models.CellMapping(
+            uuid='22222222-2222-2222-2222-222222222222', name='cell2',
+            transport_url='inproc:///cell2',
+            database_connection='sqlite:///%s' % (
+                tmp_path / 'no-such-dir' / 'cell2.db')))
+    world.cells.refresh()
+    lost = boot(world, name='lost').json['server']['id']
+    cell2 = world.cells.by_uuid('22222222-2222-2222-2222-222222222222')
+    with world.api_db.session() as session:
+        session.execute(sa.delete(api_models.BuildRequest).where(
+            api_models.BuildRequest.instance_uuid == lost))
+        session.execute(sa.update(api_models.InstanceMapping).where(
+            api_models.InstanceMapping.instance_uuid == lost).values(
+                cell_id=cell2.id))
+    for path in ('/v2.1/servers', '/v2.1/servers/detail?limit=2'):
+        r = world.req('GET', path)
+        assert r.status_code == 200
+    assert sorted(_walk(world, '', 2)) == sorted(ids.values())
+    r = world.req('GET', '/v2.1/servers/%s' % lost)
+    assert r.status_code == 503
+    assert 'cannot be reached' in r.json['serviceUnavailable']['message']
+    assert world.req('DELETE', '/v2.1/servers/%s' % lost).status_code == 503
+
+
 def test_show_shapes(world):
     uuid = boot(world).json['server']['id']
     r = world.req('GET', '/v2.1/servers/%s' % uuid)
