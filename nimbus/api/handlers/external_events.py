@@ -54,6 +54,11 @@ def create(req, resp):
             result.update(code=404, status='failed')
             results.append(result)
             continue
+        except server_obj.CellUnreachable:
+            # Nova answers 422 for an event it cannot deliver.
+            result.update(code=422, status='failed')
+            results.append(result)
+            continue
         if record['cell'] is None or not record.get('host'):
             result.update(code=422, status='failed')
             results.append(result)
