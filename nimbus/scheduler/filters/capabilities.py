@@ -63,9 +63,10 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
     operator language of ``extra_specs_ops`` (default ``s==``). Options: none.
     Example: ``capabilities:cpu_info:features = <all-in> aes avx`` keeps hosts whose CPU has
     both flags; ``capabilities:hypervisor_version = >= 6000000``.
-    """
 
-    run_filter_once_per_request = True
+    Runs for every instance of a multi-create (on the host that took the previous one):
+    a key such as ``free_ram_mb`` or ``num_instances`` changes as instances land.
+    """
 
     def _reqs(self, spec):
         return cached(spec, "capabilities_reqs",

@@ -81,9 +81,10 @@ class JsonFilter(BaseHostFilter):
     rejects every host (the explanation says why). Options: none.
     Example: ``--hint query='["and", [">=", "$free_ram_mb", 1024],
     [">=", "$free_disk_mb", 204800]]'``.
-    """
 
-    run_filter_once_per_request = True
+    Runs for every instance of a multi-create: a query may read what the earlier
+    instances changed (``$free_ram_mb``, ``$num_instances``) on the host that took them.
+    """
 
     def _query(self, spec):
         def compute():

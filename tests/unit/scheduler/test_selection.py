@@ -4,6 +4,7 @@ import random
 import pytest
 
 from nimbus.scheduler import exception, reference, selection, testing
+from nimbus.scheduler.filters import all_filters
 from nimbus.scheduler.host_manager import HostManager
 
 from .conftest import host
@@ -157,43 +158,113 @@ def test_dry_run_claims_nothing(conf):
     json.dumps(out)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_fast_path_matches_reference(conf, seed):
+PCI_ALIAS = '{"name": "nic", "vendor_id": "8086", "product_id": "154d"}'
+
+
+def _reference_case(conf, seed):
+    """A random request over 40 synthetic hosts with aggregates, instances and PCI
+    devices, exercising every built-in filter."""
     rng = random.Random(seed)
     conf.set_override("enabled_filters", [
-        "ComputeFilter", "AvailabilityZoneFilter", "ComputeCapabilitiesFilter",
-        "ImagePropertiesFilter", "NumInstancesFilter", "IoOpsFilter", "NUMATopologyFilter",
-        "ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter"], "filter_scheduler")
+        cls.__name__ for cls in all_filters()], "filter_scheduler")
+    conf.set_override("available_filters", ["nimbus.scheduler.filters.all_filters"],
+                      "filter_scheduler")
+    conf.set_override("alias", [PCI_ALIAS], "pci")
     conf.set_override("num_instances_weight_multiplier", -0.5, "filter_scheduler")
+    # stacking (negative RAM) makes per-instance limits bite within the request
+    conf.set_override("ram_weight_multiplier", rng.choice([1.0, -1.0, -3.0]),
+                      "filter_scheduler")
     conf.set_override("weight_setting", ["cpu.percent=-1.0"], "metrics")
-    extra = rng.choice([{}, {"capabilities:cpu_info:features": "<in> aes"},
-                        {"hw:cpu_policy": "dedicated"}])
+    extra = rng.choice([
+        {}, {"capabilities:cpu_info:features": "<in> aes"},
+        {"hw:cpu_policy": "dedicated"}, {"pci_passthrough:alias": "nic:1"},
+        {"aggregate_instance_extra_specs:ssd": "true"},
+        {"free_ram_mb": ">= 40000"}, {"capabilities:num_instances": "<= 2"}])
+    hints = rng.choice([
+        {}, {"query": '["<", "$num_instances", 2]'},
+        {"query": '["and", [">=", "$free_ram_mb", 60000], ["<", "$num_io_ops", 5]]'},
+        {"same_host": ["inst-a", "inst-b", "inst-c"]},
+        {"different_host": ["inst-a", "inst-b"]},
+        {"build_near_host_ip": "10.0.0.0", "cidr": "/27"}])
     grp = rng.choice([None, {"uuid": "g", "policy": "anti-affinity", "members": [],
                              "hosts": [], "rules": {"max_server_per_host": 2}},
-                      {"uuid": "g", "policy": "soft-affinity", "members": [], "hosts": []}])
+                      {"uuid": "g", "policy": "soft-affinity", "members": [], "hosts": []},
+                      {"uuid": "g", "policy": "affinity", "members": [], "hosts": []}])
     num = rng.choice([1, 5, 20])
     sp = testing.spec(vcpus=rng.choice([1, 2, 4]), memory_mb=2048, root_gb=10, num=num,
-                      extra_specs=extra, instance_group=grp, min_count=1)
+                      extra_specs=extra, instance_group=grp, min_count=1,
+                      scheduler_hints=hints, image_props={"os_distro": "ubuntu"},
+                      project_id=rng.choice(["p1", "p2"]))
     src = testing.make_source(40, seed=seed, cells=2, az_every=4, disabled_every=7)
-    # per-aggregate multiplier override on some hosts
-    src._aggregates.append({"uuid": "w", "name": "w", "hosts": ["host-1", "host-5", "host-9"],
-                            "metadata": {"ram_weight_multiplier": "3.0"}})
+    for i in range(0, 40, 3):     # every third host gets a PCI device pool
+        src._nodes[i]["pci_stats"] = [{"vendor_id": "8086", "product_id": "154d",
+                                       "dev_type": "type-PF", "count": 1 + i % 3,
+                                       "numa_node": 0}]
+    src._instances = {"host-3": [{"uuid": "inst-a"}], "host-8": [{"uuid": "inst-b"}],
+                      "host-11": [{"uuid": "inst-c"}, {"uuid": "inst-d"}]}
+    aggs = src._aggregates
+    aggs.append({"uuid": "w", "name": "w", "hosts": ["host-1", "host-5", "host-9"],
+                 "metadata": {"ram_weight_multiplier": "3.0"}})
+    aggs.append({"uuid": "ssd", "name": "ssd",
+                 "hosts": [f"host-{i}" for i in range(0, 40, 2)],
+                 "metadata": {"ssd": "true", "cpu_allocation_ratio": "0.5",
+                              "max_instances_per_host": "3"}})
+    aggs.append({"uuid": "slow", "name": "slow",
+                 "hosts": [f"host-{i}" for i in range(1, 40, 5)],
+                 "metadata": {"max_io_ops_per_host": "4", "ram_allocation_ratio": "0.6",
+                              "disk_allocation_ratio": "0.4"}})
+    aggs.append({"uuid": "types", "name": "types", "hosts": ["host-2", "host-6", "host-14"],
+                 "metadata": {"instance_type": "m1.other"}})
+    aggs.append({"uuid": "tenant", "name": "tenant", "hosts": ["host-10", "host-12"],
+                 "metadata": {"filter_tenant_id": "p2"}})
+    aggs.append({"uuid": "win", "name": "win", "hosts": ["host-16", "host-18"],
+                 "metadata": {"os_distro": "windows"}})
+    return sp, src
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_fast_path_matches_reference(conf, seed):
+    """The fast path and the slow reference pick the same hosts, instance by instance,
+    with every built-in filter enabled (JsonFilter, PCI, the Aggregate* filters,
+    SameHost/DifferentHost included) and multi-creates of up to 20 instances."""
+    sp, src = _reference_case(conf, seed)
     fast_hm, ref_hm = HostManager(conf, src), HostManager(conf, copy.deepcopy(src))
     fast_hm.refresh()
     ref_hm.refresh()
     fast_states, ref_states = fast_hm.all_host_states(), ref_hm.all_host_states()
     sched = selection.FilterScheduler(conf)
+    assert {f.name for f in sched.all_filters} >= {
+        "JsonFilter", "PciPassthroughFilter", "AggregateCoreFilter", "SameHostFilter",
+        "DifferentHostFilter", "AggregateInstanceExtraSpecsFilter"}
     sp_ref = copy.deepcopy(sp)
+    body = testing.candidates_for(fast_states, sp)
+    areqs = {next(iter(a["allocations"])): a for a in body["allocation_requests"]}
     try:
-        res = sched.schedule(sp, fast_states, areqs_for(fast_states, sp),
-                             return_alternates=False)
+        res = sched.schedule(sp, fast_states, areqs, return_alternates=False,
+                             provider_summaries=body["provider_summaries"])
         fast = [r[0]["service_host"] for r in res]
     except exception.NoValidHost:
         fast = []
     want = reference.schedule(conf, sched.all_filters, sched.weighers, sp_ref, ref_states,
-                              areqs_for(ref_states, sp_ref))
+                              areqs_for(ref_states, sp_ref), body["provider_summaries"])
     assert fast == want
-    assert fast  # the generated data should place at least one
+
+
+def test_reference_cases_are_not_trivial(conf):
+    """The generated cases place something in most seeds, and place fewer than asked in
+    some (per-instance limits within a multi-create do bite)."""
+    placed, short = 0, 0
+    for seed in range(24):
+        sp, src = _reference_case(conf, seed)
+        hm = HostManager(conf, src)
+        hm.refresh()
+        states = hm.all_host_states()
+        sched = selection.FilterScheduler(conf)
+        want = reference.schedule(conf, sched.all_filters, sched.weighers, sp, states,
+                                  areqs_for(states, sp))
+        placed += bool(want)
+        short += bool(want) and len(want) < sp.num_instances
+    assert placed >= 16 and short >= 2
 
 
 def test_selection_limits_numa_only(conf):
