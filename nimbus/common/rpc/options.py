@@ -53,6 +53,10 @@ def _register_messaging_opts(conf):
     # given; its tracing options it only registers on the global CONF, so a
     # private ConfigOpts must get them explicitly or call() raises
     # NoSuchOptError.
+    # First: list_opts() below hands out copies, which must carry the same
+    # defaults as the originals oslo.messaging registers itself later
+    # (get_transport), or the two clash (DuplicateOptError).
+    messaging.set_transport_defaults(control_exchange='nimbus')
     try:
         from oslo_messaging import opts as om_opts
     except ImportError:  # pragma: no cover
@@ -76,7 +80,6 @@ def _register_messaging_opts(conf):
             conf.register_opts(getattr(module, attr), group=group)
         except cfg.DuplicateOptError:
             pass
-    messaging.set_transport_defaults(control_exchange='nimbus')
 
 
 def list_opts():

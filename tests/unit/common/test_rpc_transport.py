@@ -156,3 +156,17 @@ def test_run_until_signalled_stops_services_and_closes_transports(
     assert transport in cleanups and rpc.transports_of(conf) == {}
     # The process's own handlers are back.
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_the_first_conf_of_a_process_gets_a_transport(tmp_path):
+    # oslo.messaging registers its own [DEFAULT] options when it builds a
+    # transport; the copies Nimbus registered first must not clash.
+    code = ('from nimbus.common import config, rpc; '
+            'conf = config.build_conf([]); '
+            'rpc.get_transport(conf, "inproc:///first"); '
+            'print(conf.control_exchange)')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True,
+                            text=True, timeout=60,
+                            env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'nimbus'
