@@ -5,7 +5,8 @@ GO_FILE OUT.json``: builds the real scheduler (DB-backed host states, the
 real placement over HTTP), waits for GO_FILE so every process starts at once,
 then sends its requests to ``select_destinations`` from several threads and
 writes ``{instance_uuid: {"host": .. } | {"error": ..}}`` plus
-``"_refused_claims"``: claims placement refused (another process won).
+``"_refused_claims"``: claims placement refused (another process won), and
+``"_refused_kinds"``: their outcomes (``refused``: capacity gone).
 """
 
 import concurrent.futures
@@ -61,6 +62,7 @@ def main(conf_path, requests_path, go_file, out_path):
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         results = dict(pool.map(one, requests))
     results['_refused_claims'] = len(refused)
+    results['_refused_kinds'] = sorted({status for _u, status in refused})
     mgr.shutdown()
     with open(out_path, 'w') as f:
         json.dump(results, f)

@@ -283,3 +283,46 @@ def test_selection_limits_numa_only(conf):
     assert by_host["a"] == {"numa_topology": {"cpu_allocation_ratio": 4.0,
                                               "ram_allocation_ratio": 1.5}}
     assert by_host["b"]["numa_topology"]["cpu_allocation_ratio"] == 2.0
+
+
+@pytest.mark.parametrize("max_attempts,alternates", [(1, 0), (2, 1), (5, 4)])
+def test_max_attempts_sets_alternates(conf, max_attempts, alternates):
+    conf.set_override("max_attempts", max_attempts, "scheduler")
+    hs = [host(f"h{i}", vcpus=4 + i) for i in range(8)]
+    sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1, num=2)
+    res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
+    for r in res:
+        assert len(r) == 1 + alternates
+        names = [s["service_host"] for s in r]
+        assert len(set(names)) == len(names)          # the selected host is not its own
+        assert all(s["allocation_request"] for s in r)
+    # best-ranked first: h7 is picked, h6.. follow
+    assert [s["service_host"] for s in res[0]] == [f"h{7 - k}" for k in range(1 + alternates)]
+
+
+def test_max_attempts_with_few_hosts_in_the_cell(conf):
+    conf.set_override("max_attempts", 5, "scheduler")
+    hs = [host("a", cell_uuid="c1"), host("b", cell_uuid="c1"), host("c", cell_uuid="c2"),
+          host("d", cell_uuid="c2", vcpus=32)]
+    sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)
+    res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
+    assert [s["service_host"] for s in res[0]] == ["d", "c"]      # only c2's other host
+
+
+def test_alternates_leave_out_hosts_filled_earlier(conf):
+    """Hosts with room for exactly one instance: once one takes an instance of the
+    request it is nobody's alternate."""
+    conf.set_override("max_attempts", 10, "scheduler")
+    hs = [host(f"h{i}", vcpus=1, memory_mb=1024 * (i + 1)) for i in range(5)]
+    sp = testing.spec(vcpus=1, memory_mb=512, root_gb=1, num=4)
+    body = testing.candidates_for(hs, sp)
+    areqs = {next(iter(a["allocations"])): a for a in body["allocation_requests"]}
+    res = selection.FilterScheduler(conf).schedule(
+        sp, hs, areqs, provider_summaries=body["provider_summaries"])
+    chosen = [r[0]["service_host"] for r in res]
+    assert chosen == ["h4", "h3", "h2", "h1"]      # most free RAM first, one each
+    for k, r in enumerate(res):
+        alternates = [s["service_host"] for s in r[1:]]
+        assert not set(alternates) & set(chosen[:k + 1])
+        assert alternates == [h for h in ("h4", "h3", "h2", "h1", "h0")
+                              if h not in chosen[:k + 1]]
