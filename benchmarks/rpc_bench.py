@@ -29,9 +29,11 @@ class Endpoint:
         self.done = threading.Event()
         self.expect = None
 
+    @rpc.expose()
     def ping(self, ctxt, value):
         return value
 
+    @rpc.expose(cast=True)
     def tick(self, ctxt, n):
         self.casts += 1
         if self.casts == self.expect:

@@ -38,27 +38,35 @@ class ComputeManager:
         return self._pool.submit(run)
 
     @rpc.expose(cast=True, required=('instance', 'request_spec',
-                                     'selection'))
+                                     'selection'),
+                types={'instance': dict, 'request_spec': dict,
+                       'selection': dict, 'host_list': list,
+                       'accel_uuids': list})
     def build_and_run_instance(self, ctxt, instance, request_spec,
                                selection, host_list=None, accel_uuids=None):
-        if not isinstance(instance, dict) or 'uuid' not in instance:
-            LOG.error('Dropped build_and_run_instance without an instance')
-            return
+        if not isinstance(instance.get('uuid'), str):
+            raise rpc.InvalidMessage('build_and_run_instance: the instance '
+                                     'has no uuid')
+        if not all(isinstance(s, dict) for s in host_list or []):
+            raise rpc.InvalidMessage('build_and_run_instance: host_list '
+                                     'must hold Selection dicts')
         self._submit(self.runner.build, ctxt, instance, request_spec,
                      selection, host_list or [], accel_uuids or [])
 
-    @rpc.expose(cast=True, required=('instance_uuid',))
+    @rpc.expose(cast=True, required=('instance_uuid',),
+                types={'instance_uuid': str})
     def terminate_instance(self, ctxt, instance_uuid):
         self._submit(self.runner.terminate, ctxt, instance_uuid)
 
-    @rpc.expose(cast=True, required=('instance_uuid', 'events'))
+    @rpc.expose(cast=True, required=('instance_uuid', 'events'),
+                types={'instance_uuid': str, 'events': list})
     def external_instance_event(self, ctxt, instance_uuid, events):
-        if not isinstance(events, list) or not all(
-                isinstance(e, dict) and 'name' in e for e in events):
-            LOG.error('Dropped malformed external events for %s',
-                      instance_uuid)
-            return
+        if not all(isinstance(e, dict) and isinstance(e.get('name'), str)
+                   for e in events):
+            raise rpc.InvalidMessage('external_instance_event: events must '
+                                     'be dicts with a name')
         self.events.deliver(instance_uuid, events)
 
     def shutdown(self, wait=True):
+        """Not an RPC method (not exposed): the service calls it."""
         self._pool.shutdown(wait=wait, cancel_futures=not wait)

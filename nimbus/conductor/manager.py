@@ -1,7 +1,10 @@
 """RPC endpoints of the conductors: thin, they delegate to the domain classes.
 
-The super conductor runs schedule-and-build on a thread pool (a cast must
-not hold the RPC server's thread while the scheduler works).
+Every method checks its message before it delegates (see
+:func:`nimbus.common.rpc.expose`); a malformed call is answered with
+InvalidMessage, a malformed cast is logged and dropped. The super conductor
+runs schedule-and-build on a thread pool (a cast must not hold the RPC
+server's thread while the scheduler works).
 """
 
 from concurrent import futures
@@ -9,10 +12,29 @@ from concurrent import futures
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
+from nimbus.common import instance_states as states
 from nimbus.common import rpc
 from nimbus.conductor import rpcapi
 
 LOG = logging.getLogger(__name__)
+
+_OPTIONAL_STR = (str, type(None))
+
+
+def _uuid_list(name, value):
+    if not value or not all(isinstance(u, str) and u for u in value):
+        raise rpc.InvalidMessage('%s must be a non-empty list of uuids'
+                                 % name)
+
+
+def _host_list(value):
+    for selection in value:
+        if not (isinstance(selection, dict) and
+                isinstance(selection.get('service_host'), str) and
+                isinstance(selection.get('allocation_request'), dict)):
+            raise rpc.InvalidMessage(
+                'host_list must hold Selection dicts with service_host and '
+                'allocation_request')
 
 
 class SuperConductorManager:
@@ -23,13 +45,13 @@ class SuperConductorManager:
         self._pool = futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix='schedule')
 
-    @rpc.expose(cast=True, required=('request_spec', 'instance_uuids'))
+    @rpc.expose(cast=True, required=('request_spec', 'instance_uuids'),
+                types={'request_spec': dict, 'instance_uuids': list})
     def schedule_and_build_instances(self, ctxt, request_spec,
                                      instance_uuids):
-        if not isinstance(request_spec, dict) or not isinstance(
-                instance_uuids, list):
-            LOG.error('Dropped malformed schedule_and_build_instances')
-            return
+        _uuid_list('instance_uuids', instance_uuids)
+        if not isinstance(request_spec.get('flavor'), dict):
+            raise rpc.InvalidMessage('request_spec has no flavor')
 
         def run():
             ctxt.update_store()
@@ -42,6 +64,7 @@ class SuperConductorManager:
         self._pool.submit(run)
 
     def shutdown(self):
+        """Not an RPC method (not exposed): the service calls it."""
         self._pool.shutdown(wait=True)
 
 
@@ -52,38 +75,56 @@ class CellConductorManager:
         self.conductor = cell_conductor
 
     @rpc.expose(cast=True, required=('instance_uuid', 'request_spec',
-                                     'host_list'))
+                                     'host_list'),
+                types={'instance_uuid': str, 'request_spec': dict,
+                       'host_list': list, 'failed_host': _OPTIONAL_STR,
+                       'reason': _OPTIONAL_STR})
     def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
                         failed_host=None, reason=None):
+        _host_list(host_list)
         self.conductor.build_instances(ctxt, instance_uuid, request_spec,
                                        host_list, failed_host, reason)
 
-    @rpc.expose(required=('instance_uuid', 'expected_vm_states', 'updates'))
+    @rpc.expose(required=('instance_uuid', 'expected_vm_states', 'updates'),
+                types={'instance_uuid': str, 'expected_vm_states': list,
+                       'updates': dict})
     def instance_update(self, ctxt, instance_uuid, expected_vm_states,
                         updates):
+        unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
+        if unknown or updates.get('vm_state', states.BUILDING) not in \
+                states.VM_STATES:
+            raise rpc.InvalidMessage('instance_update: unknown vm_state(s) '
+                                     '%s' % (unknown or updates['vm_state']))
         try:
             return self.conductor.instance_update(
                 ctxt, instance_uuid, expected_vm_states, updates)
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)
 
-    @rpc.expose(required=('instance_uuid', 'host', 'result'))
+    @rpc.expose(required=('instance_uuid', 'host', 'result'),
+                types={'instance_uuid': str, 'host': str,
+                       'node': _OPTIONAL_STR, 'result': str,
+                       'reason': _OPTIONAL_STR})
     def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
                              reason=None):
         self.conductor.record_build_attempt(ctxt, instance_uuid, host, node,
                                             result, reason)
 
-    @rpc.expose(required=('host', 'binary'))
+    @rpc.expose(required=('host', 'binary'),
+                types={'host': str, 'binary': str,
+                       'availability_zone': _OPTIONAL_STR})
     def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
         return self.conductor.service_heartbeat(ctxt, host, binary,
                                                 availability_zone)
 
-    @rpc.expose(required=('node',))
+    @rpc.expose(required=('node',), types={'node': dict})
     def compute_node_update(self, ctxt, node):
-        if not isinstance(node, dict) or 'uuid' not in node:
-            raise rpc.InvalidMessage('compute_node_update: node needs uuid')
+        if not (isinstance(node.get('uuid'), str) and
+                isinstance(node.get('host'), str)):
+            raise rpc.InvalidMessage('compute_node_update: node needs uuid '
+                                     'and host')
         return self.conductor.compute_node_update(ctxt, node)
 
-    @rpc.expose(required=('host',))
+    @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):
         return self.conductor.instances_on_host(ctxt, host)

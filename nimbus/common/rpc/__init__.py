@@ -196,42 +196,78 @@ def get_client(transport, topic, version, server=None, conf=None,
 
 
 def get_server(transport, topic, endpoints, server, version='1.0'):
+    """An RPC server whose endpoints answer only the methods they
+    :func:`expose`; any other method name (``shutdown``, a typo, a method
+    of a newer version) is refused with oslo.messaging's NoSuchMethod."""
     target = messaging.Target(topic=topic, server=server, version=version)
-    return messaging.get_rpc_server(transport, target, endpoints,
-                                    executor='threading',
-                                    serializer=Serializer())
+    return messaging.get_rpc_server(
+        transport, target, endpoints, executor='threading',
+        serializer=Serializer(),
+        access_policy=messaging.ExplicitRPCAccessPolicy)
 
 
-def expose(cast=False, required=()):
-    """Guard an endpoint method against malformed messages.
+def _type_names(expected):
+    if not isinstance(expected, tuple):
+        expected = (expected,)
+    return ' or '.join('null' if t is type(None) else t.__name__
+                       for t in expected)
 
-    ``required`` names arguments that must be present and not None. Unknown
-    or missing arguments become :class:`InvalidMessage` before the method
-    runs; for a cast it is logged and dropped, because nobody waits for an
-    answer. Either way the server keeps serving.
+
+def expose(cast=False, required=(), types=None):
+    """Make an endpoint method callable over RPC, and guard it against
+    malformed messages.
+
+    ``required`` names arguments that must be present and not None;
+    ``types`` maps an argument to the type (or tuple of types) its value
+    must have when it is not None. Missing, unknown or mistyped arguments,
+    and an :class:`InvalidMessage` the method itself raises while checking
+    deeper, are refused: a call answers the caller with InvalidMessage
+    (logged as a warning here, not as a server error); a cast is logged and
+    dropped, because nobody waits for an answer. Either way the server
+    keeps serving. Only exposed methods are dispatched (see
+    :func:`get_server`).
     """
+    types = dict(types or {})
 
     def decorator(func):
         signature = inspect.signature(func)
 
+        def check(kwargs):
+            missing = [name for name in required
+                       if kwargs.get(name) is None]
+            if missing:
+                raise InvalidMessage('%s: missing argument(s) %s'
+                                     % (func.__name__, ', '.join(missing)))
+            try:
+                signature.bind(None, None, **kwargs)
+            except TypeError as exc:
+                raise InvalidMessage('%s: %s' % (func.__name__, exc))
+            for name, expected in types.items():
+                value = kwargs.get(name)
+                if value is not None and (
+                        not isinstance(value, expected) or
+                        isinstance(value, bool) and bool not in (
+                            expected if isinstance(expected, tuple)
+                            else (expected,))):
+                    raise InvalidMessage('%s: %s must be %s, not %s' % (
+                        func.__name__, name, _type_names(expected),
+                        type(value).__name__))
+
         @functools.wraps(func)
         def wrapper(self, ctxt, **kwargs):
             try:
-                missing = [name for name in required
-                           if kwargs.get(name) is None]
-                if missing:
-                    raise InvalidMessage('%s: missing argument(s) %s'
-                                         % (func.__name__,
-                                            ', '.join(missing)))
-                try:
-                    signature.bind(self, ctxt, **kwargs)
-                except TypeError as exc:
-                    raise InvalidMessage('%s: %s' % (func.__name__, exc))
+                check(kwargs)
+                return func(self, ctxt, **kwargs)
             except InvalidMessage as exc:
                 if cast:
                     LOG.error('Dropped malformed cast: %s', exc)
                     return None
-                raise
-            return func(self, ctxt, **kwargs)
+                LOG.warning('Refused malformed call: %s', exc)
+                # Answered to the caller as InvalidMessage, without the
+                # server logging it as its own failure.
+                raise messaging.ExpectedException()
+        wrapper.exposed = True
+        wrapper.validates = {'cast': cast, 'required': tuple(required),
+                             'types': types}
         return wrapper
     return decorator

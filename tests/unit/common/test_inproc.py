@@ -18,17 +18,21 @@ class Endpoint:
         self.seen = []
         self.event = threading.Event()
 
+    @rpc.expose()
     def echo(self, ctxt, value):
         return {'value': value, 'request_id': ctxt.request_id,
                 'user': ctxt.user_id}
 
+    @rpc.expose()
     def fail(self, ctxt):
         raise exception.NoValidHost(reason='nothing fits')
 
+    @rpc.expose()
     def slow(self, ctxt, seconds):
         time.sleep(seconds)
         return 'done'
 
+    @rpc.expose(cast=True)
     def note(self, ctxt, value):
         self.seen.append(value)
         self.event.set()
