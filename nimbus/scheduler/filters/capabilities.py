@@ -14,12 +14,12 @@ HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache"}
 
 def resolve(host_state, path):
     """Walk ``path`` (['cpu_info', 'features']) through attributes, then dict keys.
-    Unknown top-level names are looked up in ``host_state.stats``. None if missing."""
+    A top-level name that is no attribute, or whose attribute is None, is looked up in
+    ``host_state.stats`` (what the compute reports as stats). None if missing."""
     first = path[0]
-    if first in HOST_ATTRIBUTES:
-        value = getattr(host_state, first, None)
-    else:
-        value = host_state.stats.get(first)
+    value = getattr(host_state, first, None) if first in HOST_ATTRIBUTES else None
+    if value is None:
+        value = (host_state.stats or {}).get(first)
     for part in path[1:]:
         if isinstance(value, str):
             try:
@@ -36,22 +36,26 @@ def resolve(host_state, path):
 
 
 def capability_requirements(extra_specs: dict) -> list:
-    """(path, Requirement) for each extra spec this filter checks:
-    ``capabilities:a:b`` -> ['a', 'b']; an unscoped key only when it names a HostState
-    attribute (``free_ram_mb``); other scopes are ignored."""
+    """(path, Requirement, stats_only) for each extra spec this filter checks:
+    ``capabilities:a:b`` -> ['a', 'b']; an unscoped key that names a HostState attribute
+    (``free_ram_mb``) -> that attribute; any other unscoped key -> the host's ``stats``
+    of that name, checked only on hosts that report it (``stats_only``; as Nova, which
+    ignores an unscoped key a host has neither as attribute nor in its stats). Other
+    scopes are ignored."""
     out = []
     for key, value in extra_specs.items():
         parts = key.split(":")
         if len(parts) > 1:
             if parts[0] != "capabilities" or len(parts) < 2:
                 continue
-            path = parts[1:]
+            out.append((parts[1:], Requirement(value), False))
         else:
-            if key not in HOST_ATTRIBUTES:
-                continue
-            path = parts
-        out.append((path, Requirement(value)))
+            out.append((parts, Requirement(value), key not in HOST_ATTRIBUTES))
     return out
+
+
+def _applies(host_state, path, stats_only):
+    return not stats_only or path[0] in (host_state.stats or {})
 
 
 class ComputeCapabilitiesFilter(BaseHostFilter):
@@ -59,10 +63,13 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
 
     Reads: ``flavor.extra_specs`` keys scoped ``capabilities:`` (``capabilities:cpu_info:
     features``, ``capabilities:hypervisor_type``) and unscoped keys naming a HostState
-    attribute (``free_ram_mb``, ``num_instances``, ``vcpus_total``...). Values use the
-    operator language of ``extra_specs_ops`` (default ``s==``). Options: none.
+    attribute (``free_ram_mb``, ``num_instances``, ``vcpus_total``...) or, failing that,
+    one of the host's ``stats`` (hosts without that stat ignore the key). A name that is
+    no attribute (or is None) is looked up in ``stats`` for scoped keys too. Values use
+    the operator language of ``extra_specs_ops`` (default ``s==``). Options: none.
     Example: ``capabilities:cpu_info:features = <all-in> aes avx`` keeps hosts whose CPU has
-    both flags; ``capabilities:hypervisor_version = >= 6000000``.
+    both flags; ``capabilities:hypervisor_version = >= 6000000``; ``gpu_model = s== t4``
+    with a compute reporting stats ``{"gpu_model": "t4"}``.
 
     Runs for every instance of a multi-create (on the host that took the previous one):
     a key such as ``free_ram_mb`` or ``num_instances`` changes as instances land.
@@ -76,7 +83,9 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         return bool(self._reqs(spec))
 
     def host_passes(self, host_state, spec):
-        for path, req in self._reqs(spec):
+        for path, req, stats_only in self._reqs(spec):
+            if stats_only and path[0] not in (host_state.stats or {}):
+                continue
             if not req.matches(resolve(host_state, path)):
                 return False
         return True
@@ -85,7 +94,9 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         reqs = self._reqs(spec)
         out = []
         for h in hosts:
-            for path, req in reqs:
+            for path, req, stats_only in reqs:
+                if stats_only and path[0] not in (h.stats or {}):
+                    continue
                 if not req.matches(resolve(h, path)):
                     break
             else:
@@ -93,10 +104,13 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         return out
 
     def reject_reason(self, host_state, spec):
-        for path, req in self._reqs(spec):
+        for path, req, stats_only in self._reqs(spec):
+            if not _applies(host_state, path, stats_only):
+                continue
             value = resolve(host_state, path)
             if not req.matches(value):
-                return f"{':'.join(path)} is {value!r}, needs {req.text!r}"
+                where = "stats " if stats_only else ""
+                return f"{where}{':'.join(path)} is {value!r}, needs {req.text!r}"
         return "passes"
 
 

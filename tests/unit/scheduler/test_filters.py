@@ -55,8 +55,33 @@ def test_capabilities_scopes_and_attributes(conf):
                                    "vcpus_total": "= 16", "hypervisor_version": ">= 7000000"})
     assert passes(C, conf, host(), s3)
     assert not passes(C, conf, host(vcpus=8), s3)
-    assert not C(conf).is_enabled_for(testing.spec(extra_specs={"foo": "bar"}))
+    assert not C(conf).is_enabled_for(testing.spec(extra_specs={"hw:foo": "bar"}))
     assert len(C(conf).filter_all([host(), host("h2", vcpus=8)], s3)) == 1
+
+
+def test_capabilities_fall_back_to_stats(conf):
+    """An unscoped key that is no HostState attribute is matched against the host's
+    stats, as Nova does; hosts that do not report that stat ignore it."""
+    C = capabilities.ComputeCapabilitiesFilter
+    t4 = host("t4", stats={"gpu_model": "t4", "gpu_count": "4"})
+    a100 = host("a100", stats={"gpu_model": "a100", "gpu_count": "8"})
+    plain = host("plain")
+    s = testing.spec(extra_specs={"gpu_model": "s== t4"})
+    assert C(conf).is_enabled_for(s)
+    assert [h.host for h in C(conf).filter_all([t4, a100, plain], s)] == ["t4", "plain"]
+    assert passes(C, conf, t4, s) and not passes(C, conf, a100, s)
+    assert passes(C, conf, plain, s)
+    assert C(conf).reject_reason(a100, s) == "stats gpu_model is 'a100', needs 's== t4'"
+    # numeric operators work on stats too
+    s2 = testing.spec(extra_specs={"gpu_count": ">= 6"})
+    assert [h.host for h in C(conf).filter_all([t4, a100], s2)] == ["a100"]
+    # scoped keys fall back to stats for names that are no attribute
+    s3 = testing.spec(extra_specs={"capabilities:gpu_model": "<or> a100 <or> h100"})
+    assert [h.host for h in C(conf).filter_all([t4, a100, plain], s3)] == ["a100"]
+    # an attribute wins over a stat of the same name
+    shadow = host("shadow", stats={"hypervisor_type": "XEN"})
+    assert passes(C, conf, shadow, testing.spec(
+        extra_specs={"hypervisor_type": "s== QEMU"}))
 
 
 def test_image_properties(conf):
