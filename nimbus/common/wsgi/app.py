@@ -129,7 +129,13 @@ class _Microversion:
 
     def process_request(self, req, resp):
         req.context['version'] = self.negotiator.min
-        version = self.negotiator.negotiate(req.headers)
+        try:
+            version = self.negotiator.negotiate(req.headers)
+        except errors.HTTPError:
+            # No version was agreed: the error body says so (see
+            # errors.placement_body).
+            req.context['version_unknown'] = True
+            raise
         req.context['version'] = version
 
     def process_response(self, req, resp, resource, req_succeeded):
@@ -147,9 +153,12 @@ def _error_serializer(style):
     def serialize(req, resp, exc):
         status = getattr(exc, 'status_int', None) or int(
             str(exc.status).split()[0])
+        version = None if req.context.get('version_unknown') else \
+            req.context.get('version')
         body = style(status, exc.title, exc.description,
                      getattr(exc, 'error_code', None),
-                     req.context.get('request_id'))
+                     req.context.get('request_id'), version=version,
+                     version_limits=getattr(exc, 'version_limits', None))
         resp.data = orjson.dumps(body)
         resp.content_type = falcon.MEDIA_JSON
     return serialize
@@ -158,6 +167,10 @@ def _error_serializer(style):
 def _handle_nimbus_exception(req, resp, exc, params):
     raise errors.HTTPError(exc.code, exc.message,
                            getattr(exc, 'error_code', None))
+
+
+def _handle_route_not_found(req, resp, exc, params):
+    raise errors.HTTPError(404, 'The resource could not be found.')
 
 
 def _handle_unexpected(req, resp, exc, params):
@@ -198,6 +211,7 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     app.set_error_serializer(_error_serializer(errors.STYLES[error_style]))
     app.add_error_handler(Exception, _handle_unexpected)
     app.add_error_handler(exception.NimbusException, _handle_nimbus_exception)
+    app.add_error_handler(falcon.HTTPRouteNotFound, _handle_route_not_found)
     for path, handlers in routes:
         app.add_route(path, _RouteResource(handlers))
     if auth_strategy == 'keystone':

@@ -45,14 +45,28 @@ _NOVA_KEYS = {400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
               503: 'serviceUnavailable'}
 
 
-def placement_body(status, title, detail, code, request_id):
-    return {'errors': [{'status': status, 'title': title,
-                        'detail': detail or title,
-                        'code': code or 'placement.undefined_code',
-                        'request_id': request_id}]}
+# Placement's error bodies carry ``code`` from this microversion on.
+ERROR_CODE_VERSION = (1, 23)
 
 
-def compute_body(status, title, detail, code, request_id):
+def placement_body(status, title, detail, code, request_id, version=None,
+                   version_limits=None):
+    """Placement's error: ``code`` only when the request's microversion is
+    known and at least 1.23; a refused microversion header adds the
+    supported ``min_version`` and ``max_version``."""
+    error = {'status': status, 'title': title, 'detail': detail or title}
+    if version is not None and version >= ERROR_CODE_VERSION:
+        error['code'] = code or 'placement.undefined_code'
+    if request_id:
+        error['request_id'] = request_id
+    if version_limits is not None:
+        error['min_version'], error['max_version'] = (
+            str(v) for v in version_limits)
+    return {'errors': [error]}
+
+
+def compute_body(status, title, detail, code, request_id, version=None,
+                 version_limits=None):
     key = _NOVA_KEYS.get(status, 'computeFault')
     return {key: {'message': detail or title, 'code': status}}
 

@@ -88,10 +88,12 @@ class Negotiator:
                 400, 'invalid version string: %s' % requested,
                 'placement.undefined_code')
         if not version.matches(self.min, self.max):
-            raise errors.HTTPError(
+            error = errors.HTTPError(
                 406, 'Unacceptable version header: %s (supported %s to %s)'
                 % (requested, self.min, self.max),
                 'placement.undefined_code')
+            error.version_limits = (self.min, self.max)
+            raise error
         return version
 
     def response_header(self, version):

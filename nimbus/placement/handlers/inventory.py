@@ -86,7 +86,7 @@ def create(state, req, resp, uuid):
     def add(conn, rp, rc, inv):
         return inv_obj.add_one(conn, rp, rp['generation'], rc, inv)
     gen, invs = _write(state, add, uuid, rc, inv)
-    resp.set_header('location', util.url(req, _url(uuid, rc)))
+    util.location(req, resp, _url(uuid, rc))
     util.send(req, resp, dict(invs[rc], resource_provider_generation=gen),
               status=201)
 
@@ -116,7 +116,13 @@ def set_all(state, req, resp, uuid):
 def delete(state, req, resp, uuid, rc):
     util.authorize(state, req,
                    'placement:resource_providers:inventories:delete')
-    _write(state, inv_obj.delete_one, uuid, rc)
+    try:
+        _write(state, inv_obj.delete_one, uuid, rc)
+    except exception.InventoryInUse as exc:
+        # OpenStack Placement codes this one concurrent_update (removing
+        # an in-use class with PUT or DELETE of all is inventory.inuse).
+        raise exception.Conflict(exc.message,
+                                 error_code=exception.CONCURRENT_UPDATE)
     util.no_content(resp)
 
 

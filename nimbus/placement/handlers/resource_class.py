@@ -51,7 +51,7 @@ def update(state, req, resp, name):
             util.created(req, resp, _path(name))
         else:
             util.no_content(resp)
-            resp.set_header('location', util.url(req, _path(name)))
+            util.location(req, resp, _path(name))
         return
     data = util.body(req, schema.PUT_1_2)
     state.pdb.write(rc_obj.rename, name, data['name'])

@@ -48,8 +48,7 @@ def create(state, req, resp):
     row = state.pdb.write(rp_obj.create, uuid, data['name'],
                           data.get('parent_provider_uuid'), late_lock=True)
     if version >= (1, 20):
-        resp.set_header('location',
-                        util.url(req, '/resource_providers/%s' % uuid))
+        util.location(req, resp, '/resource_providers/%s' % uuid)
         util.send(req, resp, _from_row(req, row, version),
                   last_modified=row['updated_at'])
     else:

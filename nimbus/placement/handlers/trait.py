@@ -65,7 +65,7 @@ def update(state, req, resp, name):
             "The trait %s does not match the pattern '%s'." % (
                 name, schema.CUSTOM_NAME))
     created = state.pdb.write(trait_obj.ensure, name)
-    resp.set_header('location', util.url(req, '/traits/%s' % name))
+    util.location(req, resp, '/traits/%s' % name)
     resp.status = '201 Created' if created else '204 No Content'
     _cache_headers(req, resp)
 

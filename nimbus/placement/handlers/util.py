@@ -119,11 +119,16 @@ def url(req, path):
     return req.root_path + path
 
 
+def location(req, resp, path):
+    """``location``: an absolute URL, as Placement's (WebOb) are."""
+    resp.set_header('location', req.prefix + path)
+
+
 def created(req, resp, path):
     """201 with no body and ``location`` (no cache headers, as Placement
     answers its empty 201s)."""
     resp.status = falcon.HTTP_201
-    resp.set_header('location', url(req, path))
+    location(req, resp, path)
 
 
 def params(req):

@@ -43,9 +43,10 @@ def get(conn, name):
 def create(conn, name):
     if conn.execute(sa.select(m.RC.c.id).where(m.RC.c.name == name))\
             .first() is not None:
+        # No error code here in OpenStack Placement (duplicate_name is
+        # the providers' code).
         raise exception.Conflict(
-            'Conflicting resource class already exists: %s' % name,
-            error_code=exception.DUPLICATE_NAME)
+            'Conflicting resource class already exists: %s' % name)
     conn.execute(m.RC.insert().values(name=name, created_at=base.utcnow()))
 
 
@@ -71,8 +72,7 @@ def rename(conn, name, new_name):
     if conn.execute(sa.select(m.RC.c.id).where(m.RC.c.name == new_name))\
             .first() is not None:
         raise exception.Conflict(
-            'Resource class already exists: %s' % new_name,
-            error_code=exception.DUPLICATE_NAME)
+            'Resource class already exists: %s' % new_name)
     conn.execute(m.RC.update().where(m.RC.c.id == rc['id'])
                  .values(name=new_name, updated_at=base.utcnow()))
 

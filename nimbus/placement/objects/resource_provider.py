@@ -43,8 +43,9 @@ _SET_ROOT = m.RP.update().where(m.RP.c.id == sa.bindparam('b_id')).values(
 
 
 def _not_found(uuid):
-    return exception.ProviderNotFound(uuid=uuid,
-                                      error_code=exception.PROVIDER_NOT_FOUND)
+    # placement.resource_provider.not_found is the reshaper's code only
+    # (as in OpenStack Placement); a missing provider elsewhere has none.
+    return exception.ProviderNotFound(uuid=uuid)
 
 
 def get(conn, uuid):
@@ -78,8 +79,7 @@ def create(conn, uuid, name, parent_uuid=None):
         parent = conn.execute(_PARENT_OF, {'b_uuid': parent_uuid}).first()
         if parent is None:
             raise exception.BadRequest(
-                'parent provider UUID %s does not exist.' % parent_uuid,
-                error_code=exception.PROVIDER_NOT_FOUND)
+                'parent provider UUID %s does not exist.' % parent_uuid)
     clashes = [r[0] for r in conn.execute(
         _CLASHES, {'b_uuid': uuid, 'b_name': name})]
     if uuid in clashes:
@@ -159,8 +159,7 @@ def update(conn, uuid, name, parent_uuid=UNSET, allow_reparent=False):
                 .where(m.RP.c.uuid == parent_uuid)).first()
             if parent is None:
                 raise exception.BadRequest(
-                    'parent provider UUID %s does not exist.' % parent_uuid,
-                    error_code=exception.PROVIDER_NOT_FOUND)
+                    'parent provider UUID %s does not exist.' % parent_uuid)
             if parent[0] in subtree:
                 raise exception.BadRequest(
                     'creating loop in the provider tree is not allowed.')

@@ -97,8 +97,16 @@ def set_provider_traits(conn, rp_id, generation, names):
     # Read before the generation compare-and-swap: if that succeeds, no
     # one changed the traits in between (every change moves it).
     have = {r[0] for r in conn.execute(_TRAIT_IDS, {'b_rp': rp_id})}
-    new_gen = base.increment_generation(conn, rp_id, generation)
     want = set(ids.values())
+    if have == want:
+        # Nothing changes: the generation is checked, not moved (as in
+        # OpenStack Placement).
+        current = conn.execute(sa.select(m.RP.c.generation).where(
+            m.RP.c.id == rp_id)).scalar()
+        if current != generation:
+            raise exception.ConcurrentUpdate(what='The resource provider')
+        return generation
+    new_gen = base.increment_generation(conn, rp_id, generation)
     gone = have - want
     if gone:
         conn.execute(m.RPT.delete()

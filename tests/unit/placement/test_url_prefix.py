@@ -1,6 +1,7 @@
 """Placement mounted under a prefix (``SCRIPT_NAME=/placement``, as devstack
-serves it): links and ``location`` headers carry the prefix, and both
-``/placement`` and ``/placement/`` are the version document."""
+serves it): links (root-relative) and ``location`` headers (absolute, as
+Placement's) carry the prefix, and both ``/placement`` and ``/placement/``
+are the version document."""
 
 import wsgiref.util
 
@@ -13,6 +14,7 @@ from nimbus.placement import wsgi
 from tests.functional.placement import fixtures
 
 PREFIX = '/placement'
+HOST = 'http://falconframework.org'  # falcon.testing's default host
 RP = '74000000-0000-0000-0000-000000000001'
 
 
@@ -55,7 +57,7 @@ def test_provider_links_and_location_carry_the_prefix(client):
                      {'name': 'p1', 'uuid': RP})
     assert response.status_code == 200
     base = '%s/resource_providers/%s' % (PREFIX, RP)
-    assert response.headers['location'] == base
+    assert response.headers['location'] == HOST + base
     expected = {'self': base, 'inventories': base + '/inventories',
                 'usages': base + '/usages',
                 'aggregates': base + '/aggregates',
@@ -72,7 +74,7 @@ def test_provider_links_and_location_carry_the_prefix(client):
                 version='1.19')
     assert old.status_code == 201
     assert old.headers['location'].startswith(
-        PREFIX + '/resource_providers/')
+        HOST + PREFIX + '/resource_providers/')
 
 
 def test_inventory_location_carries_the_prefix(client):
@@ -82,7 +84,7 @@ def test_inventory_location_carries_the_prefix(client):
                      {'resource_class': 'VCPU', 'total': 2})
     assert response.status_code == 201
     assert response.headers['location'] == (
-        '%s/resource_providers/%s/inventories/VCPU' % (PREFIX, RP))
+        '%s%s/resource_providers/%s/inventories/VCPU' % (HOST, PREFIX, RP))
 
 
 def test_resource_class_links_and_locations_carry_the_prefix(client):
@@ -90,12 +92,12 @@ def test_resource_class_links_and_locations_carry_the_prefix(client):
                      {'name': 'CUSTOM_GOLD'})
     assert response.status_code == 201
     assert response.headers['location'] == (
-        PREFIX + '/resource_classes/CUSTOM_GOLD')
+        HOST + PREFIX + '/resource_classes/CUSTOM_GOLD')
     for status in (201, 204):
         response = _call(client, 'PUT', '/resource_classes/CUSTOM_IRON')
         assert response.status_code == status
         assert response.headers['location'] == (
-            PREFIX + '/resource_classes/CUSTOM_IRON')
+            HOST + PREFIX + '/resource_classes/CUSTOM_IRON')
     shown = _call(client, 'GET', '/resource_classes/VCPU').json
     assert shown['links'] == [{'rel': 'self',
                                'href': PREFIX + '/resource_classes/VCPU'}]
@@ -109,10 +111,13 @@ def test_trait_location_carries_the_prefix(client):
     for status in (201, 204):
         response = _call(client, 'PUT', '/traits/CUSTOM_FAST')
         assert response.status_code == status
-        assert response.headers['location'] == PREFIX + '/traits/CUSTOM_FAST'
+        assert response.headers['location'] == (
+            HOST + PREFIX + '/traits/CUSTOM_FAST')
 
 
-def test_without_a_prefix_links_are_root_relative(client):
+def test_without_a_prefix(client):
     response = client.simulate_post('/resource_classes',
                                     body=orjson.dumps({'name': 'CUSTOM_X'}))
-    assert response.headers['location'] == '/resource_classes/CUSTOM_X'
+    assert response.headers['location'] == HOST + '/resource_classes/CUSTOM_X'
+    shown = client.simulate_get('/resource_classes/CUSTOM_X').json
+    assert shown['links'][0]['href'] == '/resource_classes/CUSTOM_X'
