@@ -196,12 +196,21 @@ def disabled_computes(q: Query, spec, conf, aggregates) -> None:
     q.root_forbidden.add("COMPUTE_STATUS_DISABLED")
 
 
+def device_profile_suffix(requester_id: str) -> str:
+    """The placement group suffix of a device-profile group: ``device_profile_0`` ->
+    ``_device_profile_0`` (query ``resources_device_profile_0``, mapping key
+    ``_device_profile_0``)."""
+    return requester_id if requester_id.startswith("_") else f"_{requester_id}"
+
+
 def accelerators(q: Query, spec, conf, aggregates) -> None:
     """Device-profile groups (``spec.requested_resources``) become suffixed groups named
-    after their requester id (``device_profile_<N>`` -> ``resources_device_profile_0``)."""
-    for rg in spec.requested_resources or []:
-        rid = rg.get("requester_id") or f"device_profile_{len(q.groups)}"
-        grp = q.group(f"_{rid}" if not rid.startswith("_") else rid)
+    after their requester id. The Nth device-profile group (from 0, counting only
+    device-profile groups) without one is ``device_profile_<N>`` ->
+    ``resources_device_profile_<N>``."""
+    for index, rg in enumerate(spec.requested_resources or []):
+        rid = rg.get("requester_id") or f"device_profile_{index}"
+        grp = q.group(device_profile_suffix(rid))
         for rc, amount in (rg.get("resources") or {}).items():
             grp.resources[rc] = grp.resources.get(rc, 0) + int(amount)
         grp.required.update(rg.get("required_traits") or [])

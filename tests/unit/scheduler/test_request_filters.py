@@ -80,3 +80,20 @@ def test_image_type(conf):
     conf.set_override("query_placement_for_image_type_support", True, "scheduler")
     q = request_filters.build_query(testing.spec(image_props={"disk_format": "qcow2"}), conf)
     assert ("root_required", "COMPUTE_IMAGE_TYPE_QCOW2,!COMPUTE_STATUS_DISABLED") in q
+
+
+def test_device_profile_groups_numbered_among_themselves(conf):
+    """Without requester ids the Nth device-profile group is device_profile_<N> from 0,
+    whatever other groups the flavor has (the unnumbered one, resources1...)."""
+    sp = testing.spec(
+        extra_specs={"resources1:CUSTOM_X": "1", "resources_NET:SRIOV_NET_VF": "1"},
+        requested_resources=[{"resources": {"CUSTOM_FPGA": 1}},
+                             {"resources": {"CUSTOM_PGPU": 2},
+                              "required_traits": ["CUSTOM_GPU_T4"]}])
+    q = request_filters.build_query(sp, conf)
+    assert ("resources_device_profile_0", "CUSTOM_FPGA:1") in q
+    assert ("resources_device_profile_1", "CUSTOM_PGPU:2") in q
+    assert ("required_device_profile_1", "CUSTOM_GPU_T4") in q
+    assert not any(k.startswith("resources_device_profile_2") or
+                   k == "resources_device_profile_3" for k, _v in q)
+    assert ("group_policy", "none") in q
