@@ -16,10 +16,8 @@ from nimbus.placement.candidates import (
     CandidatesQueryError, Snapshot, get_allocation_candidates,
     get_allocation_candidates_json)
 
-from tests.unit.placement.test_candidates_property import (
-    environments, requests)
 from tests.unit.placement.test_candidates_support import (
-    RCS, TRAITS, TreeBuilder, opts, u)
+    RCS, TRAITS, TreeBuilder, opts, random_queries, random_trees, u)
 
 VERSIONS = [(1, m) for m in range(10, 40)]
 
@@ -43,9 +41,9 @@ def _both(snap, params, mv, options=None):
                                  HealthCheck.filter_too_much])
 @given(st.data())
 def test_json_body_equals_dict_body(data):
-    b = data.draw(environments())
+    b = data.draw(random_trees())
     snap = b.snapshot()
-    params = data.draw(requests(sorted(b.provs)))
+    params = data.draw(random_queries(sorted(b.provs)))
     mv = data.draw(st.sampled_from(VERSIONS))
     expected, got = _both(snap, params, mv)
     assert got == expected
@@ -107,9 +105,9 @@ def test_unusual_uuids_take_the_escaping_path():
 def test_memoised_search_matches_a_fresh_snapshot(data):
     """Requests answered on one snapshot (reusing its memo) get what a
     fresh snapshot answers."""
-    b = data.draw(environments())
+    b = data.draw(random_trees())
     shared = b.snapshot()
     for _ in range(4):
-        params = data.draw(requests(sorted(b.provs)))
+        params = data.draw(random_queries(sorted(b.provs)))
         expected, _got = _both(b.snapshot(), params, (1, 39))
         assert _both(shared, params, (1, 39)) == (expected, expected)
