@@ -1,8 +1,8 @@
 """The request context: who asks, for which project, with what roles.
 
-It travels with every RPC message (see :mod:`nimbus.common.rpc.serializer`)
-and sets oslo.context's thread-local current context, which oslo.log reads to
-put the request id in every log line.
+It travels with every RPC message (:class:`nimbus.common.rpc.Serializer`
+turns it into a dict and back) and sets oslo.context's thread-local current
+context, which oslo.log reads to put the request id in every log line.
 """
 
 from oslo_context import context as oslo_context
