@@ -185,7 +185,7 @@ class Scheduler:
                 return {"placement_candidates": 0, "filters": [], "ranked": [],
                         "rejected": [], "message": exc.reason,
                         "placement_query": exp.query_string()}
-            result = self.engine.dry_run(spec, hosts, areqs)
+            result = self.engine.dry_run(spec, hosts, areqs, provider_summaries=summaries)
         result["placement_query"] = exp.query_string()
         if not hosts:
             exp.placement_candidates = 0

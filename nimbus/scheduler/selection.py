@@ -18,6 +18,7 @@ the same hosts.
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Callable
 
@@ -152,7 +153,8 @@ class FilterScheduler:
     def schedule(self, spec, hosts, alloc_reqs=None, claim: Claim | None = None,
                  unclaim: Callable | None = None, return_alternates: bool = True,
                  explanation: Explanation | None = None,
-                 provider_summaries: dict | None = None) -> list[list[dict]]:
+                 provider_summaries: dict | None = None,
+                 _record: tuple | None = None) -> list[list[dict]]:
         """Place every instance of ``spec``. ``hosts`` are HostStates in placement's
         candidate order; ``alloc_reqs`` maps compute node uuid -> its allocation request
         or list of them, in placement's order (None: no placement, e.g. unit tests);
@@ -180,7 +182,9 @@ class FilterScheduler:
         ranking = ranking_mod.Ranking(cands, self.weighers, spec)
         usage = consumption.ProviderUsage(provider_summaries)
 
-        results, claims, snapshots = [], [], {}
+        # ``_record``: the dry run's (claims, snapshots), undone by it afterwards
+        claims, snapshots = _record if _record is not None else ([], {})
+        results = []
         try:
             for num, uuid in enumerate(uuids):
                 chosen, failure = None, None
@@ -241,7 +245,8 @@ class FilterScheduler:
             if exp.placed < min_count:
                 raise exception.NoValidHost(exp.message(), exp.to_dict())
         except BaseException:
-            self._undo(spec, claims, snapshots, unclaim)
+            if _record is None:
+                self._undo(spec, claims, snapshots, unclaim)
             raise
         return results
 
@@ -290,8 +295,13 @@ class FilterScheduler:
                     group.hosts.remove(h.host)
 
     # ---------------------------------------------------------------- dry run
-    def dry_run(self, spec, hosts, alloc_reqs=None) -> dict:
-        """Rank hosts without claiming or consuming anything. JSON-able."""
+    def dry_run(self, spec, hosts, alloc_reqs=None, provider_summaries=None) -> dict:
+        """Rank hosts without claiming anything. JSON-able.
+
+        ``ranked`` and ``rejected`` are for the first instance. With ``num_instances``
+        N > 1, ``placements`` says where each of the N would go: the request is
+        simulated instance by instance (consumption included, so the limits that bite
+        within a multi-create show), then every host state is restored."""
         from nimbus.scheduler import reference
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         exp.placement_candidates = len(hosts)
@@ -300,7 +310,8 @@ class FilterScheduler:
         cands = self.run_filters(cands, spec, filters, exp)
         detail = reference.weigh_detail(cands, self.weighers, spec)
         order = sorted(range(len(cands)), key=lambda i: -detail[i]["weight"])
-        return {
+        n = max(spec.num_instances, len(spec.instance_uuids), 1)
+        out = {
             "placement_candidates": len(hosts),
             "filters": exp.filter_counts(),
             "pre_filters": exp.to_dict()["pre_filters"],
@@ -309,4 +320,35 @@ class FilterScheduler:
                        for i in order],
             "rejected": exp.rejected(None),
             "message": None if cands else exp.message(),
+            "instances": n,
         }
+        if cands:
+            out.update(self._simulate(spec, hosts, alloc_reqs, provider_summaries, n))
+        return out
+
+    def _simulate(self, spec, hosts, alloc_reqs, provider_summaries, n) -> dict:
+        """Where each of the request's N instances would go, and how many fit."""
+        sim = copy.copy(spec)
+        sim.min_count = 1          # report what fits rather than fail
+        exp = Explanation(sim, self.conf.scheduler.explain_sample_size)
+        claims, snapshots = [], {}
+        results = []
+        try:
+            results = self.schedule(sim, hosts, alloc_reqs, explanation=exp,
+                                    provider_summaries=provider_summaries,
+                                    _record=(claims, snapshots))
+        except exception.NoValidHost:
+            results = []
+        finally:
+            self._undo(sim, claims, snapshots, None)
+        placements = [{"host": r[0]["service_host"], "nodename": r[0]["nodename"],
+                       "compute_node_uuid": r[0]["compute_node_uuid"],
+                       "cell_uuid": r[0]["cell_uuid"],
+                       "alternates": [a["service_host"] for a in r[1:]]}
+                      for r in results if r]
+        sim_out = {"placements": placements, "placed": len(placements)}
+        if len(placements) < n:
+            sim_out["placements_message"] = (
+                f"{len(placements)} of {n} instances would be placed: "
+                + exp.message().split(": ", 1)[-1])
+        return sim_out

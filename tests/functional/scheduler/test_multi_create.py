@@ -69,3 +69,23 @@ def test_between_min_and_max_places_what_fits(make_cloud):
     for res in usages.values():
         for used, capacity in res.values():
             assert used <= capacity
+
+
+def test_dry_run_simulates_every_instance(make_cloud):
+    """A dry run for 8 instances says where each would go (two per host, as the real
+    multi-create above), that 6 of 8 fit, and claims nothing."""
+    api = _api(make_cloud)
+    result = api.post('/os-scheduler/dry-run', {
+        'flavorRef': api.flavor['id'], 'imageRef': api.image['id'],
+        'num_instances': 8})['dry_run']
+    assert result['instances'] == 8
+    assert result['placed'] == 6
+    per_host = collections.Counter(p['host'] for p in result['placements'])
+    assert sorted(per_host.values()) == [2, 2, 2]
+    assert result['placements_message'].startswith('6 of 8 instances would be placed')
+    assert set(_disk_used(api).values()) == {0}
+    # the same dry run again gives the same answer: nothing was left consumed
+    again = api.post('/os-scheduler/dry-run', {
+        'flavorRef': api.flavor['id'], 'imageRef': api.image['id'],
+        'num_instances': 8})['dry_run']
+    assert again['placements'] == result['placements']

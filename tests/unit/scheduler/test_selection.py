@@ -326,3 +326,22 @@ def test_alternates_leave_out_hosts_filled_earlier(conf):
         assert not set(alternates) & set(chosen[:k + 1])
         assert alternates == [h for h in ("h4", "h3", "h2", "h1", "h0")
                               if h not in chosen[:k + 1]]
+
+
+def test_dry_run_simulates_n_instances_and_restores(conf):
+    hs = [host("a", vcpus=4, memory_mb=4096), host("b", vcpus=2, memory_mb=8192)]
+    sp = testing.spec(vcpus=2, memory_mb=1024, root_gb=1, num=4)
+    before = [(h.vcpus_used, h.memory_mb_used, h.num_instances, dict(h.instances))
+              for h in hs]
+    out = selection.FilterScheduler(conf).dry_run(sp, hs)
+    assert out["instances"] == 4 and out["placed"] == 3
+    assert sorted(p["host"] for p in out["placements"]) == ["a", "a", "b"]
+    assert out["placements_message"].startswith("3 of 4 instances would be placed")
+    assert [(h.vcpus_used, h.memory_mb_used, h.num_instances, dict(h.instances))
+            for h in hs] == before
+    # one instance: ranked and placements agree, no message
+    one = selection.FilterScheduler(conf).dry_run(testing.spec(vcpus=1), hs)
+    assert one["placed"] == 1 and "placements_message" not in one
+    assert one["placements"][0]["host"] == one["ranked"][0]["host"]
+    import json
+    json.dumps(out)
