@@ -6,11 +6,21 @@ driver on kombu's in-memory transport), and ``rabbit://`` when a broker
 answers (``--rabbit-url``). Prints median/p95 call latency, calls/s and
 casts/s end to end.
 
-    python benchmarks/rpc_bench.py [--calls 2000] [--rabbit-url URL] [--json F]
+    python benchmarks/rpc_bench.py [--calls 2000] [--casts 5000]
+        [--rabbit-url URL] [--skip-fake] [--json FILE]
+
+``--json FILE`` writes ``{"run": {...}, "transports": {name: {"url",
+"calls", "casts", "call_median_ms", "call_p95_ms", "calls_per_s",
+"casts_per_s"}}}``; ``run`` records the conditions (date, Python and
+oslo.messaging versions, CPUs, load averages before and after).
 """
 
 import argparse
+import datetime
+import importlib.metadata
 import json
+import os
+import platform
 import statistics
 import threading
 import time
@@ -76,13 +86,22 @@ def measure(url, calls, casts, topic):
         server.wait()
 
 
+def _load():
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on this platform
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--calls', type=int, default=2000)
     parser.add_argument('--casts', type=int, default=5000)
-    parser.add_argument('--rabbit-url', default=None)
+    parser.add_argument('--rabbit-url', default=None,
+                        help='also measure rabbit:// on this broker')
     parser.add_argument('--skip-fake', action='store_true')
-    parser.add_argument('--json')
+    parser.add_argument('--json', metavar='FILE',
+                        help='write the figures and run conditions here')
     args = parser.parse_args()
     urls = [('inproc', 'inproc:///bench', args.calls),
             ('kombu+memory', 'kombu+memory:////', args.calls)]
@@ -90,15 +109,26 @@ def main():
         urls.append(('fake', 'fake://', min(args.calls, 40)))
     if args.rabbit_url:
         urls.append(('rabbit', args.rabbit_url, args.calls))
+    run = {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(
+               timespec='seconds'),
+           'python': platform.python_version(),
+           'oslo.messaging': importlib.metadata.version('oslo.messaging'),
+           'cpus': os.cpu_count(), 'load_before': _load()}
     results = {}
-    for name, url, calls in urls:
-        casts = args.casts if name != 'fake' else 200
-        results[name] = measure(url, calls, casts, 'bench-%s' % name)
-        print('%-13s call median %7.3f ms  p95 %7.3f ms  %6d calls/s  %6d '
-              'casts/s' % (name, results[name]['call_median_ms'],
-                           results[name]['call_p95_ms'],
-                           results[name]['calls_per_s'],
-                           results[name]['casts_per_s']))
+    try:
+        for name, url, calls in urls:
+            casts = args.casts if name != 'fake' else 200
+            figures = measure(url, calls, casts, 'bench-%s' % name)
+            results[name] = dict({'url': rpc.mask_url(url), 'calls': calls,
+                                  'casts': casts}, **figures)
+            print('%-13s call median %7.3f ms  p95 %7.3f ms  %6d calls/s  '
+                  '%6d casts/s' % (name, figures['call_median_ms'],
+                                   figures['call_p95_ms'],
+                                   figures['calls_per_s'],
+                                   figures['casts_per_s']))
+    finally:
+        rpc.cleanup_transports()
+    run['load_after'] = _load()
     base = results['inproc']['call_median_ms']
     for name, figures in results.items():
         if name != 'inproc':
@@ -106,7 +136,9 @@ def main():
                   % (figures['call_median_ms'] / base, name))
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump(results, f, indent=2)
+            json.dump({'run': run, 'transports': results}, f, indent=2)
+            f.write('\n')
+        print('figures written to %s' % args.json)
 
 
 if __name__ == '__main__':
