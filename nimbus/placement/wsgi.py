@@ -50,8 +50,11 @@ def make_state(conf):
     return handler.State(conf, pdb, snapshot.SnapshotCache(pdb), enforcer)
 
 
-def make_app(conf, auth_strategy=None):
-    """The placement WSGI app for ``conf`` (a registered ConfigOpts)."""
+def make_app(conf, auth_strategy=None, keystone_middleware=None):
+    """The placement WSGI app for ``conf`` (a registered ConfigOpts).
+
+    ``keystone_middleware(app, conf)`` replaces keystonemiddleware's
+    auth_token when ``[api] auth_strategy`` is keystone (for tests)."""
     state = make_state(conf)
     app = wsgi.build_app(
         handler.routes(state),
@@ -59,7 +62,7 @@ def make_app(conf, auth_strategy=None):
         service_type='placement', min_version=root.MIN_VERSION,
         max_version=root.MAX_VERSION, error_style='placement',
         public_paths=('/',), request_id_headers=('x-openstack-request-id',),
-        keystone_conf=conf)
+        keystone_conf=conf, keystone_middleware=keystone_middleware)
     return app
 
 

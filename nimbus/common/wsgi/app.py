@@ -82,7 +82,9 @@ class _Auth:
     ``noauth2``: the token is ``user[:project]``; roles come from
     ``X-Roles``; the user ``admin`` gets the admin role. ``keystone``:
     keystonemiddleware (wrapped around the app) has validated the token and
-    set ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``.
+    set ``X-Identity-Status: Confirmed``, ``X-User-Id``, ``X-Project-Id``
+    and ``X-Roles``; any other identity status (a middleware configured
+    with ``delay_auth_decision``, or none at all) is a 401.
     """
 
     def __init__(self, strategy, public_paths):
@@ -107,7 +109,7 @@ class _Auth:
             if user == 'admin' and 'admin' not in roles:
                 roles.append('admin')
         else:
-            if req.get_header('X-Identity-Status') not in (None, 'Confirmed'):
+            if req.get_header('X-Identity-Status') != 'Confirmed':
                 raise errors.HTTPError(401, 'Authentication required.')
             user = req.get_header('X-User-Id')
             project = req.get_header('X-Project-Id')
@@ -186,13 +188,15 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
               max_version, error_style, public_paths=('/',),
               request_id_headers=('x-openstack-request-id',),
               echo_version_headers=(), legacy_version_headers=(),
-              keystone_conf=None):
+              keystone_conf=None, keystone_middleware=None):
     """The WSGI callable for a route table.
 
     ``error_style`` is ``'placement'`` or ``'compute'``. With
-    ``auth_strategy='keystone'`` the app is wrapped in keystonemiddleware's
-    auth_token (configured from ``keystone_conf``, an oslo.config object),
-    except for ``public_paths``.
+    ``auth_strategy='keystone'`` the app is wrapped in
+    ``keystone_middleware(app, keystone_conf)`` (default: keystonemiddleware's
+    auth_token, configured from ``keystone_conf``, an oslo.config object),
+    except for ``public_paths``. Tests pass a stand-in that sets the
+    identity headers as auth_token does.
     """
     negotiator = microversion.Negotiator(service_type, min_version,
                                          max_version, legacy_version_headers)
@@ -215,13 +219,18 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     for path, handlers in routes:
         app.add_route(path, _RouteResource(handlers))
     if auth_strategy == 'keystone':
-        return _with_keystone(app, keystone_conf, set(public_paths))
+        return _with_keystone(app, keystone_conf, set(public_paths),
+                              keystone_middleware or _auth_token)
     return app
 
 
-def _with_keystone(app, conf, public_paths):
+def _auth_token(app, conf):
     from keystonemiddleware import auth_token
-    protected = auth_token.AuthProtocol(app, {'oslo_config_config': conf})
+    return auth_token.AuthProtocol(app, {'oslo_config_config': conf})
+
+
+def _with_keystone(app, conf, public_paths, middleware):
+    protected = middleware(app, conf)
 
     def dispatch(environ, start_response):
         if (environ.get('PATH_INFO') or '/') in public_paths:
