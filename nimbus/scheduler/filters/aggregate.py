@@ -147,6 +147,8 @@ class AggregateNumInstancesFilter(BaseHostFilter):
     """NumInstancesFilter with ``max_instances_per_host`` from aggregate metadata (minimum
     wins), else ``[filter_scheduler] max_instances_per_host``.
 
+    Reads: ``host_state.num_instances`` (re-checked per instance of a multi-create).
+    Options: ``[filter_scheduler] max_instances_per_host`` (default 50).
     Example: metadata ``max_instances_per_host=10`` caps hosts of that aggregate at 10.
     """
 
@@ -165,6 +167,8 @@ class AggregateIoOpsFilter(BaseHostFilter):
     """IoOpsFilter with ``max_io_ops_per_host`` from aggregate metadata (minimum wins),
     else ``[filter_scheduler] max_io_ops_per_host``.
 
+    Reads: ``host_state.num_io_ops`` (re-checked per instance of a multi-create).
+    Options: ``[filter_scheduler] max_io_ops_per_host`` (default 8).
     Example: metadata ``max_io_ops_per_host=2`` for hosts with slow disks.
     """
 
@@ -183,6 +187,7 @@ class AggregateTypeAffinityFilter(BaseHostFilter):
     """Limits flavors to aggregates: a host in aggregates with ``instance_type`` metadata
     takes only those flavor names (comma-separated). Hosts without the key take any.
 
+    Reads: aggregate metadata ``instance_type``, ``spec.flavor.name``. Options: none.
     Example: metadata ``instance_type=m1.nano,m1.small``.
     """
 

@@ -114,6 +114,7 @@ class RetryFilter(BaseHostFilter):
     """Rejects hosts already tried for this request (``spec.retry['hosts']``, a list of
     ``[host, node]``). Deprecated in Nova since alternates exist; kept for parity.
 
+    Reads: ``spec.retry``, ``host_state.host``/``nodename``. Options: none.
     Example: ``retry = {"num_attempts": 2, "hosts": [["host-1", "host-1"]]}`` drops host-1.
     """
 

@@ -16,6 +16,8 @@ class BuildFailureWeigher(BaseHostWeigher):
 
     Reads: ``host_state.failed_builds``. Option: ``[filter_scheduler]
     build_failure_weight_multiplier`` (default 1000000.0; 0 disables).
+    Example: a host with 3 recent failures goes after every host without, but still
+    takes instances when it is the only one left.
     """
 
     multiplier_option = "build_failure_weight_multiplier"
@@ -38,6 +40,7 @@ class CrossCellWeigher(BaseHostWeigher):
     Reads: ``spec.extra['source_cell_uuid']``, ``host_state.cell_uuid``. Option:
     ``[filter_scheduler] cross_cell_move_weight_multiplier`` (default 1000000.0; negative
     prefers other cells).
+    Example: resizing an instance of cell1 prefers cell1's hosts over cell2's.
     """
 
     multiplier_option = "cross_cell_move_weight_multiplier"
@@ -71,9 +74,14 @@ class ImagePropertiesWeigher(BaseHostWeigher):
     image's (raw = sum over instances on the host of matching properties, each counted
     with its ratio from ``image_props_weight_setting``, default 1).
 
-    Reads: ``spec.image.properties``, ``host_state.instances[*]['image_properties']``.
+    Reads: ``spec.image.properties``, ``host_state.instances[*]['image_properties']``
+    (from the API database's images table by ``image_ref`` on a reload, from
+    ``update_instance_info`` between reloads, from the request for instances placed
+    earlier in the same multi-create).
     Options: ``[filter_scheduler] image_props_weight_multiplier`` (default 0.0, off),
     ``image_props_weight_setting`` (e.g. ``os_distro:10,hw_machine_type:1``).
+    Example: multiplier 100 and ``os_distro:10``: a new ubuntu server joins the host
+    that already runs ubuntu servers.
     """
 
     multiplier_option = "image_props_weight_multiplier"

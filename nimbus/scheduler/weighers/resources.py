@@ -96,6 +96,8 @@ class PCIWeigher(BaseHostWeigher):
 
     Reads: ``host_state.pci_pools``, flavor ``pci_passthrough:alias``. Option:
     ``[filter_scheduler] pci_weight_multiplier`` (default 1.0, must be >= 0).
+    Example: hosts with 0, 1 and 4 free devices: a non-PCI request prefers the first,
+    a 1-device request the second.
     """
 
     multiplier_option = "pci_weight_multiplier"
