@@ -129,7 +129,7 @@ def _force_down(api, host, down=True):
               json={'forced_down': down})
 
 
-def test_delete_with_the_compute_down_frees_at_once_and_the_guest_goes_at_its_restart(  # noqa: E501
+def test_delete_with_its_compute_down_frees_at_once_guest_goes_later(
         make_cloud):
     cloud = make_cloud(hosts=1)
     api = client_mod.ComputeClient(cloud.api_url)

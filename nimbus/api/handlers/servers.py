@@ -64,15 +64,7 @@ def _list(req, resp, detail):
         except re.error:
             raise util.bad_request('Invalid regular expression in query '
                                    'parameter name.')
-    where = None
-    if 'flavor' in params or 'reservation_id' in params:
-        # No column holds these: checked on each record read.
-        def where(record):
-            if 'flavor' in params and (record.get('flavor') or {}).get(
-                    'flavorid') != params['flavor']:
-                return False
-            return 'reservation_id' not in params or record.get(
-                'reservation_id') == params['reservation_id']
+    where = _record_filter(params)
     deps = util.deps(req)
     limit = util.limit_of(req, params)
     try:
@@ -96,6 +88,21 @@ def _list(req, resp, detail):
             req, 'servers/detail' if detail else 'servers',
             records[-1]['uuid'], params)
     resp.media = body
+
+
+def _record_filter(params):
+    """A predicate for the filters no column holds (checked on each record
+    read), or None."""
+    if 'flavor' not in params and 'reservation_id' not in params:
+        return None
+
+    def where(record):
+        if 'flavor' in params and (record.get('flavor') or {}).get(
+                'flavorid') != params['flavor']:
+            return False
+        return 'reservation_id' not in params or record.get(
+            'reservation_id') == params['reservation_id']
+    return where
 
 
 def create(req, resp):
