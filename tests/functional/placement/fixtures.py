@@ -1,39 +1,31 @@
 """Fresh placement databases for tests, on SQLite, MariaDB or PostgreSQL.
 
 ``NIMBUS_TEST_DB`` picks the engine: ``sqlite`` (default), ``mysql`` or
-``postgresql``. ``NIMBUS_TEST_MYSQL_URL`` / ``NIMBUS_TEST_POSTGRESQL_URL``
-override the server (defaults ``mysql+pymysql://root@127.0.0.1`` and
-``postgresql+psycopg://postgres@127.0.0.1``). Each call creates a database
-with a random name and drops it afterwards. An unreachable server skips the
-test with a one-line reason, except under ``CI=true`` where it fails.
+``postgresql``. The servers come from :mod:`nimbus.testing.infra`
+(``NIMBUS_TEST_MYSQL_URL``, ``NIMBUS_TEST_PG_URL``); each call creates a
+database with a random name and drops it afterwards. An unreachable server
+skips the test with a one-line reason, or fails it when ``CI`` is set
+(``1``, ``true`` or ``yes``), as every Nimbus integration test does.
 """
 
 import contextlib
 import os
-import uuid
 
 from oslo_policy import opts as policy_opts
-import pytest
-import sqlalchemy as sa
 
 from nimbus.common import config
 from nimbus.common import db as common_db
+from nimbus.testing import infra
 
-SERVERS = {
-    'mysql': ('NIMBUS_TEST_MYSQL_URL', 'mysql+pymysql://root@127.0.0.1'),
-    'postgresql': ('NIMBUS_TEST_POSTGRESQL_URL',
-                   'postgresql+psycopg://postgres@127.0.0.1'),
-}
+BACKENDS = ('sqlite', 'mysql', 'postgresql')
 
 
 def backend():
-    return os.environ.get('NIMBUS_TEST_DB', 'sqlite')
-
-
-def _unreachable(reason):
-    if os.environ.get('CI', '').lower() == 'true':
-        pytest.fail('database server unreachable: %s' % reason)
-    pytest.skip('database server unreachable: %s' % reason)
+    kind = os.environ.get('NIMBUS_TEST_DB', 'sqlite')
+    if kind not in BACKENDS:
+        raise ValueError('NIMBUS_TEST_DB=%s: expected one of %s'
+                         % (kind, ', '.join(BACKENDS)))
+    return kind
 
 
 @contextlib.contextmanager
@@ -43,28 +35,14 @@ def fresh_database(tmp_path):
     if kind == 'sqlite':
         yield 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
         return
-    env, default = SERVERS[kind]
-    server = os.environ.get(env, default).rstrip('/')
-    name = 'nimbus_pl_%s' % uuid.uuid4().hex[:12]
-    admin_url = server + ('/postgres' if kind == 'postgresql' else '/')
-    try:
-        engine = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT')
-        with engine.connect() as conn:
-            conn.exec_driver_sql('CREATE DATABASE %s' % name)
-    except Exception as exc:  # noqa: BLE001 - any connect failure
-        _unreachable(str(exc).splitlines()[0][:200])
-    url = '%s/%s' % (server, name)
+    url, cleanup = infra.database(kind)
     try:
         yield url
     finally:
-        common_db.get_database(url).dispose()
-        with engine.connect() as conn:
-            if kind == 'postgresql':
-                conn.exec_driver_sql(
-                    'DROP DATABASE IF EXISTS %s WITH (FORCE)' % name)
-            else:
-                conn.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
-        engine.dispose()
+        try:
+            common_db.get_database(url).dispose()
+        finally:
+            cleanup()
 
 
 def make_conf(url, **overrides):

@@ -44,15 +44,8 @@ def _suite(name):
         test_loader_name='placement')
 
 
-def _engine_ready():
-    from nimbus.placement import candidates
-    return hasattr(candidates, 'get_allocation_candidates')
-
-
 @pytest.mark.parametrize('name', FILES)
 def test_gabbit(name, tmp_path):
-    if name.startswith('allocation-candidates') and not _engine_ready():
-        pytest.skip('allocation candidate engine not available yet')
     suite = _suite(name)
     overrides = {}
     if name.startswith('rbac-legacy'):
