@@ -1,22 +1,31 @@
-"""Serve OpenStack Placement 16.0.0 from a throwaway venv for comparison.
+"""Serve OpenStack Placement 16.0.0 from a venv for comparison.
 
-Used by ``placement_bench.py --compare-openstack-placement``: creates (or
-reuses) ``/tmp/openstack-placement-16-venv``, installs
-``openstack-placement==16.0.0`` and cheroot into it, writes a config with a
-fresh database of the same engine as Nimbus used, serves Placement's own WSGI
-app (``placement.wsgi.init_application``) with cheroot in a subprocess and
-runs the same load against it.
+Used by ``placement_bench.py --compare-openstack-placement``: installs
+``openstack-placement==16.0.0`` and cheroot (plus the database driver) into
+a venv, writes a config with the database it is given, serves Placement's
+own WSGI app (``placement.wsgi.init_application``) with cheroot in a
+subprocess and runs the same load against it.
+
+The venv is ``--openstack-venv DIR`` when given: created if missing, reused
+as it is when it already imports Placement, cheroot and the driver (the
+install takes about a minute), and kept afterwards. Without it a fresh
+temporary venv is made and removed at the end.
 """
 
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import requests
 
-VENV = '/tmp/openstack-placement-16-venv'
+PACKAGES = ('openstack-placement==16.0.0', 'cheroot')
+DRIVERS = {'mysql': ('PyMySQL', 'pymysql'),
+           'postgresql': ('psycopg[binary]', 'psycopg')}
 SERVE = r'''
 import os, sys
 from cheroot import wsgi
@@ -34,30 +43,59 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def ensure_venv(extra=()):
-    python = os.path.join(VENV, 'bin', 'python')
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, '-m', 'venv', VENV], check=True)
-    subprocess.run([python, '-m', 'pip', 'install', '-q',
-                    'openstack-placement==16.0.0', 'cheroot', *extra],
-                   check=True)
+def _driver(db_url):
+    return DRIVERS.get(db_url.split(':', 1)[0].split('+', 1)[0])
+
+
+def ensure_venv(venv, db_url):
+    """The interpreter of ``venv`` with Placement, cheroot and the driver
+    of ``db_url``; installs only what a reuse finds missing."""
+    python = os.path.join(venv, 'bin', 'python')
+    driver = _driver(db_url)
+    modules = ['placement.wsgi', 'cheroot'] + ([driver[1]] if driver else [])
+    if os.path.exists(python):
+        probe = subprocess.run(
+            [python, '-c', 'import %s' % ', '.join(modules)],
+            capture_output=True)
+        if probe.returncode == 0:
+            print('reusing OpenStack Placement venv %s' % venv, flush=True)
+            return python
+    else:
+        subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
+    print('installing openstack-placement==16.0.0 into %s' % venv,
+          flush=True)
+    subprocess.run([python, '-m', 'pip', 'install', '-q', *PACKAGES,
+                    *([driver[0]] if driver else [])], check=True)
     return python
+
+
+@contextlib.contextmanager
+def venv_dir(path=None):
+    """``path`` (kept), or a temporary directory removed afterwards."""
+    if path:
+        yield os.path.abspath(path)
+        return
+    tmp = tempfile.mkdtemp(prefix='openstack-placement-venv-')
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def compare(args, db_url, threads, run):
     """Run the load against OpenStack Placement on the fresh database
-    ``db_url`` with ``threads`` populate threads; None if it cannot run."""
+    ``db_url`` with ``threads`` populate threads; None if it cannot run.
+    The venv is ``args.openstack_venv`` or a temporary one."""
+    with venv_dir(getattr(args, 'openstack_venv', None)) as venv:
+        return _compare(args, venv, db_url, threads, run)
+
+
+def _compare(args, venv, db_url, threads, run):
     workdir = os.path.dirname(db_url.split(':///', 1)[-1]) \
         if db_url.startswith('sqlite') else None
-    import tempfile
     workdir = workdir or tempfile.mkdtemp(prefix='openstack-placement-')
-    extra = []
-    if db_url.startswith('mysql'):
-        extra.append('PyMySQL')
-    elif db_url.startswith('postgresql'):
-        extra.append('psycopg[binary]')
     try:
-        python = ensure_venv(extra)
+        python = ensure_venv(venv, db_url)
     except (subprocess.CalledProcessError, OSError) as exc:
         print('openstack-placement==16.0.0 could not be installed: %s' % exc)
         return None

@@ -14,12 +14,15 @@ subprocess on a fresh SQLite database, or on ``--db-url``: a MariaDB/MySQL
 or PostgreSQL URL names a database the bench creates (it must not exist)
 and drops afterwards (``--keep-db`` keeps it); a SQLite URL names a file.
 With ``--compare-openstack-placement`` the same load runs against OpenStack
-Placement 16.0.0 installed into a throwaway venv under /tmp and served on
-a fresh database of the same engine (``<name>_openstack`` on the same
-server, likewise created and dropped); the ratios are printed. On SQLite
-OpenStack Placement answers "database is locked" to concurrent writers, so
-it is populated with ``--openstack-threads`` (default 1 there) and the
-output says so.
+Placement 16.0.0 and the ratios are printed. It is installed into a fresh
+temporary venv removed afterwards, or into ``--openstack-venv DIR``, which
+is kept and reused by later runs (the install takes about a minute). It is
+served on ``--compare-db-url`` when given (created and dropped like
+``--db-url``), else on a fresh database of the same engine as Nimbus
+(``<name>_openstack`` on the same server), else (with ``--url``) on a fresh
+SQLite file. On SQLite OpenStack Placement answers "database is locked" to
+concurrent writers, so it is populated with ``--openstack-threads``
+(default 1 there) and the output says so.
 
 ``--reuse`` skips the populate when the database already holds the N
 compute nodes (a SQLite file populated once, e.g. for N=50000);
@@ -337,6 +340,14 @@ def main(argv=None):
     p.add_argument('--repeat', type=int, default=10)
     p.add_argument('--json', help='Write the figures to this file')
     p.add_argument('--compare-openstack-placement', action='store_true')
+    p.add_argument('--openstack-venv', metavar='DIR',
+                   help='Venv for OpenStack Placement 16.0.0: created if '
+                        'missing, reused if complete, kept afterwards '
+                        '(default: a temporary venv removed at the end)')
+    p.add_argument('--compare-db-url', metavar='URL',
+                   help='Database for OpenStack Placement (a new one: it is '
+                        'created and dropped unless --keep-db); default: '
+                        'the Nimbus engine, or SQLite with --url')
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='placement-bench-')
     db_url = None if args.url else (
@@ -375,7 +386,13 @@ def compare(args, db_url, workdir, result):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openstack_placement
     threads = args.openstack_threads
-    sqlite = not db_url or db_url.startswith('sqlite')
+    os_url = args.compare_db_url
+    if os_url is None:
+        if not db_url or db_url.startswith('sqlite'):
+            os_url = 'sqlite:///%s/openstack.sqlite' % workdir
+        else:
+            os_url = db_url + '_openstack'
+    sqlite = os_url.startswith('sqlite')
     if threads is None:
         threads = 1 if sqlite else args.threads
     if sqlite and threads < args.threads:
@@ -383,12 +400,7 @@ def compare(args, db_url, workdir, result):
               'locked" to concurrent writers; it is populated with %d '
               'thread(s) (Nimbus: %d), so the populate ratio compares '
               'unequal concurrency.' % (threads, args.threads), flush=True)
-    if sqlite:
-        os_url = 'sqlite:///%s/openstack.sqlite' % workdir
-        drop = None
-    else:
-        os_url = db_url + '_openstack'
-        drop = create_database(os_url)
+    drop = None if sqlite else create_database(os_url)
     try:
         other = openstack_placement.compare(args, os_url, threads, run)
     finally:
@@ -396,6 +408,7 @@ def compare(args, db_url, workdir, result):
             drop()
     if other is None:
         return
+    other['database'] = os_url.split(':', 1)[0]
     result['openstack_placement'] = other
     ratios = {}
     for name, q in result['queries'].items():
