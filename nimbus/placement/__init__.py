@@ -14,5 +14,6 @@ changes refresh usages and generations without reloading the structure),
 which stays correct with several API processes on one database. Provider
 summaries are serialised once per snapshot and responses are written as
 JSON bytes; writers queue on an in-process lock before the database's
-(see ``docs/placement-benchmarks.md`` for the figures).
+(``docs/placement.md`` describes the design, the differences from
+OpenStack Placement and the benchmark).
 """
