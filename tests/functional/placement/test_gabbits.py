@@ -9,7 +9,6 @@ run with ``[oslo_policy] enforce_new_defaults = False``.
 import os
 import unittest
 
-from gabbi import driver
 import pytest
 
 from nimbus.common import db as common_db
