@@ -298,10 +298,11 @@ class FilterScheduler:
     def dry_run(self, spec, hosts, alloc_reqs=None, provider_summaries=None) -> dict:
         """Rank hosts without claiming anything. JSON-able.
 
-        ``ranked`` and ``rejected`` are for the first instance. With ``num_instances``
-        N > 1, ``placements`` says where each of the N would go: the request is
-        simulated instance by instance (consumption included, so the limits that bite
-        within a multi-create show), then every host state is restored."""
+        ``ranked`` and ``rejected`` are for the first instance, and ``placements`` says
+        where it would go. With ``num_instances`` N > 1, ``placements`` says where each
+        of the N would go: the request is simulated instance by instance (consumption
+        included, so the limits that bite within a multi-create show), then every host
+        state is restored."""
         from nimbus.scheduler import reference
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         exp.placement_candidates = len(hosts)
@@ -322,8 +323,18 @@ class FilterScheduler:
             "message": None if cands else exp.message(),
             "instances": n,
         }
-        if cands:
+        if cands and n > 1:
             out.update(self._simulate(spec, hosts, alloc_reqs, provider_summaries, n))
+        elif cands:
+            # One instance: the best host and its alternates, straight from the ranking.
+            best = out["ranked"][0]
+            alts = [r["host"] for r in out["ranked"][1:]
+                    if r["cell_uuid"] == best["cell_uuid"]]
+            alts = alts[:max(self.conf.scheduler.max_attempts - 1, 0)]
+            out.update({"placements": [{
+                "host": best["host"], "nodename": best["nodename"],
+                "compute_node_uuid": best["compute_node_uuid"],
+                "cell_uuid": best["cell_uuid"], "alternates": alts}], "placed": 1})
         return out
 
     def _simulate(self, spec, hosts, alloc_reqs, provider_summaries, n) -> dict:
