@@ -35,10 +35,6 @@ def _source():
 
 @pytest.fixture(scope="module")
 def server():
-    # The first ConfigOpts built in a process cannot make a transport (its
-    # control_exchange default differs from the one set_transport_defaults then
-    # installs: DuplicateOptError); build it twice.
-    build_conf([])
     conf = build_conf([])
     mgr = manager.SchedulerManager(conf, None, host_info_source=_source())
     transport = rpc.get_transport(conf, "inproc:///events-%s" % uuid.uuid4().hex[:8])
