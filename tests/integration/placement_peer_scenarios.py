@@ -91,6 +91,14 @@ def scenario(seed):
         if allocs:
             consumers.append({'uuid': _uuid(seed, 500 + i),
                               'allocations': allocs})
+    # A sharing provider inside a tree now and then (own stream, so the
+    # rest of the world does not depend on it).
+    extra = random.Random(seed * 7919 + 1)
+    roots = [p['uuid'] for p in provs if p['parent'] is None
+             and SHARING not in p['traits']]
+    if extra.random() < 0.3:
+        rng = extra
+        add(rng.choice(roots), ('DISK_GB',), [SHARING], some(AGGS, 1, 1))
     return {'seed': seed, 'providers': provs, 'consumers': consumers}
 
 
@@ -300,7 +308,8 @@ MALFORMED = (
     ('1.35', 'resources=VCPU:1&root_required=in:CUSTOM_T1,CUSTOM_T2'),
     ('1.35', 'resources=VCPU:1&root_required=CUSTOM_T1,!CUSTOM_T1'),
     ('1.35', 'resources=VCPU:1&root_required=CUSTOM_NO_SUCH'),
-    ('1.35', 'resources=VCPU:1&root_required=CUSTOM_T1&root_required=CUSTOM_T2'),
+    ('1.35', 'resources=VCPU:1&root_required=CUSTOM_T1'
+             '&root_required=CUSTOM_T2'),
     ('1.35', 'resources=VCPU:1&required1=CUSTOM_T1'),
     ('1.35', 'resources1=VCPU:1&same_subtree=1'),
     ('1.36', 'resources1=VCPU:1&same_subtree=1,9&group_policy=none'),

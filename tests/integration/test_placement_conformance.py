@@ -12,8 +12,19 @@ give the same allocation requests (as a multiset, order-independent, with
 same number of requests, each one of the unlimited answer. Malformed
 queries must give the same status and the same Placement error code.
 
-Where Nimbus departs from 16.0.0 on purpose, :data:`KNOWN_DIFFERENCES`
-says so and why; nothing is listed there today.
+Where the two differ by design or by a bug of 16.0.0, the test says so at
+the place it allows for it:
+
+* deliberate: below 1.34 Nimbus sends each distinct allocation request
+  once; 16.0.0 repeats it once per hidden mapping (see :func:`_compare`);
+* 16.0.0 bugs (Nimbus follows the documented rules; the unit oracle in
+  tests/unit/placement/test_candidates_property.py checks those cases):
+  amounts added into shared request objects unless ``group_policy=none``
+  (:func:`_peer_adds_up_shared_amounts`), sharing providers' other trees
+  lost in a set (:func:`_peer_drops_shared_anchors`), and a 500
+  (``KeyError``) on some worlds with a sharing provider inside a tree;
+* error codes of refused queries (query parser and error formatter, not
+  the engine): :func:`_known_error_difference`, reported as xfail.
 """
 
 import collections
@@ -29,9 +40,6 @@ pytestmark = pytest.mark.integration
 
 SCENARIOS = 25
 QUERIES_PER_SCENARIO = 20
-
-# (reason, predicate(mv, pairs)) for deliberate departures; none today.
-KNOWN_DIFFERENCES = ()
 
 
 @pytest.fixture(scope='module')
@@ -169,6 +177,11 @@ def _compare(peer, nimbus, mv, pairs, sharing=frozenset()):
                 assert got == asked, (where, items)
         return None
     p = _get(peer, mv, peer_pairs)
+    if p.status_code == 500 and n.status_code < 500:
+        # 16.0.0 fails on some worlds with a sharing provider inside a
+        # tree (a KeyError building the candidates); nothing to compare.
+        SKIPPED['peer 500'] += 1
+        return None
     if p.status_code != n.status_code:
         return '%s: status peer %d nimbus %d (%s / %s)' % (
             where, p.status_code, n.status_code, p.text[:300], n.text[:300])
@@ -249,8 +262,7 @@ def test_allocation_candidates_agree(servers, seed):
             mv = rng.choice(scen.MICROVERSIONS)
             pairs = scen.query(rng, mv, sc)
             problem = _compare(peer, nimbus, mv, pairs, sharing)
-            if problem and not any(pred(mv, pairs)
-                                   for _why, pred in KNOWN_DIFFERENCES):
+            if problem:
                 problems.append(problem)
         assert not problems, '\n'.join(problems)
     finally:
@@ -346,24 +358,30 @@ AGGREGATE_RULES = (
 )
 
 
-@pytest.mark.parametrize('query,expected', AGGREGATE_RULES)
-def test_aggregate_rules(servers, query, expected):
+def test_aggregate_rules(servers):
     peer, nimbus = servers
     sc, names = scen.aggregate_world()
     x, y, z = scen.AGGS
-    qs = query.format(X=x, Y=y, Z=z)
     try:
         assert scen.populate(peer, sc) == scen.populate(nimbus, sc)
-        for who, client in (('peer', peer), ('nimbus', nimbus)):
-            resp = client.call('GET', '/allocation_candidates?' + qs, '1.39')
-            assert resp.status_code == 200, (who, resp.text)
-            got = {'+'.join(sorted(names[rp] for rp in ar['allocations']))
-                   for ar in resp.json()['allocation_requests']}
-            if who == 'peer' and query.startswith('resources=DISK_GB:1&'):
-                # a sharing provider alone fills the unnumbered group
-                assert got and got <= expected, who
-            else:
-                assert got == expected, who
+        problems = []
+        for query, expected in AGGREGATE_RULES:
+            qs = query.format(X=x, Y=y, Z=z)
+            for who, client in (('peer', peer), ('nimbus', nimbus)):
+                resp = client.call('GET', '/allocation_candidates?' + qs,
+                                   '1.39')
+                assert resp.status_code == 200, (who, resp.text)
+                got = {'+'.join(sorted(names[rp] for rp in ar['allocations']))
+                       for ar in resp.json()['allocation_requests']}
+                if who == 'peer' and query.startswith('resources=DISK_GB:1&'):
+                    # a sharing provider alone fills the unnumbered group
+                    ok = got and got <= expected
+                else:
+                    ok = got == expected
+                if not ok:
+                    problems.append('%s %s: %s, expected %s' % (
+                        who, query, sorted(got), sorted(expected)))
+        assert not problems, '\n'.join(problems)
     finally:
         scen.depopulate(peer, sc)
         scen.depopulate(nimbus, sc)
