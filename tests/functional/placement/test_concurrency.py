@@ -7,9 +7,9 @@ start at once. Then each, in its own random order, mixes:
 * new claims of 1 VCPU (``consumer_generation: null``) on every provider,
   many more than fit;
 * updates of shared consumers (one per provider, created up front, holding
-  1 VCPU each; three of them are updated by everyone) guarded by the consumer generation it just read: the
-  allocation stays the same, the generation moves, so concurrent updaters
-  of one consumer collide;
+  1 VCPU each; those of three providers) guarded by the consumer generation
+  it just read: the allocation stays the same, the generation moves, so
+  concurrent updaters of one consumer collide;
 * inventory PUTs guarded by the provider generation it just read (same
   capacity, another ``max_unit``): every claim on the provider moves that
   generation, so these collide with the claims.
