@@ -210,13 +210,6 @@ CALLS = {
 
 # Known failures: the case id -> why (each flips to a failure when fixed).
 CALL_XFAIL = {
-    'instance_update-states-is-a-string': (
-        'F1: CellConductorManager.instance_update takes a string for '
-        'expected_vm_states (iterated as characters) and answers None, '
-        'as if the instance were not in an expected state'),
-    'compute_node_update-node-without-host': (
-        'F1: CellConductorManager.compute_node_update checks only "uuid"; '
-        'services.update_compute_node then fails with KeyError "host"'),
     'select_destinations-image-is-a-string': (
         'S1: scheduler manager _spec turns only TypeError/ValueError of '
         'RequestSpec.from_dict into InvalidMessage; a non-dict image '

@@ -1,5 +1,6 @@
 """Production mode: both REST apps served by gunicorn from a config file."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -9,8 +10,21 @@ import pytest
 import requests
 
 from nimbus.testing import daemons
+from nimbus.testing import infra
 
 pytestmark = pytest.mark.integration
+infra.require_module('gunicorn')
+
+
+@functools.lru_cache(maxsize=None)
+def _no_control_socket():
+    # gunicorn 23+ opens a control socket at one fixed path per user; two
+    # masters (or parallel test runs) would share it. Older ones have none.
+    gunicorn = os.path.join(os.path.dirname(sys.executable), 'gunicorn')
+    help_text = subprocess.run([gunicorn, '--help'], capture_output=True,
+                               text=True, timeout=60).stdout
+    return ['--no-control-socket'] if '--no-control-socket' in help_text \
+        else []
 
 
 def _serve(app, config, port, log):
@@ -18,17 +32,20 @@ def _serve(app, config, port, log):
     gunicorn = os.path.join(os.path.dirname(sys.executable), 'gunicorn')
     return subprocess.Popen(
         [gunicorn, '--workers', '2', '--bind', '127.0.0.1:%d' % port,
-         '--log-file', log, app], env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT, start_new_session=True)
+         '--log-file', log] + _no_control_socket() + [app], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        start_new_session=True)
 
 
 def _wait(url, proc, log):
-    deadline = time.monotonic() + 60
+    # The first request builds the app (placement migrates its database),
+    # which can take a while on MariaDB: a slow answer is not a dead one.
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert proc.poll() is None, open(log).read()[-3000:]
         try:
-            return requests.get(url, timeout=2)
-        except requests.ConnectionError:
+            return requests.get(url, timeout=60)
+        except requests.RequestException:
             time.sleep(0.3)
     raise AssertionError('gunicorn did not answer\n' + open(log).read())
 
