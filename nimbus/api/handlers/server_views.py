@@ -43,14 +43,20 @@ def _host_id(record):
                            record['host']).encode()).hexdigest()
 
 
-def fault(record):
+def fault(record, is_admin_view):
+    """The ``fault`` of an ERROR (or deleted) server. As in Nova, a 500
+    fault's ``details`` (which hosts were tried, why each was rejected)
+    are shown only to admins; any other code shows them to everyone who
+    can see the server."""
     value = record.get('fault')
     if not value or record['vm_state'] not in (states.ERROR,
                                                states.DELETED):
         return None
-    return {'code': value['code'], 'message': value['message'],
-            'details': value.get('details') or '',
+    body = {'code': value['code'], 'message': value['message'],
             'created': util.isotime(value['created'])}
+    if is_admin_view or value['code'] != 500:
+        body['details'] = value.get('details') or ''
+    return body
 
 
 def detail(req, record, is_admin_view=None):
@@ -118,7 +124,7 @@ def detail(req, record, is_admin_view=None):
     if version >= (2, 96):
         body['pinned_availability_zone'] = record.get(
             'pinned_availability_zone')
-    value = fault(record)
+    value = fault(record, is_admin_view)
     if value is not None:
         body['fault'] = value
     return body
