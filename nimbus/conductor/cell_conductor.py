@@ -5,15 +5,29 @@ RPC calls. When a build fails, the compute hands the remaining alternates
 here: claim the next alternate's allocation request in placement and cast
 the build to that host, until one claim holds; when none is left, the
 instance goes to ERROR with a fault listing every attempt.
+
+Placement refuses an alternate's claim for one of two reasons
+(``PlacementClient.claim``): the room went to someone else (refused: try the
+next alternate), or the instance's own allocations changed under us
+(consumer conflict: no host can fix that, and the allocations placement now
+holds for the instance are not ours to delete, so the walk stops and the
+instance goes to ERROR with a fault that says so).
 """
 
 from oslo_log import log as logging
 
+from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
 from nimbus.conductor import instances
 from nimbus.conductor import services
 
 LOG = logging.getLogger(__name__)
+
+
+def _attempt_lines(tried):
+    return ['%d. %s: %s%s' % (n, a['host'], a['result'],
+                              (' - ' + a['reason']) if a['reason'] else '')
+            for n, a in enumerate(tried, 1)]
 
 
 class CellConductor:
@@ -29,17 +43,24 @@ class CellConductor:
         project = request_spec.get('project_id')
         user = request_spec.get('user_id')
         for index, selection in enumerate(host_list):
-            claimed = self.placement.claim_resources(
+            host = selection['service_host']
+            outcome = self.placement.claim(
                 ctxt, instance_uuid, selection['allocation_request'],
                 project, user, consumer_generation=None)
-            if not claimed:
-                LOG.info('Alternate %s for %s is gone; trying the next',
-                         selection['service_host'], instance_uuid)
+            if outcome.status == placement_client.CONSUMER_CONFLICT:
+                self._consumer_conflict(instance_uuid, selection,
+                                        outcome.detail)
+                return
+            if not outcome.claimed:
+                LOG.info('Alternate %s for %s is gone; trying the next: %s',
+                         host, instance_uuid, outcome.detail)
                 with self.db.session() as session:
                     instances.record_attempt(
-                        session, instance_uuid, selection['service_host'],
+                        session, instance_uuid, host,
                         selection.get('nodename'), 'claim-failed',
-                        'placement refused the alternate\'s claim')
+                        'placement refused the alternate\'s claim%s'
+                        % (': %s' % outcome.detail if outcome.detail
+                           else ''))
                 continue
             with self.db.session() as session:
                 row = instances.transition(
@@ -61,14 +82,38 @@ class CellConductor:
             return
         self._give_up(ctxt, instance_uuid, failed_host, reason)
 
+    def _consumer_conflict(self, instance_uuid, selection, detail):
+        """The instance's allocations changed under the reschedule: stop,
+        leave them alone (they are someone else's) and fail the instance."""
+        host = selection['service_host']
+        reason = ('placement refused the claim on %s: the consumer\'s '
+                  'allocations changed under it%s' % (
+                      host, ' (%s)' % detail if detail else ''))
+        with self.db.session() as session:
+            instances.record_attempt(session, instance_uuid, host,
+                                     selection.get('nodename'),
+                                     'claim-conflict', reason)
+            tried = instances.attempts(session, instance_uuid)
+            lines = _attempt_lines(tried)
+            row = instances.transition(
+                session, instance_uuid, [states.BUILDING],
+                {'vm_state': states.ERROR, 'task_state': None,
+                 'fault': {'message': 'Reschedule stopped on %s: the '
+                                      'consumer\'s allocations changed '
+                                      'under it.' % host,
+                           'details': '\n'.join(lines)}})
+        if row is None:
+            LOG.info('Instance %s left building before its reschedule '
+                     'failed', instance_uuid)
+        else:
+            LOG.warning('Reschedule of %s stopped: %s', instance_uuid,
+                        reason)
+
     def _give_up(self, ctxt, instance_uuid, failed_host, reason):
         self.placement.remove_allocations(ctxt, instance_uuid)
         with self.db.session() as session:
             tried = instances.attempts(session, instance_uuid)
-            lines = ['%d. %s: %s%s' % (n, a['host'], a['result'],
-                                      (' - ' + a['reason']) if a['reason']
-                                      else '')
-                     for n, a in enumerate(tried, 1)]
+            lines = _attempt_lines(tried)
             message = ('Exhausted all hosts available for retrying build '
                        'failures (%d attempt%s).'
                        % (len(tried), '' if len(tried) == 1 else 's'))

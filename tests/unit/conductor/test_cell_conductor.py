@@ -3,6 +3,7 @@ SQLite cell database with recording fakes for placement and computes."""
 
 import pytest
 
+from nimbus.common.clients import placement as placement_client
 from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import instance_states as states
@@ -12,16 +13,29 @@ from nimbus import db as nimbus_db
 
 
 class FakePlacement:
-    def __init__(self, refuse=()):
+    """Answers claims as PlacementClient.claim does: hosts in ``refuse``
+    have no room left; a claim on a host in ``conflict`` finds the
+    consumer's allocations changed by someone else."""
+
+    def __init__(self, refuse=(), conflict=()):
         self.refuse = set(refuse)
+        self.conflict = set(conflict)
         self.claims = []
         self.removed = []
 
-    def claim_resources(self, ctxt, consumer, areq, project, user,
-                        consumer_generation=None):
+    def claim(self, ctxt, consumer, areq, project, user,
+              consumer_generation=None):
         host = areq['host']
         self.claims.append((consumer, host))
-        return host not in self.refuse
+        if host in self.conflict:
+            return placement_client.ClaimOutcome(
+                placement_client.CONSUMER_CONFLICT,
+                'consumer generation conflict: consumer %s is at '
+                'generation 3' % consumer)
+        if host in self.refuse:
+            return placement_client.ClaimOutcome(
+                placement_client.REFUSED, 'no room on %s' % host)
+        return placement_client.ClaimOutcome(placement_client.CLAIMED)
 
     def remove_allocations(self, ctxt, consumer):
         self.removed.append(consumer)
@@ -89,6 +103,45 @@ def test_no_alternate_left_is_error_with_every_attempt(conductor):
     assert '2 attempts' in fault.message
     assert 'h0: failed - disk on fire' in fault.details
     assert 'h1: claim-failed' in fault.details
+
+
+def test_consumer_conflict_stops_the_walk_and_keeps_their_allocations(
+        conductor):
+    cond, placement, compute, db = conductor
+    placement.conflict = {'h2'}
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'project_id': 'p', 'user_id': 'u'},
+                         [_selection('h1'), _selection('h2'),
+                          _selection('h3')], 'h0', 'disk on fire')
+    # h1 refused (no room): next; h2 conflict: stop, h3 is never tried.
+    assert placement.claims == [('i-1', 'h1'), ('i-1', 'h2')]
+    assert compute.builds == []
+    # The allocations placement holds for i-1 now are not ours.
+    assert placement.removed == []
+    with db.session() as session:
+        row = instances.get(session, 'i-1')
+        assert (row.vm_state, row.task_state) == (states.ERROR, None)
+        fault = session.execute(
+            instances.models.InstanceFault.__table__.select()).one()
+        tried = instances.attempts(session, 'i-1')
+    assert "consumer's allocations changed under it" in fault.message
+    assert 'h2' in fault.message
+    assert 'h1: claim-failed' in fault.details
+    assert 'h2: claim-conflict' in fault.details
+    assert 'generation 3' in fault.details
+    assert [a['result'] for a in tried] == ['failed', 'claim-failed',
+                                            'claim-conflict']
+
+
+def test_refused_claim_reason_is_recorded(conductor):
+    cond, placement, compute, db = conductor
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'project_id': 'p', 'user_id': 'u'},
+                         [_selection('h1'), _selection('h2')], 'h0', 'x')
+    with db.session() as session:
+        tried = instances.attempts(session, 'i-1')
+    assert tried[1]['result'] == 'claim-failed'
+    assert 'no room on h1' in tried[1]['reason']
 
 
 def test_instance_deleted_meanwhile_releases_the_new_claim(conductor):
