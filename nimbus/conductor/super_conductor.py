@@ -140,9 +140,10 @@ class SuperConductor:
 
     def schedule_and_build_instances(self, ctxt, request_spec,
                                      instance_uuids):
+        released = set()    # scheduling records whose claims we released
         try:
             selections = self._select_destinations(ctxt, request_spec,
-                                                   instance_uuids)
+                                                   instance_uuids, released)
         except exception.NoValidHost as exc:
             reason = (getattr(exc, 'reason', None) or
                       getattr(exc, 'message', None) or str(exc))
@@ -155,9 +156,11 @@ class SuperConductor:
         except Exception as exc:
             # Whatever went wrong (the scheduler timed out, placement was
             # unreachable, a bug), no server may stay in BUILD forever, and
-            # any claim the scheduler made before the failure is released.
+            # the claims the scheduler made for this request are released
+            # (only those: see _release_claims).
             LOG.error('Scheduling %s failed: %s', instance_uuids, exc)
-            self._release_claims(ctxt, instance_uuids)
+            self._release_claims(ctxt, request_spec, instance_uuids,
+                                 released)
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, 'Scheduling failed.',
                                    '%s: %s' % (type(exc).__name__, exc))
@@ -305,7 +308,8 @@ class SuperConductor:
             LOG.warning('Could not record why %s did not fit', unplaced,
                         exc_info=True)
 
-    def _select_destinations(self, ctxt, request_spec, instance_uuids):
+    def _select_destinations(self, ctxt, request_spec, instance_uuids,
+                             released):
         """Ask the scheduler; if its answer is lost, clean up and ask again.
 
         A lost reply (the call timed out, e.g. across a broker restart) may
@@ -318,17 +322,64 @@ class SuperConductor:
                 ctxt, request_spec, instance_uuids, True)
         except messaging.MessagingTimeout:
             LOG.warning('No answer from the scheduler for %s; releasing '
-                        'any claims and asking again', instance_uuids)
-            self._release_claims(ctxt, instance_uuids)
+                        'its claims and asking again', instance_uuids)
+            self._release_claims(ctxt, request_spec, instance_uuids,
+                                 released)
             return self.scheduler.select_destinations(
                 ctxt, request_spec, instance_uuids, True)
 
-    def _release_claims(self, ctxt, instance_uuids):
-        for uuid in instance_uuids:
+    def _release_claims(self, ctxt, request_spec, instance_uuids, released):
+        """Release the claims the scheduler made for this request, and no
+        other allocation.
+
+        An instance's consumer may hold allocations that are not ours: the
+        scheduler gives an instance whose claim met a consumer generation
+        conflict an empty selection and claims nothing for it. So nothing
+        is deleted by instance uuid alone. The scheduler answers with an
+        error only after releasing every claim of its decision (NoValidHost
+        included); what a lost answer may hide is in the ``scheduled``
+        records it writes before answering, one per instance it claimed.
+        Those are released (each record once: ``released`` holds the ids
+        done). A claim no record shows (a scheduler that died mid-decision)
+        stays until its server, buried in cell0, is deleted: the API frees
+        a server's allocations when it deletes it.
+        """
+        found = self._scheduled_records(
+            request_spec.get('request_id') or getattr(ctxt, 'request_id',
+                                                      None),
+            instance_uuids, released)
+        if found is None:
+            LOG.warning('Could not tell which of %s the scheduler claimed; '
+                        'their claims, if any, are freed when the servers '
+                        'are deleted', instance_uuids)
+            return
+        for record_id, uuid in found:
+            released.add(record_id)
+        for uuid in sorted({uuid for _id, uuid in found}):
             try:
                 self.placement.remove_allocations(ctxt, uuid)
             except Exception:
                 LOG.exception('Could not release the claim of %s', uuid)
+
+    def _scheduled_records(self, request_id, instance_uuids, released):
+        """``[(record id, instance uuid)]`` of the scheduler's ``scheduled``
+        records of this request not in ``released``; None when unreadable."""
+        if not request_id or not instance_uuids:
+            return []
+        model = api_models.SchedulingRecord
+        try:
+            with self.api_db.session() as session:
+                rows = session.execute(
+                    sa.select(model.id, model.instance_uuid)
+                    .where(model.request_id == request_id,
+                           model.outcome == 'scheduled',
+                           model.instance_uuid.in_(list(instance_uuids)))
+                    .order_by(model.id)).all()
+        except Exception:
+            LOG.warning('Could not read the scheduling records of %s',
+                        request_id, exc_info=True)
+            return None
+        return [(rid, uuid) for rid, uuid in rows if rid not in released]
 
     def _build_request(self, session, uuid):
         return session.execute(
@@ -389,15 +440,18 @@ class SuperConductor:
 
     def _tell_schedulers(self, ctxt, host, instance, request_spec):
         """Every scheduler's cache learns where the instance went (server
-        group and instance-count filters need it before their next reload).
-        """
+        group and instance-count filters and the image-properties weigher
+        need it before their next reload)."""
         group = request_spec.get('instance_group') or {}
         try:
             self.scheduler.update_instance_info(ctxt, host, {
                 'uuid': instance['uuid'],
                 'flavor_id': (instance.get('flavor') or {}).get('flavorid'),
                 'group_uuid': group.get('uuid'),
-                'image_ref': instance.get('image_ref')})
+                'image_ref': instance.get('image_ref'),
+                # Spares every scheduler a read of the images table.
+                'image_properties': (request_spec.get('image') or {}).get(
+                    'properties')})
         except Exception:  # a cache hint; the periodic reload covers it
             LOG.warning('Could not tell the schedulers about %s',
                         instance['uuid'], exc_info=True)
