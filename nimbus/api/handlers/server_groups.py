@@ -123,19 +123,14 @@ def create(req, resp):
 
 
 def _tell_schedulers_deleted(req, group):
-    """Every scheduler forgets the group: ``delete_server_group(ctxt,
-    group_uuid)`` when the scheduler's RPC API has it, else a full reload of
-    the host states (which reloads server groups from the database). Never
-    fails the request."""
+    """Every scheduler forgets the group (scheduler RPC 1.1
+    ``delete_server_group``). Never fails the request: a scheduler that
+    misses the cast drops the group at its next full reload."""
     api = util.deps(req).scheduler_api
     if api is None:
         return
-    forget = getattr(api, 'delete_server_group', None)
     try:
-        if forget is not None:
-            forget(util.ctx(req), group['uuid'])
-        else:
-            api.refresh_host_states(util.ctx(req))
+        api.delete_server_group(util.ctx(req), group['uuid'])
     except Exception:
         LOG.warning('Could not tell the schedulers that server group %s was '
                     'deleted', group['uuid'], exc_info=True)

@@ -124,8 +124,8 @@ def test_external_events_bad(api, placed):
         assert r.status_code == 400, body
 
 
-class _OldScheduler:
-    """A scheduler RPC API without delete_server_group."""
+class _RecordingScheduler:
+    """A scheduler RPC API whose casts are recorded, or fail."""
 
     def __init__(self, fail=False):
         self.calls = []
@@ -134,15 +134,15 @@ class _OldScheduler:
     def update_server_group(self, ctx, group):
         self.calls.append(('update_server_group', group['uuid']))
 
-    def refresh_host_states(self, ctx):
+    def delete_server_group(self, ctx, group_uuid):
         if self.fail:
             raise RuntimeError('bus down')
-        self.calls.append(('refresh_host_states',))
+        self.calls.append(('delete_server_group', group_uuid))
 
 
 @pytest.mark.parametrize('fail', [False, True])
-def test_group_delete_falls_back_to_a_full_reload(api, fail):
-    api.app.deps.scheduler_api = scheduler = _OldScheduler(fail)
+def test_group_delete_tells_the_schedulers_and_never_fails(api, fail):
+    api.app.deps.scheduler_api = scheduler = _RecordingScheduler(fail)
     r = api.req('POST', '/v2.1/os-server-groups', {'server_group': {
         'name': 'g', 'policy': 'affinity'}}, version='2.64')
     uuid = r.json['server_group']['id']
@@ -151,8 +151,10 @@ def test_group_delete_falls_back_to_a_full_reload(api, fail):
         .status_code == 204
     expected = [('update_server_group', uuid)]
     if not fail:
-        expected.append(('refresh_host_states',))
+        expected.append(('delete_server_group', uuid))
     assert scheduler.calls == expected
+    assert api.req('GET', '/v2.1/os-server-groups/%s' % uuid) \
+        .status_code == 404
 
 
 def _hint_only_spec(flavor, group_uuid):
