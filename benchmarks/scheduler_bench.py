@@ -118,10 +118,15 @@ def bench_one(n: int, repeat: int, check_reference: bool) -> dict:
             fast_hm.refresh()
             fast_states = fast_hm.host_states_for_candidates(body["provider_summaries"], order)
             t3 = time.perf_counter()
-            want = reference.schedule(conf, sched.filters, sched.weighers,
-                                      copy.deepcopy(spec), ref_states, areqs)
+            # Both see the same filters (the configured ones plus the weighers'
+            # requirements) and consume against placement's provider summaries.
+            summaries = body["provider_summaries"]
+            want = reference.schedule(conf, sched.all_filters, sched.weighers,
+                                      copy.deepcopy(spec), ref_states, areqs,
+                                      provider_summaries=summaries)
             ref_ms = (time.perf_counter() - t3) * 1e3
-            got = sched.schedule(copy.deepcopy(spec), fast_states, areqs)[0][0]["service_host"]
+            got = sched.schedule(copy.deepcopy(spec), fast_states, areqs,
+                                 provider_summaries=summaries)[0][0]["service_host"]
             line += f"  reference {ref_ms:.1f} ms same={got == want[0]}"
         print(line, flush=True)
     print(f"hosts={n:6d} full host-state load from source {full_load_ms:.1f} ms", flush=True)

@@ -76,6 +76,16 @@ def test_decision_json_has_the_issues_shape(tmp_path):
     assert 'hosts=   200 plain' in stdout
 
 
+def test_reference_picks_the_same_host(tmp_path):
+    # The reference gets the same filters (weighers' requirements included)
+    # and provider summaries as the fast path, so both pick the same host.
+    _data, stdout = _run(tmp_path, '--hosts', str(HOSTS), '--repeat', '1',
+                         '--reference')
+    lines = [line for line in stdout.splitlines() if 'reference' in line]
+    assert len(lines) == 2, stdout
+    assert all(line.endswith('same=True') for line in lines), stdout
+
+
 def test_several_sizes_give_a_list(tmp_path):
     data, _stdout = _run(tmp_path, '--hosts', '50', '60', '--repeat', '1')
     assert [entry['hosts'] for entry in data] == [50, 60]
