@@ -16,8 +16,10 @@ required           1.17   ``!TRAIT`` (forbidden) from 1.22, ``in:A,B`` 1.39,
 member_of          1.21   ``in:`` list ORed; repeats ANDed from 1.24;
                           ``!agg`` / ``!in:a,b`` forbidden from 1.32
 suffixed groups    1.25   ``resourcesN`` etc.; from 1.33 any suffix of
-                          ``[a-zA-Z0-9_-]{1,64}`` (``resources_GPU``,
-                          ``resourcesdevice_profile_0``)
+                          ``[a-zA-Z0-9_-]{1,64}`` (``resources_GPU``;
+                          ``resources_device_profile_0``, suffix
+                          ``_device_profile_0``, from the scheduler's
+                          accelerator request filter)
 group_policy       1.25   ``none`` | ``isolate``; required with more than one
                           suffixed group
 in_tree            1.31   provider uuid (also ``in_treeN``)
