@@ -6,9 +6,6 @@ from oslo_config import cfg
 API_OPTS = [
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Largest number of items one list request returns.'),
-    cfg.StrOpt('default_availability_zone', default='nova',
-               help='Availability zone of compute hosts that are in no '
-                    'aggregate with an availability_zone.'),
     cfg.StrOpt('default_schedule_zone',
                help='Availability zone given to servers created without '
                     'one. Unset means any zone.'),

@@ -153,7 +153,13 @@ SCHEDULER_OPTS = [
                      "'trait:<TRAIT>=required' metadata the flavor and image do not ask for "
                      "(member_of=!in: in the placement query)."),
     cfg.StrOpt("default_availability_zone", default="nova",
-               help="Zone of hosts that are in no aggregate with availability_zone metadata."),
+               deprecated_opts=[cfg.DeprecatedOpt("default_availability_zone",
+                                                  group="api")],
+               help="Zone of hosts that are in no aggregate with availability_zone "
+                    "metadata. The scheduler applies it, and the compute API shows it "
+                    "(os-services, os-availability-zone) and accepts it in POST "
+                    "/servers. Formerly [api] default_availability_zone, which is still "
+                    "read when this one is not set."),
     cfg.IntOpt("explain_sample_size", default=10, min=0,
                help="Rejected hosts listed (with a reason) in a failure explanation."),
 ]

@@ -84,9 +84,10 @@ def normalise_hints(hints):
 
 def default_zone(conf):
     """The availability zone of hosts that are in no aggregate with an
-    ``availability_zone``: ``[scheduler] default_availability_zone``, which
-    the scheduler applies (``[api] default_availability_zone`` is not read
-    here so the API never accepts a zone the scheduler would not honour)."""
+    ``availability_zone``: ``[scheduler] default_availability_zone``, the
+    one the scheduler applies (a config that still sets the deprecated
+    ``[api] default_availability_zone`` sets this one), so the API never
+    shows or accepts a zone the scheduler would not honour."""
     return conf.scheduler.default_availability_zone
 
 

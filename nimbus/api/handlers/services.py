@@ -2,6 +2,7 @@
 
 from nimbus.api import policies
 from nimbus.api import util
+from nimbus.api.handlers import server_create
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
@@ -20,7 +21,7 @@ def zone_of(req, service, zones):
     names = zones.get(service['host'])
     if names:
         return ','.join(sorted(names))
-    return service['availability_zone'] or conf.api.default_availability_zone
+    return service['availability_zone'] or server_create.default_zone(conf)
 
 
 def view(req, service, zones):

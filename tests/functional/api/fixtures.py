@@ -77,7 +77,11 @@ class FakePlacement:
 class ApiFixture:
     """Databases, cells, fakes and a falcon TestClient for nimbus-api."""
 
-    def __init__(self, tmp_path, overrides=None):
+    def __init__(self, tmp_path, overrides=None, config_text=None):
+        """``overrides`` ``{group: {name: value}}`` go through
+        ``set_override``; ``config_text`` is written to a config file the
+        conf parses first (for what only a file does, such as deprecated
+        option names)."""
         self.api_url = 'sqlite:///%s/api.db' % tmp_path
         self.cell0_url = 'sqlite:///%s/cell0.db' % tmp_path
         self.cell1_url = 'sqlite:///%s/cell1.db' % tmp_path
@@ -88,7 +92,12 @@ class ApiFixture:
                   'api_database': {'connection': self.api_url}}
         for group, opts in (overrides or {}).items():
             values.setdefault(group, {}).update(opts)
-        self.conf = config.build_conf([], overrides=values)
+        args = []
+        if config_text is not None:
+            path = tmp_path / 'nimbus.conf'
+            path.write_text(config_text)
+            args = ['--config-file', str(path)]
+        self.conf = config.build_conf(args, overrides=values)
         self.api_db = common_db.get_database(self.api_url)
         with self.api_db.session() as session:
             session.add(api_models.CellMapping(

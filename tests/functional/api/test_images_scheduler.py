@@ -325,28 +325,67 @@ def test_device_profile_groups_become_request_groups(accelerator_api):
 
 # -- the default availability zone ---------------------------------------------
 
-def test_default_zone_is_the_one_the_scheduler_applies(tmp_path):
-    """``[api] default_availability_zone`` and ``[scheduler]
-    default_availability_zone`` disagree: zone listing and POST /servers
-    follow the scheduler's, so a zone the API accepts is one the scheduler
-    honours."""
+def _zones_seen(api):
+    """The default zone as os-availability-zone, os-services and POST
+    /servers see it (the zone POST /servers accepts reaches the spec)."""
+    r = api.req('GET', '/v2.1/os-availability-zone')
+    listed = [z['zoneName'] for z in r.json['availabilityZoneInfo']]
+    r = api.admin('GET', '/v2.1/os-services?binary=nimbus-compute')
+    services = sorted({s['zone'] for s in r.json['services']})
+    return listed, services
+
+
+def _boot(api, image, zone):
+    body = {'server': {'name': 'vm', 'flavorRef': '1', 'imageRef': image,
+                       'availability_zone': zone}}
+    return api.req('POST', '/v2.1/servers', body)
+
+
+def test_default_zone_is_the_schedulers(tmp_path):
+    """Zone listing, os-services and POST /servers all follow
+    ``[scheduler] default_availability_zone``, the zone the scheduler
+    applies; a zone the API accepts is one the scheduler honours."""
     api = api_fixtures.ApiFixture(tmp_path, overrides={
-        'api': {'default_availability_zone': 'nova'},
         'scheduler': {'default_availability_zone': 'az-default'}})
     try:
         api.add_flavor()
         image = api.add_image()
         api.add_compute('host1')
-        r = api.req('GET', '/v2.1/os-availability-zone')
-        assert [z['zoneName'] for z in r.json['availabilityZoneInfo']] == [
-            'az-default']
-        body = {'server': {'name': 'vm', 'flavorRef': '1', 'imageRef': image,
-                           'availability_zone': 'az-default'}}
-        assert api.req('POST', '/v2.1/servers', body).status_code == 202
+        assert _zones_seen(api) == (['az-default'], ['az-default'])
+        assert _boot(api, image, 'az-default').status_code == 202
         assert api.conductor.calls[-1][1]['availability_zone'] == 'az-default'
-        body['server']['availability_zone'] = 'nova'
-        r = api.req('POST', '/v2.1/servers', body)
+        r = _boot(api, image, 'nova')
         assert r.status_code == 400
         assert 'nova' in r.json['badRequest']['message']
+    finally:
+        common_db.dispose_all()
+
+
+def test_the_deprecated_api_option_still_takes_effect(tmp_path):
+    """A config file that sets the zone under ``[api]`` (the option's old
+    home) sets ``[scheduler] default_availability_zone``: the API and the
+    scheduler both use it."""
+    api = api_fixtures.ApiFixture(
+        tmp_path, config_text='[api]\ndefault_availability_zone = az-old\n')
+    try:
+        assert api.conf.scheduler.default_availability_zone == 'az-old'
+        api.add_flavor()
+        image = api.add_image()
+        api.add_compute('host1')
+        assert _zones_seen(api) == (['az-old'], ['az-old'])
+        assert _boot(api, image, 'az-old').status_code == 202
+        assert _boot(api, image, 'nova').status_code == 400
+    finally:
+        common_db.dispose_all()
+
+
+def test_the_scheduler_option_wins_over_the_deprecated_one(tmp_path):
+    api = api_fixtures.ApiFixture(tmp_path, config_text=(
+        '[api]\ndefault_availability_zone = az-old\n'
+        '[scheduler]\ndefault_availability_zone = az-new\n'))
+    try:
+        assert api.conf.scheduler.default_availability_zone == 'az-new'
+        api.add_compute('host1')
+        assert _zones_seen(api) == (['az-new'], ['az-new'])
     finally:
         common_db.dispose_all()
