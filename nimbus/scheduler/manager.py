@@ -23,6 +23,14 @@ from nimbus.scheduler.rpcapi import VERSION
 LOG = logging.getLogger(__name__)
 
 
+def _records(name, values, keys) -> None:
+    """Refuse an event whose records are not dicts carrying ``keys``."""
+    for value in values:
+        if not isinstance(value, dict) or any(k not in value for k in keys):
+            raise rpc.InvalidMessage(
+                f"{name}: each record must be a dict with {', '.join(keys)}")
+
+
 def _spec(request_spec) -> RequestSpec:
     if isinstance(request_spec, RequestSpec):
         return request_spec
@@ -98,40 +106,50 @@ class SchedulerManager:
         return self.driver.dry_run(ctxt, _spec(request_spec))
 
     # ------------------------------------------------------------------ casts
-    @rpc.expose(cast=True, required=("aggregates",))
+    @rpc.expose(cast=True, required=("aggregates",), types={"aggregates": list})
     def update_aggregates(self, ctxt, aggregates=None):
+        _records("aggregates", aggregates, ())
         self.host_manager.update_aggregates(list(aggregates))
 
-    @rpc.expose(cast=True, required=("aggregate",))
+    @rpc.expose(cast=True, required=("aggregate",), types={"aggregate": dict})
     def delete_aggregate(self, ctxt, aggregate=None):
         self.host_manager.delete_aggregate(aggregate)
 
-    @rpc.expose(cast=True, required=("host_name", "instance_info"))
+    @rpc.expose(cast=True, required=("host_name", "instance_info"),
+                types={"host_name": str, "instance_info": (dict, list)})
     def update_instance_info(self, ctxt, host_name=None, instance_info=None):
         infos = instance_info if isinstance(instance_info, list) else [instance_info]
+        _records("instance_info", infos, ("uuid",))
         self.host_manager.update_instance_info(host_name, infos)
 
-    @rpc.expose(cast=True, required=("instance_uuid",))
+    @rpc.expose(cast=True, required=("instance_uuid",),
+                types={"host_name": str, "instance_uuid": str})
     def delete_instance_info(self, ctxt, host_name=None, instance_uuid=None):
         self.host_manager.delete_instance_info(host_name, instance_uuid)
 
-    @rpc.expose(cast=True, required=("host_name", "instance_uuids"))
+    @rpc.expose(cast=True, required=("host_name", "instance_uuids"),
+                types={"host_name": str, "instance_uuids": list})
     def sync_instance_info(self, ctxt, host_name=None, instance_uuids=None):
+        if not all(isinstance(u, str) for u in instance_uuids):
+            raise rpc.InvalidMessage("instance_uuids must be a list of strings")
         self.host_manager.sync_instance_info(host_name, list(instance_uuids))
 
-    @rpc.expose(cast=True, required=("compute_node",))
+    @rpc.expose(cast=True, required=("compute_node",), types={"compute_node": dict})
     def update_compute_node(self, ctxt, compute_node=None):
+        _records("compute_node", [compute_node], ("uuid",))
         self.host_manager.update_compute_node(compute_node)
 
-    @rpc.expose(cast=True, required=("service",))
+    @rpc.expose(cast=True, required=("service",), types={"service": dict})
     def update_service(self, ctxt, service=None):
+        _records("service", [service], ("host",))
         self.host_manager.update_service(service)
 
-    @rpc.expose(cast=True, required=("group",))
+    @rpc.expose(cast=True, required=("group",), types={"group": dict})
     def update_server_group(self, ctxt, group=None):
+        _records("group", [group], ("uuid",))
         self.host_manager.update_server_group(group)
 
-    @rpc.expose(cast=True, required=("group_uuid",))
+    @rpc.expose(cast=True, required=("group_uuid",), types={"group_uuid": str})
     def delete_server_group(self, ctxt, group_uuid=None):
         self.host_manager.delete_server_group(group_uuid)
 

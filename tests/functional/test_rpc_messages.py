@@ -209,15 +209,7 @@ CALLS = {
 }
 
 # Known failures: the case id -> why (each flips to a failure when fixed).
-CALL_XFAIL = {
-    'select_destinations-image-is-a-string': (
-        'S1: scheduler manager _spec turns only TypeError/ValueError of '
-        'RequestSpec.from_dict into InvalidMessage; a non-dict image '
-        'raises AttributeError'),
-    'dry_run-hints-are-a-string': (
-        'S1: a non-dict scheduler_hints passes _spec and fails later with '
-        'AttributeError instead of InvalidMessage'),
-}
+CALL_XFAIL = {}
 
 
 def _marked(cases, xfails):
@@ -276,6 +268,27 @@ CASTS = {
     'update_aggregates-garbage': (
         'api', 'scheduler', 'fanout', 'update_aggregates',
         {'aggregates': 'garbage'}),
+    'update_aggregates-records-not-dicts': (
+        'api', 'scheduler', 'fanout', 'update_aggregates',
+        {'aggregates': ['garbage', 7]}),
+    'update_instance_info-record-without-uuid': (
+        'api', 'scheduler', 'fanout', 'update_instance_info',
+        {'host_name': 'host-1', 'instance_info': [{'flavor_id': '1'}]}),
+    'sync_instance_info-uuids-are-numbers': (
+        'api', 'scheduler', 'fanout', 'sync_instance_info',
+        {'host_name': 'host-1', 'instance_uuids': [1, 2]}),
+    'update_compute_node-not-a-dict': (
+        'api', 'scheduler', 'fanout', 'update_compute_node',
+        {'compute_node': 'garbage'}),
+    'update_service-without-host': (
+        'api', 'scheduler', 'fanout', 'update_service',
+        {'service': {'binary': 'nimbus-compute'}}),
+    'update_server_group-without-uuid': (
+        'api', 'scheduler', 'fanout', 'update_server_group',
+        {'group': {'policy': 'affinity'}}),
+    'delete_server_group-uuid-is-a-number': (
+        'api', 'scheduler', 'fanout', 'delete_server_group',
+        {'group_uuid': 42}),
     'build_instances-missing-host-list': (
         'cell', 'conductor', None, 'build_instances',
         {'instance_uuid': str(uuid.uuid4()), 'request_spec': VALID_SPEC}),
@@ -341,6 +354,9 @@ def test_malformed_cast_is_logged_and_dropped(cloud, recorder, case):
                  if r[1] >= logging.INFO], timeout=CALL_TIMEOUT,
         what='a log record of the dropped %s' % case)
     assert records
+    if topic == 'scheduler':
+        # Refused at the endpoint, not failed later while applying it.
+        assert any('Dropped malformed cast' in r[3] for r in records), records
     # Dropped: nothing was built or recorded for it.
     assert {s['id'] for s in cloud.api.servers()} == before
     _still_serving(cloud, bus, topic, server)

@@ -77,6 +77,29 @@ _SIMPLE = ("project_id", "user_id", "availability_zone", "device_profile", "requ
 _LISTS = ("instance_uuids", "ignore_hosts", "force_hosts", "force_nodes")
 
 
+# The wire form's nested values and the JSON types they must have when
+# present (None is always allowed). A spec off the bus that breaks these is
+# refused as a whole rather than failing half-way through a decision.
+_SHAPES = {"flavor": dict, "image": dict, "scheduler_hints": dict,
+           "instance_group": dict, "requested_resources": list, "retry": dict,
+           **{k: list for k in _LISTS}, **{k: str for k in _SIMPLE}}
+
+
+def _check_shapes(d: dict) -> None:
+    for key, kind in _SHAPES.items():
+        value = d.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"{key} must be a {kind.__name__}, "
+                             f"not {type(value).__name__}")
+    for key in ("num_instances", "min_count"):
+        value = d.get(key)
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, int)):
+            raise ValueError(f"{key} must be an integer")
+    if not all(isinstance(g, dict) for g in d.get("requested_resources") or []):
+        raise ValueError("requested_resources must be a list of dicts")
+
+
 @dataclasses.dataclass
 class RequestSpec:
     instance_uuids: list = dataclasses.field(default_factory=list)
@@ -104,6 +127,7 @@ class RequestSpec:
     def from_dict(cls, d: dict) -> "RequestSpec":
         if not isinstance(d, dict):
             raise TypeError("request spec must be a dict")
+        _check_shapes(d)
         known = set(_SIMPLE) | set(_LISTS) | {
             "num_instances", "min_count", "flavor", "image", "scheduler_hints",
             "instance_group", "requested_resources", "is_bfv", "retry"}
