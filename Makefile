@@ -29,7 +29,8 @@ demo: $(VENV)/.installed
 # in the main run, then MariaDB and PostgreSQL). The broker-restart test
 # restarts RabbitMQ for everyone on the machine, so it runs alone. The main
 # parallel run comes last: its summary is the last line.
-PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py
+PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
+	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from nimbus.api import extra_specs
+from nimbus.testing import infra
 from tests.functional.scheduler import fixtures as fx
 
 PKG = 'acmefilter'
@@ -105,7 +106,7 @@ setup(
 def acme(tmp_path):
     """Build the package and pip-install it into a directory of its own
     (put on sys.path), so parallel test runs never share an install."""
-    pytest.importorskip('wheel', reason='building the plugin needs wheel')
+    infra.require_module('wheel', 'building the plugin needs wheel')
     src = tmp_path / 'acmefilter-src'
     (src / PKG).mkdir(parents=True)
     (src / PKG / '__init__.py').write_text(textwrap.dedent(INIT))

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from nimbus.api import extra_specs
+from nimbus.testing import infra
 from nimbus.scheduler import exception, plugins, selection, testing
 
 from .conftest import host
@@ -91,7 +92,7 @@ def build_and_install(root, target):
 
 @pytest.fixture(scope="module")
 def acme(tmp_path_factory):
-    pytest.importorskip("wheel", reason="building the sample plugin needs 'wheel'")
+    infra.require_module("wheel", "building the sample plugin needs 'wheel'")
     root = tmp_path_factory.mktemp("acme")
     target = build_and_install(root, root / "site")
     sys.path.insert(0, str(target))
