@@ -77,6 +77,12 @@ FAKE_DRIVER_OPTS = [
     cfg.IntOpt('pgpus', default=0, min=0,
                help='Physical GPUs modelled as child providers with '
                     'CUSTOM_PGPU inventory.'),
+    cfg.DictOpt('stats', default={},
+                help='Free-form host stats the compute node reports, as '
+                     'key:value pairs (e.g. "rack:r1,gpu_vendor:acme"). '
+                     'ComputeCapabilitiesFilter matches unscoped flavor '
+                     'extra specs against them (extra spec "rack" with '
+                     'value "s== r1").'),
 ]
 
 

@@ -70,6 +70,9 @@ class ResourceTracker:
             'disk_allocation_ratio': driver_mod.allocation_ratio(
                 self.conf, 'DISK_GB', self.root_inventory),
             'failed_builds': self.failed_builds,
+            # The driver's free-form stats (ComputeCapabilitiesFilter).
+            'stats': {str(k): str(v)
+                      for k, v in (facts.get('stats') or {}).items()},
         })
         return record
 

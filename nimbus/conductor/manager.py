@@ -123,6 +123,12 @@ class CellConductorManager:
                 isinstance(node.get('host'), str)):
             raise rpc.InvalidMessage('compute_node_update: node needs uuid '
                                      'and host')
+        stats = node.get('stats')
+        if stats is not None and not (
+                isinstance(stats, dict) and
+                all(isinstance(v, str) for v in stats.values())):
+            raise rpc.InvalidMessage('compute_node_update: stats must be an '
+                                     'object of strings')
         return self.conductor.compute_node_update(ctxt, node)
 
     @rpc.expose(required=('host',), types={'host': str})

@@ -12,7 +12,8 @@ _NODE_FIELDS = ('hypervisor_hostname', 'hypervisor_type',
                 'local_gb_used', 'running_vms', 'current_workload',
                 'cpu_allocation_ratio', 'ram_allocation_ratio',
                 'disk_allocation_ratio', 'supported_instances',
-                'numa_topology', 'pci_stats', 'metrics', 'failed_builds')
+                'numa_topology', 'pci_stats', 'metrics', 'stats',
+                'failed_builds')
 
 
 def service_to_dict(row):

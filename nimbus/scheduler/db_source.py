@@ -58,8 +58,7 @@ class DBHostInfoSource:
                         "supported_instances": cn.supported_instances,
                         "numa_topology": cn.numa_topology, "pci_stats": cn.pci_stats,
                         "metrics": cn.metrics, "num_io_ops": cn.current_workload or 0,
-                        # the compute's stats, once the cell schema keeps them
-                        "stats": getattr(cn, "stats", None),
+                        "stats": cn.stats or {},
                         "failed_builds": cn.failed_builds,
                         "updated_at": cn.updated_at.isoformat() if cn.updated_at else None})
         return out

@@ -50,7 +50,8 @@ class ComputeDriver(abc.ABC):
     def node_facts(self):
         """Dict of hypervisor facts for the compute node record: vcpus,
         memory_mb, local_gb, hypervisor_type, hypervisor_version, cpu_info,
-        numa_topology, pci_stats, supported_instances."""
+        numa_topology, pci_stats, supported_instances, and optionally
+        stats (free-form ``{name: string}``; none when absent)."""
 
     @abc.abstractmethod
     def update_provider_tree(self, provider_tree, nodename, allocations=None):

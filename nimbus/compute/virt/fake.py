@@ -75,6 +75,7 @@ class FakeDriver(driver.ComputeDriver):
             'numa_topology': {'cells': numa},
             'pci_stats': [],
             'supported_instances': [['x86_64', 'qemu', 'hvm']],
+            'stats': dict(self.opts.stats),
         }
 
     def pgpu_uuid(self, root_uuid, index):

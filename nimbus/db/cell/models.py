@@ -62,6 +62,9 @@ class ComputeNode(TimestampMixin, Base):
     numa_topology = sa.Column(JSONText, nullable=True)
     pci_stats = sa.Column(JSONText, nullable=True)
     metrics = sa.Column(JSONText, nullable=True)
+    # The hypervisor's free-form stats, {name: string value} (migration
+    # 0002); ComputeCapabilitiesFilter matches unscoped extra specs to them.
+    stats = sa.Column(JSONText, nullable=True)
     failed_builds = sa.Column(sa.Integer, nullable=False, default=0)
 
 

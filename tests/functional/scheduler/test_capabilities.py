@@ -90,3 +90,36 @@ def test_image_properties_filter(make_cloud):
     details = api.server(server['id'])['fault']['details']
     assert 'ImagePropertiesFilter: 3 in, 0 out' in details
     assert 'aarch64' in details
+
+
+def test_unscoped_extra_specs_match_the_hosts_reported_stats(make_cloud):
+    # The fake driver's [fake_driver] stats travel with the compute's node
+    # report to its cell conductor, into compute_nodes.stats, and from there
+    # into the scheduler's host states.
+    cloud = make_cloud(hosts=2, host_overrides={
+        'host-1': {'fake_driver': {'stats': {'rack': 'r1',
+                                             'gpu_vendor': 'acme'}}},
+        'host-2': {'fake_driver': {'stats': {'rack': 'r2'}}}})
+    api = fx.admin_client(cloud)
+    image = api.create_image('img')
+    r1 = api.create_flavor('rack-r1', 1, 512, 1,
+                           extra_specs={'rack': 's== r1'})
+    r2 = api.create_flavor('rack-r2', 1, 512, 1,
+                           extra_specs={'rack': 's== r2'})
+    acme = api.create_flavor('acme', 1, 512, 1,
+                             extra_specs={'gpu_vendor': '<in> acm'})
+    result = fx.dry_run(api, r1)
+    assert fx.ranked_hosts(result) == ['host-1']
+    (rejected,) = result['rejected']
+    assert rejected['host'] == 'host-2'
+    assert rejected['filter'] == 'ComputeCapabilitiesFilter'
+    assert "stats rack is 'r2'" in rejected['reason']
+    for i in range(2):
+        server = fx.boot_and_settle(api, 'r1-%d' % i, r1, image)
+        assert server['status'] == 'ACTIVE'
+        assert fx.host_of(server) == 'host-1'
+    server = fx.boot_and_settle(api, 'r2', r2, image)
+    assert fx.host_of(server) == 'host-2'
+    # host-2 reports no gpu_vendor stat: it ignores the key (as Nova).
+    assert set(fx.ranked_hosts(fx.dry_run(api, acme))) == {'host-1',
+                                                           'host-2'}
