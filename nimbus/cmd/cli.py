@@ -3,6 +3,7 @@
     nimbus all-in-one [--hosts N] [--demo] [--servers M] [--exit-after-demo]
                       [--state-dir DIR] [--transport-url URL]
     nimbus schedule --dry-run --flavor F [--image I] [--hint K=V]...
+                    [--availability-zone Z] [--num-instances N]
                     [--format json] [--url URL]
 """
 
@@ -68,6 +69,17 @@ def _resolve(client, kind, ref):
     if len(matches) > 1:
         sys.exit('%s name %r is ambiguous: use its id' % (kind, ref))
     return matches[0] if matches else ref
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError('must be a whole number of at '
+                                         'least 1, got %r' % text)
+    return value
 
 
 def _parse_hints(pairs):
@@ -137,7 +149,11 @@ def build_parser():
     sched.add_argument('--flavor', required=True, help='flavor id or name')
     sched.add_argument('--image', help='image id or name')
     sched.add_argument('--availability-zone')
-    sched.add_argument('--num-instances', type=int)
+    sched.add_argument('--num-instances', type=_positive, metavar='N',
+                       help='where would N instances of one request go: '
+                            'each one\'s host and alternates, and how many '
+                            'fit (the JSON has placements, placed and '
+                            'placements_message)')
     sched.add_argument('--hint', action='append', default=[],
                        metavar='KEY=VALUE',
                        help='scheduler hint; repeat for several (and for '

@@ -4,7 +4,11 @@ The input is the body of ``POST /v2.1/os-scheduler/dry-run`` (its ``dry_run``
 member): ``placement_candidates``, ``placement_query``, ``pre_filters``,
 ``filters`` (``name``/``in``/``out``), ``ranked`` (per host ``weight`` and,
 per weigher, ``raw``/``normalized``/``multiplier``/``weighted``),
-``rejected`` (``host``/``filter``/``reason``) and ``message``.
+``rejected`` (``host``/``filter``/``reason``) and ``message``, all for the
+first instance; ``instances`` (N), ``placements`` (per instance that would
+fit: ``host``, ``nodename``, ``compute_node_uuid``, ``cell_uuid``,
+``alternates``), ``placed`` and, when fewer than N fit,
+``placements_message``.
 """
 
 from rich import box
@@ -71,6 +75,37 @@ def _rejected(console, rejected):
     console.print(table)
 
 
+def _placements(console, result):
+    """Where each of the N instances would go, and how many fit."""
+    placements = result.get('placements') or []
+    requested = result.get('instances') or len(placements)
+    with_node = any(p.get('nodename') not in (None, p.get('host'))
+                    for p in placements)
+    table = Table(title='Placements of %d instances' % requested,
+                  box=box.SIMPLE)
+    table.add_column('#', justify='right')
+    table.add_column('host')
+    if with_node:
+        table.add_column('node')
+    table.add_column('alternates')
+    for index, placement in enumerate(placements, 1):
+        cells = [str(index), placement.get('host', '?')]
+        if with_node:
+            cells.append(placement.get('nodename') or '')
+        cells.append(', '.join(placement.get('alternates') or []) or '-')
+        table.add_row(*cells)
+    if placements:
+        console.print(table)
+    if result.get('placements_message'):
+        # "6 of 8 instances would be placed: <why the others would not>"
+        console.print(result['placements_message'])
+        console.print('Nothing was claimed.')
+    else:
+        console.print('%d of %d instances would be placed (nothing was '
+                      'claimed).' % (result.get('placed', len(placements)),
+                                     requested))
+
+
 def dry_run(result, console=None):
     console = console or Console()
     _funnel(console, result)
@@ -81,6 +116,12 @@ def dry_run(result, console=None):
         _rejected(console, result['rejected'])
     if result.get('message'):
         console.print(result['message'])
+    elif (result.get('instances') or 1) > 1:
+        _placements(console, result)
     elif ranked:
-        console.print('Would choose %s (nothing was claimed).'
-                      % ranked[0].get('host'))
+        alternates = []
+        for placement in (result.get('placements') or [])[:1]:
+            alternates = placement.get('alternates') or []
+        console.print('Would choose %s%s (nothing was claimed).' % (
+            ranked[0].get('host'), ', alternates %s' % ', '.join(alternates)
+            if alternates else ''))

@@ -162,3 +162,56 @@ def test_cli_errors_are_readable(api):
     proc = _cli(api, '--dry-run', '--flavor', 'no-such-flavor')
     assert proc.returncode != 0
     assert '400' in proc.stderr and 'no-such-flavor' in proc.stderr
+
+
+def test_cli_dry_run_of_several_instances(api):
+    # 60000 MB each: two fit on each of host-3 and host-4 (host-1 is down,
+    # host-2 lacks avx2), so 4 of 6 would be placed.
+    big = api.create_flavor('big-avx2', 1, 60000, 1, extra_specs={
+        'capabilities:cpu_info:features': '<all-in> avx2'})
+    before = fx.provider_usages(api.cloud)
+    proc = _cli(api, '--dry-run', '--flavor', 'big-avx2',
+                '--num-instances', '6', '--format', 'json')
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result['instances'] == 6 and result['placed'] == 4
+    hosts = [p['host'] for p in result['placements']]
+    assert sorted(hosts) == ['host-3', 'host-3', 'host-4', 'host-4']
+    for placement in result['placements']:
+        assert placement['nodename'] == placement['host']
+        assert placement['compute_node_uuid'] and placement['cell_uuid']
+        assert set(placement['alternates']) <= {'host-3', 'host-4'}
+    assert result['placements_message'].startswith(
+        '4 of 6 instances would be placed: ')
+
+    proc = _cli(api, '--dry-run', '--flavor', big['id'],
+                '--num-instances', '6')
+    assert proc.returncode == 0, proc.stderr
+    assert 'Placements of 6 instances' in proc.stdout
+    assert result['placements_message'] in ' '.join(proc.stdout.split())
+    assert 'Nothing was claimed.' in proc.stdout
+    table = proc.stdout.split('Placements of 6 instances', 1)[1]
+    assert table.count('host-3') >= 2 and table.count('host-4') >= 2
+
+    proc = _cli(api, '--dry-run', '--flavor', 'big-avx2',
+                '--num-instances', '2')
+    assert proc.returncode == 0, proc.stderr
+    assert '2 of 2 instances would be placed (nothing was claimed).' in \
+        proc.stdout
+    assert 'placements_message' not in proc.stdout
+
+    # Nothing was claimed.
+    assert fx.provider_usages(api.cloud) == before
+    assert api.servers() == []
+
+
+@pytest.mark.parametrize('value', ['0', '-3', 'many'])
+def test_cli_refuses_a_bad_instance_count(tmp_path, value):
+    # Refused before any request (nothing listens on the URL given).
+    exe = os.path.join(os.path.dirname(sys.executable), 'nimbus')
+    proc = subprocess.run(
+        [exe, 'schedule', '--url', 'http://127.0.0.1:9', '--dry-run',
+         '--flavor', 'avx2', '--num-instances', value],
+        capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 2
+    assert '--num-instances' in proc.stderr and 'at least 1' in proc.stderr
