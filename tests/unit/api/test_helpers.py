@@ -72,12 +72,25 @@ def test_builtin_fallback(key, value, ok):
 def test_fault_shown_only_for_error_or_deleted():
     fault = {'code': 500, 'message': 'm', 'details': 'd',
              'created': datetime.datetime(2024, 1, 2, 3, 4, 5)}
-    assert server_views.fault({'vm_state': 'active', 'fault': fault}) \
-        is None
-    assert server_views.fault({'vm_state': 'error', 'fault': fault}) == {
+    assert server_views.fault({'vm_state': 'active', 'fault': fault},
+                              True) is None
+    assert server_views.fault({'vm_state': 'error', 'fault': fault},
+                              True) == {
         'code': 500, 'message': 'm', 'details': 'd',
         'created': '2024-01-02T03:04:05Z'}
-    assert server_views.fault({'vm_state': 'error', 'fault': None}) is None
+    assert server_views.fault({'vm_state': 'error', 'fault': None},
+                              True) is None
+
+
+def test_a_500_faults_details_are_for_admins_only():
+    fault = {'code': 500, 'message': 'm', 'details': 'hosts tried',
+             'created': datetime.datetime(2024, 1, 2, 3, 4, 5)}
+    owner = server_views.fault({'vm_state': 'error', 'fault': fault}, False)
+    assert owner == {'code': 500, 'message': 'm',
+                     'created': '2024-01-02T03:04:05Z'}
+    other = dict(fault, code=400)
+    assert server_views.fault({'vm_state': 'error', 'fault': other},
+                              False)['details'] == 'hosts tried'
 
 
 def test_policy_names_unique_and_documented():
