@@ -134,7 +134,14 @@ class CellConductor:
         with self.db.session() as session:
             row = instances.transition(session, instance_uuid,
                                        expected_vm_states, updates)
-            return instances.to_dict(row) if row is not None else None
+            result = instances.to_dict(row) if row is not None else None
+        if result is None:
+            LOG.debug('Instance %s is no longer in %s; update %s not applied',
+                      instance_uuid, expected_vm_states, sorted(updates))
+        else:
+            LOG.debug('Instance %s updated from %s: %s', instance_uuid,
+                      expected_vm_states, sorted(updates))
+        return result
 
     def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
                              reason=None):
