@@ -34,10 +34,12 @@ def set_for_provider(state, req, resp, uuid):
             (data['aggregates'] if new else data)]
 
     def run(conn):
-        rp = rp_obj.get_ref(conn, uuid)
+        rp, rows = rp_obj.get_ref_with(
+            conn, uuid, *agg_obj.PROVIDER_AGGREGATE_COLUMNS)
         gen = data['resource_provider_generation'] if new else \
             rp['generation']
-        return agg_obj.set_provider_aggregates(conn, rp['id'], gen, aggs,
-                                               increment=new)
+        return agg_obj.set_provider_aggregates(
+            conn, rp['id'], gen, aggs, increment=new,
+            have={r[0] for r in rows})
     _send(req, resp, state.pdb.write(run, late_lock=True),
           sorted(set(aggs)))

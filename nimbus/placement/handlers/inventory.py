@@ -107,8 +107,13 @@ def set_all(state, req, resp, uuid):
     data = util.body(req, schema.PUT_INVENTORIES)
     invs = {rc: check_capacity(req, rc, inv)
             for rc, inv in data['inventories'].items()}
-    gen, invs = _write(state, inv_obj.replace_all, uuid,
-                       data['resource_provider_generation'], invs)
+    def run(conn):
+        rp, existing = rp_obj.get_ref_with(conn, uuid,
+                                           *inv_obj.EXISTING_COLUMNS)
+        return inv_obj.replace_all(conn, rp,
+                                   data['resource_provider_generation'],
+                                   invs, existing=existing)
+    gen, invs = state.pdb.write(run, late_lock=True)
     util.send(req, resp, {'inventories': invs,
                           'resource_provider_generation': gen})
 

@@ -45,8 +45,8 @@ def create(state, req, resp):
     data = util.body(req, schema.post_schema(version))
     uuid = util.normalize_uuid(data.get('uuid') or
                                uuidutils.generate_uuid())
-    row = state.pdb.write(rp_obj.create, uuid, data['name'],
-                          data.get('parent_provider_uuid'), late_lock=True)
+    row = rp_obj.create_in(state.pdb, uuid, data['name'],
+                           data.get('parent_provider_uuid'))
     if version >= (1, 20):
         util.location(req, resp, '/resource_providers/%s' % uuid)
         util.send(req, resp, _from_row(req, row, version),

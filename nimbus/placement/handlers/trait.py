@@ -96,10 +96,11 @@ def set_for_provider(state, req, resp, uuid):
     data = util.body(req, schema.SET_PROVIDER_TRAITS)
 
     def run(conn):
-        rp = rp_obj.get_ref(conn, uuid)
+        rp, rows = rp_obj.get_ref_with(
+            conn, uuid, *trait_obj.PROVIDER_TRAIT_COLUMNS)
         return trait_obj.set_provider_traits(
             conn, rp['id'], data['resource_provider_generation'],
-            data['traits'])
+            data['traits'], have={r[0] for r in rows})
     gen = state.pdb.write(run, late_lock=True)
     names = sorted(set(data['traits']))
     util.send(req, resp, {'traits': names,

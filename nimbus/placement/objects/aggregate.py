@@ -9,6 +9,8 @@ from nimbus.placement.objects import base
 _PROVIDER_AGGREGATES = sa.select(m.RPA.c.aggregate_uuid).where(
     m.RPA.c.resource_provider_id == sa.bindparam('b_rp'))
 _INSERT = m.RPA.insert()
+# For resource_provider.get_ref_with: a provider's aggregate uuids.
+PROVIDER_AGGREGATE_COLUMNS = (m.RPA.c.aggregate_uuid,)
 
 
 def provider_aggregates(conn, rp_id):
@@ -17,16 +19,19 @@ def provider_aggregates(conn, rp_id):
 
 
 def set_provider_aggregates(conn, rp_id, generation, aggregates,
-                            increment=True):
+                            increment=True, have=None):
     """Replace a provider's aggregates. Generation-guarded from 1.19.
 
     Returns the new generation; the provider's aggregates are then
-    ``sorted(set(aggregates))``."""
+    ``sorted(set(aggregates))``. ``have``: the provider's current
+    aggregates when the caller read them with the provider (only used
+    with ``increment``, where the generation guards them)."""
     new_gen = generation
     if increment:
         # Read before the generation compare-and-swap: if that succeeds,
         # no one changed the aggregates in between (every change moves it).
-        have = set(provider_aggregates(conn, rp_id))
+        have = set(provider_aggregates(conn, rp_id) if have is None
+                   else have)
         new_gen = base.increment_generation(conn, rp_id, generation)
     else:
         base.take_counter_lock(conn)

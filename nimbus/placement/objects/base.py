@@ -19,6 +19,7 @@ write lock.
 import contextlib
 import datetime
 import threading
+import weakref
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -38,7 +39,7 @@ class PlacementDB:
     """Engines for one placement database URL."""
 
     def __init__(self, url):
-        self.database = common_db.get_database(url)
+        self.database = common_db.get_database(url, hot_path=True)
         self.engine = self.database.engine
         self.dialect = self.engine.dialect.name
         self.read_engine = self.engine
@@ -78,7 +79,11 @@ class PlacementDB:
                     take_counter_lock(conn)
                     return out
                 finally:
-                    conn.info.pop(_PENDING, None)
+                    # A lost connection is invalidated: touching its info
+                    # would raise PendingRollbackError and hide the
+                    # (retriable) disconnect behind it.
+                    if not conn.invalidated:
+                        conn.info.pop(_PENDING, None)
         try:
             return run()
         except sa_exc.DBAPIError:
@@ -88,9 +93,13 @@ class PlacementDB:
         return common_db.retry_on_deadlock(run)()
 
     def read(self, fn, *args, **kwargs):
-        """Run ``fn(conn, *args, **kwargs)`` in a read transaction."""
-        with self.read_engine.connect() as conn:
-            return fn(conn, *args, **kwargs)
+        """Run ``fn(conn, *args, **kwargs)`` in a read transaction, again
+        on a fresh connection when the first one was lost (the engine does
+        not ping before use, see :func:`nimbus.common.db.create_engine`)."""
+        def run():
+            with self.read_engine.connect() as conn:
+                return fn(conn, *args, **kwargs)
+        return common_db.retry_on_deadlock(run, attempts=3)()
 
     def state(self):
         """The ``placement_state`` counters ``(structure, usage)``.
@@ -201,16 +210,36 @@ def read_state(conn):
     return tuple(conn.execute(_STATE).one())
 
 
+# Ids of standard resource classes and traits, per engine. Only CUSTOM_*
+# names can be created or deleted through the API, so a standard name's id,
+# once read, never changes; custom names are always read.
+_STANDARD_IDS = weakref.WeakKeyDictionary()
+_STANDARD_IDS_LOCK = threading.Lock()
+
+
 def name_ids(conn, table, names):
     """``{name: id}`` for the given names of a name table (rc or trait)."""
     names = list(names)
     if not names:
         return {}
+    known = _STANDARD_IDS.get(conn.engine, {}).get(table.name, {})
+    found = {n: known[n] for n in names if n in known}
+    missing = [n for n in names if n not in found]
+    if not missing:
+        return found
     stmt = _NAME_IDS.get(table.name)
     if stmt is None:
         stmt = sa.select(table.c.name, table.c.id).where(
             table.c.name.in_(sa.bindparam('names', expanding=True)))
-    return dict(conn.execute(stmt, {'names': names}).all())
+    rows = dict(conn.execute(stmt, {'names': missing}).all())
+    standard = {n: i for n, i in rows.items() if not n.startswith('CUSTOM_')}
+    if standard:
+        with _STANDARD_IDS_LOCK:
+            per_engine = _STANDARD_IDS.setdefault(conn.engine, {})
+            per_engine[table.name] = dict(per_engine.get(table.name, {}),
+                                          **standard)
+    found.update(rows)
+    return found
 
 
 def provider_ids(conn, uuids):

@@ -74,16 +74,24 @@ def _rc_ids(conn, names):
     return ids
 
 
-def set_all(conn, rp, generation, inventories, rc_ids=None):
+# The columns of a provider's current inventory rows (what _EXISTING
+# reads), for resource_provider.get_ref_with.
+EXISTING_COLUMNS = (m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS])
+
+
+def set_all(conn, rp, generation, inventories, rc_ids=None, existing=None):
     """Replace the whole inventory of provider ``rp`` (a row mapping).
 
     Returns the new generation. ``rc_ids`` may be passed when the caller
-    already resolved the names (the reshaper does).
+    already resolved the names (the reshaper does); ``existing``, the
+    provider's current rows (:data:`EXISTING_COLUMNS`) when the caller read
+    them with the provider.
     """
     ids = rc_ids if rc_ids is not None else _rc_ids(conn, inventories)
     rp_id = rp['id']
-    existing = {r[0]: r[1:] for r in conn.execute(_EXISTING,
-                                                  {'b_rp': rp_id})}
+    if existing is None:
+        existing = conn.execute(_EXISTING, {'b_rp': rp_id}).all()
+    existing = {r[0]: tuple(r[1:]) for r in existing}
     want = {ids[name]: with_defaults(inv)
             for name, inv in inventories.items()}
     removed = set(existing) - set(want)
@@ -135,10 +143,10 @@ def _warn_over_capacity(conn, rp, want, existing):
                         rp['uuid'], rc_id, amount, cap)
 
 
-def replace_all(conn, rp, generation, inventories):
+def replace_all(conn, rp, generation, inventories, existing=None):
     """:func:`set_all`, returning ``(generation, inventories)`` like the
     single-class functions below."""
-    return (set_all(conn, rp, generation, inventories),
+    return (set_all(conn, rp, generation, inventories, existing=existing),
             normalized(inventories))
 
 

@@ -77,6 +77,8 @@ _PROVIDER_TRAITS = (sa.select(m.TRAIT.c.name)
 _TRAIT_IDS = sa.select(m.RPT.c.trait_id).where(
     m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
 _INSERT_RPT = m.RPT.insert()
+# For resource_provider.get_ref_with: a provider's trait ids.
+PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
 
 
 def provider_traits(conn, rp_id):
@@ -84,11 +86,12 @@ def provider_traits(conn, rp_id):
                                              {'b_rp': rp_id}))
 
 
-def set_provider_traits(conn, rp_id, generation, names):
+def set_provider_traits(conn, rp_id, generation, names, have=None):
     """Replace a provider's traits, guarded by its generation.
 
     Returns the new generation; the provider's traits are then
-    ``sorted(set(names))``."""
+    ``sorted(set(names))``. ``have``: the provider's current trait ids when
+    the caller read them with the provider."""
     ids = base.name_ids(conn, m.TRAIT, names)
     missing = sorted(set(names) - set(ids))
     if missing:
@@ -96,7 +99,9 @@ def set_provider_traits(conn, rp_id, generation, names):
                                    ', '.join(missing))
     # Read before the generation compare-and-swap: if that succeeds, no
     # one changed the traits in between (every change moves it).
-    have = {r[0] for r in conn.execute(_TRAIT_IDS, {'b_rp': rp_id})}
+    if have is None:
+        have = {r[0] for r in conn.execute(_TRAIT_IDS, {'b_rp': rp_id})}
+    have = set(have)
     want = set(ids.values())
     if have == want:
         # Nothing changes: the generation is checked, not moved (as in
