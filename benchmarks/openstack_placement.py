@@ -31,7 +31,8 @@ import os, sys
 from cheroot import wsgi
 from placement.wsgi import init_application
 app = init_application()
-server = wsgi.Server(('127.0.0.1', int(sys.argv[1])), app, numthreads=16)
+server = wsgi.Server(('127.0.0.1', int(sys.argv[1])), app,
+                     numthreads=int(sys.argv[2]))
 print('serving', flush=True)
 server.start()
 '''
@@ -111,7 +112,8 @@ def _compare(args, venv, db_url, threads, run):
     port = _free_port()
     env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=confdir)
     log = open(os.path.join(confdir, 'server.log'), 'w')
-    proc = subprocess.Popen([python, script, str(port)], env=env,
+    proc = subprocess.Popen([python, script, str(port),
+                             str(args.server_threads)], env=env,
                             stdout=log, stderr=subprocess.STDOUT)
     url = 'http://127.0.0.1:%d' % port
     try:

@@ -34,6 +34,7 @@ conditions and the load average at the start and end of each run.
 
 import argparse
 import concurrent.futures
+import http.client
 import json
 import os
 import statistics
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import uuid as uuidlib
 
 import requests
@@ -60,13 +62,53 @@ AGGREGATES = [str(uuidlib.UUID(int=0xa66 << 64 | i)) for i in range(10)]
 _local = threading.local()
 
 
-def _session():
-    s = getattr(_local, 'session', None)
-    if s is None:
-        s = _local.session = requests.Session()
-        s.trust_env = False  # proxy lookups per request cost client CPU
-        s.headers.update(HEADERS)
-    return s
+class Response:
+    """What the bench reads of an answer (the shape of requests')."""
+
+    def __init__(self, status_code, body):
+        self.status_code = status_code
+        self.content = body
+
+    @property
+    def text(self):
+        return self.content.decode('utf-8', 'replace')
+
+    def json(self):
+        return json.loads(self.content)
+
+
+def _connection(netloc):
+    """This thread's keep-alive connection to ``netloc``. A plain
+    http.client connection: the client shares the machine with the server
+    under test, and requests' per-call overhead (hooks, cookie jar,
+    adapters) took CPU from the server, more so the faster it answers."""
+    conns = getattr(_local, 'conns', None)
+    if conns is None:
+        conns = _local.conns = {}
+    conn = conns.get(netloc)
+    if conn is None:
+        conn = conns[netloc] = http.client.HTTPConnection(netloc, timeout=300)
+    return conn
+
+
+def request(url, method, path, body=None):
+    """One HTTP request on this thread's keep-alive connection; reconnects
+    once when the server closed it between requests."""
+    parts = urllib.parse.urlsplit(url)
+    payload = None if body is None else json.dumps(body).encode()
+    target = parts.path.rstrip('/') + path
+    for attempt in (1, 2):
+        conn = _connection(parts.netloc)
+        try:
+            conn.request(method, target, body=payload, headers=HEADERS)
+            resp = conn.getresponse()
+            return Response(resp.status, resp.read())
+        except (http.client.RemoteDisconnected, ConnectionResetError,
+                BrokenPipeError, http.client.CannotSendRequest):
+            conn.close()
+            _local.conns.pop(parts.netloc, None)
+            if attempt == 2:
+                raise
 
 
 class Client:
@@ -80,8 +122,7 @@ class Client:
         # A 500 is retried (OpenStack Placement on SQLite answers "database
         # is locked" under concurrent writers); only successes are counted.
         for attempt in range(20):
-            resp = _session().request(method, self.url + path, json=body,
-                                      timeout=300)
+            resp = request(self.url, method, path, body)
             if resp.status_code != 500:
                 break
             with self._lock:
@@ -173,8 +214,7 @@ def _loadavg():
 def populated(client, n):
     """True when the last of the N compute nodes already exists."""
     uuid = str(uuidlib.UUID(int=0xc0 << 96 | (n - 1)))
-    resp = _session().get('%s/resource_providers/%s' % (client.url, uuid),
-                          timeout=60)
+    resp = request(client.url, 'GET', '/resource_providers/%s' % uuid)
     return resp.status_code == 200
 
 
@@ -333,7 +373,13 @@ def main(argv=None):
                    help='Populate Nimbus through PlacementDirect (REST API '
                         'in process, no HTTP)')
     p.add_argument('--providers', type=int, default=1000)
-    p.add_argument('--threads', type=int, default=8)
+    p.add_argument('--threads', type=int, default=8,
+                   help='client threads populating (default 8)')
+    p.add_argument('--server-threads', type=int, default=4,
+                   help='WSGI threads of each server the bench starts, '
+                        'Nimbus and OpenStack Placement alike (both are '
+                        'Python under one GIL: on 2 cores a few threads '
+                        'serve more requests than many; default 4)')
     p.add_argument('--openstack-threads', type=int,
                    help='Populate threads for OpenStack Placement (default: '
                         '--threads; 1 on SQLite)')
@@ -359,8 +405,7 @@ def main(argv=None):
         if not url:
             if not db_url.startswith('sqlite'):
                 drop = create_database(db_url)
-            url, stop = serve_nimbus(db_url, max(16, args.threads * 2),
-                                     workdir)
+            url, stop = serve_nimbus(db_url, args.server_threads, workdir)
         direct = DirectClient(db_url) if args.populate_direct else None
         result.update(run(url, args.providers, args.threads, args.repeat,
                           'nimbus', reuse=args.reuse,
