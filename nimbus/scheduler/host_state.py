@@ -63,8 +63,17 @@ class HostState:
         "pci_pools", "failed_builds", "service_up", "service_disabled",
         "disabled_reason", "hypervisor_type", "hypervisor_version", "hypervisor_hostname",
         "cpu_info", "host_ip", "supported_instances", "stats", "updated",
-        "limits", "extra", "resources", "_agg_min_cache",
+        "limits", "extra", "resources", "_agg_min_cache", "static_memo",
     )
+
+    # What the compute reports about the host itself: these change only
+    # through update_from_compute_node, which forgets ``static_memo`` (a
+    # filter's verdicts that read nothing else, keyed by the request part
+    # they judged; see filters.capabilities).
+    STATIC_FACTS = frozenset((
+        "host", "nodename", "uuid", "cell_uuid", "hypervisor_type",
+        "hypervisor_version", "hypervisor_hostname", "cpu_info", "host_ip",
+        "supported_instances", "stats"))
 
     def __init__(self, host: str, nodename: str | None = None, uuid: str | None = None,
                  cell_uuid: str | None = None):
@@ -110,6 +119,7 @@ class HostState:
         self.extra: dict = {}
         self.resources: dict = {}
         self._agg_min_cache: dict = {}
+        self.static_memo: dict = {}
         self._recompute()
 
     def __repr__(self):
@@ -134,6 +144,7 @@ class HostState:
     # ------------------------------------------------------------------ updates
     def update_from_compute_node(self, cn: dict) -> None:
         """Apply a compute node record (see ``HostInfoSource.compute_nodes``)."""
+        self.static_memo = {}
         g = cn.get
         self.uuid = g("uuid", self.uuid)
         self.nodename = g("hypervisor_hostname") or g("nodename") or self.nodename

@@ -9,7 +9,10 @@ from nimbus.scheduler.filters.base import BaseHostFilter, cached
 from nimbus.scheduler.filters.extra_specs_ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
-HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache"}
+HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache", "static_memo"}
+# Past this many remembered verdicts a host forgets them all (one per
+# distinct flavor or image judged, so rarely).
+MEMO_LIMIT = 512
 
 
 def resolve(host_state, path):
@@ -58,6 +61,34 @@ def _applies(host_state, path, stats_only):
     return not stats_only or path[0] in (host_state.stats or {})
 
 
+def _is_static(path) -> bool:
+    """True when :func:`resolve` reads only the host's static facts for
+    ``path``: a static attribute, or ``stats`` (where a name that is no
+    attribute, or a None attribute, is looked up)."""
+    return path[0] in HostState.STATIC_FACTS or path[0] not in HOST_ATTRIBUTES
+
+
+def _satisfies(host_state, reqs) -> bool:
+    for path, req, stats_only in reqs:
+        if stats_only and path[0] not in (host_state.stats or {}):
+            continue
+        if not req.matches(resolve(host_state, path)):
+            return False
+    return True
+
+
+def remembered(host_state, key, judge) -> bool:
+    """``judge(host_state)``, remembered on the host under ``key`` until its
+    static facts change. Only for verdicts that read static facts alone."""
+    memo = host_state.static_memo
+    verdict = memo.get(key)
+    if verdict is None:
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        verdict = memo[key] = judge(host_state)
+    return verdict
+
+
 class ComputeCapabilitiesFilter(BaseHostFilter):
     """Checks the flavor's extra specs against the host's capabilities.
 
@@ -83,25 +114,30 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         return bool(self._reqs(spec))
 
     def host_passes(self, host_state, spec):
-        for path, req, stats_only in self._reqs(spec):
-            if stats_only and path[0] not in (host_state.stats or {}):
-                continue
-            if not req.matches(resolve(host_state, path)):
-                return False
-        return True
+        return _satisfies(host_state, self._reqs(spec))
+
+    def _split(self, spec):
+        """(memo key, static requirements, the others): a host's verdict on
+        the static ones (CPU flags, hypervisor, stats) holds until its
+        compute node record changes, so the batch path remembers it per
+        host; ``free_ram_mb`` and the like are judged every time."""
+        def compute():
+            reqs = self._reqs(spec)
+            static = [r for r in reqs if _is_static(r[0])]
+            key = ("capabilities",) + tuple(
+                (tuple(path), req.text, stats_only)
+                for path, req, stats_only in static)
+            return key, static, [r for r in reqs if not _is_static(r[0])]
+        return cached(spec, "capabilities_split", compute)
 
     def filter_all(self, hosts, spec):
-        reqs = self._reqs(spec)
-        out = []
-        for h in hosts:
-            for path, req, stats_only in reqs:
-                if stats_only and path[0] not in (h.stats or {}):
-                    continue
-                if not req.matches(resolve(h, path)):
-                    break
-            else:
-                out.append(h)
-        return out
+        key, static, dynamic = self._split(spec)
+
+        def judge(h):
+            return _satisfies(h, static)
+        return [h for h in hosts
+                if (not static or remembered(h, key, judge))
+                and (not dynamic or _satisfies(h, dynamic))]
 
     def reject_reason(self, host_state, spec):
         for path, req, stats_only in self._reqs(spec):
@@ -156,8 +192,21 @@ class ImagePropertiesFilter(BaseHostFilter):
         arch, hv, mode, version = self._wanted(spec)
         return bool(arch or hv or mode or version)
 
+    def filter_all(self, hosts, spec):
+        # Everything this filter reads is a static fact of the host.
+        arch, hv, mode, version = wanted = self._wanted(spec)
+        key = ("image", arch, hv, mode, version.text if version else None)
+
+        def judge(h):
+            return self._passes(h, wanted)
+        return [h for h in hosts if remembered(h, key, judge)]
+
     def host_passes(self, host_state, spec):
-        arch, hv, mode, version = self._wanted(spec)
+        return self._passes(host_state, self._wanted(spec))
+
+    @staticmethod
+    def _passes(host_state, wanted):
+        arch, hv, mode, version = wanted
         if version is not None and not version.matches(host_state.hypervisor_version):
             return False
         if not (arch or hv or mode):
