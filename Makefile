@@ -48,10 +48,20 @@ test-integration: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests/integration
 
+# Every figure of the README's Benchmarks section, side by side with the
+# peers (OpenStack Placement 16.0.0 and Nova 34.0.0 are installed into venvs
+# under /tmp the first time). About 25 minutes on 2 cores; RabbitMQ and
+# MariaDB on 127.0.0.1 as for make test.
+BENCH_OUT := benchmarks/results
 bench: $(VENV)/.installed-test
-	$(BIN)/python benchmarks/rpc_bench.py
-	$(BIN)/python benchmarks/scheduler_bench.py
-	$(BIN)/python benchmarks/placement_bench.py --providers 5000
+	$(BIN)/python benchmarks/rpc_bench.py --rabbit-url rabbit://guest:guest@127.0.0.1:5672/ --json $(BENCH_OUT)/rpc.json
+	$(BIN)/python benchmarks/placement_bench.py --providers 5000 --compare-openstack-placement --openstack-venv /tmp/openstack-placement-16-venv --json $(BENCH_OUT)/placement-sqlite-5000.json
+	$(BIN)/python benchmarks/placement_bench.py --providers 5000 --db-url mysql+pymysql://root@127.0.0.1/nimbus_bench --compare-openstack-placement --openstack-venv /tmp/openstack-placement-16-venv --json $(BENCH_OUT)/placement-mariadb-5000.json
+	$(BIN)/python benchmarks/placement_bench.py --providers 50000 --populate-direct --json $(BENCH_OUT)/placement-sqlite-50000.json
+	$(BIN)/python benchmarks/scheduler_bench.py --hosts 1000 5000 10000 --compare-nova --nova-venv /tmp/nova-34-venv --reference --json $(BENCH_OUT)/scheduler-vs-nova.json
+	$(BIN)/python benchmarks/scheduler_bench.py --hosts 50000 --json $(BENCH_OUT)/scheduler-50000.json
+	$(BIN)/python benchmarks/scheduler_bench.py --skip-decisions --multi-create 1000 --json $(BENCH_OUT)/scheduler-multi-create.json
+	$(BIN)/python benchmarks/host_state_bench.py --hosts 1000 10000 --json $(BENCH_OUT)/host-state.json
 
 sample-config: $(VENV)/.installed
 	$(BIN)/oslo-config-generator --config-file etc/nimbus/nimbus-config-generator.conf
