@@ -272,26 +272,32 @@ class SuperConductor:
         out['source'] = 'dry run after the claims of the placed instances'
         return out
 
-    def _recorded_failures(self, request_id, uuids):
-        """The scheduler's ``failed`` records of these instances."""
-        if not request_id or not uuids:
-            return {}
+    def _records(self, request_id, uuids, outcome, column):
+        """``[(record id, instance uuid, column)]`` of the scheduler's
+        records with ``outcome`` for these instances of ``request_id``, in
+        order; None when the API database cannot be read."""
         model = api_models.SchedulingRecord
         try:
             with self.api_db.session() as session:
-                rows = session.execute(
-                    sa.select(model.instance_uuid, model.detail)
+                return session.execute(
+                    sa.select(model.id, model.instance_uuid,
+                              getattr(model, column))
                     .where(model.request_id == request_id,
-                           model.outcome == 'failed',
+                           model.outcome == outcome,
                            model.instance_uuid.in_(list(uuids)))
                     .order_by(model.id)).all()
         except Exception:
             LOG.warning('Could not read the scheduling records of %s',
                         request_id, exc_info=True)
-            return {}
-        return {uuid: detail for uuid, detail in rows
-                if isinstance(detail, dict)}
+            return None
 
+    def _recorded_failures(self, request_id, uuids):
+        """The scheduler's ``failed`` records of these instances."""
+        if not request_id or not uuids:
+            return {}
+        rows = self._records(request_id, uuids, 'failed', 'detail') or []
+        return {uuid: detail for _rid, uuid, detail in rows
+                if isinstance(detail, dict)}
     def _record_unplaced(self, request_spec, unplaced, explanation):
         detail = dict(explanation)
         detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
@@ -366,20 +372,10 @@ class SuperConductor:
         records of this request not in ``released``; None when unreadable."""
         if not request_id or not instance_uuids:
             return []
-        model = api_models.SchedulingRecord
-        try:
-            with self.api_db.session() as session:
-                rows = session.execute(
-                    sa.select(model.id, model.instance_uuid)
-                    .where(model.request_id == request_id,
-                           model.outcome == 'scheduled',
-                           model.instance_uuid.in_(list(instance_uuids)))
-                    .order_by(model.id)).all()
-        except Exception:
-            LOG.warning('Could not read the scheduling records of %s',
-                        request_id, exc_info=True)
+        rows = self._records(request_id, instance_uuids, 'scheduled', 'id')
+        if rows is None:
             return None
-        return [(rid, uuid) for rid, uuid in rows if rid not in released]
+        return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
 
     def _build_request(self, session, uuid):
         return session.execute(

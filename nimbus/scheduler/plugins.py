@@ -60,12 +60,12 @@ def resolve_classes(paths) -> list:
             out.extend(obj())
         else:
             raise TypeError(f"{path} is neither a class nor a callable")
-    seen, uniq = set(), []
-    for cls in out:
-        if cls not in seen:
-            seen.add(cls)
-            uniq.append(cls)
-    return uniq
+    return _unique(out)
+
+
+def _unique(classes) -> list:
+    """``classes`` without repeats, in first-seen order."""
+    return list(dict.fromkeys(classes))
 
 
 def _instantiate(cls, conf):
@@ -99,12 +99,7 @@ def _resolve(values, namespace, not_found) -> list:
             raise not_found(
                 f"{value!r} is neither an entry point of {namespace} nor an importable "
                 f"class or callable ({exc})") from exc
-    seen, uniq = set(), []
-    for cls in out:
-        if cls not in seen:
-            seen.add(cls)
-            uniq.append(cls)
-    return uniq
+    return _unique(out)
 
 
 def available_filter_classes(conf) -> dict:
