@@ -43,6 +43,9 @@ class ComputeClient:
                       {'extra_specs': extra_specs})
         return flavor
 
+    def images(self):
+        return self._call('GET', self.images_url + '/images')['images']
+
     def create_image(self, name, properties=None):
         body = dict(properties or {})
         body.update({'name': name, 'container_format': 'bare',

@@ -16,19 +16,28 @@ from nimbus.allinone.client import ComputeClient
 
 FLAVORS = [('m1.tiny', 1, 512, 1), ('m1.small', 1, 2048, 20),
            ('m1.medium', 2, 4096, 40), ('m1.large', 4, 8192, 80)]
+IMAGE = ('cirros-demo', {'hw_architecture': 'x86_64'})
+
+
+def seed(api_url):
+    """The standard flavors and a demo image, each created unless it exists
+    (a cloud to try needs something to boot). Returns (flavors, image)."""
+    client = ComputeClient(api_url)
+    existing = {f['name']: f for f in client.get('/flavors')['flavors']}
+    flavors = [existing.get(name) or client.create_flavor(name, vcpus, ram,
+                                                          disk)
+               for name, vcpus, ram, disk in FLAVORS]
+    name, properties = IMAGE
+    image = next((i for i in client.images() if i.get('name') == name),
+                 None) or client.create_image(name, properties)
+    return flavors, image
 
 
 def run(api_url, placement_url, servers=20, console=None, timeout=300):
     """Boot ``servers`` servers; True when every one is ACTIVE."""
     console = console or Console()
     client = ComputeClient(api_url)
-    existing = {f['name']: f for f in client.get('/flavors')['flavors']}
-    flavors = []
-    for name, vcpus, ram, disk in FLAVORS:
-        flavors.append(existing.get(name) or
-                       client.create_flavor(name, vcpus, ram, disk))
-    image = client.create_image('cirros-demo', {'hw_architecture':
-                                                'x86_64'})
+    flavors, image = seed(api_url)
     uuids = []
     started = time.monotonic()
     for index in range(servers):

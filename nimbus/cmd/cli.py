@@ -43,6 +43,9 @@ def _all_in_one(args):
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
+        flavors, image = demo.seed(cloud.api_url)
+        console.print('Flavors %s and image %s are ready.' % (
+            ', '.join(f['name'] for f in flavors), image['name']))
         if args.demo:
             ok = demo.run(cloud.api_url, cloud.placement_url,
                           servers=args.servers, console=console)
