@@ -2,21 +2,8 @@
 
 from nimbus.api import policies
 from nimbus.api import util
-from nimbus.api.handlers import server_create
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import services as service_obj
-
-
-def _zone_of(conf, service, zones_by_host):
-    """A compute's zones come from its aggregates, else the scheduler's
-    default zone (the same rule the scheduler applies); other services are
-    in the internal zone."""
-    if not service['binary'].endswith('compute'):
-        return conf.api.internal_service_availability_zone
-    names = zones_by_host.get(service['host'])
-    if names:
-        return ','.join(sorted(names))
-    return service['availability_zone'] or server_create.default_zone(conf)
 
 
 def _zones(req, include_internal):
@@ -26,7 +13,7 @@ def _zones(req, include_internal):
     zones_by_host = agg_obj.zones_by_host(deps.api_db)
     zones = {}
     for service in services:
-        zone = _zone_of(deps.conf, service, zones_by_host)
+        zone = agg_obj.service_zone(deps.conf, service, zones_by_host)
         is_compute = service['binary'].endswith('compute')
         if not is_compute and not include_internal:
             continue

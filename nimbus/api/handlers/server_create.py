@@ -82,15 +82,6 @@ def normalise_hints(hints):
     return out
 
 
-def default_zone(conf):
-    """The availability zone of hosts that are in no aggregate with an
-    ``availability_zone``: ``[scheduler] default_availability_zone``, the
-    one the scheduler applies (a config that still sets the deprecated
-    ``[api] default_availability_zone`` sets this one), so the API never
-    shows or accepts a zone the scheduler would not honour."""
-    return conf.scheduler.default_availability_zone
-
-
 def _zone(req, requested):
     """``(zone, forced_host, forced_node)`` from ``availability_zone``."""
     conf = util.deps(req).conf
@@ -104,7 +95,7 @@ def _zone(req, requested):
         known = agg_obj.zone_names(util.deps(req).api_db)
         # The zone of hosts in no zoned aggregate: the scheduler's option,
         # the one its request filter and AvailabilityZoneFilter apply.
-        known.add(default_zone(conf))
+        known.add(agg_obj.default_zone(conf))
         if zone not in known:
             raise util.bad_request('The requested availability zone is not '
                                    'available: %s' % zone)

@@ -2,7 +2,6 @@
 
 from nimbus.api import policies
 from nimbus.api import util
-from nimbus.api.handlers import server_create
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
@@ -14,21 +13,11 @@ def _down_time(req):
     return util.deps(req).conf.service_down_time
 
 
-def zone_of(req, service, zones):
-    conf = util.deps(req).conf
-    if not service['binary'].endswith('compute'):
-        return conf.api.internal_service_availability_zone
-    names = zones.get(service['host'])
-    if names:
-        return ','.join(sorted(names))
-    return service['availability_zone'] or server_create.default_zone(conf)
-
-
 def view(req, service, zones):
     version = util.version(req)
     body = {'id': service['uuid'] if version >= (2, 53) else service['id'],
             'binary': service['binary'], 'host': service['host'],
-            'zone': zone_of(req, service, zones),
+            'zone': agg_obj.service_zone(util.deps(req).conf, service, zones),
             'status': 'disabled' if service['disabled'] else 'enabled',
             'state': 'up' if service['up'] else 'down',
             'updated_at': util.isotime(service['updated_at']),

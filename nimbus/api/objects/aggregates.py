@@ -127,6 +127,27 @@ def zones_by_host(db):
     return zones
 
 
+def default_zone(conf):
+    """The availability zone of hosts that are in no aggregate with an
+    ``availability_zone``: ``[scheduler] default_availability_zone``, the
+    one the scheduler applies (a config that still sets the deprecated
+    ``[api] default_availability_zone`` sets this one), so the API never
+    shows or accepts a zone the scheduler would not honour."""
+    return conf.scheduler.default_availability_zone
+
+
+def service_zone(conf, service, zones_by_host):
+    """The zone a service is shown in: a compute's come from its
+    aggregates (``zones_by_host``), else :func:`default_zone`, the same rule
+    the scheduler applies; other services are in the internal zone."""
+    if not service['binary'].endswith('compute'):
+        return conf.api.internal_service_availability_zone
+    names = zones_by_host.get(service['host'])
+    if names:
+        return ','.join(sorted(names))
+    return service['availability_zone'] or default_zone(conf)
+
+
 def zone_names(db):
     return {a['availability_zone'] for a in list_all(db)
             if a['availability_zone']}

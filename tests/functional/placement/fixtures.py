@@ -11,10 +11,12 @@ skips the test with a one-line reason, or fails it when ``CI`` is set
 import contextlib
 import os
 
+import falcon.testing
 from oslo_policy import opts as policy_opts
 
 from nimbus.common import config
 from nimbus.common import db as common_db
+from nimbus.placement import wsgi
 from nimbus.testing import infra
 
 BACKENDS = ('sqlite', 'mysql', 'postgresql')
@@ -57,3 +59,15 @@ def make_conf(url, **overrides):
         for name, value in opts.items():
             conf.set_override(name, value, group=group)
     return conf
+
+
+@contextlib.contextmanager
+def admin_client(tmp_path):
+    """A falcon test client of the placement app on a fresh database, as
+    an admin at the latest microversion."""
+    with fresh_database(tmp_path) as url:
+        app = wsgi.make_app(make_conf(url))
+        yield falcon.testing.TestClient(app, headers={
+            'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
+            'OpenStack-API-Version': 'placement latest'})
+        common_db.get_database(url).dispose()

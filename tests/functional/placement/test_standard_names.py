@@ -1,24 +1,17 @@
 """The standard names are exactly os-resource-classes' and os-traits'."""
 
-import falcon.testing
 import orjson
 import os_resource_classes
 import os_traits
 import pytest
 
-from nimbus.common import db as common_db
-from nimbus.placement import wsgi
 from tests.functional.placement import fixtures
 
 
 @pytest.fixture
 def client(tmp_path):
-    with fixtures.fresh_database(tmp_path) as url:
-        app = wsgi.make_app(fixtures.make_conf(url))
-        yield falcon.testing.TestClient(app, headers={
-            'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
-            'OpenStack-API-Version': 'placement latest'})
-        common_db.get_database(url).dispose()
+    with fixtures.admin_client(tmp_path) as client:
+        yield client
 
 
 def _classes(client):

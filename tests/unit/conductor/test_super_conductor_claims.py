@@ -5,12 +5,10 @@ A real SQLite API database holds the scheduler's records; the scheduler,
 placement and cells are recording fakes."""
 
 import oslo_messaging as messaging
-import pytest
 
-from nimbus.common import db as common_db
-from nimbus.conductor import super_conductor as sc
-from nimbus import db as nimbus_db
 from nimbus.db.api import models as api_models
+
+from .conftest import Conductor
 
 
 class FakePlacement:
@@ -53,26 +51,6 @@ class ScriptedScheduler:
 
     def update_instance_info(self, ctxt, host, info):
         self.events.append((host, info))
-
-
-class Conductor(sc.SuperConductor):
-    def __init__(self, api_db, scheduler, placement):
-        super().__init__(None, api_db, None, scheduler, placement)
-        self.built, self.buried = [], []
-
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
-        self.built.append(uuid)
-
-    def bury_in_cell0(self, ctxt, uuid, message, details):
-        self.buried.append((uuid, message, details))
-
-
-@pytest.fixture
-def api_db(tmp_path):
-    url = 'sqlite:///%s/api.db' % tmp_path
-    nimbus_db.sync_api(url)
-    yield common_db.get_database(url)
-    common_db.dispose_all()
 
 
 SPEC = {'request_id': 'req-1', 'min_count': 1, 'num_instances': 2,

@@ -5,12 +5,9 @@ are the version document."""
 
 import wsgiref.util
 
-import falcon.testing
 import orjson
 import pytest
 
-from nimbus.common import db as common_db
-from nimbus.placement import wsgi
 from tests.functional.placement import fixtures
 
 PREFIX = '/placement'
@@ -20,12 +17,8 @@ RP = '74000000-0000-0000-0000-000000000001'
 
 @pytest.fixture
 def client(tmp_path):
-    with fixtures.fresh_database(tmp_path) as url:
-        app = wsgi.make_app(fixtures.make_conf(url))
-        yield falcon.testing.TestClient(app, headers={
-            'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
-            'OpenStack-API-Version': 'placement latest'})
-        common_db.get_database(url).dispose()
+    with fixtures.admin_client(tmp_path) as client:
+        yield client
 
 
 def _call(client, method, path, body=None, version=None):

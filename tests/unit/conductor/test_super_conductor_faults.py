@@ -5,13 +5,12 @@ admin record with every rejected host."""
 
 import sqlalchemy as sa
 
-import pytest
 
-from nimbus.common import db as common_db
 from nimbus.common import exception as common_exc
 from nimbus.conductor import super_conductor as sc
-from nimbus import db as nimbus_db
 from nimbus.db.api import models as api_models
+
+from .conftest import Conductor
 from nimbus.scheduler import exception as sched_exc
 
 EXPLANATION = {
@@ -85,28 +84,6 @@ class FakeScheduler:
         if isinstance(self.result, Exception):
             raise self.result
         return self.result
-
-
-class Conductor(sc.SuperConductor):
-    """Records what would be built and buried instead of touching cells."""
-
-    def __init__(self, api_db, scheduler):
-        super().__init__(None, api_db, None, scheduler, None)
-        self.built, self.buried = [], []
-
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
-        self.built.append(uuid)
-
-    def bury_in_cell0(self, ctxt, uuid, message, details):
-        self.buried.append((uuid, message, details))
-
-
-@pytest.fixture
-def api_db(tmp_path):
-    url = 'sqlite:///%s/api.db' % tmp_path
-    nimbus_db.sync_api(url)
-    yield common_db.get_database(url)
-    common_db.dispose_all()
 
 
 def _records(api_db):

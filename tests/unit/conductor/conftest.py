@@ -1,0 +1,30 @@
+"""Shared pieces of the conductor unit tests: a real SQLite API database
+and a super conductor whose cells are replaced by recording lists."""
+
+import pytest
+
+from nimbus.common import db as common_db
+from nimbus.conductor import super_conductor as sc
+from nimbus import db as nimbus_db
+
+
+class Conductor(sc.SuperConductor):
+    """Records what would be built and buried instead of touching cells."""
+
+    def __init__(self, api_db, scheduler, placement=None):
+        super().__init__(None, api_db, None, scheduler, placement)
+        self.built, self.buried = [], []
+
+    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
+        self.built.append(uuid)
+
+    def bury_in_cell0(self, ctxt, uuid, message, details):
+        self.buried.append((uuid, message, details))
+
+
+@pytest.fixture
+def api_db(tmp_path):
+    url = 'sqlite:///%s/api.db' % tmp_path
+    nimbus_db.sync_api(url)
+    yield common_db.get_database(url)
+    common_db.dispose_all()
