@@ -3,10 +3,10 @@
 import dataclasses
 import datetime
 
-import jsonschema
 from oslo_log import log as logging
 
 from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import validation
 
 LOG = logging.getLogger(__name__)
 
@@ -92,8 +92,7 @@ def query(req, schema):
         if isinstance(value, list) and props.get(key, {}).get(
                 'type') != 'array':
             params[key] = value[-1]
-    validator = jsonschema.Draft7Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+    error = validation.first_error(schema, params, formats=False)
     if error is not None:
         field = (error.absolute_path[0] if error.absolute_path else
                  error.message)
@@ -191,10 +190,7 @@ def json_body_any(req, schema, content_types):
 
 def validate_data(data, schema):
     """400 naming the field when ``data`` does not match ``schema``."""
-    validator = jsonschema.Draft7Validator(
-        schema, format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = validation.first_error(schema, data)
     if error is not None:
-        where = '/'.join(str(p) for p in error.absolute_path)
         raise errors.HTTPError(400, 'JSON does not validate: %s%s' % (
-            error.message, (" (at '%s')" % where) if where else ''))
+            error.message, validation.where(error)))

@@ -224,12 +224,17 @@ def create(req, resp):
     server = body['server']
     hints = normalise_hints(body.get('os:scheduler_hints') or
                             body.get('OS-SCH-HNT:scheduler_hints'))
+    # The handler in front (servers.create) checked the counts against the
+    # limit before the schema ran; checked again here, where the list of
+    # uuids is built, so no other route into this function can skip it.
+    message = schema.count_error(
+        server, util.deps(req).conf.api.max_instances_per_request)
+    if message is not None:
+        raise util.bad_request(message)
     min_count = int(server.get('min_count', 1) or 1)
     max_count = int(server.get('max_count', min_count) or min_count)
     if 'max_count' in server and 'min_count' not in server:
         min_count = 1 if max_count >= 1 else max_count
-    if min_count > max_count:
-        raise util.bad_request('min_count must be <= max_count')
     flavor = lookup_flavor(req, server['flavorRef'])
     bdms = server.get('block_device_mapping_v2') or []
     is_bfv = any(str(b.get('boot_index')) == '0' for b in bdms)

@@ -9,6 +9,7 @@ import re
 
 import orjson
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from nimbus.api import policies
 from nimbus.api import util
@@ -55,6 +56,10 @@ def _list(req, resp, detail):
     for key in ('host', 'node', 'user_id', 'availability_zone'):
         if key in params:
             filters[key] = params[key]
+    window = _change_window(req, params)
+    if window and 'deleted' not in filters:
+        filters['deleted'] = None  # as in Nova: live and deleted servers
+    filters.update(window)
     if 'image' in params:
         filters['image_ref'] = params['image'].rstrip('/').rsplit('/', 1)[-1]
     name = params.get('name')
@@ -88,6 +93,36 @@ def _list(req, resp, detail):
             req, 'servers/detail' if detail else 'servers',
             records[-1]['uuid'], params)
     resp.media = body
+
+
+def _change_window(req, params):
+    """``changes_since``/``changes_before`` filters (naive UTC) from the
+    query. A value that is not an ISO 8601 time, or a window that ends
+    before it starts, is a 400."""
+    names = ['changes-since']
+    if util.version(req) >= (2, 66):
+        names.append('changes-before')
+    window = {}
+    for name in names:
+        if name in params:
+            window[name.replace('-', '_')] = _parse_change_time(
+                name, params[name])
+    since, before = window.get('changes_since'), window.get('changes_before')
+    if since is not None and before is not None and since > before:
+        raise util.bad_request('The value of changes-since must be less '
+                               'than or equal to changes-before.')
+    return window
+
+
+def _parse_change_time(name, value):
+    try:
+        moment = timeutils.parse_isotime(value)
+    except ValueError:
+        raise util.bad_request(
+            'Invalid input for query parameters %s. Value: %s. It is not '
+            'an ISO 8601 time (for example 2026-01-31T12:00:00Z).'
+            % (name, value))
+    return timeutils.normalize_time(moment)
 
 
 def _record_filter(params):

@@ -202,7 +202,9 @@ def list_page(api_db, cells, project_id=None, filters=None,
 
     Each cell answers its part in SQL: ``project_id``, the equality
     ``filters`` (``host``, ``node``, ``vm_state``, ``user_id``,
-    ``image_ref``, ``availability_zone``; ``deleted`` a bool), ``name`` (a
+    ``image_ref``, ``availability_zone``; ``deleted`` a bool, or None for
+    both), the ``changes_since``/``changes_before`` window on
+    ``updated_at`` (else ``created_at``; naive UTC), ``name`` (a
     regular expression), the sort on ``(sort_key, uuid)``, the marker as a
     keyset condition and the limit. ``where`` is a predicate on records
     for filters no column holds (flavor id); with it a cell is read in
@@ -260,7 +262,14 @@ def _marker_key(api_db, cells, uuid, sort_key):
 
 def _sql_filters(query, project_id, filters, name):
     model = cell_models.Instance
-    query = query.where(model.deleted.is_(filters.get('deleted', False)))
+    deleted = filters.get('deleted', False)
+    if deleted is not None:  # None: live and deleted alike
+        query = query.where(model.deleted.is_(deleted))
+    changed = sa.func.coalesce(model.updated_at, model.created_at)
+    if filters.get('changes_since') is not None:
+        query = query.where(changed >= filters['changes_since'])
+    if filters.get('changes_before') is not None:
+        query = query.where(changed <= filters['changes_before'])
     if project_id is not None:
         query = query.where(model.project_id == project_id)
     for key in _COLUMN_FILTERS:
@@ -306,6 +315,16 @@ def _cell_rows(cells, cell, project_id, filters, sort_key, reverse, limit,
         after = _record_key(sort_key)(rows[-1])
 
 
+def _in_change_window(record, filters):
+    updated = record.get('updated_at') or record.get('created_at')
+    since = filters.get('changes_since')
+    before = filters.get('changes_before')
+    if updated is None:
+        return since is None and before is None
+    return ((since is None or updated >= since) and
+            (before is None or updated <= before))
+
+
 def _build_request_rows(api_db, project_id, filters, sort_key, reverse,
                         marker_key, name, where):
     if (filters.get('deleted') or filters.get('host') or
@@ -326,6 +345,8 @@ def _build_request_rows(api_db, project_id, filters, sort_key, reverse,
                for key in ('user_id', 'image_ref', 'availability_zone')):
             continue
         if pattern and not pattern.search(record.get('display_name') or ''):
+            continue
+        if not _in_change_window(record, filters):
             continue
         if where is not None and not where(record):
             continue

@@ -82,15 +82,18 @@ CREATE = {
 def count_error(server, limit):
     """The 400 message for a ``server`` body whose counts exceed ``limit``
     (``[api] max_instances_per_request``) or contradict each other, or
-    None. Counts that are not whole numbers are left to the schema."""
+    None. A count given as a float (``1e+20`` is what JSON readers make of
+    a very long integer) is held to the limit too, so the message names
+    the limit; that it is not an integer is the schema's 400."""
     counts = {}
     for field in ('min_count', 'max_count'):
         value = server.get(field)
         if isinstance(value, bool):
             continue
-        if isinstance(value, int) or (isinstance(value, str) and
-                                      value.isdigit()):
-            counts[field] = int(value)
+        if isinstance(value, (int, float)) or (isinstance(value, str) and
+                                               value.isdigit()):
+            counts[field] = float(value) if isinstance(value, float) \
+                else int(value)
     for field in ('max_count', 'min_count'):
         if counts.get(field, 0) > limit:
             return ('Invalid input for field/attribute %s. Value: %s. At '
@@ -148,5 +151,9 @@ LIST_QUERY = {
             'created_at', 'display_name', 'uuid', 'updated_at', 'host',
             'vm_state', 'availability_zone']},
         'sort_dir': {'type': 'string', 'enum': ['asc', 'desc']},
+        # ISO 8601 times, parsed by the handler (400 when they are not);
+        # changes-before from 2.66.
+        'changes-since': {'type': 'string', 'maxLength': 64},
+        'changes-before': {'type': 'string', 'maxLength': 64},
     }),
 }

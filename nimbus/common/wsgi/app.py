@@ -1,7 +1,6 @@
 """Build a Falcon WSGI app from a route table (see package docstring)."""
 
 import falcon
-import jsonschema
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import orjson
@@ -10,6 +9,7 @@ from nimbus.common import context as nimbus_context
 from nimbus.common import exception
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import microversion
+from nimbus.common.wsgi import validation
 
 LOG = logging.getLogger(__name__)
 
@@ -256,13 +256,9 @@ def json_body(req, schema=None, code=None):
     except orjson.JSONDecodeError as exc:
         raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
     if schema is not None:
-        validator = jsonschema.Draft7Validator(
-            schema, format_checker=jsonschema.FormatChecker())
-        error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+        error = validation.first_error(schema, data)
         if error is not None:
-            where = '/'.join(str(p) for p in error.absolute_path)
             raise errors.HTTPError(
                 400, 'JSON does not validate: %s%s' % (
-                    error.message,
-                    (" (at '%s')" % where) if where else ''), code)
+                    error.message, validation.where(error)), code)
     return data

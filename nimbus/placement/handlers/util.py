@@ -6,11 +6,11 @@ import time
 
 import falcon
 from falcon.util import mediatypes
-import jsonschema
 import orjson
 
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
+from nimbus.common.wsgi import validation
 from nimbus.placement import exception
 
 UUID_RE = ('^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
@@ -157,26 +157,11 @@ def single(req, name):
     return value
 
 
-_VALIDATORS = {}
-
-
-def _validator(schema):
-    """Validators are built once per schema (building one is costly)."""
-    key = id(schema)
-    entry = _VALIDATORS.get(key)
-    if entry is None or entry[0] is not schema:
-        entry = (schema, jsonschema.Draft7Validator(schema))
-        _VALIDATORS[key] = entry
-    return entry[1]
-
-
 def validate(data, schema, what='JSON'):
-    validator = _validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = validation.first_error(schema, data, formats=False)
     if error is not None:
-        where = '/'.join(str(p) for p in error.absolute_path)
         raise errors.HTTPError(400, '%s does not validate: %s%s' % (
-            what, error.message, (" (at '%s')" % where) if where else ''),
+            what, error.message, validation.where(error)),
             exception.UNDEFINED)
 
 

@@ -148,6 +148,39 @@ def test_counts_above_the_request_limit_are_400(world, counts, field):
     assert world.conductor.calls == [] and _stored(world) == 0
 
 
+def _boot_raw(api, server_json):
+    """POST /servers with the server's counts written verbatim, so a JSON
+    number like 99999999999999999999 reaches the API as a client sent it."""
+    body = ('{"server": {"name": "vm", "flavorRef": "1", "imageRef": "%s", '
+            '%s}}' % (api.image, server_json))
+    return api.client.simulate_post(
+        '/v2.1/servers', body=body, headers=dict(
+            api.headers('demo'), **{'Content-Type': 'application/json'}))
+
+
+@pytest.mark.parametrize('counts, field', [
+    ('"max_count": 99999999999999999999', 'max_count'),
+    ('"min_count": 99999999999999999999', 'min_count'),
+    ('"max_count": 1001.0', 'max_count'),
+    ('"min_count": 1, "max_count": 1e300', 'max_count'),
+    ('"max_count": -9223372036854775809', 'max_count'),
+])
+def test_huge_or_float_counts_are_400_and_store_nothing(world, counts, field):
+    r = _boot_raw(world, counts)
+    assert r.status_code == 400, r.text
+    assert field in r.json['badRequest']['message']
+    assert world.conductor.calls == [] and _stored(world) == 0
+
+
+@pytest.mark.parametrize('counts', ['"max_count": 2.0', '"min_count": 1.0',
+                                    '"max_count": true'])
+def test_counts_are_integers_not_floats(world, counts):
+    r = _boot_raw(world, counts)
+    assert r.status_code == 400, r.text
+    assert 'is not of type' in r.json['badRequest']['message']
+    assert world.conductor.calls == [] and _stored(world) == 0
+
+
 def test_min_count_above_max_count_is_400(world):
     r = boot(world, min_count='3', max_count=2)
     assert r.status_code == 400
@@ -252,6 +285,47 @@ def test_list_merges_build_requests_and_cells(world):
     assert r.json['servers'][0]['OS-EXT-SRV-ATTR:host'] == 'host1'
     r = world.req('GET', '/v2.1/servers?host=host1')
     assert len(r.json['servers']) == 3   # non-admin: filter ignored
+
+
+def ids_plain(api):
+    return {s['id'] for s in api.req('GET', '/v2.1/servers').json['servers']}
+
+
+def test_changes_since_and_before(world):
+    live = boot(world, name='live').json['server']['id']
+    gone = boot(world, name='gone').json['server']['id']
+    world.place(live)
+    world.place(gone, cell=world.cell0, host=None, vm_state='error')
+    assert world.req('DELETE', '/v2.1/servers/%s' % gone).status_code == 204
+    assert ids_plain(world) == {live}
+    past, future = '2000-01-01T00:00:00Z', '2999-01-01T00:00:00%2B02:00'
+
+    def ids(query, **kwargs):
+        r = world.req('GET', '/v2.1/servers?' + query, **kwargs)
+        assert r.status_code == 200, r.text
+        return {s['id'] for s in r.json['servers']}
+    # As in Nova, a time window lists the deleted servers too.
+    assert ids('changes-since=' + past) == {live, gone}
+    assert ids('changes-since=' + past + '&deleted=false',
+               user='admin', project='demo') == {live}
+    assert ids('changes-since=2999-01-01') == set()
+    assert ids('changes-before=2000-01-01', version='2.66') == set()
+    assert ids('changes-since=%s&changes-before=%s' % (past, future),
+               version='2.66') == {live, gone}
+    # Before 2.66 changes-before is not a parameter, and is ignored.
+    assert ids('changes-before=2000-01-01', version='2.65') == {live}
+
+
+@pytest.mark.parametrize('query, version', [
+    ('changes-since=notadate', None),
+    ('changes-since=2026-13-45T00:00:00Z', None),
+    ('changes-before=yesterday', '2.66'),
+    ('changes-since=2026-02-01&changes-before=2026-01-01', '2.66'),
+])
+def test_bad_change_windows_are_400(world, query, version):
+    r = world.req('GET', '/v2.1/servers/detail?' + query, version=version)
+    assert r.status_code == 400, r.text
+    assert 'changes-' in r.json['badRequest']['message']
 
 
 def test_paging(world):
