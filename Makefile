@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-unit test-functional test-integration bench clean sample-config
+.PHONY: demo lint test test-unit test-functional test-integration bench clean sample-config
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,11 @@ demo: $(VENV)/.installed
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
-test: $(VENV)/.installed-test
+# Layers (.importlinter): which package may import which, and no cycles.
+lint: $(VENV)/.installed-test
+	$(BIN)/lint-imports --no-cache
+
+test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)

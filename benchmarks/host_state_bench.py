@@ -26,7 +26,7 @@ warnings.filterwarnings('ignore')
 
 import sqlalchemy as sa  # noqa: E402
 
-from nimbus.common import cells as cells_mod  # noqa: E402
+from nimbus.db import cells as cells_mod  # noqa: E402
 from nimbus.common import config  # noqa: E402
 from nimbus.common import db as common_db  # noqa: E402
 from nimbus.common.db import types as db_types  # noqa: E402

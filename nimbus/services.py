@@ -8,7 +8,7 @@ Dependencies are created here and injected into plain service classes.
 
 from oslo_log import log as logging
 
-from nimbus.common import cells as cells_mod
+from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.common import service

@@ -3,11 +3,10 @@
 from nimbus.api import handler
 from nimbus.api import policies
 from nimbus.api import util
+from nimbus.api.versions import MAX_VERSION
+from nimbus.api.versions import MIN_VERSION
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
-
-MIN_VERSION = '2.1'
-MAX_VERSION = '2.96'
 
 PUBLIC_PATHS = ('/', '/v2.1', '/v2.1/')
 
@@ -32,7 +31,7 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
     - ``conf``: a ConfigOpts with every Nimbus option registered
       (``[api]``, ``[oslo_policy]``, ``[keystone_authtoken]`` are read).
     - ``api_db``: the API :class:`~nimbus.common.db.Database`.
-    - ``cells``: a :class:`~nimbus.common.cells.CellDirectory`.
+    - ``cells``: a :class:`~nimbus.db.cells.CellDirectory`.
     - ``conductor_api``: has ``schedule_and_build_instances(ctx,
       request_spec, instance_uuids)`` (the super conductor's rpcapi).
     - ``scheduler_api``: has ``dry_run(ctx, request_spec)``; optional, the

@@ -9,15 +9,15 @@ hand the remaining alternates to the cell conductor, which tries the next.
 """
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
-from nimbus.common.db import types
 from nimbus.common import instance_states as states
 
 LOG = logging.getLogger(__name__)
 
 
 def _now():
-    return types.utcnow().isoformat()
+    return timeutils.utcnow().isoformat()
 
 
 class BuildRunner:

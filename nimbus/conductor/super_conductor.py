@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
-from nimbus.common import cells as cells_mod
+from nimbus.db import cells as cells_mod
 from nimbus.common import exception
 from nimbus.common import instance_states as states
 from nimbus.compute import rpcapi as compute_rpcapi

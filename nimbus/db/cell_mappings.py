@@ -3,7 +3,7 @@
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
-from nimbus.common import cells as cells_mod
+from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.db.api import models as api_models

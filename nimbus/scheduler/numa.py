@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from nimbus.extra_specs import cpuset
+
 
 class InvalidNUMARequest(ValueError):
     pass
@@ -71,27 +73,6 @@ class InstanceTopology:
         return any(c.dedicated for c in self.cells)
 
 
-def parse_cpu_spec(spec: str) -> set[int]:
-    """'0-3,^2,6' -> {0, 1, 3, 6}."""
-    include, exclude = set(), set()
-    for part in str(spec).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        target = include
-        if part.startswith("^"):
-            target, part = exclude, part[1:]
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            lo, hi = int(lo), int(hi)
-            if lo > hi:
-                raise InvalidNUMARequest(f"bad CPU range {part!r}")
-            target.update(range(lo, hi + 1))
-        else:
-            target.add(int(part))
-    return include - exclude
-
-
 def _setting(spec, flavor_key: str, image_key: str):
     value = spec.flavor.extra_specs.get(flavor_key)
     if value is None:
@@ -118,7 +99,10 @@ def instance_topology(spec) -> InstanceTopology | None:
         c = _setting(spec, f"hw:numa_cpus.{i}", f"hw_numa_cpus.{i}")
         m = _setting(spec, f"hw:numa_mem.{i}", f"hw_numa_mem.{i}")
         if c is not None:
-            explicit_cpus[i] = len(parse_cpu_spec(c))
+            try:
+                explicit_cpus[i] = len(cpuset.parse_cpu_spec(c))
+            except cpuset.InvalidCPUSpec as exc:
+                raise InvalidNUMARequest(str(exc)) from exc
         if m is not None:
             explicit_mem[i] = int(m)
     cells = []

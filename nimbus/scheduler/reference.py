@@ -9,22 +9,7 @@ candidate, exactly as the rules are written down.
 from __future__ import annotations
 
 from nimbus.scheduler import consumption, selection
-from nimbus.scheduler.weighers.base import normalize
-
-
-def weigh_detail(hosts, weighers, spec) -> list[dict]:
-    """Per host: total weight and, per weigher, raw / normalised / multiplier / weighted."""
-    details = [{"weight": 0.0, "weighers": {}} for _ in hosts]
-    for w in weighers:
-        raw = [w.weigh(h, spec) for h in hosts]
-        norm = normalize(raw)
-        for i, h in enumerate(hosts):
-            m = w.weight_multiplier(h)
-            weighted = m * norm[i]
-            details[i]["weight"] = details[i]["weight"] + weighted
-            details[i]["weighers"][w.name] = {"raw": raw[i], "normalized": norm[i],
-                                              "multiplier": m, "weighted": weighted}
-    return details
+from nimbus.scheduler.weighers.base import weigh_detail
 
 
 def schedule(conf, filters, weighers, spec, hosts, alloc_reqs=None,

@@ -303,13 +303,12 @@ class FilterScheduler:
         of the N would go: the request is simulated instance by instance (consumption
         included, so the limits that bite within a multi-create show), then every host
         state is restored."""
-        from nimbus.scheduler import reference
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         exp.placement_candidates = len(hosts)
         filters = self.enabled_filters(spec)
         cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
         cands = self.run_filters(cands, spec, filters, exp)
-        detail = reference.weigh_detail(cands, self.weighers, spec)
+        detail = weigher_base.weigh_detail(cands, self.weighers, spec)
         order = sorted(range(len(cands)), key=lambda i: -detail[i]["weight"])
         n = max(spec.num_instances, len(spec.instance_uuids), 1)
         out = {

@@ -1,6 +1,7 @@
 """Version discovery: ``GET /`` and ``GET /v2.1``."""
 
 from nimbus.api import util
+from nimbus.api import versions as api_versions
 
 UPDATED = '2013-07-23T11:33:21Z'
 MEDIA_TYPES = [{'base': 'application/json',
@@ -8,9 +9,9 @@ MEDIA_TYPES = [{'base': 'application/json',
 
 
 def _v21(req):
-    from nimbus.api import app
-    return {'id': 'v2.1', 'status': 'CURRENT', 'version': app.MAX_VERSION,
-            'min_version': app.MIN_VERSION, 'updated': UPDATED,
+    return {'id': 'v2.1', 'status': 'CURRENT',
+            'version': api_versions.MAX_VERSION,
+            'min_version': api_versions.MIN_VERSION, 'updated': UPDATED,
             'links': [{'rel': 'self',
                        'href': util.base_url(req) + '/v2.1/'},
                       {'rel': 'describedby', 'type': 'text/html',

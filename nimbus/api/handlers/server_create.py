@@ -10,7 +10,7 @@ import string
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
-from nimbus.api import extra_specs
+from nimbus import extra_specs
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_views

@@ -2,11 +2,15 @@
 
 import math
 
-import sqlalchemy as sa
+from oslo_log import log as logging
 from oslo_utils import uuidutils
+import sqlalchemy as sa
+from stevedore import extension
 
 from nimbus.common.db import types as db_types
 from nimbus.db.api import models
+
+LOG = logging.getLogger(__name__)
 
 AZ_KEY = 'availability_zone'
 
@@ -35,22 +39,32 @@ def _option_min(group, name):
     return None
 
 
+def _plugin_classes(namespace):
+    """The scheduler's filter or weigher classes, read through their entry
+    points (the plugin contract, built-ins included), so the API needs no
+    import of the scheduler's modules."""
+    manager = extension.ExtensionManager(
+        namespace, invoke_on_load=False,
+        on_load_failure_callback=lambda mgr, ep, exc: LOG.warning(
+            'Scheduler plugin %s failed to load: %s', ep, exc))
+    return [ext.plugin for ext in manager]
+
+
 def numeric_metadata_rules():
     """``{key: (kind, minimum, strict)}`` for every aggregate metadata key the
     scheduler reads as a number: each weigher's multiplier override (plugins
     included), each aggregate filter's allocation ratio and the two
     per-host limits. The scheduler ignores a value it cannot parse, so the
     API refuses it instead."""
-    from nimbus.scheduler import filters, weighers
     rules = {}
-    for cls in weighers.all_weighers():
+    for cls in _plugin_classes('nimbus.scheduler.weighers'):
         key = getattr(cls, 'aggregate_key', None) or getattr(
             cls, 'multiplier_option', None)
         if key:
             rules[key] = ('number', _option_min(
                 getattr(cls, 'multiplier_group', 'filter_scheduler'),
                 getattr(cls, 'multiplier_option', None)), False)
-    for cls in filters.all_filters():
+    for cls in _plugin_classes('nimbus.scheduler.filters'):
         key = getattr(cls, 'ratio_key', None)
         if key:
             rules[key] = ('number', 0.0, True)

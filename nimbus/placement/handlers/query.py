@@ -16,8 +16,9 @@ import re
 from nimbus.placement import candidates
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
+from nimbus.placement.schemas import common as schema_common
 
-_UUID = re.compile(util.UUID_RE)
+_UUID = re.compile(schema_common.UUID_RE)
 
 
 def parse(qs, version, snapshot):

@@ -13,8 +13,6 @@ from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
 from nimbus.common.wsgi import validation
 from nimbus.placement import exception
 
-UUID_RE = ('^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
-           '[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$')
 
 
 def version(req):

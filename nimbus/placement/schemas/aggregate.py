@@ -1,6 +1,6 @@
 """JSON schemas of /resource_providers/{uuid}/aggregates."""
 
-from nimbus.placement.handlers.util import UUID_RE
+from nimbus.placement.schemas.common import UUID_RE
 
 _LIST = {'type': 'array', 'uniqueItems': True,
          'items': {'type': 'string', 'pattern': UUID_RE}}

@@ -2,7 +2,7 @@
 
 import copy
 
-from nimbus.placement.handlers.util import UUID_RE
+from nimbus.placement.schemas.common import UUID_RE
 from nimbus.placement.schemas import inventory
 
 RESOURCES = {'type': 'object', 'minProperties': 1,

@@ -2,7 +2,7 @@
 
 import copy
 
-from nimbus.placement.handlers.util import UUID_RE
+from nimbus.placement.schemas.common import UUID_RE
 
 POST_1_0 = {
     'type': 'object',

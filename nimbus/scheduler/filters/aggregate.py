@@ -5,7 +5,7 @@ match."""
 from __future__ import annotations
 
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
-from nimbus.scheduler.filters.extra_specs_ops import Requirement
+from nimbus.extra_specs.ops import Requirement
 
 _SCOPE = "aggregate_instance_extra_specs"
 

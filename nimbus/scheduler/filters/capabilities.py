@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
-from nimbus.scheduler.filters.extra_specs_ops import Requirement
+from nimbus.extra_specs.ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
 HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache", "static_memo"}
@@ -97,7 +97,7 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
     attribute (``free_ram_mb``, ``num_instances``, ``vcpus_total``...) or, failing that,
     one of the host's ``stats`` (hosts without that stat ignore the key). A name that is
     no attribute (or is None) is looked up in ``stats`` for scoped keys too. Values use
-    the operator language of ``extra_specs_ops`` (default ``s==``). Options: none.
+    the operator language of ``nimbus.extra_specs.ops`` (default ``s==``). Options: none.
     Example: ``capabilities:cpu_info:features = <all-in> aes avx`` keeps hosts whose CPU has
     both flags; ``capabilities:hypervisor_version = >= 6000000``; ``gpu_model = s== t4``
     with a compute reporting stats ``{"gpu_model": "t4"}``.

@@ -21,6 +21,21 @@ def normalize(values: list) -> list:
     return [(v - lo) / span for v in values]
 
 
+def weigh_detail(hosts, weighers, spec) -> list[dict]:
+    """Per host: total weight and, per weigher, raw / normalised / multiplier / weighted."""
+    details = [{"weight": 0.0, "weighers": {}} for _ in hosts]
+    for w in weighers:
+        raw = [w.weigh(h, spec) for h in hosts]
+        norm = normalize(raw)
+        for i, h in enumerate(hosts):
+            m = w.weight_multiplier(h)
+            weighted = m * norm[i]
+            details[i]["weight"] = details[i]["weight"] + weighted
+            details[i]["weighers"][w.name] = {"raw": raw[i], "normalized": norm[i],
+                                              "multiplier": m, "weighted": weighted}
+    return details
+
+
 class BaseHostWeigher:
     """Ranks hosts; larger weighted values win.
 

@@ -7,7 +7,7 @@ from falcon import testing
 from oslo_utils import uuidutils
 
 from nimbus.api import app as api_app
-from nimbus.common import cells as cells_mod
+from nimbus.db import cells as cells_mod
 from nimbus.common import config
 from nimbus.common import db as common_db
 from nimbus import db as nimbus_db

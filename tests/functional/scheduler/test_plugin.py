@@ -16,7 +16,7 @@ import textwrap
 import pytest
 import requests
 
-from nimbus.api import extra_specs
+from nimbus import extra_specs
 from nimbus.testing import infra
 from tests.functional.scheduler import fixtures as fx
 
@@ -56,7 +56,7 @@ class AcmeWeigher(weighers.BaseHostWeigher):
 '''
 
 VALIDATORS = '''
-from nimbus.api.extra_specs import base
+from nimbus.extra_specs import base
 
 
 def register():

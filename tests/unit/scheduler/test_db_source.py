@@ -2,7 +2,7 @@
 
 import datetime
 
-from nimbus.common import cells as cells_mod
+from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models

@@ -14,12 +14,6 @@ TOPO = {"cells": [
     {"id": 1, "cpuset": [8, 9, 10, 11], "pcpuset": [12, 13, 14], "memory": 8192}]}
 
 
-def test_parse_cpu_spec():
-    assert numa.parse_cpu_spec("0-3,^2,6") == {0, 1, 3, 6}
-    with pytest.raises(numa.InvalidNUMARequest):
-        numa.parse_cpu_spec("3-1")
-
-
 def test_instance_topology_from_flavor_and_image():
     assert numa.instance_topology(testing.spec()) is None
     t = numa.instance_topology(testing.spec(vcpus=4, memory_mb=2048,

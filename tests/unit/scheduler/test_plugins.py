@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from nimbus.api import extra_specs
+from nimbus import extra_specs
 from nimbus.testing import infra
 from nimbus.scheduler import exception, plugins, selection, testing
 
@@ -50,7 +50,7 @@ class AcmeWeigher(BaseHostWeigher):
 '''
 
 VALIDATORS = '''
-from nimbus.api.extra_specs import base
+from nimbus.extra_specs import base
 
 
 def register():
@@ -166,7 +166,7 @@ def test_a_fresh_process_finds_every_entry_point_on_pythonpath(acme):
     _module, target = acme
     code = textwrap.dedent("""
         import json
-        from nimbus.api import extra_specs
+        from nimbus import extra_specs
         from nimbus.scheduler import conf as sched_conf, plugins
         conf = sched_conf.make_conf(**{
             "filter_scheduler.available_filters": ["acme_filter"],

@@ -1,6 +1,6 @@
 import pytest
 
-from nimbus.scheduler import reference
+from nimbus.scheduler.weighers import base as weigher_base
 from nimbus.scheduler.weighers import affinity, misc, resources
 from nimbus.scheduler.weighers import all_weighers, normalize
 from nimbus.scheduler import testing
@@ -16,7 +16,7 @@ def test_seed_normalisation_table():
 
 def test_seed_table_through_cpu_weigher(conf):
     hosts = [host(f"h{i}", vcpus=v) for i, v in enumerate([5, 5, 10, 10, 15, 20, 20, 15, 10, 5])]
-    detail = reference.weigh_detail(hosts, [resources.CPUWeigher(conf)], testing.spec())
+    detail = weigher_base.weigh_detail(hosts, [resources.CPUWeigher(conf)], testing.spec())
     assert [round(d["weighers"]["CPUWeigher"]["normalized"], 2) for d in detail] == \
         [0, 0, 0.33, 0.33, 0.67, 1, 1, 0.67, 0.33, 0]
 
@@ -123,7 +123,7 @@ def test_cross_cell_and_image_props(conf):
 def test_weighted_sum_with_override(conf):
     hs = [host("a", vcpus=4), host("b", vcpus=8, aggregates=[
         {"uuid": "x", "hosts": ["b"], "metadata": {"cpu_weight_multiplier": "-5"}}])]
-    d = reference.weigh_detail(hs, [resources.CPUWeigher(conf)], testing.spec())
+    d = weigher_base.weigh_detail(hs, [resources.CPUWeigher(conf)], testing.spec())
     assert d[0]["weight"] == 0.0 and d[1]["weight"] == -5.0
 
 

@@ -1,5 +1,7 @@
 """Validators for the extra specs Nimbus itself reads (registered through the
-``nimbus.api.extra_spec_validators`` entry point ``nimbus``)."""
+``nimbus.api.extra_spec_validators`` entry point ``nimbus``). Only the
+standard names and the requirement grammar are imported: the API and the
+scheduler both read this package, and it reads neither."""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ import re
 import os_resource_classes
 import os_traits
 
-from nimbus.api.extra_specs.base import ExtraSpecValidator
-from nimbus.scheduler.filters.extra_specs_ops import is_valid
-from nimbus.scheduler.host_state import HostState
+from nimbus.extra_specs import cpuset
+from nimbus.extra_specs.base import ExtraSpecValidator
+from nimbus.extra_specs.ops import is_valid
 
 GROUP = {"name": "group", "pattern": r"([1-9][0-9]*|_[A-Za-z0-9_-]{1,63})?"}
 ANY = {"name": "key", "pattern": r".+"}
@@ -26,9 +28,8 @@ def _rc(key):
 
 
 def _cpu_spec(value):
-    from nimbus.scheduler import numa
     try:
-        numa.parse_cpu_spec(value)
+        cpuset.parse_cpu_spec(value)
     except ValueError as exc:
         return str(exc)
     return None
@@ -139,5 +140,3 @@ def check_trait(key: str) -> str | None:
         return None
     return f"unknown trait {trait}"
 
-
-HOST_ATTRIBUTES = frozenset(HostState.__slots__)

@@ -1,4 +1,9 @@
-"""Flavor extra-spec validation for the compute API.
+"""Flavor extra specs: the requirement grammar (:mod:`.ops`), CPU sets
+(:mod:`.cpuset`) and the validators the compute API runs on every key.
+
+A leaf package: the API validates with it and the scheduler's filters read
+the same grammar, and it imports neither of them.
+
 
 Validators come from the ``nimbus.api.extra_spec_validators`` entry points: each entry
 point is a module with ``register() -> list[ExtraSpecValidator]`` (Nimbus registers its
@@ -16,8 +21,9 @@ import threading
 from oslo_log import log as logging
 from stevedore import extension
 
-from nimbus.api.extra_specs import validators as builtin
-from nimbus.api.extra_specs.base import ExtraSpecValidationError, ExtraSpecValidator
+from nimbus.extra_specs import validators as builtin
+from nimbus.extra_specs.base import ExtraSpecValidationError, ExtraSpecValidator
+from nimbus.extra_specs.ops import is_valid
 
 __all__ = ["ExtraSpecValidationError", "ExtraSpecValidator", "validate", "validate_all",
            "validate_groups", "registry", "reset"]
@@ -55,8 +61,12 @@ def registry() -> list[ExtraSpecValidator]:
 def reset() -> None:
     """Forget loaded validators (after installing a plugin)."""
     global _registry
-    from nimbus.scheduler import plugins
-    plugins.reset_entry_point_cache()
+    extension.ExtensionManager.ENTRY_POINT_CACHE.clear()
+    try:  # stevedore >= 5 also caches entry points per interpreter
+        from stevedore import _cache
+        _cache._c._internal.clear()
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
     with _lock:
         _registry = None
 
@@ -64,7 +74,6 @@ def reset() -> None:
 def validate(key: str, value) -> None:
     """Raise ExtraSpecValidationError when ``key=value`` is unknown or malformed."""
     if ":" not in key and not any(v.matches(key) for v in registry()):
-        from nimbus.scheduler.filters.extra_specs_ops import is_valid
         if not is_valid(str(value)):
             raise ExtraSpecValidationError(f"{key}: {value!r} is not a valid requirement")
         return

@@ -1,6 +1,6 @@
 import pytest
 
-from nimbus.scheduler.filters.extra_specs_ops import is_valid, match
+from nimbus.extra_specs.ops import is_valid, match
 
 
 @pytest.mark.parametrize("value,req,ok", [

@@ -1,6 +1,6 @@
 import pytest
 
-from nimbus.api import extra_specs
+from nimbus import extra_specs
 
 
 @pytest.mark.parametrize("key,value", [
