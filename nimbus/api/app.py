@@ -9,7 +9,7 @@ from nimbus.common import wsgi
 MIN_VERSION = '2.1'
 MAX_VERSION = '2.96'
 
-PUBLIC_PATHS = ('/', '/v2.1', '/v2.1/')
+PUBLIC_PATHS = handler.PUBLIC_PATHS
 
 
 def _default_compute_api_factory(conf, cells):
