@@ -147,7 +147,9 @@ class SuperConductor:
         except exception.NoValidHost as exc:
             reason = (getattr(exc, 'reason', None) or
                       getattr(exc, 'message', None) or str(exc))
-            LOG.info('No valid host for %s: %s', instance_uuids, reason)
+            # The scheduler logged the funnel summary (one INFO line); here
+            # it is only the outcome of the request.
+            LOG.debug('No valid host for %s: %s', instance_uuids, reason)
             message = fault_summary(getattr(exc, 'explanation', None),
                                     fallback=reason)
             for uuid in instance_uuids:

@@ -1,6 +1,7 @@
 """The first end-to-end path: POST /servers to ACTIVE, and every way a
 build can fail, through the real services in one process."""
 
+import logging
 import uuid
 
 import sqlalchemy as sa
@@ -109,6 +110,21 @@ def test_no_valid_host_is_buried_in_cell0_with_a_reason(admin):
         row = session.execute(sa.select(cell_models.Instance).where(
             cell_models.Instance.uuid == server_id)).scalar()
     assert row is not None and row.vm_state == 'error'
+
+
+def test_no_valid_host_is_one_info_line_without_traceback(admin, caplog):
+    caplog.set_level(logging.INFO)
+    huge = admin.create_flavor('huger', 4096, 10 ** 7, 10)
+    server_id = admin.create_server('too-big-2', huge['id'],
+                                    admin.image['id'])['server']['id']
+    assert _settled(admin, [server_id])[server_id]['status'] == 'ERROR'
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    lines = [r for r in caplog.records if 'No valid host' in r.getMessage()
+             and r.levelno >= logging.INFO]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert lines[0].levelno == logging.INFO and not lines[0].exc_info
+    assert 'placement returned 0 hosts' in lines[0].getMessage()
 
 
 def test_delete_frees_the_allocation(admin):
