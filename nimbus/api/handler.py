@@ -2,6 +2,7 @@
 
 from nimbus.api.handlers import aggregates
 from nimbus.api.handlers import availability_zones
+from nimbus.api.handlers import cells
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hypervisors
@@ -61,6 +62,8 @@ ROUTES = [
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
+    # cells (Nimbus)
+    (V + '/os-cells', {'GET': cells.index}),
 ]
 
 # The Glance-shaped images API: at the root (/v2/...) and under the image
