@@ -6,6 +6,7 @@ from nimbus.api.handlers import cells
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hypervisors
+from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
 from nimbus.api.handlers import root
@@ -86,7 +87,10 @@ ROUTES += [(path, {'GET': image_data.versions})
 ROUTES += [(image_data.PREFIX + path, handlers)
            for path, handlers in IMAGE_ROUTES]
 
+# An identity version document for noauth2 clouds (see handlers.identity).
+ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
+
 # Version documents need no token.
-PUBLIC_PATHS = ('/', V, V + '/') + IMAGE_VERSION_PATHS + tuple(
-    prefix + path for prefix in ('', image_data.PREFIX)
-    for path in ('/v2', '/v2/'))
+PUBLIC_PATHS = (('/', V, V + '/') + IMAGE_VERSION_PATHS + identity.PATHS +
+                tuple(prefix + path for prefix in ('', image_data.PREFIX)
+                      for path in ('/v2', '/v2/')))
