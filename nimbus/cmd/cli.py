@@ -45,6 +45,7 @@ def _all_in_one(args):
                                  os.path.join(args.state_dir, 'nimbus.log')))
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
+        console.print('images (Glance API):  %s/image' % cloud.api_url)
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
         flavors, image = demo.seed(cloud.api_url)
         console.print('Flavors %s and image %s are ready.' % (
