@@ -120,3 +120,22 @@ def test_openstacksdk_discovers_the_images_api(api_state, server, suffix):
     api_state.add_flavor('1', 'm1.small')
     conn.compute.create_server(name='vm', flavor_id='1', image_id=image.id,
                                networks='none')
+
+
+@pytest.mark.parametrize('path', ['/identity', '/identity/v3',
+                                  '/identity/v3/'])
+def test_noauth2_answers_an_identity_version_document(api_state, path):
+    r = api_state.client.simulate_get(path)
+    assert r.status_code == 200
+    doc = r.json.get('version') or r.json['versions']['values'][0]
+    assert doc['id'].startswith('v3.')
+    assert doc['links'][0]['href'].endswith('/identity/v3/')
+
+
+def test_under_keystone_there_is_no_identity_stub(tmp_path):
+    from tests.functional.api import fixtures
+    fixture = fixtures.ApiFixture(tmp_path, overrides={
+        'api': {'auth_strategy': 'keystone'}})
+    assert fixture.conf.api.auth_strategy == 'keystone'
+    r = fixture.client.simulate_get('/identity/v3')
+    assert r.status_code == 404
