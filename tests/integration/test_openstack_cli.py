@@ -151,6 +151,9 @@ def operator_session(cli, hosts, placement_cli=None, zones=('--compute',)):
     assert all(s['Status'] == 'ACTIVE' for s in listed.values())
     group_hosts = {listed['vm-cli-1']['Host'], listed['vm-cli-2']['Host']}
     assert group_hosts == set(hosts[:2])   # anti-affinity: one per host
+    for server in listed.values():   # each takes its host's zone
+        assert server['Availability Zone'] == (
+            'az-cli' if server['Host'] == hosts[0] else 'nova'), server
     assert {s['Name'] for s in cli.json('server', 'list',
                                         '--all-projects')} == set(listed)
     shown = cli.json('server', 'show', 'vm-az')
