@@ -3,13 +3,23 @@
 import requests
 
 
+def root_url(url):
+    """nimbus-api's root from any URL of it: ``http://h:8774``,
+    ``http://h:8774/v2.1`` (what all-in-one prints) or ``.../v2``."""
+    url = url.strip().rstrip('/')
+    for suffix in ('/v2.1', '/v2'):
+        if url.endswith(suffix):
+            return url[:-len(suffix)]
+    return url
+
+
 class ComputeClient:
     """Talks to nimbus-api with the noauth2 token ``user:project``."""
 
     def __init__(self, url, user='admin', project='admin', roles='admin',
                  microversion='2.72', timeout=30):
-        self.url = url.rstrip('/') + '/v2.1'
-        self.images_url = url.rstrip('/') + '/v2'
+        self.url = root_url(url) + '/v2.1'
+        self.images_url = root_url(url) + '/v2'
         self.session = requests.Session()
         self.session.headers.update({
             'X-Auth-Token': '%s:%s' % (user, project), 'X-Roles': roles,

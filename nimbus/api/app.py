@@ -8,7 +8,7 @@ from nimbus.api.versions import MIN_VERSION
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
 
-PUBLIC_PATHS = ('/', '/v2.1', '/v2.1/')
+PUBLIC_PATHS = handler.PUBLIC_PATHS
 
 
 def _default_compute_api_factory(conf, cells):

@@ -2,9 +2,12 @@
 
 from nimbus.api.handlers import aggregates
 from nimbus.api.handlers import availability_zones
+from nimbus.api.handlers import cells
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hypervisors
+from nimbus.api.handlers import identity
+from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
@@ -60,9 +63,34 @@ ROUTES = [
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
-    # images (Glance-shaped subset)
+    # cells (Nimbus)
+    (V + '/os-cells', {'GET': cells.index}),
+]
+
+# The Glance-shaped images API: at the root (/v2/...) and under the image
+# endpoint's own path (/image/v2/...), each with its versions document.
+IMAGE_ROUTES = [
+    ('/v2', {'GET': image_data.versions}),
+    ('/v2/', {'GET': image_data.versions}),
     ('/v2/images', {'GET': images.index, 'POST': images.create}),
     ('/v2/images/{image_id}', {'GET': images.show, 'PUT': images.update,
                                'PATCH': images.patch,
                                'DELETE': images.delete}),
+    ('/v2/images/{image_id}/file', {'GET': image_data.download,
+                                    'PUT': image_data.upload}),
 ]
+IMAGE_VERSION_PATHS = (image_data.PREFIX, image_data.PREFIX + '/')
+
+ROUTES += IMAGE_ROUTES
+ROUTES += [(path, {'GET': image_data.versions})
+           for path in IMAGE_VERSION_PATHS]
+ROUTES += [(image_data.PREFIX + path, handlers)
+           for path, handlers in IMAGE_ROUTES]
+
+# An identity version document for noauth2 clouds (see handlers.identity).
+ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
+
+# Version documents need no token.
+PUBLIC_PATHS = (('/', V, V + '/') + IMAGE_VERSION_PATHS + identity.PATHS +
+                tuple(prefix + path for prefix in ('', image_data.PREFIX)
+                      for path in ('/v2', '/v2/')))

@@ -4,7 +4,10 @@
                       [--state-dir DIR] [--transport-url URL]
     nimbus schedule --dry-run --flavor F [--image I] [--hint K=V]...
                     [--availability-zone Z] [--num-instances N]
-                    [--format json] [--url URL]
+    nimbus hosts | servers | cells | services
+
+Every command but all-in-one takes [--format json] [--url URL]
+[--placement-url URL] (--url may end in /v2.1, as all-in-one prints it).
 """
 
 import argparse
@@ -42,6 +45,7 @@ def _all_in_one(args):
                                  os.path.join(args.state_dir, 'nimbus.log')))
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
+        console.print('images (Glance API):  %s/image' % cloud.api_url)
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
         flavors, image = demo.seed(cloud.api_url)
         console.print('Flavors %s and image %s are ready.' % (
@@ -145,8 +149,9 @@ def build_parser():
     aio.add_argument('--api-port', type=int, default=8774)
     aio.add_argument('--placement-port', type=int, default=8778)
     aio.set_defaults(func=_all_in_one)
-    sched = sub.add_parser('schedule', help='ask the scheduler where a '
-                                            'server would go')
+    client = _client_options()
+    sched = sub.add_parser('schedule', parents=[client],
+                           help='ask the scheduler where a server would go')
     sched.add_argument('--dry-run', action='store_true',
                        help='rank hosts and explain, claiming nothing')
     sched.add_argument('--flavor', required=True, help='flavor id or name')
@@ -161,19 +166,39 @@ def build_parser():
                        metavar='KEY=VALUE',
                        help='scheduler hint; repeat for several (and for '
                             'several same_host/different_host values)')
-    sched.add_argument('--format', choices=['table', 'json'],
-                       default='table')
-    sched.add_argument('--url', default=os.environ.get(
-        'NIMBUS_API_URL', 'http://127.0.0.1:8774'),
-        help='compute API URL (default $NIMBUS_API_URL)')
-    sched.add_argument('--user', default=os.environ.get('NIMBUS_USER',
-                                                        'admin'))
-    sched.add_argument('--project', default=os.environ.get(
-        'NIMBUS_PROJECT', 'admin'))
-    sched.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
-                                                         'admin'))
     sched.set_defaults(func=_schedule)
+    from nimbus.cmd import cli_views
+    for name, func, text in (
+            ('hosts', cli_views.hosts, 'per host and resource class: used '
+             'and total (from placement)'),
+            ('servers', cli_views.servers, 'every server of every project'),
+            ('cells', cli_views.cells, 'the cells, with their hosts and '
+             'servers'),
+            ('services', cli_views.services, 'the services of every cell')):
+        sub.add_parser(name, parents=[client], help=text).set_defaults(
+            func=func)
     return parser
+
+
+def _client_options():
+    """The options of every command that talks to the APIs."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument('--format', choices=['table', 'json'],
+                        default='table')
+    parent.add_argument('--url', default=os.environ.get(
+        'NIMBUS_API_URL', 'http://127.0.0.1:8774'),
+        help='compute API URL, with or without /v2.1 (default '
+             '$NIMBUS_API_URL)')
+    parent.add_argument('--placement-url', default=os.environ.get(
+        'NIMBUS_PLACEMENT_URL', 'http://127.0.0.1:8778'),
+        help='placement API URL (default $NIMBUS_PLACEMENT_URL)')
+    parent.add_argument('--user', default=os.environ.get('NIMBUS_USER',
+                                                         'admin'))
+    parent.add_argument('--project', default=os.environ.get(
+        'NIMBUS_PROJECT', 'admin'))
+    parent.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
+                                                          'admin'))
+    return parent
 
 
 def main(argv=None):
@@ -197,6 +222,8 @@ def main(argv=None):
     import requests
     try:
         sys.exit(args.func(args))
+    except RuntimeError as exc:  # an API's error, already readable
+        sys.exit('nimbus: %s' % exc)
     except requests.ConnectionError as exc:
         url = getattr(args, 'url', None) or 'the API'
         sys.exit('nimbus: cannot reach %s: %s' % (

@@ -15,6 +15,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from nimbus.cmd.cli_views import host_column
+
 
 def _num(value):
     if isinstance(value, float):
@@ -32,43 +34,51 @@ def _funnel(console, result):
         result.get('filters') or [])
     if steps:
         table = Table(title='Filters', box=box.SIMPLE)
-        for column in ('filter', 'in', 'out'):
-            table.add_column(column)
+        table.add_column('filter', overflow='fold')
+        table.add_column('in', justify='right')
+        table.add_column('out', justify='right')
         for step in steps:
             table.add_row(step['name'], str(step['in']), str(step['out']))
         console.print(table)
 
 
 def _ranked(console, ranked):
+    """Rank, host, weight, and per weigher (one line each, so the table
+    fits 80 columns however many weighers there are) raw / normalised /
+    weighted."""
     names = []
     for host in ranked:
         for name, values in (host.get('weighers') or {}).items():
             if name not in names and (values.get('multiplier') or
                                       values.get('weighted')):
                 names.append(name)
-    table = Table(title='Ranked hosts (raw / normalised / weighted)',
-                  box=box.SIMPLE)
+    table = Table(title='Ranked hosts', box=box.SIMPLE)
     table.add_column('#', justify='right')
-    table.add_column('host')
+    host_column(table, 'host', [h.get('host', '?') for h in ranked])
     table.add_column('weight', justify='right')
-    for name in names:
-        table.add_column(name.replace('Weigher', ''), justify='right')
+    if names:
+        table.add_column('weighers (raw / norm / weighted)',
+                         overflow='fold')
     for index, host in enumerate(ranked, 1):
-        cells = []
+        lines = []
         for name in names:
             values = (host.get('weighers') or {}).get(name) or {}
-            cells.append('%s / %.2f / %.2f' % (
-                _num(values.get('raw')), values.get('normalized', 0.0),
-                values.get('weighted', 0.0)))
-        table.add_row(str(index), host.get('host', '?'),
-                      '%.3f' % host.get('weight', 0.0), *cells)
+            lines.append('%s: %s / %.2f / %.2f' % (
+                name.replace('Weigher', ''), _num(values.get('raw')),
+                values.get('normalized', 0.0), values.get('weighted', 0.0)))
+        cells = [str(index), host.get('host', '?'),
+                 '%.3f' % host.get('weight', 0.0)]
+        if names:
+            cells.append('\n'.join(lines))
+        table.add_row(*cells)
     console.print(table)
 
 
 def _rejected(console, rejected):
     table = Table(title='Rejected hosts', box=box.SIMPLE)
-    for column in ('host', 'filter', 'reason'):
-        table.add_column(column)
+    host_column(table, 'host', [h.get('host', '?') for h in rejected])
+    table.add_column('filter', overflow='fold')
+    table.add_column('reason', overflow='fold')
     for host in rejected:
         table.add_row(host.get('host', '?'), host.get('filter', '?'),
                       host.get('reason', ''))
@@ -84,10 +94,10 @@ def _placements(console, result):
     table = Table(title='Placements of %d instances' % requested,
                   box=box.SIMPLE)
     table.add_column('#', justify='right')
-    table.add_column('host')
+    host_column(table, 'host', [p.get('host', '?') for p in placements])
     if with_node:
-        table.add_column('node')
-    table.add_column('alternates')
+        table.add_column('node', overflow='fold')
+    table.add_column('alternates', overflow='fold')
     for index, placement in enumerate(placements, 1):
         cells = [str(index), placement.get('host', '?')]
         if with_node:

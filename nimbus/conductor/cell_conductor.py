@@ -62,13 +62,17 @@ class CellConductor:
                         % (': %s' % outcome.detail if outcome.detail
                            else ''))
                 continue
+            updates = {'host': selection['service_host'],
+                       'node': selection.get('nodename'),
+                       'compute_node_uuid': selection.get('compute_node_uuid'),
+                       'task_state': states.RESCHEDULING}
+            if selection.get('availability_zone'):
+                # The alternate's zone (set by the super conductor when the
+                # server asked for none).
+                updates['availability_zone'] = selection['availability_zone']
             with self.db.session() as session:
                 row = instances.transition(
-                    session, instance_uuid, [states.BUILDING],
-                    {'host': selection['service_host'],
-                     'node': selection.get('nodename'),
-                     'compute_node_uuid': selection.get('compute_node_uuid'),
-                     'task_state': states.RESCHEDULING})
+                    session, instance_uuid, [states.BUILDING], updates)
                 instance = instances.to_dict(row) if row is not None else None
             if instance is None:
                 LOG.info('Instance %s is no longer building', instance_uuid)

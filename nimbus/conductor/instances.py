@@ -16,7 +16,8 @@ from nimbus.db.cell import models
 
 _UPDATABLE = {'vm_state', 'task_state', 'power_state', 'host', 'node',
               'compute_node_uuid', 'launched_at', 'terminated_at',
-              'deleted', 'display_name', 'accel_uuids'}
+              'deleted', 'display_name', 'accel_uuids',
+              'availability_zone'}
 
 
 def _parse_time(value):

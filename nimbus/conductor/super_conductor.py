@@ -18,6 +18,7 @@ from nimbus.common import exception
 from nimbus.common import instance_states as states
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import instances
+from nimbus.conductor import zones
 from nimbus.db.api import models as api_models
 
 LOG = logging.getLogger(__name__)
@@ -147,7 +148,9 @@ class SuperConductor:
         except exception.NoValidHost as exc:
             reason = (getattr(exc, 'reason', None) or
                       getattr(exc, 'message', None) or str(exc))
-            LOG.info('No valid host for %s: %s', instance_uuids, reason)
+            # The scheduler logged the funnel summary (one INFO line); here
+            # it is only the outcome of the request.
+            LOG.debug('No valid host for %s: %s', instance_uuids, reason)
             message = fault_summary(getattr(exc, 'explanation', None),
                                     fallback=reason)
             for uuid in instance_uuids:
@@ -400,6 +403,17 @@ class SuperConductor:
                        'vm_state': states.BUILDING,
                        'task_state': states.SCHEDULING})
         with self.cells.db(cell).session() as session:
+            if not values.get('availability_zone'):
+                # As Nova: the server takes its host's zone. Each alternate
+                # carries its own, for the cell conductor to record when
+                # it reschedules there (a cell never reads aggregates).
+                default = zones.default_zone(self.conf)
+                with self.api_db.session() as api_session:
+                    for selection in host_list:
+                        selection['availability_zone'] = zones.host_zone(
+                            api_session, session,
+                            selection['service_host'], default)
+                values['availability_zone'] = selected['availability_zone']
             if instances.get(session, uuid) is None:
                 instance = instances.to_dict(instances.create(session,
                                                               values))

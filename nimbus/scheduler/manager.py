@@ -89,7 +89,9 @@ class SchedulerManager:
             periodic.stop()
 
     # ------------------------------------------------------------------ calls
-    @rpc.expose(required=("request_spec",))
+    # NoValidHost is an answer (logged once, at INFO, by the driver), not a
+    # failure of the scheduler: no traceback from the RPC server.
+    @rpc.expose(required=("request_spec",), expected=(exception.NoValidHost,))
     def select_destinations(self, ctxt, request_spec=None, instance_uuids=None,
                             return_alternates=True):
         spec = _spec(request_spec)
@@ -99,6 +101,7 @@ class SchedulerManager:
             return self.driver.select_destinations(ctxt, spec, instance_uuids,
                                                    bool(return_alternates))
         except exception.InvalidRequest as exc:
+            LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
             raise exception.NoValidHost(str(exc), {"message": str(exc)}) from exc
 
     @rpc.expose(required=("request_spec",))

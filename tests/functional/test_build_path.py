@@ -1,6 +1,7 @@
 """The first end-to-end path: POST /servers to ACTIVE, and every way a
 build can fail, through the real services in one process."""
 
+import logging
 import uuid
 
 import sqlalchemy as sa
@@ -109,6 +110,21 @@ def test_no_valid_host_is_buried_in_cell0_with_a_reason(admin):
         row = session.execute(sa.select(cell_models.Instance).where(
             cell_models.Instance.uuid == server_id)).scalar()
     assert row is not None and row.vm_state == 'error'
+
+
+def test_no_valid_host_is_one_info_line_without_traceback(admin, caplog):
+    caplog.set_level(logging.INFO)
+    huge = admin.create_flavor('huger', 4096, 10 ** 7, 10)
+    server_id = admin.create_server('too-big-2', huge['id'],
+                                    admin.image['id'])['server']['id']
+    assert _settled(admin, [server_id])[server_id]['status'] == 'ERROR'
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    lines = [r for r in caplog.records if 'No valid host' in r.getMessage()
+             and r.levelno >= logging.INFO]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert lines[0].levelno == logging.INFO and not lines[0].exc_info
+    assert 'placement returned 0 hosts' in lines[0].getMessage()
 
 
 def test_delete_frees_the_allocation(admin):
@@ -308,3 +324,41 @@ def test_stopping_the_cloud_closes_its_transports(make_cloud):
     assert rpc.transports_of(cloud.computes['host-1'].conf)
     cloud.stop()
     assert all(rpc.transports_of(conf) == {} for conf in confs)
+
+
+def test_a_server_without_a_zone_takes_its_hosts_zone(admin):
+    host_1 = admin.cloud.host_names()[0]
+    agg = admin.post('/os-aggregates', {'aggregate': {
+        'name': 'zoned', 'availability_zone': 'zone-a'}})['aggregate']
+    admin.post('/os-aggregates/%s/action' % agg['id'],
+               {'add_host': {'host': host_1}})
+    ids = [_boot(admin, 'zoneless-%d' % i) for i in range(3)]
+    servers = _settled(admin, ids)
+    for uuid in ids:
+        server = servers[uuid]
+        assert server['status'] == 'ACTIVE'
+        host = server['OS-EXT-SRV-ATTR:host']
+        assert server['OS-EXT-AZ:availability_zone'] == (
+            'zone-a' if host == host_1 else 'nova'), (host, server)
+    # A zone asked for is kept as asked.
+    uuid = _boot(admin, 'zoned', availability_zone='zone-a')
+    server = _settled(admin, [uuid])[uuid]
+    assert server['OS-EXT-SRV-ATTR:host'] == host_1
+    assert server['OS-EXT-AZ:availability_zone'] == 'zone-a'
+
+
+def test_a_rescheduled_server_takes_its_new_hosts_zone(make_cloud):
+    cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2'})
+    api = client_mod.ComputeClient(cloud.api_url)
+    agg = api.post('/os-aggregates', {'aggregate': {
+        'name': 'good', 'availability_zone': 'zone-good'}})['aggregate']
+    api.post('/os-aggregates/%s/action' % agg['id'],
+             {'add_host': {'host': 'host-3'}})
+    api.flavor = api.create_flavor('f', 1, 512, 1)
+    api.image = api.create_image('img')
+    ids = [_boot(api, 'r%d' % i) for i in range(3)]
+    servers = _settled(api, ids)
+    for server_id in ids:
+        assert servers[server_id]['OS-EXT-SRV-ATTR:host'] == 'host-3'
+        assert servers[server_id]['OS-EXT-AZ:availability_zone'] == \
+            'zone-good'

@@ -1,4 +1,4 @@
-"""A Glance-shaped image subset at /v2/images (metadata only).
+"""A Glance-shaped image subset at /v2/images (and /image/v2/images).
 
 Core attributes are columns; every other top-level key is a property, as in
 Glance. ``PUT`` merges properties (a ``null`` value removes one); ``PATCH``
@@ -27,6 +27,7 @@ def view(image):
             'disk_format': image['disk_format'],
             'min_disk': image['min_disk'], 'min_ram': image['min_ram'],
             'size': image['size'], 'virtual_size': None, 'checksum': None,
+            'os_hash_algo': None, 'os_hash_value': None,
             'tags': [], 'created_at': util.isotime(image['created_at']),
             'updated_at': util.isotime(image['updated_at'] or
                                        image['created_at']),
@@ -41,7 +42,7 @@ def view(image):
     return body
 
 
-def _get_visible(req, image_id):
+def get_visible(req, image_id):
     try:
         image = image_obj.get(util.deps(req).api_db, image_id)
     except image_obj.ImageNotFound:
@@ -73,7 +74,7 @@ def index(req, resp):
 
 def show(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'get')
-    resp.media = view(_get_visible(req, image_id))
+    resp.media = view(get_visible(req, image_id))
 
 
 def _split(body):
@@ -106,7 +107,7 @@ def create(req, resp):
     resp.media = view(image)
 
 
-def _check_owner(req, image):
+def check_owner(req, image):
     ctx = util.ctx(req)
     if not ctx.is_admin and image['owner'] != ctx.project_id:
         raise errors.HTTPError(403, 'You are not permitted to modify '
@@ -115,8 +116,8 @@ def _check_owner(req, image):
 
 def update(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'modify')
-    image = _get_visible(req, image_id)
-    _check_owner(req, image)
+    image = get_visible(req, image_id)
+    check_owner(req, image)
     body = json_body(req, schema.UPDATE) or {}
     columns, props = _split(body)
     removed = [k for k, v in props.items() if v is None]
@@ -128,8 +129,8 @@ def update(req, resp, image_id):
 
 def patch(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'modify')
-    image = _get_visible(req, image_id)
-    _check_owner(req, image)
+    image = get_visible(req, image_id)
+    check_owner(req, image)
     ops = util.json_body_any(req, schema.PATCH,
                              (PATCH_TYPE, 'application/json'))
     columns, props, removed = {}, {}, []
@@ -158,7 +159,8 @@ def patch(req, resp, image_id):
 
 def delete(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'delete')
-    image = _get_visible(req, image_id)
-    _check_owner(req, image)
+    image = get_visible(req, image_id)
+    check_owner(req, image)
     image_obj.delete(util.deps(req).api_db, image_id)
+    image_obj.remove_data(util.deps(req).conf, image_id)
     resp.status = 204

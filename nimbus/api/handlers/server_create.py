@@ -199,6 +199,28 @@ def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
     return spec
 
 
+def root_bdm(bdms):
+    """The block device mapping the server boots from (boot_index 0)."""
+    for bdm in bdms or ():
+        if str(bdm.get('boot_index')) == '0':
+            return bdm
+    return None
+
+
+def is_volume_backed(root):
+    """Nova's reading: a server boots from volume when its root mapping's
+    destination is a volume. An image copied to local disk (``source_type:
+    image, destination_type: local``, what the openstack CLI sends for
+    ``--image``) is a local root disk that takes DISK_GB from the flavor."""
+    if root is None:
+        return False
+    destination = root.get('destination_type')
+    if destination is None:
+        destination = 'local' if root.get('source_type') == 'image' \
+            else 'volume'
+    return destination == 'volume'
+
+
 def _check_image_fits(flavor, image, is_bfv):
     if image is None:
         return
@@ -236,11 +258,15 @@ def create(req, resp):
     if 'max_count' in server and 'min_count' not in server:
         min_count = 1 if max_count >= 1 else max_count
     flavor = lookup_flavor(req, server['flavorRef'])
-    bdms = server.get('block_device_mapping_v2') or []
-    is_bfv = any(str(b.get('boot_index')) == '0' for b in bdms)
+    root = root_bdm(server.get('block_device_mapping_v2'))
+    is_bfv = is_volume_backed(root)
     image = None
-    if server.get('imageRef'):
-        image = lookup_image(req, server['imageRef'])
+    image_ref = server.get('imageRef')
+    if not image_ref and not is_bfv and root is not None and \
+            root.get('source_type') == 'image':
+        image_ref = root.get('uuid')
+    if image_ref:
+        image = lookup_image(req, image_ref)
     elif not is_bfv:
         raise util.bad_request("Missing imageRef attribute: a server boots "
                                "from an image.")

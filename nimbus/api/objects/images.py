@@ -1,4 +1,7 @@
-"""Image records (metadata only) in the API database."""
+"""Image records in the API database; uploaded data in files under
+``<state_path>/images``."""
+
+import os
 
 import sqlalchemy as sa
 
@@ -88,3 +91,16 @@ def delete(db, image_id):
         if row is None:
             raise ImageNotFound(image_id)
         session.delete(row)
+
+
+def data_path(conf, image_id):
+    """Where an image's uploaded data lives."""
+    return os.path.join(conf.state_path, 'images', image_id)
+
+
+def remove_data(conf, image_id):
+    """Forget an image's data (when the image is deleted)."""
+    try:
+        os.unlink(data_path(conf, image_id))
+    except FileNotFoundError:
+        pass

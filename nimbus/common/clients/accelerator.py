@@ -23,6 +23,8 @@ import requests
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from nimbus.common.clients import auth
+
 LOG = logging.getLogger(__name__)
 
 GROUP = 'accelerator_client'
@@ -35,6 +37,12 @@ ACCELERATOR_CLIENT_OPTS = [
                     'there is no accelerator service, and the compute API '
                     'refuses servers whose flavor names a device profile '
                     '(accel:device_profile) with a 400.'),
+    cfg.StrOpt('auth_strategy', default='noauth2',
+               choices=['noauth2', 'keystone'],
+               help='noauth2: send the token "nimbus:service" with roles '
+                    'admin,service. keystone: authenticate through a '
+                    'keystoneauth session loaded from this group (auth_type '
+                    'and the plugin\'s options, or auth_section).'),
     cfg.IntOpt('timeout', default=30, min=1,
                help='Seconds before an accelerator API request times out.'),
 ]
@@ -50,10 +58,11 @@ class DeviceProfileError(ValueError):
 
 def register_opts(conf):
     conf.register_opts(ACCELERATOR_CLIENT_OPTS, group=GROUP)
+    auth.register_opts(conf, GROUP)
 
 
 def list_opts():
-    return [(GROUP, ACCELERATOR_CLIENT_OPTS)]
+    return [(GROUP, ACCELERATOR_CLIENT_OPTS + auth.list_opts())]
 
 
 def request_groups(groups):
@@ -103,15 +112,18 @@ class AcceleratorClient:
     """``AcceleratorClient(endpoint, session=None, timeout=30)``; ``session``
     is any ``requests.Session``."""
 
-    def __init__(self, endpoint, session=None, timeout=30):
+    def __init__(self, endpoint, session=None, timeout=30,
+                 auth_strategy='noauth2'):
         self.endpoint = endpoint.rstrip('/')
         self.session = session or requests.Session()
         self.timeout = timeout
+        self.auth_strategy = auth_strategy
 
     def _headers(self, ctxt):
-        headers = {'Accept': 'application/json',
-                   'X-Auth-Token': 'nimbus:service',
-                   'X-Roles': 'admin,service'}
+        headers = {'Accept': 'application/json'}
+        if self.auth_strategy == 'noauth2':
+            headers['X-Auth-Token'] = 'nimbus:service'
+            headers['X-Roles'] = 'admin,service'
         request_id = ctxt is not None and (
             getattr(ctxt, 'global_request_id', None) or
             getattr(ctxt, 'request_id', None))
@@ -159,5 +171,7 @@ def from_conf(conf, session=None):
     group = getattr(conf, GROUP)
     if not group.endpoint:
         return None
-    return AcceleratorClient(group.endpoint, session=session,
-                             timeout=group.timeout)
+    return AcceleratorClient(group.endpoint,
+                             session=auth.sender(conf, GROUP, session),
+                             timeout=group.timeout,
+                             auth_strategy=group.auth_strategy)

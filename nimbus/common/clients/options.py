@@ -3,6 +3,9 @@
 from oslo_config import cfg
 
 from nimbus.common.clients import accelerator
+from nimbus.common.clients import auth
+
+GROUP = 'placement_client'
 
 PLACEMENT_CLIENT_OPTS = [
     cfg.URIOpt('endpoint', default='http://127.0.0.1:8778',
@@ -11,8 +14,10 @@ PLACEMENT_CLIENT_OPTS = [
                choices=['noauth2', 'keystone'],
                help='noauth2: send the token "nimbus:service" with roles '
                     'admin,service (development and the all-in-one runner). '
-                    'keystone: authenticate with the keystoneauth options of '
-                    'this group.'),
+                    'keystone: authenticate through a keystoneauth session '
+                    'loaded from this group (auth_type and the plugin\'s '
+                    'options, or auth_section naming the group that holds '
+                    'them, e.g. keystone_authtoken).'),
     cfg.IntOpt('timeout', default=60, min=1,
                help='Seconds before a placement request times out.'),
     cfg.IntOpt('retries', default=5, min=0,
@@ -22,9 +27,11 @@ PLACEMENT_CLIENT_OPTS = [
 
 
 def register_opts(conf):
-    conf.register_opts(PLACEMENT_CLIENT_OPTS, group='placement_client')
+    conf.register_opts(PLACEMENT_CLIENT_OPTS, group=GROUP)
+    auth.register_opts(conf, GROUP)
     accelerator.register_opts(conf)
 
 
 def list_opts():
-    return [('placement_client', PLACEMENT_CLIENT_OPTS)] + accelerator.list_opts()
+    return ([(GROUP, PLACEMENT_CLIENT_OPTS + auth.list_opts())] +
+            accelerator.list_opts())

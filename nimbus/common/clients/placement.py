@@ -14,6 +14,7 @@ from oslo_log import log as logging
 import tenacity
 
 from nimbus.common import exception
+from nimbus.common.clients import auth
 
 LOG = logging.getLogger(__name__)
 
@@ -85,27 +86,25 @@ class PlacementClient:
     """Placement REST client. ``session`` is any ``requests.Session``."""
 
     def __init__(self, endpoint, session=None, auth_strategy='noauth2',
-                 timeout=60, retries=5, keystone_session=None):
+                 timeout=60, retries=5):
+        """``session`` sends the requests: a ``requests.Session``, or with
+        ``auth_strategy='keystone'`` a :class:`auth.KeystoneSender` (which
+        adds the token)."""
         self.endpoint = endpoint.rstrip('/')
         self.session = session or requests.Session()
         self.auth_strategy = auth_strategy
         self.timeout = timeout
         self.retries = retries
-        self._ks_session = keystone_session
 
     @classmethod
     def from_conf(cls, conf, session=None):
+        """The client of ``[placement_client]``; ``session`` (for noauth2
+        only) replaces the HTTP session, e.g. with PlacementDirect."""
         group = conf.placement_client
-        ks_session = None
-        if group.auth_strategy == 'keystone':
-            from keystoneauth1 import loading as ks_loading
-            auth = ks_loading.load_auth_from_conf_options(
-                conf, 'placement_client')
-            ks_session = ks_loading.load_session_from_conf_options(
-                conf, 'placement_client', auth=auth)
-        return cls(group.endpoint, session=session,
+        return cls(group.endpoint,
+                   session=auth.sender(conf, 'placement_client', session),
                    auth_strategy=group.auth_strategy, timeout=group.timeout,
-                   retries=group.retries, keystone_session=ks_session)
+                   retries=group.retries)
 
     # -- transport ---------------------------------------------------------
 
@@ -127,7 +126,7 @@ class PlacementClient:
         """One request, retried on connection errors and 5xx answers."""
         url = self.endpoint + path
         headers = self._headers(ctxt, version)
-        sender = self._ks_session or self.session
+        sender = self.session
 
         @tenacity.retry(
             retry=tenacity.retry_if_exception_type(_Retry),

@@ -213,7 +213,7 @@ def _type_names(expected):
                        for t in expected)
 
 
-def expose(cast=False, required=(), types=None):
+def expose(cast=False, required=(), types=None, expected=()):
     """Make an endpoint method callable over RPC, and guard it against
     malformed messages.
 
@@ -226,8 +226,14 @@ def expose(cast=False, required=(), types=None):
     dropped, because nobody waits for an answer. Either way the server
     keeps serving. Only exposed methods are dispatched (see
     :func:`get_server`).
+
+    ``expected`` lists exceptions that are answers, not failures (the
+    scheduler's NoValidHost): the caller receives them as usual, and the
+    RPC server does not log them as errors with a traceback (the method
+    logs what it wants to say about them).
     """
     types = dict(types or {})
+    expected = tuple(expected)
 
     def decorator(func):
         signature = inspect.signature(func)
@@ -265,6 +271,8 @@ def expose(cast=False, required=(), types=None):
                 LOG.warning('Refused malformed call: %s', exc)
                 # Answered to the caller as InvalidMessage, without the
                 # server logging it as its own failure.
+                raise messaging.ExpectedException()
+            except expected:
                 raise messaging.ExpectedException()
         wrapper.exposed = True
         wrapper.validates = {'cast': cast, 'required': tuple(required),

@@ -15,8 +15,20 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+import os_resource_classes
+
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 _PLAIN_UUID = re.compile(r'[0-9a-fA-F-]{1,64}')
+# OpenStack Placement lists a provider summary's resource classes by their
+# id: the standard classes in os-resource-classes' order, then the custom
+# ones (here by name).
+_RC_ORDER = {rc: i for i, rc in enumerate(os_resource_classes.STANDARDS)}
+
+
+def rc_order(rc: str) -> tuple:
+    """Sort key of a resource class in a provider summary."""
+    index = _RC_ORDER.get(rc)
+    return (1, 0, rc) if index is None else (0, index, '')
 
 
 @dataclass(slots=True)
@@ -145,7 +157,7 @@ class Snapshot:
                     (uuid, root, free, inv.min_unit, inv.max_unit,
                      inv.step_size))
             fit[uuid] = pfit
-            summ.sort()
+            summ.sort(key=lambda item: rc_order(item[0]))
             summary_resources[uuid] = tuple(summ)
             sorted_traits[uuid] = tuple(sorted(p.traits))
 

@@ -32,6 +32,10 @@ class Endpoint:
         self.seen.append(value)
         self.cast_done.set()
 
+    @rpc.expose(required=('host',), expected=(LookupError,))
+    def find(self, ctxt, host):
+        raise KeyError(host)
+
     def shutdown(self):
         self.seen.append('shut down')
 
@@ -110,3 +114,11 @@ def test_over_the_bus_refusals_arrive_and_the_server_keeps_serving(served):
     assert endpoint.seen == [{'n': 1}]
     assert client.call(_ctxt(), 'lookup', host='h') == {'host': 'h',
                                                         'count': 1}
+
+
+def test_an_expected_exception_is_an_answer_not_a_server_error():
+    # ExpectedException makes oslo.messaging's RPC server send the original
+    # exception back without logging it as an error.
+    with pytest.raises(messaging.ExpectedException) as info:
+        Endpoint().find(_ctxt(), host='h')
+    assert isinstance(info.value.exc_info[1], KeyError)

@@ -111,3 +111,24 @@ def test_memoised_search_matches_a_fresh_snapshot(data):
         params = data.draw(random_queries(sorted(b.provs)))
         expected, _got = _both(b.snapshot(), params, (1, 39))
         assert _both(shared, params, (1, 39)) == (expected, expected)
+
+def test_summary_resources_come_in_placement_order():
+    # Standard classes by their os-resource-classes id, then custom ones:
+    # as OpenStack Placement (and so osc-placement) lists them.
+    b = TreeBuilder()
+    b.add(1, inv={'CUSTOM_ZED': 1, 'DISK_GB': 100, 'CUSTOM_ACME': 2,
+                  'MEMORY_MB': 2048, 'PCI_DEVICE': 1, 'VCPU': 8})
+    snap = b.snapshot()
+    want = ['VCPU', 'MEMORY_MB', 'DISK_GB', 'PCI_DEVICE', 'CUSTOM_ACME',
+            'CUSTOM_ZED']
+    params = {'resources': ['VCPU:1']}
+    for mv in ((1, 12), (1, 27), (1, 29), (1, 39)):
+        body = orjson.loads(get_allocation_candidates_json(
+            snap, params, mv, opts()))
+        dict_body = get_allocation_candidates(snap, params, mv, opts())
+        for got in (body, dict_body):
+            order = list(got['provider_summaries'][u(1)]['resources'])
+            if mv < (1, 27):
+                assert order == ['VCPU']
+            else:
+                assert order == want
