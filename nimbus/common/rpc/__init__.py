@@ -201,9 +201,46 @@ def get_server(transport, topic, endpoints, server, version='1.0'):
     of a newer version) is refused with oslo.messaging's NoSuchMethod."""
     target = messaging.Target(topic=topic, server=server, version=version)
     return messaging.get_rpc_server(
-        transport, target, endpoints, executor='threading',
+        transport, target, [_RemoteEndpoint(e) for e in endpoints],
+        executor='threading',
         serializer=Serializer(),
         access_policy=messaging.ExplicitRPCAccessPolicy)
+
+
+_REMOTE = threading.local()
+
+
+class _RemoteEndpoint:
+    """What an RPC server dispatches to: the endpoint, whose exposed
+    methods run knowing their caller is remote. A refused message and an
+    expected exception then reach the caller through oslo.messaging's
+    ExpectedException (so the server logs no traceback for them), while an
+    in-process caller of the same method gets the exception itself."""
+
+    def __init__(self, endpoint):
+        self._endpoint = endpoint
+
+    def __getattr__(self, name):
+        attr = getattr(self._endpoint, name)
+        if not getattr(attr, 'exposed', False):
+            return attr
+
+        @functools.wraps(attr)
+        def remote(ctxt, **kwargs):
+            outer = getattr(_REMOTE, 'active', False)
+            _REMOTE.active = True
+            try:
+                return attr(ctxt, **kwargs)
+            finally:
+                _REMOTE.active = outer
+        return remote
+
+
+def _answer(exc):
+    """Raise ``exc`` (being handled) the way its caller should get it."""
+    if getattr(_REMOTE, 'active', False):
+        raise messaging.ExpectedException()
+    raise exc
 
 
 def _type_names(expected):
@@ -271,9 +308,9 @@ def expose(cast=False, required=(), types=None, expected=()):
                 LOG.warning('Refused malformed call: %s', exc)
                 # Answered to the caller as InvalidMessage, without the
                 # server logging it as its own failure.
-                raise messaging.ExpectedException()
-            except expected:
-                raise messaging.ExpectedException()
+                _answer(exc)
+            except expected as exc:
+                _answer(exc)
         wrapper.exposed = True
         wrapper.validates = {'cast': cast, 'required': tuple(required),
                              'types': types}

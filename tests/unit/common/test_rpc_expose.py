@@ -2,6 +2,7 @@
 message is refused (call) or dropped (cast) while the server keeps
 serving."""
 
+import re
 import threading
 
 import oslo_messaging as messaging
@@ -54,11 +55,15 @@ def _ctxt():
     ({'host': 'deeper-check-fails'}, 'no such kind of host'),
 ])
 def test_a_malformed_call_is_refused_with_invalid_message(kwargs, reason):
+    # Dispatched by an RPC server: wrapped, so the server logs no error.
     with pytest.raises(messaging.ExpectedException) as info:
-        Endpoint().lookup(_ctxt(), **kwargs)
+        rpc._RemoteEndpoint(Endpoint()).lookup(_ctxt(), **kwargs)
     refused = info.value.exc_info[1]
     assert isinstance(refused, rpc.InvalidMessage)
     assert reason in str(refused)
+    # Called in process: the exception itself.
+    with pytest.raises(rpc.InvalidMessage, match=re.escape(reason)):
+        Endpoint().lookup(_ctxt(), **kwargs)
 
 
 def test_a_good_call_runs():
@@ -120,5 +125,16 @@ def test_an_expected_exception_is_an_answer_not_a_server_error():
     # ExpectedException makes oslo.messaging's RPC server send the original
     # exception back without logging it as an error.
     with pytest.raises(messaging.ExpectedException) as info:
-        Endpoint().find(_ctxt(), host='h')
+        rpc._RemoteEndpoint(Endpoint()).find(_ctxt(), host='h')
     assert isinstance(info.value.exc_info[1], KeyError)
+    with pytest.raises(KeyError):
+        Endpoint().find(_ctxt(), host='h')
+
+
+def test_the_remote_flag_ends_with_the_call():
+    remote = rpc._RemoteEndpoint(Endpoint())
+    with pytest.raises(messaging.ExpectedException):
+        remote.find(_ctxt(), host='h')
+    with pytest.raises(KeyError):  # same thread, in-process call after
+        Endpoint().find(_ctxt(), host='h')
+    assert remote.lookup(_ctxt(), host='h', count=2)['count'] == 2

@@ -2,7 +2,6 @@
 (``[fake_driver] stats`` for the fake driver), and the cell conductor's
 endpoint refuses stats that are not an object of strings."""
 
-import oslo_messaging as messaging
 import pytest
 
 from nimbus.common import config
@@ -77,12 +76,10 @@ class _CellConductor:
 def test_the_conductor_refuses_malformed_stats(stats):
     cell = _CellConductor()
     endpoint = conductor_manager.CellConductorManager(cell)
-    # A refused call answers InvalidMessage (wrapped for oslo.messaging).
-    with pytest.raises(messaging.ExpectedException) as info:
+    # A refused call answers InvalidMessage.
+    with pytest.raises(rpc.InvalidMessage, match='stats'):
         endpoint.compute_node_update(None, node={
             'uuid': 'u', 'host': 'h', 'stats': stats})
-    assert isinstance(info.value.exc_info[1], rpc.InvalidMessage)
-    assert 'stats' in str(info.value.exc_info[1])
     assert cell.nodes == []
     endpoint.compute_node_update(None, node={
         'uuid': 'u', 'host': 'h', 'stats': {'rack': 'r1'}})
