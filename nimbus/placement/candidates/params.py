@@ -46,6 +46,10 @@ from dataclasses import dataclass, field
 from nimbus.placement.candidates.errors import (
     BAD_VALUE, DUPLICATE_KEY, MISSING_VALUE, UNDEFINED, CandidatesQueryError)
 
+# The JSON schema validator's words for a key the schema does not allow,
+# which clients and tests look for (as OpenStack Placement answers).
+_UNEXPECTED = ("Invalid query string parameters: Additional properties are "
+               "not allowed (%r was unexpected).")
 _GROUP_KEY = re.compile(r'^(resources|required|member_of|in_tree)(.*)$')
 _NUMERIC_SUFFIX = re.compile(r'^[1-9][0-9]*$')
 _VERBOSE_SUFFIX = re.compile(r'^[a-zA-Z0-9_-]{1,64}$')
@@ -266,7 +270,7 @@ def _check_key(key: str, mv: tuple[int, int]):
     m = _GROUP_KEY.match(key)
     if not m:
         raise CandidatesQueryError(
-            "Invalid query string parameters: unknown parameter %r." % key)
+            _UNEXPECTED % key)
     prefix, suffix = m.groups()
     need = _PREFIX_MIN[prefix]
     if mv < need:
@@ -276,8 +280,8 @@ def _check_key(key: str, mv: tuple[int, int]):
     if suffix:
         if mv < (1, 25):
             raise CandidatesQueryError(
-                "Invalid query string parameters: suffixed request groups "
-                "(%r) require microversion 1.25 or later." % key)
+                (_UNEXPECTED % key) + " Suffixed request groups require "
+                "microversion 1.25 or later.")
         if _NUMERIC_SUFFIX.match(suffix):
             pass
         elif mv < (1, 33):
@@ -286,9 +290,7 @@ def _check_key(key: str, mv: tuple[int, int]):
                     "Invalid query string parameters: non-numeric request "
                     "group suffix in %r requires microversion 1.33 or later."
                     % key)
-            raise CandidatesQueryError(
-                "Invalid query string parameters: unknown parameter %r."
-                % key)
+            raise CandidatesQueryError(_UNEXPECTED % key)
         elif not _VERBOSE_SUFFIX.match(suffix):
             raise CandidatesQueryError(
                 "Invalid query string parameters: %r has an invalid group "

@@ -31,10 +31,18 @@ def for_project(state, req, resp):
         raise exception.BadRequest(
             "Invalid query string parameters: 'project_id' is a required "
             "property")
+    user_id = util.single(req, 'user_id')
+    for name, value in (('project_id', project_id), ('user_id', user_id)):
+        if value is not None and not 1 <= len(value) <= 255:
+            # Placement's schema: 1 to 255 characters.
+            raise exception.BadRequest(
+                "Invalid query string parameters: %r is too %s (%s must be "
+                "1 to 255 characters)" % (
+                    value if len(value) <= 40 else value[:40] + '...',
+                    'long' if len(value) > 255 else 'short', name))
     util.authorize(state, req, 'placement:usages',
                    {'project_id': project_id, 'user_id':
                     req.context['ctx'].user_id})
-    user_id = util.single(req, 'user_id')
     ctype = util.single(req, 'consumer_type')
     rows = state.pdb.read(usage_obj.for_project, project_id, user_id, ctype)
     util.send(req, resp, {'usages': usage_obj.summarize(

@@ -141,10 +141,13 @@ def check_query(req, allowed):
     """400 for a query parameter not in ``allowed`` at this microversion."""
     extra = sorted(set(req.params) - set(allowed))
     if extra:
+        # The JSON schema validator's own words, which clients look for.
         raise errors.HTTPError(
             400, 'Invalid query string parameters: Additional properties '
-                 'are not allowed (%s unexpected)' % ', '.join(
-                     repr(e) for e in extra), exception.UNDEFINED)
+                 'are not allowed (%s %s unexpected)' % (
+                     ', '.join(repr(e) for e in extra),
+                     'was' if len(extra) == 1 else 'were'),
+            exception.UNDEFINED)
 
 
 def single(req, name):
