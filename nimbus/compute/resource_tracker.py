@@ -127,6 +127,10 @@ class ResourceTracker:
         self.root_inventory = tree.data(self.node_uuid).inventory
 
     def _ensure_providers(self, ctxt, tree):
+        # Every class the driver reports, the custom ones created first:
+        # placement refuses an inventory of a class it does not know.
+        self.placement.ensure_resource_classes(
+            ctxt, {rc for p in tree.providers() for rc in p.inventory})
         for provider in tree.providers():
             self.placement.ensure_resource_provider(
                 ctxt, provider.uuid, provider.name, provider.parent_uuid)

@@ -84,3 +84,20 @@ def test_thread_count_does_not_grow_with_hosts(make_cloud):
     # The pool (8) + the RPC executor (8) + ticker + RPC poller (+ the
     # cell conductor's 4), whatever N is.
     assert counts[40] <= 8 + 8 + 2 + 4, counts
+
+
+def test_a_compute_creates_the_custom_resource_classes_it_reports(
+        make_cloud):
+    # A fresh placement knows no CUSTOM_PGPU: the compute creates it.
+    cloud = make_cloud(hosts=1, host_overrides={
+        'host-1': {'fake_driver': {'pgpus': 2}}})
+    ctxt = context.get_admin_context()
+    placement = cloud.computes['host-1'].placement
+    root = resource_tracker.compute_node_uuid('host-1')
+    tree = placement.get_provider_tree(ctxt, root)
+    assert len(tree) == 3
+    assert sorted(rc for p in tree for rc in p['inventories']) == [
+        'CUSTOM_PGPU', 'CUSTOM_PGPU', 'DISK_GB', 'MEMORY_MB', 'VCPU']
+    names = {rc['name'] for rc in placement.request(
+        ctxt, 'GET', '/resource_classes').json()['resource_classes']}
+    assert 'CUSTOM_PGPU' in names

@@ -92,6 +92,8 @@ class PlacementClient:
         self.timeout = timeout
         self.retries = retries
         self._ks_session = keystone_session
+        # Custom resource classes known to exist (created or seen).
+        self._resource_classes = set()
 
     @classmethod
     def from_conf(cls, conf, session=None):
@@ -412,6 +414,19 @@ class PlacementClient:
                 self._check(response, 'inventory of %s' % rp_uuid)
         raise ResourceProviderGenerationConflict(
             'inventory of %s kept changing' % rp_uuid)
+
+    def ensure_resource_classes(self, ctxt, resource_classes):
+        """Create the custom resource classes among ``resource_classes``
+        that placement may not know (``PUT /resource_classes/{name}``,
+        idempotent). Standard classes are placement's own; a class this
+        client created or found once is not asked for again."""
+        for name in sorted(set(resource_classes) - self._resource_classes):
+            if not name.startswith('CUSTOM_'):
+                continue
+            response = self.request(ctxt, 'PUT', '/resource_classes/%s'
+                                    % name)
+            self._check(response, 'resource class %s' % name)
+            self._resource_classes.add(name)
 
     def ensure_traits(self, ctxt, traits):
         for trait in traits:
