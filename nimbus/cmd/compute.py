@@ -21,7 +21,8 @@ from nimbus import services
 LOG = logging.getLogger(__name__)
 
 CLI_OPTS = [
-    cfg.IntOpt('simulated-hosts', default=0, min=0,
+    cfg.IntOpt('simulated-hosts', dest='simulated_host_count', default=0,
+               min=0,
                help='Run this many simulated hosts (fake driver) in this '
                     'process, named <[DEFAULT] host>-0001 and on.'),
 ]
@@ -29,9 +30,10 @@ CLI_OPTS = [
 
 def main(argv=None):
     conf = common.setup('nimbus-compute', argv, CLI_OPTS, needs_bus=True)
-    if conf.simulated_hosts:
+    if conf.simulated_host_count:
         from nimbus.compute import simulated
-        computes = simulated.SimulatedComputes(conf, conf.simulated_hosts)
+        computes = simulated.SimulatedComputes(conf,
+                                                 conf.simulated_host_count)
         began = time.monotonic()
         failed = computes.start()
         # One line the benchmark (and an operator) can wait for.

@@ -185,6 +185,8 @@ class HostGroup:
         """
         hosts = list(hosts)
         failed = []
+        # Consume (and so answer the broker's heartbeats) from the start.
+        self._start_rpc()
         size = max(1, self.start_concurrency)
         for offset in range(0, len(hosts), size):
             batch = hosts[offset:offset + size]

@@ -42,8 +42,8 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
 
     Each ``topic.<server>`` queue gets a consumer whose callback tags the
     incoming message with the server name before oslo.messaging's own
-    listener takes it. Consumers are declared (and cancelled) under the
-    connection's lock, as the driver itself does.
+    listener takes it. Consumers are declared (and cancelled) in the
+    polling thread, the only thread that uses the connection's channel.
     """
 
     def __init__(self, driver, exchange, topic):
@@ -72,25 +72,42 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
             rabbit_quorum_queue=conn.rabbit_quorum_queue,
             rabbit_quorum_queue_config=conn.rabbit_quorum_queue_config)
 
+    def _in_poll_thread(self, func, timeout=60):
+        """Run ``func`` in the thread that polls the connection (kombu
+        is not thread safe): oslo.messaging's listener runs the tasks of
+        its message operations handler there (acks, requeues) between
+        two short ``consume`` rounds. Waits for it to have run."""
+        done = threading.Event()
+        errors = []
+
+        def task():
+            try:
+                func()
+            except Exception as exc:
+                LOG.exception('Changing the consumers of %s failed',
+                              self._topic)
+                errors.append(exc)
+            finally:
+                done.set()
+        self._message_operations_handler.do(task)
+        if not done.wait(timeout):
+            LOG.warning('The %s listener took over %ss to change its '
+                        'consumers', self._topic, timeout)
+        elif errors:
+            raise errors[0]
+
     def add(self, servers):
-        """Declare and consume the queues of ``servers``, taking the
-        connection's lock once for all of them."""
+        """Declare and consume the queues of ``servers`` (from the next
+        ``consume`` round of the polling thread)."""
         conn = self.conn.connection
         consumers = [(s, self._consumer(s)) for s in servers
                      if s not in self._by_server]
 
         def declare_all():
             for server, consumer in consumers:
-                consumer.declare(conn)
-                tag = conn._active_tags.get(consumer.queue_name)
-                if tag is None:
-                    tag = next(conn._tags)
-                    conn._active_tags[consumer.queue_name] = tag
-                    conn._new_tags.add(tag)
-                conn._consumers[consumer] = tag
+                conn.declare_consumer(consumer)
                 self._by_server[server] = consumer
-        with conn._connection_lock:
-            conn.ensure(declare_all)
+        self._in_poll_thread(declare_all)
 
     def remove(self, servers):
         """Cancel the consumers of ``servers``: their messages stay in
@@ -109,9 +126,9 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
                 if tag in conn._new_tags:
                     conn._new_tags.discard(tag)
                 else:
-                    consumer.cancel(tag)
-        with conn._connection_lock:
-            conn.ensure(cancel_all)
+                    with conn._connection_lock:
+                        consumer.cancel(tag)
+        self._in_poll_thread(cancel_all)
 
 
 class _InProcListener(inproc.InProcListener):
