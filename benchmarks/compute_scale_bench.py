@@ -75,12 +75,13 @@ def _sample(process):
             'cpu_s': round(sum(proc.cpu_times()[:2]), 1)}
 
 
-def run_one(cloud, cell_engine, count, settle, timeout):
+def run_one(cloud, cell_engine, count, settle, timeout, concurrency):
     base = 'sim%d' % count
     began = time.monotonic()
     daemon = cloud.start_simulated(base, count, {
         'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
-        'compute': {'update_resources_interval': 60}})
+        'compute': {'update_resources_interval': 60},
+        'simulated_hosts': {'start_concurrency': concurrency}})
     reported = None
     while time.monotonic() - began < timeout:
         if not daemon.alive():
@@ -106,6 +107,8 @@ def main(argv=None):
     parser.add_argument('--hosts', type=int, nargs='+', default=[100, 1000])
     parser.add_argument('--settle', type=float, default=20.0)
     parser.add_argument('--timeout', type=float, default=300.0)
+    parser.add_argument('--start-concurrency', type=int, default=16,
+                        help='[simulated_hosts] start_concurrency')
     parser.add_argument('--json', help='also write the results here')
     args = parser.parse_args(argv)
     cleanups = []
@@ -128,7 +131,7 @@ def main(argv=None):
         results = []
         for count in args.hosts:
             result = run_one(cloud, cell_engine, count, args.settle,
-                             args.timeout)
+                             args.timeout, args.start_concurrency)
             results.append(result)
             print(json.dumps(result), flush=True)
         cell_engine.dispose()

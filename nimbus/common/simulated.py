@@ -37,6 +37,7 @@ uses this through :mod:`nimbus.compute.simulated`
 import concurrent.futures as futures
 import heapq
 import itertools
+import queue
 import random
 import threading
 import time
@@ -177,33 +178,52 @@ class HostGroup:
                 self._tasks[name] = handles
 
     def start_hosts(self, hosts, on_started=None):
-        """Start ``hosts`` (``[(name, host)]``), ``start_concurrency`` at
-        a time on the pool, each served as soon as its batch is up.
+        """Start ``hosts`` (``[(name, host)]``), at most
+        ``start_concurrency`` at a time on the pool; hosts that are up are
+        served in groups as they come (no batch waits for its slowest).
 
         Returns the names that failed to start (logged) - the others run.
-        ``on_started(done, total)`` is called after every batch.
+        ``on_started(done, total)`` is called after every group served.
         """
         hosts = list(hosts)
-        failed = []
         # Consume (and so answer the broker's heartbeats) from the start.
         self._start_rpc()
-        size = max(1, self.start_concurrency)
-        for offset in range(0, len(hosts), size):
-            batch = hosts[offset:offset + size]
-            jobs = {self.pool.submit(host.start): (name, host)
-                    for name, host in batch}
-            started = []
-            for job, (name, host) in jobs.items():
+        slots = threading.Semaphore(max(1, self.start_concurrency))
+        ready = queue.Queue()
+
+        def run(name, host):
+            try:
+                host.start()
+                ready.put((name, host, None))
+            except Exception as exc:
+                ready.put((name, host, exc))
+            finally:
+                slots.release()
+
+        def feed():
+            for name, host in hosts:
+                slots.acquire()
+                self.pool.submit(run, name, host)
+        threading.Thread(target=feed, daemon=True,
+                         name='sim-start').start()
+        failed, done = [], 0
+        while done < len(hosts):
+            group = [ready.get()]
+            while True:
                 try:
-                    job.result()
-                except Exception:
-                    LOG.exception('Simulated host %s failed to start', name)
+                    group.append(ready.get_nowait())
+                except queue.Empty:
+                    break
+            done += len(group)
+            for name, _host, exc in group:
+                if exc is not None:
+                    LOG.error('Simulated host %s failed to start: %s',
+                              name, exc)
                     failed.append(name)
-                else:
-                    started.append((name, host))
-            self._serve(started)
+            self._serve([(name, host) for name, host, exc in group
+                         if exc is None])
             if on_started is not None:
-                on_started(offset + len(batch), len(hosts))
+                on_started(done, len(hosts))
         return failed
 
     def start_host(self, name, host):
@@ -231,14 +251,19 @@ class HostGroup:
         getattr(host, 'kill', host.stop)()
 
     def stop(self):
+        """Stop the ticker and the RPC server, then every host."""
         self.ticker.stop()
-        for name in list(self.hosts):
-            try:
-                self.stop_host(name)
-            except Exception:
-                LOG.exception('Stopping simulated host %s failed', name)
         if self._rpc_started:
             self.rpc.stop()
+        with self._lock:
+            hosts = list(self.hosts.items())
+            self.hosts.clear()
+            self._tasks.clear()
+        for name, host in hosts:
+            try:
+                host.stop()
+            except Exception:
+                LOG.exception('Stopping simulated host %s failed', name)
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
