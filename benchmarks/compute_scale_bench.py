@@ -86,6 +86,8 @@ def run_one(cloud, cell_engine, count, settle, timeout, concurrency):
     while time.monotonic() - began < timeout:
         if not daemon.alive():
             raise RuntimeError('nimbus-compute exited:\n' + daemon.tail())
+        # A host writes its compute node record after placement: the
+        # cheap query first, placement (once) to confirm.
         if _nodes(cell_engine, base) >= count and \
                 _placement_roots(cloud, base) >= count:
             reported = time.monotonic() - began

@@ -61,7 +61,8 @@ class Ticker:
 
     ``add(interval, func, first=None)``: ``func`` runs every ``interval``
     seconds, the first time after ``first`` seconds (default: a random
-    point within the interval, so tasks added together spread out). A
+    point in the second interval - the host just did the work at its
+    start - so tasks added together spread out). A
     task whose previous run has not finished skips its turn. Exceptions
     are logged; the task keeps its schedule.
     """
@@ -82,7 +83,7 @@ class Ticker:
     def add(self, interval, func, first=None, name=None):
         """Schedule ``func``; returns a handle for :meth:`cancel`."""
         if first is None:
-            first = self._random.uniform(0, interval)
+            first = interval + self._random.uniform(0, interval)
         handle = next(self._counter)
         with self._cond:
             heapq.heappush(self._heap, (time.monotonic() + first, handle,
