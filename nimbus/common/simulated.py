@@ -189,6 +189,9 @@ class HostGroup:
         hosts = list(hosts)
         # Consume (and so answer the broker's heartbeats) from the start.
         self._start_rpc()
+        # Every host's queue exists before the host reports itself (and
+        # so can be chosen): a build sent before it is served waits.
+        self.rpc.declare(name for name, _host in hosts)
         slots = threading.Semaphore(max(1, self.start_concurrency))
         ready = queue.Queue()
 
@@ -229,6 +232,8 @@ class HostGroup:
 
     def start_host(self, name, host):
         """Start one host now (blocking) and serve it."""
+        self._start_rpc()
+        self.rpc.declare([name])
         host.start()
         self._serve([(name, host)])
         return host

@@ -20,6 +20,7 @@ kombu; the queue-level details are in :class:`_RabbitListener`) and
 are not consumed: Nimbus addresses every message to a host.
 """
 
+import functools
 import threading
 
 from oslo_log import log as logging
@@ -96,6 +97,19 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
         elif errors:
             raise errors[0]
 
+    def declare(self, servers):
+        """Declare the queues of ``servers`` without consuming them:
+        from now on messages sent to them wait there (RabbitMQ drops a
+        message whose queue does not exist yet)."""
+        conn = self.conn.connection
+        consumers = [self._consumer(s) for s in servers]
+
+        def declare_all():
+            with conn._connection_lock:
+                for consumer in consumers:
+                    conn.ensure(functools.partial(consumer.declare, conn))
+        self._in_poll_thread(declare_all, timeout=300)
+
     def add(self, servers):
         """Declare and consume the queues of ``servers`` (from the next
         ``consume`` round of the polling thread)."""
@@ -148,6 +162,9 @@ class _InProcListener(inproc.InProcListener):
                                          if k not in self._keys]
         self._bus.subscribe(keys, self)
         self.wake()
+
+    def declare(self, servers):
+        """Nothing to do: the in-process bus keeps every message."""
 
     def remove(self, servers):
         gone = {self._key(s) for s in servers}
@@ -234,6 +251,11 @@ class MultiServer:
                 self._dispatcher.add(server, endpoints)
             self._listener.add(list(endpoints_by_server))
             self._servers.update(endpoints_by_server)
+
+    def declare(self, servers):
+        """Create the queues of ``servers`` before they are served, so
+        that nothing sent to them meanwhile is lost."""
+        self._listener.declare(list(servers))
 
     def remove(self, server):
         """Stop consuming ``server``'s queue; a message already taken from
