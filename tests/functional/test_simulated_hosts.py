@@ -101,3 +101,29 @@ def test_a_compute_creates_the_custom_resource_classes_it_reports(
     names = {rc['name'] for rc in placement.request(
         ctxt, 'GET', '/resource_classes').json()['resource_classes']}
     assert 'CUSTOM_PGPU' in names
+
+
+def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(
+        make_cloud):
+    cloud = make_cloud(hosts=6, shared_hosts=True, fail_hosts=['host-1'])
+    assert sorted(cloud.computes) == ['host-%d' % i for i in range(1, 7)]
+    assert cloud._group.group.rpc.servers == set(cloud.computes)
+    assert cloud.computes['host-1'].driver.opts.fail_builds
+    assert not cloud.computes['host-2'].driver.opts.fail_builds
+    api = client_mod.ComputeClient(cloud.api_url)
+    flavor = api.create_flavor('m1.tiny', 1, 512, 1)
+    image = api.create_image('cirros')
+    cloud.kill_compute('host-6')
+    assert 'host-6' not in cloud.computes
+    cloud.start_compute('host-6')
+    ids = [api.create_server('vm-%d' % i, flavor['id'], image['id'])[
+        'server']['id'] for i in range(10)]
+    servers = cloud_mod.wait_for(
+        lambda: (lambda s: s if all(
+            s[i]['status'] == 'ACTIVE' for i in ids) else None)(
+            {x['id']: x for x in api.servers()}),
+        what='servers ACTIVE')
+    assert not {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids} & {
+        'host-1'}
+    cloud.stop_compute('host-2')
+    assert 'host-2' not in cloud._group.group.rpc.servers
