@@ -88,13 +88,18 @@ class Cloud:
 
     ``fail_hosts`` names hosts whose fake driver fails every build;
     ``host_overrides`` maps a host to ``{group: {opt: value}}``.
+    ``shared_hosts``: run the computes as simulated hosts on one RPC
+    server, one worker pool and one ticker
+    (:mod:`nimbus.compute.simulated`, what ``nimbus all-in-one`` uses);
+    otherwise each compute is a service of its own with its own config
+    and transport, as on its own machine.
     """
 
     def __init__(self, state_dir, hosts=8, transport_url=None,
                  cell_transport_url=None, api_port=0, placement_port=0,
                  overrides=None, fail_hosts=(), host_overrides=None,
                  host_prefix='host-', database_urls=None,
-                 discover_interval=2.0):
+                 discover_interval=2.0, shared_hosts=False):
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
         self.transport_url = transport_url or 'inproc:///'
@@ -119,6 +124,8 @@ class Cloud:
         self.placement_url = None
         self.api_url = None
         self.computes = {}
+        self.shared_hosts = shared_hosts
+        self._group = None
         # Every conf built (the cloud's and each compute's): stop() closes
         # their RPC transports.
         self.confs = []
@@ -169,8 +176,11 @@ class Cloud:
         self._start(services.cell_conductor_service(
             self.conf, transport_url=self.cell_transport_url,
             database_url=self.db_urls['cell1'], host='aio-cell1'))
-        for host in self.host_names():
-            self.start_compute(host)
+        if self.shared_hosts:
+            self._start_group()
+        else:
+            for host in self.host_names():
+                self.start_compute(host)
         cell_mappings.discover_hosts(services.api_db(self.conf))
         api_server = wsgi.serve(services.api_app(self.conf), '127.0.0.1',
                                 self.api_port, name='nimbus-api')
@@ -209,7 +219,26 @@ class Cloud:
             extra.setdefault(group, {}).update(opts)
         return self._conf(extra)
 
+    def _start_group(self):
+        from nimbus.compute import simulated
+        conf = self._conf({'rpc': {'transport_url':
+                                   self.cell_transport_url}})
+        special = self.fail_hosts | set(self.host_overrides)
+        self._group = simulated.SimulatedComputes(
+            conf, conf_for=lambda host: (self.compute_conf(host)
+                                         if host in special else conf))
+        self._group.names = self.host_names()
+        # The group's dict: computes started and stopped through the
+        # group show here.
+        self.computes = self._group.hosts
+        failed = self._group.start()
+        if failed:
+            raise RuntimeError('simulated hosts failed to start: %s'
+                               % ', '.join(failed))
+
     def start_compute(self, host):
+        if self._group is not None:
+            return self._group.start_host(host)
         svc = services.compute_service(self.compute_conf(host), host=host)
         svc.start()
         self.computes[host] = svc
@@ -217,12 +246,16 @@ class Cloud:
 
     def stop_compute(self, host):
         """A clean stop: builds under way finish first."""
+        if self._group is not None:
+            return self._group.stop_host(host)
         svc = self.computes.pop(host)
         svc.stop()
 
     def kill_compute(self, host):
         """Like ``kill -9`` of the host's agent: builds under way are
         abandoned mid-spawn, nothing is reported."""
+        if self._group is not None:
+            return self._group.kill_host(host)
         svc = self.computes.pop(host)
         svc.kill()
 
@@ -235,6 +268,12 @@ class Cloud:
 
     def stop(self):
         self._stop.set()
+        if self._group is not None:
+            try:
+                self._group.stop()
+            except Exception:
+                LOG.exception('stopping the simulated hosts failed')
+            self._group = None
         for svc in list(self.computes.values()):
             try:
                 svc.stop()

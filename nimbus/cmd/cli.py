@@ -29,7 +29,8 @@ def _all_in_one(args):
             args.state_dir, hosts=args.hosts,
             transport_url=args.transport_url,
             cell_transport_url=args.cell_transport_url,
-            api_port=args.api_port, placement_port=args.placement_port)
+            api_port=args.api_port, placement_port=args.placement_port,
+            shared_hosts=True)
     except cloud_mod.ConfigurationError as exc:
         sys.exit('nimbus all-in-one: %s' % exc)
     console.print('Starting Nimbus: %d simulated hosts, state in %s'

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from nimbus.common import simulated
+
 COMPUTE_OPTS = [
     cfg.StrOpt('compute_driver', default='fake',
                help='Virt driver: "fake" simulates a hypervisor (guests are '
@@ -57,6 +59,19 @@ FAKE_DRIVER_OPTS = [
                help='Memory of the simulated host, in MB.'),
     cfg.IntOpt('disk_gb', default=2000, min=1,
                help='Local disk of the simulated host, in GB.'),
+    cfg.IntOpt('vcpus_max', default=None, min=1,
+               help='When set (and above vcpus): each simulated host gets '
+                    'a number of CPUs between vcpus and this, drawn from '
+                    'spread_seed and its host name, so the hosts of '
+                    'nimbus-compute --simulated-hosts differ.'),
+    cfg.IntOpt('memory_mb_max', default=None, min=1,
+               help='As vcpus_max, for memory_mb (rounded to 1024 MB).'),
+    cfg.IntOpt('disk_gb_max', default=None, min=1,
+               help='As vcpus_max, for disk_gb.'),
+    cfg.IntOpt('spread_seed', default=0,
+               help='Seed of the per-host sizes drawn from the *_max '
+                    'options: the same seed gives every host the same size '
+                    'on every start.'),
     cfg.StrOpt('hypervisor_type', default='QEMU',
                help='Hypervisor type the host reports (filters and '
                     'weighers read it).'),
@@ -89,7 +104,9 @@ FAKE_DRIVER_OPTS = [
 def register_opts(conf):
     conf.register_opts(COMPUTE_OPTS, group='compute')
     conf.register_opts(FAKE_DRIVER_OPTS, group='fake_driver')
+    simulated.register_opts(conf)
 
 
 def list_opts():
-    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS)]
+    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS)
+            ] + simulated.list_opts()

@@ -18,10 +18,14 @@ LOG = logging.getLogger(__name__)
 class ComputeManager:
     target = messaging.Target(version=rpcapi.VERSION)
 
-    def __init__(self, runner, events, workers=8):
+    def __init__(self, runner, events, workers=8, pool=None):
+        """``pool``: an executor shared with other hosts of the process
+        (simulated hosts); not shut down here. Default: a pool of
+        ``workers`` threads of this host's own."""
         self.runner = runner
         self.events = events
-        self._pool = futures.ThreadPoolExecutor(
+        self._shared = pool is not None
+        self._pool = pool or futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix='build')
 
     def _submit(self, func, *args):
@@ -69,4 +73,5 @@ class ComputeManager:
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""
-        self._pool.shutdown(wait=wait, cancel_futures=not wait)
+        if not self._shared:
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)

@@ -83,9 +83,13 @@ class ResourceTracker:
     # -- provider tree ---------------------------------------------------
 
     def _read_tree(self, ctxt):
-        self.placement.ensure_resource_provider(ctxt, self.node_uuid,
-                                                self.nodename)
+        root = self.placement.ensure_resource_provider(ctxt, self.node_uuid,
+                                                       self.nodename)
         tree = ptree.ProviderTree()
+        if root.get('created') and root.get('generation') is not None:
+            # Just created: nothing else of the tree can exist yet.
+            tree.new_root(root['name'], root['uuid'], root['generation'])
+            return tree
         providers = self.placement.get_provider_tree(ctxt, self.node_uuid)
         for provider in sorted(providers, key=lambda p: (
                 p['parent_provider_uuid'] is not None, p['name'])):
@@ -127,22 +131,37 @@ class ResourceTracker:
         self.root_inventory = tree.data(self.node_uuid).inventory
 
     def _ensure_providers(self, ctxt, tree):
+        # Every class the driver reports, the custom ones created first:
+        # placement refuses an inventory of a class it does not know.
+        self.placement.ensure_resource_classes(
+            ctxt, {rc for p in tree.providers() for rc in p.inventory})
         for provider in tree.providers():
             self.placement.ensure_resource_provider(
                 ctxt, provider.uuid, provider.name, provider.parent_uuid)
 
     def _flush(self, ctxt, before, tree):
-        self._ensure_providers(ctxt, tree)
+        """Write what changed, each write sending the generation the
+        previous one returned (a race costs a read and a retry)."""
+        self.placement.ensure_resource_classes(
+            ctxt, {rc for p in tree.providers() for rc in p.inventory})
         for provider in tree.providers():
             old = before.data(provider.uuid) if before.exists(
                 provider.uuid) else None
+            if old is None:
+                generation = self.placement.ensure_resource_provider(
+                    ctxt, provider.uuid, provider.name,
+                    provider.parent_uuid).get('generation')
+            else:
+                generation = old.generation
             if old is None or _inventory_differs(old.inventory,
                                                  provider.inventory):
-                self.placement.set_inventory(ctxt, provider.uuid,
-                                             provider.inventory)
+                generation = self.placement.set_inventory(
+                    ctxt, provider.uuid, provider.inventory,
+                    generation=generation).get('resource_provider_generation')
             if old is None or old.traits != provider.traits:
-                self.placement.set_traits(ctxt, provider.uuid,
-                                          provider.traits)
+                generation = self.placement.set_traits(
+                    ctxt, provider.uuid, provider.traits,
+                    generation=generation).get('resource_provider_generation')
 
     def _reshape(self, ctxt, tree, allocations):
         self._ensure_providers(ctxt, tree)

@@ -31,10 +31,14 @@ class ComputeService:
 
     ``cell_transport`` is the bus of the compute's cell; ``placement`` a
     PlacementClient; ``cell_conductor`` a CellConductorAPI on that bus.
+    ``pool``: an executor shared by the simulated hosts of a process
+    (:mod:`nimbus.compute.simulated`); with it the host runs builds there
+    and :meth:`start` neither serves RPC nor starts periodic threads: the
+    host group serves :attr:`endpoints` and runs :meth:`periodic_tasks`.
     """
 
     def __init__(self, conf, host, cell_transport, placement, cell_conductor,
-                 driver=None, accelerator=None):
+                 driver=None, accelerator=None, pool=None):
         self.conf = conf
         self.host = host
         self.transport = cell_transport
@@ -44,11 +48,12 @@ class ComputeService:
         self.events = events_mod.InstanceEvents()
         self.tracker = resource_tracker.ResourceTracker(
             conf, host, self.driver, placement, cell_conductor)
+        self._grouped = pool is not None
         self.runner = build.BuildRunner(conf, host, self.driver, placement,
                                         cell_conductor, self.events,
                                         self.tracker, accelerator)
         self.manager = manager.ComputeManager(
-            self.runner, self.events, conf.compute.build_workers)
+            self.runner, self.events, conf.compute.build_workers, pool=pool)
         self._server = None
         self._stop = threading.Event()
         self._threads = []
@@ -62,15 +67,27 @@ class ComputeService:
         self.tracker.update(ctxt, startup=True)
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
+        if self._grouped:
+            LOG.debug('nimbus-compute %s started', self.host)
+            return self
         self._server = rpc.get_server(self.transport, rpcapi.TOPIC,
                                       [self.manager], self.host,
                                       rpcapi.VERSION)
         self._server.start()
-        self._periodic(self.conf.report_interval, self._heartbeat)
-        self._periodic(self.conf.compute.update_resources_interval,
-                       self._update_resources)
+        for interval, func in self.periodic_tasks():
+            self._periodic(interval, func)
         LOG.info('nimbus-compute %s started', self.host)
         return self
+
+    @property
+    def endpoints(self):
+        return [self.manager]
+
+    def periodic_tasks(self):
+        """``[(interval, callable)]``: heartbeat and resource update."""
+        return [(self.conf.report_interval, self._heartbeat),
+                (self.conf.compute.update_resources_interval,
+                 self._update_resources)]
 
     def _periodic(self, interval, func):
         def loop():

@@ -186,20 +186,39 @@ class DaemonCloud:
             sections.setdefault(section, {}).update(values)
         return self._daemon(host, 'nimbus.cmd.compute', sections)
 
-    def start(self):
-        api_db = self.databases['api']
+    def start_simulated(self, name, count, options=None):
+        """One nimbus-compute process running ``count`` simulated hosts
+        ``<name>-0001`` ... (``--simulated-hosts``); ``options`` are
+        config sections of its own."""
+        sections = self._base()
+        sections['DEFAULT']['host'] = name
+        sections['DEFAULT']['state_path'] = os.path.join(self.workdir, name)
+        sections['rpc']['transport_url'] = self.cell_bus
+        for section, values in (options or {}).items():
+            sections.setdefault(section, {}).update(values)
+        return self._daemon(name, 'nimbus.cmd.compute', sections,
+                            ['--simulated-hosts', str(count)])
+
+    def start_placement(self):
         self._daemon('placement-api', 'nimbus.cmd.placement_api',
                      self._with(placement=self.databases['placement']))
         self.wait_http(self.placement_url + '/')
-        self._daemon('scheduler', 'nimbus.cmd.scheduler',
-                     self._with(api=api_db))
-        self._daemon('conductor', 'nimbus.cmd.conductor',
-                     self._with(api=api_db))
+
+    def start_cell_conductor(self):
         # The cell conductor knows its cell's bus and database only.
         cell = self._with(cell=self.databases['cell1'])
         cell['rpc']['transport_url'] = self.cell_bus
         self._daemon('cell1-conductor', 'nimbus.cmd.conductor', cell,
                      ['--cell', 'cell1'])
+
+    def start(self):
+        api_db = self.databases['api']
+        self.start_placement()
+        self._daemon('scheduler', 'nimbus.cmd.scheduler',
+                     self._with(api=api_db))
+        self._daemon('conductor', 'nimbus.cmd.conductor',
+                     self._with(api=api_db))
+        self.start_cell_conductor()
         # nimbus-api listens where --host/--port say; its config names a
         # decoy port, so answering on api_port proves the flags won.
         api = self._with(api=api_db)
@@ -210,6 +229,21 @@ class DaemonCloud:
         for host in self.hosts:
             self.start_compute(host)
         return self
+
+    def wait_log(self, name, text, timeout=60):
+        """Wait until daemon ``name``'s log contains ``text``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with open(self.daemons[name].log_file,
+                          errors='replace') as f:
+                    if text in f.read():
+                        return
+            except FileNotFoundError:
+                pass
+            self._check_alive()
+            time.sleep(0.2)
+        raise TimeoutError('%s did not log %r' % (name, text))
 
     def config_of(self, name):
         """The parsed config file of daemon ``name``."""

@@ -95,6 +95,8 @@ class PlacementClient:
         self.auth_strategy = auth_strategy
         self.timeout = timeout
         self.retries = retries
+        # Custom resource classes known to exist (created or seen).
+        self._resource_classes = set()
 
     @classmethod
     def from_conf(cls, conf, session=None):
@@ -359,7 +361,8 @@ class PlacementClient:
 
     def ensure_resource_provider(self, ctxt, rp_uuid, name,
                                  parent_provider_uuid=None):
-        """The provider, created when it does not exist yet."""
+        """The provider, created when it does not exist yet (then the
+        answer carries ``'created': True``)."""
         provider = self.get_provider(ctxt, rp_uuid)
         if provider is not None:
             return provider
@@ -374,7 +377,10 @@ class PlacementClient:
             provider = self.get_provider(ctxt, rp_uuid)
             if provider is not None:
                 return provider
-        return self._check(response, 'creating provider %s' % name).json()
+        provider = self._check(response, 'creating provider %s'
+                               % name).json()
+        provider['created'] = True
+        return provider
 
     def get_provider_tree(self, ctxt, root_uuid):
         """Every provider of a tree with inventories, traits, aggregates."""
@@ -395,11 +401,25 @@ class PlacementClient:
                              % uuid), 'aggregates').json()['aggregates']
         return providers
 
-    def set_inventory(self, ctxt, rp_uuid, inventories):
-        """Replace a provider's inventory, retrying generation races."""
-        for _ in range(self.retries + 1):
-            provider = self.get_provider(ctxt, rp_uuid)
-            body = {'resource_provider_generation': provider['generation'],
+    def _generations(self, ctxt, rp_uuid, generation):
+        """The generation to send on each try: ``generation`` (what the
+        caller last saw) first when given, then a fresh read per retry."""
+        for attempt in range(self.retries + 1):
+            if attempt == 0 and generation is not None:
+                yield generation
+            else:
+                yield self.get_provider(ctxt, rp_uuid)['generation']
+
+    def set_inventory(self, ctxt, rp_uuid, inventories, generation=None):
+        """Replace a provider's inventory, retrying generation races.
+
+        ``generation``: the provider generation the caller last saw; the
+        first PUT uses it without reading the provider (a race costs one
+        more round). Returns placement's answer (with the new
+        ``resource_provider_generation``).
+        """
+        for current in self._generations(ctxt, rp_uuid, generation):
+            body = {'resource_provider_generation': current,
                     'inventories': inventories}
             response = self.request(ctxt, 'PUT',
                                     '/resource_providers/%s/inventories'
@@ -412,22 +432,36 @@ class PlacementClient:
         raise ResourceProviderGenerationConflict(
             'inventory of %s kept changing' % rp_uuid)
 
+    def ensure_resource_classes(self, ctxt, resource_classes):
+        """Create the custom resource classes among ``resource_classes``
+        that placement may not know (``PUT /resource_classes/{name}``,
+        idempotent). Standard classes are placement's own; a class this
+        client created or found once is not asked for again."""
+        for name in sorted(set(resource_classes) - self._resource_classes):
+            if not name.startswith('CUSTOM_'):
+                continue
+            response = self.request(ctxt, 'PUT', '/resource_classes/%s'
+                                    % name)
+            self._check(response, 'resource class %s' % name)
+            self._resource_classes.add(name)
+
     def ensure_traits(self, ctxt, traits):
         for trait in traits:
             if trait.startswith('CUSTOM_'):
                 self._check(self.request(ctxt, 'PUT', '/traits/%s' % trait),
                             'trait %s' % trait)
 
-    def set_traits(self, ctxt, rp_uuid, traits):
+    def set_traits(self, ctxt, rp_uuid, traits, generation=None):
+        """Replace a provider's traits (``generation`` as for
+        :meth:`set_inventory`); returns placement's answer."""
         self.ensure_traits(ctxt, traits)
-        for _ in range(self.retries + 1):
-            provider = self.get_provider(ctxt, rp_uuid)
+        for current in self._generations(ctxt, rp_uuid, generation):
             response = self.request(
                 ctxt, 'PUT', '/resource_providers/%s/traits' % rp_uuid,
                 json={'traits': sorted(traits),
-                      'resource_provider_generation': provider['generation']})
+                      'resource_provider_generation': current})
             if response.status_code == 200:
-                return
+                return response.json()
             if not (response.status_code == 409 and
                     error_code(response) == CONCURRENT_UPDATE):
                 self._check(response, 'traits of %s' % rp_uuid)

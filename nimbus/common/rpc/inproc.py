@@ -99,11 +99,12 @@ class _Bus:
             listener.wake()
 
     def take(self, keys):
+        """``(key, envelope)`` of the first message found, or None."""
         with self.lock:
             for key in keys:
                 q = self.queues.get(key)
                 if q is not None and q.items:
-                    return q.items.popleft()
+                    return key, q.items.popleft()
         return None
 
 
@@ -178,12 +179,9 @@ class InProcListener(base.PollStyleListener):
     def poll(self, timeout=None):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            envelope = self._bus.take(self._keys)
-            if envelope is not None:
-                ctxt, payload, reply_channel, client_timeout = envelope
-                return InProcIncomingMessage(
-                    jsonutils.loads(ctxt), jsonutils.loads(payload),
-                    reply_channel, client_timeout)
+            taken = self._bus.take(self._keys)
+            if taken is not None:
+                return self._incoming(*taken)
             with self._cond:
                 if self._stopped:
                     return None
@@ -199,6 +197,12 @@ class InProcListener(base.PollStyleListener):
                 self._cond.wait(1.0 if remaining is None
                                 else min(remaining, 1.0))
                 self._pending = 0
+
+    def _incoming(self, key, envelope):
+        ctxt, payload, reply_channel, client_timeout = envelope
+        return InProcIncomingMessage(
+            jsonutils.loads(ctxt), jsonutils.loads(payload), reply_channel,
+            client_timeout)
 
     def stop(self):
         with self._cond:

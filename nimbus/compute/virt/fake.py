@@ -10,6 +10,7 @@ root moves that inventory, and its allocations, to the GPU children.
 
 import json
 import os
+import random
 import threading
 import uuid as uuidlib
 
@@ -29,6 +30,23 @@ class HostHalted(BaseException):
     killed mid-build, the build just stops."""
 
 
+def host_size(conf, host):
+    """``(vcpus, memory_mb, disk_gb)`` of simulated ``host``: the
+    ``[fake_driver]`` sizes, or, where a ``*_max`` option is above its
+    size, a value in between drawn from ``spread_seed`` and the host name
+    (the same on every start)."""
+    opts = conf.fake_driver
+    draw = random.Random('%s/%s' % (opts.spread_seed, host))
+
+    def pick(low, high, step=1):
+        if not high or high <= low:
+            return low
+        return low + draw.randint(0, (high - low) // step) * step
+    return (pick(opts.vcpus, opts.vcpus_max),
+            pick(opts.memory_mb, opts.memory_mb_max, 1024),
+            pick(opts.disk_gb, opts.disk_gb_max))
+
+
 class FakeDriver(driver.ComputeDriver):
 
     def __init__(self, conf, host):
@@ -39,6 +57,7 @@ class FakeDriver(driver.ComputeDriver):
                                   '%s.json' % host)
         self._guests = self._load()
         self._halted = threading.Event()
+        self.vcpus, self.memory_mb, self.disk_gb = host_size(conf, host)
 
     def _load(self):
         try:
@@ -56,18 +75,18 @@ class FakeDriver(driver.ComputeDriver):
 
     def node_facts(self):
         cells = self.opts.numa_cells
-        cpus = list(range(self.opts.vcpus))
+        cpus = list(range(self.vcpus))
         per_cell = max(1, len(cpus) // cells)
         numa = [{'id': i,
                  'cpuset': cpus[i * per_cell:(i + 1) * per_cell],
                  'pinned_cpus': [],
-                 'memory_mb': self.opts.memory_mb // cells,
+                 'memory_mb': self.memory_mb // cells,
                  'memory_usage': 0}
                 for i in range(cells)]
         return {
-            'vcpus': self.opts.vcpus,
-            'memory_mb': self.opts.memory_mb,
-            'local_gb': self.opts.disk_gb,
+            'vcpus': self.vcpus,
+            'memory_mb': self.memory_mb,
+            'local_gb': self.disk_gb,
             'hypervisor_type': self.opts.hypervisor_type,
             'hypervisor_version': self.opts.hypervisor_version,
             'cpu_info': {'arch': 'x86_64', 'vendor': 'Intel',
@@ -90,18 +109,18 @@ class FakeDriver(driver.ComputeDriver):
         def ratio(rc):
             return driver.allocation_ratio(self.conf, rc, current)
         inventory = {
-            'VCPU': {'total': self.opts.vcpus,
+            'VCPU': {'total': self.vcpus,
                      'reserved': conf.reserved_host_cpus,
-                     'min_unit': 1, 'max_unit': self.opts.vcpus,
+                     'min_unit': 1, 'max_unit': self.vcpus,
                      'step_size': 1, 'allocation_ratio': ratio('VCPU')},
-            'MEMORY_MB': {'total': self.opts.memory_mb,
+            'MEMORY_MB': {'total': self.memory_mb,
                           'reserved': conf.reserved_host_memory_mb,
-                          'min_unit': 1, 'max_unit': self.opts.memory_mb,
+                          'min_unit': 1, 'max_unit': self.memory_mb,
                           'step_size': 1,
                           'allocation_ratio': ratio('MEMORY_MB')},
-            'DISK_GB': {'total': self.opts.disk_gb,
+            'DISK_GB': {'total': self.disk_gb,
                         'reserved': conf.reserved_host_disk_mb // 1024,
-                        'min_unit': 1, 'max_unit': self.opts.disk_gb,
+                        'min_unit': 1, 'max_unit': self.disk_gb,
                         'step_size': 1, 'allocation_ratio': ratio('DISK_GB')},
         }
         old_root_pgpu = root.inventory.get('CUSTOM_PGPU')

@@ -1,0 +1,89 @@
+"""Many simulated compute hosts in one nimbus-compute process.
+
+``nimbus-compute --simulated-hosts N`` (and ``nimbus all-in-one --hosts
+N``) run N :class:`~nimbus.compute.service.ComputeService` objects named
+``<[DEFAULT] host>-0001`` ... on the shared machinery of
+:class:`nimbus.common.simulated.HostGroup`: one cell bus connection, one
+RPC server consuming every ``compute.<host>`` queue, one worker pool, one
+ticker for the heartbeats and resource updates (staggered), one placement
+HTTP connection pool and one cell conductor client. Each host keeps its
+own service record, compute node record, provider tree and fake guests.
+"""
+
+from oslo_log import log as logging
+import requests
+from requests import adapters
+
+from nimbus.common import rpc
+from nimbus.common import simulated
+from nimbus.common.clients import placement as placement_client
+from nimbus.compute import rpcapi
+from nimbus.compute import service as compute_service
+
+LOG = logging.getLogger(__name__)
+
+
+def placement_session(size):
+    """A requests session that keeps up to ``size`` connections."""
+    session = requests.Session()
+    adapter = adapters.HTTPAdapter(pool_connections=4, pool_maxsize=size)
+    session.mount('http://', adapter)
+    session.mount('https://', adapter)
+    return session
+
+
+class SimulatedComputes:
+    """N compute hosts of one cell in this process.
+
+    ``conf`` is the compute's config (its ``[DEFAULT] host`` is the base of
+    the host names); ``transport_url`` the cell bus (default: the conf's).
+    ``conf_for(host)``, when given, returns the config of one host (the
+    all-in-one runner gives some hosts options of their own); by default
+    every host shares ``conf``.
+    """
+
+    def __init__(self, conf, count=0, transport_url=None, base=None,
+                 conf_for=None):
+        from nimbus.conductor import rpcapi as conductor_rpcapi
+        self.conf = conf
+        self.transport = rpc.get_transport(conf, transport_url)
+        self.group = simulated.from_conf(conf, self.transport, rpcapi.TOPIC,
+                                         rpcapi.VERSION)
+        self.placement = placement_client.PlacementClient.from_conf(
+            conf, session=placement_session(conf.simulated_hosts.workers))
+        self.conductor = conductor_rpcapi.CellConductorAPI(self.transport,
+                                                           conf)
+        self.conf_for = conf_for or (lambda host: conf)
+        self.names = simulated.host_names(base or conf.host, count)
+
+    def build(self, host):
+        return compute_service.ComputeService(
+            self.conf_for(host), host, self.transport, self.placement,
+            self.conductor, pool=self.group.pool)
+
+    @property
+    def hosts(self):
+        """``{name: ComputeService}`` of the running hosts."""
+        return self.group.hosts
+
+    def start(self, on_started=None):
+        """Start every host (``start_concurrency`` at a time); returns the
+        names of those that failed to start."""
+        failed = self.group.start_hosts(
+            [(name, self.build(name)) for name in self.names], on_started)
+        LOG.info('%d simulated compute hosts started (%d failed)',
+                 len(self.names) - len(failed), len(failed))
+        return failed
+
+    def start_host(self, host):
+        """Start (or restart) one host by name."""
+        return self.group.start_host(host, self.build(host))
+
+    def stop_host(self, host):
+        self.group.stop_host(host)
+
+    def kill_host(self, host):
+        self.group.kill_host(host)
+
+    def stop(self):
+        self.group.stop()

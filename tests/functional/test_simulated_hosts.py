@@ -1,0 +1,129 @@
+"""Many simulated compute hosts in one process (in-process bus, SQLite):
+each has its service and compute node records and its provider tree, and
+builds land on them, all on one RPC server and one worker pool."""
+
+import threading
+
+from nimbus.allinone import client as client_mod
+from nimbus.allinone import cloud as cloud_mod
+from nimbus.common import config
+from nimbus.common import context
+from nimbus.compute import resource_tracker
+from nimbus.compute import simulated
+
+
+def _computes(cloud, count, **fake):
+    conf = config.build_conf([], overrides={
+        'DEFAULT': {'host': 'sim', 'state_path': cloud.state_dir,
+                    'report_interval': 1},
+        'rpc': {'transport_url': cloud.cell_transport_url},
+        'placement_client': {'endpoint': cloud.placement_url},
+        'fake_driver': fake,
+        'simulated_hosts': {'workers': 8, 'start_concurrency': 4}})
+    cloud.confs.append(conf)
+    return simulated.SimulatedComputes(conf, count)
+
+
+def test_simulated_hosts_report_and_take_builds(make_cloud):
+    cloud = make_cloud(hosts=0)
+    computes = _computes(cloud, 12, vcpus=8, vcpus_max=64, memory_mb=8192,
+                         memory_mb_max=65536, spread_seed=7)
+    try:
+        assert computes.start() == []
+        names = ['sim-%04d' % i for i in range(1, 13)]
+        assert sorted(computes.hosts) == names
+        ctxt = context.get_admin_context()
+        sizes = set()
+        for name in names:
+            root = resource_tracker.compute_node_uuid(name)
+            inventory = computes.placement.get_provider_tree(
+                ctxt, root)[0]['inventories']
+            assert 8 <= inventory['VCPU']['total'] <= 64
+            sizes.add((inventory['VCPU']['total'],
+                       inventory['MEMORY_MB']['total']))
+        assert len(sizes) > 1          # the seeded spread
+        api = client_mod.ComputeClient(cloud.api_url)
+        cloud_mod.wait_for(
+            lambda: len([h for h in api.get('/os-hypervisors/detail')[
+                'hypervisors'] if h.get('state') == 'up']) == 12,
+            what='12 hypervisors up')
+        flavor = api.create_flavor('m1.tiny', 1, 512, 1)
+        image = api.create_image('cirros')
+        ids = [api.create_server('vm-%d' % i, flavor['id'], image['id'])[
+            'server']['id'] for i in range(12)]
+        servers = cloud_mod.wait_for(
+            lambda: (lambda s: s if all(
+                s[i]['status'] == 'ACTIVE' for i in ids) else None)(
+                {x['id']: x for x in api.servers()}),
+            what='servers ACTIVE')
+        hosts = {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids}
+        assert len(hosts) > 1 and hosts <= set(names)
+        # One RPC server for every host.
+        assert computes.group.rpc.servers == set(names)
+        # A killed host's messages wait; restarted, it serves again.
+        computes.kill_host('sim-0001')
+        assert 'sim-0001' not in computes.group.rpc.servers
+        computes.start_host('sim-0001')
+        assert 'sim-0001' in computes.group.rpc.servers
+    finally:
+        computes.stop()
+
+
+def test_thread_count_does_not_grow_with_hosts(make_cloud):
+    # The cell conductor runs in this process too: bound its RPC pool so
+    # what is counted is the computes' threads.
+    cloud = make_cloud(hosts=0, overrides={
+        'DEFAULT': {'executor_thread_pool_size': 4}})
+    counts = {}
+    for count in (5, 40):
+        before = threading.active_count()
+        computes = _computes(cloud, count)
+        computes.start()
+        counts[count] = threading.active_count() - before
+        computes.stop()
+    # The pool (8) + the RPC executor (8) + ticker + RPC poller (+ the
+    # cell conductor's 4), whatever N is.
+    assert counts[40] <= 8 + 8 + 2 + 4, counts
+
+
+def test_a_compute_creates_the_custom_resource_classes_it_reports(
+        make_cloud):
+    # A fresh placement knows no CUSTOM_PGPU: the compute creates it.
+    cloud = make_cloud(hosts=1, host_overrides={
+        'host-1': {'fake_driver': {'pgpus': 2}}})
+    ctxt = context.get_admin_context()
+    placement = cloud.computes['host-1'].placement
+    root = resource_tracker.compute_node_uuid('host-1')
+    tree = placement.get_provider_tree(ctxt, root)
+    assert len(tree) == 3
+    assert sorted(rc for p in tree for rc in p['inventories']) == [
+        'CUSTOM_PGPU', 'CUSTOM_PGPU', 'DISK_GB', 'MEMORY_MB', 'VCPU']
+    names = {rc['name'] for rc in placement.request(
+        ctxt, 'GET', '/resource_classes').json()['resource_classes']}
+    assert 'CUSTOM_PGPU' in names
+
+
+def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(
+        make_cloud):
+    cloud = make_cloud(hosts=6, shared_hosts=True, fail_hosts=['host-1'])
+    assert sorted(cloud.computes) == ['host-%d' % i for i in range(1, 7)]
+    assert cloud._group.group.rpc.servers == set(cloud.computes)
+    assert cloud.computes['host-1'].driver.opts.fail_builds
+    assert not cloud.computes['host-2'].driver.opts.fail_builds
+    api = client_mod.ComputeClient(cloud.api_url)
+    flavor = api.create_flavor('m1.tiny', 1, 512, 1)
+    image = api.create_image('cirros')
+    cloud.kill_compute('host-6')
+    assert 'host-6' not in cloud.computes
+    cloud.start_compute('host-6')
+    ids = [api.create_server('vm-%d' % i, flavor['id'], image['id'])[
+        'server']['id'] for i in range(10)]
+    servers = cloud_mod.wait_for(
+        lambda: (lambda s: s if all(
+            s[i]['status'] == 'ACTIVE' for i in ids) else None)(
+            {x['id']: x for x in api.servers()}),
+        what='servers ACTIVE')
+    assert not {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids} & {
+        'host-1'}
+    cloud.stop_compute('host-2')
+    assert 'host-2' not in cloud._group.group.rpc.servers
