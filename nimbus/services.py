@@ -101,6 +101,18 @@ def compute_service(conf, host=None, transport_url=None):
         conductor_rpcapi.CellConductorAPI(transport, conf))
 
 
+def simulated_computes(conf, count=0, transport_url=None, base=None,
+                       conf_for=None):
+    """N simulated compute hosts of one cell on one transport (see
+    :class:`nimbus.compute.simulated.SimulatedComputes`)."""
+    from nimbus.compute import simulated
+    from nimbus.conductor import rpcapi as conductor_rpcapi
+    transport = rpc.get_transport(conf, transport_url)
+    return simulated.SimulatedComputes(
+        conf, transport, conductor_rpcapi.CellConductorAPI(transport, conf),
+        count=count, base=base, conf_for=conf_for)
+
+
 def api_app(conf):
     from nimbus.api import app as api_app_mod
     from nimbus.conductor import rpcapi as conductor_rpcapi

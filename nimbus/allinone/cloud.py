@@ -220,11 +220,11 @@ class Cloud:
         return self._conf(extra)
 
     def _start_group(self):
-        from nimbus.compute import simulated
+        from nimbus import services
         conf = self._conf({'rpc': {'transport_url':
                                    self.cell_transport_url}})
         special = self.fail_hosts | set(self.host_overrides)
-        self._group = simulated.SimulatedComputes(
+        self._group = services.simulated_computes(
             conf, conf_for=lambda host: (self.compute_conf(host)
                                          if host in special else conf))
         self._group.names = self.host_names()

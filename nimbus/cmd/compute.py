@@ -31,9 +31,8 @@ CLI_OPTS = [
 def main(argv=None):
     conf = common.setup('nimbus-compute', argv, CLI_OPTS, needs_bus=True)
     if conf.simulated_host_count:
-        from nimbus.compute import simulated
-        computes = simulated.SimulatedComputes(conf,
-                                                 conf.simulated_host_count)
+        computes = services.simulated_computes(conf,
+                                               conf.simulated_host_count)
         began = time.monotonic()
         failed = computes.start()
         # One line the benchmark (and an operator) can wait for.

@@ -14,7 +14,6 @@ from oslo_log import log as logging
 import requests
 from requests import adapters
 
-from nimbus.common import rpc
 from nimbus.common import simulated
 from nimbus.common.clients import placement as placement_client
 from nimbus.compute import rpcapi
@@ -36,23 +35,23 @@ class SimulatedComputes:
     """N compute hosts of one cell in this process.
 
     ``conf`` is the compute's config (its ``[DEFAULT] host`` is the base of
-    the host names); ``transport_url`` the cell bus (default: the conf's).
+    the host names); ``transport`` the cell bus and ``conductor`` the cell
+    conductor's RPC API on it (built by :func:`nimbus.services.
+    simulated_computes`, the composition root).
     ``conf_for(host)``, when given, returns the config of one host (the
     all-in-one runner gives some hosts options of their own); by default
     every host shares ``conf``.
     """
 
-    def __init__(self, conf, count=0, transport_url=None, base=None,
+    def __init__(self, conf, transport, conductor, count=0, base=None,
                  conf_for=None):
-        from nimbus.conductor import rpcapi as conductor_rpcapi
         self.conf = conf
-        self.transport = rpc.get_transport(conf, transport_url)
+        self.transport = transport
         self.group = simulated.from_conf(conf, self.transport, rpcapi.TOPIC,
                                          rpcapi.VERSION)
         self.placement = placement_client.PlacementClient.from_conf(
             conf, session=placement_session(conf.simulated_hosts.workers))
-        self.conductor = conductor_rpcapi.CellConductorAPI(self.transport,
-                                                           conf)
+        self.conductor = conductor
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
 

@@ -4,12 +4,12 @@ builds land on them, all on one RPC server and one worker pool."""
 
 import threading
 
+from nimbus import services
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.compute import resource_tracker
-from nimbus.compute import simulated
 
 
 def _computes(cloud, count, **fake):
@@ -21,7 +21,7 @@ def _computes(cloud, count, **fake):
         'fake_driver': fake,
         'simulated_hosts': {'workers': 8, 'start_concurrency': 4}})
     cloud.confs.append(conf)
-    return simulated.SimulatedComputes(conf, count)
+    return services.simulated_computes(conf, count)
 
 
 def test_simulated_hosts_report_and_take_builds(make_cloud):
