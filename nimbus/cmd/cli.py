@@ -5,6 +5,7 @@
     nimbus schedule --dry-run --flavor F [--image I] [--hint K=V]...
                     [--availability-zone Z] [--num-instances N]
                     [--format json] [--url URL]
+    nimbus decisions --follow [...]      (nimbus.cmd.cli_insight)
 """
 
 import argparse
@@ -173,6 +174,8 @@ def build_parser():
     sched.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
                                                          'admin'))
     sched.set_defaults(func=_schedule)
+    from nimbus.cmd import cli_insight
+    cli_insight.register(sub)
     return parser
 
 

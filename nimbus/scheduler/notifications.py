@@ -11,6 +11,8 @@ second pass over the hosts. Its shape is in docs/contracts.md.
 off); :func:`listen` tails the stream for ``nimbus decisions --follow``.
 """
 
+import datetime
+
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
@@ -154,14 +156,26 @@ def matches(payload, hosts=(), flavors=(), outcomes=()):
     return True
 
 
+def _timestamp(metadata):
+    try:
+        return datetime.datetime.fromisoformat(str(metadata['timestamp']))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 class _Endpoint:
-    def __init__(self, callback, filters):
+    def __init__(self, callback, filters, since=None):
         self.callback = callback
         self.filters = filters
+        self.since = since
         self.filter_rule = messaging.NotificationFilter(
             event_type=r'^scheduler\.select_destinations\.decision$')
 
     def _handle(self, ctxt, publisher_id, event_type, payload, metadata):
+        if self.since is not None:
+            stamp = _timestamp(metadata)
+            if stamp is not None and stamp < self.since:
+                return messaging.NotificationResult.HANDLED
         if matches(payload, **self.filters):
             self.callback(payload)
         return messaging.NotificationResult.HANDLED
@@ -170,15 +184,17 @@ class _Endpoint:
 
 
 def listen(transport, callback, hosts=(), flavors=(), outcomes=(),
-           pool=None):
+           pool=None, since=None):
     """A started notification listener calling ``callback(payload)`` for
     every matching decision; ``stop()`` and ``wait()`` it. ``pool``: a
     listener pool name, so that several tails each get every message
-    (oslo.messaging gives each pool its own queue)."""
+    (oslo.messaging gives each pool its own queue; on RabbitMQ it stays
+    after the listener ends). ``since``: a naive UTC datetime; decisions
+    emitted before it are skipped."""
     targets = [messaging.Target(topic=TOPIC)]
     endpoint = _Endpoint(callback, {'hosts': tuple(hosts),
                                     'flavors': tuple(flavors),
-                                    'outcomes': tuple(outcomes)})
+                                    'outcomes': tuple(outcomes)}, since)
     listener = messaging.get_notification_listener(
         transport, targets, [endpoint], executor='threading', pool=pool,
         serializer=messaging.NoOpSerializer())

@@ -127,3 +127,66 @@ def test_off_emits_nothing():
     spec = testing.spec()
     placement.spec = spec
     assert sched.select_destinations(context.get_admin_context(), spec)
+
+
+def _follow_while_scheduling(url, **filters):
+    import io
+    import threading
+    from nimbus.cmd import cli_insight
+    conf = sconf.make_conf()
+    sched, placement, transport = _scheduler(conf, url)
+    out = io.StringIO()
+    done = []
+    listening = threading.Event()
+
+    def tail():
+        done.append(cli_insight.follow(transport, out, count=1, timeout=20,
+                                       ready=listening, **filters))
+
+    thread = threading.Thread(target=tail)
+    thread.start()
+    assert listening.wait(20)
+    ctxt = context.get_admin_context()
+    for name in ('m1.tiny', 'm1.small'):
+        spec = testing.spec(flavor_name=name)
+        placement.spec = spec
+        sched.select_destinations(ctxt, spec)
+    thread.join(30)
+    return done, out.getvalue()
+
+
+def test_follow_filters_by_flavor_embedded():
+    inproc.reset_buses()
+    done, text = _follow_while_scheduling('inproc:///follow',
+                                          flavors=['m1.small'])
+    assert done == [1]
+    assert ' m1.small ' in text and 'm1.tiny' not in text
+    assert 'scheduled' in text
+
+
+def test_cli_follow_on_rabbitmq():
+    """The real command, in its own process, on a RabbitMQ vhost: the
+    decision emitted before it started is printed with --backlog."""
+    import json
+    import subprocess
+    import sys
+    url, cleanup = infra.rabbit_vhost()
+    try:
+        conf = sconf.make_conf()
+        sched, placement, _transport = _scheduler(conf, url)
+        ctxt = context.get_admin_context()
+        for name in ('m1.tiny', 'm1.small'):
+            spec = testing.spec(flavor_name=name)
+            placement.spec = spec
+            sched.select_destinations(ctxt, spec)
+        proc = subprocess.run(
+            [sys.executable, '-m', 'nimbus.cmd.cli', 'decisions', '--follow',
+             '--backlog', '--transport-url', url, '--flavor', 'm1.small',
+             '--outcome', 'scheduled', '--count', '1', '--format', 'json'],
+            capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        payload = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert payload['flavor']['name'] == 'm1.small'
+        assert payload['outcome'] == 'scheduled'
+    finally:
+        cleanup()

@@ -1,0 +1,134 @@
+"""``nimbus decisions``: the operator's view of the scheduler.
+
+    nimbus decisions --follow [--transport-url URL] [--host H]...
+                     [--flavor F]... [--outcome scheduled|partial|failed]...
+                     [--count N] [--format line|json]
+
+Registered in ``nimbus.cmd.cli`` by :func:`register`.
+"""
+
+import datetime
+import json
+import os
+import queue
+import sys
+
+OUTCOMES = ('scheduled', 'partial', 'failed')
+
+
+def format_line(payload):
+    """One decision as one line of text."""
+    flavor = (payload.get('flavor') or {}).get('name') or '?'
+    counts = ' '.join('%s:%d' % (f['name'], f['out'])
+                      for f in payload.get('filters') or ())
+    hosts = []
+    for inst in payload.get('instances') or ():
+        if inst.get('host'):
+            weight = inst.get('weight')
+            hosts.append('%s(%s)' % (inst['host'], 'n/a' if weight is None
+                                     else '%.3f' % weight))
+    timings = payload.get('timings_ms') or {}
+    text = '%s %-9s %s x%s placement:%s %s -> %s claim_retries=%s %.1fms' % (
+        payload.get('request_id'), payload.get('outcome'), flavor,
+        payload.get('num_instances'), payload.get('placement_candidates'),
+        counts or '-', ', '.join(hosts) or '-',
+        (payload.get('claim') or {}).get('retries', 0),
+        timings.get('total', 0.0))
+    if payload.get('message'):
+        text += ' | ' + payload['message'][:200]
+    return text
+
+
+def follow(transport, out, hosts=(), flavors=(), outcomes=(), count=None,
+           fmt='line', timeout=None, pool=None, backlog=False, ready=None):
+    """Print matching decisions to ``out`` as they arrive; returns how many
+    were printed (after ``count`` of them, or ``timeout`` seconds without
+    one, it stops). Decisions emitted before the tail started (waiting in
+    the queue) are skipped unless ``backlog``. ``pool``: a queue of its own
+    (see :func:`nimbus.scheduler.notifications.listen`). ``ready``: an
+    Event set once the tail listens."""
+    from nimbus.scheduler import notifications
+    got = queue.Queue()
+    since = None if backlog else datetime.datetime.now(
+        datetime.timezone.utc).replace(tzinfo=None)
+    listener = notifications.listen(
+        transport, got.put, hosts=hosts, flavors=flavors, outcomes=outcomes,
+        pool=pool, since=since)
+    if ready is not None:
+        ready.set()
+    printed = 0
+    try:
+        while count is None or printed < count:
+            try:
+                payload = got.get(timeout=timeout or 1.0)
+            except queue.Empty:
+                if timeout:
+                    break
+                continue
+            out.write((json.dumps(payload, sort_keys=True) if fmt == 'json'
+                       else format_line(payload)) + '\n')
+            out.flush()
+            printed += 1
+    finally:
+        listener.stop()
+        listener.wait()
+    return printed
+
+
+def _decisions(args):
+    if not args.follow:
+        sys.exit('nimbus decisions: the stream is live; use --follow '
+                 '(past decisions: GET /os-scheduler/records)')
+    from oslo_config import cfg
+    import oslo_messaging as messaging
+    from nimbus.common import rpc
+    if not args.transport_url:
+        sys.exit('nimbus decisions: give --transport-url (or '
+                 '$NIMBUS_TRANSPORT_URL): the scheduler\'s bus, e.g. '
+                 'rabbit://USER:PASS@HOST:5672/VHOST')
+    try:
+        rpc.bus_of(args.transport_url)
+    except ValueError as exc:
+        sys.exit('nimbus decisions: %s' % exc)
+    conf = cfg.ConfigOpts()
+    conf([], project='nimbus')
+    transport = messaging.get_notification_transport(
+        conf, url=args.transport_url)
+    try:
+        follow(transport, sys.stdout, hosts=args.host, flavors=args.flavor,
+               outcomes=args.outcome, count=args.count, fmt=args.format,
+               pool=args.pool, backlog=args.backlog)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        transport.cleanup()
+    return 0
+
+
+def register(sub):
+    """Add this module's commands to the ``nimbus`` subparsers."""
+    dec = sub.add_parser('decisions', help='tail the scheduler\'s decision '
+                                           'stream (notifications)')
+    dec.add_argument('--follow', '-f', action='store_true',
+                     help='print decisions as they happen')
+    dec.add_argument('--transport-url', default=os.environ.get(
+        'NIMBUS_TRANSPORT_URL'),
+        help='the scheduler\'s bus (default $NIMBUS_TRANSPORT_URL)')
+    dec.add_argument('--host', action='append', default=[],
+                     help='only decisions that chose this host (repeat)')
+    dec.add_argument('--flavor', action='append', default=[],
+                     help='only this flavor, by name or id (repeat)')
+    dec.add_argument('--outcome', action='append', default=[],
+                     choices=OUTCOMES, help='only this outcome (repeat)')
+    dec.add_argument('--count', type=int, default=None,
+                     help='exit after N decisions')
+    dec.add_argument('--format', choices=['line', 'json'], default='line')
+    dec.add_argument('--backlog', action='store_true',
+                     help='also print decisions waiting in the queue from '
+                          'before the tail started')
+    dec.add_argument('--pool', default=None,
+                     help='consume from a queue of this name of its own, so '
+                          'that several tails each see every decision (the '
+                          'queue stays on the broker after the tail ends); '
+                          'default: the shared notifications queue')
+    dec.set_defaults(func=_decisions)
