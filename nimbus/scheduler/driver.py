@@ -193,6 +193,26 @@ class Scheduler:
         timings["total"] = time.perf_counter() - start
         self.notifier.emit(ctxt, spec, exp, result, timings, error)
 
+    def capacity(self, ctxt, spec: RequestSpec, per_host: bool = True) -> dict:
+        """How many more of ``spec``'s flavor fit, and where (see capacity.py);
+        claims nothing."""
+        from nimbus.scheduler import capacity as capacity_mod
+        counter = capacity_mod.Capacity(self.conf, self.engine)
+        with self._lock, self.host_manager.decision():
+            self._resolve_group(spec)
+            try:
+                params = [(k, v) for k, v in request_filters.build_query(
+                    spec, self.conf, self.host_manager.aggregates()) if k != "limit"]
+            except exception.NoValidHost as exc:
+                return dict(capacity_mod.summarise([], per_host=per_host),
+                            message=exc.reason)
+            body = self.placement.get_allocation_candidates(ctxt, params)
+            order, areqs = candidates_by_root(
+                body, lambda rp: self.host_manager.host_state(rp) is not None)
+            summaries = body.get("provider_summaries", {})
+            hosts = self.host_manager.host_states_for_candidates(summaries, order)
+            return counter.count(spec, hosts, areqs, summaries, per_host=per_host)
+
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         with self._lock, self.host_manager.decision():

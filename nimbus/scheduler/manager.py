@@ -106,6 +106,10 @@ class SchedulerManager:
     def dry_run(self, ctxt, request_spec=None):
         return self.driver.dry_run(ctxt, _spec(request_spec))
 
+    @rpc.expose(required=("request_spec",))
+    def capacity(self, ctxt, request_spec=None, per_host=True):
+        return self.driver.capacity(ctxt, _spec(request_spec), bool(per_host))
+
     # ------------------------------------------------------------------ casts
     @rpc.expose(cast=True, required=("aggregates",), types={"aggregates": list})
     def update_aggregates(self, ctxt, aggregates=None):
