@@ -2,6 +2,7 @@
 
 from nimbus.api.handlers import aggregates
 from nimbus.api.handlers import availability_zones
+from nimbus.api.handlers import capacity
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hypervisors
@@ -60,6 +61,7 @@ ROUTES = [
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
+    (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
     # images (Glance-shaped subset)
     ('/v2/images', {'GET': images.index, 'POST': images.create}),
     ('/v2/images/{image_id}', {'GET': images.show, 'PUT': images.update,

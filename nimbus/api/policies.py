@@ -41,6 +41,7 @@ ALL_TENANTS = 'os_compute_api:servers:index:get_all_tenants'
 IMAGES = 'nimbus:images:%s'
 DRY_RUN = 'nimbus:scheduler:dry_run'
 RECORDS = 'nimbus:scheduler:records'
+CAPACITY = 'nimbus:scheduler:capacity'
 
 RULES = BASE + [
     _rule(SERVERS % 'index', 'rule:admin_or_owner', 'List servers.',
@@ -133,6 +134,9 @@ RULES = BASE + [
           'would go, without claiming.', [('POST', '/os-scheduler/dry-run')]),
     _rule(RECORDS, 'rule:admin_api', 'Read the scheduler\'s decision '
           'records.', [('GET', '/os-scheduler/records')]),
+    _rule(CAPACITY, 'rule:admin_api', 'Ask how many more of a flavor fit '
+          'and where, without claiming.',
+          [('GET', '/os-scheduler/capacity')]),
 ]
 
 
