@@ -1,8 +1,12 @@
-"""``nimbus decisions``: the operator's view of the scheduler.
+"""``nimbus decisions`` and ``nimbus capacity``: the operator's view of the
+scheduler.
 
     nimbus decisions --follow [--transport-url URL] [--host H]...
                      [--flavor F]... [--outcome scheduled|partial|failed]...
                      [--count N] [--format line|json]
+    nimbus capacity --flavor F [--flavor G]... [--availability-zone Z]
+                    [--group UUID] [--by host|aggregate|zone|cell]
+                    [--top N] [--format table|json] [--url URL]
 
 Registered in ``nimbus.cmd.cli`` by :func:`register`.
 """
@@ -105,6 +109,68 @@ def _decisions(args):
     return 0
 
 
+def render_capacity(answers, by='host', top=20, out=None):
+    """Capacity answers as plain text tables."""
+    out = out or sys.stdout
+    keys = {'aggregate': 'per_aggregate', 'zone': 'per_availability_zone',
+            'cell': 'per_cell'}
+    for answer in answers:
+        flavor = answer.get('flavor') or {}
+        out.write('%s (%s): %d more fit on %d hosts (%d from placement, %d '
+                  'pass the filters); runs out first: %s\n' % (
+                      flavor.get('name'), flavor.get('id'), answer['total'],
+                      answer['hosts_with_room'],
+                      answer['placement_candidates'],
+                      answer['passing_filters'],
+                      answer.get('runs_out_first') or '-'))
+        if answer.get('message'):
+            out.write('  %s\n' % answer['message'])
+        if by == 'host':
+            rows = [(r['host'], r['fits'], r['limited_by'] or '-',
+                     r['availability_zone'] or '-')
+                    for r in (answer.get('hosts') or [])[:top]]
+            header = ('host', 'fits', 'limited by', 'zone')
+        else:
+            table = answer.get(keys[by]) or {}
+            rows = [(k or '-', v, '', '') for k, v in
+                    sorted(table.items(), key=lambda kv: -kv[1])[:top]]
+            header = (by, 'fits', '', '')
+        if rows:
+            width = max(len(str(r[0])) for r in rows + [header])
+            out.write('  %-*s %8s  %-22s %s\n' % ((width,) + header))
+            for row in rows:
+                out.write('  %-*s %8d  %-22s %s\n' % ((width,) + row))
+        limited = answer.get('limited_by') or {}
+        if limited:
+            out.write('  hosts limited by: %s\n' % ', '.join(
+                '%s %d' % (k or '-', v) for k, v in
+                sorted(limited.items(), key=lambda kv: -kv[1])))
+    return 0
+
+
+def _capacity(args):
+    from urllib.parse import urlencode
+    from nimbus.allinone.client import ComputeClient
+    client = ComputeClient(args.url, user=args.user, project=args.project,
+                           roles=args.roles)
+    params = [('flavor', f) for f in args.flavor]
+    for key, value in (('availability_zone', args.availability_zone),
+                       ('group', args.group)):
+        if value:
+            params.append((key, value))
+    if args.by != 'host' and args.format != 'json':
+        params.append(('hosts', 'false'))
+    try:
+        answers = client.get('/os-scheduler/capacity?' + urlencode(params))[
+            'capacity']
+    except RuntimeError as exc:
+        sys.exit(str(exc))
+    if args.format == 'json':
+        print(json.dumps(answers, indent=2, sort_keys=True))
+        return 0
+    return render_capacity(answers, args.by, args.top)
+
+
 def register(sub):
     """Add this module's commands to the ``nimbus`` subparsers."""
     dec = sub.add_parser('decisions', help='tail the scheduler\'s decision '
@@ -132,3 +198,23 @@ def register(sub):
                           'queue stays on the broker after the tail ends); '
                           'default: the shared notifications queue')
     dec.set_defaults(func=_decisions)
+
+    cap = sub.add_parser('capacity', help='how many more of a flavor fit, '
+                                          'and where (claims nothing)')
+    cap.add_argument('--flavor', action='append', required=True,
+                     help='flavor id or name (repeat)')
+    cap.add_argument('--availability-zone')
+    cap.add_argument('--group', help='server group uuid (its policy holds)')
+    cap.add_argument('--by', choices=['host', 'aggregate', 'zone', 'cell'],
+                     default='host')
+    cap.add_argument('--top', type=int, default=20)
+    cap.add_argument('--format', choices=['table', 'json'], default='table')
+    cap.add_argument('--url', default=os.environ.get(
+        'NIMBUS_API_URL', 'http://127.0.0.1:8774'),
+        help='compute API URL (default $NIMBUS_API_URL)')
+    cap.add_argument('--user', default=os.environ.get('NIMBUS_USER', 'admin'))
+    cap.add_argument('--project', default=os.environ.get('NIMBUS_PROJECT',
+                                                         'admin'))
+    cap.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
+                                                       'admin'))
+    cap.set_defaults(func=_capacity)
