@@ -6,6 +6,8 @@
                     [--availability-zone Z] [--num-instances N]
                     [--format json] [--url URL]
     nimbus decisions --follow [...]      (nimbus.cmd.cli_insight)
+    nimbus capacity --flavor F [...]     (nimbus.cmd.cli_insight)
+    nimbus simulate --hosts N [...]      (nimbus.cmd.cli_simulate)
 """
 
 import argparse
@@ -175,7 +177,9 @@ def build_parser():
                                                          'admin'))
     sched.set_defaults(func=_schedule)
     from nimbus.cmd import cli_insight
+    from nimbus.cmd import cli_simulate
     cli_insight.register(sub)
+    cli_simulate.register(sub)
     return parser
 
 
