@@ -43,8 +43,34 @@ def format_line(payload):
     return text
 
 
+class TraceRecorder:
+    """Turns decisions into a simulator trace (``nimbus simulate --trace``):
+    one arrival per requested instance, ``t`` in seconds since the first
+    decision, lifetimes unknown (null: they stay)."""
+
+    def __init__(self, out):
+        self.out = out
+        self.start = None
+
+    def record(self, payload, now=None):
+        import time
+        now = time.monotonic() if now is None else now
+        if self.start is None:
+            self.start = now
+        flavor = (payload.get('flavor') or {}).get('name')
+        for _ in range(int(payload.get('num_instances') or 1)):
+            item = {'t': round(now - self.start, 3), 'flavor': flavor,
+                    'lifetime': None}
+            if payload.get('instance_group'):
+                item['group'] = payload.get('request_id')
+                item['policy'] = payload['instance_group']
+            self.out.write(json.dumps(item, sort_keys=True) + '\n')
+        self.out.flush()
+
+
 def follow(transport, out, hosts=(), flavors=(), outcomes=(), count=None,
-           fmt='line', timeout=None, pool=None, backlog=False, ready=None):
+           fmt='line', timeout=None, pool=None, backlog=False, ready=None,
+           recorder=None):
     """Print matching decisions to ``out`` as they arrive; returns how many
     were printed (after ``count`` of them, or ``timeout`` seconds without
     one, it stops). Decisions emitted before the tail started (waiting in
@@ -69,6 +95,8 @@ def follow(transport, out, hosts=(), flavors=(), outcomes=(), count=None,
                 if timeout:
                     break
                 continue
+            if recorder is not None:
+                recorder.record(payload)
             out.write((json.dumps(payload, sort_keys=True) if fmt == 'json'
                        else format_line(payload)) + '\n')
             out.flush()
@@ -98,14 +126,18 @@ def _decisions(args):
     conf([], project='nimbus')
     transport = messaging.get_notification_transport(
         conf, url=args.transport_url)
+    record = open(args.record, 'w') if args.record else None
     try:
         follow(transport, sys.stdout, hosts=args.host, flavors=args.flavor,
                outcomes=args.outcome, count=args.count, fmt=args.format,
-               pool=args.pool, backlog=args.backlog)
+               pool=args.pool, backlog=args.backlog,
+               recorder=TraceRecorder(record) if record else None)
     except KeyboardInterrupt:
         pass
     finally:
         transport.cleanup()
+        if record is not None:
+            record.close()
     return 0
 
 
@@ -189,6 +221,9 @@ def register(sub):
     dec.add_argument('--count', type=int, default=None,
                      help='exit after N decisions')
     dec.add_argument('--format', choices=['line', 'json'], default='line')
+    dec.add_argument('--record', metavar='FILE',
+                     help='also write the decisions as a simulator trace '
+                          '(nimbus simulate --trace FILE)')
     dec.add_argument('--backlog', action='store_true',
                      help='also print decisions waiting in the queue from '
                           'before the tail started')

@@ -82,3 +82,20 @@ def test_cli_compare(tmp_path, capsys):
         cli.main(['simulate', '--hosts', '5', '--trace', str(path)])
     assert exit_.value.code == 0
     assert 'spread: 50 arrivals' in capsys.readouterr().out
+
+
+def test_recorder_makes_a_trace(tmp_path):
+    from nimbus.cmd import cli_insight
+    path = tmp_path / 'recorded.jsonl'
+    with open(path, 'w') as f:
+        rec = cli_insight.TraceRecorder(f)
+        rec.record({'flavor': {'name': 'm1.small'}, 'num_instances': 2},
+                   now=100.0)
+        rec.record({'flavor': {'name': 'm1.large'}, 'num_instances': 1,
+                    'instance_group': 'anti-affinity', 'request_id': 'r'},
+                   now=101.5)
+    arrivals = trace.read(str(path))
+    assert [(a['t'], a['flavor']) for a in arrivals] == [
+        (0.0, 'm1.small'), (0.0, 'm1.small'), (1.5, 'm1.large')]
+    assert arrivals[2]['policy'] == 'anti-affinity'
+    assert engine.Simulation(3).run(arrivals)['placed'] == 3
