@@ -53,11 +53,23 @@ class SimPlacement:
         self.used = {rp: dict.fromkeys(RCS, 0) for rp in capacity}
         self.allocations = {}               # consumer -> (rp, resources)
         self.want = None
+        self.order = list(capacity)
+        self.offset = 0
 
     def get_allocation_candidates(self, ctxt, params):
+        """Like placement: at most ``limit`` candidates, starting at a
+        point that moves every call (placement's order is not the hosts'
+        order either)."""
         want = self.want
+        limit = int(dict(params).get('limit') or 0) or len(self.order)
         areqs, summaries = [], {}
-        for rp, cap in self.capacity.items():
+        n = len(self.order)
+        start, self.offset = self.offset, (self.offset + 7919) % max(n, 1)
+        for k in range(n):
+            if len(areqs) >= limit:
+                break
+            rp = self.order[(start + k) % n]
+            cap = self.capacity[rp]
             used = self.used[rp]
             if any(used[rc] + n > cap[rc] for rc, n in want.items()):
                 continue
