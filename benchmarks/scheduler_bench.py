@@ -5,6 +5,7 @@ the per-request host-state refresh, for N synthetic hosts.
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 10000 [--json out.json]
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 5000 10000 50000
     .venv/bin/python benchmarks/scheduler_bench.py --multi-create 1000 [--skip-decisions]
+    .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 --notifications
 
 Default filters plus all 13 weighers; two flavors: ``plain`` and ``props`` (capability
 extra specs and image properties, so ComputeCapabilitiesFilter and ImagePropertiesFilter
@@ -348,6 +349,9 @@ def main(argv=None):
     p.add_argument("--nova-venv", metavar="DIR",
                    help="venv for --compare-nova: created if missing, reused when it "
                         "has nova 34.0.0, kept (default: a temporary one)")
+    p.add_argument("--notifications", action="store_true",
+                   help="also time select_destinations with the decision stream off "
+                        "and on, side by side (decision_stream_bench.py)")
     args = p.parse_args(argv)
     descriptions = {} if args.compare_nova else None
     out = [] if args.skip_decisions else [bench_one(n, args.repeat, args.reference,
@@ -358,6 +362,10 @@ def main(argv=None):
         nova_ok = compare_nova(out, descriptions, args.nova_venv)
     else:
         print_ratios(out)
+    if args.notifications:
+        import decision_stream_bench
+        out.append({"notifications": [decision_stream_bench.bench(n, args.repeat * 3)
+                                      for n in args.hosts]})
     if args.multi_create:
         mc = bench_multi_create(args.multi_create_hosts, args.multi_create)
         if not args.skip_in_memory:

@@ -40,10 +40,21 @@ def scheduler_api(conf, transport=None):
 def scheduler_service(conf, host=None):
     """The scheduler on the API bus, with its host-state cache."""
     from nimbus.scheduler import manager as scheduler_manager
+    from nimbus.scheduler import conf as sched_conf
+    from nimbus.scheduler import notifications
+    try:
+        sched_conf.register_opts(conf)
+    except Exception:  # already registered
+        pass
+    transport = rpc.get_transport(conf)
+    notifier = None
+    if conf.scheduler.emit_decisions:
+        notifier = notifications.make_notifier(
+            rpc.get_notification_transport(conf), host or conf.host)
     manager = scheduler_manager.build_manager(
         conf, placement=placement(conf), cells=cell_directory(conf),
-        api_db=api_db(conf))
-    return service.RPCService(rpc.get_transport(conf), 'scheduler',
+        api_db=api_db(conf), notifier=notifier)
+    return service.RPCService(transport, 'scheduler',
                               host or conf.host, [manager],
                               on_stop=[getattr(manager, 'shutdown',
                                                lambda: None)])

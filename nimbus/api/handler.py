@@ -2,6 +2,7 @@
 
 from nimbus.api.handlers import aggregates
 from nimbus.api.handlers import availability_zones
+from nimbus.api.handlers import capacity
 from nimbus.api.handlers import cells
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
@@ -63,6 +64,7 @@ ROUTES = [
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
+    (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
     # cells (Nimbus)
     (V + '/os-cells', {'GET': cells.index}),
 ]

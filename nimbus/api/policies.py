@@ -42,6 +42,7 @@ IMAGES = 'nimbus:images:%s'
 DRY_RUN = 'nimbus:scheduler:dry_run'
 RECORDS = 'nimbus:scheduler:records'
 CELLS = 'nimbus:cells:index'
+CAPACITY = 'nimbus:scheduler:capacity'
 
 RULES = BASE + [
     _rule(SERVERS % 'index', 'rule:admin_or_owner', 'List servers.',
@@ -136,6 +137,9 @@ RULES = BASE + [
           'records.', [('GET', '/os-scheduler/records')]),
     _rule(CELLS, 'rule:admin_api', 'List the cells with their numbers of '
           'hosts and servers.', [('GET', '/os-cells')]),
+    _rule(CAPACITY, 'rule:admin_api', 'Ask how many more of a flavor fit '
+          'and where, without claiming.',
+          [('GET', '/os-scheduler/capacity')]),
 ]
 
 

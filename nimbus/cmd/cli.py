@@ -5,6 +5,9 @@
     nimbus schedule --dry-run --flavor F [--image I] [--hint K=V]...
                     [--availability-zone Z] [--num-instances N]
     nimbus hosts | servers | cells | services
+    nimbus decisions --follow [...]      (nimbus.cmd.cli_insight)
+    nimbus capacity --flavor F [...]     (nimbus.cmd.cli_insight)
+    nimbus simulate --hosts N [...]      (nimbus.cmd.cli_simulate)
 
 Every command but all-in-one takes [--format json] [--url URL]
 [--placement-url URL] (--url may end in /v2.1, as all-in-one prints it).
@@ -178,6 +181,10 @@ def build_parser():
             ('services', cli_views.services, 'the services of every cell')):
         sub.add_parser(name, parents=[client], help=text).set_defaults(
             func=func)
+    from nimbus.cmd import cli_insight
+    from nimbus.cmd import cli_simulate
+    cli_insight.register(sub)
+    cli_simulate.register(sub)
     return parser
 
 

@@ -162,6 +162,10 @@ SCHEDULER_OPTS = [
                     "read when this one is not set."),
     cfg.IntOpt("explain_sample_size", default=10, min=0,
                help="Rejected hosts listed (with a reason) in a failure explanation."),
+    cfg.BoolOpt("emit_decisions", default=True,
+                help="Emit a scheduler.select_destinations.decision notification "
+                     "(topic 'notifications' of the scheduler's bus) per decision: "
+                     "the decision stream `nimbus decisions --follow` tails."),
 ]
 
 METRICS_OPTS = [

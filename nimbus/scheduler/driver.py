@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 
 from oslo_log import log as logging
 
@@ -53,8 +54,12 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
 
 
 class Scheduler:
-    def __init__(self, conf, placement, host_manager, filter_scheduler=None, record=None):
+    def __init__(self, conf, placement, host_manager, filter_scheduler=None, record=None,
+                 notifier=None):
+        """``notifier``: a :class:`~nimbus.scheduler.notifications.DecisionNotifier`
+        (None: no decision stream)."""
         self.conf = conf
+        self.notifier = notifier
         self.placement = placement
         self.host_manager = host_manager
         self.engine = filter_scheduler or selection.FilterScheduler(conf)
@@ -132,10 +137,14 @@ class Scheduler:
                 self.placement.remove_allocations(ctxt, uuid)
 
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
+        timings = {}
         with self._lock, self.host_manager.decision():
+            start = time.perf_counter()
             try:
                 self._resolve_group(spec)
                 hosts, areqs, summaries = self._candidates(ctxt, spec, exp)
+                mark = time.perf_counter()
+                timings["placement"] = mark - start
                 result = self.engine.schedule(spec, hosts, areqs, claim=claim,
                                               unclaim=unclaim,
                                               return_alternates=return_alternates,
@@ -148,7 +157,9 @@ class Scheduler:
                 detail = exp.to_dict(full=True) if exp.steps or exp.pre_steps \
                     else (exc.explanation or {"message": exc.reason})
                 self._record(ctxt, "failed", spec, detail)
+                self._notify(ctxt, spec, exp, None, timings, start, exc)
                 raise
+            timings["filter_weigh_claim"] = time.perf_counter() - mark
         uuids = spec.instance_uuids or [None] * len(result)
         instances, placed = [], []
         for idx, uuid in enumerate(uuids):
@@ -173,7 +184,34 @@ class Scheduler:
         done = copy.copy(spec)
         done.instance_uuids = [u for u in placed if u is not None]
         self._record(ctxt, "scheduled", done, {"instances": instances})
+        self._notify(ctxt, spec, exp, result, timings, start)
         return result
+
+    def _notify(self, ctxt, spec, exp, result, timings, start, error=None):
+        if self.notifier is None:
+            return
+        timings["total"] = time.perf_counter() - start
+        self.notifier.emit(ctxt, spec, exp, result, timings, error)
+
+    def capacity(self, ctxt, spec: RequestSpec, per_host: bool = True) -> dict:
+        """How many more of ``spec``'s flavor fit, and where (see capacity.py);
+        claims nothing."""
+        from nimbus.scheduler import capacity as capacity_mod
+        counter = capacity_mod.Capacity(self.conf, self.engine)
+        with self._lock, self.host_manager.decision():
+            self._resolve_group(spec)
+            try:
+                params = [(k, v) for k, v in request_filters.build_query(
+                    spec, self.conf, self.host_manager.aggregates()) if k != "limit"]
+            except exception.NoValidHost as exc:
+                return dict(capacity_mod.summarise([], per_host=per_host),
+                            message=exc.reason)
+            body = self.placement.get_allocation_candidates(ctxt, params)
+            order, areqs = candidates_by_root(
+                body, lambda rp: self.host_manager.host_state(rp) is not None)
+            summaries = body.get("provider_summaries", {})
+            hosts = self.host_manager.host_states_for_candidates(summaries, order)
+            return counter.count(spec, hosts, areqs, summaries, per_host=per_host)
 
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)

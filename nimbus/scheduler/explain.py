@@ -42,6 +42,7 @@ class Explanation:
         self.steps: list[FilterStep] = []
         self.later: list[dict] = []          # events after the first instance
         self.failed_instances: list[dict] = []  # instances failed on their own
+        self.choices: list[list] = []        # per instance: [weight, *alternates']
         self.placed = 0
         self.requested = 0
         self.min_count = 0
@@ -60,6 +61,10 @@ class Explanation:
     def record_later(self, host, what, reason):
         if len(self.later) < 100:
             self.later.append({"host": host, "what": what, "reason": reason})
+
+    def record_choice(self, weights):
+        """The weights of an instance's selected host and its alternates."""
+        self.choices.append(weights)
 
     def record_instance_failure(self, instance_uuid, host, reason):
         """One instance failed on its own (e.g. a consumer generation conflict in

@@ -50,7 +50,7 @@ class SchedulerManager:
 
     def __init__(self, conf, placement, host_info_source=None, host_manager=None,
                  record=None, periodic_refresh: float | None = None,
-                 periodic_full_refresh: float | None = None):
+                 periodic_full_refresh: float | None = None, notifier=None):
         """``periodic_refresh``: seconds between service reloads;
         ``periodic_full_refresh``: seconds between full reloads (both off
         when None)."""
@@ -60,7 +60,8 @@ class SchedulerManager:
                 raise ValueError("need a host_info_source or a host_manager")
             host_manager = host_manager_mod.HostManager(conf, host_info_source)
         self.host_manager = host_manager
-        self.driver = driver.Scheduler(conf, placement, host_manager, record=record)
+        self.driver = driver.Scheduler(conf, placement, host_manager, record=record,
+                                       notifier=notifier)
         self._periodic = []
         from nimbus.common import service
         for interval, func, name in (
@@ -107,6 +108,10 @@ class SchedulerManager:
     @rpc.expose(required=("request_spec",))
     def dry_run(self, ctxt, request_spec=None):
         return self.driver.dry_run(ctxt, _spec(request_spec))
+
+    @rpc.expose(required=("request_spec",))
+    def capacity(self, ctxt, request_spec=None, per_host=True):
+        return self.driver.capacity(ctxt, _spec(request_spec), bool(per_host))
 
     # ------------------------------------------------------------------ casts
     @rpc.expose(cast=True, required=("aggregates",), types={"aggregates": list})
@@ -173,7 +178,8 @@ def _service_down_time(conf) -> int:
         return 60
 
 
-def build_manager(conf, placement, cells=None, api_db=None, host_info_source=None):
+def build_manager(conf, placement, cells=None, api_db=None, host_info_source=None,
+                  notifier=None):
     """Assemble a manager from a config: DB-backed host source and explanation records
     unless a source is given."""
     try:
@@ -187,7 +193,7 @@ def build_manager(conf, placement, cells=None, api_db=None, host_info_source=Non
             api_db, cells, service_down_time=_service_down_time(conf))
         record = db_source.db_recorder(api_db)
     return SchedulerManager(conf, placement, host_info_source=host_info_source,
-                            record=record,
+                            record=record, notifier=notifier,
                             periodic_refresh=conf.scheduler.host_state_refresh_interval,
                             periodic_full_refresh=(
                                 conf.scheduler.host_state_full_refresh_interval))

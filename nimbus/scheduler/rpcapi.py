@@ -7,12 +7,13 @@ Version history
        update_compute_node, update_service, update_server_group, refresh_host_states
        (casts).
   1.1  delete_server_group (cast).
+  1.2  capacity (call): how many more of a flavor fit, and where.
 """
 
 from nimbus.common import rpc
 
 TOPIC = "scheduler"
-VERSION = "1.1"
+VERSION = "1.2"
 
 
 class SchedulerAPI:
@@ -48,6 +49,11 @@ class SchedulerAPI:
         rejected hosts with reasons. Claims nothing."""
         return self._client.prepare(version="1.0").call(ctxt, "dry_run",
                                                         request_spec=request_spec)
+
+    def capacity(self, ctxt, request_spec, per_host=True):
+        """1.2: how many more of the request's flavor fit, and where."""
+        return self._client.prepare(version="1.2").call(
+            ctxt, "capacity", request_spec=request_spec, per_host=per_host)
 
     def _cast(self, ctxt, method, **kwargs):
         self._client.prepare(version="1.0", fanout=True).cast(ctxt, method, **kwargs)

@@ -212,11 +212,13 @@ class FilterScheduler:
                     ranking.remove(i)
                 if failure is not None:
                     exp.record_instance_failure(uuid, *failure)
+                    exp.record_choice([])
                     results.append([])
                     continue
                 if chosen is None:
                     break
                 i, host, areqs, areq = chosen
+                weights = [ranking.totals[i]]
                 claims.append((host, areq, uuid))
                 if id(host) not in snapshots:
                     snapshots[id(host)] = (host, host.snapshot())
@@ -239,7 +241,8 @@ class FilterScheduler:
                 selection = [make_selection(host, areq, spec)]
                 if max_alts:
                     selection += self._alternates(ranking, host, excl, spec, alloc_reqs,
-                                                  usage, max_alts)
+                                                  usage, max_alts, weights)
+                exp.record_choice(weights)
                 results.append(selection)
             exp.placed = sum(1 for r in results if r)
             if exp.placed < min_count:
@@ -250,13 +253,14 @@ class FilterScheduler:
             raise
         return results
 
-    def _alternates(self, ranking, chosen, excl, spec, alloc_reqs, usage, k) -> list:
+    def _alternates(self, ranking, chosen, excl, spec, alloc_reqs, usage, k,
+                    weights=None) -> list:
         """Up to ``k`` Selections of the best other hosts in ``chosen``'s cell that still
         have an allocation request with room left (after this request's consumption)."""
         want = k
         while True:
             idx = ranking.ranked(want, exclude=excl, cell=chosen.cell_uuid)
-            out = []
+            out, ws = [], []
             for j in idx:
                 alt = ranking.hosts[j]
                 areqs = areqs_of(alloc_reqs, alt)
@@ -269,9 +273,12 @@ class FilterScheduler:
                         continue
                     areq = None
                 out.append(make_selection(alt, areq, spec))
+                ws.append(ranking.totals[j])
                 if len(out) == k:
-                    return out
-            if len(idx) < want:
+                    break
+            if len(out) == k or len(idx) < want:
+                if weights is not None:
+                    weights.extend(ws)
                 return out
             want *= 2
 

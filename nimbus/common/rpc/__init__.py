@@ -147,6 +147,22 @@ def get_transport(conf, url=None):
         return transport
 
 
+def get_notification_transport(conf, url=None):
+    """The notification transport for ``url`` (default
+    :func:`transport_url_of`), cached like :func:`get_transport`."""
+    url = url or transport_url_of(conf)
+    key = 'notifications:' + url
+    with _TRANSPORTS_LOCK:
+        entry = _TRANSPORTS.get(id(conf))
+        if entry is None or entry[0] is not conf:
+            entry = _TRANSPORTS[id(conf)] = (conf, {})
+        transport = entry[1].get(key)
+        if transport is None:
+            transport = entry[1][key] = \
+                messaging.get_notification_transport(conf, url=url)
+        return transport
+
+
 def transports_of(conf):
     """The cached transports of ``conf``: ``{url: transport}``."""
     with _TRANSPORTS_LOCK:

@@ -25,6 +25,9 @@ from oslo_messaging._drivers import common as driver_common
 from oslo_messaging import exceptions as om_exc
 from oslo_serialization import jsonutils
 
+# Notifications kept per queue while nobody consumes them.
+NOTIFICATION_BACKLOG = 1000
+
 _BUSES = {}
 _BUSES_LOCK = threading.Lock()
 
@@ -79,8 +82,11 @@ class _Bus:
                 if listener in q.listeners:
                     q.listeners.remove(listener)
 
-    def publish(self, exchange, target, envelope):
-        """Route one message: server queue, fanout, or the shared topic."""
+    def publish(self, exchange, target, envelope, limit=None):
+        """Route one message: server queue, fanout, or the shared topic.
+        ``limit``: keep at most that many waiting messages in the queue
+        (the oldest go): notifications nobody consumes must not grow the
+        process without bound."""
         with self.lock:
             if target.fanout:
                 keys = [k for k in self.queues
@@ -94,6 +100,8 @@ class _Bus:
             for key in keys:
                 q = self.queue(key)
                 q.items.append(envelope)
+                if limit is not None and len(q.items) > limit:
+                    q.items.popleft()
                 woken.extend(q.listeners)
         for listener in woken:
             listener.wake()
@@ -264,7 +272,8 @@ class InProcDriver(base.BaseDriver):
     def send_notification(self, target, ctxt, message, version, retry=None):
         envelope = (jsonutils.dumps(ctxt), jsonutils.dumps(message), None,
                     None)
-        self._bus.publish(self._exchange(target), target, envelope)
+        self._bus.publish(self._exchange(target), target, envelope,
+                          limit=NOTIFICATION_BACKLOG)
 
     def listen(self, target, batch_size, batch_timeout):
         exchange = self._exchange(target)
