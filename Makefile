@@ -32,8 +32,10 @@ demo: $(VENV)/.installed
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
-# Layers (.importlinter): which package may import which, and no cycles.
+# pyflakes through ruff (ruff.toml), and the layers (.importlinter): which
+# package may import which, and no cycles.
 lint: $(VENV)/.installed-test
+	$(BIN)/ruff check nimbus tests benchmarks
 	$(BIN)/lint-imports --no-cache
 
 test: $(VENV)/.installed-test lint

@@ -334,15 +334,15 @@ def test_a_server_without_a_zone_takes_its_hosts_zone(admin):
                {'add_host': {'host': host_1}})
     ids = [_boot(admin, 'zoneless-%d' % i) for i in range(3)]
     servers = _settled(admin, ids)
-    for uuid in ids:
-        server = servers[uuid]
+    for server_id in ids:
+        server = servers[server_id]
         assert server['status'] == 'ACTIVE'
         host = server['OS-EXT-SRV-ATTR:host']
         assert server['OS-EXT-AZ:availability_zone'] == (
             'zone-a' if host == host_1 else 'nova'), (host, server)
     # A zone asked for is kept as asked.
-    uuid = _boot(admin, 'zoned', availability_zone='zone-a')
-    server = _settled(admin, [uuid])[uuid]
+    server_id = _boot(admin, 'zoned', availability_zone='zone-a')
+    server = _settled(admin, [server_id])[server_id]
     assert server['OS-EXT-SRV-ATTR:host'] == host_1
     assert server['OS-EXT-AZ:availability_zone'] == 'zone-a'
 

@@ -35,7 +35,7 @@ def pdb(tmp_path):
 
 
 def _provider(pdb, uuid, name, invs, parent=None):
-    rp = pdb.write(rp_obj.create, uuid, name, parent)
+    pdb.write(rp_obj.create, uuid, name, parent)
     pdb.write(lambda c: inventory.set_all(c, rp_obj.get(c, uuid), 0, invs))
 
 
