@@ -32,8 +32,10 @@ def _attempt_lines(tried):
 
 class CellConductor:
 
-    def __init__(self, conf, cell_db, placement, compute_api):
+    def __init__(self, conf, cell_db, placement, compute_api,
+                 accelerator=None):
         self.conf = conf
+        self.accelerator = accelerator
         self.db = cell_db
         self.placement = placement
         self.compute_api = compute_api
