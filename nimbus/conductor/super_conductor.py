@@ -428,6 +428,11 @@ class SuperConductor:
         except accelerators.AcceleratorBindError as exc:
             self._fail_in_cell(ctxt, cell, uuid, str(exc))
             return
+        if accel_uuids:
+            with self.cells.db(cell).session() as cell_session:
+                instances.transition(cell_session, uuid, [states.BUILDING],
+                                     {'accel_uuids': accel_uuids})
+            instance['accel_uuids'] = accel_uuids
         LOG.info('Instance %s scheduled to %s in %s with %d alternate(s)',
                  uuid, selected['service_host'], cell.name, len(alternates))
         self.compute_api(cell).build_and_run_instance(
