@@ -20,6 +20,10 @@ def _now():
     return types.utcnow().isoformat()
 
 
+class AcceleratorBindFailed(RuntimeError):
+    """The build's ARQs failed to bind or timed out (and were deleted)."""
+
+
 class BuildRunner:
 
     def __init__(self, conf, host, driver, placement, cell_conductor,
@@ -76,6 +80,9 @@ class BuildRunner:
             self.driver.spawn(current, allocations, accel_info)
         except Exception as exc:  # the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
+            if (isinstance(exc, AcceleratorBindFailed) and
+                    not self.conf.accelerator.reschedule_on_bind_failure):
+                host_list = []
             self._fail(ctxt, current, request_spec, host_list, str(exc))
             return
         done = self.conductor.instance_update(
@@ -122,7 +129,7 @@ class BuildRunner:
                                       pending, timeout) if pending else {}
         except TimeoutError as exc:
             self._delete_arqs(ctxt, accel_uuids)
-            raise RuntimeError(
+            raise AcceleratorBindFailed(
                 'Timed out after %ss waiting for accelerator requests %s to '
                 'bind' % (timeout, ', '.join(exc.args[0])))
         statuses = dict(resolved)
@@ -135,7 +142,7 @@ class BuildRunner:
         if failed:
             devices = {a['uuid']: a.get('device_rp_uuid') for a in arqs or []}
             self._delete_arqs(ctxt, accel_uuids)
-            raise RuntimeError(
+            raise AcceleratorBindFailed(
                 'Accelerator requests failed to bind: %s' % ', '.join(
                     '%s (device %s)' % (tag, devices.get(tag) or 'unknown')
                     for tag in failed))

@@ -50,6 +50,14 @@ COMPUTE_OPTS = [
                help='IP address of this host (SimpleCIDRAffinityFilter).'),
 ]
 
+ACCELERATOR_OPTS = [
+    cfg.BoolOpt('reschedule_on_bind_failure', default=True,
+                help='A build whose accelerator requests fail to bind (or '
+                     'time out) is rescheduled to the next alternate host '
+                     'with new ARQs. Off: the server goes to ERROR, as in '
+                     'Nova.'),
+]
+
 FAKE_DRIVER_OPTS = [
     cfg.IntOpt('vcpus', default=32, min=1,
                help='CPUs of the simulated host.'),
@@ -89,7 +97,9 @@ FAKE_DRIVER_OPTS = [
 def register_opts(conf):
     conf.register_opts(COMPUTE_OPTS, group='compute')
     conf.register_opts(FAKE_DRIVER_OPTS, group='fake_driver')
+    conf.register_opts(ACCELERATOR_OPTS, group='accelerator')
 
 
 def list_opts():
-    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS)]
+    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS),
+            ('accelerator', ACCELERATOR_OPTS)]

@@ -205,3 +205,12 @@ def test_terminate_deletes_the_arqs(runner):
     r.accelerator = FakeArqs({})
     r.terminate(context.get_admin_context(), 'i')
     assert r.accelerator.deleted == ['i']
+
+
+def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
+    r, conductor, driver, events = runner()
+    r.conf.set_override('reschedule_on_bind_failure', False, 'accelerator')
+    r.accelerator = FakeArqs({'arq-1': 'BindFailed'})
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
+            [dict(SELECTION, service_host='h2')], ['arq-1'])
+    assert conductor.calls[-1] == ('reschedule', [], 'h1')
