@@ -128,7 +128,7 @@ def api_app(conf):
         conf, api_db=api_db(conf), cells=cell_directory(conf),
         conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
         scheduler_api=scheduler_api(conf, transport),
-        placement=placement(conf))
+        placement=placement(conf), accelerator=accelerator(conf))
 
 
 def placement_app(conf):
