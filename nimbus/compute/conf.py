@@ -42,8 +42,10 @@ COMPUTE_OPTS = [
     cfg.IntOpt('update_resources_interval', default=60, min=1,
                help='Seconds between resource tracker updates.'),
     cfg.IntOpt('arq_binding_timeout', default=300, min=1,
+               deprecated_group='DEFAULT',
                help='Seconds a build waits for accelerator-request-bound '
-                    'events before it fails.'),
+                    'events before it fails (also read from [DEFAULT], '
+                    'where Nova has it).'),
     cfg.IntOpt('build_workers', default=8, min=1,
                help='Builds run concurrently on one compute.'),
     cfg.StrOpt('host_ip', default='127.0.0.1',
