@@ -12,6 +12,7 @@ from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.common import service
+from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common.clients import placement as placement_client
 
 LOG = logging.getLogger(__name__)
@@ -19,6 +20,20 @@ LOG = logging.getLogger(__name__)
 
 def placement(conf, session=None):
     return placement_client.PlacementClient.from_conf(conf, session=session)
+
+
+def accelerator(conf, session=None):
+    """The accelerator API client, or None without ``[accelerator_client]
+    endpoint``. Built once per service and injected."""
+    return accelerator_client.from_conf(conf, session=session)
+
+
+def accelerator_binder(conf, client=None):
+    """The conductors' accelerator step around one client (None without an
+    accelerator endpoint)."""
+    from nimbus.conductor import accelerators
+    client = client or accelerator(conf)
+    return accelerators.AcceleratorBinder(client) if client else None
 
 
 def api_db(conf):
@@ -60,12 +75,13 @@ def scheduler_service(conf, host=None):
                                                lambda: None)])
 
 
-def super_conductor_service(conf, host=None, accelerator=None):
+def super_conductor_service(conf, host=None, accelerator_api=None):
     from nimbus.conductor import manager as conductor_manager
     from nimbus.conductor import super_conductor
     conductor = super_conductor.SuperConductor(
         conf, api_db(conf), cell_directory(conf), scheduler_api(conf),
-        placement(conf), accelerator=accelerator)
+        placement(conf),
+        accelerator=accelerator_binder(conf, accelerator_api))
     manager = conductor_manager.SuperConductorManager(
         conductor, conf.conductor.workers)
     return service.RPCService(rpc.get_transport(conf), 'conductor',
@@ -74,7 +90,7 @@ def super_conductor_service(conf, host=None, accelerator=None):
 
 
 def cell_conductor_service(conf, transport_url=None, database_url=None,
-                           host=None):
+                           host=None, accelerator_api=None):
     """A cell's conductor on the cell's bus, writing the cell database."""
     from nimbus.common import context
     from nimbus.compute import rpcapi as compute_rpcapi
@@ -90,7 +106,8 @@ def cell_conductor_service(conf, transport_url=None, database_url=None,
     placement_client = placement(conf)
     conductor = cell_conductor.CellConductor(
         conf, cell_db, placement_client,
-        compute_rpcapi.ComputeAPI(transport, conf))
+        compute_rpcapi.ComputeAPI(transport, conf),
+        accelerator=accelerator_binder(conf, accelerator_api))
     periodics = []
     if conf.conductor.build_check_interval:
         check = build_check.BuildCheck(conf, cell_db, placement_client)
@@ -103,13 +120,15 @@ def cell_conductor_service(conf, transport_url=None, database_url=None,
                                   conductor)], periodics=periodics)
 
 
-def compute_service(conf, host=None, transport_url=None):
+def compute_service(conf, host=None, transport_url=None,
+                    accelerator_api=None):
     from nimbus.compute import service as compute_service_mod
     from nimbus.conductor import rpcapi as conductor_rpcapi
     transport = rpc.get_transport(conf, transport_url)
     return compute_service_mod.ComputeService(
         conf, host or conf.host, transport, placement(conf),
-        conductor_rpcapi.CellConductorAPI(transport, conf))
+        conductor_rpcapi.CellConductorAPI(transport, conf),
+        accelerator=accelerator_api or accelerator(conf))
 
 
 def simulated_computes(conf, count=0, transport_url=None, base=None,
@@ -132,7 +151,7 @@ def api_app(conf):
         conf, api_db=api_db(conf), cells=cell_directory(conf),
         conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
         scheduler_api=scheduler_api(conf, transport),
-        placement=placement(conf))
+        placement=placement(conf), accelerator=accelerator(conf))
 
 
 def placement_app(conf):

@@ -5,6 +5,7 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.versions import MAX_VERSION
 from nimbus.api.versions import MIN_VERSION
+from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
 
@@ -25,7 +26,7 @@ def _default_compute_api_factory(conf, cells):
 
 
 def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
-             compute_api_factory=None, placement=None):
+             compute_api_factory=None, placement=None, accelerator=None):
     """The nimbus-api WSGI callable.
 
     - ``conf``: a ConfigOpts with every Nimbus option registered
@@ -42,6 +43,9 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
       an aggregate (or removing it) mirrors the membership onto the host's
       resource provider, so the scheduler can ask placement for the
       ``member_of`` an availability zone (as Nova's API does).
+    - ``accelerator``: an accelerator API client (device profiles of
+      flavors); by default one built from ``[accelerator_client]``, None
+      without an endpoint.
     """
     enforcer = common_policy.Enforcer(conf, policies.RULES)
     deps = util.Deps(
@@ -49,7 +53,9 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         scheduler_api=scheduler_api,
         compute_api_factory=(compute_api_factory or
                              _default_compute_api_factory(conf, cells)),
-        policy=enforcer, placement=placement)
+        policy=enforcer, placement=placement,
+        accelerator=(accelerator if accelerator is not None
+                     else accelerator_client.from_conf(conf)))
     app = wsgi.build_app(
         handler.ROUTES, auth_strategy=conf.api.auth_strategy,
         service_type='compute', min_version=MIN_VERSION,

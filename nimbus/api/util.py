@@ -25,6 +25,7 @@ class Deps:
     compute_api_factory: object
     policy: object
     placement: object = None
+    accelerator: object = None
 
     def compute_api(self, cell):
         return self.compute_api_factory(cell)

@@ -20,6 +20,10 @@ def _now():
     return timeutils.utcnow().isoformat()
 
 
+class AcceleratorBindFailed(RuntimeError):
+    """The build's ARQs failed to bind or timed out (and were deleted)."""
+
+
 class BuildRunner:
 
     def __init__(self, conf, host, driver, placement, cell_conductor,
@@ -76,6 +80,9 @@ class BuildRunner:
             self.driver.spawn(current, allocations, accel_info)
         except Exception as exc:  # the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
+            if (isinstance(exc, AcceleratorBindFailed) and
+                    not self.conf.accelerator.reschedule_on_bind_failure):
+                host_list = []
             self._fail(ctxt, current, request_spec, host_list, str(exc))
             return
         done = self.conductor.instance_update(
@@ -106,24 +113,63 @@ class BuildRunner:
         LOG.info('Instance %s is ACTIVE on %s', uuid, self.host)
 
     def _wait_for_accelerators(self, ctxt, uuid, accel_uuids):
+        """Wait for every ARQ's accelerator-request-bound event; the bound
+        ARQs. Events that arrived before the wait are kept by
+        InstanceEvents; ARQs the accelerator service already reports
+        resolved (Bound or BindFailed) are not waited for. A failed bind
+        or a timeout deletes the ARQs and raises, naming device and
+        reason."""
         if not accel_uuids:
             return None
+        resolved = self._resolved_arqs(ctxt, accel_uuids)
+        pending = [arq for arq in accel_uuids if arq not in resolved]
         timeout = self.conf.compute.arq_binding_timeout
         try:
             events = self.events.wait(uuid, 'accelerator-request-bound',
-                                      accel_uuids, timeout)
+                                      pending, timeout) if pending else {}
         except TimeoutError as exc:
-            raise RuntimeError(
+            self._delete_arqs(ctxt, accel_uuids)
+            raise AcceleratorBindFailed(
                 'Timed out after %ss waiting for accelerator requests %s to '
                 'bind' % (timeout, ', '.join(exc.args[0])))
-        failed = [tag for tag, ev in events.items()
-                  if ev.get('status') != 'completed']
-        if failed:
-            raise RuntimeError('Accelerator requests failed to bind: %s'
-                               % ', '.join(sorted(failed)))
+        statuses = dict(resolved)
+        statuses.update({tag: ev.get('status') for tag, ev in events.items()})
+        failed = sorted(tag for tag, status in statuses.items()
+                        if status != 'completed')
+        arqs = None
         if self.accelerator is not None:
-            return self.accelerator.get_arqs(ctxt, accel_uuids)
-        return [{'uuid': arq} for arq in accel_uuids]
+            arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
+        if failed:
+            devices = {a['uuid']: a.get('device_rp_uuid') for a in arqs or []}
+            self._delete_arqs(ctxt, accel_uuids)
+            raise AcceleratorBindFailed(
+                'Accelerator requests failed to bind: %s' % ', '.join(
+                    '%s (device %s)' % (tag, devices.get(tag) or 'unknown')
+                    for tag in failed))
+        return arqs if arqs is not None else [{'uuid': arq}
+                                              for arq in accel_uuids]
+
+    def _resolved_arqs(self, ctxt, accel_uuids):
+        """{arq uuid: 'completed' | 'failed'} for ARQs already resolved."""
+        if self.accelerator is None:
+            return {}
+        try:
+            arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
+        except Exception:
+            LOG.warning('Could not read ARQs %s; waiting for their events',
+                        accel_uuids, exc_info=True)
+            return {}
+        states_ = {'Bound': 'completed', 'BindFailed': 'failed'}
+        return {arq['uuid']: states_[arq.get('state')] for arq in arqs
+                if arq.get('state') in states_}
+
+    def _delete_arqs(self, ctxt, accel_uuids):
+        if self.accelerator is None:
+            return
+        try:
+            self.accelerator.delete_arqs(ctxt, accel_uuids)
+        except Exception:
+            LOG.exception('Could not delete ARQs %s', accel_uuids)
 
     def _fail(self, ctxt, instance, request_spec, host_list, reason):
         uuid = instance['uuid']
@@ -141,6 +187,13 @@ class BuildRunner:
 
     def terminate(self, ctxt, instance_uuid):
         self.driver.destroy(instance_uuid)
+        if self.accelerator is not None:
+            try:
+                self.accelerator.delete_arqs_for_instance(ctxt,
+                                                          instance_uuid)
+            except Exception:
+                LOG.exception('Could not delete the ARQs of %s',
+                              instance_uuid)
         self.placement.remove_allocations(ctxt, instance_uuid)
         self.events.clear(instance_uuid)
         self.conductor.instance_update(

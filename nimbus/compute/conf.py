@@ -44,12 +44,22 @@ COMPUTE_OPTS = [
     cfg.IntOpt('update_resources_interval', default=60, min=1,
                help='Seconds between resource tracker updates.'),
     cfg.IntOpt('arq_binding_timeout', default=300, min=1,
+               deprecated_group='DEFAULT',
                help='Seconds a build waits for accelerator-request-bound '
-                    'events before it fails.'),
+                    'events before it fails (also read from [DEFAULT], '
+                    'where Nova has it).'),
     cfg.IntOpt('build_workers', default=8, min=1,
                help='Builds run concurrently on one compute.'),
     cfg.StrOpt('host_ip', default='127.0.0.1',
                help='IP address of this host (SimpleCIDRAffinityFilter).'),
+]
+
+ACCELERATOR_OPTS = [
+    cfg.BoolOpt('reschedule_on_bind_failure', default=True,
+                help='A build whose accelerator requests fail to bind (or '
+                     'time out) is rescheduled to the next alternate host '
+                     'with new ARQs. Off: the server goes to ERROR, as in '
+                     'Nova.'),
 ]
 
 FAKE_DRIVER_OPTS = [
@@ -105,8 +115,9 @@ def register_opts(conf):
     conf.register_opts(COMPUTE_OPTS, group='compute')
     conf.register_opts(FAKE_DRIVER_OPTS, group='fake_driver')
     simulated.register_opts(conf)
+    conf.register_opts(ACCELERATOR_OPTS, group='accelerator')
 
 
 def list_opts():
-    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS)
-            ] + simulated.list_opts()
+    return [('compute', COMPUTE_OPTS), ('fake_driver', FAKE_DRIVER_OPTS),
+            ('accelerator', ACCELERATOR_OPTS)] + simulated.list_opts()

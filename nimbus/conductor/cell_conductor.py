@@ -18,6 +18,7 @@ from oslo_log import log as logging
 
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
+from nimbus.conductor import accelerators
 from nimbus.conductor import instances
 from nimbus.conductor import services
 
@@ -32,8 +33,10 @@ def _attempt_lines(tried):
 
 class CellConductor:
 
-    def __init__(self, conf, cell_db, placement, compute_api):
+    def __init__(self, conf, cell_db, placement, compute_api,
+                 accelerator=None):
         self.conf = conf
+        self.accelerator = accelerator
         self.db = cell_db
         self.placement = placement
         self.compute_api = compute_api
@@ -80,11 +83,43 @@ class CellConductor:
                 return
             LOG.info('Rescheduling %s from %s to %s', instance_uuid,
                      failed_host, selection['service_host'])
+            accel_uuids = self._rebind_accelerators(ctxt, instance,
+                                                    request_spec, selection)
+            if accel_uuids is None:
+                self.placement.remove_allocations(ctxt, instance_uuid)
+                continue
             self.compute_api.build_and_run_instance(
                 ctxt, selection['service_host'], instance, request_spec,
-                selection, host_list[index + 1:], instance['accel_uuids'])
+                selection, host_list[index + 1:], accel_uuids)
             return
         self._give_up(ctxt, instance_uuid, failed_host, reason)
+
+    def _rebind_accelerators(self, ctxt, instance, request_spec,
+                             selection):
+        """New ARQs bound on the alternate (the old ones are deleted), and
+        stored on the instance; None when they cannot be bound there."""
+        if not request_spec.get('device_profile'):
+            return instance.get('accel_uuids') or []
+        if self.accelerator is not None and instance.get('accel_uuids'):
+            self.accelerator.delete(ctxt, instance['accel_uuids'])
+            with self.db.session() as session:
+                instances.transition(session, instance['uuid'],
+                                     [states.BUILDING], {'accel_uuids': []})
+        try:
+            uuids = accelerators.bind_for_build(
+                self.accelerator, ctxt, instance, request_spec, selection)
+        except accelerators.AcceleratorBindError as exc:
+            LOG.warning('Alternate %s for %s: %s', selection['service_host'],
+                        instance['uuid'], exc)
+            with self.db.session() as session:
+                instances.record_attempt(
+                    session, instance['uuid'], selection['service_host'],
+                    selection.get('nodename'), 'failed', str(exc))
+            return None
+        with self.db.session() as session:
+            instances.transition(session, instance['uuid'],
+                                 [states.BUILDING], {'accel_uuids': uuids})
+        return uuids
 
     def _consumer_conflict(self, instance_uuid, selection, detail):
         """The instance's allocations changed under the reschedule: stop,

@@ -17,6 +17,7 @@ from nimbus.db import cells as cells_mod
 from nimbus.common import exception
 from nimbus.common import instance_states as states
 from nimbus.compute import rpcapi as compute_rpcapi
+from nimbus.conductor import accelerators
 from nimbus.conductor import instances
 from nimbus.conductor import zones
 from nimbus.db.api import models as api_models
@@ -435,11 +436,17 @@ class SuperConductor:
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
                 .values(cell_id=cell.id))
-        accel_uuids = []
-        if self.accelerator is not None and request_spec.get(
-                'device_profile'):
-            accel_uuids = self.accelerator.create_and_bind(
-                ctxt, instance, request_spec, selected)
+        try:
+            accel_uuids = accelerators.bind_for_build(
+                self.accelerator, ctxt, instance, request_spec, selected)
+        except accelerators.AcceleratorBindError as exc:
+            self._fail_in_cell(ctxt, cell, uuid, str(exc))
+            return
+        if accel_uuids:
+            with self.cells.db(cell).session() as cell_session:
+                instances.transition(cell_session, uuid, [states.BUILDING],
+                                     {'accel_uuids': accel_uuids})
+            instance['accel_uuids'] = accel_uuids
         LOG.info('Instance %s scheduled to %s in %s with %d alternate(s)',
                  uuid, selected['service_host'], cell.name, len(alternates))
         self.compute_api(cell).build_and_run_instance(
@@ -447,6 +454,18 @@ class SuperConductor:
             selected, alternates, accel_uuids)
         self._tell_schedulers(ctxt, selected['service_host'], instance,
                               request_spec)
+
+    def _fail_in_cell(self, ctxt, cell, uuid, reason):
+        """The instance (already in its cell) goes to ERROR with a fault
+        and its claim is released."""
+        LOG.error('Instance %s: %s', uuid, reason)
+        self.placement.remove_allocations(ctxt, uuid)
+        with self.cells.db(cell).session() as cell_session:
+            instances.transition(cell_session, uuid, [states.BUILDING],
+                                 {'vm_state': states.ERROR,
+                                  'task_state': None})
+            instances.add_fault(cell_session, uuid,
+                                'Accelerator binding failed.', reason)
 
     def _tell_schedulers(self, ctxt, host, instance, request_spec):
         """Every scheduler's cache learns where the instance went (server

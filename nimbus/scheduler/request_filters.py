@@ -207,7 +207,10 @@ def accelerators(q: Query, spec, conf, aggregates) -> None:
     """Device-profile groups (``spec.requested_resources``) become suffixed groups named
     after their requester id. The Nth device-profile group (from 0, counting only
     device-profile groups) without one is ``device_profile_<N>`` ->
-    ``resources_device_profile_<N>``."""
+    ``resources_device_profile_<N>``. The root must then carry
+    ``COMPUTE_ACCELERATORS`` (a compute that can attach them)."""
+    if spec.requested_resources:
+        q.root_required.add("COMPUTE_ACCELERATORS")
     for index, rg in enumerate(spec.requested_resources or []):
         rid = rg.get("requester_id") or f"device_profile_{index}"
         grp = q.group(device_profile_suffix(rid))

@@ -131,21 +131,6 @@ def _check_image_properties(image):
         raise util.bad_request('Image %s: %s' % (image['id'], exc))
 
 
-_ACCELERATOR_CLIENTS = {}
-
-
-def _accelerator_client(conf):
-    """One client per configuration (None without an accelerator endpoint)."""
-    endpoint = conf.accelerator_client.endpoint
-    if not endpoint:
-        return None
-    key = (id(conf), endpoint)
-    client = _ACCELERATOR_CLIENTS.get(key)
-    if client is None:
-        client = _ACCELERATOR_CLIENTS[key] = accelerator.from_conf(conf)
-    return client
-
-
 def device_profile_groups(req, flavor):
     """The request groups of the flavor's ``accel:device_profile`` (requester
     ids ``device_profile_<N>``), so the scheduler asks placement for the
@@ -154,7 +139,7 @@ def device_profile_groups(req, flavor):
     name = flavor['extra_specs'].get('accel:device_profile')
     if not name:
         return []
-    client = _accelerator_client(util.deps(req).conf)
+    client = util.deps(req).accelerator
     if client is None:
         raise util.bad_request(
             'Flavor %s requests device profile %s but no accelerator service '

@@ -2,8 +2,10 @@
 compute API needs it: a flavor's ``accel:device_profile`` names a device
 profile, whose groups become request groups of the RequestSpec.
 
-The accelerator service itself is not built yet. With ``[accelerator_client]
-endpoint`` unset, :func:`from_conf` returns None and the compute API refuses
+It also creates, binds (JSON-patch ``PATCH``, answered 202), reads and
+deletes accelerator requests (ARQs) for the conductors and the compute,
+retrying transient errors (unreachable, 502/503/504). With
+``[accelerator_client] endpoint`` unset, :func:`from_conf` returns None and the compute API refuses
 servers whose flavor asks for a device profile (they must not boot without
 their accelerators).
 
@@ -20,6 +22,7 @@ ignored here.
 """
 
 import requests
+import tenacity
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -45,11 +48,20 @@ ACCELERATOR_CLIENT_OPTS = [
                     'and the plugin\'s options, or auth_section).'),
     cfg.IntOpt('timeout', default=30, min=1,
                help='Seconds before an accelerator API request times out.'),
+    cfg.IntOpt('retries', default=3, min=0,
+               help='Retries of an accelerator API request after a '
+                    'transient error (unreachable, 502, 503, 504).'),
 ]
+
+TRANSIENT = (502, 503, 504)
 
 
 class AcceleratorError(Exception):
     """The accelerator API could not be reached or answered an error."""
+
+
+class TransientError(AcceleratorError):
+    """Unreachable or 502/503/504: worth retrying."""
 
 
 class DeviceProfileError(ValueError):
@@ -113,11 +125,124 @@ class AcceleratorClient:
     is any ``requests.Session``."""
 
     def __init__(self, endpoint, session=None, timeout=30,
-                 auth_strategy='noauth2'):
+                 auth_strategy='noauth2', retries=3, retry_wait=0.5):
         self.endpoint = endpoint.rstrip('/')
         self.session = session or requests.Session()
         self.timeout = timeout
         self.auth_strategy = auth_strategy
+        self.retries = retries
+        self.retry_wait = retry_wait
+
+    def _request(self, ctxt, method, path, ok=(200,), **kwargs):
+        """One request, retried on transient errors; the response.
+        Other errors raise AcceleratorError (404 included)."""
+        headers = self._headers(ctxt)
+        if 'json' in kwargs:
+            headers['Content-Type'] = 'application/json'
+
+        @tenacity.retry(
+            retry=tenacity.retry_if_exception_type(TransientError),
+            stop=tenacity.stop_after_attempt(self.retries + 1),
+            wait=tenacity.wait_exponential(multiplier=self.retry_wait,
+                                           max=10),
+            reraise=True)
+        def attempt():
+            try:
+                response = self.session.request(
+                    method, self.endpoint + path, headers=headers,
+                    timeout=self.timeout, **kwargs)
+            except requests.RequestException as exc:
+                raise TransientError('accelerator API unreachable: %s'
+                                     % exc)
+            if response.status_code in TRANSIENT:
+                raise TransientError('accelerator API answered %d' %
+                                     response.status_code)
+            return response
+
+        response = attempt()
+        if response.status_code not in ok:
+            raise AcceleratorError('%s %s: accelerator API answered %d: %s'
+                                   % (method, path, response.status_code,
+                                      response.text[:300]))
+        return response
+
+    @staticmethod
+    def _arqs(response):
+        try:
+            arqs = response.json()['arqs']
+        except (ValueError, KeyError, TypeError):
+            raise AcceleratorError('accelerator API answered an unexpected '
+                                   'body for accelerator requests')
+        if not isinstance(arqs, list):
+            raise AcceleratorError('accelerator API answered arqs that are '
+                                   'not a list')
+        return arqs
+
+    def create_arqs(self, ctxt, device_profile_name):
+        """New unbound ARQs for a profile (``POST /accelerator_requests``):
+        one per device a group asks for, each with its
+        ``device_profile_group_id``."""
+        response = self._request(
+            ctxt, 'POST', '/accelerator_requests', ok=(200, 201),
+            json={'device_profile_name': device_profile_name})
+        return self._arqs(response)
+
+    def bind_arqs(self, ctxt, bindings):
+        """Bind ARQs by JSON patch (``PATCH /accelerator_requests``);
+        ``bindings`` maps an ARQ uuid to ``{'hostname', 'device_rp_uuid',
+        'instance_uuid'}``. The service answers 202 and binds in the
+        background; it reports each ARQ by an accelerator-request-bound
+        event."""
+        patch = {}
+        for arq_uuid, binding in bindings.items():
+            patch[arq_uuid] = [
+                {'path': '/' + field, 'op': 'add', 'value': binding[field]}
+                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')]
+        self._request(ctxt, 'PATCH', '/accelerator_requests',
+                      ok=(200, 202, 204), json=patch)
+
+    def get_arqs_for_instance(self, ctxt, instance_uuid, only_resolved=False):
+        """The instance's ARQs; with ``only_resolved`` None while some are
+        still binding (the service answers 423)."""
+        params = {'instance': instance_uuid}
+        if only_resolved:
+            params['bind_state'] = 'resolved'
+        response = self._request(ctxt, 'GET', '/accelerator_requests',
+                                 ok=(200, 423), params=params)
+        if response.status_code == 423:
+            return None
+        return self._arqs(response)
+
+    def get_arqs(self, ctxt, arq_uuids):
+        """The ARQs with these uuids (missing ones left out), in order."""
+        arqs = []
+        for arq_uuid in arq_uuids:
+            response = self._request(ctxt, 'GET',
+                                     '/accelerator_requests/' + arq_uuid,
+                                     ok=(200, 404))
+            if response.status_code == 404:
+                continue
+            try:
+                arqs.append(response.json())
+            except ValueError:
+                raise AcceleratorError('accelerator API answered an '
+                                       'unexpected body for ARQ %s'
+                                       % arq_uuid)
+        return arqs
+
+    def delete_arqs_for_instance(self, ctxt, instance_uuid):
+        """Delete (and unbind) every ARQ of the instance; idempotent."""
+        self._request(ctxt, 'DELETE', '/accelerator_requests',
+                      ok=(200, 202, 204, 404),
+                      params={'instance': instance_uuid})
+
+    def delete_arqs(self, ctxt, arq_uuids):
+        """Delete these ARQs (bound or not); idempotent."""
+        if not arq_uuids:
+            return
+        self._request(ctxt, 'DELETE', '/accelerator_requests',
+                      ok=(200, 202, 204, 404),
+                      params={'arqs': ','.join(arq_uuids)})
 
     def _headers(self, ctxt):
         headers = {'Accept': 'application/json'}
@@ -174,4 +299,5 @@ def from_conf(conf, session=None):
     return AcceleratorClient(group.endpoint,
                              session=auth.sender(conf, GROUP, session),
                              timeout=group.timeout,
-                             auth_strategy=group.auth_strategy)
+                             auth_strategy=group.auth_strategy,
+                             retries=group.retries)

@@ -131,7 +131,8 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.ReshapeNeeded()
             self._move_pgpu_allocations(root.uuid, allocations)
         provider_tree.update_inventory(root.uuid, inventory)
-        traits = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2'
+        # The fake driver attaches bound accelerators at spawn.
+        traits = {'COMPUTE_NODE', 'COMPUTE_ACCELERATORS', 'HW_CPU_X86_AVX2'
                   if 'avx2' in self.opts.cpu_features else 'HW_CPU_X86_SSE42'}
         traits |= set(self.opts.traits)
         # Keep traits others set (COMPUTE_STATUS_DISABLED) on the root.

@@ -30,6 +30,9 @@ def _child(placement, cn, name, inventory, traits):
 def test_two_device_profile_groups_map_to_child_providers(placement):
     conf = config.build_conf([])
     nodes = ip.compute_hosts(placement, 3)
+    for node in nodes:  # computes that can attach accelerators
+        placement.client.update_traits(placement.ctxt, node["uuid"],
+                                       add=["COMPUTE_ACCELERATORS"])
     children = {}
     # host-0: a T4 GPU and an Intel FPGA; host-1: the GPU is of another kind;
     # host-2: a T4 GPU but no FPGA. Only host-0 satisfies both groups.

@@ -103,4 +103,72 @@ def test_options_are_listed_for_the_config_generator():
     groups = dict(options.list_opts())
     names = {o.dest for o in groups['accelerator_client']}
     assert {'endpoint', 'timeout', 'auth_strategy', 'auth_type',
-            'auth_section', 'auth_url', 'cafile'} <= names
+            'auth_section', 'auth_url', 'cafile', 'retries'} <= names
+
+
+def _arq_client(*responses):
+    session = mock.Mock()
+    session.request.side_effect = list(responses)
+    return accelerator.AcceleratorClient(
+        'http://accel/v2', session=session, timeout=5, retries=2,
+        retry_wait=0), session
+
+
+ARQ = {'uuid': 'a1', 'device_profile_group_id': 0, 'state': 'Initial'}
+
+
+def test_create_arqs_posts_the_profile_name():
+    client, session = _arq_client(_response(201, {'arqs': [ARQ]}))
+    assert client.create_arqs(None, 'fpga') == [ARQ]
+    (method, url), kwargs = session.request.call_args
+    assert (method, url) == ('POST', 'http://accel/v2/accelerator_requests')
+    assert kwargs['json'] == {'device_profile_name': 'fpga'}
+
+
+def test_bind_arqs_is_a_json_patch_per_arq():
+    client, session = _arq_client(_response(202, None))
+    client.bind_arqs(None, {'a1': {'hostname': 'h1', 'device_rp_uuid': 'rp',
+                                   'instance_uuid': 'i1'}})
+    (method, url), kwargs = session.request.call_args
+    assert method == 'PATCH'
+    assert kwargs['json'] == {'a1': [
+        {'path': '/hostname', 'op': 'add', 'value': 'h1'},
+        {'path': '/device_rp_uuid', 'op': 'add', 'value': 'rp'},
+        {'path': '/instance_uuid', 'op': 'add', 'value': 'i1'}]}
+
+
+def test_transient_errors_are_retried_then_raised():
+    client, session = _arq_client(
+        requests.ConnectionError('refused'), _response(503, 'busy'),
+        _response(200, {'arqs': [ARQ]}))
+    assert client.get_arqs_for_instance(None, 'i1') == [ARQ]
+    assert session.request.call_count == 3
+    client, session = _arq_client(*[_response(503, 'busy')] * 3)
+    with pytest.raises(accelerator.AcceleratorError):
+        client.create_arqs(None, 'fpga')
+    assert session.request.call_count == 3
+
+
+def test_other_errors_are_not_retried():
+    client, session = _arq_client(_response(400, 'bad'))
+    with pytest.raises(accelerator.AcceleratorError, match='400'):
+        client.create_arqs(None, 'fpga')
+    assert session.request.call_count == 1
+
+
+def test_resolved_listing_is_none_while_binding():
+    client, session = _arq_client(_response(423, 'locked'))
+    assert client.get_arqs_for_instance(None, 'i1', only_resolved=True) \
+        is None
+    assert session.request.call_args[1]['params'] == {
+        'instance': 'i1', 'bind_state': 'resolved'}
+
+
+def test_get_and_delete_arqs():
+    client, session = _arq_client(_response(200, ARQ), _response(404, ''),
+                                  _response(204, None), _response(404, ''))
+    assert client.get_arqs(None, ['a1', 'gone']) == [ARQ]
+    client.delete_arqs(None, ['a1', 'a2'])
+    assert session.request.call_args[1]['params'] == {'arqs': 'a1,a2'}
+    client.delete_arqs_for_instance(None, 'i1')
+    assert session.request.call_args[1]['params'] == {'instance': 'i1'}

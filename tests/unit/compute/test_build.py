@@ -158,3 +158,59 @@ def test_guests_without_a_live_instance_are_destroyed(runner):
     assert driver.list_instances() == ['live']
     # Allocations are not the orphan sweep's business.
     assert not [c for c in conductor.calls if c[0] == 'free']
+
+
+class FakeArqs:
+    """The accelerator client as the compute uses it."""
+
+    def __init__(self, states_):
+        self.states = states_
+        self.deleted = []
+
+    def get_arqs(self, ctxt, uuids):
+        return [{'uuid': u, 'state': self.states[u],
+                 'device_rp_uuid': 'dev-' + u} for u in uuids]
+
+    def delete_arqs(self, ctxt, uuids):
+        self.deleted.append(list(uuids))
+
+    def delete_arqs_for_instance(self, ctxt, instance_uuid):
+        self.deleted.append(instance_uuid)
+
+
+def test_arqs_already_bound_are_not_waited_for(runner):
+    r, conductor, driver, _ = runner()
+    r.accelerator = FakeArqs({'arq-1': 'Bound'})
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
+            ['arq-1'])
+    assert conductor.state == states.ACTIVE
+    assert r.accelerator.deleted == []
+
+
+def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
+    r, conductor, driver, events = runner()
+    r.accelerator = FakeArqs({'arq-1': 'BindStarted'})
+    events.deliver('i', [{'name': 'accelerator-request-bound',
+                          'tag': 'arq-1', 'status': 'failed'}])
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
+            ['arq-1'])
+    attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
+    assert attempt[2] == 'failed' and 'dev-arq-1' in attempt[3]
+    assert r.accelerator.deleted == [['arq-1']]
+    assert driver.list_instances() == []
+
+
+def test_terminate_deletes_the_arqs(runner):
+    r, conductor, driver, _ = runner()
+    r.accelerator = FakeArqs({})
+    r.terminate(context.get_admin_context(), 'i')
+    assert r.accelerator.deleted == ['i']
+
+
+def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
+    r, conductor, driver, events = runner()
+    r.conf.set_override('reschedule_on_bind_failure', False, 'accelerator')
+    r.accelerator = FakeArqs({'arq-1': 'BindFailed'})
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
+            [dict(SELECTION, service_host='h2')], ['arq-1'])
+    assert conductor.calls[-1] == ('reschedule', [], 'h1')

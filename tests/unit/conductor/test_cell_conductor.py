@@ -170,3 +170,42 @@ def test_compare_and_swap_refuses_a_stale_expectation(conductor):
     with pytest.raises(ValueError):
         cond.instance_update(ctxt, 'i-1', [states.ACTIVE],
                              {'project_id': 'stolen'})
+
+
+class FakeBinder:
+    """The conductors' AcceleratorBinder: hosts in ``broken`` fail."""
+
+    def __init__(self, broken=()):
+        self.broken = set(broken)
+        self.deleted = []
+        self.bound = []
+
+    def create_and_bind(self, ctxt, instance, spec, selection):
+        from nimbus.conductor import accelerators
+        host = selection['service_host']
+        if host in self.broken:
+            raise accelerators.AcceleratorBindError('card broken on ' + host)
+        self.bound.append(host)
+        return ['arq-' + host]
+
+    def delete(self, ctxt, uuids):
+        self.deleted.append(list(uuids))
+
+
+def test_a_reschedule_binds_new_arqs_on_the_alternate(conductor):
+    cond, placement, compute, db = conductor
+    cond.accelerator = FakeBinder(broken={'h2'})
+    with db.session() as session:
+        instances.transition(session, 'i-1', [states.BUILDING],
+                             {'accel_uuids': ['arq-h0']})
+    cond.build_instances(context.get_admin_context(), 'i-1',
+                         {'device_profile': 'p'},
+                         [_selection('h2'), _selection('h3')],
+                         failed_host='h0', reason='bind failed')
+    assert compute.builds == [('h3', 'i-1', [])]
+    assert cond.accelerator.bound == ['h3']
+    assert cond.accelerator.deleted == [['arq-h0']]
+    assert 'i-1' in placement.removed
+    with db.session() as session:
+        assert instances.to_dict(instances.get(session, 'i-1'))[
+            'accel_uuids'] == ['arq-h3']

@@ -74,6 +74,7 @@ def test_device_profiles_and_limit(conf):
     assert ("required_device_profile_0", "CUSTOM_INTEL") in q
     assert ("resources_device_profile_1", "PGPU:1") in q
     assert ("group_policy", "none") in q and q[-1] == ("limit", "50")
+    assert ("root_required", "COMPUTE_ACCELERATORS,!COMPUTE_STATUS_DISABLED") in q
 
 
 def test_image_type(conf):
