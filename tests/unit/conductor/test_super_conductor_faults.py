@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 
 from nimbus.common import exception as common_exc
-from nimbus.conductor import super_conductor as sc
+from nimbus.conductor import faults
 from nimbus.db.api import models as api_models
 
 from .conftest import Conductor
@@ -26,23 +26,23 @@ EXPLANATION = {
 
 
 def test_summary_names_placement_count_and_the_worst_filter():
-    assert sc.fault_summary(EXPLANATION) == (
+    assert faults.fault_summary(EXPLANATION) == (
         'No valid host was found: placement returned 20 hosts; '
         'NUMATopologyFilter rejected 17')
-    assert sc.fault_summary(dict(EXPLANATION, placed=3, requested=5)) == (
+    assert faults.fault_summary(dict(EXPLANATION, placed=3, requested=5)) == (
         'No valid host was found: placed 3 of 5; placement returned 20 '
         'hosts; NUMATopologyFilter rejected 17')
 
 
 def test_summary_when_placement_returned_nothing_or_no_explanation():
-    assert sc.fault_summary({'placement_candidates': 0, 'filters': []}) == (
+    assert faults.fault_summary({'placement_candidates': 0, 'filters': []}) == (
         'No valid host was found: placement returned 0 hosts')
-    assert sc.fault_summary({'placement_candidates': 1, 'filters': []}) == (
+    assert faults.fault_summary({'placement_candidates': 1, 'filters': []}) == (
         'No valid host was found: placement returned 1 host')
-    assert sc.fault_summary(None) == 'No valid host was found.'
-    assert sc.fault_summary({}, fallback="no aggregate defines zone 'x'\nTB") \
+    assert faults.fault_summary(None) == 'No valid host was found.'
+    assert faults.fault_summary({}, fallback="no aggregate defines zone 'x'\nTB") \
         == "No valid host was found: no aggregate defines zone 'x'"
-    assert len(sc.fault_summary({'message': 'x' * 400})) == 255
+    assert len(faults.fault_summary({'message': 'x' * 400})) == 255
 
 
 def test_summary_falls_back_to_what_happened_later():
@@ -50,18 +50,18 @@ def test_summary_falls_back_to_what_happened_later():
            'filters': [{'name': 'ComputeFilter', 'in': 3, 'out': 3}],
            'later': [{'host': 'host-1', 'what': 'ResourceCapacity',
                       'reason': 'no capacity left for another instance'}]}
-    assert sc.fault_summary(exp) == (
+    assert faults.fault_summary(exp) == (
         'No valid host was found: placement returned 3 hosts; no capacity '
         'left for another instance')
 
 
 def test_explanation_text_has_funnel_and_a_sample():
-    text = sc.explanation_text(EXPLANATION, sample_size=2)
+    text = faults.explanation_text(EXPLANATION, sample_size=2)
     assert text.startswith('placement returned 20 hosts; ComputeFilter: 20 '
                            'in, 19 out; NUMATopologyFilter: 19 in, 2 out; '
                            'ImagePropertiesFilter: 2 in, 0 out. Rejected: ')
     assert text.count('NUMATopologyFilter: needs 2 cells') == 2
-    empty = sc.explanation_text({'placement_candidates': 0,
+    empty = faults.explanation_text({'placement_candidates': 0,
                                  'placement_query': 'resources=VCPU:99'})
     assert empty == ('placement returned 0 hosts for GET '
                      '/allocation_candidates?resources=VCPU:99')
