@@ -64,7 +64,7 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         request_id_headers=('x-openstack-request-id', 'x-compute-request-id'),
         echo_version_headers=(('X-OpenStack-Nova-API-Version', '%s'),),
         legacy_version_headers=('X-OpenStack-Nova-API-Version',),
-        keystone_conf=conf)
+        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size)
 
     def application(environ, start_response):
         environ[util.ENV_KEY] = deps

@@ -5,6 +5,7 @@ import datetime
 
 from oslo_log import log as logging
 
+from nimbus.common import wsgi
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import validation
 
@@ -182,7 +183,7 @@ def json_body_any(req, schema, content_types):
                                '%s' % (content_type or 'None',
                                        ' or '.join(content_types)))
     try:
-        data = orjson.loads(req.bounded_stream.read() or b'null')
+        data = orjson.loads(wsgi.read_body(req) or b'null')
     except orjson.JSONDecodeError as exc:
         raise errors.HTTPError(400, 'Malformed JSON: %s' % exc)
     validate_data(data, schema)

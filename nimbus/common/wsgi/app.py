@@ -49,6 +49,31 @@ def _method_not_allowed(allow):
     return refuse
 
 
+BODY_LIMIT_OPTION = '[wsgi] max_request_body_size'
+
+
+def _too_large(limit):
+    return errors.HTTPError(
+        413, 'The request body is larger than %d bytes, the limit set by '
+             '%s.' % (limit, BODY_LIMIT_OPTION))
+
+
+class _BodyLimit:
+    """Refuses a JSON body over ``limit`` bytes by its Content-Length
+    before anything reads it; :func:`json_body` reads at most one byte
+    more, so a body without a length (chunked) is held to the same
+    limit."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def process_request(self, req, resp):
+        req.context['max_body'] = self.limit
+        content_type = (req.content_type or '').lower()
+        if 'json' in content_type and (req.content_length or 0) > self.limit:
+            raise _too_large(self.limit)
+
+
 class _RequestId:
     def __init__(self, header_names):
         self.header_names = header_names
@@ -188,7 +213,8 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
               max_version, error_style, public_paths=('/',),
               request_id_headers=('x-openstack-request-id',),
               echo_version_headers=(), legacy_version_headers=(),
-              keystone_conf=None, keystone_middleware=None):
+              keystone_conf=None, keystone_middleware=None,
+              max_body_size=None):
     """The WSGI callable for a route table.
 
     ``error_style`` is ``'placement'`` or ``'compute'``. With
@@ -196,12 +222,14 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     ``keystone_middleware(app, keystone_conf)`` (default: keystonemiddleware's
     auth_token, configured from ``keystone_conf``, an oslo.config object),
     except for ``public_paths``. Tests pass a stand-in that sets the
-    identity headers as auth_token does.
+    identity headers as auth_token does. ``max_body_size`` (bytes) caps
+    JSON request bodies (413 above it; ``[wsgi] max_request_body_size``).
     """
     negotiator = microversion.Negotiator(service_type, min_version,
                                          max_version, legacy_version_headers)
     app = falcon.App(middleware=[
         _RequestId(request_id_headers),
+        _BodyLimit(max_body_size or 1048576),
         _Auth(auth_strategy, public_paths),
         _Microversion(negotiator, echo_version_headers),
     ])
@@ -239,6 +267,18 @@ def _with_keystone(app, conf, public_paths, middleware):
     return dispatch
 
 
+def read_body(req):
+    """The request body, at most the app's ``max_body_size`` bytes: a
+    longer one (a chunked body has no length to refuse it by) is a 413."""
+    limit = req.context.get('max_body')
+    if not limit:
+        return req.bounded_stream.read()
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
+        raise _too_large(limit)
+    return raw
+
+
 def json_body(req, schema=None, code=None):
     """The request's JSON body, validated against ``schema``.
 
@@ -250,7 +290,7 @@ def json_body(req, schema=None, code=None):
         raise errors.HTTPError(
             415, 'The media type %s is not supported, use application/json'
             % (content_type or 'None'), code)
-    raw = req.bounded_stream.read()
+    raw = read_body(req)
     try:
         data = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:

@@ -21,6 +21,11 @@ WSGI_OPTS = [
                        help='Address nimbus-placement-api listens on.'),
     cfg.PortOpt('placement_listen_port', default=8778,
                 help='Port nimbus-placement-api listens on.'),
+    cfg.IntOpt('max_request_body_size', default=1048576, min=1024,
+               help='Largest JSON request body, in bytes, either REST API '
+                    'reads; a larger one is refused with 413 before it is '
+                    'read or parsed. Image data uploads are not JSON and '
+                    'are not limited by this.'),
     cfg.IntOpt('server_threads', default=16, min=1,
                help='Worker threads of the embedded HTTP server (cheroot). '
                     'For production behind gunicorn this is unused.'),
