@@ -23,6 +23,27 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def wait_for(predicate, timeout, what, daemons):
+    """``predicate()``'s first true value, polled every half second for
+    ``timeout`` seconds; an AssertionError naming ``what`` with the tail of
+    every daemon's log when it never comes, or as soon as one of
+    ``daemons`` dies (a daemon killed on purpose, -9, or stopped, 0, is
+    not a death)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        for daemon in daemons:
+            if daemon.process is not None and not daemon.alive() and \
+                    daemon.process.returncode not in (-9, 0):
+                raise AssertionError('%s exited with %s:\n%s' % (
+                    daemon.name, daemon.process.returncode, daemon.tail()))
+        time.sleep(0.5)
+    raise AssertionError('timed out waiting for %s\n%s' % (what, '\n'.join(
+        '==> %s <==\n%s' % (d.name, d.tail()) for d in daemons)))
+
+
 class Daemon:
     def __init__(self, name, module, config_file, log_file, extra_args=()):
         self.name = name
