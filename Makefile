@@ -32,11 +32,15 @@ demo: $(VENV)/.installed
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
-# pyflakes through ruff (ruff.toml), and the layers (.importlinter): which
-# package may import which, and no cycles.
+# pyflakes through ruff (ruff.toml), the layers (.importlinter): which
+# package may import which, and no cycles; shellcheck on every shell script.
+SHELL_SCRIPTS := devstack/plugin.sh devstack/settings devstack/lib/nimbus \
+	tests/devstack/harness.sh .ci/run
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check nimbus tests benchmarks
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/shellcheck -x -s bash $(SHELL_SCRIPTS)
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
