@@ -158,6 +158,29 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
             'compute-cell1', 'compute-cell2'}
         cell_list = _manage(nimbus_conf, 'cell', 'list')
         assert 'cell1' in cell_list and 'cell2' in cell_list
+
+        # A cell whose conductor is stopped keeps its builds waiting on
+        # its bus; they complete when the conductor is back, and the other
+        # cell builds meanwhile.
+        conductor2 = next(d for d in running if d.name == 'cell2-conductor')
+        conductor2.stop()
+        waiting = api.create_server('vm-waiting', flavor['id'], image['id'],
+                                    availability_zone='nova:compute-cell2')
+        waiting = waiting['server']['id']
+        other = api.create_server('vm-other', flavor['id'], image['id'],
+                                  availability_zone='nova:compute-cell1')
+        other = other['server']['id']
+        daemons.wait_for(lambda: api.server(other)['status'] == 'ACTIVE',
+                         120, 'cell1 to build while cell2 waits', running)
+        assert api.server(waiting)['status'] == 'BUILD'
+        running.remove(conductor2)
+        running.append(conductor2.start())
+        daemons.wait_for(
+            lambda: api.server(waiting)['status'] in ('ACTIVE', 'ERROR'),
+            120, 'the waiting build to finish', running)
+        done = api.server(waiting)
+        assert done['status'] == 'ACTIVE', done
+        assert done['OS-EXT-SRV-ATTR:host'] == 'compute-cell2'
     finally:
         for daemon in reversed(running):
             daemon.stop()
