@@ -117,6 +117,18 @@ class PlacementReporter:
     def __init__(self, placement, host):
         self.placement = placement
         self.host = host
+        self._owner_trait_known = False
+
+    def _ensure_owner_trait(self, ctxt):
+        """The ownership trait exists (created once, when missing):
+        placement refuses to filter by a trait it does not know."""
+        if self._owner_trait_known:
+            return
+        found = self._get(ctxt, '/traits', 'traits',
+                          params={'name': 'in:' + OWNER_TRAIT})['traits']
+        if OWNER_TRAIT not in found:
+            self.placement.ensure_traits(ctxt, [OWNER_TRAIT])
+        self._owner_trait_known = True
 
     def _get(self, ctxt, path, what, params=None):
         response = self.placement.request(ctxt, 'GET', path, params=params)
@@ -150,6 +162,7 @@ class PlacementReporter:
         shrunk total) is logged and left as it is."""
         root = self.root_uuid(ctxt)
         result = ReportResult(root)
+        self._ensure_owner_trait(ctxt)
         owned = self.owned(ctxt, root)
         wanted = {p.uuid: p for p in providers}
         self._ensure_classes(ctxt, providers)
