@@ -14,7 +14,10 @@ compute). A device's provider has
   product traits (custom traits are created when missing).
 
 A report reads what placement has and writes only the differences: a
-second report of the same devices sends no write at all. Providers that
+second report of the same devices sends no write at all. A provider whose
+generation has not moved since the reporter last saw it is not read again,
+so a steady report costs two GETs per host (the root by name, the owned
+providers of its tree). Providers that
 carry the ownership trait in the host's tree but belong to no discovered
 device are deleted - unless they hold allocations, in which case they are
 kept (and logged) until their consumers are gone. The compute's resource
@@ -118,6 +121,9 @@ class PlacementReporter:
         self.placement = placement
         self.host = host
         self._owner_trait_known = False
+        # uuid -> (generation, DeviceProvider) placement held after our
+        # last look: an unchanged generation means nothing to read again.
+        self._seen = {}
 
     def _ensure_owner_trait(self, ctxt):
         """The ownership trait exists (created once, when missing):
@@ -201,6 +207,9 @@ class PlacementReporter:
                 return
         generation = current['generation']
         uuid = provider.uuid
+        if self._seen.get(uuid) == (generation, provider):
+            return
+        self._seen.pop(uuid, None)
         inventories = self._get(
             ctxt, '/resource_providers/%s/inventories' % uuid,
             'inventories of %s' % uuid)['inventories']
@@ -213,11 +222,13 @@ class PlacementReporter:
                     'resource_provider_generation']
             touched = True
         if traits != provider.traits:
-            self.placement.set_traits(ctxt, uuid, provider.traits,
-                                      generation=generation)
+            generation = self.placement.set_traits(
+                ctxt, uuid, provider.traits, generation=generation)[
+                    'resource_provider_generation']
             touched = True
         if touched and uuid not in result.created:
             result.updated.append(uuid)
+        self._seen[uuid] = (generation, provider)
 
     def _remove(self, ctxt, provider, result):
         uuid = provider['uuid']
@@ -234,6 +245,7 @@ class PlacementReporter:
         response = self.placement.request(ctxt, 'DELETE',
                                           '/resource_providers/%s' % uuid)
         if response.status_code in (204, 404):
+            self._seen.pop(uuid, None)
             LOG.info('Removed the provider %s (%s) of a device gone from '
                      '%s', provider['name'], uuid, self.host)
             result.removed.append(uuid)

@@ -97,6 +97,36 @@ def test_a_second_report_writes_nothing(tmp_path, placement):
     assert placement.recorder.writes == []
 
 
+def test_a_steady_report_reads_only_the_root_and_the_owned_providers(
+        tmp_path, placement):
+    _root(placement)
+    agent = _agent(_conf(tmp_path, fake_fpga={'count': 4},
+                         fake_gpu={'count': 4}), placement)
+    assert len(agent.report().created) == 8
+    placement.recorder.calls.clear()
+    assert not agent.report().changed
+    assert placement.recorder.calls == [('GET', '/resource_providers'),
+                                        ('GET', '/resource_providers')]
+
+
+def test_a_provider_changed_behind_the_agent_is_put_right(tmp_path,
+                                                         placement):
+    root = _root(placement)
+    agent = _agent(_conf(tmp_path), placement)
+    agent.report()
+    gpu = placement.tree(root)['cn1_fake_gpu_0']['uuid']
+    placement.client.set_traits(placement.ctxt, gpu, [OWNER])
+    placement.client.set_inventory(placement.ctxt, gpu, {'PGPU': {
+        'total': 9, 'reserved': 1, 'min_unit': 1, 'max_unit': 9,
+        'step_size': 1, 'allocation_ratio': 2.0}})
+    assert agent.report().updated == [gpu]
+    provider = placement.tree(root)['cn1_fake_gpu_0']
+    assert set(provider['traits']) == {OWNER, 'CUSTOM_GPU_NVIDIA',
+                                       'CUSTOM_GPU_PRODUCT_ID_1EB8'}
+    assert provider['inventories']['PGPU']['total'] == 1
+    assert provider['inventories']['PGPU']['allocation_ratio'] == 1.0
+
+
 def test_a_changed_device_is_updated(tmp_path, placement):
     root = _root(placement)
     conf = _conf(tmp_path, fake_gpu={'count': 1})
