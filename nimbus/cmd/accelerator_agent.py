@@ -11,6 +11,7 @@ reaches placement. The agent holds no database credentials.
 connection and one worker pool.
 """
 
+import sys
 import time
 
 from oslo_config import cfg
@@ -18,6 +19,7 @@ from oslo_log import log as logging
 
 from nimbus.accelerator.agent import conf as agent_conf
 from nimbus.accelerator.agent import service as agent_service
+from nimbus.accelerator import drivers
 from nimbus.cmd import common
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import rpc
@@ -60,7 +62,12 @@ def main(argv=None):
     agents = agent_service.build_agents(
         conf, transport, placement, device_reporter(transport, conf), hosts)
     began = time.monotonic()
-    failed = agents.start()
+    try:
+        failed = agents.start()
+    except drivers.DriverNotFound as exc:
+        agents.stop()
+        sys.exit('%s: %s ([accelerator_agent] enabled_drivers)' % (NAME,
+                                                                   exc))
     print('%s: %d hosts started in %.1fs (%d failed)' % (
         NAME, len(hosts) - len(failed), time.monotonic() - began,
         len(failed)), flush=True)
