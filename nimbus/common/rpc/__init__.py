@@ -25,7 +25,8 @@ LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
                   'nimbus.scheduler.exception', 'nimbus.conductor.exception',
-                  'nimbus.compute.exception']
+                  'nimbus.compute.exception',
+                  'nimbus.accelerator.agent.exception']
 
 # id(conf) -> (conf, {url: transport}). The entry holds its conf, so the id
 # cannot be reused by another conf while the entry exists, and the lookup
