@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint test test-unit test-functional test-integration bench clean sample-config
+.PHONY: demo lint test test-faults test-unit test-functional test-integration bench clean sample-config
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,7 +46,13 @@ test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full" $(PYTEST_ARGS) tests
+
+# The whole fault table (tests/faults): kill -9 of every daemon kind, a
+# frozen compute, RabbitMQ and MariaDB restarts, 200 boots each; about 15
+# minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
+test-faults: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit
