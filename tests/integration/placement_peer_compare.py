@@ -62,6 +62,9 @@ def _strip(body):
             if k in ('detail', 'title', 'request_id', 'created_at',
                      'updated_at'):
                 continue
+            if k == 'traits' and isinstance(v, list):
+                # Placement lists traits in database order
+                v = sorted(v)
             out[k] = _strip(v)
         return out
     if isinstance(body, list):

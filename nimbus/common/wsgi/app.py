@@ -105,7 +105,9 @@ class _Auth:
     """Turns identity into a RequestContext.
 
     ``noauth2``: the token is ``user[:project]``; roles come from
-    ``X-Roles``; the user ``admin`` gets the admin role. ``keystone``:
+    ``X-Roles``; the user ``admin`` gets the admin role;
+    ``OpenStack-System-Scope: all`` makes a system-scoped context without a
+    project. ``keystone``:
     keystonemiddleware (wrapped around the app) has validated the token and
     set ``X-Identity-Status: Confirmed``, ``X-User-Id``, ``X-Project-Id``
     and ``X-Roles``; any other identity status (a middleware configured
@@ -133,6 +135,10 @@ class _Auth:
                      if r.strip()]
             if user == 'admin' and 'admin' not in roles:
                 roles.append('admin')
+            if req.get_header('OpenStack-System-Scope'):
+                # as OpenStack's noauth middlewares: a system-scoped
+                # token has no project
+                project = None
         else:
             if req.get_header('X-Identity-Status') != 'Confirmed':
                 raise errors.HTTPError(401, 'Authentication required.')
@@ -143,6 +149,9 @@ class _Auth:
                      if r.strip()]
         req.context['ctx'] = nimbus_context.RequestContext(
             user_id=user, project_id=project, roles=roles,
+            # keystonemiddleware's header for a system-scoped token (noauth2
+            # takes it from the client); policies' scope_types check it
+            system_scope=req.get_header('OpenStack-System-Scope') or None,
             is_admin='admin' in roles,
             request_id=req.context['request_id'],
             global_request_id=req.context.get('global_request_id'),
