@@ -62,9 +62,11 @@ def _strip(body):
             if k in ('detail', 'title', 'request_id', 'created_at',
                      'updated_at'):
                 continue
-            if k == 'traits' and isinstance(v, list):
-                # Placement lists traits in database order
-                v = sorted(v)
+            if k in ('traits', 'allocation_requests') and isinstance(
+                    v, list):
+                # traits in database order; candidates in the order of
+                # the generation strategy (see docs/placement.md)
+                v = sorted(v, key=repr)
             out[k] = _strip(v)
         return out
     if isinstance(body, list):

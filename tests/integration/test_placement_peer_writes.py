@@ -200,4 +200,5 @@ def test_generations_agree(servers, sequence):
     n = compare.run(nimbus, names, steps)
     # the sequences do write (a run of refusals would agree trivially)
     assert sum(e['status'] in (200, 201, 204) for e in p) > len(steps) // 2
-    assert compare.differences(p, n) == []
+    diffs = compare.differences(p, n)
+    assert not diffs, '\n'.join(diffs)

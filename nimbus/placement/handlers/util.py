@@ -174,7 +174,11 @@ def body(req, schema):
 
 
 def authorize(state, req, rule, target=None):
-    state.policy_cache.authorize(req.context['ctx'], rule, target)
+    try:
+        state.policy_cache.authorize(req.context['ctx'], rule, target)
+    except errors.HTTPError:
+        req.env['nimbus.placement.bare_error'] = True   # handler.BARE_ERROR
+        raise
 
 
 class PolicyCache:

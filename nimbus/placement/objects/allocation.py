@@ -314,7 +314,8 @@ def delete_consumer(conn, uuid):
     exists = conn.execute(sa.select(m.ALLOC.c.id).where(
         m.ALLOC.c.consumer_id == uuid).limit(1)).first()
     if exists is None:
-        raise exception.NotFound("No allocations for consumer '%s'" % uuid)
+        raise exception.NoAllocations(
+            "No allocations for consumer '%s'" % uuid)
     # Placement 16 deletes them without bumping any provider generation
     # (unlike PUT or POST of empty allocations, which do).
     conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id == uuid))
