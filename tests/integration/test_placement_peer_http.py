@@ -101,3 +101,59 @@ def test_edges_agree(servers):
     assert {e['status'] for e in peer} >= {415, 404, 405, 200}
     diffs = compare.differences(peer, nimbus)
     assert not diffs, '\n'.join(diffs)
+
+
+def _key_order(value):
+    """Every object's keys in the order sent (dict equality ignores it)."""
+    if isinstance(value, dict):
+        return [list(value), {k: _key_order(v) for k, v in value.items()
+                              if isinstance(v, (dict, list))}]
+    if isinstance(value, list):
+        return [_key_order(v) for v in value]
+    return None
+
+
+def test_resource_class_order_agrees(servers):
+    """Summaries, inventories and usages list classes as Placement does:
+    standard classes by id, then custom ones as they were created (here
+    CUSTOM_ZED before CUSTOM_ALPHA)."""
+    svc = {'headers': {'x-auth-token': 'admin', 'x-roles': 'admin'}}
+    rcs = ('CUSTOM_ZED', 'SRIOV_NET_VF', 'DISK_GB', 'CUSTOM_ALPHA', 'VCPU',
+           'MEMORY_MB', 'PCPU')
+    steps = [
+        ('PUT', '/resource_classes/CUSTOM_ZED', None, svc),
+        ('PUT', '/resource_classes/CUSTOM_ALPHA', None, svc),
+        ('POST', '/resource_providers', {'name': 'rp-{RP}', 'uuid': '{RP}'},
+         svc),
+        ('PUT', '/resource_providers/{RP}/inventories',
+         {'resource_provider_generation': 0,
+          'inventories': {rc: {'total': 100} for rc in rcs}}, svc),
+        ('PUT', '/allocations/{C}',
+         {'allocations': {'{RP}': {'resources': {
+             'VCPU': 1, 'CUSTOM_ZED': 1, 'DISK_GB': 1, 'CUSTOM_ALPHA': 2}}},
+          'project_id': 'porder', 'user_id': 'u',
+          'consumer_generation': None, 'consumer_type': 'INSTANCE'}, svc)]
+    reads = ['/allocation_candidates?resources=VCPU:1&in_tree={RP}',
+             '/resource_providers/{RP}/inventories',
+             '/resource_providers/{RP}/usages',
+             '/usages?project_id=porder',
+             '/resource_providers/{RP}/allocations']
+    names = rbac._names()
+    peer, nimbus = servers
+    orders = []
+    for client in (peer, nimbus):
+        compare.run(client, names, steps)
+        got = []
+        for path in reads:
+            resp = client.call('GET', path.format(**names))
+            assert resp.status_code == 200, resp.text
+            body = resp.json()
+            body.pop('resource_provider_generation', None)
+            got.append((path, _key_order(compare._unname(
+                body, {v: k for k, v in names.items()}))))
+        orders.append(got)
+    assert orders[0] == orders[1]
+    summary = orders[1][0][1][1]['provider_summaries'][1]['RP'][1]
+    assert summary['resources'][0] == [
+        'VCPU', 'MEMORY_MB', 'DISK_GB', 'SRIOV_NET_VF', 'PCPU', 'CUSTOM_ZED',
+        'CUSTOM_ALPHA']
