@@ -15,6 +15,7 @@ from sqlalchemy import exc as sa_exc
 
 from nimbus.common import policy
 from nimbus.common import wsgi
+from nimbus.common.wsgi import app as wsgi_app
 from nimbus.placement import db as placement_db
 from nimbus.placement import handler
 from nimbus.placement import policies
@@ -78,14 +79,23 @@ def _placement_headers(app):
     """Two header details of Placement 16: its 201s without a body carry
     no content-type (Falcon adds its default media type to them; 204s it
     leaves alone), and its errors raised outside the handlers' own error
-    handling carry no ``vary`` (:data:`handler.BARE_ERROR`)."""
+    handling carry no ``vary`` (:data:`handler.BARE_ERROR`, an unknown
+    route), those of a microversion it cannot agree on no version header
+    either."""
     def filtered(environ, start_response):
         def start(status, headers, exc_info=None):
             code = status[:3]
             if code == '201' and ('content-length', '0') in headers:
                 headers = [h for h in headers if h[0] != 'content-type']
-            elif code >= '400' and environ.get(handler.BARE_ERROR):
-                headers = [h for h in headers if h[0].lower() != 'vary']
+            elif code >= '400':
+                if environ.get(wsgi_app.VERSION_UNKNOWN):
+                    # no version agreed: Placement names none
+                    headers = [h for h in headers if h[0].lower() not in (
+                        'vary', 'openstack-api-version')]
+                elif environ.get(handler.BARE_ERROR) or environ.get(
+                        wsgi_app.ROUTE_NOT_FOUND):
+                    headers = [h for h in headers
+                               if h[0].lower() != 'vary']
             return start_response(status, headers, exc_info)
         return app(environ, start)
     return filtered

@@ -101,6 +101,12 @@ class _RequestId:
                  else resp.status, req.context.get('version', '-'))
 
 
+# Set in the WSGI environ for middleware around the app (placement's
+# header rules): no microversion could be agreed; no route matched.
+VERSION_UNKNOWN = 'nimbus.version_unknown'
+ROUTE_NOT_FOUND = 'nimbus.route_not_found'
+
+
 class _Auth:
     """Turns identity into a RequestContext.
 
@@ -171,6 +177,7 @@ class _Microversion:
             # No version was agreed: the error body says so (see
             # errors.placement_body).
             req.context['version_unknown'] = True
+            req.env[VERSION_UNKNOWN] = True
             raise
         req.context['version'] = version
 
@@ -206,6 +213,7 @@ def _handle_nimbus_exception(req, resp, exc, params):
 
 
 def _handle_route_not_found(req, resp, exc, params):
+    req.env[ROUTE_NOT_FOUND] = True
     raise errors.HTTPError(404, 'The resource could not be found.')
 
 
