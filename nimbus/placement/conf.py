@@ -6,6 +6,7 @@ find the same knobs: ``[placement_database] connection`` and the
 """
 
 from oslo_config import cfg
+from oslo_middleware import cors
 
 DATABASE_OPTS = [
     cfg.StrOpt('connection', secret=True, default=None,
@@ -46,8 +47,11 @@ PLACEMENT_OPTS = [
 def register_opts(conf):
     conf.register_opts(DATABASE_OPTS, group='placement_database')
     conf.register_opts(PLACEMENT_OPTS, group='placement')
+    # oslo.middleware's CORS options, read by its middleware (wsgi.py)
+    conf.register_opts(cors.CORS_OPTS, group='cors')
 
 
 def list_opts():
     return [('placement_database', DATABASE_OPTS),
-            ('placement', PLACEMENT_OPTS)]
+            ('placement', PLACEMENT_OPTS),
+            ('cors', cors.CORS_OPTS)]

@@ -33,6 +33,14 @@ class PlacementException(exception.NimbusException):
 
 class NotFound(PlacementException):
     code = 404
+    # True where Placement 16 answers the 404 from inside the handler
+    # (with ``vary``), False where its NotFound escapes the handler
+    in_handler = False
+
+
+class NoAllocations(NotFound):
+    """DELETE /allocations/{consumer} of a consumer without allocations."""
+    in_handler = True
     msg_fmt = 'Not found.'
 
 

@@ -10,6 +10,9 @@ route declarations).
 import functools
 import types
 
+from nimbus.common.wsgi import errors
+from nimbus.placement import exception
+
 from nimbus.placement.handlers import aggregate
 from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import allocation_candidate
@@ -84,8 +87,38 @@ class State:
             rng=None)
 
 
+# Set in the WSGI environ for an error Placement raises outside its
+# handlers' own error handling (a missing content type, an object not found,
+# a policy refusal): Placement 16 sends those without ``vary`` (wsgi.py).
+BARE_ERROR = 'nimbus.placement.bare_error'
+
+
+def _typed_body(fn, state):
+    """``fn`` bound to ``state``, refusing a body without a content type.
+
+    As Placement, before any handler runs: a request with a
+    ``Content-Length`` above 0 and no ``Content-Type`` is a 400 (an empty
+    body without one gets the handlers' 415).
+    """
+    def handler(req, resp, **kw):
+        if req.content_length and not req.content_type:
+            req.env[BARE_ERROR] = True
+            raise errors.HTTPError(
+                400, 'A request with a body (Content-Length above 0) needs '
+                     'a Content-Type header.', exception.UNDEFINED)
+        try:
+            return fn(state, req, resp, **kw)
+        except exception.NotFound as exc:
+            # an object not found (Placement's NotFound escaping its
+            # handler); see BARE_ERROR
+            if not exc.in_handler:
+                req.env[BARE_ERROR] = True
+            raise
+    return functools.update_wrapper(handler, fn)
+
+
 def routes(state):
     """The route table with every handler bound to ``state``."""
-    return [(path, {method: functools.partial(fn, state)
+    return [(path, {method: _typed_body(fn, state)
                     for method, fn in methods.items()})
             for path, methods in ROUTES]

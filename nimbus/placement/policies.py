@@ -1,35 +1,67 @@
-"""Placement's policy rules, with the same names and defaults as OpenStack
-Placement: everything is for admins or the service role; usages are also
-for a reader of the project asked about; the reshaper is for the service
-role only. With ``[oslo_policy] enforce_new_defaults = False`` the legacy
-``role:admin`` rule is accepted as well (oslo.policy ORs deprecated rules).
+"""Placement's policy rules, with the names, defaults and scope types of
+OpenStack Placement 16.0.0.
+
+Every route's rule points at one of five base rules, all for
+project-scoped tokens: ``admin_or_service_api`` (most routes),
+``service_api`` (the reshaper), ``admin_or_project_reader_or_service_api``
+(``GET /usages``, also for a reader of the project asked about). With
+``[oslo_policy] enforce_new_defaults = False`` each base rule also accepts
+its deprecated form, ``role:admin`` (oslo.policy ORs them), which opens the
+reshaper to admins. With ``enforce_scope`` (oslo.policy's default), a
+system-scoped token is refused (403) on every route, whatever its roles;
+without it, only the check strings decide. A policy file overrides any of
+these rules by name.
 """
 
+from oslo_log import versionutils
 from oslo_policy import policy
 
-ADMIN = 'role:admin'
-SERVICE = 'role:service'
-ADMIN_OR_SERVICE = 'role:admin or role:service'
-PROJECT_READER_OR_ADMIN_OR_SERVICE = (
-    '(role:reader and project_id:%(project_id)s) or role:admin or '
-    'role:service')
+ADMIN_OR_SERVICE = 'rule:admin_or_service_api'
+SERVICE = 'rule:service_api'
+ADMIN_OR_PROJECT_READER_OR_SERVICE = (
+    'rule:admin_or_project_reader_or_service_api')
+PROJECT = ['project']
+
+_LEGACY = policy.DeprecatedRule(
+    name='rule:admin_api', check_str='role:admin',
+    deprecated_reason=(
+        'Placement policies gained reader and service personas with project '
+        'scope; the admin-only defaults are kept for enforce_new_defaults = '
+        'False.'),
+    deprecated_since=versionutils.deprecated.WALLABY)
+
+BASE_RULES = [
+    policy.RuleDefault('admin_api', 'role:admin',
+                       description='The admin role (legacy default).',
+                       scope_types=PROJECT),
+    policy.RuleDefault('service_api', 'role:service',
+                       description='Service-to-service calls.',
+                       scope_types=PROJECT, deprecated_rule=_LEGACY),
+    policy.RuleDefault('admin_or_service_api', 'role:admin or role:service',
+                       description='An admin or a service.',
+                       scope_types=PROJECT, deprecated_rule=_LEGACY),
+    policy.RuleDefault('project_reader_api',
+                       'role:reader and project_id:%(project_id)s',
+                       description='A reader of the project in the target.',
+                       deprecated_rule=_LEGACY),
+    policy.RuleDefault('admin_or_project_reader_or_service_api',
+                       'role:admin or rule:project_reader_api or '
+                       'role:service',
+                       description='An admin, a service or a reader of the '
+                                   'project in the target.',
+                       scope_types=PROJECT, deprecated_rule=_LEGACY),
+]
 
 
 def _rule(name, check_str, description, ops):
     return policy.DocumentedRuleDefault(
         name=name, check_str=check_str, description=description,
         operations=[{'method': m, 'path': p} for m, p in ops],
-        scope_types=['project'],
-        deprecated_rule=policy.DeprecatedRule(
-            name=name, check_str=ADMIN, deprecated_reason=(
-                'Placement moved to admin-or-service defaults with project '
-                'scope.'), deprecated_since='W'))
+        scope_types=PROJECT)
 
 
 _RP = '/resource_providers/{uuid}'
-RULES = [
-    policy.RuleDefault('admin_api', ADMIN,
-                       'Legacy rule: the admin role.'),
+RULES = BASE_RULES + [
     _rule('placement:resource_providers:list', ADMIN_OR_SERVICE,
           'List resource providers.', [('GET', '/resource_providers')]),
     _rule('placement:resource_providers:create', ADMIN_OR_SERVICE,
@@ -72,7 +104,7 @@ RULES = [
           [('PUT', _RP + '/aggregates')]),
     _rule('placement:resource_providers:usages', ADMIN_OR_SERVICE,
           'Show provider usages.', [('GET', _RP + '/usages')]),
-    _rule('placement:usages', PROJECT_READER_OR_ADMIN_OR_SERVICE,
+    _rule('placement:usages', ADMIN_OR_PROJECT_READER_OR_SERVICE,
           'Show usages of a project or user.', [('GET', '/usages')]),
     _rule('placement:traits:list', ADMIN_OR_SERVICE, 'List traits.',
           [('GET', '/traits')]),

@@ -10,10 +10,12 @@ servers: it reads the config file named by ``NIMBUS_CONFIG_FILE`` (default
 import os
 
 from oslo_log import log as logging
+from oslo_middleware import cors
 from sqlalchemy import exc as sa_exc
 
 from nimbus.common import policy
 from nimbus.common import wsgi
+from nimbus.common.wsgi import app as wsgi_app
 from nimbus.placement import db as placement_db
 from nimbus.placement import handler
 from nimbus.placement import policies
@@ -64,7 +66,39 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
         public_paths=('/',), request_id_headers=('x-openstack-request-id',),
         keystone_conf=conf, keystone_middleware=keystone_middleware,
         max_body_size=conf.wsgi.max_request_body_size)
+    app = _placement_headers(app)
+    if conf.cors.allowed_origin:
+        # oslo.middleware answers preflight OPTIONS and sets the
+        # access-control-* headers from [cors], before authentication, as
+        # in Placement's pipeline.
+        app = cors.CORS(app, conf)
     return app
+
+
+def _placement_headers(app):
+    """Two header details of Placement 16: its 201s without a body carry
+    no content-type (Falcon adds its default media type to them; 204s it
+    leaves alone), and its errors raised outside the handlers' own error
+    handling carry no ``vary`` (:data:`handler.BARE_ERROR`, an unknown
+    route), those of a microversion it cannot agree on no version header
+    either."""
+    def filtered(environ, start_response):
+        def start(status, headers, exc_info=None):
+            code = status[:3]
+            if code == '201' and ('content-length', '0') in headers:
+                headers = [h for h in headers if h[0] != 'content-type']
+            elif code >= '400':
+                if environ.get(wsgi_app.VERSION_UNKNOWN):
+                    # no version agreed: Placement names none
+                    headers = [h for h in headers if h[0].lower() not in (
+                        'vary', 'openstack-api-version')]
+                elif environ.get(handler.BARE_ERROR) or environ.get(
+                        wsgi_app.ROUTE_NOT_FOUND):
+                    headers = [h for h in headers
+                               if h[0].lower() != 'vary']
+            return start_response(status, headers, exc_info)
+        return app(environ, start)
+    return filtered
 
 
 def _load_application():

@@ -134,16 +134,17 @@ def _server(cmd, env, logpath, what):
 
 
 @contextlib.contextmanager
-def openstack_placement(workdir):
-    """Serve OpenStack Placement on a fresh SQLite file; yields its URL."""
+def openstack_placement(workdir, extra_conf=''):
+    """Serve OpenStack Placement on a fresh SQLite file; yields its URL.
+    ``extra_conf`` is appended to its config file (e.g. ``[cors]``)."""
     python = peer_python()
     confdir = os.path.join(workdir, 'peer')
     os.makedirs(confdir)
     with open(os.path.join(confdir, 'placement.conf'), 'w') as f:
         f.write('[DEFAULT]\ndebug = False\n[api]\nauth_strategy = noauth2\n'
                 '[placement_database]\nconnection = sqlite:///%s\n'
-                'sync_on_startup = True\n'
-                % os.path.join(confdir, 'placement.sqlite'))
+                'sync_on_startup = True\n%s'
+                % (os.path.join(confdir, 'placement.sqlite'), extra_conf))
     script = os.path.join(confdir, 'serve.py')
     with open(script, 'w') as f:
         f.write(_SERVE)
@@ -154,15 +155,16 @@ def openstack_placement(workdir):
 
 
 @contextlib.contextmanager
-def nimbus_placement(workdir):
-    """Serve nimbus-placement-api on a fresh SQLite file; yields its URL."""
+def nimbus_placement(workdir, extra_conf=''):
+    """Serve nimbus-placement-api on a fresh SQLite file; yields its URL.
+    ``extra_conf`` is appended to its config file."""
     confdir = os.path.join(workdir, 'nimbus')
     os.makedirs(confdir)
     conf = os.path.join(confdir, 'nimbus.conf')
     with open(conf, 'w') as f:
         f.write('[api]\nauth_strategy = noauth2\n'
-                '[placement_database]\nconnection = sqlite:///%s\n'
-                % os.path.join(confdir, 'placement.sqlite'))
+                '[placement_database]\nconnection = sqlite:///%s\n%s'
+                % (os.path.join(confdir, 'placement.sqlite'), extra_conf))
     cmd = [sys.executable, '-m', 'nimbus.cmd.placement_api', '--config-file',
            conf, '--host', '127.0.0.1', '--port']
     with _server(cmd, dict(os.environ), os.path.join(confdir, 'server.log'),

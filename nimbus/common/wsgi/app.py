@@ -101,11 +101,19 @@ class _RequestId:
                  else resp.status, req.context.get('version', '-'))
 
 
+# Set in the WSGI environ for middleware around the app (placement's
+# header rules): no microversion could be agreed; no route matched.
+VERSION_UNKNOWN = 'nimbus.version_unknown'
+ROUTE_NOT_FOUND = 'nimbus.route_not_found'
+
+
 class _Auth:
     """Turns identity into a RequestContext.
 
     ``noauth2``: the token is ``user[:project]``; roles come from
-    ``X-Roles``; the user ``admin`` gets the admin role. ``keystone``:
+    ``X-Roles``; the user ``admin`` gets the admin role;
+    ``OpenStack-System-Scope: all`` makes a system-scoped context without a
+    project. ``keystone``:
     keystonemiddleware (wrapped around the app) has validated the token and
     set ``X-Identity-Status: Confirmed``, ``X-User-Id``, ``X-Project-Id``
     and ``X-Roles``; any other identity status (a middleware configured
@@ -133,6 +141,10 @@ class _Auth:
                      if r.strip()]
             if user == 'admin' and 'admin' not in roles:
                 roles.append('admin')
+            if req.get_header('OpenStack-System-Scope'):
+                # as OpenStack's noauth middlewares: a system-scoped
+                # token has no project
+                project = None
         else:
             if req.get_header('X-Identity-Status') != 'Confirmed':
                 raise errors.HTTPError(401, 'Authentication required.')
@@ -143,6 +155,9 @@ class _Auth:
                      if r.strip()]
         req.context['ctx'] = nimbus_context.RequestContext(
             user_id=user, project_id=project, roles=roles,
+            # keystonemiddleware's header for a system-scoped token (noauth2
+            # takes it from the client); policies' scope_types check it
+            system_scope=req.get_header('OpenStack-System-Scope') or None,
             is_admin='admin' in roles,
             request_id=req.context['request_id'],
             global_request_id=req.context.get('global_request_id'),
@@ -162,6 +177,7 @@ class _Microversion:
             # No version was agreed: the error body says so (see
             # errors.placement_body).
             req.context['version_unknown'] = True
+            req.env[VERSION_UNKNOWN] = True
             raise
         req.context['version'] = version
 
@@ -197,6 +213,7 @@ def _handle_nimbus_exception(req, resp, exc, params):
 
 
 def _handle_route_not_found(req, resp, exc, params):
+    req.env[ROUTE_NOT_FOUND] = True
     raise errors.HTTPError(404, 'The resource could not be found.')
 
 

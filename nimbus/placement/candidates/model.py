@@ -21,14 +21,18 @@ SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 _PLAIN_UUID = re.compile(r'[0-9a-fA-F-]{1,64}')
 # OpenStack Placement lists a provider summary's resource classes by their
 # id: the standard classes in os-resource-classes' order, then the custom
-# ones (here by name).
+# ones in the order they were created.
 _RC_ORDER = {rc: i for i, rc in enumerate(os_resource_classes.STANDARDS)}
 
 
-def rc_order(rc: str) -> tuple:
-    """Sort key of a resource class in a provider summary."""
+def rc_order(rc: str, custom_rank: dict | None = None) -> tuple:
+    """Sort key of a resource class in a provider summary; ``custom_rank``
+    gives the creation order of custom classes (by name when unknown)."""
     index = _RC_ORDER.get(rc)
-    return (1, 0, rc) if index is None else (0, index, '')
+    if index is not None:
+        return (0, index, '')
+    rank = (custom_rank or {}).get(rc)
+    return (1, 0, rc) if rank is None else (1, rank, '')
 
 
 @dataclass(slots=True)
@@ -72,6 +76,9 @@ class Snapshot:
         uuid -> :class:`Provider`.
     ``resource_classes`` / ``traits``
         frozensets of every known name (used to reject unknown names).
+    ``rc_sequence``
+        the resource class names as given, in id order (custom classes in
+        creation order), which orders the summaries' resources.
     ``roots``
         tuple of root provider uuids, sorted.
     ``tree``
@@ -112,13 +119,17 @@ class Snapshot:
     __slots__ = ('providers', 'resource_classes', 'traits', 'roots', 'tree',
                  'children', 'ancestors', 'by_rc', 'fit', 'by_trait', 'by_agg',
                  'sharing', 'anchors', 'has_trees', 'summary_resources',
-                 'sorted_traits', 'plain_uuids', 'fragments', 'memo')
+                 'sorted_traits', 'plain_uuids', 'fragments', 'memo',
+                 'rc_sequence')
 
     def __init__(self, providers: Iterable[Provider],
                  resource_classes: Iterable[str], traits: Iterable[str]):
         provs = {p.uuid: p for p in providers}
         self.providers = provs
-        self.resource_classes = frozenset(resource_classes)
+        self.rc_sequence = tuple(resource_classes)
+        self.resource_classes = frozenset(self.rc_sequence)
+        custom_rank = {rc: i for i, rc in enumerate(self.rc_sequence)
+                       if rc not in _RC_ORDER}
         self.traits = frozenset(traits)
 
         children: dict[str, list[str]] = {}
@@ -157,7 +168,7 @@ class Snapshot:
                     (uuid, root, free, inv.min_unit, inv.max_unit,
                      inv.step_size))
             fit[uuid] = pfit
-            summ.sort(key=lambda item: rc_order(item[0]))
+            summ.sort(key=lambda item: rc_order(item[0], custom_rank))
             summary_resources[uuid] = tuple(summ)
             sorted_traits[uuid] = tuple(sorted(p.traits))
 

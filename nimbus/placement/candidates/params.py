@@ -48,8 +48,6 @@ from nimbus.placement.candidates.errors import (
 
 # The JSON schema validator's words for a key the schema does not allow,
 # which clients and tests look for (as OpenStack Placement answers).
-_UNEXPECTED = ("Invalid query string parameters: Additional properties are "
-               "not allowed (%r was unexpected).")
 _GROUP_KEY = re.compile(r'^(resources|required|member_of|in_tree)(.*)$')
 _NUMERIC_SUFFIX = re.compile(r'^[1-9][0-9]*$')
 _VERBOSE_SUFFIX = re.compile(r'^[a-zA-Z0-9_-]{1,64}$')
@@ -257,44 +255,61 @@ def _canonical_uuid(value: str) -> str:
     return str(uuidlib.UUID(value.strip()))
 
 
+def _not_allowed(key: str, mv: tuple[int, int], hint: str = '') -> str:
+    """The detail for a query key the microversion does not allow, in the
+    words jsonschema uses for Placement's query schema at ``mv`` (fixed
+    properties before 1.25, group patterns from then on), which tools and
+    tests look for; ``hint`` says what would allow it."""
+    if mv < (1, 25):
+        words = 'Additional properties are not allowed (%r was unexpected)' \
+            % key
+    else:
+        suffix = '[a-zA-Z0-9_-]{1,64}' if mv >= (1, 33) else '[1-9][0-9]*'
+        patterns = sorted('^%s(%s)?$' % (prefix, suffix)
+                          for prefix, need in _PREFIX_MIN.items()
+                          if mv >= need)
+        words = '%r does not match any of the regexes: %s' % (
+            key, ', '.join(repr(p) for p in patterns))
+    return ("Invalid query string parameters: %s. Failed validating "
+            "'additionalProperties' in schema.%s" % (
+                words, ' ' + hint if hint else ''))
+
+
 def _check_key(key: str, mv: tuple[int, int]):
     """Return (prefix, suffix) for a group key, None for a request-wide key;
     raise for anything unknown at this microversion."""
     if key in _WIDE_MIN:
         need = _WIDE_MIN[key]
         if mv < need:
-            raise CandidatesQueryError(
-                "Invalid query string parameters: %r requires microversion "
-                "%s or later (requested %s)." % (key, _mv(need), _mv(mv)))
+            raise CandidatesQueryError(_not_allowed(
+                key, mv, '(%r requires microversion %s or later; requested '
+                '%s.)' % (key, _mv(need), _mv(mv))))
         return None
     m = _GROUP_KEY.match(key)
     if not m:
-        raise CandidatesQueryError(
-            _UNEXPECTED % key)
+        raise CandidatesQueryError(_not_allowed(key, mv))
     prefix, suffix = m.groups()
     need = _PREFIX_MIN[prefix]
     if mv < need:
-        raise CandidatesQueryError(
-            "Invalid query string parameters: %r requires microversion %s or "
-            "later (requested %s)." % (key, _mv(need), _mv(mv)))
+        raise CandidatesQueryError(_not_allowed(
+            key, mv, '(%r requires microversion %s or later; requested %s.)'
+            % (key, _mv(need), _mv(mv))))
     if suffix:
         if mv < (1, 25):
-            raise CandidatesQueryError(
-                (_UNEXPECTED % key) + " Suffixed request groups require "
-                "microversion 1.25 or later.")
+            raise CandidatesQueryError(_not_allowed(
+                key, mv, '(Suffixed request groups require microversion '
+                '1.25 or later.)'))
         if _NUMERIC_SUFFIX.match(suffix):
             pass
         elif mv < (1, 33):
-            if _VERBOSE_SUFFIX.match(suffix):
-                raise CandidatesQueryError(
-                    "Invalid query string parameters: non-numeric request "
-                    "group suffix in %r requires microversion 1.33 or later."
-                    % key)
-            raise CandidatesQueryError(_UNEXPECTED % key)
+            raise CandidatesQueryError(_not_allowed(
+                key, mv, '(Non-numeric request group suffixes require '
+                'microversion 1.33 or later.)'
+                if _VERBOSE_SUFFIX.match(suffix) else ''))
         elif not _VERBOSE_SUFFIX.match(suffix):
-            raise CandidatesQueryError(
-                "Invalid query string parameters: %r has an invalid group "
-                "suffix (expected 1-64 characters of [a-zA-Z0-9_-])." % key)
+            raise CandidatesQueryError(_not_allowed(
+                key, mv, '(A group suffix is 1-64 characters of '
+                '[a-zA-Z0-9_-].)'))
     return prefix, suffix
 
 
@@ -313,7 +328,7 @@ def parse_request(params: dict[str, list[str]],
     if mv < (1, 25) and 'resources' not in params:
         raise CandidatesQueryError(
             "Invalid query string parameters: 'resources' is a required "
-            "property.")
+            "property. Failed validating 'required' in schema.")
 
     parsed_groups: dict[str, RequestGroup] = {}
     for suffix in sorted(groups, key=lambda s: (s != '', s)):
@@ -346,15 +361,18 @@ def parse_request(params: dict[str, list[str]],
         for value in params['limit']:
             if not _LIMIT.match(value):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: 'limit' must be a "
-                    "positive integer. Got: %s" % value)
+                    "Invalid query string parameters: %r does not match "
+                    "'^[1-9][0-9]*$'. Failed validating 'pattern' in "
+                    "schema['properties']['limit']. ('limit' is a positive "
+                    "integer.)" % value)
         out.limit = int(params['limit'][0])
     if 'group_policy' in wide:
         for value in params['group_policy']:
             if value not in ('none', 'isolate'):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: 'group_policy' must "
-                    "be 'none' or 'isolate'. Got: %s" % value)
+                    "Invalid query string parameters: %r is not one of "
+                    "['none', 'isolate']. Failed validating 'enum' in "
+                    "schema['properties']['group_policy']." % value)
         out.group_policy = params['group_policy'][0]
     if 'root_required' in wide:
         if len(params['root_required']) != 1:

@@ -100,7 +100,8 @@ def for_provider(state, req, resp, uuid):
 
     def load(conn):
         rp = rp_obj.get(conn, uuid)
-        return rp['generation'], alloc_obj.for_provider(conn, rp['id'])
+        return rp['generation'], alloc_obj.for_provider(
+            conn, rp['id'], with_generation=util.version(req) >= (1, 28))
     gen, allocs = state.pdb.read(load)
     util.send(req, resp, {'allocations': allocs,
                           'resource_provider_generation': gen})

@@ -33,8 +33,9 @@ def parse(qs, version, snapshot):
             value = qs[key][-1]
             if not _UUID.match(value):
                 raise exception.BadRequest(
-                    'Invalid query string parameters: %r is not a valid '
-                    'uuid for %s' % (value, key))
+                    "Invalid query string parameters: %r is not a 'uuid'. "
+                    "Failed validating 'format' in schema['properties'][%r]."
+                    % (value, key))
             filters[key] = util.normalize_uuid(value)
     try:
         if 'member_of' in qs:

@@ -2,6 +2,8 @@
 
 import orjson
 
+from nimbus.placement.handlers import util
+
 MIN_VERSION = '1.0'
 MAX_VERSION = '1.39'
 
@@ -12,5 +14,5 @@ def home(state, req, resp):
                           'min_version': MIN_VERSION,
                           'status': 'CURRENT',
                           'links': [{'rel': 'self', 'href': ''}]}]}
-    resp.data = orjson.dumps(body)
-    resp.content_type = 'application/json'
+    # cache-control and last-modified from 1.15, as on every GET
+    util.send_json(req, resp, orjson.dumps(body))

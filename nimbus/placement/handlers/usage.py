@@ -1,9 +1,15 @@
 """/resource_providers/{uuid}/usages and /usages (1.9; by type 1.38)."""
 
+import re
+
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.objects import usage as usage_obj
+
+# GET /usages' consumer_type, as Placement's schema has it ('all' is
+# matched as a prefix there too)
+_CONSUMER_TYPE = re.compile(r'^[A-Z0-9_]+$|^all|^unknown$')
 
 
 @util.json_only
@@ -30,7 +36,7 @@ def for_project(state, req, resp):
     if not project_id:
         raise exception.BadRequest(
             "Invalid query string parameters: 'project_id' is a required "
-            "property")
+            "property. Failed validating 'required' in schema.")
     user_id = util.single(req, 'user_id')
     for name, value in (('project_id', project_id), ('user_id', user_id)):
         if value is not None and not 1 <= len(value) <= 255:
@@ -44,6 +50,12 @@ def for_project(state, req, resp):
                    {'project_id': project_id, 'user_id':
                     req.context['ctx'].user_id})
     ctype = util.single(req, 'consumer_type')
+    if ctype is not None and not _CONSUMER_TYPE.match(ctype):
+        # Placement's schema: a type name, 'all' or 'unknown'
+        raise exception.BadRequest(
+            "Invalid query string parameters: %r does not match %r. Failed "
+            "validating 'pattern' in schema['properties']['consumer_type']."
+            % (ctype, _CONSUMER_TYPE.pattern))
     rows = state.pdb.read(usage_obj.for_project, project_id, user_id, ctype)
     util.send(req, resp, {'usages': usage_obj.summarize(
         rows, version >= (1, 38), ctype)})

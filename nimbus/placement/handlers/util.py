@@ -144,7 +144,8 @@ def check_query(req, allowed):
         # The JSON schema validator's own words, which clients look for.
         raise errors.HTTPError(
             400, 'Invalid query string parameters: Additional properties '
-                 'are not allowed (%s %s unexpected)' % (
+                 'are not allowed (%s %s unexpected). Failed validating '
+                 "'additionalProperties' in schema." % (
                      ', '.join(repr(e) for e in extra),
                      'was' if len(extra) == 1 else 'were'),
             exception.UNDEFINED)
@@ -161,9 +162,17 @@ def single(req, name):
 def validate(data, schema, what='JSON'):
     error = validation.first_error(schema, data, formats=False)
     if error is not None:
-        raise errors.HTTPError(400, '%s does not validate: %s%s' % (
-            what, error.message, validation.where(error)),
-            exception.UNDEFINED)
+        raise errors.HTTPError(400, '%s does not validate: %s%s. %s' % (
+            what, error.message, validation.where(error),
+            failed_validating(error)), exception.UNDEFINED)
+
+
+def failed_validating(error):
+    """jsonschema's own line naming the failed keyword and where it is in
+    the schema (``Failed validating 'pattern' in
+    schema['properties']['name']``), which clients and tests look for."""
+    path = ''.join('[%r]' % p for p in list(error.relative_schema_path)[:-1])
+    return 'Failed validating %r in schema%s.' % (error.validator, path)
 
 
 def body(req, schema):
@@ -174,7 +183,11 @@ def body(req, schema):
 
 
 def authorize(state, req, rule, target=None):
-    state.policy_cache.authorize(req.context['ctx'], rule, target)
+    try:
+        state.policy_cache.authorize(req.context['ctx'], rule, target)
+    except errors.HTTPError:
+        req.env['nimbus.placement.bare_error'] = True   # handler.BARE_ERROR
+        raise
 
 
 class PolicyCache:

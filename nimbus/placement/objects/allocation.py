@@ -4,7 +4,9 @@
 POST /allocations, DELETE and the reshaper: in the caller's transaction it
 checks consumer generations (1.28), removes the consumers' old allocations,
 checks capacity, min/max/step of the new ones, writes them, bumps the
-generation of every provider touched and keeps consumer records (a consumer
+generation of every provider touched as OpenStack Placement 16 does (each
+provider of the new allocations once, plus the providers of a consumer
+whose allocations are emptied; DELETE bumps none) and keeps consumer records (a consumer
 without allocations is deleted, as in OpenStack Placement).
 
 The generations of the touched providers are read before the capacity
@@ -55,16 +57,25 @@ def for_consumer(conn, uuid):
     return out, get_consumer(conn, uuid)
 
 
-def for_provider(conn, rp_id):
-    """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider."""
+def for_provider(conn, rp_id, with_generation=False):
+    """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider, with
+    each consumer's ``consumer_generation`` if asked (1.28)."""
     rows = conn.execute(
-        sa.select(m.ALLOC.c.consumer_id, m.RC.c.name, m.ALLOC.c.used)
+        sa.select(m.ALLOC.c.consumer_id, m.RC.c.name, m.ALLOC.c.used,
+                  m.CONSUMER.c.generation)
         .select_from(m.ALLOC.join(m.RC, m.RC.c.id ==
-                                  m.ALLOC.c.resource_class_id))
+                                  m.ALLOC.c.resource_class_id)
+                     .outerjoin(m.CONSUMER, m.CONSUMER.c.uuid ==
+                                m.ALLOC.c.consumer_id))
         .where(m.ALLOC.c.resource_provider_id == rp_id)).all()
     out = {}
-    for consumer, rc, used in rows:
-        out.setdefault(consumer, {'resources': {}})['resources'][rc] = used
+    for consumer, rc, used, generation in rows:
+        entry = out.get(consumer)
+        if entry is None:
+            entry = out[consumer] = {'resources': {}}
+            if with_generation:
+                entry['consumer_generation'] = generation
+        entry['resources'][rc] = used
     return out
 
 
@@ -104,7 +115,8 @@ def prepare(conn, requests):
     """Check consumer generations and drop the consumers' old allocations.
 
     Returns the state :func:`apply` needs: existing consumers and the ids
-    of the providers whose allocations were removed.
+    of the providers that lost the allocations of a consumer whose new
+    set is empty (the only old providers whose generation is bumped).
     """
     uuids = [r.uuid for r in requests]
     consumers = {row['uuid']: row for row in conn.execute(
@@ -122,11 +134,16 @@ def prepare(conn, requests):
                 'consumer generation conflict - expected %s but got %s' % (
                     'null' if have is None else have,
                     'null' if req.generation is None else req.generation))
-    old_rps = {r[0] for r in conn.execute(
-        sa.select(m.ALLOC.c.resource_provider_id).distinct()
-        .where(m.ALLOC.c.consumer_id.in_(uuids)))}
-    if old_rps:
+    old = conn.execute(
+        sa.select(m.ALLOC.c.consumer_id, m.ALLOC.c.resource_provider_id)
+        .distinct().where(m.ALLOC.c.consumer_id.in_(uuids))).all()
+    if old:
         conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id.in_(uuids)))
+    # As Placement 16: a provider that only loses a consumer's allocations
+    # because they move elsewhere keeps its generation; one that loses them
+    # because the consumer's allocations are emptied is bumped.
+    emptied = {r.uuid for r in requests if not r.allocations}
+    old_rps = {rp_id for consumer, rp_id in old if consumer in emptied}
     return consumers, old_rps
 
 
@@ -297,5 +314,9 @@ def delete_consumer(conn, uuid):
     exists = conn.execute(sa.select(m.ALLOC.c.id).where(
         m.ALLOC.c.consumer_id == uuid).limit(1)).first()
     if exists is None:
-        raise exception.NotFound("No allocations for consumer '%s'" % uuid)
-    replace(conn, [Request(uuid, {})])
+        raise exception.NoAllocations(
+            "No allocations for consumer '%s'" % uuid)
+    # Placement 16 deletes them without bumping any provider generation
+    # (unlike PUT or POST of empty allocations, which do).
+    conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id == uuid))
+    conn.execute(m.CONSUMER.delete().where(m.CONSUMER.c.uuid == uuid))

@@ -4,7 +4,9 @@ Order inside the transaction: check every consumer generation and drop the
 named consumers' allocations, replace each named provider's inventory
 (guarded by its generation; an inventory still used by allocations that are
 not being replaced is ``placement.inventory.inuse``), then write the new
-allocations with full capacity checks. Any failure rolls everything back.
+allocations with full capacity checks. Generations move as in Placement 16:
++1 for every provider named in ``inventories``, +1 more when its new
+inventory is not empty, and the allocation write's bumps. Any failure rolls everything back.
 """
 
 from nimbus.placement.db import models as m
@@ -32,5 +34,12 @@ def reshape(conn, inventories, requests):
             raise exception.BadRequest(
                 'Resource provider %s in inventories not found.' % rp_uuid,
                 error_code=exception.PROVIDER_NOT_FOUND)
-        inventory.set_all(conn, rp, generation, invs, rc_ids=rc_ids)
+        new_gen = inventory.set_all(conn, rp, generation, invs,
+                                    rc_ids=rc_ids)
+        if invs:
+            # Placement 16 writes a non-empty inventory twice (an interim
+            # union of old and new classes before the allocations, the
+            # final one after), one generation each; clients carry the
+            # result.
+            base.increment_generation(conn, rp['id'], new_gen)
     allocation.apply(conn, requests, prepared)

@@ -83,8 +83,10 @@ class SnapshotCache:
                 aggregates=frozenset(aggs.get(rp_id, ())))
         self._providers = providers
         self._rc_names = rc_names
-        self._snapshot = model.Snapshot(providers.values(), rc_names.values(),
-                                        trait_names.values())
+        # in id order: a summary lists custom classes as they were created
+        self._snapshot = model.Snapshot(
+            providers.values(), [rc_names[i] for i in sorted(rc_names)],
+            trait_names.values())
         self._state = state
 
     @staticmethod
@@ -117,7 +119,7 @@ class SnapshotCache:
             providers[rp_id] = p
         self._providers = providers
         old = self._snapshot
-        new = model.Snapshot(providers.values(), old.resource_classes,
+        new = model.Snapshot(providers.values(), old.rc_sequence,
                              old.traits)
         new.inherit_fragments(old)
         self._snapshot = new

@@ -42,7 +42,8 @@ def for_project(conn, project_id, user_id=None, consumer_type=None):
         query = query.where(m.CONSUMER.c.consumer_type_id.is_(None))
     elif consumer_type not in (None, 'all'):
         query = query.where(m.CTYPE.c.name == consumer_type)
-    return conn.execute(query).all()
+    # by class id, the order Placement's grouped query lists them in
+    return conn.execute(query.order_by(m.ALLOC.c.resource_class_id)).all()
 
 
 def summarize(rows, by_type, consumer_type=None):
@@ -58,14 +59,21 @@ def summarize(rows, by_type, consumer_type=None):
             out[rc] = out.get(rc, 0) + used
         return out
     groups = {}
+    consumers = {}
     for ctype, consumer, rc, used in rows:
         key = 'all' if consumer_type == 'all' else (ctype or 'unknown')
-        if True:
-            entry = groups.setdefault(key, {'consumers': set()})
-            entry['consumers'].add(consumer)
-            entry[rc] = entry.get(rc, 0) + used
-    out = {}
+        entry = groups.get(key)
+        if entry is None:
+            entry = groups[key] = {}
+            consumers[key] = set()
+        consumers[key].add(consumer)
+        if rc not in entry:
+            entry[rc] = 0
+            if len(entry) == 1:
+                # Placement's answer has the count right after the first
+                # class (its dict is filled class by class)
+                entry['consumer_count'] = 0
+        entry[rc] += used
     for key, entry in groups.items():
-        consumers = entry.pop('consumers')
-        out[key] = dict(entry, consumer_count=len(consumers))
-    return out
+        entry['consumer_count'] = len(consumers[key])
+    return groups

@@ -3,7 +3,8 @@
 Each file gets a fresh database and a fresh app (built on demand through a
 dispatcher the gabbi intercept points at), so files are independent and
 pytest-xdist can spread them over workers. Files named ``rbac-legacy*``
-run with ``[oslo_policy] enforce_new_defaults = False``.
+run with ``[oslo_policy] enforce_new_defaults = False``, files named
+``cors*`` with ``[cors] allowed_origin = https://ui.example.com``.
 """
 
 import os
@@ -49,6 +50,9 @@ def test_gabbit(name, tmp_path):
     overrides = {}
     if name.startswith('rbac-legacy'):
         overrides['oslo_policy'] = {'enforce_new_defaults': False}
+    if name.startswith('cors'):
+        overrides['cors'] = {'allowed_origin': ['https://ui.example.com'],
+                             'expose_headers': ['openstack-api-version']}
     with fixtures.fresh_database(tmp_path) as url:
         conf = fixtures.make_conf(url, **overrides)
         _CURRENT['app'] = wsgi.make_app(conf)

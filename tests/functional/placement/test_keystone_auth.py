@@ -23,8 +23,11 @@ TOKENS = {
     'tok-service': ('u-nova', 'p-service', 'service'),
     'tok-member': ('u-alice', 'p-alice', 'member,reader'),
 }
+# system-scoped tokens: no project, OpenStack-System-Scope set
+SYSTEM_TOKENS = {'tok-system-admin': ('u-sysadmin', None, 'admin,member,reader')}
 _IDENTITY = ('HTTP_X_IDENTITY_STATUS', 'HTTP_X_USER_ID', 'HTTP_X_PROJECT_ID',
-             'HTTP_X_ROLES', 'HTTP_X_SERVICE_ROLES')
+             'HTTP_X_ROLES', 'HTTP_X_SERVICE_ROLES',
+             'HTTP_OPENSTACK_SYSTEM_SCOPE')
 
 
 class FakeAuthToken:
@@ -42,7 +45,12 @@ class FakeAuthToken:
         token = environ.get('HTTP_X_AUTH_TOKEN')
         self.seen.append(token)
         identity = TOKENS.get(token)
-        if identity is None:
+        if token in SYSTEM_TOKENS:
+            user, _project, roles = SYSTEM_TOKENS[token]
+            environ.update(HTTP_X_IDENTITY_STATUS='Confirmed',
+                           HTTP_X_USER_ID=user, HTTP_X_ROLES=roles,
+                           HTTP_OPENSTACK_SYSTEM_SCOPE='all')
+        elif identity is None:
             if not self.delay:
                 body = b'{"error": {"code": 401, "title": "Unauthorized"}}'
                 start_response('401 Unauthorized', [
@@ -180,3 +188,19 @@ def test_real_auth_token_refuses_a_tokenless_request(tmp_path):
         assert response.status_code == 401
         assert 'keystone.invalid' in response.headers['www-authenticate']
         common_db.get_database(url).dispose()
+
+
+def test_a_system_scoped_token_is_refused_by_scope(make_client):
+    """Placement 16's rules are for project scope: a system-scoped admin
+    token gets 403 (oslo.policy's enforce_scope), a project admin 200."""
+    client = make_client()
+    for path in ('/resource_providers', '/traits', '/resource_classes',
+                 '/usages?project_id=p-admin',
+                 '/allocation_candidates?resources=VCPU:1'):
+        refused = _get(client, path, 'tok-system-admin')
+        assert refused.status_code == 403, (path, refused.text)
+        assert _get(client, path, 'tok-admin').status_code == 200, path
+    # a client cannot claim the system scope itself
+    claimed = _get(client, '/resource_providers', 'tok-admin',
+                   **{'OpenStack-System-Scope': 'all'})
+    assert claimed.status_code == 200
