@@ -24,6 +24,7 @@ OPTION_MODULES = (
     'nimbus.compute.conf',
     'nimbus.conductor.conf',
     'nimbus.api.conf',
+    'nimbus.accelerator.conf',
 )
 
 DEFAULT_OPTS = [
