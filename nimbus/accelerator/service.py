@@ -12,7 +12,9 @@ integrator (``nimbus/services.py``, the all-in-one runner).
 
 ``agent_api`` is the agents' RPC client (``AgentAPI(transport)`` of
 ``nimbus.accelerator.agent.rpcapi``: ``program`` call, ``release`` cast),
-or None to build it by name from that module (it must then exist).
+or None to build it by name from that module (while that module is not
+installed, :class:`MissingAgentAPI` stands in and every bind fails saying
+so).
 ``compute_events`` sends accelerator-request-bound events
 (:class:`~nimbus.accelerator.compute_events.ComputeEvents`); None builds it
 from ``[compute_client]`` (and with no endpoint set, events wait in the
@@ -21,6 +23,8 @@ database until one is).
 
 import importlib
 
+from oslo_log import log as logging
+
 from nimbus.accelerator import binder as binder_mod
 from nimbus.accelerator import compute_events
 from nimbus.accelerator import manager
@@ -28,11 +32,33 @@ from nimbus.accelerator import rpcapi
 from nimbus.accelerator.api import wsgi as accel_wsgi
 from nimbus.common import service
 
+LOG = logging.getLogger(__name__)
+
 AGENT_RPCAPI = 'nimbus.accelerator.agent.rpcapi'
 
 
+class MissingAgentAPI:
+    """Stands in while ``nimbus.accelerator.agent.rpcapi`` is not
+    installed: every bind fails with a reason that says so (and its failed
+    event is sent), rather than the service refusing to start."""
+
+    def program(self, ctxt, host, arq):
+        raise RuntimeError('no accelerator agent RPC API is installed (%s)'
+                           % AGENT_RPCAPI)
+
+    def release(self, ctxt, host, arq):
+        LOG.warning('Cannot ask %s to release %s: no accelerator agent RPC '
+                    'API is installed', host, arq.get('uuid'))
+
+
 def _agent_api(transport):
-    module = importlib.import_module(AGENT_RPCAPI)
+    try:
+        module = importlib.import_module(AGENT_RPCAPI)
+    except ImportError as exc:
+        if AGENT_RPCAPI not in str(exc) and 'agent' not in str(exc):
+            raise
+        LOG.error('%s is not installed: binds will fail', AGENT_RPCAPI)
+        return MissingAgentAPI()
     return module.AgentAPI(transport)
 
 
