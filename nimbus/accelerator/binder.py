@@ -137,6 +137,8 @@ class Binder:
             self._settle(arq, None, reason)
             return
         if not self._settle(arq, handle, None):
+            if self._settled_elsewhere(arq):
+                return
             LOG.info('Accelerator request %s left BindStarted while its '
                      'device was programmed; releasing it', arq['uuid'])
             self.adb.write(device_obj.release_handles, arq['uuid'])
@@ -146,6 +148,17 @@ class Binder:
             except Exception:
                 LOG.exception('Releasing %s on %s failed', handle['uuid'],
                               arq['hostname'])
+
+    def _settled_elsewhere(self, arq):
+        """Whether another binder (another service process) settled this
+        same binding meanwhile: then the handle is its to keep."""
+        try:
+            current = arq_obj.get(self.adb, arq['uuid'])
+        except arq_obj.NotFound:
+            return False
+        return (current['state'] in states.RESOLVED and
+                current['instance_uuid'] == arq['instance_uuid'] and
+                current['device_rp_uuid'] == arq['device_rp_uuid'])
 
     def _settle(self, arq, handle, reason):
         done = arq_obj.finish_bind(self.adb, arq, handle, reason)

@@ -243,6 +243,20 @@ def test_delete_while_programming_releases_the_device(adb):
     assert not handle['in_use']
 
 
+def test_two_binders_on_one_bind_leave_it_bound(adb):
+    # Two service processes pick the same BindStarted ARQ: the second one
+    # settles it while the first is still programming.
+    uuid = _bind_one(adb)
+    other = _binder(adb, FakeAgent(), FakeEvents(adb))
+    first_agent = FakeAgent(during_program=lambda arq: other.run_once())
+    _binder(adb, first_agent, FakeEvents(adb)).run_once()
+    arq = arq_obj.get(adb, uuid)
+    assert arq['state'] == states.BOUND
+    handle = list(device_obj.handles_of_host(adb, HOST).values())[0]
+    assert handle['in_use'] and handle['arq_uuid'] == uuid
+    assert first_agent.released == []
+
+
 def test_unbind_drops_the_pending_event(adb):
     uuid = _bind_one(adb)
     clock = Clock()
