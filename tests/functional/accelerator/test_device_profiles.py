@@ -80,7 +80,7 @@ def test_invalid_profiles_are_400_naming_the_problem(api, profile, needle):
 
 
 @pytest.mark.parametrize('body', [[], [{'name': 'a', 'groups': GROUPS}] * 2,
-                                  'text', None])
+                                  'text', 7])
 def test_malformed_create_bodies_are_400(api, body):
     response = api.post('/v2/device_profiles', body)
     assert response.status_code == 400
@@ -96,6 +96,10 @@ def test_malformed_json_and_wrong_media_type(api):
         headers=dict(api_admin(), **{'Content-Type': 'application/json'}))
     assert response.status_code == 400
     assert 'Malformed JSON' in error_text(response)
+    response = api.client.simulate_post(
+        '/v2/device_profiles', body='null',
+        headers=dict(api_admin(), **{'Content-Type': 'application/json'}))
+    assert response.status_code == 400
     response = api.client.simulate_post(
         '/v2/device_profiles', body='name=x',
         headers=dict(api_admin(), **{'Content-Type': 'text/plain'}))
