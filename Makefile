@@ -83,6 +83,7 @@ sample-config: $(VENV)/.installed
 	$(BIN)/oslo-config-generator --config-file etc/nimbus/nimbus-config-generator.conf
 	$(BIN)/oslopolicy-sample-generator --namespace nimbus.api --output-file etc/nimbus/policy-api.yaml.sample
 	$(BIN)/oslopolicy-sample-generator --namespace nimbus.placement --output-file etc/nimbus/policy-placement.yaml.sample
+	$(BIN)/oslopolicy-sample-generator --namespace nimbus.accelerator --output-file etc/nimbus/policy-accelerator.yaml.sample
 
 clean:
 	rm -rf $(VENV) state .pytest_cache .hypothesis

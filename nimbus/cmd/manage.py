@@ -44,6 +44,10 @@ def db_sync(conf):
         from nimbus.placement import db as placement_db
         placement_db.sync(conf.placement_database.connection)
         synced.append('placement')
+    if conf.accelerator_database.connection:
+        from nimbus.accelerator import db as accelerator_db
+        accelerator_db.sync(conf.accelerator_database.connection)
+        synced.append('accelerator')
     for name in synced:
         print('synced: %s' % name)
     if not synced:

@@ -25,6 +25,7 @@ OPTION_MODULES = (
     'nimbus.conductor.conf',
     'nimbus.api.conf',
     'nimbus.accelerator.agent.conf',
+    'nimbus.accelerator.conf',
 )
 
 DEFAULT_OPTS = [

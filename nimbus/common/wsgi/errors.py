@@ -6,6 +6,7 @@ Placement answers ``{"errors": [{"status", "title", "detail", "code",
 """
 
 import http
+import json
 
 import falcon
 
@@ -71,4 +72,18 @@ def compute_body(status, title, detail, code, request_id, version=None,
     return {key: {'message': detail or title, 'code': status}}
 
 
-STYLES = {'placement': placement_body, 'compute': compute_body}
+def accelerator_body(status, title, detail, code, request_id, version=None,
+                     version_limits=None):
+    """Cyborg's (WSME's) error: ``{"error_message": "<JSON text of
+    {faultcode, faultstring, debuginfo}>"}``, which python-cyborgclient
+    and openstacksdk read."""
+    fault = {'faultcode': 'Client' if status < 500 else 'Server',
+             'faultstring': detail or title, 'debuginfo': None}
+    if version_limits is not None:
+        fault['min_version'], fault['max_version'] = (
+            str(v) for v in version_limits)
+    return {'error_message': json.dumps(fault)}
+
+
+STYLES = {'placement': placement_body, 'compute': compute_body,
+          'accelerator': accelerator_body}

@@ -1,0 +1,1 @@
+"""The accelerator REST API (Cyborg's v2 wire format)."""

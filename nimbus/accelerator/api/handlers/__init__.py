@@ -1,0 +1,1 @@
+"""Handlers of the accelerator API, one module per noun."""

@@ -1,0 +1,185 @@
+"""/v2/accelerator_requests: create from a device profile, list (by
+instance; ``bind_state=resolved`` answers 423 while any is binding), show,
+bind and unbind by JSON patch (202), delete by ``arqs=`` or ``instance=``.
+"""
+
+import orjson
+from oslo_log import log as logging
+
+from nimbus.accelerator import states
+from nimbus.accelerator.api import policies
+from nimbus.accelerator.api.handlers import util
+from nimbus.accelerator.api.schemas import arq as schema
+from nimbus.accelerator.objects import arq as arq_obj
+from nimbus.accelerator.objects import device_profile as dp_obj
+from nimbus.common.wsgi import errors
+
+LOG = logging.getLogger(__name__)
+
+NOUN = 'accelerator_requests'
+
+
+def _handle_info(text):
+    if not text:
+        return None
+    try:
+        info = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {'attach_info': text}
+    return info if isinstance(info, dict) else {'attach_info': text}
+
+
+def render(req, arq):
+    body = {key: arq[key] for key in (
+        'uuid', 'state', 'device_profile_name', 'device_profile_group_id',
+        'hostname', 'device_rp_uuid', 'instance_uuid', 'attach_handle_type')}
+    body['attach_handle_info'] = _handle_info(arq['attach_handle_info'])
+    body['device_profile_group'] = arq['device_profile_group']
+    if util.version(req) >= (2, 1):
+        body['project_id'] = arq['project_id']
+    body['links'] = util.link(req, NOUN, arq['uuid'])
+    body.update(util.times(arq))
+    return body
+
+
+def _visible(state, req, arq):
+    if util.may(state, req, policies.ARQ % 'all_projects'):
+        return True
+    return arq['project_id'] == util.ctx(req).project_id
+
+
+def create(state, req, resp):
+    util.authorize(state, req, policies.ARQ % 'create')
+    body = util.json_body(req, schema.CREATE)
+    name = body['device_profile_name']
+    try:
+        profile = dp_obj.get_by_name(state.adb, name)
+    except dp_obj.NotFound:
+        raise util.not_found('Device profile %s could not be found' % name)
+    arqs = arq_obj.create_for_profile(state.adb, profile,
+                                      util.ctx(req).project_id)
+    util.send(resp, {'arqs': [render(req, a) for a in arqs]}, 201)
+
+
+def list_arqs(state, req, resp):
+    util.authorize(state, req, policies.ARQ % 'get_all')
+    params = util.query(req, {'instance', 'bind_state'})
+    instance = params.get('instance')
+    if instance is not None:
+        util.uuid_param('instance', instance)
+    bind_state = params.get('bind_state')
+    if bind_state is not None and bind_state != 'resolved':
+        raise util.bad_request("bind_state must be 'resolved', not %r"
+                               % bind_state)
+    if bind_state and instance is None:
+        raise util.bad_request("bind_state=resolved needs 'instance'")
+    project = None if util.may(state, req, policies.ARQ % 'all_projects') \
+        else util.ctx(req).project_id
+    arqs = arq_obj.list_arqs(state.adb, instance_uuid=instance,
+                             project_id=project)
+    if bind_state:
+        binding = [a['uuid'] for a in arqs
+                   if a['state'] not in states.RESOLVED]
+        if binding:
+            raise errors.HTTPError(
+                423, 'Accelerator requests of instance %s are still being '
+                     'bound: %s' % (instance, ', '.join(binding)))
+    util.send(resp, {'arqs': [render(req, a) for a in arqs]})
+
+
+def show(state, req, resp, uuid):
+    util.authorize(state, req, policies.ARQ % 'get_one')
+    try:
+        arq = arq_obj.get(state.adb, uuid)
+    except arq_obj.NotFound:
+        arq = None
+    if arq is None or not _visible(state, req, arq):
+        raise util.not_found('Accelerator request %s could not be found'
+                             % uuid)
+    util.send(resp, render(req, arq))
+
+
+def _bindings(patch):
+    """``{uuid: ops}`` -> (binds ``{uuid: fields}``, unbinds [uuid])."""
+    binds, unbinds = {}, []
+    for uuid, ops in patch.items():
+        kinds = {op['op'] for op in ops}
+        if len(kinds) != 1:
+            raise util.bad_request('Accelerator request %s: a patch either '
+                                   'adds (binds) or removes (unbinds), not '
+                                   'both' % uuid)
+        if kinds == {'remove'}:
+            unbinds.append(uuid)
+            continue
+        fields = {}
+        for op in ops:
+            field = op['path'][1:]
+            if 'value' not in op:
+                raise util.bad_request("Accelerator request %s: op add of "
+                                       "'%s' has no value" % (uuid,
+                                                              op['path']))
+            if field in fields:
+                raise util.bad_request("Accelerator request %s: '%s' is "
+                                       'given twice' % (uuid, op['path']))
+            fields[field] = op['value']
+        missing = [f for f in schema.BIND_FIELDS if f not in fields]
+        if missing:
+            raise util.bad_request('Accelerator request %s: binding needs '
+                                   '%s' % (uuid, ', '.join(
+                                       '/' + f for f in missing)))
+        for field in ('device_rp_uuid', 'instance_uuid'):
+            util.uuid_param(field, fields[field])
+        binds[uuid] = fields
+    return binds, unbinds
+
+
+def update(state, req, resp):
+    """Bind (op add of hostname, device_rp_uuid, instance_uuid) or unbind
+    (op remove): the binds are recorded as BindStarted and the binder
+    programs the devices; the answer is 202 at once."""
+    util.authorize(state, req, policies.ARQ % 'update')
+    patch = util.json_body(req, schema.patch_schema(util.version(req)))
+    binds, unbinds = _bindings(patch)
+    try:
+        if binds:
+            arq_obj.start_binds(state.adb, binds)
+        releases = arq_obj.unbind(state.adb, unbinds) if unbinds else []
+    except arq_obj.NotFound as exc:
+        raise util.not_found('Accelerator request %s could not be found'
+                             % exc)
+    except states.InvalidTransition as exc:
+        raise util.conflict(str(exc))
+    state.release(util.ctx(req), releases)
+    if binds:
+        state.wake_binder()
+    util.send(resp, None, 202)
+
+
+def delete(state, req, resp):
+    params = util.query(req, {'arqs', 'instance'})
+    if ('arqs' in params) == ('instance' in params):
+        raise util.bad_request("Deleting accelerator requests needs exactly "
+                               "one of the query parameters 'arqs' "
+                               "(comma-separated uuids) or 'instance'")
+    if 'instance' in params:
+        util.authorize(state, req, policies.ARQ % 'delete_by_instance')
+        instance = util.uuid_param('instance', params['instance'])
+        _deleted, releases = arq_obj.delete(state.adb,
+                                            instance_uuid=instance)
+    else:
+        util.authorize(state, req, policies.ARQ % 'delete')
+        uuids = [u.strip() for u in params['arqs'].split(',')]
+        for uuid in uuids:
+            util.uuid_param('arqs', uuid)
+        if not util.may(state, req, policies.ARQ % 'all_projects'):
+            for uuid in uuids:
+                try:
+                    arq = arq_obj.get(state.adb, uuid)
+                except arq_obj.NotFound:
+                    continue
+                if not _visible(state, req, arq):
+                    raise util.not_found('Accelerator request %s could not '
+                                         'be found' % uuid)
+        _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
+    state.release(util.ctx(req), releases)
+    util.send(resp, None, 204)

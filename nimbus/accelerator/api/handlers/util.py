@@ -1,0 +1,88 @@
+"""Helpers shared by the accelerator API's handlers."""
+
+import orjson
+from oslo_utils import uuidutils
+
+from nimbus.accelerator.objects import base
+from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
+
+PREFIX = '/accelerator'
+
+
+def version(req):
+    return req.context['version']
+
+
+def ctx(req):
+    return req.context['ctx']
+
+
+def authorize(state, req, rule, project_id=None):
+    context = ctx(req)
+    target = {'project_id': project_id or context.project_id,
+              'user_id': context.user_id}
+    state.enforcer.authorize(context, rule, target)
+
+
+def may(state, req, rule):
+    context = ctx(req)
+    return state.enforcer.check(context, rule)
+
+
+def send(resp, body, status=200):
+    resp.status = status
+    if body is None:
+        return
+    resp.data = orjson.dumps(body)
+    resp.content_type = 'application/json'
+
+
+def base_url(req):
+    """``http://host:port[/accelerator]``: how the caller reached us."""
+    prefix = PREFIX if req.path.startswith(PREFIX + '/') or \
+        req.path == PREFIX else ''
+    return req.prefix.rstrip('/') + prefix
+
+
+def link(req, noun, uuid):
+    return [{'href': '%s/v2/%s/%s' % (base_url(req), noun, uuid),
+             'rel': 'self'}]
+
+
+def bad_request(detail):
+    return errors.HTTPError(400, detail)
+
+
+def not_found(detail):
+    return errors.HTTPError(404, detail)
+
+
+def conflict(detail):
+    return errors.HTTPError(409, detail)
+
+
+def query(req, allowed):
+    """The query parameters, refusing unknown ones and repeated ones."""
+    params = {}
+    for name, value in req.params.items():
+        if name not in allowed:
+            raise bad_request("Unknown query parameter '%s' (allowed: %s)"
+                              % (name, ', '.join(sorted(allowed)) or
+                                 'none'))
+        if isinstance(value, list):
+            raise bad_request("Query parameter '%s' is given more than once"
+                              % name)
+        params[name] = value
+    return params
+
+
+def uuid_param(name, value):
+    if not uuidutils.is_uuid_like(value):
+        raise bad_request("'%s' is not a valid UUID for %s" % (value, name))
+    return value
+
+
+def times(record):
+    return {'created_at': base.isotime(record['created_at']),
+            'updated_at': base.isotime(record['updated_at'])}

@@ -1,0 +1,1 @@
+"""JSON schemas of the accelerator API, one module per noun."""

@@ -1,0 +1,43 @@
+"""Transactions on the accelerator database.
+
+:class:`AcceleratorDB` wraps one engine; :meth:`~AcceleratorDB.write` and
+:meth:`~AcceleratorDB.read` run a function in one transaction, a write
+retried whole on a deadlock or a lost connection.
+"""
+
+import datetime
+
+from nimbus.common import db as common_db
+
+
+def utcnow():
+    """Naive UTC now at second precision (what every engine stores alike)."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None, microsecond=0)
+
+
+def isotime(value):
+    """A stored naive-UTC datetime as Cyborg renders it, or None."""
+    if value is None:
+        return None
+    return value.replace(microsecond=0).isoformat() + '+00:00'
+
+
+class AcceleratorDB:
+    """``AcceleratorDB(url)``: the engine of one accelerator database."""
+
+    def __init__(self, url):
+        self.database = common_db.get_database(url)
+        self.engine = self.database.engine
+
+    def write(self, fn, *args, **kwargs):
+        """``fn(conn, *args, **kwargs)`` in one write transaction."""
+        @common_db.retry_on_deadlock
+        def run():
+            with self.engine.begin() as conn:
+                return fn(conn, *args, **kwargs)
+        return run()
+
+    def read(self, fn, *args, **kwargs):
+        with self.engine.connect() as conn:
+            return fn(conn, *args, **kwargs)

@@ -1,0 +1,36 @@
+"""RPC client of the accelerator service (topic ``accelerator`` on the API
+bus): the only place that knows its method names and versions.
+
+Version history
+  1.0  report_devices (call): an agent replaces its host's device set.
+
+``devices`` is a list of dicts::
+
+    {"uuid", "type": "FPGA"|"GPU", "vendor", "model", "std_board_info",
+     "vendor_board_info", "hostname", "driver_name",
+     "deployables": [{"uuid", "name", "num_accelerators", "rp_uuid",
+                      "driver_name",
+                      "attach_handles": [{"uuid", "attach_type": "PCI",
+                                          "attach_info": str,
+                                          "in_use": false}]}]}
+"""
+
+from nimbus.common import rpc
+
+TOPIC = 'accelerator'
+VERSION = '1.0'
+
+
+class AcceleratorAPI:
+    """``AcceleratorAPI(transport, conf=None)``."""
+
+    def __init__(self, transport, conf=None):
+        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+
+    def report_devices(self, ctxt, host, devices):
+        """Call: make ``host``'s recorded devices exactly ``devices``
+        (idempotent; a device whose attach handle an accelerator request
+        holds is kept even when missing). Returns ``{"devices": n}``, n
+        the number of devices reported."""
+        return self._client.prepare(version='1.0').call(
+            ctxt, 'report_devices', host=host, devices=devices)
