@@ -212,8 +212,8 @@ def _client_options():
 def main(argv=None):
     common.quiet_warnings()
     args = build_parser().parse_args(argv)
-    from oslo_log import log as logging
     from nimbus.common import config
+    from nimbus.common import secrets
     conf = config.build_conf([])
     if getattr(args, 'state_dir', None):
         # The all-in-one cloud logs every service to a file in its state
@@ -226,7 +226,7 @@ def main(argv=None):
         # Client commands: only warnings, on stderr, no files.
         conf.set_override('default_log_levels', ['nimbus=WARNING',
                                                  'urllib3=WARNING'])
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     import requests
     try:
         sys.exit(args.func(args))

@@ -69,9 +69,10 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
 
 def _load_application():
     from nimbus.common import config
+    from nimbus.common import secrets
     path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
     conf = config.build_conf([], default_config_files=[path])
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     return make_app(conf)
 
 

@@ -11,7 +11,6 @@
 
 import functools
 import inspect
-import re
 import threading
 
 from oslo_config import cfg
@@ -19,6 +18,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
+from nimbus.common import secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -66,8 +66,9 @@ def bus_of(url):
 
 
 def mask_url(url):
-    """``url`` with its passwords replaced by ``***`` (for messages)."""
-    return re.sub(r'([/,][^:/@,]*:)[^@/,]*@', r'\1***@', str(url))
+    """``url`` with its passwords replaced by ``***`` (for messages); see
+    :func:`nimbus.common.secrets.mask_url`."""
+    return secrets.mask_url(url)
 
 
 def same_bus(url_a, url_b):
