@@ -9,6 +9,7 @@ disagreement found), 1 when disagreements remain, 2 when a source could
 not be read.
 """
 
+import logging
 import sys
 
 import orjson
@@ -64,8 +65,17 @@ def render_table(report):
     return '\n'.join(lines)
 
 
+def _logs_to_stderr():
+    """Without a log file oslo.log writes to stdout; the report owns
+    stdout (``--json`` must parse), so log lines go to stderr."""
+    for handler in logging.getLogger().handlers:
+        if getattr(handler, 'stream', None) is sys.stdout:
+            handler.setStream(sys.stderr)
+
+
 def run(conf):
     args = conf.category
+    _logs_to_stderr()
     checker = services.auditor(conf)
     if args.audit_stuck_after is not None:
         checker.stuck_after = args.audit_stuck_after
