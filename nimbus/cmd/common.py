@@ -40,7 +40,7 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
         except rpc.NoBroker as exc:
             sys.exit(str(exc))
         except ValueError as exc:  # a transport URL that does not parse
-            sys.exit('%s: %s' % (name, exc))
+            sys.exit(secrets.exit_message(name, exc))
     return conf
 
 

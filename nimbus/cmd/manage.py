@@ -8,6 +8,7 @@
     nimbus-manage --config-file F audit [--json] [--heal]
         (see nimbus.cmd.manage_audit)
 
+``cell list`` and every error show URLs with their passwords masked.
 ``cell create`` refuses a transport URL that reaches the API bus (this
 config's ``transport_url``) or another cell's bus: same URL, or the same
 broker host and vhost.
@@ -16,11 +17,13 @@ broker host and vhost.
 import sys
 
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from nimbus.cmd import common
 from nimbus.cmd import manage_audit
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.common import secrets
 from nimbus import db as nimbus_db
 from nimbus.db import cell_mappings
 
@@ -73,15 +76,20 @@ def cell_create(conf):
         try:
             cell_mappings.check_bus(api_db, name, url, _api_bus(conf))
         except ValueError as exc:
-            sys.exit('cell create: %s' % exc)
+            sys.exit(secrets.exit_message('cell create', exc))
         uuid = cell_mappings.create_cell(api_db, name, url, connection)
     nimbus_db.sync_cell(connection)
     print(uuid)
 
 
 def cell_list(conf):
+    """uuid, name, transport URL and database URL of every cell; the URLs
+    with their passwords masked."""
     for cell in cell_mappings.list_cells(_api_db(conf)):
-        print('%s  %s' % (cell['uuid'], cell['name']))
+        print('%s  %s  %s  %s' % (cell['uuid'], cell['name'],
+                                  secrets.mask_url(cell['transport_url']),
+                                  secrets.mask_url(
+                                      cell['database_connection'])))
 
 
 def cell_discover_hosts(conf):
@@ -112,7 +120,18 @@ def main(argv=None):
     opt = cfg.SubCommandOpt('category', title='commands',
                             handler=add_commands)
     conf = common.setup('nimbus-manage', argv, [opt])
-    conf.category.func(conf)
+    try:
+        conf.category.func(conf)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        # A database or broker that cannot be reached says so in one line;
+        # its URL (which the driver may quote) without the password.
+        logging.getLogger(__name__).debug('nimbus-manage failed',
+                                          exc_info=True)
+        sys.exit(secrets.exit_message(
+            'nimbus-manage %s' % conf.category.name,
+            '%s: %s' % (type(exc).__name__, exc)))
 
 
 if __name__ == '__main__':

@@ -164,6 +164,17 @@ def get_notification_transport(conf, url=None):
         return transport
 
 
+def bus_name(transport):
+    """The URL ``transport`` was made for, its password masked (for log
+    lines), or '?' for a transport not made by :func:`get_transport`."""
+    with _TRANSPORTS_LOCK:
+        for _conf, transports in _TRANSPORTS.values():
+            for url, known in transports.items():
+                if known is transport:
+                    return secrets.mask_url(url)
+    return '?'
+
+
 def transports_of(conf):
     """The cached transports of ``conf``: ``{url: transport}``."""
     with _TRANSPORTS_LOCK:
