@@ -70,15 +70,28 @@ def cell_create(conf):
         sys.exit('cell create needs --name, --transport-url and '
                  '--database-connection')
     api_db = _api_db(conf)
-    if name == 'cell0':
-        uuid = cell_mappings.ensure_cell0(api_db, connection)
-    else:
+    if name != 'cell0':
         try:
             cell_mappings.check_bus(api_db, name, url, _api_bus(conf))
         except ValueError as exc:
             sys.exit(secrets.exit_message('cell create', exc))
+    # The database first: a cell whose database cannot be reached is not
+    # mapped (every service would trip over it).
+    try:
+        nimbus_db.sync_cell(connection)
+    except Exception as exc:
+        # The log formatter masks the password (nimbus.common.secrets).
+        logging.getLogger(__name__).debug(
+            'cell create: the database %s of cell %s failed', connection,
+            name, exc_info=True)
+        sys.exit(secrets.mask('cell create: cannot prepare the database %s '
+                              'of cell %s: %s: %s'
+                              % (connection, name, type(exc).__name__,
+                                 str(exc).splitlines()[0])))
+    if name == 'cell0':
+        uuid = cell_mappings.ensure_cell0(api_db, connection)
+    else:
         uuid = cell_mappings.create_cell(api_db, name, url, connection)
-    nimbus_db.sync_cell(connection)
     print(uuid)
 
 
