@@ -6,7 +6,8 @@ allocations of its consumer in placement, and its accelerator requests
 (ARQs) in the accelerator service. :class:`Auditor` reads them all and
 lists every :class:`Disagreement` by kind (:data:`KINDS`);
 :meth:`Auditor.heal` repairs the kinds that are safe to repair without a
-person (each re-checked just before it is repaired) and leaves the others
+person (each re-checked just before it is repaired, by
+:mod:`nimbus.conductor.audit_heal`) and leaves the others
 as they are.
 
 It reads placement first, then the ARQs, then the API database, then the
@@ -24,14 +25,13 @@ import dataclasses
 import datetime
 
 import sqlalchemy as sa
-from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types as db_types
+from nimbus.conductor import audit_heal
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
 
-LOG = logging.getLogger(__name__)
 
 # kind -> (healable, what it means). The order is the report's order.
 KINDS = collections.OrderedDict([
@@ -223,11 +223,15 @@ class Auditor:
         instances = collections.defaultdict(list)
         model = cell_models.Instance
         for cell in cells:
-            with self.cells.db(cell).session() as session:
-                rows = session.execute(sa.select(
-                    model.uuid, model.vm_state, model.task_state,
-                    model.deleted, model.created_at, model.updated_at,
-                    model.deleted_at)).all()
+            try:
+                with self.cells.db(cell).session() as session:
+                    rows = session.execute(sa.select(
+                        model.uuid, model.vm_state, model.task_state,
+                        model.deleted, model.created_at, model.updated_at,
+                        model.deleted_at)).all()
+            except Exception as exc:
+                raise AuditError('the database of %s could not be read: %s'
+                                 % (cell.name, exc))
             for row in rows:
                 instances[row.uuid].append(InstanceRecord(
                     row.uuid, cell, row.vm_state, row.task_state,
@@ -244,8 +248,11 @@ class Auditor:
         except Exception as exc:
             raise AuditError('placement could not be read: %s' % exc)
         arqs = self._arqs(ctxt)
-        build_requests, mappings = self._api_records()
-        cells = self.cells.refresh()
+        try:
+            build_requests, mappings = self._api_records()
+            cells = self.cells.refresh()
+        except Exception as exc:
+            raise AuditError('the API database could not be read: %s' % exc)
         return Snapshot(consumers, arqs, build_requests, mappings,
                         self._cell_records(cells), cells)
 
@@ -387,94 +394,9 @@ class Auditor:
 
     def heal(self, ctxt, report):
         """Repair the healable disagreements of ``report`` (each re-checked
-        first); the others stay as they are. Returns the report."""
-        for item in report.disagreements:
-            if not item.healable:
-                continue
-            try:
-                item.healed = bool(getattr(self, '_heal_' + item.kind)(
-                    ctxt, item))
-                if not item.healed:
-                    item.heal_error = 'no longer true; left alone'
-            except Exception as exc:
-                LOG.warning('Healing %s %s failed: %s', item.kind, item.uuid,
-                            exc)
-                item.heal_error = str(exc)
-        healed = [d for d in report.disagreements if d.healed]
-        if healed:
-            LOG.info('audit healed %d disagreement(s): %s', len(healed),
-                     ', '.join('%s %s' % (d.kind, d.uuid) for d in healed))
-        return report
-
-    def _instance_rows(self, uuid):
-        records = []
-        for cell in self.cells.cells():
-            with self.cells.db(cell).session() as session:
-                row = session.execute(sa.select(
-                    cell_models.Instance.deleted,
-                    cell_models.Instance.vm_state).where(
-                    cell_models.Instance.uuid == uuid)).first()
-            if row is not None:
-                records.append((cell, bool(row.deleted) or
-                                row.vm_state == states.DELETED))
-        return records
-
-    def _api_knows(self, uuid):
-        with self.api_db.session() as session:
-            return any(session.execute(sa.select(model.id).where(
-                model.instance_uuid == uuid)).first() is not None
-                for model in (api_models.BuildRequest,
-                              api_models.InstanceMapping))
-
-    def _heal_orphan_allocation(self, ctxt, item):
-        if self._api_knows(item.uuid) or self._instance_rows(item.uuid):
-            return False
-        self.placement.remove_allocations(ctxt, item.uuid)
-        return True
-
-    def _heal_deleted_instance_allocation(self, ctxt, item):
-        rows = self._instance_rows(item.uuid)
-        if not rows or not all(deleted for _cell, deleted in rows):
-            return False
-        with self.api_db.session() as session:
-            if session.execute(sa.select(api_models.BuildRequest.id).where(
-                    api_models.BuildRequest.instance_uuid ==
-                    item.uuid)).first() is not None:
-                return False
-        self.placement.remove_allocations(ctxt, item.uuid)
-        return True
-
-    def _heal_stale_build_request(self, ctxt, item):
-        rows = self._instance_rows(item.uuid)
-        if not rows:
-            return False
-        live = [cell for cell, deleted in rows if not deleted]
-        cell = (live or [rows[0][0]])[0]
-        with self.api_db.session() as session:
-            deleted = session.execute(sa.delete(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == item.uuid)).rowcount
-            # The mapping follows the instance when the build never got
-            # as far as recording its cell.
-            session.execute(sa.update(api_models.InstanceMapping).where(
-                api_models.InstanceMapping.instance_uuid == item.uuid,
-                api_models.InstanceMapping.cell_id.is_(None)).values(
-                cell_id=cell.id))
-        return bool(deleted)
-
-    def _heal_orphan_arq(self, ctxt, item):
-        instance = item.instance_uuid
-        if self._api_knows_build(instance) or any(
-                not deleted for _cell, deleted in self._instance_rows(
-                    instance)):
-            return False
-        self.accelerator.delete_arqs(ctxt, [item.uuid])
-        return True
-
-    def _api_knows_build(self, uuid):
-        with self.api_db.session() as session:
-            return session.execute(sa.select(api_models.BuildRequest.id).where(
-                api_models.BuildRequest.instance_uuid == uuid)).first() \
-                is not None
+        first, see :mod:`nimbus.conductor.audit_heal`); the others stay as
+        they are. Returns the report."""
+        return audit_heal.Healer(self).heal(ctxt, report)
 
 
 def from_conf(conf, api_db, cells, placement, accelerator=None):

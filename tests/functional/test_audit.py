@@ -314,3 +314,20 @@ def test_the_super_conductor_runs_the_audit_when_configured(make_cloud):
     cloud.conf.set_override('audit_interval', 0, group='conductor')
     svc = services.super_conductor_service(cloud.conf, host='audit-test')
     assert svc._periodics == []
+
+
+def test_an_unreadable_cell_database_is_an_audit_error(admin, arq_store,
+                                                        tmp_path):
+    """No half answer: a cell whose database cannot be read fails the
+    audit with the cell's name (and the periodic task logs it)."""
+    cloud = admin.cloud
+    _boot(admin, 'fine')
+    api_db = services.api_db(cloud.conf)
+    with api_db.session() as session:
+        session.add(api_models.CellMapping(
+            uuid=str(uuidlib.uuid4()), name='cell-broken',
+            transport_url='inproc:///broken',
+            database_connection='sqlite:///%s' % (
+                tmp_path / 'missing-dir' / 'nowhere' / 'x.sqlite')))
+    with pytest.raises(audit.AuditError, match='cell-broken'):
+        _auditor(cloud, arq_store).run(CTXT)
