@@ -305,15 +305,25 @@ def test_the_super_conductors_periodic_audit_logs_a_summary(
     assert made['orphan_arq'] in arq_store.arqs
 
 
-def test_the_super_conductor_runs_the_audit_when_configured(make_cloud):
-    cloud = make_cloud(hosts=1, overrides={'conductor': {'audit_interval':
-                                                         1}})
-    svc = services.super_conductor_service(cloud.conf, host='audit-test')
-    names = [p._thread.name for p in svc._periodics]
-    assert names == ['audit']
-    cloud.conf.set_override('audit_interval', 0, group='conductor')
-    svc = services.super_conductor_service(cloud.conf, host='audit-test')
-    assert svc._periodics == []
+def test_the_super_conductor_runs_the_audit_every_interval(make_cloud,
+                                                          caplog):
+    """The running cloud's super conductor, with ``audit_interval`` 1: its
+    summary lines come on their own, and name a disagreement made after
+    it started."""
+    caplog.set_level('INFO', logger='nimbus.services')
+    cloud = make_cloud(hosts=1, overrides={'conductor': {
+        'audit_interval': 1, 'audit_grace': 0}})
+
+    def summaries():
+        return [r.getMessage() for r in caplog.records
+                if r.name == 'nimbus.services' and
+                r.getMessage().startswith('audit:')]
+    wait_for(lambda: summaries() or None, timeout=30, what='an audit line')
+    directory, cell1 = _cell(cloud, 'cell1')
+    _map(services.api_db(cloud.conf), str(uuidlib.uuid4()), cell1.id)
+    wait_for(lambda: any('mapping_to_missing_instance=1' in line
+                         for line in summaries()) or None,
+             timeout=30, what='the audit to see the mapping')
 
 
 def test_an_unreadable_cell_database_is_an_audit_error(admin, arq_store,
