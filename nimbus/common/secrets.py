@@ -44,9 +44,9 @@ def mask(text):
     text = str(text)
     if '@' in text:
         text = mask_url(text)
-    if 'pass' in text.lower() or 'secret' in text.lower():
-        text = strutils.mask_password(text, secret=MASK)
-    return text
+    # It returns at once when no key it knows (password, token, ...) is in
+    # the text.
+    return strutils.mask_password(text, secret=MASK)
 
 
 class MaskingFormatter(logging.Formatter):
@@ -75,7 +75,7 @@ def install(logger=None):
     return logger
 
 
-def masked_excepthook(exc_type, exc, tb, _previous=sys.excepthook):
+def masked_excepthook(exc_type, exc, tb):
     """A ``sys.excepthook`` that prints an uncaught exception masked."""
     import traceback
     text = ''.join(traceback.format_exception(exc_type, exc, tb))
