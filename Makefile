@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint test test-unit test-functional test-integration bench clean sample-config
+.PHONY: demo lint test test-faults test-unit test-functional test-integration bench clean sample-config
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,17 +32,27 @@ demo: $(VENV)/.installed
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
-# pyflakes through ruff (ruff.toml), and the layers (.importlinter): which
-# package may import which, and no cycles.
+# pyflakes through ruff (ruff.toml), the layers (.importlinter): which
+# package may import which, and no cycles; shellcheck on every shell script.
+SHELL_SCRIPTS := devstack/plugin.sh devstack/settings devstack/lib/nimbus \
+	tests/devstack/harness.sh .ci/run
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check nimbus tests benchmarks
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/shellcheck -x -s bash $(SHELL_SCRIPTS)
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full" $(PYTEST_ARGS) tests
+
+# The whole fault table (tests/faults): kill -9 of every daemon kind, a
+# frozen compute, RabbitMQ and MariaDB restarts, 200 boots each; about 15
+# minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
+test-faults: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit

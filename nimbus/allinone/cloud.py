@@ -17,6 +17,7 @@ from oslo_log import log as logging
 from nimbus.common import config
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.common import service
 from nimbus.common import wsgi
 from nimbus import db as nimbus_db
 from nimbus.db import cell_mappings
@@ -81,6 +82,16 @@ def _example_cell_bus(api_url):
 def _sqlite(state_dir, name):
     return 'sqlite:///%s' % os.path.join(os.path.abspath(state_dir),
                                          '%s.sqlite' % name)
+
+
+class _Transports:
+    """The RPC transports of one conf, as a stoppable."""
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    def stop(self):
+        rpc.cleanup_transports(self.conf)
 
 
 class Cloud:
@@ -274,20 +285,13 @@ class Cloud:
             except Exception:
                 LOG.exception('stopping the simulated hosts failed')
             self._group = None
-        for svc in list(self.computes.values()):
-            try:
-                svc.stop()
-            except Exception:
-                LOG.exception('stopping a compute failed')
+        # The computes first (they may still report to their conductor),
+        # then everything else, each tier at once.
+        service.stop_all(list(self.computes.values()))
         self.computes.clear()
-        for svc in reversed(self._stoppables):
-            try:
-                svc.stop()
-            except Exception:
-                LOG.exception('stopping %s failed', svc)
+        service.stop_all(list(reversed(self._stoppables)))
         self._stoppables.clear()
-        for conf in self.confs:
-            rpc.cleanup_transports(conf)
+        service.stop_all([_Transports(conf) for conf in self.confs])
         self.confs.clear()
 
     def __enter__(self):

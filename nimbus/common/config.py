@@ -24,6 +24,7 @@ OPTION_MODULES = (
     'nimbus.compute.conf',
     'nimbus.conductor.conf',
     'nimbus.api.conf',
+    'nimbus.accelerator.agent.conf',
 )
 
 DEFAULT_OPTS = [

@@ -93,9 +93,23 @@ def run_until_signalled(services):
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-        for service in reversed(services):
-            try:
-                service.stop()
-            except Exception:
-                LOG.exception('Stopping %s failed', service)
+        stop_all(services)
         rpc.cleanup_transports()
+
+
+def stop_all(services):
+    """Stop every service at once and wait for all of them. Each RabbitMQ
+    listener takes up to a poll interval to notice its stop; one after
+    another those waits would add up."""
+    def stop(service):
+        try:
+            service.stop()
+        except Exception:
+            LOG.exception('Stopping %s failed', service)
+    threads = [threading.Thread(target=stop, args=(service,),
+                                name='stop-%d' % index, daemon=True)
+               for index, service in enumerate(services)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

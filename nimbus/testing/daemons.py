@@ -23,6 +23,27 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def wait_for(predicate, timeout, what, daemons):
+    """``predicate()``'s first true value, polled every half second for
+    ``timeout`` seconds; an AssertionError naming ``what`` with the tail of
+    every daemon's log when it never comes, or as soon as one of
+    ``daemons`` dies (a daemon killed on purpose, -9, or stopped, 0, is
+    not a death)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        for daemon in daemons:
+            if daemon.process is not None and not daemon.alive() and \
+                    daemon.process.returncode not in (-9, 0):
+                raise AssertionError('%s exited with %s:\n%s' % (
+                    daemon.name, daemon.process.returncode, daemon.tail()))
+        time.sleep(0.5)
+    raise AssertionError('timed out waiting for %s\n%s' % (what, '\n'.join(
+        '==> %s <==\n%s' % (d.name, d.tail()) for d in daemons)))
+
+
 class Daemon:
     def __init__(self, name, module, config_file, log_file, extra_args=()):
         self.name = name
@@ -81,11 +102,15 @@ class DaemonCloud:
     """
 
     def __init__(self, workdir, api_bus, cell_bus, databases, hosts=3,
-                 compute_options=None, common_options=None):
+                 compute_options=None, common_options=None,
+                 more_cells=None):
         self.workdir = workdir
         self.api_bus = api_bus
         self.cell_bus = cell_bus
         self.databases = databases
+        # {cell name: (bus, database URL)}: cell1 and ``more_cells``.
+        self.cells = {'cell1': (cell_bus, databases['cell1'])}
+        self.cells.update(more_cells or {})
         self.hosts = ['host-%d' % i for i in range(1, hosts + 1)]
         self.compute_options = compute_options or {}
         self.common_options = common_options or {}
@@ -164,9 +189,11 @@ class DaemonCloud:
         self.manage('cell', 'create', '--name', 'cell0', '--transport-url',
                     'none:///', '--database-connection',
                     self.databases['cell0'])
-        self.manage('cell', 'create', '--name', 'cell1', '--transport-url',
-                    self.cell_bus, '--database-connection',
-                    self.databases['cell1'])
+        for cell, (bus, database) in self.cells.items():
+            self.manage('cell', 'create', '--name', cell, '--transport-url',
+                        bus, '--database-connection', database)
+        if len(self.cells) > 1:
+            self.manage('db', 'sync')   # the schemas of the cells mapped
 
     def _daemon(self, name, module, sections, extra_args=()):
         config = self._write(name, sections)
@@ -186,14 +213,14 @@ class DaemonCloud:
             sections.setdefault(section, {}).update(values)
         return self._daemon(host, 'nimbus.cmd.compute', sections)
 
-    def start_simulated(self, name, count, options=None):
+    def start_simulated(self, name, count, options=None, cell='cell1'):
         """One nimbus-compute process running ``count`` simulated hosts
-        ``<name>-0001`` ... (``--simulated-hosts``); ``options`` are
-        config sections of its own."""
+        ``<name>-0001`` ... (``--simulated-hosts``) in ``cell``;
+        ``options`` are config sections of its own."""
         sections = self._base()
         sections['DEFAULT']['host'] = name
         sections['DEFAULT']['state_path'] = os.path.join(self.workdir, name)
-        sections['rpc']['transport_url'] = self.cell_bus
+        sections['rpc']['transport_url'] = self.cells[cell][0]
         for section, values in (options or {}).items():
             sections.setdefault(section, {}).update(values)
         return self._daemon(name, 'nimbus.cmd.compute', sections,
@@ -204,12 +231,13 @@ class DaemonCloud:
                      self._with(placement=self.databases['placement']))
         self.wait_http(self.placement_url + '/')
 
-    def start_cell_conductor(self):
+    def start_cell_conductor(self, cell='cell1'):
         # The cell conductor knows its cell's bus and database only.
-        cell = self._with(cell=self.databases['cell1'])
-        cell['rpc']['transport_url'] = self.cell_bus
-        self._daemon('cell1-conductor', 'nimbus.cmd.conductor', cell,
-                     ['--cell', 'cell1'])
+        bus, database = self.cells[cell]
+        sections = self._with(cell=database)
+        sections['rpc']['transport_url'] = bus
+        self._daemon('%s-conductor' % cell, 'nimbus.cmd.conductor', sections,
+                     ['--cell', cell])
 
     def start(self):
         api_db = self.databases['api']
@@ -218,7 +246,8 @@ class DaemonCloud:
                      self._with(api=api_db))
         self._daemon('conductor', 'nimbus.cmd.conductor',
                      self._with(api=api_db))
-        self.start_cell_conductor()
+        for cell in self.cells:
+            self.start_cell_conductor(cell)
         # nimbus-api listens where --host/--port say; its config names a
         # decoy port, so answering on api_port proves the flags won.
         api = self._with(api=api_db)

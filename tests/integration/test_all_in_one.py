@@ -78,6 +78,13 @@ def test_demo_on_rabbitmq(tmp_path, fresh):
                    '--transport-url', api_bus, '--cell-transport-url',
                    cell_bus)
     _check_all_active(result, 6, {'host-1', 'host-2', 'host-3'})
+    # Every service, its RPC servers and its RabbitMQ connections stopped
+    # cleanly: nothing above INFO in the log, nothing on stderr.
+    with open(tmp_path / 'state' / 'nimbus.log') as f:
+        noisy = [line for line in f if ' WARNING ' in line or
+                 ' ERROR ' in line]
+    assert noisy == [], ''.join(noisy[:20])
+    assert result.stderr.strip() == '', result.stderr[-2000:]
 
 
 def test_demo_in_process(tmp_path):

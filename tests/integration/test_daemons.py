@@ -8,7 +8,6 @@ must hold exactly the allocations of the ACTIVE servers.
 """
 
 import re
-import time
 
 import pytest
 import requests
@@ -40,15 +39,8 @@ def _cloud(tmp_path, fresh, kind, compute_options=None, options=None):
 
 
 def _wait(predicate, timeout, what, cloud):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        cloud._check_alive()
-        time.sleep(0.5)
-    raise AssertionError('timed out waiting for %s\n%s'
-                         % (what, cloud.logs()))
+    return daemons.wait_for(predicate, timeout, what,
+                            list(cloud.daemons.values()))
 
 
 def _placement(cloud, path):

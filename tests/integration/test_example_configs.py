@@ -12,7 +12,6 @@ import configparser
 import pathlib
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -56,20 +55,6 @@ def _manage(config, *args):
         + list(args), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
-
-
-def _wait(predicate, timeout, what, running):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        for daemon in running:
-            assert daemon.alive(), '%s exited:\n%s' % (daemon.name,
-                                                       daemon.tail())
-        time.sleep(0.5)
-    raise AssertionError('timed out waiting for %s\n%s' % (what, '\n'.join(
-        '==> %s <==\n%s' % (d.name, d.tail()) for d in running)))
 
 
 def test_two_cells_from_the_example_configs(tmp_path, fresh):
@@ -141,11 +126,13 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
             except requests.RequestException:
                 return False
         api_url = 'http://127.0.0.1:%d' % api_port
-        _wait(lambda: answers(placement_url + '/') and answers(api_url),
-              90, 'both APIs', running)
+        daemons.wait_for(
+            lambda: answers(placement_url + '/') and answers(api_url), 90,
+            'both APIs', running)
         api = ComputeClient(api_url)
-        _wait(lambda: len([h for h in api.get('/os-hypervisors/detail')[
-            'hypervisors'] if h.get('state') == 'up']) == 2, 120,
+        daemons.wait_for(
+            lambda: len([h for h in api.get('/os-hypervisors/detail')[
+                'hypervisors'] if h.get('state') == 'up']) == 2, 120,
             'both computes to report', running)
         _manage(nimbus_conf, 'cell', 'discover-hosts')
         flavor = api.create_flavor('m1.tiny', 1, 512, 1)
@@ -164,12 +151,36 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
             if all(s['status'] in ('ACTIVE', 'ERROR') for s in found):
                 return found
             return None
-        found = _wait(settled, 180, 'the servers to settle', running)
+        found = daemons.wait_for(settled, 180, 'the servers to settle',
+                                 running)
         assert [s['status'] for s in found] == ['ACTIVE', 'ACTIVE'], found
         assert {s['OS-EXT-SRV-ATTR:host'] for s in found} == {
             'compute-cell1', 'compute-cell2'}
         cell_list = _manage(nimbus_conf, 'cell', 'list')
         assert 'cell1' in cell_list and 'cell2' in cell_list
+
+        # A cell whose conductor is stopped keeps its builds waiting on
+        # its bus; they complete when the conductor is back, and the other
+        # cell builds meanwhile.
+        conductor2 = next(d for d in running if d.name == 'cell2-conductor')
+        conductor2.stop()
+        waiting = api.create_server('vm-waiting', flavor['id'], image['id'],
+                                    availability_zone='nova:compute-cell2')
+        waiting = waiting['server']['id']
+        other = api.create_server('vm-other', flavor['id'], image['id'],
+                                  availability_zone='nova:compute-cell1')
+        other = other['server']['id']
+        daemons.wait_for(lambda: api.server(other)['status'] == 'ACTIVE',
+                         120, 'cell1 to build while cell2 waits', running)
+        assert api.server(waiting)['status'] == 'BUILD'
+        running.remove(conductor2)
+        running.append(conductor2.start())
+        daemons.wait_for(
+            lambda: api.server(waiting)['status'] in ('ACTIVE', 'ERROR'),
+            120, 'the waiting build to finish', running)
+        done = api.server(waiting)
+        assert done['status'] == 'ACTIVE', done
+        assert done['OS-EXT-SRV-ATTR:host'] == 'compute-cell2'
     finally:
         for daemon in reversed(running):
             daemon.stop()

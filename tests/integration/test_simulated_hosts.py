@@ -4,7 +4,6 @@ them, and the process's thread count does not grow with the number of
 hosts (10 hosts vs 50). No timing is asserted (see
 benchmarks/compute_scale_bench.py for the figures)."""
 
-import time
 
 import pytest
 
@@ -16,15 +15,8 @@ pytestmark = pytest.mark.integration
 
 
 def _wait(predicate, timeout, what, cloud):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        cloud._check_alive()
-        time.sleep(0.5)
-    raise AssertionError('timed out waiting for %s\n%s'
-                         % (what, cloud.logs()))
+    return daemons.wait_for(predicate, timeout, what,
+                            list(cloud.daemons.values()))
 
 
 def _threads(cloud, name):

@@ -11,6 +11,7 @@
 
 import functools
 import inspect
+import logging as logging_std
 import threading
 
 from oslo_config import cfg
@@ -24,7 +25,8 @@ LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
                   'nimbus.scheduler.exception', 'nimbus.conductor.exception',
-                  'nimbus.compute.exception']
+                  'nimbus.compute.exception',
+                  'nimbus.accelerator.agent.exception']
 
 # id(conf) -> (conf, {url: transport}). The entry holds its conf, so the id
 # cannot be reused by another conf while the entry exists, and the lookup
@@ -118,13 +120,30 @@ def require_broker(conf, prog):
     if bus_of(url)[0] != 'inproc':
         return url
     if conf.rpc.transport_url or url != EMBEDDED_URL:
-        reason = 'transport_url is %s' % url
+        reason = 'transport_url is %s' % mask_url(url)
     else:
         reason = 'no transport_url is set'
     raise NoBroker(
         '%s: %s; the in-process bus works only inside nimbus all-in-one. '
         'Set [DEFAULT] transport_url = rabbit://USER:PASS@HOST:5672/VHOST '
         'in the config file' % (prog, reason))
+
+
+class _ClosingChannelNotice(logging_std.Filter):
+    """Drops py-amqp's "Received method (60, 30) during closing channel"
+    warning: a broker's Basic.Cancel for a consumer whose channel this
+    process is closing at shutdown (its auto-delete queue went with it).
+    Nothing is lost: unacknowledged messages go back to their queue."""
+
+    def filter(self, record):
+        try:
+            return not (str(record.msg).startswith('Received method') and
+                        tuple(record.args[0]) == (60, 30))
+        except (TypeError, IndexError, KeyError):
+            return True
+
+
+_AMQP_FILTER = _ClosingChannelNotice()
 
 
 def get_transport(conf, url=None):
@@ -145,6 +164,7 @@ def get_transport(conf, url=None):
         if transport is None:
             transport = entry[1][url] = messaging.get_rpc_transport(
                 conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+            logging_std.getLogger('amqp').addFilter(_AMQP_FILTER)
         return transport
 
 
@@ -194,12 +214,20 @@ def cleanup_transports(conf=None):
             entries = [entry] if entry and entry[0] is conf else []
             if entries:
                 del _TRANSPORTS[id(conf)]
-    for _conf, transports in entries:
-        for transport in transports.values():
-            try:
-                transport.cleanup()
-            except Exception:  # best effort at exit
-                LOG.debug('transport cleanup failed', exc_info=True)
+    def close(transport):
+        try:
+            transport.cleanup()
+        except Exception:  # best effort at exit
+            LOG.debug('transport cleanup failed', exc_info=True)
+    # At once: each waits up to a poll interval for its reply listener.
+    threads = [threading.Thread(target=close, args=(transport,),
+                                daemon=True)
+               for _conf, transports in entries
+               for transport in transports.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 class Serializer(messaging.NoOpSerializer):

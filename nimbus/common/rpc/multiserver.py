@@ -183,8 +183,11 @@ class _Dispatcher:
         self._dispatchers = {}
 
     def add(self, server, endpoints):
+        # Wrapped as rpc.get_server wraps them: an expected exception
+        # reaches the caller without an error and a traceback logged here.
         self._dispatchers[server] = rpc_dispatcher.RPCDispatcher(
-            endpoints, rpc.Serializer(), messaging.ExplicitRPCAccessPolicy)
+            [rpc._RemoteEndpoint(e) for e in endpoints], rpc.Serializer(),
+            messaging.ExplicitRPCAccessPolicy)
 
     def remove(self, server):
         self._dispatchers.pop(server, None)

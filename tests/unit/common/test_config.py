@@ -15,7 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 NIMBUS_NAMESPACES = ('nimbus.common', 'nimbus.rpc', 'nimbus.db',
                      'nimbus.wsgi', 'nimbus.clients', 'nimbus.placement',
                      'nimbus.scheduler', 'nimbus.compute',
-                     'nimbus.conductor', 'nimbus.api')
+                     'nimbus.conductor', 'nimbus.api',
+                     'nimbus.accelerator_agent')
 
 
 def test_build_conf_is_private_and_complete():

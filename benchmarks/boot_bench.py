@@ -1,0 +1,311 @@
+"""Boots per second through the REST API, from request to ACTIVE.
+
+Daemons as separate processes on RabbitMQ (fresh vhosts) and MariaDB
+(fresh databases): nimbus-api, nimbus-placement-api, the super conductor,
+the scheduler, two cells each with its conductor and one nimbus-compute
+process simulating half of ``--hosts``. With ``--all-in-one`` the same
+load goes to ``nimbus all-in-one --hosts N`` (in-process bus, SQLite).
+
+Phases:
+
+- for each ``--rates`` R: boot ``R * --duration`` servers at R requests
+  per second (a pool of client threads keeps the pace), and report the
+  sustained rate (servers ACTIVE per second from the first request to the
+  last ACTIVE), p50/p99 seconds from request to ACTIVE, errors, and the CPU
+  seconds each daemon spent;
+- a ``--multi``-instance multi-create: seconds until all are ACTIVE.
+
+A watcher lists ``GET /servers/detail?changes-since=...`` every 0.2 s and
+notes when each server is first seen ACTIVE or ERROR, so the time to ACTIVE
+is accurate to about 0.2 s. The figures depend on how loaded the machine
+is: run it on a quiet one.
+
+    .venv/bin/python benchmarks/boot_bench.py [--hosts 1000]
+        [--rates 25 50 100] [--duration 10] [--multi 1000]
+        [--all-in-one] [--json FILE]
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psutil
+
+from nimbus.allinone.client import ComputeClient
+from nimbus.testing import daemons
+from nimbus.testing import infra
+
+
+class _Unavailable(Exception):
+    pass
+
+
+class Watcher(threading.Thread):
+    """Notes the first time each server is seen ACTIVE or ERROR."""
+
+    def __init__(self, api, interval=0.2):
+        super().__init__(daemon=True)
+        self.api = api
+        self.interval = interval
+        self.done = {}          # uuid -> (status, monotonic time, name)
+        self._halt = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self):
+        since = datetime.datetime.now(datetime.timezone.utc)
+        while not self._halt.wait(self.interval):
+            now = datetime.datetime.now(datetime.timezone.utc)
+            stamp = (since - datetime.timedelta(seconds=2)).strftime(
+                '%Y-%m-%dT%H:%M:%SZ')
+            try:
+                servers = self.api.get('/servers/detail', params={
+                    'changes-since': stamp, 'limit': 100000})['servers']
+            except Exception as exc:   # keep watching through a hiccup
+                print('watcher: %s' % exc, file=sys.stderr)
+                continue
+            seen = time.monotonic()
+            with self._lock:
+                for server in servers:
+                    if server['status'] in ('ACTIVE', 'ERROR') and \
+                            server['id'] not in self.done:
+                        self.done[server['id']] = (server['status'], seen,
+                                                   server['name'])
+            since = now
+
+    def stop(self):
+        self._halt.set()
+        self.join()
+
+    def finished(self, uuids):
+        with self._lock:
+            return {u: self.done[u] for u in uuids if u in self.done}
+
+    def named(self, prefix):
+        with self._lock:
+            return {u: d for u, d in self.done.items()
+                    if d[2].startswith(prefix)}
+
+
+def _percentile(values, fraction):
+    values = sorted(values)
+    if not values:
+        return None
+    return values[min(len(values) - 1, int(fraction * len(values)))]
+
+
+def _cpu(processes):
+    out = {}
+    for name, pid in processes.items():
+        try:
+            times = psutil.Process(pid).cpu_times()
+            out[name] = times.user + times.system
+        except psutil.Error:
+            out[name] = 0.0
+    return out
+
+
+def run_rate(api, watcher, flavor, image, rate, duration, processes,
+             timeout):
+    count = max(1, int(rate * duration))
+    submitted = {}
+    errors = []
+    cpu_before = _cpu(processes)
+    began = time.monotonic()
+
+    def boot(index):
+        at = began + index / rate
+        delay = at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sent = time.monotonic()
+        try:
+            body = api.create_server('r%d-%05d' % (rate, index), flavor,
+                                     image)
+            submitted[body['server']['id']] = sent
+        except Exception as exc:
+            errors.append(str(exc)[:200])
+    workers = min(64, max(4, rate))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        list(pool.map(boot, range(count)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(watcher.finished(submitted)) == len(submitted):
+            break
+        time.sleep(0.2)
+    done = watcher.finished(submitted)
+    active = {u: d for u, d in done.items() if d[0] == 'ACTIVE'}
+    latencies = [d[1] - submitted[u] for u, d in active.items()]
+    last = max((d[1] for d in active.values()), default=began)
+    cpu_after = _cpu(processes)
+    return {
+        'offered_per_s': rate, 'requests': count,
+        'accepted': len(submitted), 'request_errors': len(errors),
+        'active': len(active),
+        'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
+        'unfinished': len(submitted) - len(done),
+        'sustained_active_per_s': round(len(active) / max(last - began,
+                                                          1e-9), 1),
+        'p50_s': round(_percentile(latencies, 0.5) or 0, 2),
+        'p99_s': round(_percentile(latencies, 0.99) or 0, 2),
+        'cpu_s': {name: round(cpu_after[name] - cpu_before[name], 1)
+                  for name in processes},
+    }
+
+
+def run_multi(api, watcher, flavor, image, count, processes, timeout):
+    cpu_before = _cpu(processes)
+    began = time.monotonic()
+    api.create_server('mc', flavor, image, min_count=count,
+                      max_count=count)
+    accepted = time.monotonic() - began
+    deadline = began + timeout
+    while time.monotonic() < deadline:
+        if len(watcher.named('mc-')) >= count:
+            break
+        time.sleep(0.2)
+    done = watcher.named('mc-')
+    active = [d for d in done.values() if d[0] == 'ACTIVE']
+    cpu_after = _cpu(processes)
+    return {'instances': count, 'request_s': round(accepted, 2),
+            'active': len(active),
+            'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
+            'all_active_s': round(max((d[1] for d in active),
+                                      default=began) - began, 1)
+            if len(active) == count else None,
+            'cpu_s': {name: round(cpu_after[name] - cpu_before[name], 1)
+                      for name in processes}}
+
+
+def _wait_hosts(api, count, timeout, running=()):
+    def up():
+        hypervisors = api.get('/os-hypervisors/detail')['hypervisors']
+        return len([h for h in hypervisors if h.get('state') == 'up']) \
+            >= count
+    daemons.wait_for(up, timeout, '%d hosts to report' % count, running)
+
+
+def daemon_cloud(workdir, hosts, cleanups):
+    def fresh(make):
+        try:
+            url, cleanup = make()
+        except BaseException as exc:   # pytest's skip outside pytest
+            raise _Unavailable(str(exc))
+        cleanups.append(cleanup)
+        return url
+    api_bus, bus1, bus2 = (fresh(infra.rabbit_vhost) for _ in range(3))
+    databases = {name: fresh(infra.mysql_database) for name in
+                 ('api', 'cell0', 'cell1', 'cell2', 'placement')}
+    cloud = daemons.DaemonCloud(
+        workdir, api_bus, bus1, databases, hosts=0,
+        more_cells={'cell2': (bus2, databases['cell2'])},
+        common_options={'DEFAULT': {'report_interval': 10,
+                                    'service_down_time': 60},
+                        'api': {'max_instances_per_request': 10000}})
+    cloud.prepare()
+    cloud.start()
+    cloud.start_simulated('c1', hosts // 2, cell='cell1')
+    cloud.start_simulated('c2', hosts - hosts // 2, cell='cell2')
+    api = ComputeClient(cloud.api_url + '/v2.1')
+    _wait_hosts(api, hosts, 300, list(cloud.daemons.values()))
+    cloud.manage('cell', 'discover-hosts')
+    processes = {name: d.process.pid for name, d in cloud.daemons.items()}
+    return cloud, api, processes
+
+
+def all_in_one(workdir, hosts):
+    port = daemons.free_port()
+    log = open(os.path.join(workdir, 'all-in-one.out'), 'w')
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'nimbus.cmd.cli', 'all-in-one', '--hosts',
+         str(hosts), '--state-dir', os.path.join(workdir, 'state'),
+         '--api-port', str(port), '--placement-port', '0'],
+        stdout=log, stderr=subprocess.STDOUT)
+    api = ComputeClient('http://127.0.0.1:%d/v2.1' % port)
+
+    def answers():
+        if process.poll() is not None:
+            raise RuntimeError('all-in-one exited')
+        try:
+            api.get('/flavors')
+            return True
+        except Exception:
+            return False
+    daemons.wait_for(answers, 300, 'all-in-one to answer', [])
+    _wait_hosts(api, hosts, 300)
+    return process, api, {'all-in-one': process.pid}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, default=1000)
+    parser.add_argument('--rates', type=int, nargs='+',
+                        default=[25, 50, 100])
+    parser.add_argument('--duration', type=float, default=10.0)
+    parser.add_argument('--multi', type=int, default=1000)
+    parser.add_argument('--timeout', type=float, default=300.0)
+    parser.add_argument('--all-in-one', action='store_true')
+    parser.add_argument('--json')
+    args = parser.parse_args(argv)
+    cleanups = []
+    workdir = tempfile.mkdtemp(prefix='nimbus-boot-bench-')
+    cloud = process = None
+    try:
+        if args.all_in_one:
+            process, api, processes = all_in_one(workdir, args.hosts)
+        else:
+            cloud, api, processes = daemon_cloud(workdir, args.hosts,
+                                                 cleanups)
+        flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
+        image = api.create_image('bench-image')['id']
+        watcher = Watcher(api)
+        watcher.start()
+        result = {'mode': 'all-in-one' if args.all_in_one else 'daemons',
+                  'hosts': args.hosts, 'rates': []}
+        for rate in args.rates:
+            row = run_rate(api, watcher, flavor, image, rate,
+                           args.duration, processes, args.timeout)
+            result['rates'].append(row)
+            print('offered %4d/s: %5.1f ACTIVE/s sustained, p50 %.2f s, '
+                  'p99 %.2f s, %d active, %d error, %d unfinished'
+                  % (rate, row['sustained_active_per_s'], row['p50_s'],
+                     row['p99_s'], row['active'], row['error'],
+                     row['unfinished']), flush=True)
+            print('    cpu s: ' + ', '.join(
+                '%s %.1f' % kv for kv in sorted(row['cpu_s'].items(),
+                                                key=lambda kv: -kv[1])),
+                flush=True)
+        if args.multi:
+            row = run_multi(api, watcher, flavor, image, args.multi,
+                            processes, args.timeout)
+            result['multi_create'] = row
+            print('multi-create of %d: request %.2f s, all ACTIVE in %s s '
+                  '(%d active, %d error)' % (
+                      args.multi, row['request_s'], row['all_active_s'],
+                      row['active'], row['error']), flush=True)
+        watcher.stop()
+        if args.json:
+            with open(args.json, 'w') as f:
+                json.dump(result, f, indent=2)
+        return 0
+    except _Unavailable as exc:
+        print('unavailable: %s' % exc, file=sys.stderr)
+        return 2
+    finally:
+        if cloud is not None:
+            cloud.stop()
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=60)
+        for cleanup in reversed(cleanups):
+            cleanup()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

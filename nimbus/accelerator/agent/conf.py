@@ -1,0 +1,31 @@
+"""Options of nimbus-accelerator-agent (``[accelerator_agent]``) and of the
+drivers it ships (``[fake_fpga]``, ``[fake_gpu]``). The simulated-hosts
+machinery's ``[simulated_hosts]`` options are the compute's (shared)."""
+
+from oslo_config import cfg
+
+from nimbus.accelerator.drivers import fake
+
+GROUP = 'accelerator_agent'
+
+AGENT_OPTS = [
+    cfg.ListOpt('enabled_drivers', default=['fake_fpga', 'fake_gpu'],
+                help='Accelerator drivers the agent loads (entry points of '
+                     'the group nimbus.accelerator.drivers).'),
+    cfg.IntOpt('report_interval', default=60, min=1,
+               help='Seconds between two reports of the discovered devices '
+                    'to the accelerator service and to placement.'),
+    cfg.IntOpt('placement_retry_interval', default=5, min=1,
+               help='Seconds between two tries of a placement report that '
+                    'could not be made (the compute node\'s provider does '
+                    'not exist yet, or placement failed).'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(AGENT_OPTS, group=GROUP)
+    fake.register_opts(conf)
+
+
+def list_opts():
+    return [(GROUP, AGENT_OPTS)] + fake.list_opts()

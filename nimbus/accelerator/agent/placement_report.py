@@ -1,0 +1,259 @@
+"""Reporting one host's devices to placement.
+
+Each device becomes one child provider of the compute node's root
+provider (found by name: the root is named after the host, as the
+compute's resource tracker names it; the agent never imports the
+compute). A device's provider has
+
+- the uuid of its deployable's ``rp_uuid`` (derived from host and device,
+  see :mod:`nimbus.accelerator.drivers.base`),
+- the name ``<host>_<driver>_<index>`` (the deployable's name),
+- an inventory of its driver's resource class, ``total`` =
+  ``num_accelerators``,
+- the ownership trait :data:`OWNER_TRAIT` plus the driver's vendor and
+  product traits (custom traits are created when missing).
+
+A report reads what placement has and writes only the differences: a
+second report of the same devices sends no write at all. A provider whose
+generation has not moved since the reporter last saw it is not read again,
+so a steady report costs two GETs per host (the root by name, the owned
+providers of its tree). Providers that
+carry the ownership trait in the host's tree but belong to no discovered
+device are deleted - unless they hold allocations, in which case they are
+kept (and logged) until their consumers are gone. The compute's resource
+tracker leaves children it does not know alone, so both can share the
+tree.
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from nimbus.common.clients import placement as placement_client
+from nimbus.common import exception
+
+LOG = logging.getLogger(__name__)
+
+OWNER_TRAIT = 'CUSTOM_OWNER_NIMBUS_ACCELERATOR'
+
+_INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit',
+                     'step_size', 'allocation_ratio')
+
+
+class RootProviderNotFound(Exception):
+    """The compute node's provider does not exist (yet)."""
+
+    def __init__(self, host):
+        super().__init__('no resource provider named %s in placement (the '
+                         'compute of that host has not reported yet)' % host)
+        self.host = host
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceProvider:
+    """What placement should hold for one device."""
+
+    uuid: str
+    name: str
+    resource_class: str
+    total: int
+    traits: frozenset
+
+    @property
+    def inventory(self):
+        return {self.resource_class: {
+            'total': self.total, 'reserved': 0, 'min_unit': 1,
+            'max_unit': self.total, 'step_size': 1,
+            'allocation_ratio': 1.0}}
+
+
+def providers_of(driver, devices):
+    """The :class:`DeviceProvider` of every deployable of ``devices``
+    (found by ``driver``)."""
+    result = []
+    for device in devices:
+        traits = frozenset(driver.traits(device) | {OWNER_TRAIT})
+        for deployable in device['deployables']:
+            result.append(DeviceProvider(
+                uuid=deployable['rp_uuid'], name=deployable['name'],
+                resource_class=driver.resource_class,
+                total=int(deployable['num_accelerators']), traits=traits))
+    return result
+
+
+@dataclasses.dataclass
+class ReportResult:
+    """What a report did: provider uuids created, updated (inventory or
+    traits rewritten), removed, and kept although their device is gone
+    (they hold allocations)."""
+
+    root: str
+    created: list = dataclasses.field(default_factory=list)
+    updated: list = dataclasses.field(default_factory=list)
+    removed: list = dataclasses.field(default_factory=list)
+    kept: list = dataclasses.field(default_factory=list)
+
+    @property
+    def changed(self):
+        return bool(self.created or self.updated or self.removed)
+
+
+def _json(response, what):
+    if response.status_code >= 400:
+        raise exception.PlacementError(reason='%s: %s %s' % (
+            what, response.status_code,
+            placement_client.error_detail(response)))
+    return response.json() if response.content else None
+
+
+def _inventory_differs(have, want):
+    if set(have) != set(want):
+        return True
+    return any(have[rc].get(field) != inv[field]
+               for rc, inv in want.items() for field in _INVENTORY_FIELDS)
+
+
+class PlacementReporter:
+    """Reports the device providers of ``host`` through ``placement`` (a
+    :class:`nimbus.common.clients.placement.PlacementClient`)."""
+
+    def __init__(self, placement, host):
+        self.placement = placement
+        self.host = host
+        self._owner_trait_known = False
+        # uuid -> (generation, DeviceProvider) placement held after our
+        # last look: an unchanged generation means nothing to read again.
+        self._seen = {}
+
+    def _ensure_owner_trait(self, ctxt):
+        """The ownership trait exists (created once, when missing):
+        placement refuses to filter by a trait it does not know."""
+        if self._owner_trait_known:
+            return
+        found = self._get(ctxt, '/traits', 'traits',
+                          params={'name': 'in:' + OWNER_TRAIT})['traits']
+        if OWNER_TRAIT not in found:
+            self.placement.ensure_traits(ctxt, [OWNER_TRAIT])
+        self._owner_trait_known = True
+
+    def _get(self, ctxt, path, what, params=None):
+        response = self.placement.request(ctxt, 'GET', path, params=params)
+        return _json(response, what)
+
+    def root_uuid(self, ctxt):
+        """The uuid of the provider named after the host; raises
+        :class:`RootProviderNotFound`."""
+        root = self.placement.find_provider_by_name(ctxt, self.host)
+        if root is None:
+            raise RootProviderNotFound(self.host)
+        if root.get('parent_provider_uuid'):
+            raise exception.PlacementError(
+                reason='provider %s named %s is not a root provider'
+                % (root['uuid'], self.host))
+        return root['uuid']
+
+    def owned(self, ctxt, root):
+        """The providers of ``root``'s tree with the ownership trait:
+        ``{uuid: provider}``."""
+        found = self._get(ctxt, '/resource_providers', 'device providers',
+                          params={'in_tree': root, 'required': OWNER_TRAIT})
+        return {p['uuid']: p for p in found['resource_providers']}
+
+    def report(self, ctxt, providers):
+        """Make placement hold exactly ``providers`` (DeviceProvider) as
+        the agent's children of the host's root; returns a
+        :class:`ReportResult`. Raises RootProviderNotFound, and
+        PlacementError when placement fails (the caller tries later).
+        A provider whose inventory placement refuses (allocations above a
+        shrunk total) is logged and left as it is."""
+        root = self.root_uuid(ctxt)
+        result = ReportResult(root)
+        self._ensure_owner_trait(ctxt)
+        owned = self.owned(ctxt, root)
+        wanted = {p.uuid: p for p in providers}
+        self._ensure_classes(ctxt, providers)
+        for provider in providers:
+            try:
+                self._report_one(ctxt, root, provider, owned.get(
+                    provider.uuid), result)
+            except exception.PlacementConflict as exc:
+                LOG.warning('Device provider %s (%s) of %s left as it is: '
+                            '%s', provider.name, provider.uuid, self.host,
+                            exc)
+        for uuid, provider in sorted(owned.items()):
+            if uuid not in wanted and uuid != root:
+                self._remove(ctxt, provider, result)
+        if result.changed or result.kept:
+            LOG.info('Device providers of %s: %d created, %d updated, %d '
+                     'removed, %d kept while allocated', self.host,
+                     len(result.created), len(result.updated),
+                     len(result.removed), len(result.kept))
+        return result
+
+    def _ensure_classes(self, ctxt, providers):
+        self.placement.ensure_resource_classes(
+            ctxt, {p.resource_class for p in providers})
+
+    def _report_one(self, ctxt, root, provider, current, result):
+        if current is None:
+            current = self.placement.ensure_resource_provider(
+                ctxt, provider.uuid, provider.name, root)
+            if current.get('created'):
+                result.created.append(provider.uuid)
+            elif current.get('parent_provider_uuid') != root:
+                LOG.error('Provider %s of device %s is not a child of %s; '
+                          'not reporting it', provider.uuid, provider.name,
+                          self.host)
+                return
+        generation = current['generation']
+        uuid = provider.uuid
+        if self._seen.get(uuid) == (generation, provider):
+            return
+        self._seen.pop(uuid, None)
+        inventories = self._get(
+            ctxt, '/resource_providers/%s/inventories' % uuid,
+            'inventories of %s' % uuid)['inventories']
+        traits = set(self._get(ctxt, '/resource_providers/%s/traits' % uuid,
+                               'traits of %s' % uuid)['traits'])
+        touched = False
+        if _inventory_differs(inventories, provider.inventory):
+            generation = self.placement.set_inventory(
+                ctxt, uuid, provider.inventory, generation=generation)[
+                    'resource_provider_generation']
+            touched = True
+        if traits != provider.traits:
+            generation = self.placement.set_traits(
+                ctxt, uuid, provider.traits, generation=generation)[
+                    'resource_provider_generation']
+            touched = True
+        if touched and uuid not in result.created:
+            result.updated.append(uuid)
+        self._seen[uuid] = (generation, provider)
+
+    def _remove(self, ctxt, provider, result):
+        uuid = provider['uuid']
+        allocations = self._get(
+            ctxt, '/resource_providers/%s/allocations' % uuid,
+            'allocations of %s' % uuid)['allocations']
+        if allocations:
+            LOG.warning('Device provider %s (%s) of %s is gone from the '
+                        'host but holds allocations of %s; keeping it',
+                        provider['name'], uuid, self.host,
+                        ', '.join(sorted(allocations)))
+            result.kept.append(uuid)
+            return
+        response = self.placement.request(ctxt, 'DELETE',
+                                          '/resource_providers/%s' % uuid)
+        if response.status_code in (204, 404):
+            self._seen.pop(uuid, None)
+            LOG.info('Removed the provider %s (%s) of a device gone from '
+                     '%s', provider['name'], uuid, self.host)
+            result.removed.append(uuid)
+            return
+        if response.status_code == 409:
+            # Allocated (or given a child) since we looked.
+            LOG.warning('Device provider %s of %s not removed: %s', uuid,
+                        self.host, response.text[:300])
+            result.kept.append(uuid)
+            return
+        _json(response, 'removing provider %s' % uuid)

@@ -1,0 +1,53 @@
+"""RPC client of nimbus-accelerator-agent (topic ``accelerator-agent``,
+``server=<host>``), on the accelerator service's bus.
+
+The caller is the accelerator service's binder: it programs the device of
+an ARQ being bound, and releases it after an unbind or a delete.
+
+An ``arq`` argument is a dict::
+
+    {"uuid", "instance_uuid", "device_rp_uuid",
+     "attach_handle": {"uuid", "attach_type", "attach_info"}}
+
+Version history
+  1.0  program (call; answers {"programmed": true} or raises
+       ProgrammingFailed), release (cast).
+"""
+
+from nimbus.common import rpc
+
+TOPIC = 'accelerator-agent'
+VERSION = '1.0'
+
+
+class AgentAPI:
+
+    def __init__(self, transport, conf=None):
+        self._transport = transport
+        self._conf = conf
+        self._clients = {}
+
+    def _client(self, host):
+        client = self._clients.get(host)
+        if client is None:
+            client = self._clients[host] = rpc.get_client(
+                self._transport, TOPIC, VERSION, server=host,
+                conf=self._conf)
+        return client
+
+    def program(self, ctxt, host, arq, timeout=None):
+        """Call: program the attach handle of ``arq`` on ``host``.
+
+        Returns ``{"programmed": True}``. Raises
+        :class:`nimbus.accelerator.agent.exception.ProgrammingFailed`
+        (device, host and reason in its message) when the device cannot be
+        programmed or is not on that host; ``timeout`` (seconds) overrides
+        ``[rpc] rpc_response_timeout`` for slow devices.
+        """
+        cctxt = self._client(host).prepare(version='1.0', timeout=timeout)
+        return cctxt.call(ctxt, 'program', arq=arq)
+
+    def release(self, ctxt, host, arq):
+        """Cast: give back the attach handle ``arq`` held on ``host``."""
+        self._client(host).prepare(version='1.0').cast(
+            ctxt, 'release', arq=arq)

@@ -1,0 +1,79 @@
+"""nimbus-accelerator-agent: the accelerator agent of a compute host.
+
+``nimbus-accelerator-agent --config-file F [--simulated-hosts N]``.
+``[DEFAULT] host`` names the host (the compute's name, whose provider the
+device providers go under); ``[DEFAULT] transport_url`` (or ``[rpc]
+transport_url``) is the accelerator service's bus; ``[placement_client]``
+reaches placement. The agent holds no database credentials.
+
+``--simulated-hosts N`` serves N hosts named as ``nimbus-compute
+--simulated-hosts N`` names its hosts (``<host>-0001`` ...), on one bus
+connection and one worker pool.
+"""
+
+import sys
+import time
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from nimbus.accelerator.agent import conf as agent_conf
+from nimbus.accelerator.agent import service as agent_service
+from nimbus.accelerator import drivers
+from nimbus.cmd import common
+from nimbus.common.clients import placement as placement_client
+from nimbus.common import rpc
+from nimbus.common import simulated
+
+LOG = logging.getLogger(__name__)
+
+NAME = 'nimbus-accelerator-agent'
+
+CLI_OPTS = [
+    cfg.IntOpt('simulated-hosts', dest='simulated_host_count', default=0,
+               min=0,
+               help='Serve this many simulated hosts (fake devices) in this '
+                    'process, named <[DEFAULT] host>-0001 and on.'),
+]
+
+
+def device_reporter(transport, conf):
+    """The accelerator service's RPC API (imported here, lazily: it belongs
+    to the service); without it, devices go to placement only."""
+    try:
+        from nimbus.accelerator import rpcapi as accelerator_rpcapi
+    except ImportError:
+        LOG.warning('nimbus.accelerator.rpcapi is not available: devices '
+                    'are reported to placement only')
+        return agent_service.NullDeviceReporter()
+    return accelerator_rpcapi.AcceleratorAPI(transport)
+
+
+def main(argv=None):
+    conf = common.setup(NAME, argv, CLI_OPTS, needs_bus=True)
+    agent_conf.register_opts(conf)
+    simulated.register_opts(conf)
+    transport = rpc.get_transport(conf)
+    count = conf.simulated_host_count
+    hosts = simulated.host_names(conf.host, count) if count else [conf.host]
+    placement = placement_client.PlacementClient.from_conf(
+        conf, session=agent_service.placement_session(
+            conf.simulated_hosts.workers))
+    agents = agent_service.build_agents(
+        conf, transport, placement, device_reporter(transport, conf), hosts)
+    began = time.monotonic()
+    try:
+        failed = agents.start()
+    except drivers.DriverNotFound as exc:
+        agents.stop()
+        sys.exit('%s: %s ([accelerator_agent] enabled_drivers)' % (NAME,
+                                                                   exc))
+    print('%s: %d hosts started in %.1fs (%d failed)' % (
+        NAME, len(hosts) - len(failed), time.monotonic() - began,
+        len(failed)), flush=True)
+    from nimbus.common import service
+    service.run_until_signalled([agents])
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,170 @@
+"""The agent over a real in-process RPC transport: build_agents serves
+several hosts on one RPC server; program answers {"programmed": true} or
+ProgrammingFailed (received as that class, naming device and reason);
+release is a cast; malformed messages are refused."""
+
+import threading
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+
+from nimbus.accelerator.agent import exception
+from nimbus.accelerator.agent import placement_report
+from nimbus.accelerator.agent import rpcapi
+from nimbus.accelerator.agent import service
+from nimbus.common import config
+from nimbus.common import context
+from nimbus.common import rpc
+from nimbus.common import simulated
+
+
+class Reporter:
+    def __init__(self):
+        self.hosts = {}
+        self.lock = threading.Lock()
+
+    def report_devices(self, ctxt, host, devices):
+        with self.lock:
+            self.hosts[host] = devices
+
+
+@pytest.fixture
+def cloud(request, tmp_path, placement):
+    conf = config.build_conf([], overrides={
+        'DEFAULT': {'state_path': str(tmp_path), 'host': 'acc'},
+        'simulated_hosts': {'workers': 4, 'rpc_workers': 2},
+        'fake_gpu': {'count': 2}})
+    transport = rpc.get_transport(conf, 'inproc:///agent-%s'
+                                  % request.node.name)
+    hosts = simulated.host_names('acc', 3)
+    roots = {}
+    for host in hosts:
+        roots[host] = str(uuid.uuid4())
+        placement.add_root(roots[host], host)
+    reporter = Reporter()
+    agents = service.build_agents(conf, transport, placement.client,
+                                  reporter, hosts)
+    assert agents.start() == []
+
+    class Cloud:
+        pass
+    cloud = Cloud()
+    cloud.conf, cloud.agents, cloud.reporter = conf, agents, reporter
+    cloud.roots, cloud.hosts = roots, hosts
+    cloud.api = rpcapi.AgentAPI(transport, conf)
+    cloud.ctxt = context.get_admin_context()
+    yield cloud
+    agents.stop()
+    rpc.cleanup_transports(conf)
+
+
+def _arq(device, handle=0):
+    deployable = device['deployables'][0]
+    attach = deployable['attach_handles'][handle]
+    return {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
+            'device_rp_uuid': deployable['rp_uuid'],
+            'attach_handle': {k: attach[k] for k in
+                              ('uuid', 'attach_type', 'attach_info')}}
+
+
+def _gpu(cloud, host, index=0):
+    return [d for d in cloud.reporter.hosts[host]
+            if d['driver_name'] == 'fake_gpu'][index]
+
+
+def test_every_host_reports_its_devices(cloud, placement):
+    assert set(cloud.agents.agents) == set(cloud.hosts)
+    assert set(cloud.reporter.hosts) == set(cloud.hosts)
+    for host in cloud.hosts:
+        devices = cloud.reporter.hosts[host]
+        assert {d['hostname'] for d in devices} == {host}
+        assert len(devices) == 3
+        tree = placement.tree(cloud.roots[host])
+        owned = {name for name, p in tree.items()
+                 if placement_report.OWNER_TRAIT in p['traits']}
+        assert owned == {'%s_fake_fpga_0' % host, '%s_fake_gpu_0' % host,
+                         '%s_fake_gpu_1' % host}
+
+
+def test_program_over_rpc(cloud):
+    host = cloud.hosts[1]
+    device = _gpu(cloud, host, 1)
+    arq = _arq(device)
+    assert cloud.api.program(cloud.ctxt, host, arq) == {'programmed': True}
+    driver = dict(cloud.agents.agents[host].drivers)['fake_gpu']
+    assert driver.programmed == {arq['attach_handle']['uuid']: arq['uuid']}
+    # The other hosts' drivers were not involved.
+    for other in (cloud.hosts[0], cloud.hosts[2]):
+        assert dict(cloud.agents.agents[other].drivers)[
+            'fake_gpu'].programmed == {}
+
+
+def test_a_failed_programming_reaches_the_caller_as_programming_failed(
+        cloud, caplog):
+    cloud.conf.set_override('fail_program', True, group='fake_gpu')
+    host = cloud.hosts[0]
+    device = _gpu(cloud, host)
+    arq = _arq(device)
+    with pytest.raises(exception.ProgrammingFailed) as info:
+        cloud.api.program(cloud.ctxt, host, arq)
+    # An expected answer: the agent logs a warning, not a server error.
+    assert not [r for r in caplog.records if r.levelname == 'ERROR']
+    message = str(info.value)
+    assert device['uuid'] in message and host in message
+    assert arq['uuid'] in message
+    assert 'fail_program is set' in message
+
+
+def test_a_device_of_another_host_is_refused(cloud):
+    device = _gpu(cloud, cloud.hosts[0])
+    with pytest.raises(exception.ProgrammingFailed,
+                       match='no device with resource provider %s on this'
+                       % device['deployables'][0]['rp_uuid']):
+        cloud.api.program(cloud.ctxt, cloud.hosts[2], _arq(device))
+    arq = _arq(device)
+    arq['attach_handle']['uuid'] = str(uuid.uuid4())
+    with pytest.raises(exception.ProgrammingFailed,
+                       match='attach handle %s is not one of the device'
+                       % arq['attach_handle']['uuid']):
+        cloud.api.program(cloud.ctxt, cloud.hosts[0], arq)
+
+
+def test_a_malformed_arq_is_refused(cloud):
+    arq = _arq(_gpu(cloud, cloud.hosts[0]))
+    del arq['device_rp_uuid']
+    arq['attach_handle'] = 'pci'
+    with pytest.raises(rpc.InvalidMessage,
+                       match='arq lacks device_rp_uuid, attach_handle.uuid'):
+        cloud.api.program(cloud.ctxt, cloud.hosts[0], arq)
+    with pytest.raises(rpc.InvalidMessage, match='arq must be dict'):
+        cloud.api.program(cloud.ctxt, cloud.hosts[0], ['not', 'a', 'dict'])
+
+
+def test_release_is_a_cast_that_frees_the_handle(cloud):
+    host = cloud.hosts[2]
+    device = _gpu(cloud, host)
+    arq = _arq(device)
+    cloud.api.program(cloud.ctxt, host, arq)
+    driver = dict(cloud.agents.agents[host].drivers)['fake_gpu']
+    released = threading.Event()
+    real_release = driver.release
+
+    def release(*args):
+        real_release(*args)
+        released.set()
+    driver.release = release
+    assert cloud.api.release(cloud.ctxt, host, arq) is None
+    assert released.wait(30)
+    assert driver.programmed == {}
+    # The handle is free for another ARQ.
+    assert cloud.api.program(cloud.ctxt, host, _arq(device)) == {
+        'programmed': True}
+
+
+def test_unknown_methods_are_not_served(cloud):
+    client = rpc.get_client(cloud.api._transport, rpcapi.TOPIC,
+                            rpcapi.VERSION, server=cloud.hosts[0])
+    with pytest.raises(messaging.RemoteError) as info:
+        client.call(cloud.ctxt, 'stop')
+    assert info.value.exc_type == 'NoSuchMethod'
