@@ -84,9 +84,44 @@ def super_conductor_service(conf, host=None, accelerator_api=None):
         accelerator=accelerator_binder(conf, accelerator_api))
     manager = conductor_manager.SuperConductorManager(
         conductor, conf.conductor.workers)
+    periodics = []
+    if conf.conductor.audit_interval:
+        periodics.append(service.Periodic(
+            conf.conductor.audit_interval,
+            audit_task(conf, accelerator_api), name='audit'))
     return service.RPCService(rpc.get_transport(conf), 'conductor',
                               host or conf.host, [manager],
-                              on_stop=[manager.shutdown])
+                              on_stop=[manager.shutdown],
+                              periodics=periodics)
+
+
+def auditor(conf, accelerator_api=None):
+    """The consistency audit of the whole deployment (see
+    :mod:`nimbus.conductor.audit`)."""
+    from nimbus.conductor import audit
+    return audit.from_conf(conf, api_db(conf), cell_directory(conf),
+                           placement(conf),
+                           accelerator_api or accelerator(conf))
+
+
+def audit_task(conf, accelerator_api=None):
+    """The super conductor's periodic audit: read-only, one log line."""
+    from nimbus.common import context
+    from nimbus.conductor import audit
+    checker = auditor(conf, accelerator_api)
+
+    def run():
+        try:
+            report = checker.run(context.get_admin_context())
+        except audit.AuditError as exc:
+            LOG.warning('audit: could not run: %s', exc)
+            return None
+        if report.disagreements:
+            LOG.warning('%s', report.summary())
+        else:
+            LOG.info('%s', report.summary())
+        return report
+    return run
 
 
 def cell_conductor_service(conf, transport_url=None, database_url=None,

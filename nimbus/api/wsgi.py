@@ -12,15 +12,15 @@ DEFAULT_CONFIG = '/etc/nimbus/nimbus.conf'
 
 
 def init_application(config_file=None):
-    from oslo_log import log as logging
 
     from nimbus.common import config
+    from nimbus.common import secrets
     from nimbus import services
     config_file = config_file or os.environ.get('NIMBUS_CONFIG_FILE',
                                                 DEFAULT_CONFIG)
     files = [config_file] if os.path.exists(config_file) else []
     conf = config.build_conf([], default_config_files=files)
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     from nimbus.common import rpc
     try:
         rpc.require_broker(conf, 'nimbus.api.wsgi')

@@ -26,6 +26,7 @@ def _all_in_one(args):
     from rich.console import Console
     from nimbus.allinone import cloud as cloud_mod
     from nimbus.allinone import demo
+    from nimbus.common import secrets
     console = Console()
     try:
         cloud = cloud_mod.Cloud(
@@ -35,7 +36,7 @@ def _all_in_one(args):
             api_port=args.api_port, placement_port=args.placement_port,
             shared_hosts=True)
     except cloud_mod.ConfigurationError as exc:
-        sys.exit('nimbus all-in-one: %s' % exc)
+        sys.exit(secrets.mask('nimbus all-in-one: %s' % exc))
     console.print('Starting Nimbus: %d simulated hosts, state in %s'
                   % (args.hosts, cloud.state_dir))
     try:
@@ -44,9 +45,10 @@ def _all_in_one(args):
         except Exception as exc:
             # The log file has the traceback; the terminal gets one line.
             logging.getLogger(__name__).exception('all-in-one start failed')
-            sys.exit('nimbus all-in-one: could not start: %s: %s (details '
-                     'in %s)' % (type(exc).__name__, exc,
-                                 os.path.join(args.state_dir, 'nimbus.log')))
+            sys.exit(secrets.mask(
+                'nimbus all-in-one: could not start: %s: %s (details in %s)'
+                % (type(exc).__name__, exc,
+                   os.path.join(args.state_dir, 'nimbus.log'))))
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
         console.print('images (Glance API):  %s/image' % cloud.api_url)
@@ -212,8 +214,8 @@ def _client_options():
 def main(argv=None):
     common.quiet_warnings()
     args = build_parser().parse_args(argv)
-    from oslo_log import log as logging
     from nimbus.common import config
+    from nimbus.common import secrets
     conf = config.build_conf([])
     if getattr(args, 'state_dir', None):
         # The all-in-one cloud logs every service to a file in its state
@@ -226,7 +228,7 @@ def main(argv=None):
         # Client commands: only warnings, on stderr, no files.
         conf.set_override('default_log_levels', ['nimbus=WARNING',
                                                  'urllib3=WARNING'])
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     import requests
     try:
         sys.exit(args.func(args))

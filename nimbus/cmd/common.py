@@ -7,6 +7,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.common import config
+from nimbus.common import secrets
 
 
 def quiet_warnings():
@@ -31,7 +32,7 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
         conf.register_cli_opts(cli_opts)
     conf(sys.argv[1:] if argv is None else argv, project='nimbus',
          prog=name, default_config_files=[])
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     if needs_bus:
         from nimbus.common import rpc
         try:
@@ -39,7 +40,7 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
         except rpc.NoBroker as exc:
             sys.exit(str(exc))
         except ValueError as exc:  # a transport URL that does not parse
-            sys.exit('%s: %s' % (name, exc))
+            sys.exit(secrets.exit_message(name, exc))
     return conf
 
 

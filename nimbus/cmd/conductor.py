@@ -18,6 +18,7 @@ from oslo_config import cfg
 from nimbus.cmd import common
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.common import secrets
 from nimbus.common import service
 from nimbus import services
 
@@ -61,7 +62,8 @@ def main(argv=None):
     if conf.cell:
         mismatch = check_cell_mapping(conf, conf.cell)
         if mismatch:
-            sys.exit('nimbus-conductor --cell %s: %s' % (conf.cell, mismatch))
+            sys.exit(secrets.mask('nimbus-conductor --cell %s: %s'
+                                  % (conf.cell, mismatch)))
         svc = services.cell_conductor_service(
             conf, host='%s-%s' % (conf.host, conf.cell))
     else:

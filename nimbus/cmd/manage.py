@@ -5,7 +5,10 @@
         --database-connection D
     nimbus-manage --config-file F cell list
     nimbus-manage --config-file F cell discover-hosts
+    nimbus-manage --config-file F audit [--json] [--heal]
+        (see nimbus.cmd.manage_audit)
 
+``cell list`` and every error show URLs with their passwords masked.
 ``cell create`` refuses a transport URL that reaches the API bus (this
 config's ``transport_url``) or another cell's bus: same URL, or the same
 broker host and vhost.
@@ -14,10 +17,13 @@ broker host and vhost.
 import sys
 
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from nimbus.cmd import common
+from nimbus.cmd import manage_audit
 from nimbus.common import db as common_db
 from nimbus.common import rpc
+from nimbus.common import secrets
 from nimbus import db as nimbus_db
 from nimbus.db import cell_mappings
 
@@ -68,21 +74,39 @@ def cell_create(conf):
         sys.exit('cell create needs --name, --transport-url and '
                  '--database-connection')
     api_db = _api_db(conf)
-    if name == 'cell0':
-        uuid = cell_mappings.ensure_cell0(api_db, connection)
-    else:
+    if name != 'cell0':
         try:
             cell_mappings.check_bus(api_db, name, url, _api_bus(conf))
         except ValueError as exc:
-            sys.exit('cell create: %s' % exc)
+            sys.exit(secrets.exit_message('cell create', exc))
+    # The database first: a cell whose database cannot be reached is not
+    # mapped (every service would trip over it).
+    try:
+        nimbus_db.sync_cell(connection)
+    except Exception as exc:
+        # The log formatter masks the password (nimbus.common.secrets).
+        logging.getLogger(__name__).debug(
+            'cell create: the database %s of cell %s failed', connection,
+            name, exc_info=True)
+        sys.exit(secrets.mask('cell create: cannot prepare the database %s '
+                              'of cell %s: %s: %s'
+                              % (connection, name, type(exc).__name__,
+                                 str(exc).splitlines()[0])))
+    if name == 'cell0':
+        uuid = cell_mappings.ensure_cell0(api_db, connection)
+    else:
         uuid = cell_mappings.create_cell(api_db, name, url, connection)
-    nimbus_db.sync_cell(connection)
     print(uuid)
 
 
 def cell_list(conf):
+    """uuid, name, transport URL and database URL of every cell; the URLs
+    with their passwords masked."""
     for cell in cell_mappings.list_cells(_api_db(conf)):
-        print('%s  %s' % (cell['uuid'], cell['name']))
+        print('%s  %s  %s  %s' % (cell['uuid'], cell['name'],
+                                  secrets.mask_url(cell['transport_url']),
+                                  secrets.mask_url(
+                                      cell['database_connection'])))
 
 
 def cell_discover_hosts(conf):
@@ -106,13 +130,25 @@ def add_commands(subparsers):
     create.set_defaults(func=cell_create)
     cell.add_parser('list').set_defaults(func=cell_list)
     cell.add_parser('discover-hosts').set_defaults(func=cell_discover_hosts)
+    manage_audit.add_parser(subparsers)
 
 
 def main(argv=None):
     opt = cfg.SubCommandOpt('category', title='commands',
                             handler=add_commands)
     conf = common.setup('nimbus-manage', argv, [opt])
-    conf.category.func(conf)
+    try:
+        conf.category.func(conf)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        # A database or broker that cannot be reached says so in one line;
+        # its URL (which the driver may quote) without the password.
+        logging.getLogger(__name__).debug('nimbus-manage failed',
+                                          exc_info=True)
+        sys.exit(secrets.exit_message(
+            'nimbus-manage %s' % conf.category.name,
+            '%s: %s' % (type(exc).__name__, exc)))
 
 
 if __name__ == '__main__':

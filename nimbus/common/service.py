@@ -36,7 +36,8 @@ class RPCService:
         self._server.start()
         for periodic in self._periodics:
             periodic.start()
-        LOG.info('Serving topic %s as %s', self.topic, self.server_name)
+        LOG.info('Serving topic %s as %s on %s', self.topic,
+                 self.server_name, rpc.bus_name(self.transport))
         return self
 
     def stop(self):

@@ -20,6 +20,22 @@ CONDUCTOR_OPTS = [
                     'build check fails it, even with its compute up. 0 '
                     'means no limit (Nova\'s [DEFAULT] '
                     'instance_build_timeout has the same meaning).'),
+    cfg.IntOpt('audit_interval', default=600, min=0,
+               help='Seconds between the super conductor\'s read-only '
+                    'consistency audits (the checks of nimbus-manage '
+                    'audit): each logs one line with the count of every '
+                    'kind of disagreement between cells, the API '
+                    'database, placement and the accelerator service. '
+                    '0 disables it.'),
+    cfg.IntOpt('audit_stuck_after', default=3600, min=1,
+               help='Seconds an instance may stay in BUILD, or in task '
+                    'state deleting, before the audit reports it stuck.'),
+    cfg.IntOpt('audit_grace', default=300, min=0,
+               help='Seconds the audit waits before it reports what a '
+                    'build or delete under way writes in two steps (a '
+                    'build request left beside its new instance, the '
+                    'allocation of a just-deleted instance, a mapping '
+                    'without a cell or build request).'),
 ]
 
 

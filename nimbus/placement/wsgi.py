@@ -103,9 +103,10 @@ def _placement_headers(app):
 
 def _load_application():
     from nimbus.common import config
+    from nimbus.common import secrets
     path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
     conf = config.build_conf([], default_config_files=[path])
-    logging.setup(conf, 'nimbus')
+    secrets.setup_logging(conf)
     return make_app(conf)
 
 

@@ -230,6 +230,11 @@ class AcceleratorClient:
                                        % arq_uuid)
         return arqs
 
+    def list_arqs(self, ctxt):
+        """Every ARQ the service holds (``GET /accelerator_requests``)."""
+        return self._arqs(self._request(ctxt, 'GET',
+                                        '/accelerator_requests'))
+
     def delete_arqs_for_instance(self, ctxt, instance_uuid):
         """Delete (and unbind) every ARQ of the instance; idempotent."""
         self._request(ctxt, 'DELETE', '/accelerator_requests',

@@ -12,7 +12,6 @@
 import functools
 import inspect
 import logging as logging_std
-import re
 import threading
 
 from oslo_config import cfg
@@ -20,6 +19,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
+from nimbus.common import secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -68,8 +68,9 @@ def bus_of(url):
 
 
 def mask_url(url):
-    """``url`` with its passwords replaced by ``***`` (for messages)."""
-    return re.sub(r'([/,][^:/@,]*:)[^@/,]*@', r'\1***@', str(url))
+    """``url`` with its passwords replaced by ``***`` (for messages); see
+    :func:`nimbus.common.secrets.mask_url`."""
+    return secrets.mask_url(url)
 
 
 def same_bus(url_a, url_b):
@@ -119,7 +120,7 @@ def require_broker(conf, prog):
     if bus_of(url)[0] != 'inproc':
         return url
     if conf.rpc.transport_url or url != EMBEDDED_URL:
-        reason = 'transport_url is %s' % url
+        reason = 'transport_url is %s' % mask_url(url)
     else:
         reason = 'no transport_url is set'
     raise NoBroker(
@@ -181,6 +182,17 @@ def get_notification_transport(conf, url=None):
             transport = entry[1][key] = \
                 messaging.get_notification_transport(conf, url=url)
         return transport
+
+
+def bus_name(transport):
+    """The URL ``transport`` was made for, its password masked (for log
+    lines), or '?' for a transport not made by :func:`get_transport`."""
+    with _TRANSPORTS_LOCK:
+        for _conf, transports in _TRANSPORTS.values():
+            for url, known in transports.items():
+                if known is transport:
+                    return secrets.mask_url(url)
+    return '?'
 
 
 def transports_of(conf):

@@ -5,6 +5,7 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 import orjson
 
+from nimbus.common import secrets
 from nimbus.common import context as nimbus_context
 from nimbus.common import exception
 from nimbus.common.wsgi import errors
@@ -208,7 +209,7 @@ def _error_serializer(style):
 
 
 def _handle_nimbus_exception(req, resp, exc, params):
-    raise errors.HTTPError(exc.code, exc.message,
+    raise errors.HTTPError(exc.code, secrets.mask(exc.message),
                            getattr(exc, 'error_code', None))
 
 

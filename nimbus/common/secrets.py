@@ -1,0 +1,97 @@
+"""Keeping passwords out of log lines, error messages and printed output.
+
+Transport URLs (``rabbit://user:pass@host:5672/vhost``, several hosts
+separated by commas) and database URLs
+(``mysql+pymysql://root:secret@db/nimbus``) carry their password in the
+URL's userinfo. :func:`mask_url` hides it; :func:`mask` hides it in any
+text, together with the ``password=...`` forms that
+``oslo_utils.strutils.mask_password`` knows. :func:`install` wraps the
+formatter of every handler oslo.log set up in a :class:`MaskingFormatter`,
+so a line that forgets to mask its URL (or a traceback that quotes one) is
+still masked on its way out.
+"""
+
+import logging
+import re
+import sys
+
+from oslo_utils import strutils
+
+MASK = '***'
+
+# ``scheme://`` then a userinfo ``user:password@``; in a transport URL each
+# further host may carry its own after a comma. The user part stops at
+# ':', '/', '@', ',' or whitespace; the password at '@' preceded by no '/'
+# or whitespace (a password may contain ':' and ',' in practice, but '@'
+# and '/' are percent-encoded in a valid URL).
+_USERINFO = re.compile(
+    r'(?P<head>(?:[A-Za-z][A-Za-z0-9+.\-]*://|,)[^:/@,\s\'"]*:)'
+    r'(?P<password>[^@/\s\'"]*)@')
+
+
+def mask_url(url):
+    """``url`` with the password of every userinfo replaced by ``***``
+    (a URL without one comes back unchanged; None gives '')."""
+    if url is None:
+        return ''
+    return _USERINFO.sub(lambda m: m.group('head') + MASK + '@', str(url))
+
+
+def mask(text):
+    """``text`` with URL passwords and ``password=...`` forms masked."""
+    if text is None:
+        return text
+    text = str(text)
+    if '@' in text:
+        text = mask_url(text)
+    # It returns at once when no key it knows (password, token, ...) is in
+    # the text.
+    return strutils.mask_password(text, secret=MASK)
+
+
+class MaskingFormatter(logging.Formatter):
+    """Wraps a handler's formatter and masks the text it produced: the
+    message, the traceback and oslo.log's error summary alike."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record):
+        return mask(self.inner.format(record))
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def install(logger=None):
+    """Wrap the formatter of every handler of ``logger`` (the root logger
+    by default) in a :class:`MaskingFormatter`; idempotent. Call it after
+    oslo.log's ``setup``, which replaces the handlers."""
+    logger = logger or logging.getLogger()
+    for handler in logger.handlers:
+        if not isinstance(handler.formatter, MaskingFormatter):
+            handler.setFormatter(MaskingFormatter(handler.formatter))
+    return logger
+
+
+def masked_excepthook(exc_type, exc, tb):
+    """A ``sys.excepthook`` that prints an uncaught exception masked."""
+    import traceback
+    text = ''.join(traceback.format_exception(exc_type, exc, tb))
+    sys.stderr.write(mask(text))
+
+
+def exit_message(prefix, exc):
+    """A one-line, masked message for ``sys.exit``."""
+    return mask('%s: %s' % (prefix, exc))
+
+
+def setup_logging(conf, project='nimbus'):
+    """oslo.log's ``setup`` and then :func:`install`: what every Nimbus
+    process calls, so no handler writes an unmasked password. Uncaught
+    exceptions are printed masked too."""
+    from oslo_log import log as oslo_logging
+    oslo_logging.setup(conf, project)
+    install()
+    sys.excepthook = masked_excepthook
