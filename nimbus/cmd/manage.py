@@ -5,6 +5,8 @@
         --database-connection D
     nimbus-manage --config-file F cell list
     nimbus-manage --config-file F cell discover-hosts
+    nimbus-manage --config-file F placement migrate-compute-inventory --host H
+        (see :mod:`nimbus.cmd.manage_placement`)
 
 ``cell create`` refuses a transport URL that reaches the API bus (this
 config's ``transport_url``) or another cell's bus: same URL, or the same
@@ -16,6 +18,7 @@ import sys
 from oslo_config import cfg
 
 from nimbus.cmd import common
+from nimbus.cmd import manage_placement
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus import db as nimbus_db
@@ -102,6 +105,7 @@ def add_commands(subparsers):
     create.set_defaults(func=cell_create)
     cell.add_parser('list').set_defaults(func=cell_list)
     cell.add_parser('discover-hosts').set_defaults(func=cell_discover_hosts)
+    manage_placement.add_commands(subparsers)
 
 
 def main(argv=None):
