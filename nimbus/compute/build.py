@@ -37,6 +37,9 @@ class BuildRunner:
         self.events = events
         self.tracker = tracker
         self.accelerator = accelerator
+        # Set when the service stops (SIGTERM): builds that have not
+        # started yet are handed back to the cell conductor.
+        self.draining = False
 
     def build(self, ctxt, instance, request_spec, selection, host_list,
               accel_uuids):
@@ -48,6 +51,10 @@ class BuildRunner:
         that cannot be done, the instance stays attributed to this host and
         the next start of this compute settles it (see :meth:`recover`).
         """
+        if self.draining:
+            self._hand_back(ctxt, instance, request_spec, selection,
+                            host_list)
+            return
         try:
             self._build(ctxt, instance, request_spec, selection, host_list,
                         accel_uuids)
@@ -206,6 +213,23 @@ class BuildRunner:
             self._count_failure(ctxt)
         self.conductor.build_instances(ctxt, uuid, request_spec, host_list,
                                        failed_host=self.host, reason=reason)
+
+    def _hand_back(self, ctxt, instance, request_spec, selection,
+                   host_list):
+        """A build this stopping compute will not start: its claim here
+        is given back and the cell conductor takes it to the next
+        alternate. Not a failure of the host."""
+        reason = ('nimbus-compute on %s was stopping and did not start the '
+                  'build' % self.host)
+        LOG.info('Handing %s back to the cell conductor: %s',
+                 instance['uuid'], reason)
+        try:
+            self._fail(ctxt, dict(instance, node=selection.get('nodename')),
+                       request_spec, host_list, reason, result='handed-back',
+                       spawned=False)
+        except Exception:
+            LOG.exception('Could not hand %s back to the cell conductor; '
+                          'it is settled at the next start', instance['uuid'])
 
     def _count_failure(self, ctxt):
         """One more consecutive failure: the cell learns it at once (the

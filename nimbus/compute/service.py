@@ -170,8 +170,18 @@ class ComputeService:
         self.manager.shutdown(wait=False)
 
     def stop(self):
+        """A graceful stop (SIGTERM): no more messages are taken, builds
+        already spawning finish, builds still waiting for a worker are
+        handed back to the cell conductor (the next alternate gets them),
+        and only then does the service return."""
         self._stop.set()
+        LOG.info('nimbus-compute %s stopping: no new builds; finishing the '
+                 'spawns under way, handing back the builds not started',
+                 self.host)
         if self._server is not None:
             self._server.stop()
             self._server.wait()
+            self._server = None
+        self.runner.draining = True
         self.manager.shutdown()
+        LOG.info('nimbus-compute %s stopped', self.host)

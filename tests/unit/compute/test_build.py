@@ -312,3 +312,16 @@ def test_threshold_zero_never_disables(runner):
                 SELECTION, [], [])
     assert r.tracker.failed_builds == 5
     assert not [c for c in conductor.calls if c[0] == 'disable']
+
+
+def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
+    r, conductor, driver, _ = runner()
+    r.draining = True
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
+            [ALTERNATE], [])
+    assert driver.list_instances() == []
+    assert [c[0] for c in conductor.calls] == ['free', 'attempt',
+                                               'reschedule']
+    assert conductor.calls[1][1:3] == ('h1', 'handed-back')
+    assert conductor.calls[2] == ('reschedule', [ALTERNATE], 'h1')
+    assert r.tracker.failed_builds == 0
