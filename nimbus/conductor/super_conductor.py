@@ -316,8 +316,13 @@ class SuperConductor:
                        # reschedules a build whose compute died).
                        'instance_group_uuid': (request_spec.get(
                            'instance_group') or {}).get('uuid'),
-                       'build_alternates': {'request_spec': request_spec,
-                                            'host_list': alternates}})
+                       'build_alternates': {
+                           # Not the uuids of a whole multi-create: each
+                           # instance would store them all.
+                           'request_spec': {
+                               k: v for k, v in request_spec.items()
+                               if k != 'instance_uuids'},
+                           'host_list': alternates}})
         with self.cells.db(cell).session() as session:
             if not values.get('availability_zone'):
                 # As Nova: the server takes its host's zone. Each alternate
