@@ -145,7 +145,8 @@ def cell_conductor_service(conf, transport_url=None, database_url=None,
         accelerator=accelerator_binder(conf, accelerator_api))
     periodics = []
     if conf.conductor.build_check_interval:
-        check = build_check.BuildCheck(conf, cell_db, placement_client)
+        check = build_check.BuildCheck(conf, cell_db, placement_client,
+                                       reschedule=conductor.build_instances)
         periodics.append(service.Periodic(
             conf.conductor.build_check_interval,
             lambda: check.run(context.get_admin_context()),

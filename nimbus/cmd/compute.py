@@ -9,13 +9,18 @@ credentials.
 connection and one worker pool.
 """
 
+import os
+import signal
+import sys
 import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.cmd import common
+from nimbus.common import rpc
 from nimbus.common import service
+from nimbus.compute import exception as compute_exception
 from nimbus import services
 
 LOG = logging.getLogger(__name__)
@@ -42,8 +47,18 @@ def main(argv=None):
               flush=True)
         service.run_until_signalled([computes])
         return
-    svc = services.compute_service(conf).start()
+    svc = services.compute_service(conf)
+    # A service that stops itself (a reshape met in a periodic update)
+    # ends the process as SIGTERM would, and the exit status says so.
+    svc.on_fatal = lambda reason: os.kill(os.getpid(), signal.SIGTERM)
+    try:
+        svc.start()
+    except compute_exception.ReshapeFailed:
+        rpc.cleanup_transports()
+        sys.exit(1)
     service.run_until_signalled([svc])
+    if svc.fatal:
+        sys.exit(1)
 
 
 if __name__ == '__main__':

@@ -7,6 +7,8 @@
     nimbus-manage --config-file F cell discover-hosts
     nimbus-manage --config-file F audit [--json] [--heal]
         (see nimbus.cmd.manage_audit)
+    nimbus-manage --config-file F placement migrate-compute-inventory --host H
+        (see :mod:`nimbus.cmd.manage_placement`)
 
 ``cell list`` and every error show URLs with their passwords masked.
 ``cell create`` refuses a transport URL that reaches the API bus (this
@@ -21,6 +23,7 @@ from oslo_log import log as logging
 
 from nimbus.cmd import common
 from nimbus.cmd import manage_audit
+from nimbus.cmd import manage_placement
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.common import secrets
@@ -131,6 +134,7 @@ def add_commands(subparsers):
     cell.add_parser('list').set_defaults(func=cell_list)
     cell.add_parser('discover-hosts').set_defaults(func=cell_discover_hosts)
     manage_audit.add_parser(subparsers)
+    manage_placement.add_commands(subparsers)
 
 
 def main(argv=None):

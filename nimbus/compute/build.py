@@ -12,6 +12,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
+from nimbus.compute import group_check
 
 LOG = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ class BuildRunner:
         self.events = events
         self.tracker = tracker
         self.accelerator = accelerator
+        # Set when the service stops (SIGTERM): builds that have not
+        # started yet are handed back to the cell conductor.
+        self.draining = False
 
     def build(self, ctxt, instance, request_spec, selection, host_list,
               accel_uuids):
@@ -47,6 +51,10 @@ class BuildRunner:
         that cannot be done, the instance stays attributed to this host and
         the next start of this compute settles it (see :meth:`recover`).
         """
+        if self.draining:
+            self._hand_back(ctxt, instance, request_spec, selection,
+                            host_list)
+            return
         try:
             self._build(ctxt, instance, request_spec, selection, host_list,
                         accel_uuids)
@@ -64,11 +72,23 @@ class BuildRunner:
     def _build(self, ctxt, instance, request_spec, selection, host_list,
                accel_uuids):
         uuid = instance['uuid']
-        current = self.conductor.instance_update(
-            ctxt, uuid, [states.BUILDING],
-            {'task_state': states.SPAWNING, 'host': self.host,
-             'node': selection.get('nodename', self.host),
-             'compute_node_uuid': selection.get('compute_node_uuid')})
+        group = request_spec.get('instance_group') or {}
+        with group_check.serialised(group.get('uuid')):
+            try:
+                group_check.check(self.conductor, ctxt, self.host, uuid,
+                                  group)
+            except group_check.GroupPolicyViolation as exc:
+                LOG.info('Build of %s refused on %s: %s', uuid, self.host,
+                         exc)
+                self._fail(ctxt, dict(instance, node=selection.get(
+                    'nodename')), request_spec, host_list, str(exc),
+                    result='group-policy', spawned=False)
+                return
+            current = self.conductor.instance_update(
+                ctxt, uuid, [states.BUILDING],
+                {'task_state': states.SPAWNING, 'host': self.host,
+                 'node': selection.get('nodename', self.host),
+                 'compute_node_uuid': selection.get('compute_node_uuid')})
         if current is None:
             LOG.info('Instance %s is no longer building; not spawning it',
                      uuid)
@@ -110,6 +130,7 @@ class BuildRunner:
                         exc_info=True)
         if self.tracker.failed_builds:
             self.tracker.failed_builds = 0
+            self._report_failed_builds(ctxt)
         LOG.info('Instance %s is ACTIVE on %s', uuid, self.host)
 
     def _wait_for_accelerators(self, ctxt, uuid, accel_uuids):
@@ -171,19 +192,76 @@ class BuildRunner:
         except Exception:
             LOG.exception('Could not delete ARQs %s', accel_uuids)
 
-    def _fail(self, ctxt, instance, request_spec, host_list, reason):
+    def _fail(self, ctxt, instance, request_spec, host_list, reason,
+              result='failed', spawned=True):
+        """Give the build back to the cell conductor for the next
+        alternate. ``result`` ``failed`` counts against this host
+        (BuildFailureWeigher, ``[compute]
+        consecutive_build_service_disable_threshold``); ``group-policy``
+        (the late group check refused it) does not."""
         uuid = instance['uuid']
-        try:
-            self.driver.destroy(uuid)
-        except Exception:
-            LOG.exception('Cleaning up the failed guest %s', uuid)
+        if spawned:
+            try:
+                self.driver.destroy(uuid)
+            except Exception:
+                LOG.exception('Cleaning up the failed guest %s', uuid)
         self.placement.remove_allocations(ctxt, uuid)
         self.conductor.record_build_attempt(ctxt, uuid, self.host,
-                                            instance.get('node'), 'failed',
+                                            instance.get('node'), result,
                                             reason)
-        self.tracker.failed_builds += 1
+        if result == 'failed':
+            self._count_failure(ctxt)
         self.conductor.build_instances(ctxt, uuid, request_spec, host_list,
                                        failed_host=self.host, reason=reason)
+
+    def _hand_back(self, ctxt, instance, request_spec, selection,
+                   host_list):
+        """A build this stopping compute will not start: its claim here
+        is given back and the cell conductor takes it to the next
+        alternate. Not a failure of the host."""
+        reason = ('nimbus-compute on %s was stopping and did not start the '
+                  'build' % self.host)
+        LOG.info('Handing %s back to the cell conductor: %s',
+                 instance['uuid'], reason)
+        try:
+            self._fail(ctxt, dict(instance, node=selection.get('nodename')),
+                       request_spec, host_list, reason, result='handed-back',
+                       spawned=False)
+        except Exception:
+            LOG.exception('Could not hand %s back to the cell conductor; '
+                          'it is settled at the next start', instance['uuid'])
+
+    def _count_failure(self, ctxt):
+        """One more consecutive failure: the cell learns it at once (the
+        schedulers' BuildFailureWeigher reads it from the compute node
+        record), and past the threshold the service is disabled, as Nova
+        does."""
+        self.tracker.failed_builds += 1
+        failures = self.tracker.failed_builds
+        self._report_failed_builds(ctxt)
+        threshold = self.conf.compute.consecutive_build_service_disable_threshold
+        if threshold and failures >= threshold and failures % threshold == 0:
+            reason = ('Auto-disabled due to %d consecutive build failures'
+                      % failures)
+            LOG.error('nimbus-compute on %s: %s ([compute] '
+                      'consecutive_build_service_disable_threshold = %d)',
+                      self.host, reason, threshold)
+            try:
+                self.conductor.service_disable(ctxt, self.host,
+                                               'nimbus-compute', reason)
+            except Exception:
+                LOG.exception('Could not disable the service of %s',
+                              self.host)
+
+    def _report_failed_builds(self, ctxt):
+        try:
+            self.conductor.compute_node_update(ctxt, {
+                'uuid': self.tracker.node_uuid, 'host': self.host,
+                'hypervisor_hostname': self.tracker.nodename,
+                'failed_builds': self.tracker.failed_builds})
+        except Exception:  # the next periodic report carries it too
+            LOG.warning('Could not report the failed build count of %s',
+                        self.host, exc_info=True)
 
     def terminate(self, ctxt, instance_uuid):
         self.driver.destroy(instance_uuid)

@@ -48,6 +48,14 @@ COMPUTE_OPTS = [
                help='Seconds a build waits for accelerator-request-bound '
                     'events before it fails (also read from [DEFAULT], '
                     'where Nova has it).'),
+    cfg.IntOpt('consecutive_build_service_disable_threshold', default=10,
+               min=0,
+               help='Disable this compute service after this many builds '
+                    'in a row failed on it (the reason shows in GET '
+                    '/os-services); 0 never disables. A build refused by '
+                    'the late server group check is not a failure. A '
+                    'success resets the count; re-enabling is the '
+                    'operator\'s call.'),
     cfg.IntOpt('build_workers', default=8, min=1,
                help='Builds run concurrently on one compute.'),
     cfg.StrOpt('host_ip', default='127.0.0.1',

@@ -108,7 +108,8 @@ class ResourceTracker:
         return tree
 
     def update(self, ctxt, startup=False):
-        """Bring placement in line with the driver's view of the tree."""
+        """Bring placement in line with the driver's view of the tree.
+        True when that took a reshape."""
         tree = self._read_tree(ctxt)
         before = tree.copy()
         allocations = None
@@ -125,19 +126,11 @@ class ResourceTracker:
             self.driver.update_provider_tree(tree, self.nodename,
                                              allocations=allocations)
         if allocations is not None:
-            self._reshape(ctxt, tree, allocations)
+            self._reshape(ctxt, before, tree, allocations)
         else:
             self._flush(ctxt, before, tree)
         self.root_inventory = tree.data(self.node_uuid).inventory
-
-    def _ensure_providers(self, ctxt, tree):
-        # Every class the driver reports, the custom ones created first:
-        # placement refuses an inventory of a class it does not know.
-        self.placement.ensure_resource_classes(
-            ctxt, {rc for p in tree.providers() for rc in p.inventory})
-        for provider in tree.providers():
-            self.placement.ensure_resource_provider(
-                ctxt, provider.uuid, provider.name, provider.parent_uuid)
+        return allocations is not None
 
     def _flush(self, ctxt, before, tree):
         """Write what changed, each write sending the generation the
@@ -163,13 +156,24 @@ class ResourceTracker:
                     ctxt, provider.uuid, provider.traits,
                     generation=generation).get('resource_provider_generation')
 
-    def _reshape(self, ctxt, tree, allocations):
-        self._ensure_providers(ctxt, tree)
+    def _reshape(self, ctxt, before, tree, allocations):
+        """One ``POST /reshaper``. Providers that existed are sent with the
+        generation read *before* the allocations were gathered: anything
+        that changed them since (a concurrent allocation, above all) makes
+        placement refuse the whole reshape with a 409 instead of losing
+        it. New providers go with the generation their creation gave."""
+        self.placement.ensure_resource_classes(
+            ctxt, {rc for p in tree.providers() for rc in p.inventory})
         inventories = {}
         for provider in tree.providers():
-            current = self.placement.get_provider(ctxt, provider.uuid)
+            if before.exists(provider.uuid):
+                generation = before.data(provider.uuid).generation
+            else:
+                generation = self.placement.ensure_resource_provider(
+                    ctxt, provider.uuid, provider.name,
+                    provider.parent_uuid)['generation']
             inventories[provider.uuid] = {
-                'resource_provider_generation': current['generation'],
+                'resource_provider_generation': generation,
                 'inventories': provider.inventory}
         payload = {}
         for consumer, record in allocations.items():

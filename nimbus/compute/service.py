@@ -9,6 +9,7 @@ from nimbus.common import context as nimbus_context
 from nimbus.common import rpc
 from nimbus.compute import build
 from nimbus.compute import events as events_mod
+from nimbus.compute import exception
 from nimbus.compute import manager
 from nimbus.compute import resource_tracker
 from nimbus.compute import rpcapi
@@ -38,8 +39,12 @@ class ComputeService:
     """
 
     def __init__(self, conf, host, cell_transport, placement, cell_conductor,
-                 driver=None, accelerator=None, pool=None):
+                 driver=None, accelerator=None, pool=None, on_fatal=None):
+        """``on_fatal(reason)``: called when the service stopped itself
+        (a reshape during a periodic update); the daemon exits with it."""
         self.conf = conf
+        self.on_fatal = on_fatal
+        self.fatal = None
         self.host = host
         self.transport = cell_transport
         self.placement = placement
@@ -64,7 +69,14 @@ class ComputeService:
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
         # Placement first: the node record then carries placement's ratios.
-        self.tracker.update(ctxt, startup=True)
+        try:
+            self.tracker.update(ctxt, startup=True)
+        except exception.ReshapeFailed as exc:
+            LOG.critical('nimbus-compute %s cannot start: the reshape of its '
+                         'provider tree failed (%s). Placement is unchanged;'
+                         ' fix the cause and start it again.', self.host,
+                         exc)
+            raise
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
         if self._grouped:
@@ -112,9 +124,37 @@ class ComputeService:
         # Guests listed before the instances: a build that starts in
         # between has its record (host set before the cast) in the list.
         self.runner.destroy_orphans(instances, guests)
-        self.tracker.update(ctxt)
+        try:
+            self.tracker.update(ctxt)
+        except (exception.ReshapeNeeded, exception.ReshapeFailed) as exc:
+            # Seed 002: a reshape only ever runs at startup; meeting one in
+            # a periodic run means placement and the driver disagree on the
+            # tree, and the service must not run on as if they did.
+            self._stop_fatally(
+                'nimbus-compute %s stops: its driver asked for a reshape of '
+                'the provider tree during a periodic update (%s: %s); '
+                'restart it to reshape at startup, or run nimbus-manage '
+                'placement migrate-compute-inventory --host %s' % (
+                    self.host, type(exc).__name__, exc, self.host))
+            return
         self.tracker.report_node(ctxt, [i for i in instances
                                         if i['vm_state'] != 'deleted'])
+
+    def _stop_fatally(self, reason):
+        LOG.critical(reason)
+        self.fatal = reason
+        self._stop.set()
+        # From another thread: stop() waits for the periodic threads' RPC
+        # server, and this runs on one of them.
+        threading.Thread(target=self._stop_and_report, args=(reason,),
+                         name='%s-fatal' % self.host, daemon=True).start()
+
+    def _stop_and_report(self, reason):
+        try:
+            self.stop()
+        finally:
+            if self.on_fatal is not None:
+                self.on_fatal(reason)
 
     def kill(self):
         """Simulate ``kill -9`` (for tests and the all-in-one runner): no
@@ -130,8 +170,18 @@ class ComputeService:
         self.manager.shutdown(wait=False)
 
     def stop(self):
+        """A graceful stop (SIGTERM): no more messages are taken, builds
+        already spawning finish, builds still waiting for a worker are
+        handed back to the cell conductor (the next alternate gets them),
+        and only then does the service return."""
         self._stop.set()
+        LOG.info('nimbus-compute %s stopping: no new builds; finishing the '
+                 'spawns under way, handing back the builds not started',
+                 self.host)
         if self._server is not None:
             self._server.stop()
             self._server.wait()
+            self._server = None
+        self.runner.draining = True
         self.manager.shutdown()
+        LOG.info('nimbus-compute %s stopped', self.host)

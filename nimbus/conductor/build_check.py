@@ -17,9 +17,17 @@ any guest left on it is an orphan that the compute destroys when it comes
 back), and only then is its allocation freed. A compute that comes back, or
 that was only slow, loses the race cleanly: its own compare-and-swap (to
 ACTIVE, or to ERROR at its startup) finds the instance out of BUILD, and it
-destroys what it built. The remaining alternates are not known in the cell
-(the request spec and host list live in the messages only), so there is no
-reschedule from here.
+destroys what it built.
+
+A build whose compute is down and that still has untried alternates is not
+failed but rescheduled: the cell stores the request spec and the untried
+alternates with each build (``instances.build_alternates``, written by the
+super conductor and at every reschedule). The check takes them (a
+compare-and-swap that clears them, so only one pass or conductor does),
+records the interrupted attempt, frees the dead host's allocation and hands
+the build to the cell conductor's walk of alternates, exactly as a compute
+hands back a failed build. A timed-out build is failed, not rescheduled: its
+compute is alive and may still finish it.
 """
 
 import datetime
@@ -39,10 +47,13 @@ COMPUTE_BINARY = 'nimbus-compute'
 
 class BuildCheck:
 
-    def __init__(self, conf, cell_db, placement):
+    def __init__(self, conf, cell_db, placement, reschedule=None):
+        """``reschedule``: the cell conductor's ``build_instances``
+        (without it, interrupted builds are failed)."""
         self.conf = conf
         self.db = cell_db
         self.placement = placement
+        self.reschedule = reschedule
         self._unfreed = set()
 
     def run(self, ctxt, now=None):
@@ -52,6 +63,8 @@ class BuildCheck:
         self._retry_frees(ctxt)
         failed = {}
         for uuid, host, node, message, details in self._doomed(now):
+            if self._reschedule(ctxt, uuid, host, node, message, details):
+                continue
             with self.db.session() as session:
                 if not instances.fail_build(session, uuid, host, message,
                                             details):
@@ -96,6 +109,27 @@ class BuildCheck:
                                '%d seconds after it started ([conductor] '
                                'instance_build_timeout)' % (host, timeout)))
         return doomed
+
+    def _reschedule(self, ctxt, uuid, host, node, message, details):
+        """True when the build went to its next alternates."""
+        if self.reschedule is None or not message.startswith(
+                'Build interrupted'):
+            return False
+        with self.db.session() as session:
+            stored = instances.take_alternates(session, uuid, host)
+            if stored is None:
+                return False
+            instances.record_attempt(session, uuid, host, node, 'failed',
+                                     details)
+        LOG.warning('Instance %s: %s; rescheduling to its %d remaining '
+                    'alternate(s)', uuid, details, len(stored['host_list']))
+        # The claim on the dead host goes first: the alternate's claim is
+        # made for a consumer without allocations.
+        self.placement.remove_allocations(ctxt, uuid)
+        self.reschedule(ctxt, uuid, stored['request_spec'],
+                        stored['host_list'], failed_host=host,
+                        reason=details)
+        return True
 
     def _free(self, ctxt, uuid):
         try:

@@ -68,7 +68,11 @@ class CellConductor:
             updates = {'host': selection['service_host'],
                        'node': selection.get('nodename'),
                        'compute_node_uuid': selection.get('compute_node_uuid'),
-                       'task_state': states.RESCHEDULING}
+                       'task_state': states.RESCHEDULING,
+                       # What is left if this host dies too (build check).
+                       'build_alternates': {
+                           'request_spec': request_spec,
+                           'host_list': host_list[index + 1:]}}
             if selection.get('availability_zone'):
                 # The alternate's zone (set by the super conductor when the
                 # server asked for none).
@@ -192,6 +196,20 @@ class CellConductor:
         with self.db.session() as session:
             return services.heartbeat(session, host, binary,
                                       availability_zone)
+
+    def service_disable(self, ctxt, host, binary, reason):
+        """Disable a service of the cell (a compute that keeps failing its
+        builds); the reason shows in ``GET /os-services``."""
+        with self.db.session() as session:
+            result = services.disable(session, host, binary, reason)
+        LOG.warning('Service %s on %s disabled: %s', binary, host, reason)
+        return result
+
+    def group_members(self, ctxt, group_uuid, exclude=None):
+        """Where the live members of a server group are in this cell (the
+        compute's late group check)."""
+        with self.db.session() as session:
+            return instances.group_members(session, group_uuid, exclude)
 
     def compute_node_update(self, ctxt, node):
         with self.db.session() as session:

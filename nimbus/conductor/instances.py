@@ -17,7 +17,7 @@ from nimbus.db.cell import models
 _UPDATABLE = {'vm_state', 'task_state', 'power_state', 'host', 'node',
               'compute_node_uuid', 'launched_at', 'terminated_at',
               'deleted', 'display_name', 'accel_uuids',
-              'availability_zone'}
+              'availability_zone', 'build_alternates'}
 
 
 def _parse_time(value):
@@ -56,7 +56,9 @@ def create(session, values):
         flavor=values['flavor'], image_ref=values.get('image_ref'),
         availability_zone=values.get('availability_zone'),
         metadata_items=values.get('metadata') or {},
-        accel_uuids=values.get('accel_uuids') or [])
+        accel_uuids=values.get('accel_uuids') or [],
+        instance_group_uuid=values.get('instance_group_uuid'),
+        build_alternates=values.get('build_alternates'))
     session.add(row)
     session.flush()
     return row
@@ -149,3 +151,48 @@ def on_host(session, host):
                                          models.Instance.deleted.is_(False))
     ).scalars()
     return [to_dict(r) for r in rows]
+
+
+def group_members(session, group_uuid, exclude=None):
+    """``[{uuid, host, vm_state, task_state}]`` of the live instances of
+    the server group in this cell that have a host (``exclude``: an
+    instance uuid left out, the one being checked)."""
+    query = sa.select(models.Instance.uuid, models.Instance.host,
+                      models.Instance.vm_state, models.Instance.task_state
+                      ).where(models.Instance.instance_group_uuid ==
+                              group_uuid,
+                              models.Instance.deleted.is_(False),
+                              models.Instance.host.is_not(None),
+                              models.Instance.vm_state.in_(
+                                  [states.BUILDING, states.ACTIVE]))
+    if exclude:
+        query = query.where(models.Instance.uuid != exclude)
+    return [{'uuid': r.uuid, 'host': r.host, 'vm_state': r.vm_state,
+             'task_state': r.task_state}
+            for r in session.execute(query.order_by(models.Instance.id))]
+
+
+def take_alternates(session, instance_uuid, host):
+    """For the build check: atomically take the stored request spec and
+    untried alternates of a build still on ``host`` (cleared, so a second
+    pass or conductor cannot take them too). None when it is no longer
+    building there or has no alternate left."""
+    row = session.execute(
+        sa.select(models.Instance.build_alternates).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.vm_state == states.BUILDING,
+            models.Instance.deleted.is_(False),
+            models.Instance.host == host)).first()
+    stored = row.build_alternates if row is not None else None
+    if not stored or not stored.get('host_list'):
+        return None
+    result = session.execute(
+        sa.update(models.Instance)
+        .where(models.Instance.uuid == instance_uuid,
+               models.Instance.vm_state == states.BUILDING,
+               models.Instance.host == host,
+               models.Instance.build_alternates.is_not(None))
+        .values(build_alternates=None, updated_at=types.utcnow()))
+    if result.rowcount != 1:
+        return None
+    return stored

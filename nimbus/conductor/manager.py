@@ -117,6 +117,16 @@ class CellConductorManager:
         return self.conductor.service_heartbeat(ctxt, host, binary,
                                                 availability_zone)
 
+    @rpc.expose(required=('host', 'binary', 'reason'),
+                types={'host': str, 'binary': str, 'reason': str})
+    def service_disable(self, ctxt, host, binary, reason):
+        return self.conductor.service_disable(ctxt, host, binary, reason)
+
+    @rpc.expose(required=('group_uuid',),
+                types={'group_uuid': str, 'exclude': _OPTIONAL_STR})
+    def group_members(self, ctxt, group_uuid, exclude=None):
+        return self.conductor.group_members(ctxt, group_uuid, exclude)
+
     @rpc.expose(required=('node',), types={'node': dict})
     def compute_node_update(self, ctxt, node):
         if not (isinstance(node.get('uuid'), str) and

@@ -8,6 +8,9 @@ Version history
   1.0  schedule_and_build_instances (super); build_instances,
        instance_update, service_heartbeat, compute_node_update,
        instances_on_host, record_build_attempt (cell).
+  1.1  service_disable (a compute past its consecutive build failure
+       threshold), group_members (the compute's late server group check)
+       (cell).
 
 Calls that lose their reply (a broker restart drops replies in flight) are
 retried here, and only where a retry is safe: every call of the cell
@@ -25,7 +28,7 @@ from nimbus.common import rpc
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.0'
+VERSION = '1.1'
 
 
 class SuperConductorAPI:
@@ -119,3 +122,18 @@ class CellConductorAPI:
         """Call: the instances the cell database places on ``host``."""
         return self._client.prepare(version='1.0').call(
             ctxt, 'instances_on_host', host=host)
+
+    @_retry_lost_reply
+    def service_disable(self, ctxt, host, binary, reason):
+        """Call (1.1): disable the service with ``reason``; returns its
+        record, or None when it has none."""
+        return self._client.prepare(version='1.1').call(
+            ctxt, 'service_disable', host=host, binary=binary,
+            reason=reason)
+
+    @_retry_lost_reply
+    def group_members(self, ctxt, group_uuid, exclude=None):
+        """Call (1.1): ``[{uuid, host, vm_state, task_state}]`` of the
+        server group's live members with a host in this cell."""
+        return self._client.prepare(version='1.1').call(
+            ctxt, 'group_members', group_uuid=group_uuid, exclude=exclude)

@@ -42,6 +42,22 @@ def heartbeat(session, host, binary, availability_zone=None):
     return service_to_dict(row)
 
 
+def disable(session, host, binary, reason):
+    """Disable the service (as ``PUT /os-services/disable-log-reason``);
+    None when it has no record."""
+    row = session.execute(
+        sa.select(models.Service).where(models.Service.host == host,
+                                        models.Service.binary == binary)
+    ).scalar()
+    if row is None:
+        return None
+    row.disabled = True
+    row.disabled_reason = reason[:255]
+    row.updated_at = types.utcnow()
+    session.flush()
+    return service_to_dict(row)
+
+
 def update_compute_node(session, node):
     row = session.execute(
         sa.select(models.ComputeNode).where(

@@ -310,7 +310,19 @@ class SuperConductor:
                        'node': selected['nodename'],
                        'compute_node_uuid': selected['compute_node_uuid'],
                        'vm_state': states.BUILDING,
-                       'task_state': states.SCHEDULING})
+                       'task_state': states.SCHEDULING,
+                       # The cell keeps the group (late group check) and
+                       # the untried alternates (the build check
+                       # reschedules a build whose compute died).
+                       'instance_group_uuid': (request_spec.get(
+                           'instance_group') or {}).get('uuid'),
+                       'build_alternates': {
+                           # Not the uuids of a whole multi-create: each
+                           # instance would store them all.
+                           'request_spec': {
+                               k: v for k, v in request_spec.items()
+                               if k != 'instance_uuids'},
+                           'host_list': alternates}})
         with self.cells.db(cell).session() as session:
             if not values.get('availability_zone'):
                 # As Nova: the server takes its host's zone. Each alternate

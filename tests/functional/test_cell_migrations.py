@@ -54,11 +54,10 @@ def _version(url):
         engine.dispose()
 
 
-def _columns(url):
+def _columns(url, table='compute_nodes'):
     engine = common_db.create_engine(url)
     try:
-        return {c['name'] for c in sa.inspect(engine).get_columns(
-            'compute_nodes')}
+        return {c['name'] for c in sa.inspect(engine).get_columns(table)}
     finally:
         engine.dispose()
 
@@ -95,8 +94,11 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
 
     assert 'synced: cell database of this node' in _db_sync(tmp_path,
                                                             fresh_url)
-    assert _version(fresh_url) == '0002'
+    assert _version(fresh_url) == '0003'  # the head
     assert 'stats' in _columns(fresh_url)
+    # 0003: the instance's server group and the build's alternates.
+    assert {'instance_group_uuid', 'build_alternates'} <= _columns(
+        fresh_url, 'instances')
 
     db = common_db.get_database(fresh_url)
     try:
@@ -120,7 +122,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
 
     # A second sync is a no-op; the downgrade drops the column again.
     _db_sync(tmp_path, fresh_url)
-    assert _version(fresh_url) == '0002'
+    assert _version(fresh_url) == '0003'
     alembic_command.downgrade(_alembic(fresh_url), '0001')
     assert _version(fresh_url) == '0001'
     assert 'stats' not in _columns(fresh_url)

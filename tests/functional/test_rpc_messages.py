@@ -204,6 +204,16 @@ CALLS = {
     'instances_on_host-unknown-argument': (
         'cell', 'conductor', None, 'instances_on_host',
         {'host': 'host-1', 'bogus': True}),
+    'service_disable-missing-reason': (
+        'cell', 'conductor', None, 'service_disable',
+        {'host': 'host-1', 'binary': 'nimbus-compute'}),
+    'service_disable-reason-is-a-number': (
+        'cell', 'conductor', None, 'service_disable',
+        {'host': 'host-1', 'binary': 'nimbus-compute', 'reason': 3}),
+    'group_members-missing-group': (
+        'cell', 'conductor', None, 'group_members', {'exclude': 'x'}),
+    'group_members-group-is-a-list': (
+        'cell', 'conductor', None, 'group_members', {'group_uuid': ['g']}),
     'cell-conductor-unknown-method': ('cell', 'conductor', None, NO_SUCH,
                                       {}),
 }

@@ -86,6 +86,11 @@ class Instance(TimestampMixin, Base):
     availability_zone = sa.Column(sa.String(255), nullable=True)
     metadata_items = sa.Column(JSONText, nullable=True)
     accel_uuids = sa.Column(JSONText, nullable=True)
+    # 0003: the server group (late group check on the compute) and the
+    # request spec with the untried alternates of a build under way.
+    instance_group_uuid = sa.Column(sa.String(36), nullable=True,
+                                    index=True)
+    build_alternates = sa.Column(JSONText, nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
     terminated_at = sa.Column(sa.DateTime, nullable=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)

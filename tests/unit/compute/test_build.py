@@ -46,18 +46,33 @@ class Recorder:
     def remove_allocations(self, ctxt, uuid):
         self.calls.append(('free', uuid))
 
+    members = ()
+
+    def group_members(self, ctxt, group_uuid, exclude=None):
+        return [m for m in self.members if m['uuid'] != exclude]
+
+    def service_disable(self, ctxt, host, binary, reason):
+        self.calls.append(('disable', host, binary, reason))
+
+    def compute_node_update(self, ctxt, node):
+        self.calls.append(('node', node['failed_builds']))
+
 
 class Tracker:
     failed_builds = 0
+    node_uuid = 'rp'
+    nodename = 'h1'
 
 
 @pytest.fixture
 def runner(tmp_path):
-    def make(fail=False, conductor_state=states.BUILDING):
+    def make(fail=False, conductor_state=states.BUILDING, threshold=10):
         conf = config.build_conf([], overrides={
             'DEFAULT': {'state_path': str(tmp_path)},
             'fake_driver': {'fail_builds': fail},
-            'compute': {'arq_binding_timeout': 1}})
+            'compute': {'arq_binding_timeout': 1,
+                        'consecutive_build_service_disable_threshold':
+                            threshold}})
         conductor = Recorder(conductor_state)
         driver = fake.FakeDriver(conf, 'h1')
         events = events_mod.InstanceEvents()
@@ -85,7 +100,7 @@ def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
     r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
             alternates, [])
     kinds = [c[0] for c in conductor.calls]
-    assert kinds == ['update', 'free', 'attempt', 'reschedule']
+    assert kinds == ['update', 'free', 'attempt', 'node', 'reschedule']
     assert conductor.calls[-1] == ('reschedule', alternates, 'h1')
     assert r.tracker.failed_builds == 1
     assert driver.list_instances() == []
@@ -214,3 +229,99 @@ def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
     r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
             [dict(SELECTION, service_host='h2')], ['arq-1'])
     assert conductor.calls[-1] == ('reschedule', [], 'h1')
+
+
+ANTI = {'instance_group': {'uuid': 'g', 'policy': 'anti-affinity',
+                           'rules': {}}}
+ALTERNATE = dict(SELECTION, service_host='h2', nodename='h2')
+
+
+def _member(uuid, host, vm_state=states.ACTIVE, task_state=None):
+    return {'uuid': uuid, 'host': host, 'vm_state': vm_state,
+            'task_state': task_state}
+
+
+def test_late_group_check_refuses_without_counting_a_failure(runner):
+    r, conductor, driver, _ = runner()
+    conductor.members = [_member('other', 'h1')]
+    r.build(context.get_admin_context(), {'uuid': 'i'}, ANTI, SELECTION,
+            [ALTERNATE], [])
+    assert driver.list_instances() == []
+    assert conductor.state == states.BUILDING
+    kinds = [c[0] for c in conductor.calls]
+    assert 'update' not in kinds  # never marked spawning
+    attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
+    assert attempt[1:3] == ('h1', 'group-policy')
+    assert 'Anti-affinity instance group policy was violated' in attempt[3]
+    assert ('free', 'i') in conductor.calls
+    assert ('reschedule', [ALTERNATE], 'h1') in conductor.calls
+    assert r.tracker.failed_builds == 0
+    assert not [c for c in conductor.calls if c[0] == 'node']
+
+
+def test_late_group_check_ignores_members_not_past_it(runner):
+    r, conductor, driver, _ = runner()
+    # Sent here too, but not yet past its own check; and one elsewhere.
+    conductor.members = [_member('rival', 'h1', states.BUILDING, None),
+                         _member('far', 'h2')]
+    r.build(context.get_admin_context(), {'uuid': 'i'}, ANTI, SELECTION,
+            [ALTERNATE], [])
+    assert conductor.state == states.ACTIVE
+    assert driver.list_instances() == ['i']
+
+
+def test_late_group_check_honours_max_server_per_host(runner):
+    r, conductor, driver, _ = runner()
+    conductor.members = [_member('a', 'h1')]
+    spec = {'instance_group': {'uuid': 'g', 'policy': 'anti-affinity',
+                               'rules': {'max_server_per_host': 2}}}
+    r.build(context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION,
+            [], [])
+    assert conductor.state == states.ACTIVE
+
+
+def test_late_group_check_affinity_refuses_a_second_host(runner):
+    r, conductor, driver, _ = runner()
+    conductor.members = [_member('a', 'h2', states.BUILDING,
+                                 states.SPAWNING)]
+    spec = {'instance_group': {'uuid': 'g', 'policy': 'affinity'}}
+    r.build(context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION,
+            [ALTERNATE], [])
+    assert driver.list_instances() == []
+    attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
+    assert attempt[2] == 'group-policy' and 'h2' in attempt[3]
+
+
+def test_failures_are_reported_and_disable_at_the_threshold(runner):
+    r, conductor, _driver, _ = runner(fail=True, threshold=2)
+    ctxt = context.get_admin_context()
+    r.build(ctxt, {'uuid': 'i'}, {}, SELECTION, [], [])
+    assert ('node', 1) in conductor.calls
+    assert not [c for c in conductor.calls if c[0] == 'disable']
+    r.build(ctxt, {'uuid': 'j'}, {}, SELECTION, [], [])
+    assert ('node', 2) in conductor.calls
+    assert ('disable', 'h1', 'nimbus-compute',
+            'Auto-disabled due to 2 consecutive build failures'
+            ) in conductor.calls
+
+
+def test_threshold_zero_never_disables(runner):
+    r, conductor, _driver, _ = runner(fail=True, threshold=0)
+    for n in range(5):
+        r.build(context.get_admin_context(), {'uuid': 'i%d' % n}, {},
+                SELECTION, [], [])
+    assert r.tracker.failed_builds == 5
+    assert not [c for c in conductor.calls if c[0] == 'disable']
+
+
+def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
+    r, conductor, driver, _ = runner()
+    r.draining = True
+    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
+            [ALTERNATE], [])
+    assert driver.list_instances() == []
+    assert [c[0] for c in conductor.calls] == ['free', 'attempt',
+                                               'reschedule']
+    assert conductor.calls[1][1:3] == ('h1', 'handed-back')
+    assert conductor.calls[2] == ('reschedule', [ALTERNATE], 'h1')
+    assert r.tracker.failed_builds == 0
