@@ -115,6 +115,23 @@ def test_hosts_show_usage_by_resource_class_cell_and_aggregate(cloud):
             assert isinstance(res[rc]['capacity'], int)
             assert res[rc]['capacity'] > res[rc]['used']
     assert body['totals']['VCPU']['used'] == 6
+    # Placement's usage, and its capacity before the host's reservations
+    # (the compute node record does not carry [compute] reserved_host_*).
+    placement = requests.Session()
+    placement.headers.update({'X-Auth-Token': 'admin:admin',
+                              'OpenStack-API-Version': 'placement latest'})
+    for entry in body['hosts']:
+        rp = '%s/resource_providers/%s' % (cloud.placement_url,
+                                           entry['uuid'])
+        usages = placement.get(rp + '/usages', timeout=30).json()['usages']
+        inventories = placement.get(rp + '/inventories', timeout=30).json()[
+            'inventories']
+        for rc in body['resource_classes']:
+            inv = inventories[rc]
+            assert entry['resources'][rc] == {
+                'used': usages.get(rc, 0),
+                'capacity': int(inv['total'] * inv['allocation_ratio'])}, (
+                    entry, rc, inv)
     assert body['totals']['VCPU']['capacity'] == sum(
         h['resources']['VCPU']['capacity'] for h in body['hosts'])
     assert body['aggregates'] == [
