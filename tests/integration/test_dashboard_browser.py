@@ -78,6 +78,16 @@ def _until(what, check, timeout=60):
         time.sleep(0.25)
 
 
+# The page redraws its panels on every poll: read them in one script run
+# rather than element by element (an element may be replaced in between).
+HEAT_MAP = '''return Array.from(document.querySelectorAll('#heatmap .host')).map(
+    e => [e.closest('.group').dataset.aggregate, e.dataset.host,
+          +e.dataset.servers, +e.dataset.used, +e.dataset.capacity]);'''
+SERVERS_TABLE = '''return Array.from(document.querySelectorAll('#servers tbody tr'))
+    .filter(r => r.dataset.host).map(
+        r => [r.dataset.host, +r.querySelector('.servers').textContent]);'''
+
+
 def _wait_servers(api, uuids):
     def done():
         servers = [api.server(u) for u in uuids]
@@ -100,8 +110,15 @@ def test_booted_servers_appear_in_the_page(cloud, browser):
     _until('the event stream', lambda: browser.find_element(
         By.ID, 'stream-state').text == 'live')
 
+    for rack, first in (('rack-a', 1), ('rack-b', 9)):
+        agg = api.post('/os-aggregates', {'aggregate': {'name': rack}})
+        for n in range(first, first + 8):
+            api.post('/os-aggregates/%s/action' % agg['aggregate']['id'],
+                     {'add_host': {'host': 'host-%d' % n}})
+    flavors['mem.big'] = api.create_flavor('mem.big', 4, 90000, 40)
     booted = []
-    for n, name in enumerate(('m1.small', 'm1.medium', 'm1.large') * 4):
+    for n, name in enumerate(('m1.small', 'm1.medium', 'm1.large',
+                              'mem.big') * 4):
         booted.append(api.create_server('web-%d' % n, flavors[name]['id'],
                                         image['id'])['server']['id'])
     huge = api.create_flavor('m1.huge', 512, 2048, 20)
@@ -116,13 +133,16 @@ def test_booted_servers_appear_in_the_page(cloud, browser):
     assert servers[-1]['status'] == 'ERROR'
 
     def heat_map_counts():
-        cells = browser.find_elements(By.CSS_SELECTOR, '#heatmap .host')
-        counts = {c.get_attribute('data-host'):
-                  int(c.get_attribute('data-servers')) for c in cells}
-        return counts if {h: n for h, n in counts.items() if n} == placed \
+        cells = browser.execute_script(HEAT_MAP)
+        counts = {host: n for _agg, host, n, _u, _c in cells}
+        return cells if {h: n for h, n in counts.items() if n} == placed \
             else None
-    counts = _until('the booted servers in the heat map', heat_map_counts)
-    assert len(counts) == HOSTS
+    cells = _until('the booted servers in the heat map', heat_map_counts)
+    assert len(cells) == HOSTS
+    groups = {}
+    for agg, *_ in cells:
+        groups[agg] = groups.get(agg, 0) + 1
+    assert groups == {'rack-a': 8, 'rack-b': 8, '(no aggregate)': 8}
 
     def decided_hosts():
         items = browser.find_elements(By.CSS_SELECTOR, '#decisions li')
@@ -135,17 +155,12 @@ def test_booted_servers_appear_in_the_page(cloud, browser):
     assert len(items) == len(booted) + 1
     assert any('m1.huge' in li.text for li in items)
 
-    rows = browser.find_elements(By.CSS_SELECTOR, '#servers tbody tr')
-    table = {r.get_attribute('data-host'):
-             int(r.find_element(By.CLASS_NAME, 'servers').text)
-             for r in rows}
-    assert table == placed
+    assert dict(browser.execute_script(SERVERS_TABLE)) == placed
 
-    _until('the failed build', lambda: browser.find_elements(
-        By.CSS_SELECTOR, '#failures tr[data-uuid="%s"]' % failed))
-    row = browser.find_element(By.CSS_SELECTOR,
-                               '#failures tr[data-uuid="%s"]' % failed)
-    assert 'too-big' in row.text and 'cell0' in row.text
+    row = _until('the failed build', lambda: browser.execute_script(
+        'var r = document.querySelector(\'#failures tr[data-uuid="%s"]\');'
+        'return r && r.textContent;' % failed))
+    assert 'too-big' in row and 'cell0' in row
 
     select = browser.find_element(By.ID, 'flavor')
     _until('the flavors', lambda: select.find_elements(By.TAG_NAME,
@@ -161,6 +176,11 @@ def test_booted_servers_appear_in_the_page(cloud, browser):
     assert int(total.get_attribute('data-total')) == expected
     assert 'cell1' in browser.find_element(By.ID, 'capacity').text
 
+    for option in browser.find_elements(By.CSS_SELECTOR, '#rc option'):
+        if option.text == 'MEMORY_MB':
+            option.click()
+    hot = [c for c in browser.execute_script(HEAT_MAP) if c[3] >= 90000]
+    assert len(hot) == 4 and all(c[4] == 131072 for c in hot)
     shot = os.environ.get('NIMBUS_DASHBOARD_SCREENSHOT')
     browser.save_screenshot(shot or str(cloud.state_dir) + '/dashboard.png')
 
