@@ -18,6 +18,10 @@ shared simulated hosts, as ``nimbus all-in-one --hosts N``), boots
    ``--dashboards`` pages open, each holding the event stream and polling
    hosts every second and failed builds every two (five times the page's
    own rate), while servers are booted so that decisions stream.
+
+``--snapshot-of STATE_DIR`` only times (1) on the SQLite databases a run
+left in STATE_DIR (printed at its start), with no cloud running: the
+snapshot's own cost without the services' load around it.
 """
 
 import argparse
@@ -121,9 +125,13 @@ def main(argv=None):
     parser.add_argument('--requests', type=int, default=300)
     parser.add_argument('--repeat', type=int, default=10)
     parser.add_argument('--json', help='write the figures here')
+    parser.add_argument('--snapshot-of', metavar='STATE_DIR')
     args = parser.parse_args(argv)
+    if args.snapshot_of:
+        return _snapshot_only(args)
 
     state = tempfile.mkdtemp(prefix='dashboard-bench-')
+    print('state in %s' % state)
     t0 = time.perf_counter()
     cloud = cloud_mod.Cloud(state, hosts=args.hosts, shared_hosts=True,
                             overrides={'dashboard': {'cache_ttl': 2.0}})
@@ -206,6 +214,28 @@ def main(argv=None):
         with open(args.json, 'w') as f:
             json.dump(out, f, indent=2, sort_keys=True)
     print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+def _snapshot_only(args):
+    from nimbus.common import config
+    from nimbus import services
+    url = 'sqlite:///%s' % os.path.join(os.path.abspath(args.snapshot_of),
+                                        'api.sqlite')
+    conf = config.build_conf([], overrides={
+        'api_database': {'connection': url}})
+    api_db, cells = services.api_db(conf), services.cell_directory(conf)
+    snap = snapshot.hosts(api_db, cells)
+    out = {'hosts': len(snap['hosts']), 'servers': snap['servers'],
+           'snapshot': _ms(_timed(lambda: snapshot.hosts(api_db, cells),
+                                  args.repeat)),
+           'failed_builds': _ms(_timed(
+               lambda: snapshot.failed_builds(api_db, cells), args.repeat)),
+           'loadavg': os.getloadavg()}
+    print(json.dumps(out, sort_keys=True))
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(out, f, indent=2, sort_keys=True)
     return 0
 
 

@@ -40,13 +40,22 @@ def _node_capacity(node):
             'DISK_GB': int(node.local_gb * node.disk_allocation_ratio)}
 
 
+_NODE_COLUMNS = (
+    cell_models.ComputeNode.host, cell_models.ComputeNode.hypervisor_hostname,
+    cell_models.ComputeNode.uuid, cell_models.ComputeNode.vcpus,
+    cell_models.ComputeNode.memory_mb, cell_models.ComputeNode.local_gb,
+    cell_models.ComputeNode.cpu_allocation_ratio,
+    cell_models.ComputeNode.ram_allocation_ratio,
+    cell_models.ComputeNode.disk_allocation_ratio)
+
+
 def _cell_hosts(cells, cell):
-    """The hosts of one cell: one query for nodes, one for servers."""
+    """The hosts of one cell: one query for nodes, one for servers (only
+    the columns shown: a node's JSON facts are not decoded)."""
     hosts = {}
     with cells.db(cell).session() as session:
-        for node in session.execute(sa.select(
-                cell_models.ComputeNode).order_by(
-                    cell_models.ComputeNode.host)).scalars():
+        for node in session.execute(sa.select(*_NODE_COLUMNS).order_by(
+                cell_models.ComputeNode.host)):
             capacity = _node_capacity(node)
             hosts[(node.host, node.hypervisor_hostname)] = {
                 'host': node.host, 'node': node.hypervisor_hostname,
