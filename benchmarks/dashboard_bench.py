@@ -17,7 +17,8 @@ shared simulated hosts, as ``nimbus all-in-one --hosts N``), boots
    ``GET /v2.1/servers/detail?limit=20``) with no dashboard open, then with
    ``--dashboards`` pages open, each holding the event stream and polling
    hosts every second and failed builds every two (five times the page's
-   own rate), while servers are booted so that decisions stream.
+   own rate); in both phases 20 servers are booted while the requests run,
+   so that decisions stream.
 
 ``--snapshot-of STATE_DIR`` only times (1) on the SQLite databases a run
 left in STATE_DIR (printed at its start), with no cloud running: the
@@ -183,20 +184,23 @@ def main(argv=None):
         session = requests.Session()
         session.headers.update(ADMIN)
         _api_latency(session, cloud.api_url, 20)  # warm up
-        out['api_without_dashboards'] = _api_latency(
-            session, cloud.api_url, args.requests)
+
+        def measured(tag):
+            # The same load in both phases: 20 boots while the requests run.
+            booter = threading.Thread(target=lambda: [api.create_server(
+                '%s-%d' % (tag, i), flavor['id'], image['id'])
+                for i in range(20)], daemon=True)
+            booter.start()
+            figures = _api_latency(session, cloud.api_url, args.requests)
+            booter.join()
+            return figures
+        out['api_without_dashboards'] = measured('quiet')
         stop = threading.Event()
         pages = [Page(cloud.api_url, stop) for _ in range(args.dashboards)]
         for page in pages:
             page.start()
         time.sleep(2)
-        booter = threading.Thread(target=lambda: [api.create_server(
-            'live-%d' % i, flavor['id'], image['id']) for i in range(20)],
-            daemon=True)
-        booter.start()
-        out['api_with_dashboards'] = _api_latency(
-            session, cloud.api_url, args.requests)
-        booter.join()
+        out['api_with_dashboards'] = measured('watched')
         time.sleep(2)
         stop.set()
         out['dashboard_polls'] = sum(p.polls for p in pages)
