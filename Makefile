@@ -78,6 +78,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/scheduler_bench.py --hosts 50000 --json $(BENCH_OUT)/scheduler-50000.json
 	$(BIN)/python benchmarks/scheduler_bench.py --skip-decisions --multi-create 1000 --json $(BENCH_OUT)/scheduler-multi-create.json
 	$(BIN)/python benchmarks/host_state_bench.py --hosts 1000 10000 --json $(BENCH_OUT)/host-state.json
+	$(BIN)/python benchmarks/dashboard_bench.py --hosts 1000 --servers 500 --json $(BENCH_OUT)/dashboard-1000.json
 
 sample-config: $(VENV)/.installed
 	$(BIN)/oslo-config-generator --config-file etc/nimbus/nimbus-config-generator.conf

@@ -187,7 +187,8 @@ def api_app(conf):
         conf, api_db=api_db(conf), cells=cell_directory(conf),
         conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
         scheduler_api=scheduler_api(conf, transport),
-        placement=placement(conf), accelerator=accelerator(conf))
+        placement=placement(conf), accelerator=accelerator(conf),
+        decisions_transport=rpc.get_notification_transport(conf))
 
 
 def placement_app(conf):

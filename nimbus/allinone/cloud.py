@@ -134,6 +134,7 @@ class Cloud:
         self.conf = None
         self.placement_url = None
         self.api_url = None
+        self.dashboard_url = None
         self.computes = {}
         self.shared_hosts = shared_hosts
         self._group = None
@@ -193,10 +194,14 @@ class Cloud:
             for host in self.host_names():
                 self.start_compute(host)
         cell_mappings.discover_hosts(services.api_db(self.conf))
-        api_server = wsgi.serve(services.api_app(self.conf), '127.0.0.1',
-                                self.api_port, name='nimbus-api')
+        api_app = services.api_app(self.conf)
+        api_server = wsgi.serve(api_app, '127.0.0.1', self.api_port,
+                                name='nimbus-api')
         self._stoppables.append(api_server)
+        # Stopped before the server: open event streams end at once.
+        self._stoppables.append(api_app.dashboard)
         self.api_url = api_server.url
+        self.dashboard_url = self.api_url + '/dashboard/'
         if self.discover_interval:
             thread = threading.Thread(target=self._discover_loop,
                                       daemon=True, name='discover-hosts')

@@ -1,5 +1,6 @@
 """Build the compute API's WSGI application with its dependencies."""
 
+from nimbus.api import dashboard
 from nimbus.api import handler
 from nimbus.api import policies
 from nimbus.api import util
@@ -26,7 +27,8 @@ def _default_compute_api_factory(conf, cells):
 
 
 def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
-             compute_api_factory=None, placement=None, accelerator=None):
+             compute_api_factory=None, placement=None, accelerator=None,
+             decisions_transport=None, decision_hub=None):
     """The nimbus-api WSGI callable.
 
     - ``conf``: a ConfigOpts with every Nimbus option registered
@@ -46,6 +48,12 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
     - ``accelerator``: an accelerator API client (device profiles of
       flavors); by default one built from ``[accelerator_client]``, None
       without an endpoint.
+    - ``decisions_transport``: the scheduler bus's notification transport,
+      which the dashboard's event stream listens on (one listener per
+      process, started by the first open page); or ``decision_hub``, a
+      :class:`~nimbus.api.dashboard.stream.DecisionHub` (tests). Without
+      either the stream answers 503. ``application.dashboard.stop()``
+      stops the listener.
     """
     enforcer = common_policy.Enforcer(conf, policies.RULES)
     deps = util.Deps(
@@ -54,6 +62,8 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         compute_api_factory=(compute_api_factory or
                              _default_compute_api_factory(conf, cells)),
         policy=enforcer, placement=placement,
+        dashboard=dashboard.Dashboard(conf, decisions_transport,
+                                      hub=decision_hub),
         accelerator=(accelerator if accelerator is not None
                      else accelerator_client.from_conf(conf)))
     app = wsgi.build_app(
@@ -70,4 +80,5 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         environ[util.ENV_KEY] = deps
         return app(environ, start_response)
     application.deps = deps
+    application.dashboard = deps.dashboard
     return application

@@ -24,9 +24,31 @@ API_OPTS = [
                     '(for a proxy in front of nimbus-api).'),
 ]
 
+DASHBOARD_OPTS = [
+    cfg.FloatOpt('cache_ttl', default=2.0, min=0.0,
+                 help='Seconds the dashboard keeps its host and failed-build '
+                      'snapshots: every open page within that interval '
+                      'shares one read of the databases.'),
+    cfg.IntOpt('max_streams', default=8, min=0,
+               help='Dashboard event streams open at once per API process '
+                    '(each holds one API worker thread); one more is '
+                    'refused with 503.'),
+    cfg.IntOpt('queue_size', default=100, min=1,
+               help='Decisions a dashboard page may lag behind before its '
+                    'event stream is dropped (the page reconnects).'),
+    cfg.FloatOpt('keepalive', default=15.0, min=0.1,
+                 help='Seconds between keep-alive comments on an idle '
+                      'event stream.'),
+    cfg.FloatOpt('stream_lifetime', default=300.0, min=1.0,
+                 help='Seconds after which an event stream ends (the page '
+                      'reconnects), so that no worker thread is held '
+                      'forever.'),
+]
+
 
 def register_opts(conf):
     conf.register_opts(API_OPTS, group='api')
+    conf.register_opts(DASHBOARD_OPTS, group='dashboard')
     # [oslo_policy] (policy_file, enforce_new_defaults, ...) is read when
     # the app starts; register it up front so config files and overrides
     # can set it. oslo-config-generator lists it under oslo.policy.
@@ -36,4 +58,4 @@ def register_opts(conf):
 
 
 def list_opts():
-    return [('api', API_OPTS)]
+    return [('api', API_OPTS), ('dashboard', DASHBOARD_OPTS)]

@@ -4,6 +4,7 @@ from nimbus.api.handlers import aggregates
 from nimbus.api.handlers import availability_zones
 from nimbus.api.handlers import capacity
 from nimbus.api.handlers import cells
+from nimbus.api.handlers import dashboard
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hypervisors
@@ -92,7 +93,11 @@ ROUTES += [(image_data.PREFIX + path, handlers)
 # An identity version document for noauth2 clouds (see handlers.identity).
 ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
 
+# The dashboard (Nimbus): its page and assets need no token, its data does.
+ROUTES += dashboard.ROUTES
+
 # Version documents need no token.
 PUBLIC_PATHS = (('/', V, V + '/') + IMAGE_VERSION_PATHS + identity.PATHS +
                 tuple(prefix + path for prefix in ('', image_data.PREFIX)
-                      for path in ('/v2', '/v2/')))
+                      for path in ('/v2', '/v2/')) +
+                dashboard.PUBLIC_PATHS)

@@ -43,6 +43,7 @@ DRY_RUN = 'nimbus:scheduler:dry_run'
 RECORDS = 'nimbus:scheduler:records'
 CELLS = 'nimbus:cells:index'
 CAPACITY = 'nimbus:scheduler:capacity'
+DASHBOARD = 'nimbus:dashboard'
 
 RULES = BASE + [
     _rule(SERVERS % 'index', 'rule:admin_or_owner', 'List servers.',
@@ -140,6 +141,14 @@ RULES = BASE + [
     _rule(CAPACITY, 'rule:admin_api', 'Ask how many more of a flavor fit '
           'and where, without claiming.',
           [('GET', '/os-scheduler/capacity')]),
+    _rule(DASHBOARD, 'rule:admin_api', "Read the dashboard's data: hosts, "
+          'failed builds, capacity and the decision stream (the page and '
+          'its scripts are public; they hold no data).',
+          [('GET', '/dashboard/api/hosts'),
+           ('GET', '/dashboard/api/failures'),
+           ('GET', '/dashboard/api/capacity'),
+           ('GET', '/dashboard/api/decisions'),
+           ('GET', '/dashboard/api/events')]),
 ]
 
 

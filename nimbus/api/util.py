@@ -27,6 +27,7 @@ class Deps:
     policy: object
     placement: object = None
     accelerator: object = None
+    dashboard: object = None
 
     def compute_api(self, cell):
         return self.compute_api_factory(cell)

@@ -52,6 +52,8 @@ def _all_in_one(args):
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
         console.print('images (Glance API):  %s/image' % cloud.api_url)
+        console.print('dashboard:            %s#token=admin:admin'
+                      % cloud.dashboard_url)
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
         flavors, image = demo.seed(cloud.api_url)
         console.print('Flavors %s and image %s are ready.' % (

@@ -66,5 +66,8 @@ def serve_wsgi(name, app_factory, default_host, default_port, argv=None,
     server = wsgi.serve(app, host, port, threads=conf.wsgi.server_threads,
                         name=name)
     print('%s listening on %s' % (name, server.url), flush=True)
-    service.run_until_signalled([server])
+    # The API's dashboard holds a decision listener and open event streams:
+    # stopping it ends them, so the server's threads come back at once.
+    extra = [app.dashboard] if getattr(app, 'dashboard', None) else []
+    service.run_until_signalled([server] + extra)
     return 0

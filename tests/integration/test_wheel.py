@@ -83,7 +83,25 @@ def test_the_wheel_carries_migrations_and_package_data(wheel_env):
         versions = [n for n in names if n.startswith(base + '/versions/')
                     and n.endswith('.py') and not n.endswith('__init__.py')]
         assert versions, 'no migration of %s in the wheel' % base
+    for asset in ('index.html', 'dashboard.js', 'dashboard.css'):
+        assert 'nimbus/api/dashboard/static/' + asset in names, asset
     assert not any(n.startswith('tests/') for n in names)
+
+
+def test_the_dashboard_is_served_from_the_wheel(wheel_env, tmp_path):
+    _, env_dir, site = wheel_env
+    result = subprocess.run(
+        [str(env_dir / 'bin' / 'python'), '-c',
+         'from nimbus.api.handlers import dashboard as d\n'
+         'for name in ("index.html", "dashboard.js", "dashboard.css"):\n'
+         '    print(name, len(d._static(name)))\n'
+         'print(d.__file__)'],
+        cwd=tmp_path, capture_output=True, text=True, check=True)
+    lines = result.stdout.split()
+    assert lines[-1].startswith(site), result.stdout
+    sizes = dict(zip(lines[0:6:2], lines[1:6:2]))
+    assert set(sizes) == {'index.html', 'dashboard.js', 'dashboard.css'}
+    assert all(int(size) > 500 for size in sizes.values()), sizes
 
 
 def test_the_installed_package_is_the_wheel(wheel_env, tmp_path):
@@ -120,3 +138,4 @@ def test_all_in_one_demo_from_the_wheel(wheel_env, tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[
         -3000:]
     assert 'Where each server landed' in result.stdout
+    assert '/dashboard/#token=admin:admin' in result.stdout

@@ -51,7 +51,12 @@ def _flavor(req, ref):
 
 def capacity(req, resp):
     util.authorize(req, policies.CAPACITY)
-    params = util.query(req, QUERY)
+    resp.media = {'capacity': answer(req, util.query(req, QUERY))}
+
+
+def answer(req, params):
+    """One capacity answer per ``flavor`` of the query (``params``: the
+    validated query; the dashboard's capacity panel asks here too)."""
     refs = req.params.get('flavor')
     refs = [refs] if isinstance(refs, str) else list(refs)
     if len(refs) > MAX_FLAVORS:
@@ -77,4 +82,4 @@ def capacity(req, resp):
                                         per_host=per_host)
         answers.append(dict(result, flavor={'id': flavor['flavorid'],
                                             'name': flavor['name']}))
-    resp.media = {'capacity': answers}
+    return answers

@@ -15,8 +15,16 @@ _QUERIES = ['', 'limit=abc', 'marker=zz', 'limit=-5', 'all_tenants=maybe',
             'status=odd&name=(', 'with_servers=%ff', 'is_public=maybe']
 
 
+# The dashboard's event stream takes no input; without a notification
+# transport (this fixture has none) it answers 503, and with one it streams
+# until its lifetime ends. tests/functional/test_dashboard.py covers it.
+_NO_INPUT = {'/dashboard/api/events'}
+
+
 def _cases():
     for path, methods in handler.ROUTES:
+        if path in _NO_INPUT:
+            continue
         url = path
         for name, value in _IDS.items():
             url = url.replace('{%s}' % name, value)
