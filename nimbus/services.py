@@ -194,3 +194,32 @@ def api_app(conf):
 def placement_app(conf):
     from nimbus.placement import wsgi as placement_wsgi
     return placement_wsgi.make_app(conf)
+
+
+def accelerator_service(conf, transport=None):
+    """The accelerator service (API app, agents' reports, binder) on the
+    API bus, programming devices through the agents' RPC API."""
+    from nimbus.accelerator.agent import rpcapi as agent_rpcapi
+    from nimbus.accelerator import service as accel_service
+    transport = transport or rpc.get_transport(conf)
+    return accel_service.build_accelerator_service(
+        conf, transport, agent_api=agent_rpcapi.AgentAPI(transport, conf))
+
+
+def accelerator_agents(conf, hosts, transport=None):
+    """The accelerator agents of ``hosts`` (one real host, or simulated
+    ones) on one transport and one placement session, reporting their
+    devices to the accelerator service and to placement; not started."""
+    from nimbus.accelerator.agent import conf as agent_conf
+    from nimbus.accelerator.agent import service as agent_service
+    from nimbus.accelerator import rpcapi as accel_rpcapi
+    from nimbus.common import simulated
+    agent_conf.register_opts(conf)
+    simulated.register_opts(conf)
+    transport = transport or rpc.get_transport(conf)
+    client = placement_client.PlacementClient.from_conf(
+        conf, session=agent_service.placement_session(
+            conf.simulated_hosts.workers))
+    return agent_service.build_agents(
+        conf, transport, client, accel_rpcapi.AcceleratorAPI(transport),
+        hosts)

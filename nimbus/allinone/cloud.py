@@ -14,6 +14,7 @@ import urllib.parse
 
 from oslo_log import log as logging
 
+from nimbus.allinone import accelerators as accelerators_mod
 from nimbus.common import config
 from nimbus.common import db as common_db
 from nimbus.common import rpc
@@ -110,7 +111,8 @@ class Cloud:
                  cell_transport_url=None, api_port=0, placement_port=0,
                  overrides=None, fail_hosts=(), host_overrides=None,
                  host_prefix='host-', database_urls=None,
-                 discover_interval=2.0, shared_hosts=False):
+                 discover_interval=2.0, shared_hosts=False,
+                 accelerators=True, accelerator_port=0):
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
         self.transport_url = transport_url or 'inproc:///'
@@ -138,6 +140,10 @@ class Cloud:
         self.computes = {}
         self.shared_hosts = shared_hosts
         self._group = None
+        # The accelerator service and one agent per host (fake devices).
+        self.accelerators = (accelerators_mod.Accelerators(
+            self, accelerator_port) if accelerators else None)
+        self.accelerator_url = None
         # Every conf built (the cloud's and each compute's): stop() closes
         # their RPC transports.
         self.confs = []
@@ -157,7 +163,8 @@ class Cloud:
             'placement_client': {'endpoint': self.placement_url or
                                  'http://127.0.0.1:8778'},
         }
-        for source in (self.overrides, extra or {}):
+        accel = self.accelerators.overrides() if self.accelerators else {}
+        for source in (accel, self.overrides, extra or {}):
             for group, opts in source.items():
                 values.setdefault(group, {}).update(opts)
         return values
@@ -182,6 +189,9 @@ class Cloud:
                                       name='nimbus-placement-api')
         self._stoppables.append(placement_server)
         self.placement_url = placement_server.url
+        if self.accelerators is not None:
+            self._stoppables.extend(self.accelerators.serve())
+            self.accelerator_url = self.accelerators.url
         self.conf = self._conf()
         self._start(services.scheduler_service(self.conf))
         self._start(services.super_conductor_service(self.conf))
@@ -194,6 +204,9 @@ class Cloud:
             for host in self.host_names():
                 self.start_compute(host)
         cell_mappings.discover_hosts(services.api_db(self.conf))
+        if self.accelerators is not None:
+            self._stoppables.append(self.accelerators.start_agents(
+                self.host_names()))
         api_app = services.api_app(self.conf)
         api_server = wsgi.serve(api_app, '127.0.0.1', self.api_port,
                                 name='nimbus-api')
@@ -201,6 +214,8 @@ class Cloud:
         # Stopped before the server: open event streams end at once.
         self._stoppables.append(api_app.dashboard)
         self.api_url = api_server.url
+        if self.accelerators is not None:
+            self.accelerators.connect_api(self.api_url)
         self.dashboard_url = self.api_url + '/dashboard/'
         if self.discover_interval:
             thread = threading.Thread(target=self._discover_loop,

@@ -33,8 +33,40 @@ def seed(api_url):
     return flavors, image
 
 
-def run(api_url, placement_url, servers=20, console=None, timeout=300):
-    """Boot ``servers`` servers; True when every one is ACTIVE."""
+ACCEL_PROFILE = ('demo-gpu', [{'resources:PGPU': '1',
+                                 'trait:CUSTOM_GPU_PRODUCT_ID_1EB8':
+                                 'required'}])
+ACCEL_FLAVOR = ('m1.gpu', 1, 512, 1)
+
+
+def seed_accelerators(api_url, accelerator_url):
+    """The device profile ``demo-gpu`` (one fake GPU) in the accelerator
+    service and the flavor ``m1.gpu`` that asks for it, each created
+    unless it exists. Returns the flavor."""
+    import requests
+    headers = {'X-Auth-Token': 'admin:admin', 'X-Roles': 'admin'}
+    name, groups = ACCEL_PROFILE
+    found = requests.get(accelerator_url + '/v2/device_profiles',
+                         params={'name': name}, headers=headers, timeout=30)
+    found.raise_for_status()
+    if not found.json()['device_profiles']:
+        requests.post(accelerator_url + '/v2/device_profiles',
+                      headers=headers, timeout=30,
+                      json=[{'name': name, 'groups': groups,
+                             'description': 'one fake GPU'}]
+                      ).raise_for_status()
+    client = ComputeClient(api_url)
+    existing = {f['name']: f for f in client.get('/flavors')['flavors']}
+    flavor, vcpus, ram, disk = ACCEL_FLAVOR
+    return existing.get(flavor) or client.create_flavor(
+        flavor, vcpus, ram, disk,
+        extra_specs={'accel:device_profile': name})
+
+
+def run(api_url, placement_url, servers=20, console=None, timeout=300,
+        accelerator_url=None, accelerator_servers=0):
+    """Boot ``servers`` servers, and ``accelerator_servers`` more with a
+    fake GPU each; True when every one is ACTIVE."""
     console = console or Console()
     client = ComputeClient(api_url)
     flavors, image = seed(api_url)
@@ -45,6 +77,15 @@ def run(api_url, placement_url, servers=20, console=None, timeout=300):
         server = client.create_server('demo-%03d' % (index + 1),
                                       flavor['id'], image['id'])['server']
         uuids.append(server['id'])
+    gpu_uuids = []
+    if accelerator_url and accelerator_servers:
+        gpu_flavor = seed_accelerators(api_url, accelerator_url)
+        for index in range(accelerator_servers):
+            server = client.create_server(
+                'gpu-%03d' % (index + 1), gpu_flavor['id'],
+                image['id'])['server']
+            gpu_uuids.append(server['id'])
+    servers += len(gpu_uuids)
     final = {}
     with Progress(TextColumn('[bold]Booting servers'), BarColumn(),
                   TextColumn('{task.completed}/{task.total}'),
@@ -53,7 +94,7 @@ def run(api_url, placement_url, servers=20, console=None, timeout=300):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             listing = {s['id']: s for s in client.servers()}
-            final = {uuid: listing[uuid] for uuid in uuids
+            final = {uuid: listing[uuid] for uuid in uuids + gpu_uuids
                      if uuid in listing and
                      listing[uuid]['status'] in ('ACTIVE', 'ERROR')}
             progress.update(task, completed=len(final))
@@ -62,6 +103,9 @@ def run(api_url, placement_url, servers=20, console=None, timeout=300):
             time.sleep(0.2)
     elapsed = time.monotonic() - started
     _print_servers(console, client, uuids, final)
+    if gpu_uuids:
+        _print_accelerated(console, client, accelerator_url, gpu_uuids,
+                           final)
     _print_hosts(console, client, placement_url)
     active = sum(1 for s in final.values() if s['status'] == 'ACTIVE')
     console.print('%d of %d servers ACTIVE in %.1f s' % (active, servers,
@@ -80,6 +124,31 @@ def _print_servers(console, client, uuids, final):
                       flavor.get('original_name') or str(flavor.get('id')),
                       server['status'],
                       server.get('OS-EXT-SRV-ATTR:host') or '-')
+    console.print(table)
+
+
+def _print_accelerated(console, client, accelerator_url, uuids, final):
+    """The servers with a device profile, and the device each was bound
+    to (from the accelerator service's ARQs)."""
+    import requests
+    table = Table(title='Servers with an accelerator', box=box.SIMPLE)
+    for column in ('server', 'status', 'host', 'ARQ', 'device (PCI)'):
+        table.add_column(column)
+    for uuid in uuids:
+        server = final.get(uuid) or client.server(uuid)
+        response = requests.get(
+            accelerator_url + '/v2/accelerator_requests',
+            params={'instance': uuid}, timeout=30,
+            headers={'X-Auth-Token': 'admin:admin', 'X-Roles': 'admin'})
+        arqs = response.json().get('arqs', []) if response.ok else []
+        for arq in arqs or [{}]:
+            info = arq.get('attach_handle_info') or {}
+            table.add_row(server['name'], server['status'],
+                          server.get('OS-EXT-SRV-ATTR:host') or '-',
+                          arq.get('state', '-'),
+                          '%s:%s:%s.%s' % (info['domain'], info['bus'],
+                                           info['device'], info['function'])
+                          if info else '-')
     console.print(table)
 
 

@@ -17,12 +17,8 @@ import time
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from nimbus.accelerator.agent import conf as agent_conf
-from nimbus.accelerator.agent import service as agent_service
 from nimbus.accelerator import drivers
 from nimbus.cmd import common
-from nimbus.common.clients import placement as placement_client
-from nimbus.common import rpc
 from nimbus.common import simulated
 
 LOG = logging.getLogger(__name__)
@@ -37,30 +33,12 @@ CLI_OPTS = [
 ]
 
 
-def device_reporter(transport, conf):
-    """The accelerator service's RPC API (imported here, lazily: it belongs
-    to the service); without it, devices go to placement only."""
-    try:
-        from nimbus.accelerator import rpcapi as accelerator_rpcapi
-    except ImportError:
-        LOG.warning('nimbus.accelerator.rpcapi is not available: devices '
-                    'are reported to placement only')
-        return agent_service.NullDeviceReporter()
-    return accelerator_rpcapi.AcceleratorAPI(transport)
-
-
 def main(argv=None):
     conf = common.setup(NAME, argv, CLI_OPTS, needs_bus=True)
-    agent_conf.register_opts(conf)
-    simulated.register_opts(conf)
-    transport = rpc.get_transport(conf)
+    from nimbus import services
     count = conf.simulated_host_count
     hosts = simulated.host_names(conf.host, count) if count else [conf.host]
-    placement = placement_client.PlacementClient.from_conf(
-        conf, session=agent_service.placement_session(
-            conf.simulated_hosts.workers))
-    agents = agent_service.build_agents(
-        conf, transport, placement, device_reporter(transport, conf), hosts)
+    agents = services.accelerator_agents(conf, hosts)
     began = time.monotonic()
     try:
         failed = agents.start()

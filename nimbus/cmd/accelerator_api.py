@@ -13,15 +13,13 @@ from nimbus.cmd import common
 
 
 def main(argv=None):
-    from nimbus.accelerator import service as accel_service
-    from nimbus.common import rpc
     from nimbus.common import service
+    from nimbus import services
     from nimbus.common import wsgi
 
     name = 'nimbus-accelerator-api'
     conf = common.setup(name, argv, common.WSGI_CLI_OPTS, needs_bus=True)
-    transport = rpc.get_transport(conf)
-    svc = accel_service.build_accelerator_service(conf, transport)
+    svc = services.accelerator_service(conf)
     svc.start()
     host = conf.bind_host or conf.accelerator_api.listen
     port = conf.bind_port if conf.bind_port is not None else \

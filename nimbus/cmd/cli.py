@@ -54,13 +54,18 @@ def _all_in_one(args):
         console.print('images (Glance API):  %s/image' % cloud.api_url)
         console.print('dashboard:            %s#token=admin:admin'
                       % cloud.dashboard_url)
+        if cloud.accelerator_url:
+            console.print('accelerators (Cyborg API): %s/v2'
+                          % cloud.accelerator_url)
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
         flavors, image = demo.seed(cloud.api_url)
         console.print('Flavors %s and image %s are ready.' % (
             ', '.join(f['name'] for f in flavors), image['name']))
         if args.demo:
             ok = demo.run(cloud.api_url, cloud.placement_url,
-                          servers=args.servers, console=console)
+                          servers=args.servers, console=console,
+                          accelerator_url=cloud.accelerator_url,
+                          accelerator_servers=args.accelerator_servers)
             if args.exit_after_demo:
                 return 0 if ok else 1
         console.print('Running; Ctrl-C stops.')
@@ -144,6 +149,9 @@ def build_parser():
     aio.add_argument('--hosts', type=int, default=8)
     aio.add_argument('--demo', action='store_true')
     aio.add_argument('--servers', type=int, default=20)
+    aio.add_argument('--accelerator-servers', type=int, default=2,
+                     help='the demo also boots this many servers with a '
+                          'device profile (one fake GPU each)')
     aio.add_argument('--exit-after-demo', action='store_true')
     aio.add_argument('--state-dir', default=os.path.join(os.getcwd(),
                                                          'state'))

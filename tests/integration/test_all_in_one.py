@@ -56,10 +56,33 @@ def _utilisation(output):
         r'^\s*(host-\d+)\s+(\d+)\s+\d+/\d+', table, re.M)}
 
 
-def _check_all_active(result, servers, hosts):
+_GPU_ROW = re.compile(r'^\s*(gpu-\d{3})\s+(ACTIVE|ERROR|BUILD)\s+(\S+)\s+'
+                      r'(Bound|\S+)\s+(\S+)\s*$')
+
+
+def _accelerated(output):
+    """{server: (status, host, ARQ state, PCI address)} from the table of
+    servers with an accelerator."""
+    if 'Servers with an accelerator' not in output:
+        return {}
+    table = output.split('Servers with an accelerator', 1)[1].split(
+        'Per-host utilisation', 1)[0]
+    return {m.group(1): m.groups()[1:] for m in
+            (_GPU_ROW.match(line) for line in table.splitlines()) if m}
+
+
+def _check_all_active(result, servers, hosts, gpu_servers=2):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    assert '%d of %d servers ACTIVE' % (servers, servers) in result.stdout
+    total = servers + gpu_servers
+    assert '%d of %d servers ACTIVE' % (total, total) in result.stdout
     landed = _landing(result.stdout, servers)
+    gpus = _accelerated(result.stdout)
+    assert sorted(gpus) == ['gpu-%03d' % i
+                            for i in range(1, gpu_servers + 1)]
+    for name, (status, host, arq, pci) in gpus.items():
+        # Each bound to a fake GPU of its host (bus 3b: the GPU driver's).
+        assert (status, arq) == ('ACTIVE', 'Bound'), (name, status, arq)
+        assert host in hosts and pci.startswith('0000:3b:'), (host, pci)
     for index, (name, (flavor, status, host)) in enumerate(
             sorted(landed.items())):
         assert status == 'ACTIVE', (name, status)
@@ -69,7 +92,8 @@ def _check_all_active(result, servers, hosts):
     assert set(per_host) == set(hosts)
     for host in hosts:
         assert per_host[host] == sum(
-            1 for _, _, h in landed.values() if h == host), host
+            1 for _, _, h in landed.values() if h == host) + sum(
+            1 for _, h, _, _ in gpus.values() if h == host), host
 
 
 def test_demo_on_rabbitmq(tmp_path, fresh):
@@ -96,7 +120,8 @@ def test_demo_exits_1_when_servers_cannot_become_active(tmp_path):
     """One default host (130560 MB of memory for guests) and 40 demo
     servers cycling through the four flavors (148480 MB in all): some
     cannot fit, end in ERROR, and the demo exits 1 naming them."""
-    result = _demo(tmp_path, '--hosts', '1', '--servers', '40')
+    result = _demo(tmp_path, '--hosts', '1', '--servers', '40',
+                   '--accelerator-servers', '0')
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr
     landed = _landing(result.stdout, 40)
     active = {n for n, (_, status, _) in landed.items()
