@@ -226,6 +226,24 @@ def test_delete_by_uuids_frees_the_device(api):
                       headers=SERVICE).status_code == 204
 
 
+def test_delete_one_by_its_path(api):
+    """``DELETE /v2/accelerator_requests/{uuid}`` (openstacksdk's form)."""
+    api.profile(groups=[{'resources:FPGA': 2}])
+    first, second = api.arqs()
+    api.bind([first])
+    api.bind_pass()
+    response = api.delete(ARQS + '/' + first['uuid'], headers=SERVICE)
+    assert response.status_code == 204
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [
+        second['uuid']]
+    assert [a['uuid'] for _h, a in api.agent.released] == [first['uuid']]
+    again = api.delete(ARQS + '/' + first['uuid'], headers=SERVICE)
+    assert again.status_code == 404
+    assert first['uuid'] in str(again.json)
+    assert api.delete(ARQS + '/not-a-uuid',
+                      headers=SERVICE).status_code == 400
+
+
 def test_delete_by_instance(api):
     api.profile(groups=[{'resources:FPGA': 2}])
     first, second = api.arqs()

@@ -166,20 +166,40 @@ def delete(state, req, resp):
         instance = util.uuid_param('instance', params['instance'])
         _deleted, releases = arq_obj.delete(state.adb,
                                             instance_uuid=instance)
+        state.release(util.ctx(req), releases)
     else:
-        util.authorize(state, req, policies.ARQ % 'delete')
-        uuids = [u.strip() for u in params['arqs'].split(',')]
-        for uuid in uuids:
-            util.uuid_param('arqs', uuid)
-        if not util.may(state, req, policies.ARQ % 'all_projects'):
-            for uuid in uuids:
-                try:
-                    arq = arq_obj.get(state.adb, uuid)
-                except arq_obj.NotFound:
-                    continue
-                if not _visible(state, req, arq):
-                    raise util.not_found('Accelerator request %s could not '
-                                         'be found' % uuid)
-        _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
-    state.release(util.ctx(req), releases)
+        _delete_uuids(state, req,
+                      [u.strip() for u in params['arqs'].split(',')])
     util.send(resp, None, 204)
+
+
+def delete_one(state, req, resp, uuid):
+    """``DELETE /v2/accelerator_requests/{uuid}``: what openstacksdk (and
+    so python-cyborgclient's ``arq delete``) sends; as ``?arqs={uuid}``,
+    but a 404 for an ARQ that does not exist."""
+    util.authorize(state, req, policies.ARQ % 'delete')
+    util.uuid_param('uuid', uuid)
+    try:
+        arq_obj.get(state.adb, uuid)
+    except arq_obj.NotFound:
+        raise util.not_found('Accelerator request %s could not be found'
+                             % uuid)
+    _delete_uuids(state, req, [uuid])
+    util.send(resp, None, 204)
+
+
+def _delete_uuids(state, req, uuids):
+    util.authorize(state, req, policies.ARQ % 'delete')
+    for uuid in uuids:
+        util.uuid_param('arqs', uuid)
+    if not util.may(state, req, policies.ARQ % 'all_projects'):
+        for uuid in uuids:
+            try:
+                arq = arq_obj.get(state.adb, uuid)
+            except arq_obj.NotFound:
+                continue
+            if not _visible(state, req, arq):
+                raise util.not_found('Accelerator request %s could not '
+                                     'be found' % uuid)
+    _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
+    state.release(util.ctx(req), releases)
