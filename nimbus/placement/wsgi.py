@@ -61,7 +61,8 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
         auth_strategy=auth_strategy or conf.api.auth_strategy,
         service_type='placement', min_version=root.MIN_VERSION,
         max_version=root.MAX_VERSION, error_style='placement',
-        public_paths=('/',), request_id_headers=('x-openstack-request-id',),
+        public_paths=('/', '/openapi.json'),
+        request_id_headers=('x-openstack-request-id',),
         keystone_conf=conf, keystone_middleware=keystone_middleware,
         max_body_size=conf.wsgi.max_request_body_size)
     return app
