@@ -1,6 +1,7 @@
 """Build the compute API's WSGI application with its dependencies."""
 
 from nimbus.api import handler
+from nimbus.api import openapi
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.versions import MAX_VERSION
@@ -9,7 +10,7 @@ from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
 
-PUBLIC_PATHS = handler.PUBLIC_PATHS
+PUBLIC_PATHS = handler.PUBLIC_PATHS + openapi.PATHS
 
 
 def _default_compute_api_factory(conf, cells):
@@ -57,7 +58,7 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         accelerator=(accelerator if accelerator is not None
                      else accelerator_client.from_conf(conf)))
     app = wsgi.build_app(
-        handler.ROUTES, auth_strategy=conf.api.auth_strategy,
+        handler.ROUTES + openapi.ROUTES, auth_strategy=conf.api.auth_strategy,
         service_type='compute', min_version=MIN_VERSION,
         max_version=MAX_VERSION, error_style='compute',
         public_paths=PUBLIC_PATHS,

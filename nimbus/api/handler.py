@@ -22,9 +22,6 @@ ROUTES = [
     ('/', {'GET': root.versions}),
     (V, {'GET': root.version_v21}),
     (V + '/', {'GET': root.version_v21}),
-    # the OpenAPI document (nimbus.api.openapi)
-    ('/openapi.json', {'GET': root.openapi_document}),
-    (V + '/openapi.json', {'GET': root.openapi_document}),
     # servers
     (V + '/servers', {'GET': servers.index, 'POST': servers.create}),
     (V + '/servers/detail', {'GET': servers.detail}),
@@ -96,7 +93,6 @@ ROUTES += [(image_data.PREFIX + path, handlers)
 ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
 
 # Version documents need no token.
-PUBLIC_PATHS = (('/', V, V + '/', '/openapi.json', V + '/openapi.json') +
-                IMAGE_VERSION_PATHS + identity.PATHS +
+PUBLIC_PATHS = (('/', V, V + '/') + IMAGE_VERSION_PATHS + identity.PATHS +
                 tuple(prefix + path for prefix in ('', image_data.PREFIX)
                       for path in ('/v2', '/v2/')))

@@ -157,15 +157,26 @@ def operations():
     return ops
 
 
+def serve(req, resp):
+    """GET /openapi.json and /v2.1/openapi.json: this document (no token
+    needed)."""
+    resp.data = cached_json()
+    resp.content_type = 'application/json'
+
+
+# Added to the route table by nimbus.api.app.make_app.
+ROUTES = [(path, {'GET': serve}) for path in PATHS]
+
+
 def document():
     from nimbus.api import handler
     return openapi.document(
-        handler.ROUTES, title='Nimbus compute API',
+        handler.ROUTES + ROUTES, title='Nimbus compute API',
         api_version=versions.MAX_VERSION, error_schema=ERROR,
         operations=operations(),
         microversion=('OpenStack-API-Version', 'compute',
                       versions.MIN_VERSION, versions.MAX_VERSION),
-        public_paths=handler.PUBLIC_PATHS,
+        public_paths=handler.PUBLIC_PATHS + PATHS,
         description='Servers, flavors, aggregates, server groups, services, '
                     'hypervisors and images, at microversion %s.'
                     % versions.MAX_VERSION)

@@ -26,7 +26,6 @@ _RP = '/resource_providers/{uuid}'
 
 ROUTES = [
     ('/', {'GET': root.home}),
-    ('/openapi.json', {'GET': root.openapi_document}),
     ('/resource_providers', {'GET': resource_provider.list_providers,
                              'POST': resource_provider.create}),
     (_RP, {'GET': resource_provider.show,

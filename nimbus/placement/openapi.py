@@ -138,10 +138,20 @@ def operations():
     }
 
 
+def serve(req, resp):
+    """GET /openapi.json: this document (no token needed)."""
+    resp.data = cached_json()
+    resp.content_type = 'application/json'
+
+
+# Added to the route table by nimbus.placement.wsgi.make_app.
+ROUTES = [(PATH, {'GET': serve})]
+
+
 def document():
     from nimbus.placement import handler
     return openapi.document(
-        handler.ROUTES, title='Nimbus placement API',
+        handler.ROUTES + ROUTES, title='Nimbus placement API',
         api_version=root.MAX_VERSION, error_schema=ERROR,
         operations=operations(),
         microversion=('OpenStack-API-Version', 'placement',

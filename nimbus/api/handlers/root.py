@@ -26,11 +26,3 @@ def version_v21(req, resp):
     body = _v21(req)
     body['media-types'] = MEDIA_TYPES
     resp.media = {'version': body}
-
-
-def openapi_document(req, resp):
-    """GET /openapi.json and /v2.1/openapi.json: this API's OpenAPI 3.1
-    document (no token)."""
-    from nimbus.api import openapi
-    resp.data = openapi.cached_json()
-    resp.content_type = 'application/json'

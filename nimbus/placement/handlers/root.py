@@ -14,10 +14,3 @@ def home(state, req, resp):
                           'links': [{'rel': 'self', 'href': ''}]}]}
     resp.data = orjson.dumps(body)
     resp.content_type = 'application/json'
-
-
-def openapi_document(state, req, resp):
-    """GET /openapi.json: this API's OpenAPI 3.1 document (no token)."""
-    from nimbus.placement import openapi
-    resp.data = openapi.cached_json()
-    resp.content_type = 'application/json'
