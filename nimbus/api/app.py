@@ -65,7 +65,9 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         request_id_headers=('x-openstack-request-id', 'x-compute-request-id'),
         echo_version_headers=(('X-OpenStack-Nova-API-Version', '%s'),),
         legacy_version_headers=('X-OpenStack-Nova-API-Version',),
-        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size)
+        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size,
+        max_query_length=conf.wsgi.max_query_string_length,
+        max_list_length=conf.wsgi.max_request_list_length)
 
     def application(environ, start_response):
         environ[util.ENV_KEY] = deps

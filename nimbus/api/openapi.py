@@ -86,6 +86,8 @@ def _image_operations(prefix):
                                                    success=(200,)),
         ('DELETE', base + '/{image_id}'): Operation(success=(204,),
                                                     errors=(409,)),
+        ('GET', base + '/{image_id}/file'): Operation(success=(200, 204),
+                                                      bodiless=(204,)),
         ('PUT', base + '/{image_id}/file'): Operation(success=(204,),
                                                       errors=(409,)),
     }
@@ -135,7 +137,7 @@ def operations():
         ('POST', V + '/os-aggregates/{aggregate_id}/action'): Operation(
             body=aggregates.ACTION, success=(200,), errors=(409,)),
         ('DELETE', V + '/os-aggregates/{aggregate_id}'): Operation(
-            success=(200,), errors=(409,)),
+            success=(200,), errors=(409,), bodiless=(200,)),
         ('GET', V + '/os-server-groups'): Operation(
             query=server_groups.LIST_QUERY),
         ('POST', V + '/os-server-groups'): Operation(

@@ -65,7 +65,9 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
         public_paths=('/', openapi.PATH),
         request_id_headers=('x-openstack-request-id',),
         keystone_conf=conf, keystone_middleware=keystone_middleware,
-        max_body_size=conf.wsgi.max_request_body_size)
+        max_body_size=conf.wsgi.max_request_body_size,
+        max_query_length=conf.wsgi.max_query_string_length,
+        max_list_length=conf.wsgi.max_request_list_length)
     return app
 
 

@@ -50,6 +50,8 @@ def _method_not_allowed(allow):
 
 
 BODY_LIMIT_OPTION = '[wsgi] max_request_body_size'
+QUERY_LIMIT_OPTION = '[wsgi] max_query_string_length'
+LIST_LIMIT_OPTION = '[wsgi] max_request_list_length'
 
 
 def _too_large(limit):
@@ -58,20 +60,29 @@ def _too_large(limit):
              '%s.' % (limit, BODY_LIMIT_OPTION))
 
 
-class _BodyLimit:
-    """Refuses a JSON body over ``limit`` bytes by its Content-Length
-    before anything reads it; :func:`json_body` reads at most one byte
-    more, so a body without a length (chunked) is held to the same
-    limit."""
+class _RequestLimits:
+    """What one request may cost, refused before a handler runs.
 
-    def __init__(self, limit):
-        self.limit = limit
+    A JSON body over ``body`` bytes by its Content-Length (413; a body
+    without a length is held to the same limit by :func:`read_body`), a
+    query string over ``query`` bytes (400). The longest list of a JSON
+    body (``lists``) is checked when :func:`parse_json` reads it."""
+
+    def __init__(self, body, query, lists):
+        self.body = body
+        self.query = query
+        self.lists = lists
 
     def process_request(self, req, resp):
-        req.context['max_body'] = self.limit
+        req.context['max_body'] = self.body
+        req.context['max_list'] = self.lists
         content_type = (req.content_type or '').lower()
-        if 'json' in content_type and (req.content_length or 0) > self.limit:
-            raise _too_large(self.limit)
+        if 'json' in content_type and (req.content_length or 0) > self.body:
+            raise _too_large(self.body)
+        if len(req.query_string or '') > self.query:
+            raise errors.HTTPError(
+                400, 'The query string is longer than %d bytes, the limit '
+                     'set by %s.' % (self.query, QUERY_LIMIT_OPTION))
 
 
 class _RequestId:
@@ -214,7 +225,8 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
               request_id_headers=('x-openstack-request-id',),
               echo_version_headers=(), legacy_version_headers=(),
               keystone_conf=None, keystone_middleware=None,
-              max_body_size=None):
+              max_body_size=None, max_query_length=None,
+              max_list_length=None):
     """The WSGI callable for a route table.
 
     ``error_style`` is ``'placement'`` or ``'compute'``. With
@@ -223,13 +235,17 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     auth_token, configured from ``keystone_conf``, an oslo.config object),
     except for ``public_paths``. Tests pass a stand-in that sets the
     identity headers as auth_token does. ``max_body_size`` (bytes) caps
-    JSON request bodies (413 above it; ``[wsgi] max_request_body_size``).
+    JSON request bodies (413 above it; ``[wsgi] max_request_body_size``),
+    ``max_query_length`` query strings (400, ``[wsgi]
+    max_query_string_length``) and ``max_list_length`` every list and
+    object of a JSON body (400, ``[wsgi] max_request_list_length``).
     """
     negotiator = microversion.Negotiator(service_type, min_version,
                                          max_version, legacy_version_headers)
     app = falcon.App(middleware=[
         _RequestId(request_id_headers),
-        _BodyLimit(max_body_size or 1048576),
+        _RequestLimits(max_body_size or 1048576, max_query_length or 8192,
+                       max_list_length or 1000),
         _Auth(auth_strategy, public_paths),
         _Microversion(negotiator, echo_version_headers),
     ])
@@ -279,6 +295,49 @@ def read_body(req):
     return raw
 
 
+def parse_json(req, raw, code=None, empty=None):
+    """``raw`` (bytes) as JSON: 400 when malformed, and 400 naming
+    ``[wsgi] max_request_list_length`` and where, when a list or an object
+    in it is longer than the app allows. ``empty`` is the value of no
+    body at all."""
+    if not raw:
+        return empty
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+    limit = req.context.get('max_list')
+    if limit:
+        where = _longest_over(data, limit)
+        if where is not None:
+            raise errors.HTTPError(
+                400, 'A list or object of the request body has more than %d '
+                     'items (at %r), the limit set by %s.'
+                     % (limit, where or '/', LIST_LIMIT_OPTION), code)
+    return data
+
+
+def _longest_over(data, limit):
+    """The path ('a/0/b') of the first list or object of ``data`` with
+    more than ``limit`` items, or None."""
+    stack = [(data, '')]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if len(value) > limit:
+            return path
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                stack.append((item, '%s/%s' % (path, key) if path
+                              else str(key)))
+    return None
+
+
 def json_body(req, schema=None, code=None):
     """The request's JSON body, validated against ``schema``.
 
@@ -290,11 +349,7 @@ def json_body(req, schema=None, code=None):
         raise errors.HTTPError(
             415, 'The media type %s is not supported, use application/json'
             % (content_type or 'None'), code)
-    raw = read_body(req)
-    try:
-        data = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+    data = parse_json(req, read_body(req), code)
     if schema is not None:
         error = validation.first_error(schema, data)
         if error is not None:
