@@ -73,4 +73,5 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         environ[util.ENV_KEY] = deps
         return app(environ, start_response)
     application.deps = deps
+    application.error_body = app.error_body
     return application

@@ -263,9 +263,30 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     for path, handlers in routes:
         app.add_route(path, _RouteResource(handlers))
     if auth_strategy == 'keystone':
-        return _with_keystone(app, keystone_conf, set(public_paths),
-                              keystone_middleware or _auth_token)
-    return app
+        wsgi_app = _with_keystone(app, keystone_conf, set(public_paths),
+                                  keystone_middleware or _auth_token)
+    else:
+        def wsgi_app(environ, start_response):
+            return app(environ, start_response)
+    wsgi_app.error_body = error_body(error_style)
+    return wsgi_app
+
+
+def error_body(error_style):
+    """``body(status, detail) -> bytes``: an error of this API's style
+    for what the HTTP server itself refuses before the app runs (a
+    malformed Content-Length, a request line too long); see
+    :mod:`nimbus.common.wsgi.server`."""
+    style = errors.STYLES[error_style]
+
+    def body(status, detail):
+        import http
+        try:
+            title = http.HTTPStatus(status).phrase
+        except ValueError:
+            title = str(status)
+        return orjson.dumps(style(status, title, detail, None, None))
+    return body
 
 
 def _auth_token(app, conf):
@@ -287,9 +308,15 @@ def read_body(req):
     """The request body, at most the app's ``max_body_size`` bytes: a
     longer one (a chunked body has no length to refuse it by) is a 413."""
     limit = req.context.get('max_body')
+    stream = req.bounded_stream
+    if req.content_length is None and 'chunked' in (
+            req.get_header('Transfer-Encoding') or '').lower():
+        # The server (cheroot, gunicorn) de-chunks wsgi.input: read it to
+        # its end, never more than the limit and a byte.
+        stream = req.stream
     if not limit:
-        return req.bounded_stream.read()
-    raw = req.bounded_stream.read(limit + 1)
+        return stream.read()
+    raw = stream.read(limit + 1)
     if len(raw) > limit:
         raise _too_large(limit)
     return raw
