@@ -100,7 +100,8 @@ def _provider(placement):
     return rp
 
 
-@pytest.mark.parametrize('path,body', [
+@pytest.mark.parametrize('path,body', ids=['aggregates', 'traits',
+                                            'resources'], argvalues=[
     # aggregates of a provider
     ('/resource_providers/{rp}/aggregates', lambda n: {
         'aggregates': [str(uuid.uuid4()) for _ in range(n)],
@@ -110,7 +111,7 @@ def _provider(placement):
         'traits': ['CUSTOM_T%d' % i for i in range(n)],
         'resource_provider_generation': 0}),
     # resources of one allocation
-    ('/allocations/%s' % uuid.uuid4(), lambda n: {
+    ('/allocations/{consumer}', lambda n: {
         'allocations': {'{rp}': {'resources': {
             'CUSTOM_R%d' % i: 1 for i in range(n)}}},
         'project_id': 'p', 'user_id': 'u', 'consumer_generation': None}),
@@ -119,8 +120,9 @@ def test_placement_list_over_the_limit_names_the_option(placement, path,
                                                         body):
     rp = _provider(placement)
     text = orjson.dumps(body(LISTS + 1)).decode().replace('{rp}', rp)
-    r = placement.simulate_put(path.replace('{rp}', rp), body=text,
-                               headers=JSON)
+    path = path.replace('{rp}', rp).replace('{consumer}',
+                                            str(uuid.uuid4()))
+    r = placement.simulate_put(path, body=text, headers=JSON)
     assert r.status_code == 400, r.text
     assert '[wsgi] max_request_list_length' in _detail(r)
 
