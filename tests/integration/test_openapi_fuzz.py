@@ -92,8 +92,9 @@ def _fuzz(cloud, name, base_url, headers, tmp_path):
                '--report', 'junit', '--report-dir', str(tmp_path)]
     for key, value in headers.items():
         command += ['-H', '%s: %s' % (key, value)]
-    result = subprocess.run(command, capture_output=True, text=True,
-                            timeout=1800)
+    # Fuzzed data in the report need not be valid UTF-8.
+    result = subprocess.run(command, capture_output=True, encoding='utf-8',
+                            errors='replace', timeout=3600)
     output = result.stdout + result.stderr
     with open(os.path.join(str(tmp_path), 'schemathesis.log'), 'w') as f:
         f.write(output)
