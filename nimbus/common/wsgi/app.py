@@ -214,10 +214,23 @@ def _handle_route_not_found(req, resp, exc, params):
 def _handle_unexpected(req, resp, exc, params):
     if isinstance(exc, falcon.HTTPError):
         raise exc
+    if _is_data_error(exc):
+        # A value the database cannot hold (out of range for its column,
+        # too long, an invalid character for it) came from the request:
+        # a schema let it through. The request is at fault, not the server.
+        LOG.warning('Value refused by the database on %s %s: %s',
+                    req.method, req.path, exc)
+        raise errors.HTTPError(400, 'A value of the request is out of range '
+                                    'or not valid for where it is stored.')
     LOG.exception('Unexpected error handling %s %s', req.method, req.path)
     raise errors.HTTPError(500, 'An unexpected error prevented the server '
                                 'from fulfilling the request (request %s).'
                            % req.context.get('request_id'))
+
+
+def _is_data_error(exc):
+    from sqlalchemy import exc as sa_exc
+    return isinstance(exc, sa_exc.DataError)
 
 
 def build_app(routes, *, auth_strategy, service_type, min_version,

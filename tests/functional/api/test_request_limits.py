@@ -92,6 +92,18 @@ def test_compute_list_over_the_limit_names_the_option_and_where(api):
     assert api.conductor.calls == []
 
 
+@pytest.mark.parametrize('field', ['min_ram', 'min_disk'])
+def test_image_sizes_beyond_their_column_are_400(api, field):
+    r = api.client.simulate_post('/v2/images', body=orjson.dumps(
+        {'name': 'big', field: 2 ** 31}), headers=dict(api.headers(), **JSON))
+    assert r.status_code == 400, r.text
+    assert field in _detail(r)
+    r = api.client.simulate_post('/v2/images', body=orjson.dumps(
+        {'name': 'big', field: 2 ** 31 - 1}),
+        headers=dict(api.headers(), **JSON))
+    assert r.status_code == 201, r.text
+
+
 def _provider(placement):
     rp = str(uuid.uuid4())
     r = placement.simulate_post('/resource_providers', body=orjson.dumps(
