@@ -84,8 +84,8 @@ openapi: $(VENV)/.installed
 # MariaDB (README, "Fuzzing").
 FUZZ_EXAMPLES ?= 200
 fuzz: $(VENV)/.installed-test
-	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -v $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
-	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -v $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
+	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -v -s $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
+	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -v -s $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
 
 clean:
 	rm -rf $(VENV) state .pytest_cache .hypothesis
