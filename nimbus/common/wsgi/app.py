@@ -214,6 +214,14 @@ def _handle_route_not_found(req, resp, exc, params):
 def _handle_unexpected(req, resp, exc, params):
     if isinstance(exc, falcon.HTTPError):
         raise exc
+    if _is_stale(exc):
+        # The row vanished or changed between reading and writing it (a
+        # concurrent delete on a database with row locks): a conflict.
+        LOG.info('Concurrent change on %s %s: %s', req.method, req.path,
+                 exc)
+        raise errors.HTTPError(409, 'The resource was changed or deleted '
+                                    'by another request meanwhile; read it '
+                                    'again and retry.')
     if _is_data_error(exc):
         # A value the database cannot hold (out of range for its column,
         # too long, an invalid character for it) came from the request:
@@ -226,6 +234,11 @@ def _handle_unexpected(req, resp, exc, params):
     raise errors.HTTPError(500, 'An unexpected error prevented the server '
                                 'from fulfilling the request (request %s).'
                            % req.context.get('request_id'))
+
+
+def _is_stale(exc):
+    from sqlalchemy.orm import exc as orm_exc
+    return isinstance(exc, orm_exc.StaleDataError)
 
 
 def _is_data_error(exc):

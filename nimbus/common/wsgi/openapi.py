@@ -34,8 +34,9 @@ _PARAM = re.compile(r'{([^}]+)}')
 # The statuses a request can get from the shared layer whatever the route:
 # schema or query errors (400), no or bad token (401), policy (403), an
 # unknown id (404), an unsupported method (405), an unacceptable Accept
-# (406), a body too large (413), a non-JSON body (415).
-COMMON_ERRORS = (400, 401, 403, 404, 405, 406, 413, 415)
+# (406), a concurrent change of what a request writes (409), a body too
+# large (413), a non-JSON body (415).
+COMMON_ERRORS = (400, 401, 403, 404, 405, 406, 409, 413, 415)
 
 _SUCCESS = {'GET': (200,), 'HEAD': (200,), 'POST': (200, 201, 202, 204),
             'PUT': (200, 201, 204), 'PATCH': (200,), 'DELETE': (202, 204)}

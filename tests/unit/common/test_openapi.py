@@ -48,7 +48,8 @@ def test_undescribed_route_keeps_methods_and_path_parameters():
         == [('thing_id', 'path', True), ('part', 'path', True)]
     assert op['operationId'] == 'delete_things_thing_id_parts_part'
     assert set(op['responses']) == {'202', '204', '400', '401', '403',
-                                    '404', '405', '406', '413', '415'}
+                                    '404', '405', '406', '409', '413',
+                                    '415'}
     assert op['responses']['404'] == {'$ref': '#/components/responses/'
                                               'Error404'}
     assert doc['components']['responses']['Error404']['content'][
