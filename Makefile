@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint test test-faults test-unit test-functional test-integration bench clean sample-config
+.PHONY: demo lint test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +85,19 @@ sample-config: $(VENV)/.installed
 	$(BIN)/oslopolicy-sample-generator --namespace nimbus.api --output-file etc/nimbus/policy-api.yaml.sample
 	$(BIN)/oslopolicy-sample-generator --namespace nimbus.placement --output-file etc/nimbus/policy-placement.yaml.sample
 	$(BIN)/oslopolicy-sample-generator --namespace nimbus.accelerator --output-file etc/nimbus/policy-accelerator.yaml.sample
+
+# The OpenAPI documents of the REST APIs, checked into docs/openapi/ (a unit
+# test fails when they differ from what the code generates).
+openapi: $(VENV)/.installed
+	$(BIN)/python -m nimbus.cmd.openapi --output-dir docs/openapi
+
+# schemathesis against the live nimbus-api and nimbus-placement-api with
+# many more examples than the quick run of make test, on SQLite and on
+# MariaDB (README, "Fuzzing").
+FUZZ_EXAMPLES ?= 200
+fuzz: $(VENV)/.installed-test
+	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -v -s $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
+	NIMBUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -v -s $(PYTEST_ARGS) tests/integration/test_openapi_fuzz.py
 
 clean:
 	rm -rf $(VENV) state .pytest_cache .hypothesis

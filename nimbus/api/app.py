@@ -2,6 +2,7 @@
 
 from nimbus.api import dashboard
 from nimbus.api import handler
+from nimbus.api import openapi
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.versions import MAX_VERSION
@@ -10,7 +11,7 @@ from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
 
-PUBLIC_PATHS = handler.PUBLIC_PATHS
+PUBLIC_PATHS = handler.PUBLIC_PATHS + openapi.PATHS
 
 
 def _default_compute_api_factory(conf, cells):
@@ -67,18 +68,21 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
         accelerator=(accelerator if accelerator is not None
                      else accelerator_client.from_conf(conf)))
     app = wsgi.build_app(
-        handler.ROUTES, auth_strategy=conf.api.auth_strategy,
+        handler.ROUTES + openapi.ROUTES, auth_strategy=conf.api.auth_strategy,
         service_type='compute', min_version=MIN_VERSION,
         max_version=MAX_VERSION, error_style='compute',
         public_paths=PUBLIC_PATHS,
         request_id_headers=('x-openstack-request-id', 'x-compute-request-id'),
         echo_version_headers=(('X-OpenStack-Nova-API-Version', '%s'),),
         legacy_version_headers=('X-OpenStack-Nova-API-Version',),
-        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size)
+        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size,
+        max_query_length=conf.wsgi.max_query_string_length,
+        max_list_length=conf.wsgi.max_request_list_length)
 
     def application(environ, start_response):
         environ[util.ENV_KEY] = deps
         return app(environ, start_response)
     application.deps = deps
     application.dashboard = deps.dashboard
+    application.error_body = app.error_body
     return application

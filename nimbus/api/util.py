@@ -95,7 +95,7 @@ def query(req, schema):
         if isinstance(value, list) and props.get(key, {}).get(
                 'type') != 'array':
             params[key] = value[-1]
-    error = validation.first_error(schema, params, formats=False)
+    error = validation.first_error(schema, params)
     if error is not None:
         field = (error.absolute_path[0] if error.absolute_path else
                  error.message)
@@ -177,16 +177,12 @@ def notify_scheduler(req, method, payload):
 def json_body_any(req, schema, content_types):
     """Like :func:`nimbus.common.wsgi.json_body` for other JSON media types
     (Glance's json-patch type)."""
-    import orjson
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type not in content_types:
         raise errors.HTTPError(415, 'The media type %s is not supported, use '
                                '%s' % (content_type or 'None',
                                        ' or '.join(content_types)))
-    try:
-        data = orjson.loads(wsgi.read_body(req) or b'null')
-    except orjson.JSONDecodeError as exc:
-        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc)
+    data = wsgi.parse_json(req, wsgi.read_body(req))
     validate_data(data, schema)
     return data
 

@@ -18,6 +18,7 @@ from nimbus.common import wsgi
 from nimbus.common.wsgi import app as wsgi_app
 from nimbus.placement import db as placement_db
 from nimbus.placement import handler
+from nimbus.placement import openapi
 from nimbus.placement import policies
 from nimbus.placement.handlers import root
 from nimbus.placement.objects import base
@@ -59,13 +60,16 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
     auth_token when ``[api] auth_strategy`` is keystone (for tests)."""
     state = make_state(conf)
     app = wsgi.build_app(
-        handler.routes(state),
+        handler.routes(state) + openapi.ROUTES,
         auth_strategy=auth_strategy or conf.api.auth_strategy,
         service_type='placement', min_version=root.MIN_VERSION,
         max_version=root.MAX_VERSION, error_style='placement',
-        public_paths=('/',), request_id_headers=('x-openstack-request-id',),
+        public_paths=('/', openapi.PATH),
+        request_id_headers=('x-openstack-request-id',),
         keystone_conf=conf, keystone_middleware=keystone_middleware,
-        max_body_size=conf.wsgi.max_request_body_size)
+        max_body_size=conf.wsgi.max_request_body_size,
+        max_query_length=conf.wsgi.max_query_string_length,
+        max_list_length=conf.wsgi.max_request_list_length)
     app = _placement_headers(app)
     if conf.cors.allowed_origin:
         # oslo.middleware answers preflight OPTIONS and sets the

@@ -13,8 +13,9 @@ _CORE = {
     'disk_format': {'type': ['string', 'null'], 'enum': [
         None, 'ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2',
         'vdi', 'iso', 'ploop']},
-    'min_disk': {'type': 'integer', 'minimum': 0},
-    'min_ram': {'type': 'integer', 'minimum': 0},
+    # Stored in 32-bit columns (a larger value was a 500 on MariaDB).
+    'min_disk': {'type': 'integer', 'minimum': 0, 'maximum': 2147483647},
+    'min_ram': {'type': 'integer', 'minimum': 0, 'maximum': 2147483647},
     'protected': {'type': 'boolean'},
     'os_hidden': {'type': 'boolean'},
     'tags': {'type': 'array', 'items': {'type': 'string', 'maxLength': 255}},

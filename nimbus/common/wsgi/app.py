@@ -51,6 +51,8 @@ def _method_not_allowed(allow):
 
 
 BODY_LIMIT_OPTION = '[wsgi] max_request_body_size'
+QUERY_LIMIT_OPTION = '[wsgi] max_query_string_length'
+LIST_LIMIT_OPTION = '[wsgi] max_request_list_length'
 
 
 def _too_large(limit):
@@ -59,20 +61,29 @@ def _too_large(limit):
              '%s.' % (limit, BODY_LIMIT_OPTION))
 
 
-class _BodyLimit:
-    """Refuses a JSON body over ``limit`` bytes by its Content-Length
-    before anything reads it; :func:`json_body` reads at most one byte
-    more, so a body without a length (chunked) is held to the same
-    limit."""
+class _RequestLimits:
+    """What one request may cost, refused before a handler runs.
 
-    def __init__(self, limit):
-        self.limit = limit
+    A JSON body over ``body`` bytes by its Content-Length (413; a body
+    without a length is held to the same limit by :func:`read_body`), a
+    query string over ``query`` bytes (400). The longest list of a JSON
+    body (``lists``) is checked when :func:`parse_json` reads it."""
+
+    def __init__(self, body, query, lists):
+        self.body = body
+        self.query = query
+        self.lists = lists
 
     def process_request(self, req, resp):
-        req.context['max_body'] = self.limit
+        req.context['max_body'] = self.body
+        req.context['max_list'] = self.lists
         content_type = (req.content_type or '').lower()
-        if 'json' in content_type and (req.content_length or 0) > self.limit:
-            raise _too_large(self.limit)
+        if 'json' in content_type and (req.content_length or 0) > self.body:
+            raise _too_large(self.body)
+        if len(req.query_string or '') > self.query:
+            raise errors.HTTPError(
+                400, 'The query string is longer than %d bytes, the limit '
+                     'set by %s.' % (self.query, QUERY_LIMIT_OPTION))
 
 
 class _RequestId:
@@ -221,10 +232,36 @@ def _handle_route_not_found(req, resp, exc, params):
 def _handle_unexpected(req, resp, exc, params):
     if isinstance(exc, falcon.HTTPError):
         raise exc
+    if _is_stale(exc):
+        # The row vanished or changed between reading and writing it (a
+        # concurrent delete on a database with row locks): a conflict.
+        LOG.info('Concurrent change on %s %s: %s', req.method, req.path,
+                 exc)
+        raise errors.HTTPError(409, 'The resource was changed or deleted '
+                                    'by another request meanwhile; read it '
+                                    'again and retry.')
+    if _is_data_error(exc):
+        # A value the database cannot hold (out of range for its column,
+        # too long, an invalid character for it) came from the request:
+        # a schema let it through. The request is at fault, not the server.
+        LOG.warning('Value refused by the database on %s %s: %s',
+                    req.method, req.path, exc)
+        raise errors.HTTPError(400, 'A value of the request is out of range '
+                                    'or not valid for where it is stored.')
     LOG.exception('Unexpected error handling %s %s', req.method, req.path)
     raise errors.HTTPError(500, 'An unexpected error prevented the server '
                                 'from fulfilling the request (request %s).'
                            % req.context.get('request_id'))
+
+
+def _is_stale(exc):
+    from sqlalchemy.orm import exc as orm_exc
+    return isinstance(exc, orm_exc.StaleDataError)
+
+
+def _is_data_error(exc):
+    from sqlalchemy import exc as sa_exc
+    return isinstance(exc, sa_exc.DataError)
 
 
 def build_app(routes, *, auth_strategy, service_type, min_version,
@@ -232,7 +269,8 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
               request_id_headers=('x-openstack-request-id',),
               echo_version_headers=(), legacy_version_headers=(),
               keystone_conf=None, keystone_middleware=None,
-              max_body_size=None):
+              max_body_size=None, max_query_length=None,
+              max_list_length=None):
     """The WSGI callable for a route table.
 
     ``error_style`` is ``'placement'`` or ``'compute'``. With
@@ -241,13 +279,17 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     auth_token, configured from ``keystone_conf``, an oslo.config object),
     except for ``public_paths``. Tests pass a stand-in that sets the
     identity headers as auth_token does. ``max_body_size`` (bytes) caps
-    JSON request bodies (413 above it; ``[wsgi] max_request_body_size``).
+    JSON request bodies (413 above it; ``[wsgi] max_request_body_size``),
+    ``max_query_length`` query strings (400, ``[wsgi]
+    max_query_string_length``) and ``max_list_length`` every list and
+    object of a JSON body (400, ``[wsgi] max_request_list_length``).
     """
     negotiator = microversion.Negotiator(service_type, min_version,
                                          max_version, legacy_version_headers)
     app = falcon.App(middleware=[
         _RequestId(request_id_headers),
-        _BodyLimit(max_body_size or 1048576),
+        _RequestLimits(max_body_size or 1048576, max_query_length or 8192,
+                       max_list_length or 1000),
         _Auth(auth_strategy, public_paths),
         _Microversion(negotiator, echo_version_headers),
     ])
@@ -265,9 +307,30 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     for path, handlers in routes:
         app.add_route(path, _RouteResource(handlers))
     if auth_strategy == 'keystone':
-        return _with_keystone(app, keystone_conf, set(public_paths),
-                              keystone_middleware or _auth_token)
-    return app
+        wsgi_app = _with_keystone(app, keystone_conf, set(public_paths),
+                                  keystone_middleware or _auth_token)
+    else:
+        def wsgi_app(environ, start_response):
+            return app(environ, start_response)
+    wsgi_app.error_body = error_body(error_style)
+    return wsgi_app
+
+
+def error_body(error_style):
+    """``body(status, detail) -> bytes``: an error of this API's style
+    for what the HTTP server itself refuses before the app runs (a
+    malformed Content-Length, a request line too long); see
+    :mod:`nimbus.common.wsgi.server`."""
+    style = errors.STYLES[error_style]
+
+    def body(status, detail):
+        import http
+        try:
+            title = http.HTTPStatus(status).phrase
+        except ValueError:
+            title = str(status)
+        return orjson.dumps(style(status, title, detail, None, None))
+    return body
 
 
 def _auth_token(app, conf):
@@ -289,12 +352,61 @@ def read_body(req):
     """The request body, at most the app's ``max_body_size`` bytes: a
     longer one (a chunked body has no length to refuse it by) is a 413."""
     limit = req.context.get('max_body')
+    stream = req.bounded_stream
+    if req.content_length is None and 'chunked' in (
+            req.get_header('Transfer-Encoding') or '').lower():
+        # The server (cheroot, gunicorn) de-chunks wsgi.input: read it to
+        # its end, never more than the limit and a byte.
+        stream = req.stream
     if not limit:
-        return req.bounded_stream.read()
-    raw = req.bounded_stream.read(limit + 1)
+        return stream.read()
+    raw = stream.read(limit + 1)
     if len(raw) > limit:
         raise _too_large(limit)
     return raw
+
+
+def parse_json(req, raw, code=None, empty=None):
+    """``raw`` (bytes) as JSON: 400 when malformed, and 400 naming
+    ``[wsgi] max_request_list_length`` and where, when a list or an object
+    in it is longer than the app allows. ``empty`` is the value of no
+    body at all."""
+    if not raw:
+        return empty
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+    limit = req.context.get('max_list')
+    if limit:
+        where = _longest_over(data, limit)
+        if where is not None:
+            raise errors.HTTPError(
+                400, 'A list or object of the request body has more than %d '
+                     'items (at %r), the limit set by %s.'
+                     % (limit, where or '/', LIST_LIMIT_OPTION), code)
+    return data
+
+
+def _longest_over(data, limit):
+    """The path ('a/0/b') of the first list or object of ``data`` with
+    more than ``limit`` items, or None."""
+    stack = [(data, '')]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if len(value) > limit:
+            return path
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                stack.append((item, '%s/%s' % (path, key) if path
+                              else str(key)))
+    return None
 
 
 def json_body(req, schema=None, code=None):
@@ -308,11 +420,7 @@ def json_body(req, schema=None, code=None):
         raise errors.HTTPError(
             415, 'The media type %s is not supported, use application/json'
             % (content_type or 'None'), code)
-    raw = read_body(req)
-    try:
-        data = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+    data = parse_json(req, read_body(req), code)
     if schema is not None:
         error = validation.first_error(schema, data)
         if error is not None:

@@ -26,6 +26,19 @@ WSGI_OPTS = [
                     'reads; a larger one is refused with 413 before it is '
                     'read or parsed. Image data uploads are not JSON and '
                     'are not limited by this.'),
+    cfg.IntOpt('max_query_string_length', default=8192, min=256,
+               help='Longest query string, in bytes, either REST API '
+                    'reads; a longer one is refused with 400 naming this '
+                    'option before any parameter is parsed. It bounds what '
+                    'one query can ask: traits, aggregates and request '
+                    'groups of allocation candidates, server filters.'),
+    cfg.IntOpt('max_request_list_length', default=1000, min=10,
+               help='Most items of any one list and most keys of any one '
+                    'object in a JSON request body (allocations per '
+                    'request, resource classes per allocation, aggregates '
+                    'and traits of a provider, servers per external event '
+                    'request...); a longer one is refused with 400 naming '
+                    'this option and where it is.'),
     cfg.IntOpt('server_threads', default=16, min=1,
                help='Worker threads of the embedded HTTP server (cheroot). '
                     'For production behind gunicorn this is unused.'),

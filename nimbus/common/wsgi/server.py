@@ -2,14 +2,53 @@
 
 Production deployments may serve the same WSGI apps with gunicorn
 (``nimbus.api.wsgi:application``, ``nimbus.placement.wsgi:application``).
+
+What cheroot refuses itself, before the app sees the request (a malformed
+``Content-Length``, a bad request line, a chunked body it cannot read), it
+answers in the API's own JSON error shape when the app has an
+``error_body(status, detail)`` (as :func:`nimbus.common.wsgi.build_app`
+gives it), not in cheroot's bare text.
 """
 
+import socket
 import threading
 
+from cheroot import errors as cheroot_errors
+from cheroot import server as cheroot_server
 from cheroot import wsgi as cheroot_wsgi
 from oslo_log import log as logging
 
 LOG = logging.getLogger(__name__)
+
+
+class _JSONErrorRequest(cheroot_server.HTTPRequest):
+    """cheroot's request whose own error answers are JSON."""
+
+    def simple_response(self, status, msg=''):
+        error_body = getattr(self.server.wsgi_app, 'error_body', None)
+        status = str(status)
+        if error_body is None or status[:1] not in '45':
+            return super().simple_response(status, msg)
+        detail = msg.decode('ISO-8859-1') if isinstance(msg, bytes) else msg
+        body = error_body(int(status[:3]),
+                          (detail or status[4:]).strip().rstrip('.') + '.')
+        head = ['%s %s' % (self.server.protocol, status),
+                'Content-Length: %d' % len(body),
+                'Content-Type: application/json']
+        if status[:3] in ('413', '414'):
+            # As cheroot does: the rest of the request was not read.
+            self.close_connection = True
+            head.append('Connection: close')
+        data = ('\r\n'.join(head) + '\r\n\r\n').encode('ISO-8859-1') + body
+        try:
+            self.conn.wfile.write(data)
+        except socket.error as exc:
+            if exc.args[0] not in cheroot_errors.socket_errors_to_ignore:
+                raise
+
+
+class _JSONErrorConnection(cheroot_server.HTTPConnection):
+    RequestHandlerClass = _JSONErrorRequest
 
 
 class EmbeddedServer:
@@ -20,6 +59,7 @@ class EmbeddedServer:
         self._server = cheroot_wsgi.Server((host, port), app,
                                            numthreads=threads,
                                            server_name=name)
+        self._server.ConnectionClass = _JSONErrorConnection
         self._server.prepare()
         self.host, self.port = self._server.bind_addr[:2]
         self._thread = threading.Thread(target=self._server.serve,

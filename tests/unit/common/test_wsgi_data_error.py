@@ -1,0 +1,57 @@
+"""A value the database refuses (out of range for its column) is the
+request's fault: a 400 in the API's JSON error shape, never a 500."""
+
+import falcon.testing
+import pytest
+import sqlalchemy as sa
+import sqlalchemy.orm  # noqa: F401  (sa.orm.exc)
+
+from nimbus.common import wsgi
+
+
+@pytest.fixture
+def client(tmp_path):
+    engine = sa.create_engine('sqlite:///%s/t.db' % tmp_path)
+
+    def store(req, resp):
+        # SQLite takes any size of integer; MariaDB refuses one out of
+        # range for INT with DataError (1264), which pymysql raises as
+        # this same SQLAlchemy class.
+        raise sa.exc.DataError('INSERT', {}, Exception(
+            "(1264, \"Out of range value for column 'min_ram'\")"))
+
+    def race(req, resp):
+        raise sa.orm.exc.StaleDataError(
+            "UPDATE statement on table 'images' expected to update 1 "
+            "row(s); 0 were matched.")
+
+    def boom(req, resp):
+        raise sa.exc.OperationalError('SELECT', {}, Exception('gone'))
+    app = wsgi.build_app([('/store', {'POST': store}),
+                          ('/race', {'PATCH': race}),
+                          ('/boom', {'GET': boom})],
+                         auth_strategy='noauth2', service_type='compute',
+                         min_version='2.1', max_version='2.1',
+                         error_style='compute')
+    yield falcon.testing.TestClient(app, headers={'X-Auth-Token': 'a'})
+    engine.dispose()
+
+
+def test_data_error_is_a_400_naming_the_problem(client):
+    r = client.simulate_post('/store')
+    assert r.status_code == 400
+    assert 'out of range' in r.json['badRequest']['message']
+    assert 'min_ram' not in r.text  # no database internals
+
+
+def test_row_gone_meanwhile_is_a_409(client):
+    r = client.simulate_patch('/race')
+    assert r.status_code == 409
+    assert 'another request' in r.json['conflictingRequest']['message']
+    assert 'images' not in r.text
+
+
+def test_other_database_errors_stay_500(client):
+    r = client.simulate_get('/boom')
+    assert r.status_code == 500
+    assert 'gone' not in r.text
