@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint test test-unit test-functional test-integration bench clean sample-config
+.PHONY: demo lint tempest test test-unit test-functional test-integration bench clean sample-config
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ test: $(VENV)/.installed-test lint
 	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests
+
+# Tempest's compute tests (servers, flavors, admin, limits, versions)
+# against the daemons with a real Keystone, RabbitMQ and MariaDB; prints
+# the pass/fail/skip counts (README, "Tempest"). Not part of make test:
+# it takes tens of minutes. TEMPEST_ARGS, e.g. --regex R --concurrency 1.
+TEMPEST_ARGS ?=
+tempest: $(VENV)/.installed-test
+	$(BIN)/python -m nimbus.testing.tempest $(TEMPEST_ARGS)
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit

@@ -15,6 +15,7 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_views
+from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import servers as schema
@@ -205,7 +206,12 @@ def get_authorized(req, server_id, rule):
 
 def show(req, resp, server_id):
     record = get_authorized(req, server_id, policies.SERVERS % 'show')
-    resp.media = {'server': server_views.detail(req, record)}
+    body = server_views.detail(req, record)
+    if util.version(req) >= (2, 71):
+        # Nova shows a server's groups in show (not in lists) from 2.71.
+        body['server_groups'] = group_obj.of_instance(
+            util.deps(req).api_db, record['uuid'])
+    resp.media = {'server': body}
 
 
 def delete(req, resp, server_id):

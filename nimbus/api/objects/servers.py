@@ -46,7 +46,8 @@ def _from_build_request(instance):
 
 def _from_instance(row, cell, fault=None):
     extra = row.metadata_items or {}
-    return {
+    record = dict(row.server_attributes or {})
+    record.update({
         'uuid': row.uuid, 'display_name': row.display_name,
         'project_id': row.project_id, 'user_id': row.user_id,
         'host': row.host, 'node': row.node, 'vm_state': row.vm_state,
@@ -57,7 +58,8 @@ def _from_instance(row, cell, fault=None):
         'updated_at': row.updated_at, 'launched_at': row.launched_at,
         'terminated_at': row.terminated_at, 'deleted': row.deleted,
         'cell': cell, 'fault': fault,
-    }
+    })
+    return record
 
 
 def _fault_dict(row):

@@ -86,6 +86,8 @@ class Instance(TimestampMixin, Base):
     availability_zone = sa.Column(sa.String(255), nullable=True)
     metadata_items = sa.Column(JSONText, nullable=True)
     accel_uuids = sa.Column(JSONText, nullable=True)
+    # What only the compute API reads back (nimbus.common.server_attributes).
+    server_attributes = sa.Column(JSONText, nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
     terminated_at = sa.Column(sa.DateTime, nullable=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)
