@@ -117,6 +117,16 @@ def test_servers(world, version, user):
     r = world.req('GET', '/v2.1/servers/detail', user=user, project='demo',
                   version=version)
     assert len(check(schema.list_servers_detail, r)['servers']) == 2
+    body = {'name': 'renamed', 'accessIPv6': '2001:db8::7'}
+    for uuid in (building, placed):
+        r = world.req('PUT', '/v2.1/servers/%s' % uuid, {'server': body},
+                      user=user, project='demo', version=version)
+        updated = check(schema.update_server, r)['server']
+        assert updated['name'] == 'renamed'
+        shown = world.req('GET', '/v2.1/servers/%s' % uuid,
+                          version=version).json['server']
+        assert shown['name'] == 'renamed'
+        assert shown['accessIPv6'] == '2001:db8::7'
     check(servers_v21.delete_server, world.req(
         'DELETE', '/v2.1/servers/%s' % building, version=version))
 
