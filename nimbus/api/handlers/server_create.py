@@ -41,6 +41,10 @@ def lookup_flavor(req, ref):
         raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     if flavor['disabled']:
         raise util.bad_request('Flavor %s is disabled.' % flavor_id)
+    if not flavor['is_public'] and not util.ctx(req).is_admin:
+        # Nimbus keeps no per-project flavor access: a private flavor is
+        # the admins' only; to anyone else it does not exist (Nova's 400).
+        raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     return flavor
 
 

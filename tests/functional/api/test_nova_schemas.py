@@ -324,3 +324,23 @@ def test_versions(api):
     body = check(versions_schema.list_versions, api.req('GET', '/'))
     assert [v['id'] for v in body['versions']] == ['v2.0', 'v2.1']
     check(versions_schema.get_one_version, api.req('GET', '/v2.1'))
+
+
+def test_a_private_flavor_is_unknown_to_a_member(world):
+    world.admin('POST', '/v2.1/flavors', {'flavor': {
+        'name': 'private', 'ram': 512, 'vcpus': 1, 'disk': 1, 'id': 'p1',
+        'os-flavor-access:is_public': False}})
+    r = _boot(world, '2.1', flavorRef='p1')
+    assert r.status_code == 400
+    assert 'p1' in r.json['badRequest']['message']
+    assert world.conductor.calls == []
+    assert world.req('POST', '/v2.1/servers', {'server': {
+        'name': 'vm', 'flavorRef': 'p1', 'imageRef': world.image}},
+        user='admin').status_code == 202
+
+
+def test_services_filter_by_nova_binary_names(api):
+    api.add_compute('host1')
+    for binary in ('nova-compute', 'nimbus-compute'):
+        r = api.admin('GET', '/v2.1/os-services?binary=%s' % binary)
+        assert [s['host'] for s in r.json['services']] == ['host1']
