@@ -344,3 +344,17 @@ def test_services_filter_by_nova_binary_names(api):
     for binary in ('nova-compute', 'nimbus-compute'):
         r = api.admin('GET', '/v2.1/os-services?binary=%s' % binary)
         assert [s['host'] for s in r.json['services']] == ['host1']
+
+
+def test_custom_namespace_extra_specs_are_kept_known_ones_checked(api):
+    api.add_flavor('1')
+    url = '/v2.1/flavors/1/os-extra_specs'
+    r = api.admin('POST', url, {'extra_specs': {
+        'hw:cpu_policy': 'shared', 'foo:bar': 'baz'}})
+    assert r.status_code == 200
+    assert r.json['extra_specs']['foo:bar'] == 'baz'
+    for key, value in (('hw:cpu_policy', 'pinned'), ('hw:unknown', '1'),
+                       ('resources1:NOT_A_CLASS', '1')):
+        r = api.admin('POST', url, {'extra_specs': {key: value}})
+        assert r.status_code == 400, key
+        assert key in r.json['badRequest']['message']
