@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import uuid
 
 from nimbus.api import versions as api_versions
 from nimbus.testing import daemons
@@ -174,8 +175,11 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
         (image, image_alt), (flavor, flavor_alt) = _seed(keystone, workdir)
         tempest_dir = os.path.join(workdir, 'tempest')
         if not os.path.exists(os.path.join(tempest_dir, 'etc')):
-            subprocess.run([_bin('tempest'), 'init', tempest_dir],
-                           check=True)
+            # Tempest keeps a registry of workspaces by name (in
+            # ~/.tempest): each run's workspace gets a name of its own.
+            subprocess.run([_bin('tempest'), 'init', '--name',
+                            'nimbus-%s' % uuid.uuid4().hex[:10],
+                            tempest_dir], check=True)
         conf = os.path.join(tempest_dir, 'etc', 'tempest.conf')
         write_conf(conf, tempest_conf(keystone, image, image_alt, flavor,
                                       flavor_alt, workdir, cloud.hosts))
