@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
+.PHONY: demo lint tempest test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ test: $(VENV)/.installed-test lint
 # minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
 test-faults: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
+
+# Tempest's compute tests (servers, flavors, admin, limits, versions)
+# against the daemons with a real Keystone, RabbitMQ and MariaDB; prints
+# the pass/fail/skip counts (README, "Tempest"). Not part of make test:
+# it takes tens of minutes. TEMPEST_ARGS, e.g. --regex R --concurrency 1.
+TEMPEST_ARGS ?=
+tempest: $(VENV)/.installed-test
+	$(BIN)/python -m nimbus.testing.tempest $(TEMPEST_ARGS)
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit

@@ -27,6 +27,7 @@ ROUTES = [
     (V + '/servers', {'GET': servers.index, 'POST': servers.create}),
     (V + '/servers/detail', {'GET': servers.detail}),
     (V + '/servers/{server_id}', {'GET': servers.show,
+                                  'PUT': servers.update,
                                   'DELETE': servers.delete}),
     # flavors
     (V + '/flavors', {'GET': flavors.index, 'POST': flavors.create}),

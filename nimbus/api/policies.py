@@ -59,6 +59,9 @@ RULES = BASE + [
     _rule(SERVERS % 'create:forced_host', 'rule:admin_api',
           'Create a server on a named host (availability_zone "az:host").',
           [('POST', '/servers')]),
+    _rule(SERVERS % 'update', 'rule:admin_or_owner', 'Update a server '
+          '(name, access addresses, description, hostname).',
+          [('PUT', '/servers/{server_id}')]),
     _rule(SERVERS % 'delete', 'rule:admin_or_owner', 'Delete a server.',
           [('DELETE', '/servers/{server_id}')]),
     _rule(EXT_ATTRS, 'rule:admin_api', 'See OS-EXT-SRV-ATTR host fields.',

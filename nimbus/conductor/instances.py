@@ -45,6 +45,13 @@ def to_dict(row):
     }
 
 
+# The build request's keys that only the compute API reads back; kept on
+# the cell's instance as one JSON object (``server_attributes``).
+SERVER_ATTRIBUTES = ('reservation_id', 'launch_index', 'key_name',
+                     'description', 'hostname', 'tags', 'access_ip_v4',
+                     'access_ip_v6', 'security_groups', 'disk_config')
+
+
 def create(session, values):
     row = models.Instance(
         uuid=values['uuid'], display_name=values.get('display_name'),
@@ -58,7 +65,9 @@ def create(session, values):
         metadata_items=values.get('metadata') or {},
         accel_uuids=values.get('accel_uuids') or [],
         instance_group_uuid=values.get('instance_group_uuid'),
-        build_alternates=values.get('build_alternates'))
+        build_alternates=values.get('build_alternates'),
+        server_attributes={key: values[key] for key in SERVER_ATTRIBUTES
+                           if key in values})
     session.add(row)
     session.flush()
     return row

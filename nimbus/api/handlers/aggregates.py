@@ -13,13 +13,16 @@ from nimbus.common.wsgi import json_body
 LOG = logging.getLogger(__name__)
 
 
-def view(req, agg):
+def view(req, agg, members=True):
+    """An aggregate as Nova shows it; its create response (``members``
+    False) has no ``hosts`` and no ``metadata``."""
     body = {'id': agg['id'], 'name': agg['name'],
             'availability_zone': agg['availability_zone'],
-            'hosts': agg['hosts'], 'metadata': agg['metadata'],
             'created_at': util.isotime(agg['created_at']),
             'updated_at': util.isotime(agg['updated_at']),
             'deleted': False, 'deleted_at': None}
+    if members:
+        body.update(hosts=agg['hosts'], metadata=agg['metadata'])
     if util.version(req) >= (2, 41):
         body['uuid'] = agg['uuid']
     return body
@@ -39,16 +42,17 @@ def _mirror_to_placement(req, host, agg_uuid, add):
                                     host, agg_uuid, add)
 
 
-def _id(aggregate_id):
-    if not str(aggregate_id).isdigit():
+def _get(req, aggregate_id):
+    """The aggregate, or a 404. As in Nova, an id that is not an integer
+    (``abc``) is a 400, and an integer that is no aggregate's (``-1``,
+    ``999``) is not found."""
+    try:
+        number = int(str(aggregate_id), 10)
+    except ValueError:
         raise util.bad_request('Invalid aggregate id %s: expected an '
                                'integer.' % aggregate_id)
-    return int(aggregate_id)
-
-
-def _get(req, aggregate_id):
     try:
-        return agg_obj.get(util.deps(req).api_db, _id(aggregate_id))
+        return agg_obj.get(util.deps(req).api_db, number)
     except agg_obj.AggregateNotFound:
         raise util.not_found('Aggregate', aggregate_id)
 
@@ -91,7 +95,7 @@ def create(req, resp):
     except agg_obj.AggregateExists:
         raise util.conflict('Aggregate %s already exists.' % body['name'])
     _notify(req, 'update_aggregates', agg)
-    resp.media = {'aggregate': view(req, agg)}
+    resp.media = {'aggregate': view(req, agg, members=False)}
 
 
 def update(req, resp, aggregate_id):

@@ -91,14 +91,18 @@ def create(req, resp):
                                    % field)
     if int(body['ram']) < 1 or int(body['vcpus']) < 1:
         raise util.bad_request('ram and vcpus must be at least 1.')
+    flavorid = body.get('id')
     values = {
-        'flavorid': body.get('id') or uuidutils.generate_uuid(),
+        'flavorid': (uuidutils.generate_uuid() if flavorid is None
+                     else str(flavorid)),
         'name': body['name'], 'memory_mb': int(body['ram']),
         'vcpus': int(body['vcpus']), 'root_gb': int(body['disk']),
         'ephemeral_gb': _int(body.get('OS-FLV-EXT-DATA:ephemeral')),
         'swap': _int(body.get('swap')),
         'rxtx_factor': float(body.get('rxtx_factor', 1.0)),
-        'is_public': body.get('os-flavor-access:is_public', True),
+        'is_public': util.boolish(
+            body.get('os-flavor-access:is_public', True),
+            'os-flavor-access:is_public'),
         'description': body.get('description')}
     try:
         flavor = flavor_obj.create(util.deps(req).api_db, values)
@@ -215,4 +219,5 @@ def specs_delete(req, resp, flavor_id, key):
         raise util.errors.HTTPError(
             404, 'Flavor %s has no extra specs with key %s.'
             % (flavor_id, key))
-    resp.status = 202
+    # Nova answers an extra spec's removal with 200 and no body.
+    resp.status = 200

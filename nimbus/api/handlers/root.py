@@ -18,8 +18,17 @@ def _v21(req):
                        'href': 'https://docs.openstack.org/'}]}
 
 
+def _v20(req):
+    """The legacy v2.0 entry Nova lists beside v2.1 (no microversions:
+    empty version and min_version). Nimbus serves only /v2.1."""
+    return {'id': 'v2.0', 'status': 'SUPPORTED', 'version': '',
+            'min_version': '', 'updated': '2011-01-21T11:33:21Z',
+            'links': [{'rel': 'self',
+                       'href': util.base_url(req) + '/v2/'}]}
+
+
 def versions(req, resp):
-    resp.media = {'versions': [_v21(req)]}
+    resp.media = {'versions': [_v20(req), _v21(req)]}
 
 
 def version_v21(req, resp):

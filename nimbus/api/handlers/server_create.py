@@ -13,7 +13,6 @@ from oslo_utils import uuidutils
 from nimbus import extra_specs
 from nimbus.api import policies
 from nimbus.api import util
-from nimbus.api.handlers import server_views
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api.objects import images as image_obj
@@ -42,6 +41,10 @@ def lookup_flavor(req, ref):
         raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     if flavor['disabled']:
         raise util.bad_request('Flavor %s is disabled.' % flavor_id)
+    if not flavor['is_public'] and not util.ctx(req).is_admin:
+        # Nimbus keeps no per-project flavor access: a private flavor is
+        # the admins' only; to anyone else it does not exist (Nova's 400).
+        raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     return flavor
 
 
@@ -218,6 +221,19 @@ def _check_image_fits(flavor, image, is_bfv):
                                "image.")
 
 
+def _check_key_and_groups(server):
+    """Nimbus serves no keypairs and only the ``default`` security group
+    (it has no networking): as Nova refuses a key or a group it cannot
+    find, with a 400, so does Nimbus."""
+    if server.get('key_name') is not None:
+        raise util.bad_request('Invalid key_name provided: keypair %s could '
+                               'not be found.' % server['key_name'])
+    for group in server.get('security_groups') or ():
+        name = group.get('name')
+        if name != 'default':
+            raise util.bad_request('Security group %s not found.' % name)
+
+
 def _password(length=12):
     alphabet = string.ascii_letters + string.digits
     return ''.join(secrets.choice(alphabet) for _ in range(length))
@@ -256,6 +272,7 @@ def create(req, resp):
         raise util.bad_request("Missing imageRef attribute: a server boots "
                                "from an image.")
     _check_image_fits(flavor, image, is_bfv)
+    _check_key_and_groups(server)
     zone, force_host, force_node = _zone(req, server.get('availability_zone'))
     extra = {}
     if server.get('host') or server.get('hypervisor_hostname'):
@@ -286,6 +303,10 @@ def create(req, resp):
             'key_name': server.get('key_name'),
             'hostname': server.get('hostname') or name,
             'tags': server.get('tags') or [],
+            'access_ip_v4': server.get('accessIPv4') or '',
+            'access_ip_v6': server.get('accessIPv6') or '',
+            'disk_config': server.get('OS-DCF:diskConfig', 'MANUAL'),
+            'security_groups': [{'name': 'default'}],
             'created_at': now, 'updated_at': None,
         })
     deps = util.deps(req)
@@ -311,11 +332,11 @@ def create(req, resp):
     if return_reservation:
         resp.media = {'reservation_id': reservation_id}
         return
-    first = server_views.basic(req, instances[0])
-    first['id'] = uuids[0]
-    first.update({'OS-DCF:diskConfig': server.get('OS-DCF:diskConfig',
-                                                  'MANUAL'),
-                  'security_groups': [{'name': 'default'}]})
+    # Nova's create response: no name, no status (tempest's create_server
+    # schema allows only these keys).
+    first = {'id': uuids[0], 'links': util.links(req, 'servers', uuids[0])}
+    first.update({'OS-DCF:diskConfig': instances[0]['disk_config'],
+                  'security_groups': instances[0]['security_groups']})
     if deps.conf.api.enable_instance_password:
         first['adminPass'] = server.get('adminPass') or _password()
     resp.set_header('Location', first['links'][0]['href'])

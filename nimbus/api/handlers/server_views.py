@@ -77,9 +77,10 @@ def detail(req, record, is_admin_view=None):
         'created': util.isotime(record.get('created_at')),
         'updated': util.isotime(record.get('updated_at') or
                                 record.get('created_at')),
-        'addresses': {}, 'accessIPv4': '', 'accessIPv6': '',
+        'addresses': {}, 'accessIPv4': record.get('access_ip_v4') or '',
+        'accessIPv6': record.get('access_ip_v6') or '',
         'progress': 100 if status == 'ACTIVE' else 0,
-        'OS-DCF:diskConfig': 'MANUAL',
+        'OS-DCF:diskConfig': record.get('disk_config') or 'MANUAL',
         'OS-EXT-AZ:availability_zone': record.get('availability_zone') or '',
         'config_drive': '', 'key_name': record.get('key_name'),
         'OS-SRV-USG:launched_at': util.isotime(record.get('launched_at')),
@@ -89,7 +90,8 @@ def detail(req, record, is_admin_view=None):
         'OS-EXT-STS:vm_state': record['vm_state'],
         'OS-EXT-STS:power_state': record.get('power_state') or 0,
         'os-extended-volumes:volumes_attached': [],
-        'security_groups': [{'name': 'default'}],
+        'security_groups': record.get('security_groups') or [
+            {'name': 'default'}],
     })
     if is_admin_view:
         body.update({

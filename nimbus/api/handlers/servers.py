@@ -15,11 +15,13 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_views
+from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import servers as schema
 from nimbus.common import instance_states as states
 from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import json_body
 
 LOG = logging.getLogger(__name__)
 
@@ -205,7 +207,44 @@ def get_authorized(req, server_id, rule):
 
 def show(req, resp, server_id):
     record = get_authorized(req, server_id, policies.SERVERS % 'show')
-    resp.media = {'server': server_views.detail(req, record)}
+    body = server_views.detail(req, record)
+    if util.version(req) >= (2, 71):
+        # Nova shows a server's groups in show (not in lists) from 2.71.
+        body['server_groups'] = group_obj.of_instance(
+            util.deps(req).api_db, record['uuid'])
+    resp.media = {'server': body}
+
+
+# What Nova's update response leaves out of the detail view.
+_NOT_IN_UPDATE = ('key_name', 'security_groups', 'config_drive',
+                  'os-extended-volumes:volumes_attached', 'host_status',
+                  'OS-EXT-AZ:availability_zone', 'fault')
+_NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
+
+_UPDATE_FIELDS = {'name': 'display_name', 'description': 'description',
+                  'accessIPv4': 'access_ip_v4', 'accessIPv6': 'access_ip_v6',
+                  'hostname': 'hostname', 'OS-DCF:diskConfig': 'disk_config'}
+
+
+def update(req, resp, server_id):
+    """PUT /servers/{id}: name, access addresses, disk config, and from
+    2.19 the description, from 2.90 the hostname."""
+    record = get_authorized(req, server_id, policies.SERVERS % 'update')
+    version = util.version(req)
+    body = json_body(req, schema.update_schema(version))['server']
+    values = {_UPDATE_FIELDS[key]: value for key, value in body.items()}
+    deps = util.deps(req)
+    if not server_obj.update(deps.api_db, deps.cells, record, values):
+        raise util.not_found('Server', server_id)
+    record = get_authorized(req, server_id, policies.SERVERS % 'update')
+    shown = server_views.detail(req, record)
+    view = {key: value for key, value in shown.items()
+            if key not in _NOT_IN_UPDATE and
+            not key.startswith(_NOT_IN_UPDATE_PREFIXES)}
+    if version >= (2, 71):
+        view['server_groups'] = group_obj.of_instance(deps.api_db,
+                                                      record['uuid'])
+    resp.media = {'server': view}
 
 
 def delete(req, resp, server_id):

@@ -27,12 +27,21 @@ def view(req, service, zones):
     return body
 
 
+def _binary(name):
+    """Nova's binary names (``nova-compute``) name the same services as
+    Nimbus's (``nimbus-compute``): clients written for Nova, Tempest among
+    them, filter by them."""
+    if name and name.startswith('nova-'):
+        return 'nimbus-' + name[len('nova-'):]
+    return name
+
+
 def index(req, resp):
     util.authorize(req, policies.SERVICES % 'list')
     params = util.query(req, schema.LIST_QUERY)
     services = service_obj.list_services(
         util.deps(req).cells, _down_time(req), util.utcnow(),
-        params.get('host'), params.get('binary'))
+        params.get('host'), _binary(params.get('binary')))
     zones = agg_obj.zones_by_host(util.deps(req).api_db)
     resp.media = {'services': [view(req, s, zones) for s in services]}
 
@@ -56,7 +65,7 @@ def _legacy_update(req, resp, action):
     deps = util.deps(req)
     try:
         cell, row_id = service_obj.find_by_host_binary(
-            deps.cells, body['host'], body['binary'])
+            deps.cells, body['host'], _binary(body['binary']))
     except service_obj.ServiceNotFound:
         raise util.not_found('Service', '%s/%s' % (body['host'],
                                                    body['binary']))

@@ -26,6 +26,16 @@ def get(db, uuid):
         return to_dict(row)
 
 
+def of_instance(db, instance_uuid):
+    """The uuids of the groups ``instance_uuid`` is a member of."""
+    with db.session() as session:
+        return list(session.execute(
+            sa.select(models.InstanceGroup.uuid).join(
+                models.InstanceGroupMember).where(
+                models.InstanceGroupMember.instance_uuid ==
+                instance_uuid)).scalars())
+
+
 def list_all(db, project_id=None):
     with db.session() as session:
         query = sa.select(models.InstanceGroup).order_by(

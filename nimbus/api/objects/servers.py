@@ -46,7 +46,8 @@ def _from_build_request(instance):
 
 def _from_instance(row, cell, fault=None):
     extra = row.metadata_items or {}
-    return {
+    record = dict(row.server_attributes or {})
+    record.update({
         'uuid': row.uuid, 'display_name': row.display_name,
         'project_id': row.project_id, 'user_id': row.user_id,
         'host': row.host, 'node': row.node, 'vm_state': row.vm_state,
@@ -57,7 +58,8 @@ def _from_instance(row, cell, fault=None):
         'updated_at': row.updated_at, 'launched_at': row.launched_at,
         'terminated_at': row.terminated_at, 'deleted': row.deleted,
         'cell': cell, 'fault': fault,
-    }
+    })
+    return record
 
 
 def _fault_dict(row):
@@ -448,3 +450,43 @@ def hosts_of(api_db, cells, uuids):
                     cell_models.Instance.uuid.in_(cell_uuids),
                     cell_models.Instance.deleted.is_(False))).all() if h)
     return sorted(hosts)
+
+
+# What PUT /servers/{id} may change: the record's key -> where a cell keeps
+# it (a column, else the instance's ``server_attributes``).
+UPDATABLE = ('display_name', 'description', 'access_ip_v4', 'access_ip_v6',
+             'hostname')
+
+
+def update(api_db, cells, record, values):
+    """Apply ``values`` (keys of :data:`UPDATABLE`) to the server, a build
+    request or a cell's instance; False when it is gone."""
+    if record['cell'] is None:
+        with api_db.session() as session:
+            row = session.execute(sa.select(api_models.BuildRequest).where(
+                api_models.BuildRequest.instance_uuid == record['uuid'])
+            ).scalar()
+            if row is not None:
+                row.instance = dict(row.instance, **values)
+                return True
+        # It left for a cell meanwhile: read where it is now.
+        try:
+            record = get(api_db, cells, record['uuid'])
+        except ServerNotFound:
+            return False
+        if record['cell'] is None:
+            return False
+    with cells.db(record['cell']).session() as session:
+        row = session.execute(sa.select(cell_models.Instance).where(
+            cell_models.Instance.uuid == record['uuid'],
+            cell_models.Instance.deleted.is_(False))).scalar()
+        if row is None:
+            return False
+        attributes = dict(row.server_attributes or {})
+        for key, value in values.items():
+            if key == 'display_name':
+                row.display_name = value
+            else:
+                attributes[key] = value
+        row.server_attributes = attributes
+        return True

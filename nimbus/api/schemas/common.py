@@ -11,6 +11,12 @@ POS_INT_STR = {'type': 'string', 'pattern': r'^[1-9][0-9]*$'}
 BOOL_STR = {'type': 'string', 'pattern':
             r'^([01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|'
             r'[oO][nN]|[oO][fF][fF]|[yY][eE][sS]|[nN][oO])$'}
+# A boolean as Nova's API accepts one in a body: true/false or one of
+# these strings (util.boolish reads them).
+BOOLEAN = {'type': ['boolean', 'string'], 'enum': [
+    True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes',
+    'y', 't', False, 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off',
+    'NO', 'No', 'no', 'n', 'f']}
 METADATA = {
     'type': 'object',
     'patternProperties': {

@@ -17,15 +17,18 @@ CREATE = {
             'type': 'object',
             'properties': {
                 'name': common.NAME,
-                'id': {'type': ['string', 'null'], 'minLength': 1,
-                       'maxLength': 255, 'pattern': r'^(?! )[a-zA-Z0-9. _-]+(?<! )$'},
+                # As Nova: a string, an integer (kept as its string) or
+                # null (a generated uuid). A float such as 1.0 is refused.
+                'id': {'type': ['string', 'integer', 'null'],
+                       'minLength': 1, 'maxLength': 255,
+                       'pattern': r'^(?! )[a-zA-Z0-9. _-]+(?<! )$'},
                 'ram': _POS, 'vcpus': _POS, 'disk': _NON_NEG,
                 'OS-FLV-EXT-DATA:ephemeral': _NON_NEG,
                 'swap': _NON_NEG,
                 'rxtx_factor': {'type': ['number', 'string'],
                                 'pattern': r'^[0-9]+(\.[0-9]+)?$',
                                 'minimum': 0, 'exclusiveMinimum': 0},
-                'os-flavor-access:is_public': {'type': 'boolean'},
+                'os-flavor-access:is_public': common.BOOLEAN,
             },
             'required': ['name', 'ram', 'vcpus', 'disk'],
             'additionalProperties': False,

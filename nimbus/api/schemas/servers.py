@@ -157,3 +157,26 @@ LIST_QUERY = {
         'changes-before': {'type': 'string', 'maxLength': 64},
     }),
 }
+
+
+def update_schema(version):
+    """The PUT /servers/{id} schema at a microversion."""
+    props = {
+        'name': common.NAME,
+        'accessIPv4': {'type': 'string', 'format': 'ipv4'},
+        'accessIPv6': {'type': 'string', 'format': 'ipv6'},
+        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+    }
+    if version >= (2, 19):
+        props['description'] = {'type': ['string', 'null'],
+                                'maxLength': 255}
+    if version >= (2, 90):
+        props['hostname'] = {'type': 'string', 'minLength': 1,
+                             'maxLength': 255,
+                             'pattern': r'^[a-zA-Z0-9][a-zA-Z0-9.-]*$'}
+    return {
+        'type': 'object',
+        'properties': {'server': {'type': 'object', 'properties': props,
+                                  'additionalProperties': False}},
+        'required': ['server'], 'additionalProperties': False,
+    }

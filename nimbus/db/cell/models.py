@@ -91,6 +91,8 @@ class Instance(TimestampMixin, Base):
     instance_group_uuid = sa.Column(sa.String(36), nullable=True,
                                     index=True)
     build_alternates = sa.Column(JSONText, nullable=True)
+    # 0004: what only the compute API reads back (nimbus.common.server_attributes).
+    server_attributes = sa.Column(JSONText, nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
     terminated_at = sa.Column(sa.DateTime, nullable=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)

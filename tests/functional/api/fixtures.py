@@ -7,6 +7,7 @@ from falcon import testing
 from oslo_utils import uuidutils
 
 from nimbus.api import app as api_app
+from nimbus.conductor import instances as conductor_instances
 from nimbus.db import cells as cells_mod
 from nimbus.common import config
 from nimbus.common import db as common_db
@@ -216,7 +217,11 @@ class ApiFixture:
                 vm_state=vm_state, task_state=None,
                 flavor=instance['flavor'], image_ref=instance['image_ref'],
                 availability_zone=instance['availability_zone'],
-                metadata_items=instance['metadata']))
+                metadata_items=instance['metadata'],
+                server_attributes={
+                    key: instance[key] for key in
+                    conductor_instances.SERVER_ATTRIBUTES
+                    if key in instance}))
             if fault:
                 session.add(cell_models.InstanceFault(
                     instance_uuid=uuid, code=500, message=fault[0],

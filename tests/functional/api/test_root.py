@@ -4,7 +4,9 @@
 def test_versions_public(api):
     r = api.client.simulate_get('/')
     assert r.status_code == 200
-    (v21,) = r.json['versions']
+    # Nova lists the legacy v2.0 beside v2.1.
+    v20, v21 = r.json['versions']
+    assert v20['id'] == 'v2.0' and v20['status'] == 'SUPPORTED'
     assert v21['id'] == 'v2.1' and v21['min_version'] == '2.1'
     assert v21['version'] == '2.96'
     r = api.client.simulate_get('/v2.1')

@@ -1,0 +1,246 @@
+"""Tempest's compute tests against Nimbus with a real Keystone
+(``make tempest``).
+
+``python -m nimbus.testing.tempest [--regex R] [--workdir D]
+[--concurrency N]`` starts a Keystone (:mod:`nimbus.testing.keystone`), the
+Nimbus daemons on RabbitMQ and MariaDB (:class:`~nimbus.testing.daemons.
+DaemonCloud`, two computes, each database and vhost fresh), uploads an
+image and two flavors, writes a ``tempest.conf`` that says what Nimbus
+serves (no networking, no volumes, no server lifecycle actions beyond
+create/show/list/delete), runs ``tempest run`` and prints the pass, fail
+and skip counts. Everything it created is removed at the end (unless
+``--keep``); the workspace (tempest.conf, the daemons' logs, the stestr
+results) stays in ``--workdir``.
+"""
+
+import argparse
+import configparser
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import uuid
+
+from nimbus.api import versions as api_versions
+from nimbus.testing import daemons
+from nimbus.testing import infra
+from nimbus.testing import keystone as keystone_mod
+
+DEFAULT_REGEX = (r'^tempest\.api\.compute\.'
+                 r'(servers|flavors|admin|limits|test_versions)')
+
+# The scheduler filters the harness enables (``[filter_scheduler]
+# enabled_filters``, as devstack does) and tells Tempest about: Tempest
+# skips the tests of a filter not in this list.
+FILTERS = (
+    'ComputeFilter', 'AvailabilityZoneFilter', 'ComputeCapabilitiesFilter',
+    'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+    'ServerGroupAffinityFilter', 'SameHostFilter', 'DifferentHostFilter')
+
+# Compute features Nimbus does not serve (server actions come in a later
+# issue; there is no console, no networking, no volume service).
+FEATURES_OFF = (
+    'resize', 'live_migration', 'cold_migration', 'change_password',
+    'console_output', 'pause', 'shelve', 'suspend', 'snapshot', 'rescue',
+    'interface_attach', 'vnc_console', 'serial_console', 'spice_console',
+    'metadata_service', 'config_drive', 'personality',
+    'block_migration_for_live_migration', 'attach_encrypted_volume',
+    'swap_volume', 'volume_multiattach', 'volume_backed_live_migration',
+    'can_migrate_between_any_hosts', 'shelve_migrate', 'cold_migration',
+    'stable_rescue', 'hostname_fqdn_sanitization', 'unified_limits',
+    'boot_from_volume', 'disk_config', 'instance_locking',
+    'xenapi_apis', 'ide_bus', 'rbd_download')
+
+
+def tempest_conf(keystone, image, image_alt, flavor, flavor_alt, workdir,
+                 hosts):
+    """The tempest.conf sections (a dict of dicts)."""
+    compute_features = {name: 'false' for name in FEATURES_OFF}
+    compute_features.update({
+        'scheduler_enabled_filters': ','.join(FILTERS),
+        'enable_instance_password': 'true',
+    })
+    return {
+        'DEFAULT': {'log_file': os.path.join(workdir, 'tempest.log')},
+        'oslo_concurrency': {'lock_path': os.path.join(workdir, 'locks')},
+        'auth': {
+            'admin_username': 'admin',
+            'admin_password': keystone_mod.ADMIN_PASSWORD,
+            'admin_project_name': 'admin', 'admin_domain_name': 'Default',
+            'use_dynamic_credentials': 'true',
+            'create_isolated_networks': 'false',
+            'tempest_roles': 'member'},
+        'identity': {'uri_v3': keystone.url, 'auth_version': 'v3',
+                     'region': keystone_mod.REGION,
+                     'disable_ssl_certificate_validation': 'true'},
+        'identity-feature-enabled': {'api_v2': 'false'},
+        'compute': {
+            'image_ref': image, 'image_ref_alt': image_alt,
+            'flavor_ref': flavor, 'flavor_ref_alt': flavor_alt,
+            'region': keystone_mod.REGION,
+            'min_microversion': api_versions.MIN_VERSION,
+            'max_microversion': api_versions.MAX_VERSION,
+            'min_compute_nodes': str(len(hosts)),
+            'build_timeout': '120', 'endpoint_type': 'publicURL'},
+        'compute-feature-enabled': compute_features,
+        'service_available': {
+            'nova': 'true', 'glance': 'true', 'neutron': 'false',
+            'cinder': 'false', 'swift': 'false', 'horizon': 'false',
+            'placement': 'true'},
+        'image': {'region': keystone_mod.REGION,
+                  'endpoint_type': 'publicURL'},
+        'image-feature-enabled': {'api_v1': 'false', 'api_v2': 'true'},
+        'validation': {'run_validation': 'false'},
+        'volume-feature-enabled': {'api_v2': 'false', 'api_v3': 'false'},
+        'placement': {'region': keystone_mod.REGION},
+    }
+
+
+def write_conf(path, sections):
+    parser = configparser.ConfigParser(interpolation=None)
+    for section, values in sections.items():
+        parser[section] = values
+    with open(path, 'w') as f:
+        parser.write(f)
+
+
+def _bin(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def _seed(keystone, workdir):
+    """An image (two names, so image_ref_alt differs) and two flavors, as
+    the admin; returns their ids."""
+    conn = keystone.admin()
+    data = os.path.join(workdir, 'tiny.raw')
+    with open(data, 'wb') as f:
+        f.write(b'\0' * 4096)
+    images = [conn.image.create_image(
+        name=name, filename=data, disk_format='raw',
+        container_format='bare', visibility='public').id
+        for name in ('tempest-img', 'tempest-img-alt')]
+    flavors = [conn.compute.create_flavor(
+        name=name, ram=ram, vcpus=1, disk=1, flavorid=flavorid).id
+        for name, ram, flavorid in (('tempest.tiny', 128, '42'),
+                                    ('tempest.small', 192, '84'))]
+    return images, flavors
+
+
+SUMMARY = re.compile(r'^ - (Passed|Failed|Skipped|Expected Fail|'
+                     r'Unexpected Success): (\d+)', re.M)
+
+
+def counts(output):
+    """``{'Passed': n, 'Failed': n, 'Skipped': n, ...}`` of a ``tempest
+    run`` output (its Totals block)."""
+    return {name: int(number) for name, number in SUMMARY.findall(output)}
+
+
+def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
+    """Start everything, run Tempest; returns its exit code."""
+    os.makedirs(workdir, exist_ok=True)
+    reason = keystone_mod.missing()
+    if reason:
+        raise SystemExit('no Keystone: %s' % reason)
+    cleanups = []
+    keystone = keystone_mod.Keystone(os.path.join(workdir, 'keystone'))
+    cloud = None
+    try:
+        keystone.start()
+        cleanups.append(keystone.stop)
+
+        def fresh(make):
+            url, cleanup = make()
+            cleanups.append(cleanup)
+            return url
+        databases = {name: fresh(infra.mysql_database)
+                     for name in ('api', 'cell0', 'cell1', 'placement')}
+        common = {'api': {'auth_strategy': 'keystone'},
+                  'keystone_authtoken': keystone.authtoken_options(),
+                  'placement_client': {'auth_strategy': 'keystone',
+                                       'auth_section': 'keystone_authtoken'},
+                  'compute': {'update_resources_interval': 5},
+                  'filter_scheduler': {'enabled_filters': ','.join(FILTERS)}}
+        cloud = daemons.DaemonCloud(
+            os.path.join(workdir, 'cloud'), fresh(infra.rabbit_vhost),
+            fresh(infra.rabbit_vhost), databases, hosts=hosts,
+            common_options=common)
+        cloud.prepare()
+        keystone.register_nimbus(cloud.api_url, cloud.placement_url)
+        cloud.start()
+        cleanups.append(cloud.stop)
+        _wait_hypervisors(keystone, hosts, cloud)
+        cloud.manage('cell', 'discover-hosts')
+        (image, image_alt), (flavor, flavor_alt) = _seed(keystone, workdir)
+        tempest_dir = os.path.join(workdir, 'tempest')
+        if not os.path.exists(os.path.join(tempest_dir, 'etc')):
+            # Tempest keeps a registry of workspaces by name (in
+            # ~/.tempest): each run's workspace gets a name of its own.
+            subprocess.run([_bin('tempest'), 'init', '--name',
+                            'nimbus-%s' % uuid.uuid4().hex[:10],
+                            tempest_dir], check=True)
+        conf = os.path.join(tempest_dir, 'etc', 'tempest.conf')
+        write_conf(conf, tempest_conf(keystone, image, image_alt, flavor,
+                                      flavor_alt, workdir, cloud.hosts))
+        print('tempest.conf: %s' % conf, flush=True)
+        result = subprocess.run(
+            [_bin('tempest'), 'run', '--regex', regex, '--concurrency',
+             str(concurrency)], cwd=tempest_dir, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONWARNINGS='ignore'))
+        with open(os.path.join(workdir, 'tempest-run.log'), 'w') as f:
+            f.write(result.stdout)
+        tail = result.stdout.splitlines()[-40:]
+        print('\n'.join(tail))
+        found = counts(result.stdout)
+        print('TEMPEST passed=%d failed=%d skipped=%d' % (
+            found.get('Passed', 0), found.get('Failed', 0),
+            found.get('Skipped', 0)))
+        print('full output: %s' % os.path.join(workdir, 'tempest-run.log'))
+        return result.returncode
+    except BaseException:
+        if cloud is not None:
+            print(cloud.logs())
+        print(keystone.tail())
+        raise
+    finally:
+        if not keep:
+            for cleanup in reversed(cleanups):
+                try:
+                    cleanup()
+                except Exception as exc:  # best effort, say what stayed
+                    print('cleanup failed: %s' % exc)
+
+
+def _wait_hypervisors(keystone, hosts, cloud, timeout=180):
+    import time
+    conn = keystone.admin()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cloud._check_alive()
+        try:
+            if len(list(conn.compute.hypervisors())) >= hosts:
+                return
+        except Exception:  # the API is still starting
+            pass
+        time.sleep(2)
+    raise TimeoutError('%d hypervisors did not report' % hosts)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--regex', default=DEFAULT_REGEX)
+    parser.add_argument('--workdir', default=None)
+    parser.add_argument('--concurrency', type=int, default=2)
+    parser.add_argument('--hosts', type=int, default=2)
+    parser.add_argument('--keep', action='store_true',
+                        help='leave the daemons, databases and vhosts')
+    args = parser.parse_args(argv)
+    workdir = args.workdir or tempfile.mkdtemp(prefix='nimbus-tempest-')
+    return run(os.path.abspath(workdir), args.regex, args.concurrency,
+               args.hosts, args.keep)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
