@@ -112,7 +112,7 @@ class Cloud:
                  overrides=None, fail_hosts=(), host_overrides=None,
                  host_prefix='host-', database_urls=None,
                  discover_interval=2.0, shared_hosts=False,
-                 accelerators=True, accelerator_port=0):
+                 accelerators=False, accelerator_port=0):
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
         self.transport_url = transport_url or 'inproc:///'

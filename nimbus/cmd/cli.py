@@ -34,7 +34,7 @@ def _all_in_one(args):
             transport_url=args.transport_url,
             cell_transport_url=args.cell_transport_url,
             api_port=args.api_port, placement_port=args.placement_port,
-            shared_hosts=True)
+            shared_hosts=True, accelerators=True)
     except cloud_mod.ConfigurationError as exc:
         sys.exit(secrets.mask('nimbus all-in-one: %s' % exc))
     console.print('Starting Nimbus: %d simulated hosts, state in %s'

@@ -28,7 +28,8 @@ infra.require_module('cyborgclient')
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     state = tmp_path_factory.mktemp('cyborg')
-    running = cloud_mod.Cloud(str(state / 'state'), hosts=2).start()
+    running = cloud_mod.Cloud(str(state / 'state'), hosts=2,
+                             accelerators=True).start()
     yield running, state
     running.stop()
 
