@@ -10,6 +10,8 @@ from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
+from nimbus.api.handlers import limits
+from nimbus.api.handlers import quota_sets
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
 from nimbus.api.handlers import server_groups
@@ -65,6 +67,16 @@ ROUTES = [
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
     (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
+    # quotas and limits
+    (V + '/limits', {'GET': limits.index}),
+    (V + '/os-quota-sets/{project_id}', {'GET': quota_sets.show,
+                                         'PUT': quota_sets.update,
+                                         'DELETE': quota_sets.delete}),
+    (V + '/os-quota-sets/{project_id}/detail', {'GET': quota_sets.detail}),
+    (V + '/os-quota-sets/{project_id}/defaults',
+     {'GET': quota_sets.defaults}),
+    (V + '/os-quota-class-sets/{class_name}',
+     {'GET': quota_sets.class_show, 'PUT': quota_sets.class_update}),
     # cells (Nimbus)
     (V + '/os-cells', {'GET': cells.index}),
 ]
