@@ -62,8 +62,10 @@ def _cores_ram_from_databases(api_db, cells, project_id):
                     model.project_id == project_id,
                     model.deleted.is_(False))).scalars())
         except Exception as exc:
-            raise UsageUnavailable('cell %s is unreachable: %s'
-                                   % (cell.name, exc))
+            # As Nova's legacy counting: a cell that does not answer adds
+            # nothing (its servers are not counted until it is back).
+            LOG.warning('Cell %s is unreachable (%s); its servers are left '
+                        'out of the quota usage', cell.name, exc)
     return _flavor_sums(flavors)
 
 
