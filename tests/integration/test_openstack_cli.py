@@ -213,7 +213,11 @@ def usage_session(cli):
     usages = cli.json('usage', 'list', '--start', '2000-01-01',
                       '--end', '2100-01-01')
     assert len(usages) == 1
-    assert usages[0]['Servers'] == 3
+    # The -f json output carries the server usages themselves.
+    servers = usages[0]['Servers']
+    assert sorted(s['name'] for s in servers) == ['vm-az', 'vm-cli-1',
+                                                  'vm-cli-2']
+    assert all(s['flavor'] == 'cli.tiny' for s in servers)
 
 
 def quota_session(cli, project, member_cloud):
