@@ -46,9 +46,43 @@ DASHBOARD_OPTS = [
 ]
 
 
+# Nova's [quota] options and defaults; -1 is unlimited. The quota class
+# ``default`` (os-quota-class-sets) overrides them, a project's own limits
+# (os-quota-sets) override both.
+QUOTA_OPTS = [
+    cfg.IntOpt('instances', default=10, min=-1,
+               help='Servers a project may have.'),
+    cfg.IntOpt('cores', default=20, min=-1,
+               help='VCPUs of the servers of a project.'),
+    cfg.IntOpt('ram', default=51200, min=-1,
+               help='MiB of RAM of the servers of a project.'),
+    cfg.IntOpt('metadata_items', default=128, min=-1,
+               help='Metadata items of one server.'),
+    cfg.IntOpt('injected_files', default=5, min=-1,
+               help='Injected files of one server (below 2.57).'),
+    cfg.IntOpt('injected_file_content_bytes', default=10240, min=-1,
+               help='Bytes of one injected file (below 2.57).'),
+    cfg.IntOpt('injected_file_path_length', default=255, min=-1,
+               help='Characters of one injected file path (below 2.57).'),
+    cfg.IntOpt('key_pairs', default=100, min=-1,
+               help='Key pairs of one user.'),
+    cfg.IntOpt('server_groups', default=10, min=-1,
+               help='Server groups of a project.'),
+    cfg.IntOpt('server_group_members', default=10, min=-1,
+               help='Servers in one server group.'),
+    cfg.BoolOpt('count_usage_from_placement', default=False,
+                help='Count the cores and RAM a project uses from '
+                     'placement\'s usages (GET /usages?project_id=) rather '
+                     'than from the flavors of its servers in the cell '
+                     'databases. Instances are counted from the instance '
+                     'mappings either way. Needs a placement endpoint.'),
+]
+
+
 def register_opts(conf):
     conf.register_opts(API_OPTS, group='api')
     conf.register_opts(DASHBOARD_OPTS, group='dashboard')
+    conf.register_opts(QUOTA_OPTS, group='quota')
     # [oslo_policy] (policy_file, enforce_new_defaults, ...) is read when
     # the app starts; register it up front so config files and overrides
     # can set it. oslo-config-generator lists it under oslo.policy.
@@ -58,4 +92,5 @@ def register_opts(conf):
 
 
 def list_opts():
-    return [('api', API_OPTS), ('dashboard', DASHBOARD_OPTS)]
+    return [('api', API_OPTS), ('dashboard', DASHBOARD_OPTS),
+            ('quota', QUOTA_OPTS)]

@@ -1,21 +1,27 @@
 """The compute API's route table: URL -> {method: handler}."""
 
 from nimbus.api.handlers import aggregates
+from nimbus.api.handlers import audit_log
 from nimbus.api.handlers import availability_zones
 from nimbus.api.handlers import capacity
 from nimbus.api.handlers import cells
 from nimbus.api.handlers import dashboard
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import flavors
+from nimbus.api.handlers import hosts
+from nimbus.api.handlers import hypervisor_search
 from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
+from nimbus.api.handlers import limits
+from nimbus.api.handlers import quota_sets
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
 from nimbus.api.handlers import server_groups
 from nimbus.api.handlers import servers
 from nimbus.api.handlers import services
+from nimbus.api.handlers import tenant_usage
 
 V = '/v2.1'
 
@@ -67,6 +73,28 @@ ROUTES = [
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
     (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
+    # quotas and limits
+    (V + '/limits', {'GET': limits.index}),
+    (V + '/os-quota-sets/{project_id}', {'GET': quota_sets.show,
+                                         'PUT': quota_sets.update,
+                                         'DELETE': quota_sets.delete}),
+    (V + '/os-quota-sets/{project_id}/detail', {'GET': quota_sets.detail}),
+    (V + '/os-quota-sets/{project_id}/defaults',
+     {'GET': quota_sets.defaults}),
+    (V + '/os-quota-class-sets/{class_name}',
+     {'GET': quota_sets.class_show, 'PUT': quota_sets.class_update}),
+    # usage, and the host routes of older microversions
+    (V + '/os-simple-tenant-usage', {'GET': tenant_usage.index}),
+    (V + '/os-simple-tenant-usage/{project_id}', {'GET': tenant_usage.show}),
+    (V + '/os-hosts', {'GET': hosts.index}),
+    (V + '/os-hosts/{host_name}', {'GET': hosts.show}),
+    (V + '/os-hypervisors/{hypervisor_id}/search',
+     {'GET': hypervisor_search.search}),
+    (V + '/os-hypervisors/{hypervisor_id}/servers',
+     {'GET': hypervisor_search.servers}),
+    (V + '/os-instance_usage_audit_log', {'GET': audit_log.index}),
+    (V + '/os-instance_usage_audit_log/{before_timestamp}',
+     {'GET': audit_log.show}),
     # cells (Nimbus)
     (V + '/os-cells', {'GET': cells.index}),
 ]

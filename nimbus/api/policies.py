@@ -44,6 +44,13 @@ RECORDS = 'nimbus:scheduler:records'
 CELLS = 'nimbus:cells:index'
 CAPACITY = 'nimbus:scheduler:capacity'
 DASHBOARD = 'nimbus:dashboard'
+QUOTAS = 'os_compute_api:os-quota-sets:%s'
+QUOTA_CLASSES = 'os_compute_api:os-quota-class-sets:%s'
+LIMITS = 'os_compute_api:limits'
+LIMITS_OTHER_PROJECT = 'os_compute_api:limits:other_project'
+USAGE = 'os_compute_api:os-simple-tenant-usage:%s'
+HOSTS = 'os_compute_api:os-hosts:%s'
+AUDIT_LOG = 'os_compute_api:os-instance-usage-audit-log:%s'
 
 RULES = BASE + [
     _rule(SERVERS % 'index', 'rule:admin_or_owner', 'List servers.',
@@ -152,6 +159,49 @@ RULES = BASE + [
            ('GET', '/dashboard/api/capacity'),
            ('GET', '/dashboard/api/decisions'),
            ('GET', '/dashboard/api/events')]),
+]
+
+# Quotas, limits and usage (Nova's defaults: a project reads its own,
+# administrators change them and read everyone's).
+RULES += [
+    _rule(QUOTAS % 'show', 'rule:admin_or_owner', "Show a project's quota "
+          'limits.', [('GET', '/os-quota-sets/{tenant_id}')]),
+    _rule(QUOTAS % 'detail', 'rule:admin_or_owner', "Show a project's "
+          'quota limits with their usage.',
+          [('GET', '/os-quota-sets/{tenant_id}/detail')]),
+    _rule(QUOTAS % 'defaults', ANY, 'Show the default quota limits.',
+          [('GET', '/os-quota-sets/{tenant_id}/defaults')]),
+    _rule(QUOTAS % 'update', 'rule:admin_api', "Set a project's quota "
+          'limits.', [('PUT', '/os-quota-sets/{tenant_id}')]),
+    _rule(QUOTAS % 'delete', 'rule:admin_api', "Revert a project's quota "
+          'limits to the defaults.',
+          [('DELETE', '/os-quota-sets/{tenant_id}')]),
+    _rule(QUOTA_CLASSES % 'show', 'rule:admin_api', 'Show a quota class.',
+          [('GET', '/os-quota-class-sets/{id}')]),
+    _rule(QUOTA_CLASSES % 'update', 'rule:admin_api', 'Update a quota '
+          'class.', [('PUT', '/os-quota-class-sets/{id}')]),
+    _rule(LIMITS, ANY, "Show one's own project's absolute limits.",
+          [('GET', '/limits')]),
+    _rule(LIMITS_OTHER_PROJECT, 'rule:admin_api', 'Show the limits of '
+          'another project (tenant_id).', [('GET', '/limits')]),
+    _rule(USAGE % 'show', 'rule:admin_or_owner', "Show a project's usage.",
+          [('GET', '/os-simple-tenant-usage/{tenant_id}')]),
+    _rule(USAGE % 'list', 'rule:admin_api', 'List the usage of every '
+          'project.', [('GET', '/os-simple-tenant-usage')]),
+    _rule(HOSTS % 'list', 'rule:admin_api', 'List hosts (below 2.43).',
+          [('GET', '/os-hosts')]),
+    _rule(HOSTS % 'show', 'rule:admin_api', 'Show a host (below 2.43).',
+          [('GET', '/os-hosts/{host_name}')]),
+    _rule(HYPERVISORS % 'search', 'rule:admin_api', 'Search hypervisors '
+          'by name (below 2.53).',
+          [('GET', '/os-hypervisors/{hypervisor_hostname_pattern}/search')]),
+    _rule(HYPERVISORS % 'servers', 'rule:admin_api', 'List the servers of '
+          'hypervisors (below 2.53).',
+          [('GET', '/os-hypervisors/{hypervisor_hostname_pattern}/servers')]),
+    _rule(AUDIT_LOG % 'list', 'rule:admin_api', 'List instance usage '
+          'audit logs.', [('GET', '/os-instance_usage_audit_log')]),
+    _rule(AUDIT_LOG % 'show', 'rule:admin_api', 'Show an instance usage '
+          'audit log.', [('GET', '/os-instance_usage_audit_log/{before_timestamp}')]),
 ]
 
 

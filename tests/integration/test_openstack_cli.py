@@ -195,6 +195,62 @@ def operator_session(cli, hosts, placement_cli=None, zones=('--compute',)):
     return listed
 
 
+def _limits(cli, cloud=None):
+    rows = cli.json('limits', 'show', '--absolute', cloud=cloud)
+    return {row['Name']: row['Value'] for row in rows}
+
+
+def usage_session(cli):
+    """``limits show`` and ``usage list`` after the operator session (3
+    servers of cli.tiny in the admin project); no project lookups, so it
+    runs without Keystone too."""
+    # The rows are named by openstacksdk's attributes of the limits.
+    limits = _limits(cli)
+    assert limits['instances'] == 10
+    assert limits['total_cores'] == 20
+    assert (limits['instances_used'], limits['total_cores_used'],
+            limits['total_ram_used']) == (3, 3, 1536)
+    usages = cli.json('usage', 'list', '--start', '2000-01-01',
+                      '--end', '2100-01-01')
+    assert len(usages) == 1
+    # The -f json output carries the server usages themselves.
+    servers = usages[0]['Servers']
+    assert sorted(s['name'] for s in servers) == ['vm-az', 'vm-cli-1',
+                                                  'vm-cli-2']
+    assert all(s['flavor'] == 'cli.tiny' for s in servers)
+
+
+def quota_session(cli, project, member_cloud):
+    """Quotas of ``project`` (whose member logs in as ``member_cloud``):
+    the administrator sets them, the member reads them and is held to
+    them, and cannot change them."""
+    quota = cli.json('quota', 'show', '--compute', project)
+    quota = {row['Resource']: row['Limit'] for row in quota} \
+        if isinstance(quota, list) else quota
+    assert quota['instances'] == 10 and quota['cores'] == 20
+    assert quota['ram'] == 51200
+    cli.run('quota', 'set', '--instances', '1', '--cores', '4', project)
+    quota = cli.json('quota', 'show', '--compute', project)
+    quota = {row['Resource']: row['Limit'] for row in quota} \
+        if isinstance(quota, list) else quota
+    assert quota['instances'] == 1 and quota['cores'] == 4
+    limits = _limits(cli, cloud=member_cloud)
+    assert limits['instances'] == 1
+    assert limits['instances_used'] == 0
+    result = cli.run('quota', 'set', '--instances', '50', project,
+                     cloud=member_cloud, check=False)
+    assert result.returncode != 0
+    result = cli.run('server', 'create', '--flavor', 'cli.tiny', '--image',
+                     'cirros-cli', '--min', '2', '--max', '2',
+                     '--no-network', 'over', cloud=member_cloud,
+                     check=False)
+    assert result.returncode != 0
+    assert 'Quota exceeded for instances' in result.stderr, result.stderr
+    assert cli.json('server', 'list', cloud=member_cloud) in (None, [])
+    cli.run('quota', 'delete', '--compute', project)
+    assert _limits(cli, cloud=member_cloud)['instances'] == 10
+
+
 def cleanup_session(cli):
     cli.run('server', 'delete', '--wait', 'vm-cli-1', 'vm-cli-2', 'vm-az')
     assert cli.json('server', 'list') in (None, [])
@@ -261,6 +317,8 @@ def test_operator_session_with_keystone(tmp_path, fresh, keystone):
         result = cli.run('server', 'show', listed['vm-az']['ID'],
                          cloud='demo', check=False)
         assert result.returncode != 0
+        usage_session(cli)
+        quota_session(cli, 'demo', 'demo')
         # Without a token the APIs answer 401.
         import requests
         assert requests.get(cloud.api_url + '/v2.1/servers',
@@ -305,6 +363,7 @@ def test_operator_session_without_keystone(tmp_path):
         operator_session(cli, cloud.host_names(),
                          placement_cli=CLI(clouds, 'nimbus-placement'))
         assert cli.json('server', 'list', cloud='other') in (None, [])
+        usage_session(cli)
         cleanup_session(cli)
     finally:
         cloud.stop()

@@ -16,6 +16,7 @@ from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api.objects import images as image_obj
+from nimbus.api.objects import quota_usage
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import servers as schema
@@ -239,6 +240,22 @@ def _password(length=12):
     return ''.join(secrets.choice(alphabet) for _ in range(length))
 
 
+def _check_quota(req, server, flavor, min_count, max_count):
+    """How many servers to create (Nova lowers ``max_count`` to what the
+    project's quotas allow, never below ``min_count``); 403 over quota."""
+    deps = util.deps(req)
+    project_id = util.ctx(req).project_id
+    try:
+        quota_usage.check_metadata(deps, project_id, server.get('metadata'))
+        return quota_usage.allowed_instances(
+            deps, util.ctx(req), project_id, flavor, min_count, max_count)
+    except quota_usage.QuotaExceeded as exc:
+        raise errors.forbidden(str(exc))
+    except quota_usage.UsageUnavailable as exc:
+        raise errors.HTTPError(503, 'Quota usage could not be counted, no '
+                                    'server was created: %s' % exc)
+
+
 def create(req, resp):
     ctx = util.ctx(req)
     util.authorize(req, policies.SERVERS % 'create')
@@ -280,9 +297,18 @@ def create(req, resp):
         extra['requested_destination'] = {
             'host': server.get('host'),
             'node': server.get('hypervisor_hostname')}
+    max_count = _check_quota(req, server, flavor, min_count, max_count)
     uuids = [uuidutils.generate_uuid() for _ in range(max_count)]
     spec = request_spec_for(req, flavor, image, zone, hints, uuids,
                             min_count, force_host, force_node, is_bfv, extra)
+    if spec['instance_group'] is not None:
+        try:
+            quota_usage.check_group_members(
+                util.deps(req), ctx.project_id,
+                len(spec['instance_group']['members']) - len(uuids),
+                len(uuids))
+        except quota_usage.QuotaExceeded as exc:
+            raise errors.forbidden(str(exc))
     reservation_id = 'r-' + _password(8).lower()
     now = util.isotime(util.utcnow())
     instances = []

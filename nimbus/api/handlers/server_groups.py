@@ -4,8 +4,10 @@ from oslo_log import log as logging
 
 from nimbus.api import policies
 from nimbus.api import util
+from nimbus.api.objects import quota_usage
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.schemas import common
+from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
 LOG = logging.getLogger(__name__)
@@ -115,6 +117,10 @@ def create(req, resp):
             raise util.bad_request('Policy %s needs microversion 2.15.'
                                    % policy)
     ctx = util.ctx(req)
+    try:
+        quota_usage.check_server_group(util.deps(req), ctx, ctx.project_id)
+    except quota_usage.QuotaExceeded as exc:
+        raise errors.forbidden(str(exc))
     group = group_obj.create(util.deps(req).api_db, body['name'], policy,
                              rules, ctx.project_id, ctx.user_id)
     util.notify_scheduler(req, 'update_server_group', {

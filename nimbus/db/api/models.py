@@ -176,3 +176,26 @@ class SchedulingRecord(TimestampMixin, Base):
     instance_uuid = sa.Column(sa.String(36), nullable=True, index=True)
     outcome = sa.Column(sa.String(32), nullable=False)
     detail = sa.Column(JSONText, nullable=False)
+
+
+class Quota(TimestampMixin, Base):
+    """A project's own limit of one resource (os-quota-sets update)."""
+
+    __tablename__ = 'quotas'
+    __table_args__ = (sa.UniqueConstraint('project_id', 'resource'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    project_id = sa.Column(sa.String(255), nullable=False, index=True)
+    resource = sa.Column(sa.String(255), nullable=False)
+    hard_limit = sa.Column(sa.Integer, nullable=False)
+
+
+class QuotaClass(TimestampMixin, Base):
+    """A quota class's limit of one resource; class ``default`` overrides
+    the ``[quota]`` options for every project without its own limit."""
+
+    __tablename__ = 'quota_classes'
+    __table_args__ = (sa.UniqueConstraint('class_name', 'resource'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    class_name = sa.Column(sa.String(255), nullable=False, index=True)
+    resource = sa.Column(sa.String(255), nullable=False)
+    hard_limit = sa.Column(sa.Integer, nullable=False)

@@ -190,6 +190,9 @@ def test_min_count_above_max_count_is_400(world):
 
 
 def test_the_default_limit_still_allows_a_thousand(world):
+    # The project's quotas would lower the count to 10 (see test_quotas).
+    assert world.admin('PUT', '/v2.1/os-quota-sets/demo', {'quota_set': {
+        'instances': -1, 'cores': -1, 'ram': -1}}).status_code == 200
     r = boot(world, min_count=1, max_count=1000,
              return_reservation_id=True)
     assert r.status_code == 202
@@ -407,6 +410,9 @@ def test_filters_and_faults_on_a_merged_page(world):
 
 
 def test_each_cell_is_asked_for_one_page_only(world):
+    # Thirty servers are above the default instances quota of 10.
+    assert world.admin('PUT', '/v2.1/os-quota-sets/demo', {'quota_set': {
+        'instances': -1, 'cores': -1, 'ram': -1}}).status_code == 200
     for i in range(30):
         uuid = boot(world, name='many%02d' % i).json['server']['id']
         world.place(uuid, host='host1')

@@ -1,0 +1,112 @@
+"""Quota limits: the ``quotas`` and ``quota_classes`` tables of the API
+database (the only module that writes them) and the effective limits.
+
+A project's limit of a resource is, first found: its own row in
+``quotas``, the row of class ``default`` in ``quota_classes``, the
+``[quota]`` option. -1 means unlimited.
+"""
+
+import sqlalchemy as sa
+
+from nimbus.db.api import models as api_models
+
+DEFAULT_CLASS = 'default'
+
+# resource name -> [quota] option name (Nova's names).
+OPTIONS = {
+    'instances': 'instances',
+    'cores': 'cores',
+    'ram': 'ram',
+    'metadata_items': 'metadata_items',
+    'injected_files': 'injected_files',
+    'injected_file_content_bytes': 'injected_file_content_bytes',
+    'injected_file_path_bytes': 'injected_file_path_length',
+    'key_pairs': 'key_pairs',
+    'server_groups': 'server_groups',
+    'server_group_members': 'server_group_members',
+}
+# Network proxies below microversion 2.36: shown with the values Nova
+# used, never enforced (there is no nova-network), and not updatable.
+LEGACY = {'fixed_ips': -1, 'floating_ips': 10, 'security_groups': 10,
+          'security_group_rules': 20}
+REMOVED_2_57 = ('injected_files', 'injected_file_content_bytes',
+                'injected_file_path_bytes')
+# Resources counted per project (the others are per request or per user).
+COUNTED = ('instances', 'cores', 'ram', 'server_groups')
+
+
+def resources(version):
+    """The resource names a response at ``version`` shows, sorted."""
+    names = set(OPTIONS)
+    if version < (2, 36):
+        names.update(LEGACY)
+    if version >= (2, 57):
+        names.difference_update(REMOVED_2_57)
+    return sorted(names)
+
+
+def _rows(api_db, model, column, key):
+    with api_db.session() as session:
+        return {row.resource: row.hard_limit for row in session.execute(
+            sa.select(model).where(column == key)).scalars()}
+
+
+def class_limits(conf, api_db, class_name=DEFAULT_CLASS):
+    """Limits of a quota class: the options, overridden by the class rows
+    (only class ``default`` falls back to the options' values for every
+    resource; another class shows the options too, as Nova does)."""
+    limits = {name: conf.quota[opt] for name, opt in OPTIONS.items()}
+    limits.update(LEGACY)
+    limits.update(_rows(api_db, api_models.QuotaClass,
+                        api_models.QuotaClass.class_name, class_name))
+    return limits
+
+
+def defaults(conf, api_db):
+    """What a project without its own limits gets."""
+    return class_limits(conf, api_db, DEFAULT_CLASS)
+
+
+def project_limits(conf, api_db, project_id):
+    """The effective limits of ``project_id``."""
+    limits = defaults(conf, api_db)
+    limits.update(_rows(api_db, api_models.Quota,
+                        api_models.Quota.project_id, project_id))
+    return limits
+
+
+def _upsert(session, model, where, resource, hard_limit):
+    row = session.execute(sa.select(model).where(
+        *where, model.resource == resource)).scalar()
+    if row is None:
+        return False
+    row.hard_limit = hard_limit
+    return True
+
+
+def set_project_limits(api_db, project_id, limits):
+    """Store ``{resource: hard_limit}`` as the project's own limits."""
+    model = api_models.Quota
+    with api_db.session() as session:
+        for resource, hard_limit in limits.items():
+            if not _upsert(session, model, (model.project_id == project_id,),
+                           resource, hard_limit):
+                session.add(model(project_id=project_id, resource=resource,
+                                  hard_limit=hard_limit))
+
+
+def delete_project_limits(api_db, project_id):
+    """Forget the project's own limits: it gets the defaults again."""
+    with api_db.session() as session:
+        session.execute(sa.delete(api_models.Quota).where(
+            api_models.Quota.project_id == project_id))
+
+
+def set_class_limits(api_db, class_name, limits):
+    model = api_models.QuotaClass
+    with api_db.session() as session:
+        for resource, hard_limit in limits.items():
+            if not _upsert(session, model, (model.class_name == class_name,),
+                           resource, hard_limit):
+                session.add(model(class_name=class_name, resource=resource,
+                                  hard_limit=hard_limit))
