@@ -262,6 +262,9 @@ def main(argv=None):
         else:
             cloud, api, processes = daemon_cloud(workdir, args.hosts,
                                                  cleanups)
+        # Nova's default quotas (10 instances) would cap the load.
+        api._call('PUT', api.url + '/os-quota-sets/admin', json={
+            'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}})
         flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
         image = api.create_image('bench-image')['id']
         watcher = Watcher(api)
