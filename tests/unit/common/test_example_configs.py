@@ -49,7 +49,7 @@ def _read(path):
 def test_there_is_one_config_per_daemon_of_a_two_cell_cloud():
     assert {p.name for p in CONFIGS} == {
         'nimbus.conf', 'placement.conf', 'cell1.conf', 'cell2.conf',
-        'compute.conf'}
+        'compute.conf', 'accelerator.conf', 'accelerator-agent.conf'}
 
 
 @pytest.mark.parametrize('path', CONFIGS, ids=lambda p: p.name)
@@ -75,11 +75,12 @@ def test_every_config_parses_with_nimbus(path):
 
 
 def test_a_compute_holds_no_database_and_a_cell_no_api_database():
-    compute = config.build_conf(['--config-file',
-                                 str(EXAMPLES / 'compute.conf')])
-    assert not compute.database.connection
-    assert not compute.api_database.connection
-    assert not compute.placement_database.connection
+    for name in ('compute.conf', 'accelerator-agent.conf'):
+        compute = config.build_conf(['--config-file', str(EXAMPLES / name)])
+        assert not compute.database.connection
+        assert not compute.api_database.connection
+        assert not compute.placement_database.connection
+        assert not compute.accelerator_database.connection
     for name in ('cell1.conf', 'cell2.conf'):
         cell = config.build_conf(['--config-file', str(EXAMPLES / name)])
         assert cell.database.connection
@@ -122,4 +123,6 @@ def test_there_is_a_unit_per_daemon():
     names = {p.name for p in UNITS.glob('*.service')}
     assert names == {'nimbus-api.service', 'nimbus-placement-api.service',
                      'nimbus-scheduler.service', 'nimbus-conductor.service',
-                     'nimbus-conductor@.service', 'nimbus-compute.service'}
+                     'nimbus-conductor@.service', 'nimbus-compute.service',
+                     'nimbus-accelerator-api.service',
+                     'nimbus-accelerator-agent.service'}
