@@ -85,6 +85,10 @@ def _sqlite(state_dir, name):
                                          '%s.sqlite' % name)
 
 
+UNLIMITED_QUOTAS = {'instances': -1, 'cores': -1, 'ram': -1,
+                    'server_groups': -1, 'server_group_members': -1}
+
+
 class _Transports:
     """The RPC transports of one conf, as a stoppable."""
 
@@ -160,6 +164,10 @@ class Cloud:
             'api_database': {'connection': self.db_urls['api']},
             'placement_database': {'connection': self.db_urls['placement']},
             'api': {'auth_strategy': 'noauth2'},
+            # A playground (and the test helper) has no quota limits
+            # unless asked for: Nova's defaults (10 instances) would stop
+            # the demo. ``overrides={'quota': {...}}`` sets them.
+            'quota': dict(UNLIMITED_QUOTAS),
             'placement_client': {'endpoint': self.placement_url or
                                  'http://127.0.0.1:8778'},
         }

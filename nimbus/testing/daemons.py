@@ -103,7 +103,7 @@ class DaemonCloud:
 
     def __init__(self, workdir, api_bus, cell_bus, databases, hosts=3,
                  compute_options=None, common_options=None,
-                 more_cells=None):
+                 more_cells=None, unlimited_quotas=True):
         self.workdir = workdir
         self.api_bus = api_bus
         self.cell_bus = cell_bus
@@ -111,6 +111,9 @@ class DaemonCloud:
         # {cell name: (bus, database URL)}: cell1 and ``more_cells``.
         self.cells = {'cell1': (cell_bus, databases['cell1'])}
         self.cells.update(more_cells or {})
+        # Tests boot more servers than Nova's default quotas allow one
+        # project (10); a test of the quotas themselves passes False.
+        self.unlimited_quotas = unlimited_quotas
         self.hosts = ['host-%d' % i for i in range(1, hosts + 1)]
         self.compute_options = compute_options or {}
         self.common_options = common_options or {}
@@ -151,6 +154,10 @@ class DaemonCloud:
                      'placement_listen': '127.0.0.1',
                      'placement_listen_port': self.placement_port},
         }
+        if self.unlimited_quotas:
+            sections['quota'] = {'instances': -1, 'cores': -1, 'ram': -1,
+                                 'server_groups': -1,
+                                 'server_group_members': -1}
         for section, values in self.common_options.items():
             sections.setdefault(section, {}).update(values)
         return sections

@@ -291,7 +291,8 @@ def test_operator_session_with_keystone(tmp_path, fresh, keystone):
               'compute': {'update_resources_interval': 2}}
     cloud = daemons.DaemonCloud(str(tmp_path / 'cloud'), fresh.vhost(),
                                 fresh.vhost(), databases, hosts=2,
-                                common_options=common)
+                                common_options=common,
+                                unlimited_quotas=False)
     cloud.prepare()
     keystone.register_nimbus(cloud.api_url, cloud.placement_url)
     keystone.add_user('demo', 'secret-demo', 'demo')
@@ -339,7 +340,12 @@ def test_operator_session_without_keystone(tmp_path):
     from nimbus.common.rpc import inproc
     cloud = cloud_mod.Cloud(str(tmp_path / 'state'), hosts=2,
                             transport_url='inproc:///cli-api',
-                            cell_transport_url='inproc:///cli-cell1')
+                            cell_transport_url='inproc:///cli-cell1',
+                            # Nova's default quotas, which limits show.
+                            overrides={'quota': {
+                                'instances': 10, 'cores': 20, 'ram': 51200,
+                                'server_groups': 10,
+                                'server_group_members': 10}})
     try:
         cloud.start()
         api, placement = cloud.api_url, cloud.placement_url
