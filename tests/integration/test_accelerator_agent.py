@@ -76,7 +76,20 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
             'fake_fpga': {'fail_program': 'true'},
             'simulated_hosts': {'workers': 4, 'rpc_workers': 2}}),
         os.path.join(workdir, 'agent.log'), ['--simulated-hosts', '3'])
-    procs = [placement_api]
+    # The accelerator service the agent reports its devices to first.
+    accel_port = daemons.free_port()
+    accel_api = daemons.Daemon(
+        'accel-api', 'nimbus.cmd.accelerator_api',
+        _write(os.path.join(workdir, 'accelerator.conf'), {
+            'DEFAULT': {'state_path': workdir, 'host': 'accel'},
+            'rpc': {'transport_url': bus},
+            'accelerator_database': {'connection': 'sqlite:///%s' %
+                                     os.path.join(workdir, 'accel.db')},
+            'accelerator_api': {'listen': '127.0.0.1',
+                                'listen_port': accel_port},
+            'api': {'auth_strategy': 'noauth2'}}),
+        os.path.join(workdir, 'accel-api.log')).start()
+    procs = [placement_api, accel_api]
     conf = config.build_conf([])
     ctxt = context.get_admin_context()
     placement = PlacementClient(endpoint)
@@ -146,6 +159,7 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
     finally:
         agent.stop()
         placement_api.stop()
+        accel_api.stop()
         rpc.cleanup_transports(conf)
     assert agent.process.returncode == 0, agent.tail()
 
