@@ -172,8 +172,12 @@ ROUTES = [(path, {'GET': serve}) for path in PATHS]
 
 def document():
     from nimbus.api import handler
+    # The dashboard's page, assets and event stream are HTML, JS, CSS and
+    # server-sent events for a browser, not part of the JSON API.
+    routes = [route for route in handler.ROUTES
+              if not route[0].startswith('/dashboard')]
     return openapi.document(
-        handler.ROUTES + ROUTES, title='Nimbus compute API',
+        routes + ROUTES, title='Nimbus compute API',
         api_version=versions.MAX_VERSION, error_schema=ERROR,
         operations=operations(),
         microversion=('OpenStack-API-Version', 'compute',

@@ -102,6 +102,9 @@ def delete(req, resp, project_id):
     util.query(req, schema.SHOW_QUERY)
     quotas.delete_project_limits(util.deps(req).api_db, project_id)
     resp.status = 202
+    # Nova answers 202 with no body; an empty JSON object keeps the
+    # response what its content type says (clients ignore it).
+    resp.media = {}
 
 
 def class_show(req, resp, class_name):
