@@ -3,6 +3,7 @@
 import threading
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import importutils
 
 from nimbus.common import context as nimbus_context
@@ -114,8 +115,14 @@ class ComputeService:
         self._threads.append(thread)
 
     def _heartbeat(self):
-        self.conductor.service_heartbeat(nimbus_context.get_admin_context(),
-                                         self.host, BINARY)
+        try:
+            self.conductor.service_heartbeat(
+                nimbus_context.get_admin_context(), self.host, BINARY,
+                timeout=self.conf.report_interval)
+        except messaging.MessagingTimeout:
+            LOG.warning('nimbus-compute %s: no reply to its heartbeat within '
+                        '%s s; the next one follows', self.host,
+                        self.conf.report_interval)
 
     def _update_resources(self):
         ctxt = nimbus_context.get_admin_context()

@@ -105,9 +105,14 @@ class CellConductorAPI:
             host=host, node=node, result=result, reason=reason)
 
     @_retry_lost_reply
-    def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
-        """Call: create or refresh the service record; returns it."""
-        return self._client.prepare(version='1.0').call(
+    def service_heartbeat(self, ctxt, host, binary, availability_zone=None,
+                          timeout=None):
+        """Call: create or refresh the service record; returns it.
+
+        ``timeout`` (seconds) bounds a periodic heartbeat by its interval:
+        one whose reply was lost (a broker restart) gives way to the next
+        instead of holding it back for ``rpc_response_timeout``."""
+        return self._client.prepare(version='1.0', timeout=timeout).call(
             ctxt, 'service_heartbeat', host=host, binary=binary,
             availability_zone=availability_zone)
 

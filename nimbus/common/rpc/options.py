@@ -80,11 +80,16 @@ def _register_messaging_opts(conf):
     # a daemon stops two in turn (its RPC server, then its reply queue).
     # Twenty checks per threshold bound that at 1.5 s each; a config file
     # still decides.
-    try:
-        conf.set_default('heartbeat_rate', STOP_HEARTBEAT_RATE,
-                         group='oslo_messaging_rabbit')
-    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):  # pragma: no cover
-        pass
+    # Durable queues and exchanges (messages are published persistent):
+    # a cast sent while a consumer is still reconnecting after a broker
+    # restart waits in its queue instead of reaching an exchange with no
+    # queue bound and vanishing (a build request lost for good).
+    for name, value in (('heartbeat_rate', STOP_HEARTBEAT_RATE),
+                        ('amqp_durable_queues', True)):
+        try:
+            conf.set_default(name, value, group='oslo_messaging_rabbit')
+        except (cfg.NoSuchOptError, cfg.NoSuchGroupError):  # pragma: no cover
+            pass
     for module_name, attr, group in _GLOBAL_ONLY_OPTS:
         try:
             module = importlib.import_module(module_name)
