@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo lint tempest test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
+.PHONY: demo format lint tempest test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,15 +32,20 @@ demo: $(VENV)/.installed
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
-# pyflakes through ruff (ruff.toml), the layers (.importlinter): which
+# pyflakes and the one code style through ruff (ruff.toml; `make format`
+# applies the style), the layers (.importlinter): which
 # package may import which, and no cycles; shellcheck on every shell script.
 SHELL_SCRIPTS := devstack/plugin.sh devstack/settings devstack/lib/nimbus \
 	tests/devstack/harness.sh .ci/run
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check nimbus tests benchmarks
+	$(BIN)/ruff format --check --quiet nimbus tests benchmarks
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/shellcheck -x -s bash $(SHELL_SCRIPTS)
+
+format: $(VENV)/.installed-test
+	$(BIN)/ruff format nimbus tests benchmarks
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration

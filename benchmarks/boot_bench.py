@@ -54,7 +54,7 @@ class Watcher(threading.Thread):
         super().__init__(daemon=True)
         self.api = api
         self.interval = interval
-        self.done = {}          # uuid -> (status, monotonic time, name)
+        self.done = {}  # uuid -> (status, monotonic time, name)
         self._halt = threading.Event()
         self._lock = threading.Lock()
 
@@ -63,20 +63,28 @@ class Watcher(threading.Thread):
         while not self._halt.wait(self.interval):
             now = datetime.datetime.now(datetime.timezone.utc)
             stamp = (since - datetime.timedelta(seconds=2)).strftime(
-                '%Y-%m-%dT%H:%M:%SZ')
+                '%Y-%m-%dT%H:%M:%SZ'
+            )
             try:
-                servers = self.api.get('/servers/detail', params={
-                    'changes-since': stamp, 'limit': 100000})['servers']
-            except Exception as exc:   # keep watching through a hiccup
+                servers = self.api.get(
+                    '/servers/detail',
+                    params={'changes-since': stamp, 'limit': 100000},
+                )['servers']
+            except Exception as exc:  # keep watching through a hiccup
                 print('watcher: %s' % exc, file=sys.stderr)
                 continue
             seen = time.monotonic()
             with self._lock:
                 for server in servers:
-                    if server['status'] in ('ACTIVE', 'ERROR') and \
-                            server['id'] not in self.done:
-                        self.done[server['id']] = (server['status'], seen,
-                                                   server['name'])
+                    if (
+                        server['status'] in ('ACTIVE', 'ERROR')
+                        and server['id'] not in self.done
+                    ):
+                        self.done[server['id']] = (
+                            server['status'],
+                            seen,
+                            server['name'],
+                        )
             since = now
 
     def stop(self):
@@ -89,8 +97,9 @@ class Watcher(threading.Thread):
 
     def named(self, prefix):
         with self._lock:
-            return {u: d for u, d in self.done.items()
-                    if d[2].startswith(prefix)}
+            return {
+                u: d for u, d in self.done.items() if d[2].startswith(prefix)
+            }
 
 
 def _percentile(values, fraction):
@@ -111,8 +120,7 @@ def _cpu(processes):
     return out
 
 
-def run_rate(api, watcher, flavor, image, rate, duration, processes,
-             timeout):
+def run_rate(api, watcher, flavor, image, rate, duration, processes, timeout):
     count = max(1, int(rate * duration))
     submitted = {}
     errors = []
@@ -126,11 +134,11 @@ def run_rate(api, watcher, flavor, image, rate, duration, processes,
             time.sleep(delay)
         sent = time.monotonic()
         try:
-            body = api.create_server('r%d-%05d' % (rate, index), flavor,
-                                     image)
+            body = api.create_server('r%d-%05d' % (rate, index), flavor, image)
             submitted[body['server']['id']] = sent
         except Exception as exc:
             errors.append(str(exc)[:200])
+
     workers = min(64, max(4, rate))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         list(pool.map(boot, range(count)))
@@ -145,25 +153,29 @@ def run_rate(api, watcher, flavor, image, rate, duration, processes,
     last = max((d[1] for d in active.values()), default=began)
     cpu_after = _cpu(processes)
     return {
-        'offered_per_s': rate, 'requests': count,
-        'accepted': len(submitted), 'request_errors': len(errors),
+        'offered_per_s': rate,
+        'requests': count,
+        'accepted': len(submitted),
+        'request_errors': len(errors),
         'active': len(active),
         'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
         'unfinished': len(submitted) - len(done),
-        'sustained_active_per_s': round(len(active) / max(last - began,
-                                                          1e-9), 1),
+        'sustained_active_per_s': round(
+            len(active) / max(last - began, 1e-9), 1
+        ),
         'p50_s': round(_percentile(latencies, 0.5) or 0, 2),
         'p99_s': round(_percentile(latencies, 0.99) or 0, 2),
-        'cpu_s': {name: round(cpu_after[name] - cpu_before[name], 1)
-                  for name in processes},
+        'cpu_s': {
+            name: round(cpu_after[name] - cpu_before[name], 1)
+            for name in processes
+        },
     }
 
 
 def run_multi(api, watcher, flavor, image, count, processes, timeout):
     cpu_before = _cpu(processes)
     began = time.monotonic()
-    api.create_server('mc', flavor, image, min_count=count,
-                      max_count=count)
+    api.create_server('mc', flavor, image, min_count=count, max_count=count)
     accepted = time.monotonic() - began
     deadline = began + timeout
     while time.monotonic() < deadline:
@@ -173,21 +185,28 @@ def run_multi(api, watcher, flavor, image, count, processes, timeout):
     done = watcher.named('mc-')
     active = [d for d in done.values() if d[0] == 'ACTIVE']
     cpu_after = _cpu(processes)
-    return {'instances': count, 'request_s': round(accepted, 2),
-            'active': len(active),
-            'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
-            'all_active_s': round(max((d[1] for d in active),
-                                      default=began) - began, 1)
-            if len(active) == count else None,
-            'cpu_s': {name: round(cpu_after[name] - cpu_before[name], 1)
-                      for name in processes}}
+    return {
+        'instances': count,
+        'request_s': round(accepted, 2),
+        'active': len(active),
+        'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
+        'all_active_s': round(
+            max((d[1] for d in active), default=began) - began, 1
+        )
+        if len(active) == count
+        else None,
+        'cpu_s': {
+            name: round(cpu_after[name] - cpu_before[name], 1)
+            for name in processes
+        },
+    }
 
 
 def _wait_hosts(api, count, timeout, running=()):
     def up():
         hypervisors = api.get('/os-hypervisors/detail')['hypervisors']
-        return len([h for h in hypervisors if h.get('state') == 'up']) \
-            >= count
+        return len([h for h in hypervisors if h.get('state') == 'up']) >= count
+
     daemons.wait_for(up, timeout, '%d hosts to report' % count, running)
 
 
@@ -195,19 +214,28 @@ def daemon_cloud(workdir, hosts, cleanups):
     def fresh(make):
         try:
             url, cleanup = make()
-        except BaseException as exc:   # pytest's skip outside pytest
+        except BaseException as exc:  # pytest's skip outside pytest
             raise _Unavailable(str(exc))
         cleanups.append(cleanup)
         return url
+
     api_bus, bus1, bus2 = (fresh(infra.rabbit_vhost) for _ in range(3))
-    databases = {name: fresh(infra.mysql_database) for name in
-                 ('api', 'cell0', 'cell1', 'cell2', 'placement')}
+    databases = {
+        name: fresh(infra.mysql_database)
+        for name in ('api', 'cell0', 'cell1', 'cell2', 'placement')
+    }
     cloud = daemons.DaemonCloud(
-        workdir, api_bus, bus1, databases, hosts=0,
+        workdir,
+        api_bus,
+        bus1,
+        databases,
+        hosts=0,
         more_cells={'cell2': (bus2, databases['cell2'])},
-        common_options={'DEFAULT': {'report_interval': 10,
-                                    'service_down_time': 60},
-                        'api': {'max_instances_per_request': 10000}})
+        common_options={
+            'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
+            'api': {'max_instances_per_request': 10000},
+        },
+    )
     cloud.prepare()
     cloud.start()
     cloud.start_simulated('c1', hosts // 2, cell='cell1')
@@ -223,10 +251,23 @@ def all_in_one(workdir, hosts):
     port = daemons.free_port()
     log = open(os.path.join(workdir, 'all-in-one.out'), 'w')
     process = subprocess.Popen(
-        [sys.executable, '-m', 'nimbus.cmd.cli', 'all-in-one', '--hosts',
-         str(hosts), '--state-dir', os.path.join(workdir, 'state'),
-         '--api-port', str(port), '--placement-port', '0'],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            '-m',
+            'nimbus.cmd.cli',
+            'all-in-one',
+            '--hosts',
+            str(hosts),
+            '--state-dir',
+            os.path.join(workdir, 'state'),
+            '--api-port',
+            str(port),
+            '--placement-port',
+            '0',
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     api = ComputeClient('http://127.0.0.1:%d/v2.1' % port)
 
     def answers():
@@ -237,6 +278,7 @@ def all_in_one(workdir, hosts):
             return True
         except Exception:
             return False
+
     daemons.wait_for(answers, 300, 'all-in-one to answer', [])
     _wait_hosts(api, hosts, 300)
     return process, api, {'all-in-one': process.pid}
@@ -245,8 +287,7 @@ def all_in_one(workdir, hosts):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
-    parser.add_argument('--rates', type=int, nargs='+',
-                        default=[25, 50, 100])
+    parser.add_argument('--rates', type=int, nargs='+', default=[25, 50, 100])
     parser.add_argument('--duration', type=float, default=10.0)
     parser.add_argument('--multi', type=int, default=1000)
     parser.add_argument('--timeout', type=float, default=300.0)
@@ -260,38 +301,81 @@ def main(argv=None):
         if args.all_in_one:
             process, api, processes = all_in_one(workdir, args.hosts)
         else:
-            cloud, api, processes = daemon_cloud(workdir, args.hosts,
-                                                 cleanups)
+            cloud, api, processes = daemon_cloud(workdir, args.hosts, cleanups)
         # Nova's default quotas (10 instances) would cap the load.
-        api._call('PUT', api.url + '/os-quota-sets/admin', json={
-            'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}})
+        api._call(
+            'PUT',
+            api.url + '/os-quota-sets/admin',
+            json={'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
+        )
         flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
         image = api.create_image('bench-image')['id']
         watcher = Watcher(api)
         watcher.start()
-        result = {'mode': 'all-in-one' if args.all_in_one else 'daemons',
-                  'hosts': args.hosts, 'rates': []}
+        result = {
+            'mode': 'all-in-one' if args.all_in_one else 'daemons',
+            'hosts': args.hosts,
+            'rates': [],
+        }
         for rate in args.rates:
-            row = run_rate(api, watcher, flavor, image, rate,
-                           args.duration, processes, args.timeout)
+            row = run_rate(
+                api,
+                watcher,
+                flavor,
+                image,
+                rate,
+                args.duration,
+                processes,
+                args.timeout,
+            )
             result['rates'].append(row)
-            print('offered %4d/s: %5.1f ACTIVE/s sustained, p50 %.2f s, '
-                  'p99 %.2f s, %d active, %d error, %d unfinished'
-                  % (rate, row['sustained_active_per_s'], row['p50_s'],
-                     row['p99_s'], row['active'], row['error'],
-                     row['unfinished']), flush=True)
-            print('    cpu s: ' + ', '.join(
-                '%s %.1f' % kv for kv in sorted(row['cpu_s'].items(),
-                                                key=lambda kv: -kv[1])),
-                flush=True)
+            print(
+                'offered %4d/s: %5.1f ACTIVE/s sustained, p50 %.2f s, '
+                'p99 %.2f s, %d active, %d error, %d unfinished'
+                % (
+                    rate,
+                    row['sustained_active_per_s'],
+                    row['p50_s'],
+                    row['p99_s'],
+                    row['active'],
+                    row['error'],
+                    row['unfinished'],
+                ),
+                flush=True,
+            )
+            print(
+                '    cpu s: '
+                + ', '.join(
+                    '%s %.1f' % kv
+                    for kv in sorted(
+                        row['cpu_s'].items(), key=lambda kv: -kv[1]
+                    )
+                ),
+                flush=True,
+            )
         if args.multi:
-            row = run_multi(api, watcher, flavor, image, args.multi,
-                            processes, args.timeout)
+            row = run_multi(
+                api,
+                watcher,
+                flavor,
+                image,
+                args.multi,
+                processes,
+                args.timeout,
+            )
             result['multi_create'] = row
-            print('multi-create of %d: request %.2f s, all ACTIVE in %s s '
-                  '(%d active, %d error)' % (
-                      args.multi, row['request_s'], row['all_active_s'],
-                      row['active'], row['error']), flush=True)
+            print(
+                'multi-create of %d: request %.2f s, all ACTIVE in %s s '
+                '(%d active, %d error)'
+                % (
+                    args.multi,
+                    row['request_s'],
+                    row['all_active_s'],
+                    row['active'],
+                    row['error'],
+                ),
+                flush=True,
+            )
         watcher.stop()
         if args.json:
             with open(args.json, 'w') as f:

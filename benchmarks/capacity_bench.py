@@ -50,24 +50,37 @@ def bench(n_hosts, repeat):
         t = time.perf_counter()
         answer = sched.capacity(ctxt, spec)
         times.append(time.perf_counter() - t)
-    times = times[1:]   # the first warms up
-    out = {'hosts': n_hosts, 'repeat': repeat,
-           'median_ms': round(statistics.median(times) * 1e3, 1),
-           'max_ms': round(max(times) * 1e3, 1),
-           'total_fit': answer['total'],
-           'hosts_with_room': answer['hosts_with_room'],
-           'runs_out_first': answer['runs_out_first']}
-    print('capacity, %d hosts: median %.1f ms, max %.1f ms over %d runs '
-          '(%d more of a 2 VCPU / 4 GiB / 20 GB flavor on %d hosts; runs '
-          'out first: %s)' % (n_hosts, out['median_ms'], out['max_ms'],
-                              repeat, out['total_fit'],
-                              out['hosts_with_room'], out['runs_out_first']),
-          flush=True)
+    times = times[1:]  # the first warms up
+    out = {
+        'hosts': n_hosts,
+        'repeat': repeat,
+        'median_ms': round(statistics.median(times) * 1e3, 1),
+        'max_ms': round(max(times) * 1e3, 1),
+        'total_fit': answer['total'],
+        'hosts_with_room': answer['hosts_with_room'],
+        'runs_out_first': answer['runs_out_first'],
+    }
+    print(
+        'capacity, %d hosts: median %.1f ms, max %.1f ms over %d runs '
+        '(%d more of a 2 VCPU / 4 GiB / 20 GB flavor on %d hosts; runs '
+        'out first: %s)'
+        % (
+            n_hosts,
+            out['median_ms'],
+            out['max_ms'],
+            repeat,
+            out['total_fit'],
+            out['hosts_with_room'],
+            out['runs_out_first'],
+        ),
+        flush=True,
+    )
     return out
 
 
 def bench_real(n_hosts, repeat):
     from scheduler_bench_placement import RealClaims
+
     conf = sched_conf.make_conf()
     hm = testing.manager_with(n_hosts, conf, seed=7, cells=2, az_every=3)
     placement = RealClaims(hm.all_host_states())
@@ -83,14 +96,25 @@ def bench_real(n_hosts, repeat):
         times = times[1:]
     finally:
         placement.close()
-    out = {'hosts': n_hosts, 'path': 'real placement',
-           'median_ms': round(statistics.median(times) * 1e3, 1),
-           'total_fit': answer['total'],
-           'populate_s': round(placement.populate_s, 1)}
-    print('capacity with real placement, %d hosts: median %.1f ms over %d '
-          'runs (%d fit; placement populated in %.1f s, untimed)'
-          % (n_hosts, out['median_ms'], repeat, out['total_fit'],
-             out['populate_s']), flush=True)
+    out = {
+        'hosts': n_hosts,
+        'path': 'real placement',
+        'median_ms': round(statistics.median(times) * 1e3, 1),
+        'total_fit': answer['total'],
+        'populate_s': round(placement.populate_s, 1),
+    }
+    print(
+        'capacity with real placement, %d hosts: median %.1f ms over %d '
+        'runs (%d fit; placement populated in %.1f s, untimed)'
+        % (
+            n_hosts,
+            out['median_ms'],
+            repeat,
+            out['total_fit'],
+            out['populate_s'],
+        ),
+        flush=True,
+    )
     return out
 
 

@@ -39,13 +39,16 @@ def _resources(cleanups):
     def fresh(make):
         try:
             url, cleanup = make()
-        except BaseException as exc:   # pytest's skip outside pytest
+        except BaseException as exc:  # pytest's skip outside pytest
             raise _Unavailable(str(exc))
         cleanups.append(cleanup)
         return url
+
     buses = [fresh(infra.rabbit_vhost) for _ in range(2)]
-    databases = {name: fresh(infra.mysql_database)
-                 for name in ('api', 'cell0', 'cell1', 'placement')}
+    databases = {
+        name: fresh(infra.mysql_database)
+        for name in ('api', 'cell0', 'cell1', 'placement')
+    }
     return buses, databases
 
 
@@ -54,52 +57,69 @@ def _placement_roots(cloud, base):
     response = requests.get(
         cloud.placement_url + '/resource_providers',
         params={'resources': 'VCPU:1'},
-        headers={'X-Auth-Token': 'admin',
-                 'OpenStack-API-Version': 'placement 1.39'}, timeout=60)
+        headers={
+            'X-Auth-Token': 'admin',
+            'OpenStack-API-Version': 'placement 1.39',
+        },
+        timeout=60,
+    )
     response.raise_for_status()
-    return sum(1 for rp in response.json()['resource_providers']
-               if rp['name'].startswith(base + '-'))
+    return sum(
+        1
+        for rp in response.json()['resource_providers']
+        if rp['name'].startswith(base + '-')
+    )
 
 
 def _nodes(engine, base):
     with engine.connect() as conn:
-        return conn.execute(sa.text(
-            "SELECT COUNT(*) FROM compute_nodes WHERE host LIKE :p"),
-            {'p': base + '-%'}).scalar()
+        return conn.execute(
+            sa.text('SELECT COUNT(*) FROM compute_nodes WHERE host LIKE :p'),
+            {'p': base + '-%'},
+        ).scalar()
 
 
 def _sample(process):
     proc = psutil.Process(process.pid)
-    return {'rss_mib': round(proc.memory_info().rss / 2 ** 20, 1),
-            'threads': proc.num_threads(),
-            'cpu_s': round(sum(proc.cpu_times()[:2]), 1)}
+    return {
+        'rss_mib': round(proc.memory_info().rss / 2**20, 1),
+        'threads': proc.num_threads(),
+        'cpu_s': round(sum(proc.cpu_times()[:2]), 1),
+    }
 
 
 def run_one(cloud, cell_engine, count, settle, timeout, concurrency):
     base = 'sim%d' % count
     began = time.monotonic()
-    daemon = cloud.start_simulated(base, count, {
-        'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
-        'compute': {'update_resources_interval': 60},
-        'simulated_hosts': {'start_concurrency': concurrency}})
+    daemon = cloud.start_simulated(
+        base,
+        count,
+        {
+            'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
+            'compute': {'update_resources_interval': 60},
+            'simulated_hosts': {'start_concurrency': concurrency},
+        },
+    )
     reported = None
     while time.monotonic() - began < timeout:
         if not daemon.alive():
             raise RuntimeError('nimbus-compute exited:\n' + daemon.tail())
         # A host writes its compute node record after placement: the
         # cheap query first, placement (once) to confirm.
-        if _nodes(cell_engine, base) >= count and \
-                _placement_roots(cloud, base) >= count:
+        if (
+            _nodes(cell_engine, base) >= count
+            and _placement_roots(cloud, base) >= count
+        ):
             reported = time.monotonic() - began
             break
         time.sleep(0.5)
-    result = {'hosts': count,
-              'time_to_all_reported_s': (round(reported, 1)
-                                         if reported else None),
-              'at_reported': _sample(daemon.process)}
+    result = {
+        'hosts': count,
+        'time_to_all_reported_s': (round(reported, 1) if reported else None),
+        'at_reported': _sample(daemon.process),
+    }
     time.sleep(settle)
-    result['after_settle'] = dict(_sample(daemon.process),
-                                  settle_s=settle)
+    result['after_settle'] = dict(_sample(daemon.process), settle_s=settle)
     daemon.stop(timeout=60)
     return result
 
@@ -109,8 +129,12 @@ def main(argv=None):
     parser.add_argument('--hosts', type=int, nargs='+', default=[100, 1000])
     parser.add_argument('--settle', type=float, default=20.0)
     parser.add_argument('--timeout', type=float, default=300.0)
-    parser.add_argument('--start-concurrency', type=int, default=16,
-                        help='[simulated_hosts] start_concurrency')
+    parser.add_argument(
+        '--start-concurrency',
+        type=int,
+        default=16,
+        help='[simulated_hosts] start_concurrency',
+    )
     parser.add_argument('--json', help='also write the results here')
     args = parser.parse_args(argv)
     cleanups = []
@@ -122,8 +146,9 @@ def main(argv=None):
         except _Unavailable as exc:
             print('compute_scale_bench: %s' % exc, file=sys.stderr)
             return 2
-        cloud = daemons.DaemonCloud(workdir, api_bus, cell_bus, databases,
-                                    hosts=0)
+        cloud = daemons.DaemonCloud(
+            workdir, api_bus, cell_bus, databases, hosts=0
+        )
         cloud.prepare()
         cloud.start_placement()
         cloud.start_cell_conductor()
@@ -132,14 +157,23 @@ def main(argv=None):
         cell_engine = sa.create_engine(databases['cell1'])
         results = []
         for count in args.hosts:
-            result = run_one(cloud, cell_engine, count, args.settle,
-                             args.timeout, args.start_concurrency)
+            result = run_one(
+                cloud,
+                cell_engine,
+                count,
+                args.settle,
+                args.timeout,
+                args.start_concurrency,
+            )
             results.append(result)
             print(json.dumps(result), flush=True)
         cell_engine.dispose()
-        summary = {'benchmark': 'compute_scale', 'cpus': os.cpu_count(),
-                   'load_avg_1m': round(os.getloadavg()[0], 1),
-                   'results': results}
+        summary = {
+            'benchmark': 'compute_scale',
+            'cpus': os.cpu_count(),
+            'load_avg_1m': round(os.getloadavg()[0], 1),
+            'results': results,
+        }
         print(json.dumps(summary, indent=2))
         if args.json:
             with open(args.json, 'w') as f:

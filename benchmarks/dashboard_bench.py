@@ -56,9 +56,11 @@ def _timed(fn, repeat):
 
 def _ms(times):
     times = sorted(times)
-    return {'median_ms': round(statistics.median(times) * 1e3, 2),
-            'p95_ms': round(times[int(len(times) * 0.95) - 1] * 1e3, 2),
-            'n': len(times)}
+    return {
+        'median_ms': round(statistics.median(times) * 1e3, 2),
+        'p95_ms': round(times[int(len(times) * 0.95) - 1] * 1e3, 2),
+        'n': len(times),
+    }
 
 
 def _wait_active(api, expected, timeout=900):
@@ -66,7 +68,8 @@ def _wait_active(api, expected, timeout=900):
     while time.monotonic() < deadline:
         servers = api.servers()
         if len(servers) >= expected and all(
-                s['status'] in ('ACTIVE', 'ERROR') for s in servers):
+            s['status'] in ('ACTIVE', 'ERROR') for s in servers
+        ):
             return servers
         time.sleep(1)
     raise SystemExit('servers did not build in %d s' % timeout)
@@ -95,8 +98,12 @@ class Page(threading.Thread):
         self.stream = threading.Thread(target=self._follow, daemon=True)
 
     def _follow(self):
-        with requests.get(self.url + '/dashboard/api/events', headers=ADMIN,
-                          stream=True, timeout=120) as r:
+        with requests.get(
+            self.url + '/dashboard/api/events',
+            headers=ADMIN,
+            stream=True,
+            timeout=120,
+        ) as r:
             for line in r.iter_lines():
                 if line.startswith(b'event: decision'):
                     self.decisions += 1
@@ -134,16 +141,27 @@ def main(argv=None):
     state = tempfile.mkdtemp(prefix='dashboard-bench-')
     print('state in %s' % state)
     t0 = time.perf_counter()
-    cloud = cloud_mod.Cloud(state, hosts=args.hosts, shared_hosts=True,
-                            overrides={'dashboard': {'cache_ttl': 2.0}})
+    cloud = cloud_mod.Cloud(
+        state,
+        hosts=args.hosts,
+        shared_hosts=True,
+        overrides={'dashboard': {'cache_ttl': 2.0}},
+    )
     cloud.start()
-    out = {'hosts': args.hosts, 'servers': args.servers,
-           'dashboards': args.dashboards, 'loadavg_start': os.getloadavg()}
+    out = {
+        'hosts': args.hosts,
+        'servers': args.servers,
+        'dashboards': args.dashboards,
+        'loadavg_start': os.getloadavg(),
+    }
     try:
         demo.seed(cloud.api_url)
         api = client_mod.ComputeClient(cloud.api_url)
-        flavor = [f for f in api.get('/flavors')['flavors']
-                  if f['name'] == 'm1.small'][0]
+        flavor = [
+            f
+            for f in api.get('/flavors')['flavors']
+            if f['name'] == 'm1.small'
+        ][0]
         image = api.images()[0]
         print('cloud up in %.1f s' % (time.perf_counter() - t0))
         out['hosts_reported'] = _until_hosts(cloud, args.hosts)
@@ -151,8 +169,13 @@ def main(argv=None):
         booted = 0
         while booted < args.servers:
             n = min(100, args.servers - booted)
-            api.create_server('bench-%d' % booted, flavor['id'], image['id'],
-                              min_count=n, max_count=n)
+            api.create_server(
+                'bench-%d' % booted,
+                flavor['id'],
+                image['id'],
+                min_count=n,
+                max_count=n,
+            )
             booted += n
         _wait_active(api, args.servers)
         print('%d servers built' % args.servers)
@@ -160,23 +183,43 @@ def main(argv=None):
         deps = cloud_api_deps(cloud)
         snap = snapshot.hosts(deps.api_db, deps.cells)
         assert len(snap['hosts']) == out['hosts_reported'], len(snap['hosts'])
-        out['snapshot'] = _ms(_timed(
-            lambda: snapshot.hosts(deps.api_db, deps.cells), args.repeat))
-        out['snapshot_bytes'] = len(requests.get(
-            cloud.api_url + '/dashboard/api/hosts', headers=ADMIN,
-            timeout=60).content)
+        out['snapshot'] = _ms(
+            _timed(
+                lambda: snapshot.hosts(deps.api_db, deps.cells), args.repeat
+            )
+        )
+        out['snapshot_bytes'] = len(
+            requests.get(
+                cloud.api_url + '/dashboard/api/hosts',
+                headers=ADMIN,
+                timeout=60,
+            ).content
+        )
 
         def cold():
             deps.dashboard.cache._entries.clear()
-            r = requests.get(cloud.api_url + '/dashboard/api/hosts',
-                             headers=ADMIN, timeout=60)
+            r = requests.get(
+                cloud.api_url + '/dashboard/api/hosts',
+                headers=ADMIN,
+                timeout=60,
+            )
             assert r.status_code == 200
+
         out['http_hosts_cold'] = _ms(_timed(cold, args.repeat))
-        out['http_hosts_warm'] = _ms(_timed(
-            lambda: requests.get(cloud.api_url + '/dashboard/api/hosts',
-                                 headers=ADMIN, timeout=60), args.repeat))
-        print('snapshot %s; GET hosts cold %s, warm %s' % (
-            out['snapshot'], out['http_hosts_cold'], out['http_hosts_warm']))
+        out['http_hosts_warm'] = _ms(
+            _timed(
+                lambda: requests.get(
+                    cloud.api_url + '/dashboard/api/hosts',
+                    headers=ADMIN,
+                    timeout=60,
+                ),
+                args.repeat,
+            )
+        )
+        print(
+            'snapshot %s; GET hosts cold %s, warm %s'
+            % (out['snapshot'], out['http_hosts_cold'], out['http_hosts_warm'])
+        )
 
         out['per_provider_usages_s'] = round(_per_provider(cloud), 2)
         print('per-provider usages: %.2f s' % out['per_provider_usages_s'])
@@ -187,13 +230,20 @@ def main(argv=None):
 
         def measured(tag):
             # The same load in both phases: 20 boots while the requests run.
-            booter = threading.Thread(target=lambda: [api.create_server(
-                '%s-%d' % (tag, i), flavor['id'], image['id'])
-                for i in range(20)], daemon=True)
+            booter = threading.Thread(
+                target=lambda: [
+                    api.create_server(
+                        '%s-%d' % (tag, i), flavor['id'], image['id']
+                    )
+                    for i in range(20)
+                ],
+                daemon=True,
+            )
             booter.start()
             figures = _api_latency(session, cloud.api_url, args.requests)
             booter.join()
             return figures
+
         out['api_without_dashboards'] = measured('quiet')
         stop = threading.Event()
         pages = [Page(cloud.api_url, stop) for _ in range(args.dashboards)]
@@ -205,11 +255,17 @@ def main(argv=None):
         stop.set()
         out['dashboard_polls'] = sum(p.polls for p in pages)
         out['decisions_streamed'] = sum(p.decisions for p in pages)
-        print('API latency without dashboards %s; with %d dashboards %s '
-              '(%d polls, %d decisions streamed)' % (
-                  out['api_without_dashboards'], args.dashboards,
-                  out['api_with_dashboards'], out['dashboard_polls'],
-                  out['decisions_streamed']))
+        print(
+            'API latency without dashboards %s; with %d dashboards %s '
+            '(%d polls, %d decisions streamed)'
+            % (
+                out['api_without_dashboards'],
+                args.dashboards,
+                out['api_with_dashboards'],
+                out['dashboard_polls'],
+                out['decisions_streamed'],
+            )
+        )
     finally:
         out['loadavg_end'] = os.getloadavg()
         cloud.stop()
@@ -224,18 +280,26 @@ def main(argv=None):
 def _snapshot_only(args):
     from nimbus.common import config
     from nimbus import services
-    url = 'sqlite:///%s' % os.path.join(os.path.abspath(args.snapshot_of),
-                                        'api.sqlite')
-    conf = config.build_conf([], overrides={
-        'api_database': {'connection': url}})
+
+    url = 'sqlite:///%s' % os.path.join(
+        os.path.abspath(args.snapshot_of), 'api.sqlite'
+    )
+    conf = config.build_conf(
+        [], overrides={'api_database': {'connection': url}}
+    )
     api_db, cells = services.api_db(conf), services.cell_directory(conf)
     snap = snapshot.hosts(api_db, cells)
-    out = {'hosts': len(snap['hosts']), 'servers': snap['servers'],
-           'snapshot': _ms(_timed(lambda: snapshot.hosts(api_db, cells),
-                                  args.repeat)),
-           'failed_builds': _ms(_timed(
-               lambda: snapshot.failed_builds(api_db, cells), args.repeat)),
-           'loadavg': os.getloadavg()}
+    out = {
+        'hosts': len(snap['hosts']),
+        'servers': snap['servers'],
+        'snapshot': _ms(
+            _timed(lambda: snapshot.hosts(api_db, cells), args.repeat)
+        ),
+        'failed_builds': _ms(
+            _timed(lambda: snapshot.failed_builds(api_db, cells), args.repeat)
+        ),
+        'loadavg': os.getloadavg(),
+    }
     print(json.dumps(out, sort_keys=True))
     if args.json:
         with open(args.json, 'w') as f:
@@ -252,8 +316,10 @@ def cloud_api_deps(cloud):
     else:
         raise SystemExit('no dashboard in this cloud')
     from nimbus import services
-    return _Deps(services.api_db(cloud.conf), services.cell_directory(
-        cloud.conf), board)
+
+    return _Deps(
+        services.api_db(cloud.conf), services.cell_directory(cloud.conf), board
+    )
 
 
 class _Deps:
@@ -282,14 +348,22 @@ def _until_hosts(cloud, n, timeout=900, settle=20):
 
 def _per_provider(cloud):
     session = requests.Session()
-    session.headers.update({'X-Auth-Token': 'admin:admin',
-                            'OpenStack-API-Version': 'placement latest'})
+    session.headers.update(
+        {
+            'X-Auth-Token': 'admin:admin',
+            'OpenStack-API-Version': 'placement latest',
+        }
+    )
     t = time.perf_counter()
-    providers = session.get(cloud.placement_url + '/resource_providers',
-                            timeout=60).json()['resource_providers']
+    providers = session.get(
+        cloud.placement_url + '/resource_providers', timeout=60
+    ).json()['resource_providers']
     for rp in providers:
-        r = session.get('%s/resource_providers/%s/usages' % (
-            cloud.placement_url, rp['uuid']), timeout=60)
+        r = session.get(
+            '%s/resource_providers/%s/usages'
+            % (cloud.placement_url, rp['uuid']),
+            timeout=60,
+        )
         assert r.status_code == 200, r.text
     return time.perf_counter() - t
 

@@ -54,46 +54,62 @@ def bench(n_hosts, repeat):
     conf = sched_conf.make_conf()
     hm = testing.manager_with(n_hosts, conf, seed=7)
     spec0 = testing.spec(vcpus=1, memory_mb=1024, root_gb=10)
-    placement = _Placement(testing.candidates_for(hm.all_host_states(),
-                                                  spec0))
+    placement = _Placement(testing.candidates_for(hm.all_host_states(), spec0))
     inproc.reset_buses()
     transport = messaging.get_notification_transport(
-        cfg.ConfigOpts(), url='inproc:///decision-bench')
+        cfg.ConfigOpts(), url='inproc:///decision-bench'
+    )
     drained = queue.Queue()
     listener = notifications.listen(transport, drained.put)
     scheds = {
         'off': driver_mod.Scheduler(conf, placement, hm),
         'on': driver_mod.Scheduler(
-            conf, placement, hm,
-            notifier=notifications.make_notifier(transport, 'bench')),
+            conf,
+            placement,
+            hm,
+            notifier=notifications.make_notifier(transport, 'bench'),
+        ),
     }
     times = {'off': [], 'on': []}
     ctxt = context.get_admin_context()
     try:
         for r in range(repeat + 1):
-            for name in (('off', 'on') if r % 2 else ('on', 'off')):
+            for name in ('off', 'on') if r % 2 else ('on', 'off'):
                 spec = testing.spec(vcpus=1, memory_mb=1024, root_gb=10)
                 t = time.perf_counter()
                 scheds[name].select_destinations(ctxt, spec)
-                if r:   # the first round warms up
+                if r:  # the first round warms up
                     times[name].append(time.perf_counter() - t)
     finally:
         listener.stop()
         listener.wait()
-    out = {'hosts': n_hosts, 'repeat': repeat,
-           'notified': drained.qsize()}
+    out = {'hosts': n_hosts, 'repeat': repeat, 'notified': drained.qsize()}
     for name, values in times.items():
-        out[name] = {'median_ms': round(statistics.median(values) * 1e3, 3),
-                     'p95_ms': round(_p95(values) * 1e3, 3)}
-    out['delta_ms'] = round(out['on']['median_ms'] - out['off']['median_ms'],
-                            3)
-    out['delta_pct'] = round(100.0 * out['delta_ms']
-                             / out['off']['median_ms'], 1)
-    print('decision stream, %d hosts, %d repeats: off median %.2f ms '
-          '(p95 %.2f), on median %.2f ms (p95 %.2f): %+.2f ms (%+.1f%%)'
-          % (n_hosts, repeat, out['off']['median_ms'], out['off']['p95_ms'],
-             out['on']['median_ms'], out['on']['p95_ms'], out['delta_ms'],
-             out['delta_pct']), flush=True)
+        out[name] = {
+            'median_ms': round(statistics.median(values) * 1e3, 3),
+            'p95_ms': round(_p95(values) * 1e3, 3),
+        }
+    out['delta_ms'] = round(
+        out['on']['median_ms'] - out['off']['median_ms'], 3
+    )
+    out['delta_pct'] = round(
+        100.0 * out['delta_ms'] / out['off']['median_ms'], 1
+    )
+    print(
+        'decision stream, %d hosts, %d repeats: off median %.2f ms '
+        '(p95 %.2f), on median %.2f ms (p95 %.2f): %+.2f ms (%+.1f%%)'
+        % (
+            n_hosts,
+            repeat,
+            out['off']['median_ms'],
+            out['off']['p95_ms'],
+            out['on']['median_ms'],
+            out['on']['p95_ms'],
+            out['delta_ms'],
+            out['delta_pct'],
+        ),
+        flush=True,
+    )
     return out
 
 

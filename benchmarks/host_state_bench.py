@@ -51,38 +51,87 @@ def populate(workdir, hosts):
     now = db_types.utcnow()
     cell_db = common_db.get_database(cell_url)
     with cell_db.engine.begin() as conn:
-        conn.execute(sa.insert(cell_models.ComputeNode), [{
-            'uuid': str(uuid.uuid4()), 'host': 'host-%d' % i,
-            'hypervisor_hostname': 'host-%d' % i, 'hypervisor_type': 'QEMU',
-            'hypervisor_version': 8002000, 'vcpus': 32, 'memory_mb': 131072,
-            'local_gb': 2000, 'cpu_info': {'features': ['avx2']},
-            'numa_topology': {'cells': []}, 'created_at': now}
-            for i in range(hosts)])
-        conn.execute(sa.insert(cell_models.Service), [{
-            'uuid': str(uuid.uuid4()), 'host': 'host-%d' % i,
-            'binary': 'nimbus-compute', 'topic': 'compute',
-            'disabled': False, 'forced_down': False, 'report_count': 1,
-            'version': 1, 'last_seen_up': now, 'created_at': now}
-            for i in range(hosts)])
-        conn.execute(sa.insert(cell_models.Instance), [{
-            'uuid': str(uuid.uuid4()), 'project_id': 'p', 'user_id': 'u',
-            'host': 'host-%d' % (i % hosts), 'node': 'host-%d' % (i % hosts),
-            'vm_state': 'active', 'power_state': 1, 'deleted': False,
-            'flavor': {'flavorid': '1', 'vcpus': 1}, 'created_at': now,
-            'image_ref': IMAGES[i % len(IMAGES)]}
-            for i in range(hosts * 4)])
+        conn.execute(
+            sa.insert(cell_models.ComputeNode),
+            [
+                {
+                    'uuid': str(uuid.uuid4()),
+                    'host': 'host-%d' % i,
+                    'hypervisor_hostname': 'host-%d' % i,
+                    'hypervisor_type': 'QEMU',
+                    'hypervisor_version': 8002000,
+                    'vcpus': 32,
+                    'memory_mb': 131072,
+                    'local_gb': 2000,
+                    'cpu_info': {'features': ['avx2']},
+                    'numa_topology': {'cells': []},
+                    'created_at': now,
+                }
+                for i in range(hosts)
+            ],
+        )
+        conn.execute(
+            sa.insert(cell_models.Service),
+            [
+                {
+                    'uuid': str(uuid.uuid4()),
+                    'host': 'host-%d' % i,
+                    'binary': 'nimbus-compute',
+                    'topic': 'compute',
+                    'disabled': False,
+                    'forced_down': False,
+                    'report_count': 1,
+                    'version': 1,
+                    'last_seen_up': now,
+                    'created_at': now,
+                }
+                for i in range(hosts)
+            ],
+        )
+        conn.execute(
+            sa.insert(cell_models.Instance),
+            [
+                {
+                    'uuid': str(uuid.uuid4()),
+                    'project_id': 'p',
+                    'user_id': 'u',
+                    'host': 'host-%d' % (i % hosts),
+                    'node': 'host-%d' % (i % hosts),
+                    'vm_state': 'active',
+                    'power_state': 1,
+                    'deleted': False,
+                    'flavor': {'flavorid': '1', 'vcpus': 1},
+                    'created_at': now,
+                    'image_ref': IMAGES[i % len(IMAGES)],
+                }
+                for i in range(hosts * 4)
+            ],
+        )
     with api_db.session() as session:
         for n, image in enumerate(IMAGES):
-            session.add(api_models.Image(
-                id=image, name='img-%d' % n,
-                properties={'os_distro': 'distro-%d' % n, 'hw_machine_type': 'q35'}))
+            session.add(
+                api_models.Image(
+                    id=image,
+                    name='img-%d' % n,
+                    properties={
+                        'os_distro': 'distro-%d' % n,
+                        'hw_machine_type': 'q35',
+                    },
+                )
+            )
         for a in range(20):
-            agg = api_models.Aggregate(uuid=str(uuid.uuid4()),
-                                       name='agg-%d' % a)
-            agg.hosts = [api_models.AggregateHost(host='host-%d' % i)
-                         for i in range(a, hosts, 20)]
-            agg.metadata_items = [api_models.AggregateMetadata(
-                key='cpu_weight_multiplier', value='2.0')]
+            agg = api_models.Aggregate(
+                uuid=str(uuid.uuid4()), name='agg-%d' % a
+            )
+            agg.hosts = [
+                api_models.AggregateHost(host='host-%d' % i)
+                for i in range(a, hosts, 20)
+            ]
+            agg.metadata_items = [
+                api_models.AggregateMetadata(
+                    key='cpu_weight_multiplier', value='2.0'
+                )
+            ]
             session.add(agg)
     return api_db
 
@@ -105,60 +154,97 @@ def measure(hosts, repeat):
         manager = host_manager.HostManager(conf, source)
         reload_ms = timed(manager.refresh, repeat)
         services_ms = timed(manager.refresh_services, repeat)
-        counter = iter(range(10 ** 9))
+        counter = iter(range(10**9))
 
         def instance_event():
-            manager.update_instance_info('host-%d' % (next(counter) % hosts),
-                                         [{'uuid': str(uuid.uuid4()),
-                                           'flavor_id': '1'}])
+            manager.update_instance_info(
+                'host-%d' % (next(counter) % hosts),
+                [{'uuid': str(uuid.uuid4()), 'flavor_id': '1'}],
+            )
 
         def instance_event_image_ref():
             # Only image_ref: its properties are read from the API database's
             # images table before the event is queued.
-            manager.update_instance_info('host-%d' % (next(counter) % hosts),
-                                         [{'uuid': str(uuid.uuid4()),
-                                           'flavor_id': '1',
-                                           'image_ref': IMAGES[0]}])
+            manager.update_instance_info(
+                'host-%d' % (next(counter) % hosts),
+                [
+                    {
+                        'uuid': str(uuid.uuid4()),
+                        'flavor_id': '1',
+                        'image_ref': IMAGES[0],
+                    }
+                ],
+            )
 
         def service_event():
-            manager.update_service({'host': 'host-7', 'binary':
-                                    'nimbus-compute', 'disabled': True,
-                                    'forced_down': False, 'up': True})
+            manager.update_service(
+                {
+                    'host': 'host-7',
+                    'binary': 'nimbus-compute',
+                    'disabled': True,
+                    'forced_down': False,
+                    'up': True,
+                }
+            )
+
         instance_ms = timed(instance_event, repeat * 50)
         service_ms = timed(service_event, repeat * 50)
         image_ref_ms = timed(instance_event_image_ref, repeat * 10)
         common_db.dispose_all()
-    return {'hosts': hosts, 'full_reload_ms': round(reload_ms, 1),
-            'service_reload_ms': round(services_ms, 1),
-            'instance_event_ms': round(instance_ms, 4),
-            'service_event_ms': round(service_ms, 4),
-            'instance_event_image_ref_ms': round(image_ref_ms, 4),
-            'reload_over_event': round(reload_ms / max(instance_ms, 1e-6))}
+    return {
+        'hosts': hosts,
+        'full_reload_ms': round(reload_ms, 1),
+        'service_reload_ms': round(services_ms, 1),
+        'instance_event_ms': round(instance_ms, 4),
+        'service_event_ms': round(service_ms, 4),
+        'instance_event_image_ref_ms': round(image_ref_ms, 4),
+        'reload_over_event': round(reload_ms / max(instance_ms, 1e-6)),
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--hosts', type=int, nargs='+',
-                        default=[1000, 5000, 10000])
+    parser.add_argument(
+        '--hosts', type=int, nargs='+', default=[1000, 5000, 10000]
+    )
     parser.add_argument('--repeat', type=int, default=5)
     parser.add_argument('--json')
     args = parser.parse_args()
     results = []
-    print('%8s %16s %19s %18s %17s %14s %22s' % (
-        'hosts', 'full reload ms', 'service reload ms', 'instance event ms',
-        'service event ms', 'reload/event', 'event w/ image_ref ms'))
+    print(
+        '%8s %16s %19s %18s %17s %14s %22s'
+        % (
+            'hosts',
+            'full reload ms',
+            'service reload ms',
+            'instance event ms',
+            'service event ms',
+            'reload/event',
+            'event w/ image_ref ms',
+        )
+    )
     for hosts in args.hosts:
         r = measure(hosts, args.repeat)
         results.append(r)
-        print('%8d %16.1f %19.1f %18.4f %17.4f %13dx %22.4f' % (
-            hosts, r['full_reload_ms'], r['service_reload_ms'],
-            r['instance_event_ms'],
-            r['service_event_ms'], r['reload_over_event'],
-            r['instance_event_image_ref_ms']))
+        print(
+            '%8d %16.1f %19.1f %18.4f %17.4f %13dx %22.4f'
+            % (
+                hosts,
+                r['full_reload_ms'],
+                r['service_reload_ms'],
+                r['instance_event_ms'],
+                r['service_event_ms'],
+                r['reload_over_event'],
+                r['instance_event_image_ref_ms'],
+            )
+        )
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump({'load_average': os.getloadavg(), 'results': results},
-                      f, indent=2)
+            json.dump(
+                {'load_average': os.getloadavg(), 'results': results},
+                f,
+                indent=2,
+            )
 
 
 if __name__ == '__main__':

@@ -24,9 +24,11 @@ import time
 import requests
 
 PACKAGES = ('openstack-placement==16.0.0', 'cheroot')
-DRIVERS = {'mysql': ('PyMySQL', 'pymysql'),
-           'postgresql': ('psycopg[binary]', 'psycopg')}
-SERVE = r'''
+DRIVERS = {
+    'mysql': ('PyMySQL', 'pymysql'),
+    'postgresql': ('psycopg[binary]', 'psycopg'),
+}
+SERVE = r"""
 import os, sys
 from cheroot import wsgi
 from placement.wsgi import init_application
@@ -35,7 +37,7 @@ server = wsgi.Server(('127.0.0.1', int(sys.argv[1])), app,
                      numthreads=int(sys.argv[2]))
 print('serving', flush=True)
 server.start()
-'''
+"""
 
 
 def _free_port():
@@ -57,16 +59,26 @@ def ensure_venv(venv, db_url):
     if os.path.exists(python):
         probe = subprocess.run(
             [python, '-c', 'import %s' % ', '.join(modules)],
-            capture_output=True)
+            capture_output=True,
+        )
         if probe.returncode == 0:
             print('reusing OpenStack Placement venv %s' % venv, flush=True)
             return python
     else:
         subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
-    print('installing openstack-placement==16.0.0 into %s' % venv,
-          flush=True)
-    subprocess.run([python, '-m', 'pip', 'install', '-q', *PACKAGES,
-                    *([driver[0]] if driver else [])], check=True)
+    print('installing openstack-placement==16.0.0 into %s' % venv, flush=True)
+    subprocess.run(
+        [
+            python,
+            '-m',
+            'pip',
+            'install',
+            '-q',
+            *PACKAGES,
+            *([driver[0]] if driver else []),
+        ],
+        check=True,
+    )
     return python
 
 
@@ -92,8 +104,11 @@ def compare(args, db_url, threads, run):
 
 
 def _compare(args, venv, db_url, threads, run):
-    workdir = os.path.dirname(db_url.split(':///', 1)[-1]) \
-        if db_url.startswith('sqlite') else None
+    workdir = (
+        os.path.dirname(db_url.split(':///', 1)[-1])
+        if db_url.startswith('sqlite')
+        else None
+    )
     workdir = workdir or tempfile.mkdtemp(prefix='openstack-placement-')
     try:
         python = ensure_venv(venv, db_url)
@@ -103,25 +118,29 @@ def _compare(args, venv, db_url, threads, run):
     confdir = os.path.join(workdir, 'openstack-placement')
     os.makedirs(confdir, exist_ok=True)
     with open(os.path.join(confdir, 'placement.conf'), 'w') as f:
-        f.write('[DEFAULT]\ndebug = False\n[api]\nauth_strategy = noauth2\n'
-                '[placement_database]\nconnection = %s\n'
-                'sync_on_startup = True\n' % db_url)
+        f.write(
+            '[DEFAULT]\ndebug = False\n[api]\nauth_strategy = noauth2\n'
+            '[placement_database]\nconnection = %s\n'
+            'sync_on_startup = True\n' % db_url
+        )
     script = os.path.join(confdir, 'serve.py')
     with open(script, 'w') as f:
         f.write(SERVE)
     port = _free_port()
     env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=confdir)
     log = open(os.path.join(confdir, 'server.log'), 'w')
-    proc = subprocess.Popen([python, script, str(port),
-                             str(args.server_threads)], env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [python, script, str(port), str(args.server_threads)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = 'http://127.0.0.1:%d' % port
     try:
         deadline = time.time() + 120
         while True:
             if proc.poll() is not None:
-                print('OpenStack Placement failed to start; see %s'
-                      % log.name)
+                print('OpenStack Placement failed to start; see %s' % log.name)
                 return None
             try:
                 if requests.get(url + '/', timeout=2).status_code == 200:
@@ -132,8 +151,13 @@ def _compare(args, venv, db_url, threads, run):
                 print('OpenStack Placement did not answer within 120 s')
                 return None
             time.sleep(0.5)
-        return run(url, args.providers, threads, args.repeat,
-                   'openstack-placement-16.0.0')
+        return run(
+            url,
+            args.providers,
+            threads,
+            args.repeat,
+            'openstack-placement-16.0.0',
+        )
     finally:
         proc.terminate()
         try:

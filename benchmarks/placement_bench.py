@@ -47,18 +47,22 @@ import uuid as uuidlib
 
 import requests
 
-HEADERS = {'x-auth-token': 'admin', 'x-roles': 'admin,service',
-           'openstack-api-version': 'placement 1.39',
-           'content-type': 'application/json', 'accept': 'application/json'}
+HEADERS = {
+    'x-auth-token': 'admin',
+    'x-roles': 'admin,service',
+    'openstack-api-version': 'placement 1.39',
+    'content-type': 'application/json',
+    'accept': 'application/json',
+}
 QUERIES = {
     'plain': 'resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20',
     'plain_limit_1000': 'resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20'
-                        '&limit=1000',
+    '&limit=1000',
     'traits': 'resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20'
-              '&required=HW_CPU_X86_AVX2,CUSTOM_FAST_DISK',
+    '&required=HW_CPU_X86_AVX2,CUSTOM_FAST_DISK',
     'granular': 'resources1=CUSTOM_PGPU:1&limit=50',
 }
-AGGREGATES = [str(uuidlib.UUID(int=0xa66 << 64 | i)) for i in range(10)]
+AGGREGATES = [str(uuidlib.UUID(int=0xA66 << 64 | i)) for i in range(10)]
 _local = threading.local()
 
 
@@ -103,8 +107,12 @@ def request(url, method, path, body=None):
             conn.request(method, target, body=payload, headers=HEADERS)
             resp = conn.getresponse()
             return Response(resp.status, resp.read())
-        except (http.client.RemoteDisconnected, ConnectionResetError,
-                BrokenPipeError, http.client.CannotSendRequest):
+        except (
+            http.client.RemoteDisconnected,
+            ConnectionResetError,
+            BrokenPipeError,
+            http.client.CannotSendRequest,
+        ):
             conn.close()
             _local.conns.pop(parts.netloc, None)
             if attempt == 2:
@@ -131,9 +139,10 @@ class Client:
         with self._lock:
             self.requests += 1
         if resp.status_code not in ok:
-            raise RuntimeError('%s %s -> %s %s' % (method, path,
-                                                   resp.status_code,
-                                                   resp.text[:300]))
+            raise RuntimeError(
+                '%s %s -> %s %s'
+                % (method, path, resp.status_code, resp.text[:300])
+            )
         return resp
 
 
@@ -146,14 +155,20 @@ def _provider(client, uuid, name, parent=None):
 
 def populate_one(client, i):
     """One compute node (and its PGPU children) over REST."""
-    uuid = str(uuidlib.UUID(int=0xc0 << 96 | i))
+    uuid = str(uuidlib.UUID(int=0xC0 << 96 | i))
     _provider(client, uuid, 'cn%06d' % i)
-    client.call('PUT', '/resource_providers/%s/inventories' % uuid, {
-        'resource_provider_generation': 0,
-        'inventories': {
-            'VCPU': {'total': 32, 'allocation_ratio': 16.0},
-            'MEMORY_MB': {'total': 131072},
-            'DISK_GB': {'total': 2000}}})
+    client.call(
+        'PUT',
+        '/resource_providers/%s/inventories' % uuid,
+        {
+            'resource_provider_generation': 0,
+            'inventories': {
+                'VCPU': {'total': 32, 'allocation_ratio': 16.0},
+                'MEMORY_MB': {'total': 131072},
+                'DISK_GB': {'total': 2000},
+            },
+        },
+    )
     gen = 1
     traits = []
     if i % 3 == 0:
@@ -161,20 +176,33 @@ def populate_one(client, i):
     if i % 5 == 0:
         traits.append('CUSTOM_FAST_DISK')
     if traits:
-        client.call('PUT', '/resource_providers/%s/traits' % uuid,
-                    {'traits': traits, 'resource_provider_generation': gen})
+        client.call(
+            'PUT',
+            '/resource_providers/%s/traits' % uuid,
+            {'traits': traits, 'resource_provider_generation': gen},
+        )
         gen += 1
     if i % 2 == 0:
-        client.call('PUT', '/resource_providers/%s/aggregates' % uuid,
-                    {'aggregates': [AGGREGATES[(i // 2) % 10]],
-                     'resource_provider_generation': gen})
+        client.call(
+            'PUT',
+            '/resource_providers/%s/aggregates' % uuid,
+            {
+                'aggregates': [AGGREGATES[(i // 2) % 10]],
+                'resource_provider_generation': gen,
+            },
+        )
     if i % 10 == 0:
         for k in range(2):
-            child = str(uuidlib.UUID(int=0xc1 << 96 | i << 8 | k))
+            child = str(uuidlib.UUID(int=0xC1 << 96 | i << 8 | k))
             _provider(client, child, 'cn%06d-pgpu%d' % (i, k), uuid)
-            client.call('PUT', '/resource_providers/%s/inventories' % child,
-                        {'resource_provider_generation': 0,
-                         'inventories': {'CUSTOM_PGPU': {'total': 4}}})
+            client.call(
+                'PUT',
+                '/resource_providers/%s/inventories' % child,
+                {
+                    'resource_provider_generation': 0,
+                    'inventories': {'CUSTOM_PGPU': {'total': 4}},
+                },
+            )
 
 
 def populate(client, n, threads):
@@ -184,7 +212,8 @@ def populate(client, n, threads):
     before = client.requests
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
         for fut in concurrent.futures.as_completed(
-                [pool.submit(populate_one, client, i) for i in range(n)]):
+            [pool.submit(populate_one, client, i) for i in range(n)]
+        ):
             fut.result()
     elapsed = time.perf_counter() - start
     return (client.requests - before) / elapsed, elapsed
@@ -202,8 +231,11 @@ def time_queries(client, repeat):
             count = len(resp.json()['allocation_requests'])
         times.sort()
         p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
-        out[name] = {'median_ms': round(statistics.median(times), 2),
-                     'p95_ms': round(p95, 2), 'candidates': count}
+        out[name] = {
+            'median_ms': round(statistics.median(times), 2),
+            'p95_ms': round(p95, 2),
+            'candidates': count,
+        }
     return out
 
 
@@ -213,7 +245,7 @@ def _loadavg():
 
 def populated(client, n):
     """True when the last of the N compute nodes already exists."""
-    uuid = str(uuidlib.UUID(int=0xc0 << 96 | (n - 1)))
+    uuid = str(uuidlib.UUID(int=0xC0 << 96 | (n - 1)))
     resp = request(client.url, 'GET', '/resource_providers/%s' % uuid)
     return resp.status_code == 200
 
@@ -224,36 +256,63 @@ def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
     ``populate_client`` (a :class:`Client`-like object) populates instead
     of HTTP to ``url`` (``--populate-direct``).
     """
-    out = {'providers': n, 'loadavg_start': _loadavg(),
-           'populate_threads': threads}
+    out = {
+        'providers': n,
+        'loadavg_start': _loadavg(),
+        'populate_threads': threads,
+    }
     client = Client(url)
     if reuse and populated(client, n):
-        print('[%s] reusing the %d compute nodes already in the database'
-              % (label, n), flush=True)
+        print(
+            '[%s] reusing the %d compute nodes already in the database'
+            % (label, n),
+            flush=True,
+        )
         out.update(populate='reused', populate_requests_per_s=None)
     else:
         writer = populate_client or client
         rate, elapsed = populate(writer, n, threads)
-        how = 'direct (PlacementDirect, no HTTP)' if populate_client \
+        how = (
+            'direct (PlacementDirect, no HTTP)'
+            if populate_client
             else 'REST over HTTP'
-        print('[%s] populated %d compute nodes %s with %d threads: %d '
-              'requests in %.1fs = %.0f req/s (%d retried 500s)' % (
-                  label, n, how, threads, writer.requests, elapsed, rate,
-                  writer.retries), flush=True)
-        out.update(populate='direct' if populate_client else 'http',
-                   populate_requests_per_s=round(rate, 1),
-                   populate_seconds=round(elapsed, 1),
-                   populate_requests=writer.requests,
-                   populate_retried_500s=writer.retries)
+        )
+        print(
+            '[%s] populated %d compute nodes %s with %d threads: %d '
+            'requests in %.1fs = %.0f req/s (%d retried 500s)'
+            % (
+                label,
+                n,
+                how,
+                threads,
+                writer.requests,
+                elapsed,
+                rate,
+                writer.retries,
+            ),
+            flush=True,
+        )
+        out.update(
+            populate='direct' if populate_client else 'http',
+            populate_requests_per_s=round(rate, 1),
+            populate_seconds=round(elapsed, 1),
+            populate_requests=writer.requests,
+            populate_retried_500s=writer.retries,
+        )
     queries = time_queries(client, repeat)
     for name, q in queries.items():
-        print('[%s] %-17s median %8.1f ms  p95 %8.1f ms  candidates %d' % (
-            label, name, q['median_ms'], q['p95_ms'], q['candidates']),
-            flush=True)
+        print(
+            '[%s] %-17s median %8.1f ms  p95 %8.1f ms  candidates %d'
+            % (label, name, q['median_ms'], q['p95_ms'], q['candidates']),
+            flush=True,
+        )
     out['queries'] = queries
     out['loadavg_end'] = _loadavg()
-    print('[%s] load average %s at start, %s at end' % (
-        label, out['loadavg_start'], out['loadavg_end']), flush=True)
+    print(
+        '[%s] load average %s at start, %s at end'
+        % (label, out['loadavg_start'], out['loadavg_end']),
+        flush=True,
+    )
     return out
 
 
@@ -263,11 +322,12 @@ class DirectClient(Client):
     def __init__(self, db_url):
         super().__init__('')
         from nimbus.common import config
+
         self.conf = config.build_conf([], default_config_files=[])
         self.conf.set_override('connection', db_url, 'placement_database')
-        self.conf.set_override('sync_on_startup', False,
-                               'placement_database')
+        self.conf.set_override('sync_on_startup', False, 'placement_database')
         from nimbus.placement import direct
+
         self._direct = direct.PlacementDirect(self.conf, microversion='1.39')
         self._app_session = self._direct.__enter__()
 
@@ -276,8 +336,10 @@ class DirectClient(Client):
         with self._lock:
             self.requests += 1
         if resp.status_code not in ok:
-            raise RuntimeError('%s %s -> %s %s' % (
-                method, path, resp.status_code, resp.text[:300]))
+            raise RuntimeError(
+                '%s %s -> %s %s'
+                % (method, path, resp.status_code, resp.text[:300])
+            )
         return resp
 
 
@@ -286,13 +348,18 @@ def create_database(url):
     dropping it."""
     import sqlalchemy as sa
     from nimbus.common import db as common_db
+
     url = sa.engine.make_url(common_db.normalize_url(url))
     name = url.database
-    admin = url.set(database='postgres' if url.get_backend_name() ==
-                    'postgresql' else 'mysql')
+    admin = url.set(
+        database='postgres'
+        if url.get_backend_name() == 'postgresql'
+        else 'mysql'
+    )
     engine = sa.create_engine(admin, isolation_level='AUTOCOMMIT')
-    extra = ' CHARACTER SET utf8mb4' if url.get_backend_name() == 'mysql' \
-        else ''
+    extra = (
+        ' CHARACTER SET utf8mb4' if url.get_backend_name() == 'mysql' else ''
+    )
     with engine.connect() as conn:
         conn.exec_driver_sql('CREATE DATABASE %s%s' % (name, extra))
 
@@ -300,6 +367,7 @@ def create_database(url):
         with engine.connect() as conn:
             conn.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
         engine.dispose()
+
     return drop
 
 
@@ -307,37 +375,61 @@ def conditions(args, db_url):
     """What the JSON records about the run."""
     import platform
     import subprocess
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                                cwd=root, capture_output=True, text=True,
-                                timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ['git', 'rev-parse', '--short', 'HEAD'],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = None
-    return {'database': db_url.split(':', 1)[0] if db_url else 'external',
-            'threads': args.threads, 'repeat': args.repeat,
-            'cpus': os.cpu_count(), 'python': platform.python_version(),
-            'commit': commit,
-            'started': time.strftime('%Y-%m-%dT%H:%M:%S%z')}
+    return {
+        'database': db_url.split(':', 1)[0] if db_url else 'external',
+        'threads': args.threads,
+        'repeat': args.repeat,
+        'cpus': os.cpu_count(),
+        'python': platform.python_version(),
+        'commit': commit,
+        'started': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+    }
 
 
 def serve_nimbus(db_url, threads, workdir):
     """Start nimbus-placement-api in a subprocess; returns (url, stop)."""
     import socket
     import subprocess
+
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         port = sock.getsockname()[1]
     conf = os.path.join(workdir, 'nimbus.conf')
     with open(conf, 'w') as f:
-        f.write('[api]\nauth_strategy = noauth2\n[wsgi]\nserver_threads = %d\n'
-                '[placement_database]\nconnection = %s\n' % (threads, db_url))
+        f.write(
+            '[api]\nauth_strategy = noauth2\n[wsgi]\nserver_threads = %d\n'
+            '[placement_database]\nconnection = %s\n' % (threads, db_url)
+        )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     log = open(os.path.join(workdir, 'nimbus-placement.log'), 'w')
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'nimbus.cmd.placement_api', '--config-file',
-         conf, '--host', '127.0.0.1', '--port', str(port)], cwd=root,
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            '-m',
+            'nimbus.cmd.placement_api',
+            '--config-file',
+            conf,
+            '--host',
+            '127.0.0.1',
+            '--port',
+            str(port),
+        ],
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = 'http://127.0.0.1:%d' % port
     deadline = time.time() + 60
     while True:
@@ -346,58 +438,95 @@ def serve_nimbus(db_url, threads, workdir):
                 break
         except requests.RequestException:
             if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError('nimbus-placement-api did not start, see '
-                                   '%s' % log.name)
+                raise RuntimeError(
+                    'nimbus-placement-api did not start, see %s' % log.name
+                )
             time.sleep(0.2)
 
     def stop():
         proc.terminate()
         proc.wait(10)
         log.close()
+
     return url, stop
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--url', help='Placement endpoint; default: serve Nimbus '
-                                 'in a subprocess on a fresh database')
-    p.add_argument('--db-url', help='Database of the Nimbus server started '
-                                    'here (default: fresh SQLite under '
-                                    '/tmp); see the module docstring')
-    p.add_argument('--keep-db', action='store_true',
-                   help='Do not drop the MariaDB/PostgreSQL databases')
-    p.add_argument('--reuse', action='store_true',
-                   help='Skip the populate when the database already holds '
-                        'the N compute nodes')
-    p.add_argument('--populate-direct', action='store_true',
-                   help='Populate Nimbus through PlacementDirect (REST API '
-                        'in process, no HTTP)')
+    p.add_argument(
+        '--url',
+        help='Placement endpoint; default: serve Nimbus '
+        'in a subprocess on a fresh database',
+    )
+    p.add_argument(
+        '--db-url',
+        help='Database of the Nimbus server started '
+        'here (default: fresh SQLite under '
+        '/tmp); see the module docstring',
+    )
+    p.add_argument(
+        '--keep-db',
+        action='store_true',
+        help='Do not drop the MariaDB/PostgreSQL databases',
+    )
+    p.add_argument(
+        '--reuse',
+        action='store_true',
+        help='Skip the populate when the database already holds '
+        'the N compute nodes',
+    )
+    p.add_argument(
+        '--populate-direct',
+        action='store_true',
+        help='Populate Nimbus through PlacementDirect (REST API '
+        'in process, no HTTP)',
+    )
     p.add_argument('--providers', type=int, default=1000)
-    p.add_argument('--threads', type=int, default=8,
-                   help='client threads populating (default 8)')
-    p.add_argument('--server-threads', type=int, default=4,
-                   help='WSGI threads of each server the bench starts, '
-                        'Nimbus and OpenStack Placement alike (both are '
-                        'Python under one GIL: on 2 cores a few threads '
-                        'serve more requests than many; default 4)')
-    p.add_argument('--openstack-threads', type=int,
-                   help='Populate threads for OpenStack Placement (default: '
-                        '--threads; 1 on SQLite)')
+    p.add_argument(
+        '--threads',
+        type=int,
+        default=8,
+        help='client threads populating (default 8)',
+    )
+    p.add_argument(
+        '--server-threads',
+        type=int,
+        default=4,
+        help='WSGI threads of each server the bench starts, '
+        'Nimbus and OpenStack Placement alike (both are '
+        'Python under one GIL: on 2 cores a few threads '
+        'serve more requests than many; default 4)',
+    )
+    p.add_argument(
+        '--openstack-threads',
+        type=int,
+        help='Populate threads for OpenStack Placement (default: '
+        '--threads; 1 on SQLite)',
+    )
     p.add_argument('--repeat', type=int, default=10)
     p.add_argument('--json', help='Write the figures to this file')
     p.add_argument('--compare-openstack-placement', action='store_true')
-    p.add_argument('--openstack-venv', metavar='DIR',
-                   help='Venv for OpenStack Placement 16.0.0: created if '
-                        'missing, reused if complete, kept afterwards '
-                        '(default: a temporary venv removed at the end)')
-    p.add_argument('--compare-db-url', metavar='URL',
-                   help='Database for OpenStack Placement (a new one: it is '
-                        'created and dropped unless --keep-db); default: '
-                        'the Nimbus engine, or SQLite with --url')
+    p.add_argument(
+        '--openstack-venv',
+        metavar='DIR',
+        help='Venv for OpenStack Placement 16.0.0: created if '
+        'missing, reused if complete, kept afterwards '
+        '(default: a temporary venv removed at the end)',
+    )
+    p.add_argument(
+        '--compare-db-url',
+        metavar='URL',
+        help='Database for OpenStack Placement (a new one: it is '
+        'created and dropped unless --keep-db); default: '
+        'the Nimbus engine, or SQLite with --url',
+    )
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='placement-bench-')
-    db_url = None if args.url else (
-        args.db_url or 'sqlite:///%s/nimbus.sqlite' % workdir)
+    db_url = (
+        None
+        if args.url
+        else (args.db_url or 'sqlite:///%s/nimbus.sqlite' % workdir)
+    )
     result = {'conditions': conditions(args, db_url)}
     drop = stop = None
     try:
@@ -407,9 +536,17 @@ def main(argv=None):
                 drop = create_database(db_url)
             url, stop = serve_nimbus(db_url, args.server_threads, workdir)
         direct = DirectClient(db_url) if args.populate_direct else None
-        result.update(run(url, args.providers, args.threads, args.repeat,
-                          'nimbus', reuse=args.reuse,
-                          populate_client=direct))
+        result.update(
+            run(
+                url,
+                args.providers,
+                args.threads,
+                args.repeat,
+                'nimbus',
+                reuse=args.reuse,
+                populate_client=direct,
+            )
+        )
         if stop is not None:
             stop()  # Nimbus is idle while OpenStack Placement runs
             stop = None
@@ -430,6 +567,7 @@ def compare(args, db_url, workdir, result):
     """Run the same load on OpenStack Placement; print and record ratios."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openstack_placement
+
     threads = args.openstack_threads
     os_url = args.compare_db_url
     if os_url is None:
@@ -441,10 +579,13 @@ def compare(args, db_url, workdir, result):
     if threads is None:
         threads = 1 if sqlite else args.threads
     if sqlite and threads < args.threads:
-        print('NOTE: OpenStack Placement on SQLite answers "database is '
-              'locked" to concurrent writers; it is populated with %d '
-              'thread(s) (Nimbus: %d), so the populate ratio compares '
-              'unequal concurrency.' % (threads, args.threads), flush=True)
+        print(
+            'NOTE: OpenStack Placement on SQLite answers "database is '
+            'locked" to concurrent writers; it is populated with %d '
+            'thread(s) (Nimbus: %d), so the populate ratio compares '
+            'unequal concurrency.' % (threads, args.threads),
+            flush=True,
+        )
     drop = None if sqlite else create_database(os_url)
     try:
         other = openstack_placement.compare(args, os_url, threads, run)
@@ -459,16 +600,29 @@ def compare(args, db_url, workdir, result):
     for name, q in result['queries'].items():
         theirs = other['queries'][name]['median_ms']
         ratios[name] = round(theirs / q['median_ms'], 1)
-        print('ratio %-17s %6.1fx faster (%.1f ms vs %.1f ms)' % (
-            name, ratios[name], q['median_ms'], theirs))
-    if result.get('populate_requests_per_s') and \
-            other.get('populate_requests_per_s'):
-        ratios['populate'] = round(result['populate_requests_per_s'] /
-                                   other['populate_requests_per_s'], 1)
-        print('ratio populate          %6.1fx faster (%.0f vs %.0f req/s, '
-              '%d vs %d threads)' % (
-                  ratios['populate'], result['populate_requests_per_s'],
-                  other['populate_requests_per_s'], args.threads, threads))
+        print(
+            'ratio %-17s %6.1fx faster (%.1f ms vs %.1f ms)'
+            % (name, ratios[name], q['median_ms'], theirs)
+        )
+    if result.get('populate_requests_per_s') and other.get(
+        'populate_requests_per_s'
+    ):
+        ratios['populate'] = round(
+            result['populate_requests_per_s']
+            / other['populate_requests_per_s'],
+            1,
+        )
+        print(
+            'ratio populate          %6.1fx faster (%.0f vs %.0f req/s, '
+            '%d vs %d threads)'
+            % (
+                ratios['populate'],
+                result['populate_requests_per_s'],
+                other['populate_requests_per_s'],
+                args.threads,
+                threads,
+            )
+        )
     result['ratios'] = ratios
 
 

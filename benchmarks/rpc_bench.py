@@ -97,43 +97,65 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--calls', type=int, default=2000)
     parser.add_argument('--casts', type=int, default=5000)
-    parser.add_argument('--rabbit-url', default=None,
-                        help='also measure rabbit:// on this broker')
+    parser.add_argument(
+        '--rabbit-url',
+        default=None,
+        help='also measure rabbit:// on this broker',
+    )
     parser.add_argument('--skip-fake', action='store_true')
-    parser.add_argument('--json', metavar='FILE',
-                        help='write the figures and run conditions here')
+    parser.add_argument(
+        '--json',
+        metavar='FILE',
+        help='write the figures and run conditions here',
+    )
     args = parser.parse_args()
-    urls = [('inproc', 'inproc:///bench', args.calls),
-            ('kombu+memory', 'kombu+memory:////', args.calls)]
+    urls = [
+        ('inproc', 'inproc:///bench', args.calls),
+        ('kombu+memory', 'kombu+memory:////', args.calls),
+    ]
     if not args.skip_fake:
         urls.append(('fake', 'fake://', min(args.calls, 40)))
     if args.rabbit_url:
         urls.append(('rabbit', args.rabbit_url, args.calls))
-    run = {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(
-               timespec='seconds'),
-           'python': platform.python_version(),
-           'oslo.messaging': importlib.metadata.version('oslo.messaging'),
-           'cpus': os.cpu_count(), 'load_before': _load()}
+    run = {
+        'date': datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec='seconds'
+        ),
+        'python': platform.python_version(),
+        'oslo.messaging': importlib.metadata.version('oslo.messaging'),
+        'cpus': os.cpu_count(),
+        'load_before': _load(),
+    }
     results = {}
     try:
         for name, url, calls in urls:
             casts = args.casts if name != 'fake' else 200
             figures = measure(url, calls, casts, 'bench-%s' % name)
-            results[name] = dict({'url': rpc.mask_url(url), 'calls': calls,
-                                  'casts': casts}, **figures)
-            print('%-13s call median %7.3f ms  p95 %7.3f ms  %6d calls/s  '
-                  '%6d casts/s' % (name, figures['call_median_ms'],
-                                   figures['call_p95_ms'],
-                                   figures['calls_per_s'],
-                                   figures['casts_per_s']))
+            results[name] = dict(
+                {'url': rpc.mask_url(url), 'calls': calls, 'casts': casts},
+                **figures,
+            )
+            print(
+                '%-13s call median %7.3f ms  p95 %7.3f ms  %6d calls/s  '
+                '%6d casts/s'
+                % (
+                    name,
+                    figures['call_median_ms'],
+                    figures['call_p95_ms'],
+                    figures['calls_per_s'],
+                    figures['casts_per_s'],
+                )
+            )
     finally:
         rpc.cleanup_transports()
     run['load_after'] = _load()
     base = results['inproc']['call_median_ms']
     for name, figures in results.items():
         if name != 'inproc':
-            print('inproc call median is %.1fx faster than %s'
-                  % (figures['call_median_ms'] / base, name))
+            print(
+                'inproc call median is %.1fx faster than %s'
+                % (figures['call_median_ms'] / base, name)
+            )
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({'run': run, 'transports': results}, f, indent=2)

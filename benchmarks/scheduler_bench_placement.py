@@ -27,10 +27,12 @@ from nimbus.placement import direct
 
 class RealClaims:
     def __init__(self, host_states, workdir=None, threads=4):
-        self.workdir = workdir or tempfile.mkdtemp(prefix="sched-bench-")
-        url = "sqlite:///" + os.path.join(self.workdir, "placement.sqlite")
+        self.workdir = workdir or tempfile.mkdtemp(prefix='sched-bench-')
+        url = 'sqlite:///' + os.path.join(self.workdir, 'placement.sqlite')
         placement_db.sync(url)
-        conf = config.build_conf([], overrides={"placement_database": {"connection": url}})
+        conf = config.build_conf(
+            [], overrides={'placement_database': {'connection': url}}
+        )
         self._direct = direct.PlacementDirect(conf)
         self.session = self._direct.__enter__()
         self.client = PlacementClient(direct.BASE_URL, session=self.session)
@@ -44,22 +46,45 @@ class RealClaims:
 
     def _provider(self, hs):
         s = self.session
-        r = s.post("/resource_providers", json={"uuid": hs.uuid, "name": hs.nodename})
+        r = s.post(
+            '/resource_providers', json={'uuid': hs.uuid, 'name': hs.nodename}
+        )
         assert r.status_code in (200, 201), r.text
-        inv = {"VCPU": (hs.vcpus_total, hs.vcpus_used, hs.cpu_allocation_ratio),
-               "MEMORY_MB": (hs.memory_mb, hs.memory_mb_used, hs.ram_allocation_ratio),
-               "DISK_GB": (hs.local_gb, hs.local_gb_used, hs.disk_allocation_ratio)}
+        inv = {
+            'VCPU': (hs.vcpus_total, hs.vcpus_used, hs.cpu_allocation_ratio),
+            'MEMORY_MB': (
+                hs.memory_mb,
+                hs.memory_mb_used,
+                hs.ram_allocation_ratio,
+            ),
+            'DISK_GB': (
+                hs.local_gb,
+                hs.local_gb_used,
+                hs.disk_allocation_ratio,
+            ),
+        }
         # Current usage as reserved: (total - reserved) * ratio ~ total * ratio - used.
-        body = {"resource_provider_generation": 0, "inventories": {
-            rc: {"total": int(total),
-                 "reserved": min(int(total), math.ceil(used / ratio) if ratio else 0),
-                 "allocation_ratio": float(ratio)}
-            for rc, (total, used, ratio) in inv.items() if total}}
-        r = s.put(f"/resource_providers/{hs.uuid}/inventories", json=body)
+        body = {
+            'resource_provider_generation': 0,
+            'inventories': {
+                rc: {
+                    'total': int(total),
+                    'reserved': min(
+                        int(total), math.ceil(used / ratio) if ratio else 0
+                    ),
+                    'allocation_ratio': float(ratio),
+                }
+                for rc, (total, used, ratio) in inv.items()
+                if total
+            },
+        }
+        r = s.put(f'/resource_providers/{hs.uuid}/inventories', json=body)
         assert r.status_code == 200, r.text
 
     def claim(self, host, areq, uuid):
-        ok = self.client.claim_resources(self.ctxt, uuid, areq, "bench", "bench")
+        ok = self.client.claim_resources(
+            self.ctxt, uuid, areq, 'bench', 'bench'
+        )
         self.claims += 1
         self.refused += 0 if ok else 1
         return ok

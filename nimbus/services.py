@@ -32,6 +32,7 @@ def accelerator_binder(conf, client=None):
     """The conductors' accelerator step around one client (None without an
     accelerator endpoint)."""
     from nimbus.conductor import accelerators
+
     client = client or accelerator(conf)
     return accelerators.AcceleratorBinder(client) if client else None
 
@@ -48,8 +49,10 @@ def cell_directory(conf):
 
 def scheduler_api(conf, transport=None):
     from nimbus.scheduler import rpcapi as scheduler_rpcapi
-    return scheduler_rpcapi.SchedulerAPI(transport or rpc.get_transport(conf),
-                                         conf)
+
+    return scheduler_rpcapi.SchedulerAPI(
+        transport or rpc.get_transport(conf), conf
+    )
 
 
 def scheduler_service(conf, host=None):
@@ -57,6 +60,7 @@ def scheduler_service(conf, host=None):
     from nimbus.scheduler import manager as scheduler_manager
     from nimbus.scheduler import conf as sched_conf
     from nimbus.scheduler import notifications
+
     try:
         sched_conf.register_opts(conf)
     except Exception:  # already registered
@@ -65,49 +69,77 @@ def scheduler_service(conf, host=None):
     notifier = None
     if conf.scheduler.emit_decisions:
         notifier = notifications.make_notifier(
-            rpc.get_notification_transport(conf), host or conf.host)
+            rpc.get_notification_transport(conf), host or conf.host
+        )
     manager = scheduler_manager.build_manager(
-        conf, placement=placement(conf), cells=cell_directory(conf),
-        api_db=api_db(conf), notifier=notifier)
-    return service.RPCService(transport, 'scheduler',
-                              host or conf.host, [manager],
-                              on_stop=[getattr(manager, 'shutdown',
-                                               lambda: None)])
+        conf,
+        placement=placement(conf),
+        cells=cell_directory(conf),
+        api_db=api_db(conf),
+        notifier=notifier,
+    )
+    return service.RPCService(
+        transport,
+        'scheduler',
+        host or conf.host,
+        [manager],
+        on_stop=[getattr(manager, 'shutdown', lambda: None)],
+    )
 
 
 def super_conductor_service(conf, host=None, accelerator_api=None):
     from nimbus.conductor import manager as conductor_manager
     from nimbus.conductor import super_conductor
+
     conductor = super_conductor.SuperConductor(
-        conf, api_db(conf), cell_directory(conf), scheduler_api(conf),
+        conf,
+        api_db(conf),
+        cell_directory(conf),
+        scheduler_api(conf),
         placement(conf),
-        accelerator=accelerator_binder(conf, accelerator_api))
+        accelerator=accelerator_binder(conf, accelerator_api),
+    )
     manager = conductor_manager.SuperConductorManager(
-        conductor, conf.conductor.workers)
+        conductor, conf.conductor.workers
+    )
     periodics = []
     if conf.conductor.audit_interval:
-        periodics.append(service.Periodic(
-            conf.conductor.audit_interval,
-            audit_task(conf, accelerator_api), name='audit'))
-    return service.RPCService(rpc.get_transport(conf), 'conductor',
-                              host or conf.host, [manager],
-                              on_stop=[manager.shutdown],
-                              periodics=periodics)
+        periodics.append(
+            service.Periodic(
+                conf.conductor.audit_interval,
+                audit_task(conf, accelerator_api),
+                name='audit',
+            )
+        )
+    return service.RPCService(
+        rpc.get_transport(conf),
+        'conductor',
+        host or conf.host,
+        [manager],
+        on_stop=[manager.shutdown],
+        periodics=periodics,
+    )
 
 
 def auditor(conf, accelerator_api=None):
     """The consistency audit of the whole deployment (see
     :mod:`nimbus.conductor.audit`)."""
     from nimbus.conductor import audit
-    return audit.from_conf(conf, api_db(conf), cell_directory(conf),
-                           placement(conf),
-                           accelerator_api or accelerator(conf))
+
+    return audit.from_conf(
+        conf,
+        api_db(conf),
+        cell_directory(conf),
+        placement(conf),
+        accelerator_api or accelerator(conf),
+    )
 
 
 def audit_task(conf, accelerator_api=None):
     """The super conductor's periodic audit: read-only, one log line."""
     from nimbus.common import context
     from nimbus.conductor import audit
+
     checker = auditor(conf, accelerator_api)
 
     def run():
@@ -121,78 +153,117 @@ def audit_task(conf, accelerator_api=None):
         else:
             LOG.info('%s', report.summary())
         return report
+
     return run
 
 
-def cell_conductor_service(conf, transport_url=None, database_url=None,
-                           host=None, accelerator_api=None):
+def cell_conductor_service(
+    conf,
+    transport_url=None,
+    database_url=None,
+    host=None,
+    accelerator_api=None,
+):
     """A cell's conductor on the cell's bus, writing the cell database."""
     from nimbus.common import context
     from nimbus.compute import rpcapi as compute_rpcapi
     from nimbus.conductor import build_check
     from nimbus.conductor import cell_conductor
     from nimbus.conductor import manager as conductor_manager
+
     url = database_url or conf.database.connection
     if not url:
-        raise SystemExit('[database] connection (the cell database) is not '
-                         'set')
+        raise SystemExit(
+            '[database] connection (the cell database) is not set'
+        )
     transport = rpc.get_transport(conf, transport_url)
     cell_db = common_db.get_database(url)
     placement_client = placement(conf)
     conductor = cell_conductor.CellConductor(
-        conf, cell_db, placement_client,
+        conf,
+        cell_db,
+        placement_client,
         compute_rpcapi.ComputeAPI(transport, conf),
-        accelerator=accelerator_binder(conf, accelerator_api))
+        accelerator=accelerator_binder(conf, accelerator_api),
+    )
     periodics = []
     if conf.conductor.build_check_interval:
-        check = build_check.BuildCheck(conf, cell_db, placement_client,
-                                       reschedule=conductor.build_instances)
-        periodics.append(service.Periodic(
-            conf.conductor.build_check_interval,
-            lambda: check.run(context.get_admin_context()),
-            name='build-check'))
-    return service.RPCService(transport, 'conductor', host or conf.host,
-                              [conductor_manager.CellConductorManager(
-                                  conductor)], periodics=periodics)
+        check = build_check.BuildCheck(
+            conf,
+            cell_db,
+            placement_client,
+            reschedule=conductor.build_instances,
+        )
+        periodics.append(
+            service.Periodic(
+                conf.conductor.build_check_interval,
+                lambda: check.run(context.get_admin_context()),
+                name='build-check',
+            )
+        )
+    return service.RPCService(
+        transport,
+        'conductor',
+        host or conf.host,
+        [conductor_manager.CellConductorManager(conductor)],
+        periodics=periodics,
+    )
 
 
-def compute_service(conf, host=None, transport_url=None,
-                    accelerator_api=None):
+def compute_service(conf, host=None, transport_url=None, accelerator_api=None):
     from nimbus.compute import service as compute_service_mod
     from nimbus.conductor import rpcapi as conductor_rpcapi
+
     transport = rpc.get_transport(conf, transport_url)
     return compute_service_mod.ComputeService(
-        conf, host or conf.host, transport, placement(conf),
+        conf,
+        host or conf.host,
+        transport,
+        placement(conf),
         conductor_rpcapi.CellConductorAPI(transport, conf),
-        accelerator=accelerator_api or accelerator(conf))
+        accelerator=accelerator_api or accelerator(conf),
+    )
 
 
-def simulated_computes(conf, count=0, transport_url=None, base=None,
-                       conf_for=None):
+def simulated_computes(
+    conf, count=0, transport_url=None, base=None, conf_for=None
+):
     """N simulated compute hosts of one cell on one transport (see
     :class:`nimbus.compute.simulated.SimulatedComputes`)."""
     from nimbus.compute import simulated
     from nimbus.conductor import rpcapi as conductor_rpcapi
+
     transport = rpc.get_transport(conf, transport_url)
     return simulated.SimulatedComputes(
-        conf, transport, conductor_rpcapi.CellConductorAPI(transport, conf),
-        count=count, base=base, conf_for=conf_for)
+        conf,
+        transport,
+        conductor_rpcapi.CellConductorAPI(transport, conf),
+        count=count,
+        base=base,
+        conf_for=conf_for,
+    )
 
 
 def api_app(conf):
     from nimbus.api import app as api_app_mod
     from nimbus.conductor import rpcapi as conductor_rpcapi
+
     transport = rpc.get_transport(conf)
     return api_app_mod.make_app(
-        conf, api_db=api_db(conf), cells=cell_directory(conf),
+        conf,
+        api_db=api_db(conf),
+        cells=cell_directory(conf),
         conductor_api=conductor_rpcapi.SuperConductorAPI(transport, conf),
         scheduler_api=scheduler_api(conf, transport),
-        placement=placement(conf), accelerator=accelerator(conf),
-        decisions_transport=rpc.get_notification_transport(conf))
+        placement=placement(conf),
+        accelerator=accelerator(conf),
+        decisions_transport=rpc.get_notification_transport(conf),
+    )
 
 
 def placement_app(conf):
     from nimbus.placement import wsgi as placement_wsgi
+
     return placement_wsgi.make_app(conf)
 
 
@@ -201,9 +272,11 @@ def accelerator_service(conf, transport=None):
     API bus, programming devices through the agents' RPC API."""
     from nimbus.accelerator.agent import rpcapi as agent_rpcapi
     from nimbus.accelerator import service as accel_service
+
     transport = transport or rpc.get_transport(conf)
     return accel_service.build_accelerator_service(
-        conf, transport, agent_api=agent_rpcapi.AgentAPI(transport, conf))
+        conf, transport, agent_api=agent_rpcapi.AgentAPI(transport, conf)
+    )
 
 
 def accelerator_agents(conf, hosts, transport=None):
@@ -214,12 +287,14 @@ def accelerator_agents(conf, hosts, transport=None):
     from nimbus.accelerator.agent import service as agent_service
     from nimbus.accelerator import rpcapi as accel_rpcapi
     from nimbus.common import simulated
+
     agent_conf.register_opts(conf)
     simulated.register_opts(conf)
     transport = transport or rpc.get_transport(conf)
     client = placement_client.PlacementClient.from_conf(
-        conf, session=agent_service.placement_session(
-            conf.simulated_hosts.workers))
+        conf,
+        session=agent_service.placement_session(conf.simulated_hosts.workers),
+    )
     return agent_service.build_agents(
-        conf, transport, client, accel_rpcapi.AcceleratorAPI(transport),
-        hosts)
+        conf, transport, client, accel_rpcapi.AcceleratorAPI(transport), hosts
+    )

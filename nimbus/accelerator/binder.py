@@ -39,9 +39,12 @@ LOG = logging.getLogger(__name__)
 
 
 def _agent_arq(arq, handle):
-    return {'uuid': arq['uuid'], 'instance_uuid': arq['instance_uuid'],
-            'device_rp_uuid': arq['device_rp_uuid'],
-            'attach_handle': dict(handle)}
+    return {
+        'uuid': arq['uuid'],
+        'instance_uuid': arq['instance_uuid'],
+        'device_rp_uuid': arq['device_rp_uuid'],
+        'attach_handle': dict(handle),
+    }
 
 
 class Binder:
@@ -58,8 +61,16 @@ class Binder:
     in a thread until :meth:`stop`, woken early by :meth:`wake`.
     """
 
-    def __init__(self, adb, agent, events, poll_interval=1.0,
-                 retry_initial=1.0, retry_max=60.0, clock=None):
+    def __init__(
+        self,
+        adb,
+        agent,
+        events,
+        poll_interval=1.0,
+        retry_initial=1.0,
+        retry_max=60.0,
+        clock=None,
+    ):
         self.adb = adb
         self.agent = agent
         self.events = events
@@ -75,8 +86,9 @@ class Binder:
 
     def start(self):
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name='arq-binder')
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name='arq-binder'
+        )
         self._thread.start()
         return self
 
@@ -123,31 +135,45 @@ class Binder:
         except arq_obj.NotFound:
             return  # unbound or deleted meanwhile: nothing to do
         if handle is None:
-            self._settle(arq, None, 'no free attach handle on the device of '
-                         'resource provider %s' % arq['device_rp_uuid'])
+            self._settle(
+                arq,
+                None,
+                'no free attach handle on the device of '
+                'resource provider %s' % arq['device_rp_uuid'],
+            )
             return
         try:
-            self.agent.program(ctxt, arq['hostname'],
-                               _agent_arq(arq, handle))
+            self.agent.program(ctxt, arq['hostname'], _agent_arq(arq, handle))
         except Exception as exc:
             reason = '%s: %s' % (type(exc).__name__, exc)
-            LOG.warning('Programming %s for accelerator request %s on %s '
-                        'failed: %s', handle['uuid'], arq['uuid'],
-                        arq['hostname'], reason)
+            LOG.warning(
+                'Programming %s for accelerator request %s on %s failed: %s',
+                handle['uuid'],
+                arq['uuid'],
+                arq['hostname'],
+                reason,
+            )
             self._settle(arq, None, reason)
             return
         if not self._settle(arq, handle, None):
             if self._settled_elsewhere(arq):
                 return
-            LOG.info('Accelerator request %s left BindStarted while its '
-                     'device was programmed; releasing it', arq['uuid'])
+            LOG.info(
+                'Accelerator request %s left BindStarted while its '
+                'device was programmed; releasing it',
+                arq['uuid'],
+            )
             self.adb.write(device_obj.release_handles, arq['uuid'])
             try:
-                self.agent.release(ctxt, arq['hostname'],
-                                   _agent_arq(arq, handle))
+                self.agent.release(
+                    ctxt, arq['hostname'], _agent_arq(arq, handle)
+                )
             except Exception:
-                LOG.exception('Releasing %s on %s failed', handle['uuid'],
-                              arq['hostname'])
+                LOG.exception(
+                    'Releasing %s on %s failed',
+                    handle['uuid'],
+                    arq['hostname'],
+                )
 
     def _settled_elsewhere(self, arq):
         """Whether another binder (another service process) settled this
@@ -156,16 +182,21 @@ class Binder:
             current = arq_obj.get(self.adb, arq['uuid'])
         except arq_obj.NotFound:
             return False
-        return (current['state'] in states.RESOLVED and
-                current['instance_uuid'] == arq['instance_uuid'] and
-                current['device_rp_uuid'] == arq['device_rp_uuid'])
+        return (
+            current['state'] in states.RESOLVED
+            and current['instance_uuid'] == arq['instance_uuid']
+            and current['device_rp_uuid'] == arq['device_rp_uuid']
+        )
 
     def _settle(self, arq, handle, reason):
         done = arq_obj.finish_bind(self.adb, arq, handle, reason)
         if not done:
             return False
-        LOG.info('Accelerator request %s %s', arq['uuid'],
-                 'bound' if reason is None else 'failed: %s' % reason)
+        LOG.info(
+            'Accelerator request %s %s',
+            arq['uuid'],
+            'bound' if reason is None else 'failed: %s' % reason,
+        )
         try:
             current = arq_obj.get(self.adb, arq['uuid'])
         except arq_obj.NotFound:
@@ -182,19 +213,30 @@ class Binder:
             delivered, reason = False, '[compute_client] endpoint is not set'
         else:
             delivered, reason = self.events.send(
-                arq['uuid'], arq['instance_uuid'], arq['event_status'])
+                arq['uuid'], arq['instance_uuid'], arq['event_status']
+            )
         if delivered:
             arq_obj.event_delivered(self.adb, arq)
-            LOG.info('Event accelerator-request-bound (%s) of %s delivered '
-                     'for instance %s', arq['event_status'], arq['uuid'],
-                     arq['instance_uuid'])
+            LOG.info(
+                'Event accelerator-request-bound (%s) of %s delivered '
+                'for instance %s',
+                arq['event_status'],
+                arq['uuid'],
+                arq['instance_uuid'],
+            )
             return
         attempts = arq['event_attempts'] + 1
-        delay = min(self.retry_max,
-                    self.retry_initial * (2 ** min(attempts - 1, 30)))
+        delay = min(
+            self.retry_max, self.retry_initial * (2 ** min(attempts - 1, 30))
+        )
         next_at = self.clock() + datetime.timedelta(seconds=delay)
         arq_obj.event_retry_at(self.adb, arq, next_at)
-        LOG.warning('Event accelerator-request-bound of %s for instance %s '
-                    'not delivered (attempt %d: %s); next attempt in %.1f s',
-                    arq['uuid'], arq['instance_uuid'], attempts, reason,
-                    delay)
+        LOG.warning(
+            'Event accelerator-request-bound of %s for instance %s '
+            'not delivered (attempt %d: %s); next attempt in %.1f s',
+            arq['uuid'],
+            arq['instance_uuid'],
+            attempts,
+            reason,
+            delay,
+        )

@@ -33,4 +33,5 @@ class AcceleratorAPI:
         holds is kept even when missing). Returns ``{"devices": n}``, n
         the number of devices reported."""
         return self._client.prepare(version='1.0').call(
-            ctxt, 'report_devices', host=host, devices=devices)
+            ctxt, 'report_devices', host=host, devices=devices
+        )

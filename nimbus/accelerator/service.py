@@ -43,12 +43,17 @@ class MissingAgentAPI:
     event is sent), rather than the service refusing to start."""
 
     def program(self, ctxt, host, arq):
-        raise RuntimeError('no accelerator agent RPC API is installed (%s)'
-                           % AGENT_RPCAPI)
+        raise RuntimeError(
+            'no accelerator agent RPC API is installed (%s)' % AGENT_RPCAPI
+        )
 
     def release(self, ctxt, host, arq):
-        LOG.warning('Cannot ask %s to release %s: no accelerator agent RPC '
-                    'API is installed', host, arq.get('uuid'))
+        LOG.warning(
+            'Cannot ask %s to release %s: no accelerator agent RPC '
+            'API is installed',
+            host,
+            arq.get('uuid'),
+        )
 
 
 def _agent_api(transport):
@@ -82,8 +87,9 @@ class AcceleratorService:
         self.rpc_service.stop()
 
 
-def build_accelerator_service(conf, transport, agent_api=None,
-                              compute_client=None):
+def build_accelerator_service(
+    conf, transport, agent_api=None, compute_client=None
+):
     """The accelerator service of ``conf`` on ``transport`` (the API bus);
     see the module docstring. Migrates the database first unless
     ``[accelerator_database] sync_on_startup`` is off."""
@@ -93,12 +99,20 @@ def build_accelerator_service(conf, transport, agent_api=None,
     if compute_client is None:
         compute_client = compute_events.from_conf(conf)
     opts = conf.accelerator_api
-    binder = binder_mod.Binder(adb, agent_api, compute_client,
-                               poll_interval=opts.bind_poll_interval,
-                               retry_initial=opts.event_retry_initial,
-                               retry_max=opts.event_retry_max)
+    binder = binder_mod.Binder(
+        adb,
+        agent_api,
+        compute_client,
+        poll_interval=opts.bind_poll_interval,
+        retry_initial=opts.event_retry_initial,
+        retry_max=opts.event_retry_max,
+    )
     rpc_service = service.RPCService(
-        transport, rpcapi.TOPIC, conf.host,
-        [manager.AcceleratorManager(adb)], version=rpcapi.VERSION)
+        transport,
+        rpcapi.TOPIC,
+        conf.host,
+        [manager.AcceleratorManager(adb)],
+        version=rpcapi.VERSION,
+    )
     app = accel_wsgi.make_app(conf, binder=binder, agent=agent_api, adb=adb)
     return AcceleratorService(conf, adb, rpc_service, binder, app)

@@ -22,8 +22,15 @@ UNBOUND = 'Unbound'
 UNBIND_FAILED = 'UnbindFailed'
 DELETING = 'Deleting'
 
-ALL = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND, UNBIND_FAILED,
-       DELETING)
+ALL = (
+    INITIAL,
+    BIND_STARTED,
+    BOUND,
+    BIND_FAILED,
+    UNBOUND,
+    UNBIND_FAILED,
+    DELETING,
+)
 
 # from-state -> the states it may change to. Anything not listed is refused.
 TRANSITIONS = {
@@ -48,8 +55,10 @@ class InvalidTransition(ValueError):
     """A change the table refuses."""
 
     def __init__(self, current, new):
-        super().__init__('an accelerator request in state %s cannot move '
-                         'to %s' % (current, new))
+        super().__init__(
+            'an accelerator request in state %s cannot move '
+            'to %s' % (current, new)
+        )
         self.current = current
         self.new = new
 

@@ -31,7 +31,8 @@ class Accelerators:
         self.service = None
         self.agents = None
         self.database_url = 'sqlite:///%s' % os.path.join(
-            cloud.state_dir, 'accelerator.db')
+            cloud.state_dir, 'accelerator.db'
+        )
 
     def overrides(self):
         """Config every service of the cloud gets: where the API is."""
@@ -40,11 +41,16 @@ class Accelerators:
         return {'accelerator_client': {'endpoint': self.url + '/v2'}}
 
     def serve(self):
-        self.conf = self.cloud._conf({'accelerator_database': {
-            'connection': self.database_url}})
+        self.conf = self.cloud._conf(
+            {'accelerator_database': {'connection': self.database_url}}
+        )
         self.service = services.accelerator_service(self.conf).start()
-        server = wsgi.serve(self.service.app, '127.0.0.1', self.port,
-                            name='nimbus-accelerator-api')
+        server = wsgi.serve(
+            self.service.app,
+            '127.0.0.1',
+            self.port,
+            name='nimbus-accelerator-api',
+        )
         self.url = server.url
         return [server, self.service]
 
@@ -54,7 +60,8 @@ class Accelerators:
         return self.agents
 
     def connect_api(self, api_url):
-        self.conf.set_override('endpoint', api_url + '/v2.1',
-                               group='compute_client')
+        self.conf.set_override(
+            'endpoint', api_url + '/v2.1', group='compute_client'
+        )
         self.service.binder.events = compute_events.from_conf(self.conf)
         self.service.binder.wake()

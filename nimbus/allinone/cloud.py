@@ -53,8 +53,15 @@ def cell_bus_for(api_url, cell_url=None):
                 'needs a RabbitMQ vhost of its own, e.g. '
                 '--cell-transport-url %s (create it first: rabbitmqctl '
                 'add_vhost %s && rabbitmqctl set_permissions -p %s %s '
-                '".*" ".*" ".*")' % (rpc.mask_url(api_url), example,
-                                     vhost_name, vhost_name, user))
+                '".*" ".*" ".*")'
+                % (
+                    rpc.mask_url(api_url),
+                    example,
+                    vhost_name,
+                    vhost_name,
+                    user,
+                )
+            )
         return 'inproc:///%s' % ('%s-cell1' % vhost if vhost else 'cell1')
     try:
         clash = rpc.same_bus(api_url, cell_url)
@@ -64,7 +71,8 @@ def cell_bus_for(api_url, cell_url=None):
         raise ConfigurationError(
             '--cell-transport-url must name another vhost than '
             '--transport-url: the super conductor and the cell conductor '
-            'would share the conductor queue')
+            'would share the conductor queue'
+        )
     return cell_url
 
 
@@ -73,20 +81,32 @@ def _example_cell_bus(api_url):
     parts = urllib.parse.urlsplit(api_url)
     vhost = urllib.parse.unquote(parts.path[1:])
     cell_vhost = 'cell1' if vhost in ('', '/') else vhost + '-cell1'
-    url = urllib.parse.urlunsplit((parts.scheme, parts.netloc,
-                                   '/' + urllib.parse.quote(cell_vhost, ''),
-                                   parts.query, ''))
+    url = urllib.parse.urlunsplit(
+        (
+            parts.scheme,
+            parts.netloc,
+            '/' + urllib.parse.quote(cell_vhost, ''),
+            parts.query,
+            '',
+        )
+    )
     user = urllib.parse.unquote(parts.username or 'guest')
     return rpc.mask_url(url), cell_vhost, user
 
 
 def _sqlite(state_dir, name):
-    return 'sqlite:///%s' % os.path.join(os.path.abspath(state_dir),
-                                         '%s.sqlite' % name)
+    return 'sqlite:///%s' % os.path.join(
+        os.path.abspath(state_dir), '%s.sqlite' % name
+    )
 
 
-UNLIMITED_QUOTAS = {'instances': -1, 'cores': -1, 'ram': -1,
-                    'server_groups': -1, 'server_group_members': -1}
+UNLIMITED_QUOTAS = {
+    'instances': -1,
+    'cores': -1,
+    'ram': -1,
+    'server_groups': -1,
+    'server_group_members': -1,
+}
 
 
 class _Transports:
@@ -111,17 +131,30 @@ class Cloud:
     and transport, as on its own machine.
     """
 
-    def __init__(self, state_dir, hosts=8, transport_url=None,
-                 cell_transport_url=None, api_port=0, placement_port=0,
-                 overrides=None, fail_hosts=(), host_overrides=None,
-                 host_prefix='host-', database_urls=None,
-                 discover_interval=2.0, shared_hosts=False,
-                 accelerators=False, accelerator_port=0):
+    def __init__(
+        self,
+        state_dir,
+        hosts=8,
+        transport_url=None,
+        cell_transport_url=None,
+        api_port=0,
+        placement_port=0,
+        overrides=None,
+        fail_hosts=(),
+        host_overrides=None,
+        host_prefix='host-',
+        database_urls=None,
+        discover_interval=2.0,
+        shared_hosts=False,
+        accelerators=False,
+        accelerator_port=0,
+    ):
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
         self.transport_url = transport_url or 'inproc:///'
-        self.cell_transport_url = cell_bus_for(self.transport_url,
-                                               cell_transport_url)
+        self.cell_transport_url = cell_bus_for(
+            self.transport_url, cell_transport_url
+        )
         self.api_port = api_port
         self.placement_port = placement_port
         self.overrides = overrides or {}
@@ -133,8 +166,9 @@ class Cloud:
             'api': urls.get('api') or _sqlite(self.state_dir, 'api'),
             'cell0': urls.get('cell0') or _sqlite(self.state_dir, 'cell0'),
             'cell1': urls.get('cell1') or _sqlite(self.state_dir, 'cell1'),
-            'placement': (urls.get('placement') or
-                          _sqlite(self.state_dir, 'placement')),
+            'placement': (
+                urls.get('placement') or _sqlite(self.state_dir, 'placement')
+            ),
         }
         self.discover_interval = discover_interval
         self.conf = None
@@ -145,8 +179,11 @@ class Cloud:
         self.shared_hosts = shared_hosts
         self._group = None
         # The accelerator service and one agent per host (fake devices).
-        self.accelerators = (accelerators_mod.Accelerators(
-            self, accelerator_port) if accelerators else None)
+        self.accelerators = (
+            accelerators_mod.Accelerators(self, accelerator_port)
+            if accelerators
+            else None
+        )
         self.accelerator_url = None
         # Every conf built (the cloud's and each compute's): stop() closes
         # their RPC transports.
@@ -158,8 +195,11 @@ class Cloud:
 
     def _overrides(self, extra=None):
         values = {
-            'DEFAULT': {'state_path': self.state_dir, 'host': 'aio',
-                        'report_interval': 2},
+            'DEFAULT': {
+                'state_path': self.state_dir,
+                'host': 'aio',
+                'report_interval': 2,
+            },
             'rpc': {'transport_url': self.transport_url},
             'api_database': {'connection': self.db_urls['api']},
             'placement_database': {'connection': self.db_urls['placement']},
@@ -168,8 +208,9 @@ class Cloud:
             # unless asked for: Nova's defaults (10 instances) would stop
             # the demo. ``overrides={'quota': {...}}`` sets them.
             'quota': dict(UNLIMITED_QUOTAS),
-            'placement_client': {'endpoint': self.placement_url or
-                                 'http://127.0.0.1:8778'},
+            'placement_client': {
+                'endpoint': self.placement_url or 'http://127.0.0.1:8778'
+            },
         }
         accel = self.accelerators.overrides() if self.accelerators else {}
         for source in (accel, self.overrides, extra or {}):
@@ -183,8 +224,10 @@ class Cloud:
         return conf
 
     def host_names(self):
-        return ['%s%d' % (self.host_prefix, i)
-                for i in range(1, self.num_hosts + 1)]
+        return [
+            '%s%d' % (self.host_prefix, i)
+            for i in range(1, self.num_hosts + 1)
+        ]
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -192,9 +235,12 @@ class Cloud:
         os.makedirs(self.state_dir, exist_ok=True)
         self.conf = self._conf()
         self._prepare_databases()
-        placement_server = wsgi.serve(services.placement_app(self.conf),
-                                      '127.0.0.1', self.placement_port,
-                                      name='nimbus-placement-api')
+        placement_server = wsgi.serve(
+            services.placement_app(self.conf),
+            '127.0.0.1',
+            self.placement_port,
+            name='nimbus-placement-api',
+        )
         self._stoppables.append(placement_server)
         self.placement_url = placement_server.url
         if self.accelerators is not None:
@@ -203,9 +249,14 @@ class Cloud:
         self.conf = self._conf()
         self._start(services.scheduler_service(self.conf))
         self._start(services.super_conductor_service(self.conf))
-        self._start(services.cell_conductor_service(
-            self.conf, transport_url=self.cell_transport_url,
-            database_url=self.db_urls['cell1'], host='aio-cell1'))
+        self._start(
+            services.cell_conductor_service(
+                self.conf,
+                transport_url=self.cell_transport_url,
+                database_url=self.db_urls['cell1'],
+                host='aio-cell1',
+            )
+        )
         if self.shared_hosts:
             self._start_group()
         else:
@@ -213,11 +264,13 @@ class Cloud:
                 self.start_compute(host)
         cell_mappings.discover_hosts(services.api_db(self.conf))
         if self.accelerators is not None:
-            self._stoppables.append(self.accelerators.start_agents(
-                self.host_names()))
+            self._stoppables.append(
+                self.accelerators.start_agents(self.host_names())
+            )
         api_app = services.api_app(self.conf)
-        api_server = wsgi.serve(api_app, '127.0.0.1', self.api_port,
-                                name='nimbus-api')
+        api_server = wsgi.serve(
+            api_app, '127.0.0.1', self.api_port, name='nimbus-api'
+        )
         self._stoppables.append(api_server)
         # Stopped before the server: open event streams end at once.
         self._stoppables.append(api_app.dashboard)
@@ -226,8 +279,9 @@ class Cloud:
             self.accelerators.connect_api(self.api_url)
         self.dashboard_url = self.api_url + '/dashboard/'
         if self.discover_interval:
-            thread = threading.Thread(target=self._discover_loop,
-                                      daemon=True, name='discover-hosts')
+            thread = threading.Thread(
+                target=self._discover_loop, daemon=True, name='discover-hosts'
+            )
             thread.start()
         return self
 
@@ -236,13 +290,16 @@ class Cloud:
         nimbus_db.sync_cell(self.db_urls['cell0'])
         nimbus_db.sync_cell(self.db_urls['cell1'])
         from nimbus.placement import db as placement_db
+
         placement_db.sync(self.db_urls['placement'])
         api_db = common_db.get_database(self.db_urls['api'])
         cell_mappings.ensure_cell0(api_db, self.db_urls['cell0'])
-        cell_mappings.check_bus(api_db, 'cell1', self.cell_transport_url,
-                                self.transport_url)
-        cell_mappings.create_cell(api_db, 'cell1', self.cell_transport_url,
-                                  self.db_urls['cell1'])
+        cell_mappings.check_bus(
+            api_db, 'cell1', self.cell_transport_url, self.transport_url
+        )
+        cell_mappings.create_cell(
+            api_db, 'cell1', self.cell_transport_url, self.db_urls['cell1']
+        )
 
     def _start(self, svc):
         svc.start()
@@ -250,8 +307,10 @@ class Cloud:
         return svc
 
     def compute_conf(self, host):
-        extra = {'DEFAULT': {'host': host},
-                 'rpc': {'transport_url': self.cell_transport_url}}
+        extra = {
+            'DEFAULT': {'host': host},
+            'rpc': {'transport_url': self.cell_transport_url},
+        }
         if host in self.fail_hosts:
             extra['fake_driver'] = {'fail_builds': True}
         for group, opts in self.host_overrides.get(host, {}).items():
@@ -260,20 +319,24 @@ class Cloud:
 
     def _start_group(self):
         from nimbus import services
-        conf = self._conf({'rpc': {'transport_url':
-                                   self.cell_transport_url}})
+
+        conf = self._conf({'rpc': {'transport_url': self.cell_transport_url}})
         special = self.fail_hosts | set(self.host_overrides)
         self._group = services.simulated_computes(
-            conf, conf_for=lambda host: (self.compute_conf(host)
-                                         if host in special else conf))
+            conf,
+            conf_for=lambda host: (
+                self.compute_conf(host) if host in special else conf
+            ),
+        )
         self._group.names = self.host_names()
         # The group's dict: computes started and stopped through the
         # group show here.
         self.computes = self._group.hosts
         failed = self._group.start()
         if failed:
-            raise RuntimeError('simulated hosts failed to start: %s'
-                               % ', '.join(failed))
+            raise RuntimeError(
+                'simulated hosts failed to start: %s' % ', '.join(failed)
+            )
 
     def start_compute(self, host):
         if self._group is not None:

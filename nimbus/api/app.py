@@ -16,20 +16,33 @@ PUBLIC_PATHS = handler.PUBLIC_PATHS + openapi.PATHS
 
 def _default_compute_api_factory(conf, cells):
     from nimbus.compute import rpcapi as compute_rpcapi
+
     cache = {}
 
     def factory(cell):
         api = cache.get(cell.uuid)
         if api is None:
             api = cache[cell.uuid] = compute_rpcapi.ComputeAPI(
-                cells.transport(cell), conf=conf)
+                cells.transport(cell), conf=conf
+            )
         return api
+
     return factory
 
 
-def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
-             compute_api_factory=None, placement=None, accelerator=None,
-             decisions_transport=None, decision_hub=None):
+def make_app(
+    conf,
+    *,
+    api_db,
+    cells,
+    conductor_api,
+    scheduler_api=None,
+    compute_api_factory=None,
+    placement=None,
+    accelerator=None,
+    decisions_transport=None,
+    decision_hub=None,
+):
     """The nimbus-api WSGI callable.
 
     - ``conf``: a ConfigOpts with every Nimbus option registered
@@ -58,30 +71,46 @@ def make_app(conf, *, api_db, cells, conductor_api, scheduler_api=None,
     """
     enforcer = common_policy.Enforcer(conf, policies.RULES)
     deps = util.Deps(
-        conf=conf, api_db=api_db, cells=cells, conductor_api=conductor_api,
+        conf=conf,
+        api_db=api_db,
+        cells=cells,
+        conductor_api=conductor_api,
         scheduler_api=scheduler_api,
-        compute_api_factory=(compute_api_factory or
-                             _default_compute_api_factory(conf, cells)),
-        policy=enforcer, placement=placement,
-        dashboard=dashboard.Dashboard(conf, decisions_transport,
-                                      hub=decision_hub),
-        accelerator=(accelerator if accelerator is not None
-                     else accelerator_client.from_conf(conf)))
+        compute_api_factory=(
+            compute_api_factory or _default_compute_api_factory(conf, cells)
+        ),
+        policy=enforcer,
+        placement=placement,
+        dashboard=dashboard.Dashboard(
+            conf, decisions_transport, hub=decision_hub
+        ),
+        accelerator=(
+            accelerator
+            if accelerator is not None
+            else accelerator_client.from_conf(conf)
+        ),
+    )
     app = wsgi.build_app(
-        handler.ROUTES + openapi.ROUTES, auth_strategy=conf.api.auth_strategy,
-        service_type='compute', min_version=MIN_VERSION,
-        max_version=MAX_VERSION, error_style='compute',
+        handler.ROUTES + openapi.ROUTES,
+        auth_strategy=conf.api.auth_strategy,
+        service_type='compute',
+        min_version=MIN_VERSION,
+        max_version=MAX_VERSION,
+        error_style='compute',
         public_paths=PUBLIC_PATHS,
         request_id_headers=('x-openstack-request-id', 'x-compute-request-id'),
         echo_version_headers=(('X-OpenStack-Nova-API-Version', '%s'),),
         legacy_version_headers=('X-OpenStack-Nova-API-Version',),
-        keystone_conf=conf, max_body_size=conf.wsgi.max_request_body_size,
+        keystone_conf=conf,
+        max_body_size=conf.wsgi.max_request_body_size,
         max_query_length=conf.wsgi.max_query_string_length,
-        max_list_length=conf.wsgi.max_request_list_length)
+        max_list_length=conf.wsgi.max_request_list_length,
+    )
 
     def application(environ, start_response):
         environ[util.ENV_KEY] = deps
         return app(environ, start_response)
+
     application.deps = deps
     application.dashboard = deps.dashboard
     application.error_body = app.error_body

@@ -4,45 +4,82 @@
 from oslo_config import cfg
 
 API_OPTS = [
-    cfg.IntOpt('max_limit', default=1000, min=1,
-               help='Largest number of items one list request returns.'),
-    cfg.StrOpt('default_schedule_zone',
-               help='Availability zone given to servers created without '
-                    'one. Unset means any zone.'),
-    cfg.StrOpt('internal_service_availability_zone', default='internal',
-               help='Availability zone shown for non-compute services.'),
-    cfg.BoolOpt('enable_instance_password', default=True,
-                help='Return an adminPass when a server is created.'),
-    cfg.IntOpt('max_instances_per_request', default=1000, min=1,
-               help='Largest max_count (and min_count) one POST /servers '
-                    'may ask for; above it the request is refused with 400 '
-                    'before anything is stored. Every instance of a '
-                    'multi-create is a build request, a request spec and '
-                    'a scheduler selection, all made at once.'),
-    cfg.StrOpt('compute_link_prefix',
-               help='Base URL put in links instead of the request host '
-                    '(for a proxy in front of nimbus-api).'),
+    cfg.IntOpt(
+        'max_limit',
+        default=1000,
+        min=1,
+        help='Largest number of items one list request returns.',
+    ),
+    cfg.StrOpt(
+        'default_schedule_zone',
+        help='Availability zone given to servers created without '
+        'one. Unset means any zone.',
+    ),
+    cfg.StrOpt(
+        'internal_service_availability_zone',
+        default='internal',
+        help='Availability zone shown for non-compute services.',
+    ),
+    cfg.BoolOpt(
+        'enable_instance_password',
+        default=True,
+        help='Return an adminPass when a server is created.',
+    ),
+    cfg.IntOpt(
+        'max_instances_per_request',
+        default=1000,
+        min=1,
+        help='Largest max_count (and min_count) one POST /servers '
+        'may ask for; above it the request is refused with 400 '
+        'before anything is stored. Every instance of a '
+        'multi-create is a build request, a request spec and '
+        'a scheduler selection, all made at once.',
+    ),
+    cfg.StrOpt(
+        'compute_link_prefix',
+        help='Base URL put in links instead of the request host '
+        '(for a proxy in front of nimbus-api).',
+    ),
 ]
 
 DASHBOARD_OPTS = [
-    cfg.FloatOpt('cache_ttl', default=2.0, min=0.0,
-                 help='Seconds the dashboard keeps its host and failed-build '
-                      'snapshots: every open page within that interval '
-                      'shares one read of the databases.'),
-    cfg.IntOpt('max_streams', default=8, min=0,
-               help='Dashboard event streams open at once per API process '
-                    '(each holds one API worker thread); one more is '
-                    'refused with 503.'),
-    cfg.IntOpt('queue_size', default=100, min=1,
-               help='Decisions a dashboard page may lag behind before its '
-                    'event stream is dropped (the page reconnects).'),
-    cfg.FloatOpt('keepalive', default=15.0, min=0.1,
-                 help='Seconds between keep-alive comments on an idle '
-                      'event stream.'),
-    cfg.FloatOpt('stream_lifetime', default=300.0, min=1.0,
-                 help='Seconds after which an event stream ends (the page '
-                      'reconnects), so that no worker thread is held '
-                      'forever.'),
+    cfg.FloatOpt(
+        'cache_ttl',
+        default=2.0,
+        min=0.0,
+        help='Seconds the dashboard keeps its host and failed-build '
+        'snapshots: every open page within that interval '
+        'shares one read of the databases.',
+    ),
+    cfg.IntOpt(
+        'max_streams',
+        default=8,
+        min=0,
+        help='Dashboard event streams open at once per API process '
+        '(each holds one API worker thread); one more is '
+        'refused with 503.',
+    ),
+    cfg.IntOpt(
+        'queue_size',
+        default=100,
+        min=1,
+        help='Decisions a dashboard page may lag behind before its '
+        'event stream is dropped (the page reconnects).',
+    ),
+    cfg.FloatOpt(
+        'keepalive',
+        default=15.0,
+        min=0.1,
+        help='Seconds between keep-alive comments on an idle event stream.',
+    ),
+    cfg.FloatOpt(
+        'stream_lifetime',
+        default=300.0,
+        min=1.0,
+        help='Seconds after which an event stream ends (the page '
+        'reconnects), so that no worker thread is held '
+        'forever.',
+    ),
 ]
 
 
@@ -50,32 +87,63 @@ DASHBOARD_OPTS = [
 # ``default`` (os-quota-class-sets) overrides them, a project's own limits
 # (os-quota-sets) override both.
 QUOTA_OPTS = [
-    cfg.IntOpt('instances', default=10, min=-1,
-               help='Servers a project may have.'),
-    cfg.IntOpt('cores', default=20, min=-1,
-               help='VCPUs of the servers of a project.'),
-    cfg.IntOpt('ram', default=51200, min=-1,
-               help='MiB of RAM of the servers of a project.'),
-    cfg.IntOpt('metadata_items', default=128, min=-1,
-               help='Metadata items of one server.'),
-    cfg.IntOpt('injected_files', default=5, min=-1,
-               help='Injected files of one server (below 2.57).'),
-    cfg.IntOpt('injected_file_content_bytes', default=10240, min=-1,
-               help='Bytes of one injected file (below 2.57).'),
-    cfg.IntOpt('injected_file_path_length', default=255, min=-1,
-               help='Characters of one injected file path (below 2.57).'),
-    cfg.IntOpt('key_pairs', default=100, min=-1,
-               help='Key pairs of one user.'),
-    cfg.IntOpt('server_groups', default=10, min=-1,
-               help='Server groups of a project.'),
-    cfg.IntOpt('server_group_members', default=10, min=-1,
-               help='Servers in one server group.'),
-    cfg.BoolOpt('count_usage_from_placement', default=False,
-                help='Count the cores and RAM a project uses from '
-                     'placement\'s usages (GET /usages?project_id=) rather '
-                     'than from the flavors of its servers in the cell '
-                     'databases. Instances are counted from the instance '
-                     'mappings either way. Needs a placement endpoint.'),
+    cfg.IntOpt(
+        'instances', default=10, min=-1, help='Servers a project may have.'
+    ),
+    cfg.IntOpt(
+        'cores', default=20, min=-1, help='VCPUs of the servers of a project.'
+    ),
+    cfg.IntOpt(
+        'ram',
+        default=51200,
+        min=-1,
+        help='MiB of RAM of the servers of a project.',
+    ),
+    cfg.IntOpt(
+        'metadata_items',
+        default=128,
+        min=-1,
+        help='Metadata items of one server.',
+    ),
+    cfg.IntOpt(
+        'injected_files',
+        default=5,
+        min=-1,
+        help='Injected files of one server (below 2.57).',
+    ),
+    cfg.IntOpt(
+        'injected_file_content_bytes',
+        default=10240,
+        min=-1,
+        help='Bytes of one injected file (below 2.57).',
+    ),
+    cfg.IntOpt(
+        'injected_file_path_length',
+        default=255,
+        min=-1,
+        help='Characters of one injected file path (below 2.57).',
+    ),
+    cfg.IntOpt(
+        'key_pairs', default=100, min=-1, help='Key pairs of one user.'
+    ),
+    cfg.IntOpt(
+        'server_groups', default=10, min=-1, help='Server groups of a project.'
+    ),
+    cfg.IntOpt(
+        'server_group_members',
+        default=10,
+        min=-1,
+        help='Servers in one server group.',
+    ),
+    cfg.BoolOpt(
+        'count_usage_from_placement',
+        default=False,
+        help='Count the cores and RAM a project uses from '
+        "placement's usages (GET /usages?project_id=) rather "
+        'than from the flavors of its servers in the cell '
+        'databases. Instances are counted from the instance '
+        'mappings either way. Needs a placement endpoint.',
+    ),
 ]
 
 
@@ -87,10 +155,14 @@ def register_opts(conf):
     # the app starts; register it up front so config files and overrides
     # can set it. oslo-config-generator lists it under oslo.policy.
     from oslo_policy import opts as policy_opts
+
     for group, opts in policy_opts.list_opts():
         conf.register_opts(opts, group=group)
 
 
 def list_opts():
-    return [('api', API_OPTS), ('dashboard', DASHBOARD_OPTS),
-            ('quota', QUOTA_OPTS)]
+    return [
+        ('api', API_OPTS),
+        ('dashboard', DASHBOARD_OPTS),
+        ('quota', QUOTA_OPTS),
+    ]

@@ -32,41 +32,64 @@ ROUTES = [
     # servers
     (V + '/servers', {'GET': servers.index, 'POST': servers.create}),
     (V + '/servers/detail', {'GET': servers.detail}),
-    (V + '/servers/{server_id}', {'GET': servers.show,
-                                  'PUT': servers.update,
-                                  'DELETE': servers.delete}),
+    (
+        V + '/servers/{server_id}',
+        {'GET': servers.show, 'PUT': servers.update, 'DELETE': servers.delete},
+    ),
     # flavors
     (V + '/flavors', {'GET': flavors.index, 'POST': flavors.create}),
     (V + '/flavors/detail', {'GET': flavors.detail}),
-    (V + '/flavors/{flavor_id}', {'GET': flavors.show, 'PUT': flavors.update,
-                                  'DELETE': flavors.delete}),
-    (V + '/flavors/{flavor_id}/os-extra_specs',
-     {'GET': flavors.specs_index, 'POST': flavors.specs_create}),
-    (V + '/flavors/{flavor_id}/os-extra_specs/{key}',
-     {'GET': flavors.specs_show, 'PUT': flavors.specs_update,
-      'DELETE': flavors.specs_delete}),
+    (
+        V + '/flavors/{flavor_id}',
+        {'GET': flavors.show, 'PUT': flavors.update, 'DELETE': flavors.delete},
+    ),
+    (
+        V + '/flavors/{flavor_id}/os-extra_specs',
+        {'GET': flavors.specs_index, 'POST': flavors.specs_create},
+    ),
+    (
+        V + '/flavors/{flavor_id}/os-extra_specs/{key}',
+        {
+            'GET': flavors.specs_show,
+            'PUT': flavors.specs_update,
+            'DELETE': flavors.specs_delete,
+        },
+    ),
     # services and hypervisors
     (V + '/os-services', {'GET': services.index}),
-    (V + '/os-services/{service_id}', {'PUT': services.update,
-                                       'DELETE': services.delete}),
+    (
+        V + '/os-services/{service_id}',
+        {'PUT': services.update, 'DELETE': services.delete},
+    ),
     (V + '/os-hypervisors', {'GET': hypervisors.index}),
     (V + '/os-hypervisors/detail', {'GET': hypervisors.detail}),
     (V + '/os-hypervisors/statistics', {'GET': hypervisors.statistics}),
     (V + '/os-hypervisors/{hypervisor_id}', {'GET': hypervisors.show}),
     # aggregates and zones
-    (V + '/os-aggregates', {'GET': aggregates.index,
-                            'POST': aggregates.create}),
-    (V + '/os-aggregates/{aggregate_id}', {'GET': aggregates.show,
-                                           'PUT': aggregates.update,
-                                           'DELETE': aggregates.delete}),
+    (
+        V + '/os-aggregates',
+        {'GET': aggregates.index, 'POST': aggregates.create},
+    ),
+    (
+        V + '/os-aggregates/{aggregate_id}',
+        {
+            'GET': aggregates.show,
+            'PUT': aggregates.update,
+            'DELETE': aggregates.delete,
+        },
+    ),
     (V + '/os-aggregates/{aggregate_id}/action', {'POST': aggregates.action}),
     (V + '/os-availability-zone', {'GET': availability_zones.index}),
     (V + '/os-availability-zone/detail', {'GET': availability_zones.detail}),
     # server groups
-    (V + '/os-server-groups', {'GET': server_groups.index,
-                               'POST': server_groups.create}),
-    (V + '/os-server-groups/{group_id}', {'GET': server_groups.show,
-                                          'DELETE': server_groups.delete}),
+    (
+        V + '/os-server-groups',
+        {'GET': server_groups.index, 'POST': server_groups.create},
+    ),
+    (
+        V + '/os-server-groups/{group_id}',
+        {'GET': server_groups.show, 'DELETE': server_groups.delete},
+    ),
     # external events
     (V + '/os-server-external-events', {'POST': external_events.create}),
     # scheduler explain (Nimbus)
@@ -75,26 +98,38 @@ ROUTES = [
     (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
     # quotas and limits
     (V + '/limits', {'GET': limits.index}),
-    (V + '/os-quota-sets/{project_id}', {'GET': quota_sets.show,
-                                         'PUT': quota_sets.update,
-                                         'DELETE': quota_sets.delete}),
+    (
+        V + '/os-quota-sets/{project_id}',
+        {
+            'GET': quota_sets.show,
+            'PUT': quota_sets.update,
+            'DELETE': quota_sets.delete,
+        },
+    ),
     (V + '/os-quota-sets/{project_id}/detail', {'GET': quota_sets.detail}),
-    (V + '/os-quota-sets/{project_id}/defaults',
-     {'GET': quota_sets.defaults}),
-    (V + '/os-quota-class-sets/{class_name}',
-     {'GET': quota_sets.class_show, 'PUT': quota_sets.class_update}),
+    (V + '/os-quota-sets/{project_id}/defaults', {'GET': quota_sets.defaults}),
+    (
+        V + '/os-quota-class-sets/{class_name}',
+        {'GET': quota_sets.class_show, 'PUT': quota_sets.class_update},
+    ),
     # usage, and the host routes of older microversions
     (V + '/os-simple-tenant-usage', {'GET': tenant_usage.index}),
     (V + '/os-simple-tenant-usage/{project_id}', {'GET': tenant_usage.show}),
     (V + '/os-hosts', {'GET': hosts.index}),
     (V + '/os-hosts/{host_name}', {'GET': hosts.show}),
-    (V + '/os-hypervisors/{hypervisor_id}/search',
-     {'GET': hypervisor_search.search}),
-    (V + '/os-hypervisors/{hypervisor_id}/servers',
-     {'GET': hypervisor_search.servers}),
+    (
+        V + '/os-hypervisors/{hypervisor_id}/search',
+        {'GET': hypervisor_search.search},
+    ),
+    (
+        V + '/os-hypervisors/{hypervisor_id}/servers',
+        {'GET': hypervisor_search.servers},
+    ),
     (V + '/os-instance_usage_audit_log', {'GET': audit_log.index}),
-    (V + '/os-instance_usage_audit_log/{before_timestamp}',
-     {'GET': audit_log.show}),
+    (
+        V + '/os-instance_usage_audit_log/{before_timestamp}',
+        {'GET': audit_log.show},
+    ),
     # cells (Nimbus)
     (V + '/os-cells', {'GET': cells.index}),
 ]
@@ -105,19 +140,29 @@ IMAGE_ROUTES = [
     ('/v2', {'GET': image_data.versions}),
     ('/v2/', {'GET': image_data.versions}),
     ('/v2/images', {'GET': images.index, 'POST': images.create}),
-    ('/v2/images/{image_id}', {'GET': images.show, 'PUT': images.update,
-                               'PATCH': images.patch,
-                               'DELETE': images.delete}),
-    ('/v2/images/{image_id}/file', {'GET': image_data.download,
-                                    'PUT': image_data.upload}),
+    (
+        '/v2/images/{image_id}',
+        {
+            'GET': images.show,
+            'PUT': images.update,
+            'PATCH': images.patch,
+            'DELETE': images.delete,
+        },
+    ),
+    (
+        '/v2/images/{image_id}/file',
+        {'GET': image_data.download, 'PUT': image_data.upload},
+    ),
 ]
 IMAGE_VERSION_PATHS = (image_data.PREFIX, image_data.PREFIX + '/')
 
 ROUTES += IMAGE_ROUTES
-ROUTES += [(path, {'GET': image_data.versions})
-           for path in IMAGE_VERSION_PATHS]
-ROUTES += [(image_data.PREFIX + path, handlers)
-           for path, handlers in IMAGE_ROUTES]
+ROUTES += [
+    (path, {'GET': image_data.versions}) for path in IMAGE_VERSION_PATHS
+]
+ROUTES += [
+    (image_data.PREFIX + path, handlers) for path, handlers in IMAGE_ROUTES
+]
 
 # An identity version document for noauth2 clouds (see handlers.identity).
 ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
@@ -126,7 +171,14 @@ ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
 ROUTES += dashboard.ROUTES
 
 # Version documents need no token.
-PUBLIC_PATHS = (('/', V, V + '/') + IMAGE_VERSION_PATHS + identity.PATHS +
-                tuple(prefix + path for prefix in ('', image_data.PREFIX)
-                      for path in ('/v2', '/v2/')) +
-                dashboard.PUBLIC_PATHS)
+PUBLIC_PATHS = (
+    ('/', V, V + '/')
+    + IMAGE_VERSION_PATHS
+    + identity.PATHS
+    + tuple(
+        prefix + path
+        for prefix in ('', image_data.PREFIX)
+        for path in ('/v2', '/v2/')
+    )
+    + dashboard.PUBLIC_PATHS
+)

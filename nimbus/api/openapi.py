@@ -30,11 +30,17 @@ _LATEST = tuple(int(p) for p in versions.MAX_VERSION.split('.'))
 
 # Nova's error body: {"<kind>": {"message": "...", "code": <status>}}.
 ERROR = {
-    'type': 'object', 'minProperties': 1, 'maxProperties': 1,
+    'type': 'object',
+    'minProperties': 1,
+    'maxProperties': 1,
     'additionalProperties': {
-        'type': 'object', 'required': ['message', 'code'],
-        'properties': {'message': {'type': 'string', 'minLength': 1},
-                       'code': {'type': 'integer'}}},
+        'type': 'object',
+        'required': ['message', 'code'],
+        'properties': {
+            'message': {'type': 'string', 'minLength': 1},
+            'code': {'type': 'integer'},
+        },
+    },
 }
 
 _FLAVOR = {'flavor_id': '$response.body#/flavor/id'}
@@ -42,18 +48,21 @@ _FLAVOR_LINKS = {
     'GetFlavor': ('get_v2_1_flavors_flavor_id', _FLAVOR),
     'UpdateFlavor': ('put_v2_1_flavors_flavor_id', _FLAVOR),
     'DeleteFlavor': ('delete_v2_1_flavors_flavor_id', _FLAVOR),
-    'CreateExtraSpecs': ('post_v2_1_flavors_flavor_id_os_extra_specs',
-                         _FLAVOR),
+    'CreateExtraSpecs': (
+        'post_v2_1_flavors_flavor_id_os_extra_specs',
+        _FLAVOR,
+    ),
     'ListExtraSpecs': ('get_v2_1_flavors_flavor_id_os_extra_specs', _FLAVOR),
 }
 _AGGREGATE = {'aggregate_id': '$response.body#/aggregate/id'}
 _AGGREGATE_LINKS = {
     'GetAggregate': ('get_v2_1_os_aggregates_aggregate_id', _AGGREGATE),
     'UpdateAggregate': ('put_v2_1_os_aggregates_aggregate_id', _AGGREGATE),
-    'AggregateAction': ('post_v2_1_os_aggregates_aggregate_id_action',
-                        _AGGREGATE),
-    'DeleteAggregate': ('delete_v2_1_os_aggregates_aggregate_id',
-                        _AGGREGATE),
+    'AggregateAction': (
+        'post_v2_1_os_aggregates_aggregate_id_action',
+        _AGGREGATE,
+    ),
+    'DeleteAggregate': ('delete_v2_1_os_aggregates_aggregate_id', _AGGREGATE),
 }
 _GROUP = {'group_id': '$response.body#/server_group/id'}
 _GROUP_LINKS = {
@@ -73,23 +82,37 @@ def _image_operations(prefix):
     return {
         ('GET', base): Operation(query=images.INDEX_QUERY),
         ('POST', base): Operation(
-            body=images.CREATE, success=(201,), errors=(409,),
-            links={201: {
-                'GetImage': (
-                    openapi.operation_id('GET', base + '/{image_id}'), image),
-                'DeleteImage': (
-                    openapi.operation_id('DELETE', base + '/{image_id}'),
-                    image)}}),
-        ('PUT', base + '/{image_id}'): Operation(body=images.UPDATE,
-                                                 success=(200,)),
-        ('PATCH', base + '/{image_id}'): Operation(body=images.PATCH,
-                                                   success=(200,)),
-        ('DELETE', base + '/{image_id}'): Operation(success=(204,),
-                                                    errors=(409,)),
-        ('GET', base + '/{image_id}/file'): Operation(success=(200, 204),
-                                                      bodiless=(204,)),
-        ('PUT', base + '/{image_id}/file'): Operation(success=(204,),
-                                                      errors=(409,)),
+            body=images.CREATE,
+            success=(201,),
+            errors=(409,),
+            links={
+                201: {
+                    'GetImage': (
+                        openapi.operation_id('GET', base + '/{image_id}'),
+                        image,
+                    ),
+                    'DeleteImage': (
+                        openapi.operation_id('DELETE', base + '/{image_id}'),
+                        image,
+                    ),
+                }
+            },
+        ),
+        ('PUT', base + '/{image_id}'): Operation(
+            body=images.UPDATE, success=(200,)
+        ),
+        ('PATCH', base + '/{image_id}'): Operation(
+            body=images.PATCH, success=(200,)
+        ),
+        ('DELETE', base + '/{image_id}'): Operation(
+            success=(204,), errors=(409,)
+        ),
+        ('GET', base + '/{image_id}/file'): Operation(
+            success=(200, 204), bodiless=(204,)
+        ),
+        ('PUT', base + '/{image_id}/file'): Operation(
+            success=(204,), errors=(409,)
+        ),
     }
 
 
@@ -99,60 +122,92 @@ def operations():
         ('GET', V + '/servers'): Operation(query=servers.LIST_QUERY),
         ('GET', V + '/servers/detail'): Operation(query=servers.LIST_QUERY),
         ('POST', V + '/servers'): Operation(
-            body=servers.create_schema(_LATEST), success=(202,),
-            errors=(409,), links={202: _SERVER_LINKS}),
-        ('DELETE', V + '/servers/{server_id}'): Operation(success=(204,),
-                                                          errors=(409,)),
+            body=servers.create_schema(_LATEST),
+            success=(202,),
+            errors=(409,),
+            links={202: _SERVER_LINKS},
+        ),
+        ('DELETE', V + '/servers/{server_id}'): Operation(
+            success=(204,), errors=(409,)
+        ),
         ('GET', V + '/flavors'): Operation(query=flavors.INDEX_QUERY),
         ('GET', V + '/flavors/detail'): Operation(query=flavors.INDEX_QUERY),
         ('POST', V + '/flavors'): Operation(
-            body=flavors.CREATE_V255, success=(200,), errors=(409,),
-            links={200: _FLAVOR_LINKS}),
-        ('PUT', V + '/flavors/{flavor_id}'): Operation(body=flavors.UPDATE,
-                                                       success=(200,)),
+            body=flavors.CREATE_V255,
+            success=(200,),
+            errors=(409,),
+            links={200: _FLAVOR_LINKS},
+        ),
+        ('PUT', V + '/flavors/{flavor_id}'): Operation(
+            body=flavors.UPDATE, success=(200,)
+        ),
         ('DELETE', V + '/flavors/{flavor_id}'): Operation(
-            success=(202,), bodiless=(202,)),
+            success=(202,), bodiless=(202,)
+        ),
         ('POST', V + '/flavors/{flavor_id}/os-extra_specs'): Operation(
-            body=flavors.EXTRA_SPECS, success=(200,)),
+            body=flavors.EXTRA_SPECS, success=(200,)
+        ),
         ('PUT', V + '/flavors/{flavor_id}/os-extra_specs/{key}'): Operation(
-            body=flavors.EXTRA_SPEC_ONE, success=(200,)),
-        ('DELETE', V + '/flavors/{flavor_id}/os-extra_specs/{key}'):
-            Operation(success=(200,)),
+            body=flavors.EXTRA_SPEC_ONE, success=(200,)
+        ),
+        ('DELETE', V + '/flavors/{flavor_id}/os-extra_specs/{key}'): Operation(
+            success=(200,)
+        ),
         ('GET', V + '/os-services'): Operation(query=services.LIST_QUERY),
         ('PUT', V + '/os-services/{service_id}'): Operation(
-            body=services.UPDATE_V253, success=(200,)),
+            body=services.UPDATE_V253, success=(200,)
+        ),
         ('DELETE', V + '/os-services/{service_id}'): Operation(
-            success=(204,), errors=(409,)),
+            success=(204,), errors=(409,)
+        ),
         ('GET', V + '/os-hypervisors'): Operation(
-            query=hypervisors.LIST_QUERY),
+            query=hypervisors.LIST_QUERY
+        ),
         ('GET', V + '/os-hypervisors/detail'): Operation(
-            query=hypervisors.LIST_QUERY),
+            query=hypervisors.LIST_QUERY
+        ),
         ('GET', V + '/os-hypervisors/{hypervisor_id}'): Operation(
-            query=hypervisors.SHOW_QUERY),
+            query=hypervisors.SHOW_QUERY
+        ),
         ('POST', V + '/os-aggregates'): Operation(
-            body=aggregates.CREATE, success=(200,), errors=(409,),
-            links={200: _AGGREGATE_LINKS}),
+            body=aggregates.CREATE,
+            success=(200,),
+            errors=(409,),
+            links={200: _AGGREGATE_LINKS},
+        ),
         ('PUT', V + '/os-aggregates/{aggregate_id}'): Operation(
-            body=aggregates.UPDATE, success=(200,), errors=(409,)),
+            body=aggregates.UPDATE, success=(200,), errors=(409,)
+        ),
         ('POST', V + '/os-aggregates/{aggregate_id}/action'): Operation(
-            body=aggregates.ACTION, success=(200,), errors=(409,)),
+            body=aggregates.ACTION, success=(200,), errors=(409,)
+        ),
         ('DELETE', V + '/os-aggregates/{aggregate_id}'): Operation(
-            success=(200,), errors=(409,), bodiless=(200,)),
+            success=(200,), errors=(409,), bodiless=(200,)
+        ),
         ('GET', V + '/os-server-groups'): Operation(
-            query=server_groups.LIST_QUERY),
+            query=server_groups.LIST_QUERY
+        ),
         ('POST', V + '/os-server-groups'): Operation(
-            body=server_groups.CREATE_V264, success=(200,), errors=(409,),
-            links={200: _GROUP_LINKS}),
+            body=server_groups.CREATE_V264,
+            success=(200,),
+            errors=(409,),
+            links={200: _GROUP_LINKS},
+        ),
         ('DELETE', V + '/os-server-groups/{group_id}'): Operation(
-            success=(204,)),
+            success=(204,)
+        ),
         ('POST', V + '/os-server-external-events'): Operation(
-            body=external_events.create_schema(_LATEST), success=(200, 207)),
+            body=external_events.create_schema(_LATEST), success=(200, 207)
+        ),
         ('POST', V + '/os-scheduler/dry-run'): Operation(
-            body=scheduler.DRY_RUN, success=(200,), errors=(503,)),
+            body=scheduler.DRY_RUN, success=(200,), errors=(503,)
+        ),
         ('GET', V + '/os-scheduler/records'): Operation(
-            query=scheduler.RECORDS_QUERY),
+            query=scheduler.RECORDS_QUERY
+        ),
         ('GET', V + '/os-scheduler/capacity'): Operation(
-            query=capacity.QUERY, errors=(503,)),
+            query=capacity.QUERY, errors=(503,)
+        ),
     }
     for prefix in ('', image_data.PREFIX):
         ops.update(_image_operations(prefix))
@@ -172,20 +227,30 @@ ROUTES = [(path, {'GET': serve}) for path in PATHS]
 
 def document():
     from nimbus.api import handler
+
     # The dashboard's page, assets and event stream are HTML, JS, CSS and
     # server-sent events for a browser, not part of the JSON API.
-    routes = [route for route in handler.ROUTES
-              if not route[0].startswith('/dashboard')]
+    routes = [
+        route
+        for route in handler.ROUTES
+        if not route[0].startswith('/dashboard')
+    ]
     return openapi.document(
-        routes + ROUTES, title='Nimbus compute API',
-        api_version=versions.MAX_VERSION, error_schema=ERROR,
+        routes + ROUTES,
+        title='Nimbus compute API',
+        api_version=versions.MAX_VERSION,
+        error_schema=ERROR,
         operations=operations(),
-        microversion=('OpenStack-API-Version', 'compute',
-                      versions.MIN_VERSION, versions.MAX_VERSION),
+        microversion=(
+            'OpenStack-API-Version',
+            'compute',
+            versions.MIN_VERSION,
+            versions.MAX_VERSION,
+        ),
         public_paths=handler.PUBLIC_PATHS + PATHS,
         description='Servers, flavors, aggregates, server groups, services, '
-                    'hypervisors and images, at microversion %s.'
-                    % versions.MAX_VERSION)
+        'hypervisors and images, at microversion %s.' % versions.MAX_VERSION,
+    )
 
 
 _JSON = []

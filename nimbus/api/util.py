@@ -63,8 +63,10 @@ def base_url(req):
 def links(req, collection, ident, versioned=True):
     base = base_url(req)
     path = '%s/%s' % (collection, ident)
-    return [{'rel': 'self', 'href': '%s/v2.1/%s' % (base, path)},
-            {'rel': 'bookmark', 'href': '%s/%s' % (base, path)}]
+    return [
+        {'rel': 'self', 'href': '%s/v2.1/%s' % (base, path)},
+        {'rel': 'bookmark', 'href': '%s/%s' % (base, path)},
+    ]
 
 
 def isotime(value):
@@ -92,17 +94,22 @@ def query(req, schema):
     if not schema.get('additionalProperties', False):
         params = {k: v for k, v in params.items() if k in props}
     for key, value in list(params.items()):
-        if isinstance(value, list) and props.get(key, {}).get(
-                'type') != 'array':
+        if (
+            isinstance(value, list)
+            and props.get(key, {}).get('type') != 'array'
+        ):
             params[key] = value[-1]
     error = validation.first_error(schema, params)
     if error is not None:
-        field = (error.absolute_path[0] if error.absolute_path else
-                 error.message)
-        raise errors.HTTPError(400, "Invalid input for query parameters "
-                               "%s. Value: %s. %s" % (
-                                   field, params.get(field, ''),
-                                   error.message))
+        field = (
+            error.absolute_path[0] if error.absolute_path else error.message
+        )
+        raise errors.HTTPError(
+            400,
+            'Invalid input for query parameters '
+            '%s. Value: %s. %s'
+            % (field, params.get(field, ''), error.message),
+        )
     return params
 
 
@@ -123,7 +130,7 @@ def page(items, key, params, limit):
     if marker is not None:
         for index, item in enumerate(items):
             if str(key(item)) == marker:
-                items = items[index + 1:]
+                items = items[index + 1 :]
                 break
         else:
             raise errors.HTTPError(400, 'marker [%s] not found' % marker)
@@ -133,10 +140,15 @@ def page(items, key, params, limit):
 def next_link(req, collection, last_id, params):
     query_items = [(k, v) for k, v in params.items() if k != 'marker']
     query_items.append(('marker', last_id))
-    qs = '&'.join('%s=%s' % (k, v) for k, v in query_items
-                  if not isinstance(v, list))
-    return [{'rel': 'next', 'href': '%s/v2.1/%s?%s' % (
-        base_url(req), collection, qs)}]
+    qs = '&'.join(
+        '%s=%s' % (k, v) for k, v in query_items if not isinstance(v, list)
+    )
+    return [
+        {
+            'rel': 'next',
+            'href': '%s/v2.1/%s?%s' % (base_url(req), collection, qs),
+        }
+    ]
 
 
 def not_found(what, ident):
@@ -157,8 +169,9 @@ def boolish(value, field):
         return True
     if text in ('0', 'f', 'false', 'off', 'n', 'no'):
         return False
-    raise bad_request('Invalid value %r for %s: expected a boolean.'
-                      % (value, field))
+    raise bad_request(
+        'Invalid value %r for %s: expected a boolean.' % (value, field)
+    )
 
 
 def notify_scheduler(req, method, payload):
@@ -170,8 +183,9 @@ def notify_scheduler(req, method, payload):
     try:
         func(ctx(req), payload)
     except Exception:
-        LOG.warning('Could not send %s to the schedulers', method,
-                    exc_info=True)
+        LOG.warning(
+            'Could not send %s to the schedulers', method, exc_info=True
+        )
 
 
 def json_body_any(req, schema, content_types):
@@ -179,9 +193,11 @@ def json_body_any(req, schema, content_types):
     (Glance's json-patch type)."""
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type not in content_types:
-        raise errors.HTTPError(415, 'The media type %s is not supported, use '
-                               '%s' % (content_type or 'None',
-                                       ' or '.join(content_types)))
+        raise errors.HTTPError(
+            415,
+            'The media type %s is not supported, use '
+            '%s' % (content_type or 'None', ' or '.join(content_types)),
+        )
     data = wsgi.parse_json(req, wsgi.read_body(req))
     validate_data(data, schema)
     return data
@@ -191,5 +207,8 @@ def validate_data(data, schema):
     """400 naming the field when ``data`` does not match ``schema``."""
     error = validation.first_error(schema, data)
     if error is not None:
-        raise errors.HTTPError(400, 'JSON does not validate: %s%s' % (
-            error.message, validation.where(error)))
+        raise errors.HTTPError(
+            400,
+            'JSON does not validate: %s%s'
+            % (error.message, validation.where(error)),
+        )

@@ -16,12 +16,15 @@ def init_application(config_file=None):
     from nimbus.common import config
     from nimbus.common import secrets
     from nimbus import services
-    config_file = config_file or os.environ.get('NIMBUS_CONFIG_FILE',
-                                                DEFAULT_CONFIG)
+
+    config_file = config_file or os.environ.get(
+        'NIMBUS_CONFIG_FILE', DEFAULT_CONFIG
+    )
     files = [config_file] if os.path.exists(config_file) else []
     conf = config.build_conf([], default_config_files=files)
     secrets.setup_logging(conf)
     from nimbus.common import rpc
+
     try:
         rpc.require_broker(conf, 'nimbus.api.wsgi')
     except rpc.NoBroker as exc:

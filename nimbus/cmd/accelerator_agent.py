@@ -26,16 +26,21 @@ LOG = logging.getLogger(__name__)
 NAME = 'nimbus-accelerator-agent'
 
 CLI_OPTS = [
-    cfg.IntOpt('simulated-hosts', dest='simulated_host_count', default=0,
-               min=0,
-               help='Serve this many simulated hosts (fake devices) in this '
-                    'process, named <[DEFAULT] host>-0001 and on.'),
+    cfg.IntOpt(
+        'simulated-hosts',
+        dest='simulated_host_count',
+        default=0,
+        min=0,
+        help='Serve this many simulated hosts (fake devices) in this '
+        'process, named <[DEFAULT] host>-0001 and on.',
+    )
 ]
 
 
 def main(argv=None):
     conf = common.setup(NAME, argv, CLI_OPTS, needs_bus=True)
     from nimbus import services
+
     count = conf.simulated_host_count
     hosts = simulated.host_names(conf.host, count) if count else [conf.host]
     agents = services.accelerator_agents(conf, hosts)
@@ -44,12 +49,19 @@ def main(argv=None):
         failed = agents.start()
     except drivers.DriverNotFound as exc:
         agents.stop()
-        sys.exit('%s: %s ([accelerator_agent] enabled_drivers)' % (NAME,
-                                                                   exc))
-    print('%s: %d hosts started in %.1fs (%d failed)' % (
-        NAME, len(hosts) - len(failed), time.monotonic() - began,
-        len(failed)), flush=True)
+        sys.exit('%s: %s ([accelerator_agent] enabled_drivers)' % (NAME, exc))
+    print(
+        '%s: %d hosts started in %.1fs (%d failed)'
+        % (
+            NAME,
+            len(hosts) - len(failed),
+            time.monotonic() - began,
+            len(failed),
+        ),
+        flush=True,
+    )
     from nimbus.common import service
+
     service.run_until_signalled([agents])
 
 

@@ -22,10 +22,14 @@ def main(argv=None):
     svc = services.accelerator_service(conf)
     svc.start()
     host = conf.bind_host or conf.accelerator_api.listen
-    port = conf.bind_port if conf.bind_port is not None else \
-        conf.accelerator_api.listen_port
-    server = wsgi.serve(svc.app, host, port,
-                        threads=conf.wsgi.server_threads, name=name)
+    port = (
+        conf.bind_port
+        if conf.bind_port is not None
+        else conf.accelerator_api.listen_port
+    )
+    server = wsgi.serve(
+        svc.app, host, port, threads=conf.wsgi.server_threads, name=name
+    )
     print('%s listening on %s' % (name, server.url), flush=True)
     service.run_until_signalled([svc, server])
     return 0

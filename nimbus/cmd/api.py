@@ -12,9 +12,13 @@ from nimbus import services
 
 def main(argv=None):
     return common.serve_wsgi(
-        'nimbus-api', services.api_app,
+        'nimbus-api',
+        services.api_app,
         lambda conf: conf.wsgi.api_listen,
-        lambda conf: conf.wsgi.api_listen_port, argv, needs_bus=True)
+        lambda conf: conf.wsgi.api_listen_port,
+        argv,
+        needs_bus=True,
+    )
 
 
 if __name__ == '__main__':

@@ -27,45 +27,66 @@ def _all_in_one(args):
     from nimbus.allinone import cloud as cloud_mod
     from nimbus.allinone import demo
     from nimbus.common import secrets
+
     console = Console()
     try:
         cloud = cloud_mod.Cloud(
-            args.state_dir, hosts=args.hosts,
+            args.state_dir,
+            hosts=args.hosts,
             transport_url=args.transport_url,
             cell_transport_url=args.cell_transport_url,
-            api_port=args.api_port, placement_port=args.placement_port,
-            shared_hosts=True, accelerators=True)
+            api_port=args.api_port,
+            placement_port=args.placement_port,
+            shared_hosts=True,
+            accelerators=True,
+        )
     except cloud_mod.ConfigurationError as exc:
         sys.exit(secrets.mask('nimbus all-in-one: %s' % exc))
-    console.print('Starting Nimbus: %d simulated hosts, state in %s'
-                  % (args.hosts, cloud.state_dir))
+    console.print(
+        'Starting Nimbus: %d simulated hosts, state in %s'
+        % (args.hosts, cloud.state_dir)
+    )
     try:
         try:
             cloud.start()
         except Exception as exc:
             # The log file has the traceback; the terminal gets one line.
             logging.getLogger(__name__).exception('all-in-one start failed')
-            sys.exit(secrets.mask(
-                'nimbus all-in-one: could not start: %s: %s (details in %s)'
-                % (type(exc).__name__, exc,
-                   os.path.join(args.state_dir, 'nimbus.log'))))
+            sys.exit(
+                secrets.mask(
+                    'nimbus all-in-one: could not start: %s: %s (details in %s)'
+                    % (
+                        type(exc).__name__,
+                        exc,
+                        os.path.join(args.state_dir, 'nimbus.log'),
+                    )
+                )
+            )
         console.print('nimbus-api:           %s/v2.1' % cloud.api_url)
         console.print('nimbus-placement-api: %s' % cloud.placement_url)
         console.print('images (Glance API):  %s/image' % cloud.api_url)
-        console.print('dashboard:            %s#token=admin:admin'
-                      % cloud.dashboard_url)
+        console.print(
+            'dashboard:            %s#token=admin:admin' % cloud.dashboard_url
+        )
         if cloud.accelerator_url:
-            console.print('accelerators (Cyborg API): %s/v2'
-                          % cloud.accelerator_url)
+            console.print(
+                'accelerators (Cyborg API): %s/v2' % cloud.accelerator_url
+            )
         console.print('Token (noauth2): X-Auth-Token: admin:admin')
         flavors, image = demo.seed(cloud.api_url)
-        console.print('Flavors %s and image %s are ready.' % (
-            ', '.join(f['name'] for f in flavors), image['name']))
+        console.print(
+            'Flavors %s and image %s are ready.'
+            % (', '.join(f['name'] for f in flavors), image['name'])
+        )
         if args.demo:
-            ok = demo.run(cloud.api_url, cloud.placement_url,
-                          servers=args.servers, console=console,
-                          accelerator_url=cloud.accelerator_url,
-                          accelerator_servers=args.accelerator_servers)
+            ok = demo.run(
+                cloud.api_url,
+                cloud.placement_url,
+                servers=args.servers,
+                console=console,
+                accelerator_url=cloud.accelerator_url,
+                accelerator_servers=args.accelerator_servers,
+            )
             if args.exit_after_demo:
                 return 0 if ok else 1
         console.print('Running; Ctrl-C stops.')
@@ -97,8 +118,9 @@ def _positive(text):
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError('must be a whole number of at '
-                                         'least 1, got %r' % text)
+        raise argparse.ArgumentTypeError(
+            'must be a whole number of at least 1, got %r' % text
+        )
     return value
 
 
@@ -110,20 +132,27 @@ def _parse_hints(pairs):
             sys.exit('--hint takes KEY=VALUE, got %r' % hint)
         hints.setdefault(key, []).append(value)
     # same_host/different_host are lists; other hints take one value.
-    return {k: v if k in ('same_host', 'different_host') or len(v) > 1
-            else v[0] for k, v in hints.items()}
+    return {
+        k: v if k in ('same_host', 'different_host') or len(v) > 1 else v[0]
+        for k, v in hints.items()
+    }
 
 
 def _schedule(args):
     from nimbus.allinone.client import ComputeClient
+
     if not args.dry_run:
-        sys.exit('only --dry-run is supported: real builds go through '
-                 'POST /servers')
-    client = ComputeClient(args.url, user=args.user, project=args.project,
-                           roles=args.roles)
+        sys.exit(
+            'only --dry-run is supported: real builds go through POST /servers'
+        )
+    client = ComputeClient(
+        args.url, user=args.user, project=args.project, roles=args.roles
+    )
     try:
-        body = {'flavorRef': _resolve(client, 'flavor', args.flavor),
-                'scheduler_hints': _parse_hints(args.hint)}
+        body = {
+            'flavorRef': _resolve(client, 'flavor', args.flavor),
+            'scheduler_hints': _parse_hints(args.hint),
+        }
         if args.image:
             body['imageRef'] = _resolve(client, 'image', args.image)
         if args.availability_zone:
@@ -137,6 +166,7 @@ def _schedule(args):
         print(json.dumps(result, indent=2, sort_keys=True))
         return 0
     from nimbus.cmd import cli_render
+
     cli_render.dry_run(result)
     return 0
 
@@ -144,57 +174,87 @@ def _schedule(args):
 def build_parser():
     parser = argparse.ArgumentParser(prog='nimbus')
     sub = parser.add_subparsers(dest='command', required=True)
-    aio = sub.add_parser('all-in-one', help='run the whole cloud in one '
-                                            'process')
+    aio = sub.add_parser(
+        'all-in-one', help='run the whole cloud in one process'
+    )
     aio.add_argument('--hosts', type=int, default=8)
     aio.add_argument('--demo', action='store_true')
     aio.add_argument('--servers', type=int, default=20)
-    aio.add_argument('--accelerator-servers', type=int, default=2,
-                     help='the demo also boots this many servers with a '
-                          'device profile (one fake GPU each)')
+    aio.add_argument(
+        '--accelerator-servers',
+        type=int,
+        default=2,
+        help='the demo also boots this many servers with a '
+        'device profile (one fake GPU each)',
+    )
     aio.add_argument('--exit-after-demo', action='store_true')
-    aio.add_argument('--state-dir', default=os.path.join(os.getcwd(),
-                                                         'state'))
-    aio.add_argument('--transport-url', default=None,
-                     help='API bus (default: in-process, inproc:///)')
-    aio.add_argument('--cell-transport-url', default=None,
-                     help='cell1 bus: another vhost than --transport-url. '
-                          'Derived for an inproc:// URL (inproc:///X -> '
-                          'inproc:///X-cell1); required with rabbit://, '
-                          'whose vhosts must exist on the broker')
+    aio.add_argument('--state-dir', default=os.path.join(os.getcwd(), 'state'))
+    aio.add_argument(
+        '--transport-url',
+        default=None,
+        help='API bus (default: in-process, inproc:///)',
+    )
+    aio.add_argument(
+        '--cell-transport-url',
+        default=None,
+        help='cell1 bus: another vhost than --transport-url. '
+        'Derived for an inproc:// URL (inproc:///X -> '
+        'inproc:///X-cell1); required with rabbit://, '
+        'whose vhosts must exist on the broker',
+    )
     aio.add_argument('--api-port', type=int, default=8774)
     aio.add_argument('--placement-port', type=int, default=8778)
     aio.set_defaults(func=_all_in_one)
     client = _client_options()
-    sched = sub.add_parser('schedule', parents=[client],
-                           help='ask the scheduler where a server would go')
-    sched.add_argument('--dry-run', action='store_true',
-                       help='rank hosts and explain, claiming nothing')
+    sched = sub.add_parser(
+        'schedule',
+        parents=[client],
+        help='ask the scheduler where a server would go',
+    )
+    sched.add_argument(
+        '--dry-run',
+        action='store_true',
+        help='rank hosts and explain, claiming nothing',
+    )
     sched.add_argument('--flavor', required=True, help='flavor id or name')
     sched.add_argument('--image', help='image id or name')
     sched.add_argument('--availability-zone')
-    sched.add_argument('--num-instances', type=_positive, metavar='N',
-                       help='where would N instances of one request go: '
-                            'each one\'s host and alternates, and how many '
-                            'fit (the JSON has placements, placed and '
-                            'placements_message)')
-    sched.add_argument('--hint', action='append', default=[],
-                       metavar='KEY=VALUE',
-                       help='scheduler hint; repeat for several (and for '
-                            'several same_host/different_host values)')
+    sched.add_argument(
+        '--num-instances',
+        type=_positive,
+        metavar='N',
+        help='where would N instances of one request go: '
+        "each one's host and alternates, and how many "
+        'fit (the JSON has placements, placed and '
+        'placements_message)',
+    )
+    sched.add_argument(
+        '--hint',
+        action='append',
+        default=[],
+        metavar='KEY=VALUE',
+        help='scheduler hint; repeat for several (and for '
+        'several same_host/different_host values)',
+    )
     sched.set_defaults(func=_schedule)
     from nimbus.cmd import cli_views
+
     for name, func, text in (
-            ('hosts', cli_views.hosts, 'per host and resource class: used '
-             'and total (from placement)'),
-            ('servers', cli_views.servers, 'every server of every project'),
-            ('cells', cli_views.cells, 'the cells, with their hosts and '
-             'servers'),
-            ('services', cli_views.services, 'the services of every cell')):
+        (
+            'hosts',
+            cli_views.hosts,
+            'per host and resource class: used and total (from placement)',
+        ),
+        ('servers', cli_views.servers, 'every server of every project'),
+        ('cells', cli_views.cells, 'the cells, with their hosts and servers'),
+        ('services', cli_views.services, 'the services of every cell'),
+    ):
         sub.add_parser(name, parents=[client], help=text).set_defaults(
-            func=func)
+            func=func
+        )
     from nimbus.cmd import cli_insight
     from nimbus.cmd import cli_simulate
+
     cli_insight.register(sub)
     cli_simulate.register(sub)
     return parser
@@ -203,21 +263,29 @@ def build_parser():
 def _client_options():
     """The options of every command that talks to the APIs."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument('--format', choices=['table', 'json'],
-                        default='table')
-    parent.add_argument('--url', default=os.environ.get(
-        'NIMBUS_API_URL', 'http://127.0.0.1:8774'),
+    parent.add_argument('--format', choices=['table', 'json'], default='table')
+    parent.add_argument(
+        '--url',
+        default=os.environ.get('NIMBUS_API_URL', 'http://127.0.0.1:8774'),
         help='compute API URL, with or without /v2.1 (default '
-             '$NIMBUS_API_URL)')
-    parent.add_argument('--placement-url', default=os.environ.get(
-        'NIMBUS_PLACEMENT_URL', 'http://127.0.0.1:8778'),
-        help='placement API URL (default $NIMBUS_PLACEMENT_URL)')
-    parent.add_argument('--user', default=os.environ.get('NIMBUS_USER',
-                                                         'admin'))
-    parent.add_argument('--project', default=os.environ.get(
-        'NIMBUS_PROJECT', 'admin'))
-    parent.add_argument('--roles', default=os.environ.get('NIMBUS_ROLES',
-                                                          'admin'))
+        '$NIMBUS_API_URL)',
+    )
+    parent.add_argument(
+        '--placement-url',
+        default=os.environ.get(
+            'NIMBUS_PLACEMENT_URL', 'http://127.0.0.1:8778'
+        ),
+        help='placement API URL (default $NIMBUS_PLACEMENT_URL)',
+    )
+    parent.add_argument(
+        '--user', default=os.environ.get('NIMBUS_USER', 'admin')
+    )
+    parent.add_argument(
+        '--project', default=os.environ.get('NIMBUS_PROJECT', 'admin')
+    )
+    parent.add_argument(
+        '--roles', default=os.environ.get('NIMBUS_ROLES', 'admin')
+    )
     return parent
 
 
@@ -226,29 +294,39 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from nimbus.common import config
     from nimbus.common import secrets
+
     conf = config.build_conf([])
     if getattr(args, 'state_dir', None):
         # The all-in-one cloud logs every service to a file in its state
         # directory; the terminal shows the progress and the tables.
         os.makedirs(args.state_dir, exist_ok=True)
-        conf.set_override('log_file', os.path.join(args.state_dir,
-                                                   'nimbus.log'))
+        conf.set_override(
+            'log_file', os.path.join(args.state_dir, 'nimbus.log')
+        )
         conf.set_override('use_stderr', False)
     else:
         # Client commands: only warnings, on stderr, no files.
-        conf.set_override('default_log_levels', ['nimbus=WARNING',
-                                                 'urllib3=WARNING'])
+        conf.set_override(
+            'default_log_levels', ['nimbus=WARNING', 'urllib3=WARNING']
+        )
     secrets.setup_logging(conf)
     import requests
+
     try:
         sys.exit(args.func(args))
     except RuntimeError as exc:  # an API's error, already readable
         sys.exit('nimbus: %s' % exc)
     except requests.ConnectionError as exc:
         url = getattr(args, 'url', None) or 'the API'
-        sys.exit('nimbus: cannot reach %s: %s' % (
-            url, str(exc.args[0]).split(':')[-1].strip(' )"\'')
-            if exc.args else exc))
+        sys.exit(
+            'nimbus: cannot reach %s: %s'
+            % (
+                url,
+                str(exc.args[0]).split(':')[-1].strip(' )"\'')
+                if exc.args
+                else exc,
+            )
+        )
 
 
 if __name__ == '__main__':

@@ -25,13 +25,17 @@ def _num(value):
 
 
 def _funnel(console, result):
-    console.print('placement returned %s host(s)'
-                  % result.get('placement_candidates', 0))
+    console.print(
+        'placement returned %s host(s)' % result.get('placement_candidates', 0)
+    )
     if result.get('placement_query'):
-        console.print('  GET /allocation_candidates?%s'
-                      % result['placement_query'], style='dim')
+        console.print(
+            '  GET /allocation_candidates?%s' % result['placement_query'],
+            style='dim',
+        )
     steps = list(result.get('pre_filters') or []) + list(
-        result.get('filters') or [])
+        result.get('filters') or []
+    )
     if steps:
         table = Table(title='Filters', box=box.SIMPLE)
         table.add_column('filter', overflow='fold')
@@ -49,25 +53,34 @@ def _ranked(console, ranked):
     names = []
     for host in ranked:
         for name, values in (host.get('weighers') or {}).items():
-            if name not in names and (values.get('multiplier') or
-                                      values.get('weighted')):
+            if name not in names and (
+                values.get('multiplier') or values.get('weighted')
+            ):
                 names.append(name)
     table = Table(title='Ranked hosts', box=box.SIMPLE)
     table.add_column('#', justify='right')
     host_column(table, 'host', [h.get('host', '?') for h in ranked])
     table.add_column('weight', justify='right')
     if names:
-        table.add_column('weighers (raw / norm / weighted)',
-                         overflow='fold')
+        table.add_column('weighers (raw / norm / weighted)', overflow='fold')
     for index, host in enumerate(ranked, 1):
         lines = []
         for name in names:
             values = (host.get('weighers') or {}).get(name) or {}
-            lines.append('%s: %s / %.2f / %.2f' % (
-                name.replace('Weigher', ''), _num(values.get('raw')),
-                values.get('normalized', 0.0), values.get('weighted', 0.0)))
-        cells = [str(index), host.get('host', '?'),
-                 '%.3f' % host.get('weight', 0.0)]
+            lines.append(
+                '%s: %s / %.2f / %.2f'
+                % (
+                    name.replace('Weigher', ''),
+                    _num(values.get('raw')),
+                    values.get('normalized', 0.0),
+                    values.get('weighted', 0.0),
+                )
+            )
+        cells = [
+            str(index),
+            host.get('host', '?'),
+            '%.3f' % host.get('weight', 0.0),
+        ]
         if names:
             cells.append('\n'.join(lines))
         table.add_row(*cells)
@@ -80,8 +93,11 @@ def _rejected(console, rejected):
     table.add_column('filter', overflow='fold')
     table.add_column('reason', overflow='fold')
     for host in rejected:
-        table.add_row(host.get('host', '?'), host.get('filter', '?'),
-                      host.get('reason', ''))
+        table.add_row(
+            host.get('host', '?'),
+            host.get('filter', '?'),
+            host.get('reason', ''),
+        )
     console.print(table)
 
 
@@ -89,10 +105,12 @@ def _placements(console, result):
     """Where each of the N instances would go, and how many fit."""
     placements = result.get('placements') or []
     requested = result.get('instances') or len(placements)
-    with_node = any(p.get('nodename') not in (None, p.get('host'))
-                    for p in placements)
-    table = Table(title='Placements of %d instances' % requested,
-                  box=box.SIMPLE)
+    with_node = any(
+        p.get('nodename') not in (None, p.get('host')) for p in placements
+    )
+    table = Table(
+        title='Placements of %d instances' % requested, box=box.SIMPLE
+    )
     table.add_column('#', justify='right')
     host_column(table, 'host', [p.get('host', '?') for p in placements])
     if with_node:
@@ -111,9 +129,10 @@ def _placements(console, result):
         console.print(result['placements_message'])
         console.print('Nothing was claimed.')
     else:
-        console.print('%d of %d instances would be placed (nothing was '
-                      'claimed).' % (result.get('placed', len(placements)),
-                                     requested))
+        console.print(
+            '%d of %d instances would be placed (nothing was '
+            'claimed).' % (result.get('placed', len(placements)), requested)
+        )
 
 
 def dry_run(result, console=None):
@@ -132,6 +151,12 @@ def dry_run(result, console=None):
         alternates = []
         for placement in (result.get('placements') or [])[:1]:
             alternates = placement.get('alternates') or []
-        console.print('Would choose %s%s (nothing was claimed).' % (
-            ranked[0].get('host'), ', alternates %s' % ', '.join(alternates)
-            if alternates else ''))
+        console.print(
+            'Would choose %s%s (nothing was claimed).'
+            % (
+                ranked[0].get('host'),
+                ', alternates %s' % ', '.join(alternates)
+                if alternates
+                else '',
+            )
+        )

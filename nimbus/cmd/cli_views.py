@@ -28,13 +28,19 @@ def print_rows(headers, rows, console=None, right=()):
     id) is ever cut or folded."""
     console = console or Console()
     rows = [[str('-' if v is None else v) for v in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in rows])
-              for i, h in enumerate(headers)]
+    widths = [
+        max([len(h)] + [len(r[i]) for r in rows])
+        for i, h in enumerate(headers)
+    ]
     if sum(widths) + 3 * (len(widths) - 1) + 2 <= console.width:
         table = Table(box=box.SIMPLE, pad_edge=False)
         for header, width in zip(headers, widths):
-            table.add_column(header, no_wrap=True, min_width=width,
-                             justify='right' if header in right else 'left')
+            table.add_column(
+                header,
+                no_wrap=True,
+                min_width=width,
+                justify='right' if header in right else 'left',
+            )
         for row in rows:
             table.add_row(*row)
         console.print(table)
@@ -44,8 +50,11 @@ def print_rows(headers, rows, console=None, right=()):
         if index:
             console.print()
         for header, value in zip(headers, row):
-            console.print('%-*s %s' % (label, header + ':', value),
-                          highlight=False, soft_wrap=True)
+            console.print(
+                '%-*s %s' % (label, header + ':', value),
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _print_json(data):
@@ -55,21 +64,28 @@ def _print_json(data):
 class PlacementReader:
     """GETs against the placement API with the noauth2 token."""
 
-    def __init__(self, url, user='admin', project='admin', roles='admin',
-                 timeout=30):
+    def __init__(
+        self, url, user='admin', project='admin', roles='admin', timeout=30
+    ):
         self.url = url.strip().rstrip('/')
         self.session = requests.Session()
-        self.session.headers.update({
-            'X-Auth-Token': '%s:%s' % (user, project), 'X-Roles': roles,
-            'OpenStack-API-Version': 'placement %s' % PLACEMENT_VERSION,
-            'Accept': 'application/json'})
+        self.session.headers.update(
+            {
+                'X-Auth-Token': '%s:%s' % (user, project),
+                'X-Roles': roles,
+                'OpenStack-API-Version': 'placement %s' % PLACEMENT_VERSION,
+                'Accept': 'application/json',
+            }
+        )
         self.timeout = timeout
 
     def get(self, path):
         response = self.session.get(self.url + path, timeout=self.timeout)
         if response.status_code >= 400:
-            raise RuntimeError('GET %s%s -> %s %s' % (
-                self.url, path, response.status_code, response.text[:500]))
+            raise RuntimeError(
+                'GET %s%s -> %s %s'
+                % (self.url, path, response.status_code, response.text[:500])
+            )
         return response.json()
 
 
@@ -77,32 +93,42 @@ def host_usage(placement):
     """Per resource provider: each class's used, total and capacity
     (``(total - reserved) * allocation_ratio``), standard classes first."""
     from nimbus.placement.candidates import model
+
     out = []
     providers = placement.get('/resource_providers')['resource_providers']
     for provider in sorted(providers, key=lambda p: p['name']):
         uuid = provider['uuid']
-        inventories = placement.get('/resource_providers/%s/inventories'
-                                    % uuid)['inventories']
-        usages = placement.get('/resource_providers/%s/usages'
-                               % uuid)['usages']
+        inventories = placement.get(
+            '/resource_providers/%s/inventories' % uuid
+        )['inventories']
+        usages = placement.get('/resource_providers/%s/usages' % uuid)[
+            'usages'
+        ]
         resources = {}
         for rc in sorted(inventories, key=model.rc_order):
             inv = inventories[rc]
             resources[rc] = {
-                'used': usages.get(rc, 0), 'total': inv['total'],
+                'used': usages.get(rc, 0),
+                'total': inv['total'],
                 'reserved': inv.get('reserved', 0),
-                'capacity': int((inv['total'] - inv.get('reserved', 0)) *
-                                inv.get('allocation_ratio', 1.0))}
-        out.append({'host': provider['name'], 'uuid': uuid,
-                    'parent_provider_uuid':
-                        provider.get('parent_provider_uuid'),
-                    'resources': resources})
+                'capacity': int(
+                    (inv['total'] - inv.get('reserved', 0))
+                    * inv.get('allocation_ratio', 1.0)
+                ),
+            }
+        out.append(
+            {
+                'host': provider['name'],
+                'uuid': uuid,
+                'parent_provider_uuid': provider.get('parent_provider_uuid'),
+                'resources': resources,
+            }
+        )
     return out
 
 
 def bar(used, capacity, width):
-    filled = 0 if capacity <= 0 else min(width, round(width * used /
-                                                      capacity))
+    filled = 0 if capacity <= 0 else min(width, round(width * used / capacity))
     return '#' * filled + '.' * (width - filled)
 
 
@@ -115,8 +141,11 @@ def render_hosts(hosts, console=None):
         rows.append((h['host'], None))
         for rc, r in h['resources'].items():
             rows.append(('  ' + rc, r))
-    used = {id(r): '%d/%d' % (r['used'], r['capacity'])
-            for _n, r in rows if r is not None}
+    used = {
+        id(r): '%d/%d' % (r['used'], r['capacity'])
+        for _n, r in rows
+        if r is not None
+    }
     first = max([len('host / class')] + [len(n) for n, _r in rows])
     middle = max([len('used/total')] + [len(u) for u in used.values()])
     width = console.width - (first + middle + 4 + 3 * 2 + 2)
@@ -140,8 +169,9 @@ def render_hosts(hosts, console=None):
 
 
 def hosts(args):
-    placement = PlacementReader(args.placement_url, args.user, args.project,
-                                args.roles)
+    placement = PlacementReader(
+        args.placement_url, args.user, args.project, args.roles
+    )
     data = host_usage(placement)
     if args.format == 'json':
         _print_json(data)
@@ -151,29 +181,41 @@ def hosts(args):
 
 
 def _compute(args):
-    return client_mod.ComputeClient(args.url, user=args.user,
-                                    project=args.project, roles=args.roles)
+    return client_mod.ComputeClient(
+        args.url, user=args.user, project=args.project, roles=args.roles
+    )
 
 
 def server_rows(servers):
-    return [{'id': s['id'], 'name': s['name'], 'status': s['status'],
-             'host': s.get('OS-EXT-SRV-ATTR:host'),
-             'zone': s.get('OS-EXT-AZ:availability_zone'),
-             'flavor': (s.get('flavor') or {}).get('original_name'),
-             'project_id': s.get('tenant_id')}
-            for s in servers]
+    return [
+        {
+            'id': s['id'],
+            'name': s['name'],
+            'status': s['status'],
+            'host': s.get('OS-EXT-SRV-ATTR:host'),
+            'zone': s.get('OS-EXT-AZ:availability_zone'),
+            'flavor': (s.get('flavor') or {}).get('original_name'),
+            'project_id': s.get('tenant_id'),
+        }
+        for s in servers
+    ]
 
 
 def servers(args):
     client = _compute(args)
-    data = server_rows(client.get('/servers/detail', params={
-        'all_tenants': '1'})['servers'])
+    data = server_rows(
+        client.get('/servers/detail', params={'all_tenants': '1'})['servers']
+    )
     if args.format == 'json':
         _print_json(data)
         return 0
-    print_rows(['name', 'status', 'host', 'flavor', 'id'],
-               [[r['name'], r['status'], r['host'], r['flavor'], r['id']]
-                for r in data])
+    print_rows(
+        ['name', 'status', 'host', 'flavor', 'id'],
+        [
+            [r['name'], r['status'], r['host'], r['flavor'], r['id']]
+            for r in data
+        ],
+    )
     return 0
 
 
@@ -182,10 +224,20 @@ def cells(args):
     if args.format == 'json':
         _print_json(data)
         return 0
-    print_rows(['name', 'uuid', 'hosts', 'servers', 'state'],
-               [[c['name'], c['uuid'], c['hosts'], c['servers'],
-                 'disabled' if c['disabled'] else 'enabled'] for c in data],
-               right=('hosts', 'servers'))
+    print_rows(
+        ['name', 'uuid', 'hosts', 'servers', 'state'],
+        [
+            [
+                c['name'],
+                c['uuid'],
+                c['hosts'],
+                c['servers'],
+                'disabled' if c['disabled'] else 'enabled',
+            ]
+            for c in data
+        ],
+        right=('hosts', 'servers'),
+    )
     return 0
 
 
@@ -195,8 +247,17 @@ def services(args):
         _print_json(data)
         return 0
     headers = ['binary', 'host', 'zone', 'status', 'state']
-    rows = [[x['binary'], x['host'], x.get('zone'), x['status'], x['state'],
-             x.get('disabled_reason') or ''] for x in data]
+    rows = [
+        [
+            x['binary'],
+            x['host'],
+            x.get('zone'),
+            x['status'],
+            x['state'],
+            x.get('disabled_reason') or '',
+        ]
+        for x in data
+    ]
     if any(row[-1] for row in rows):
         headers.append('reason')
     else:

@@ -30,11 +30,16 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
     config.register_all(conf)
     if cli_opts:
         conf.register_cli_opts(cli_opts)
-    conf(sys.argv[1:] if argv is None else argv, project='nimbus',
-         prog=name, default_config_files=[])
+    conf(
+        sys.argv[1:] if argv is None else argv,
+        project='nimbus',
+        prog=name,
+        default_config_files=[],
+    )
     secrets.setup_logging(conf)
     if needs_bus:
         from nimbus.common import rpc
+
         try:
             rpc.require_broker(conf, name)
         except rpc.NoBroker as exc:
@@ -45,26 +50,34 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
 
 
 WSGI_CLI_OPTS = [
-    cfg.HostAddressOpt('host', dest='bind_host',
-                       help='Address to listen on (default from [wsgi]).'),
-    cfg.PortOpt('port', dest='bind_port',
-                help='Port to listen on (default from [wsgi]).'),
+    cfg.HostAddressOpt(
+        'host',
+        dest='bind_host',
+        help='Address to listen on (default from [wsgi]).',
+    ),
+    cfg.PortOpt(
+        'port',
+        dest='bind_port',
+        help='Port to listen on (default from [wsgi]).',
+    ),
 ]
 
 
-def serve_wsgi(name, app_factory, default_host, default_port, argv=None,
-               needs_bus=False):
+def serve_wsgi(
+    name, app_factory, default_host, default_port, argv=None, needs_bus=False
+):
     """Run a REST daemon: parse options, build the app, serve until a
     signal. ``default_host``/``default_port`` read the conf."""
     from nimbus.common import service
     from nimbus.common import wsgi
+
     conf = setup(name, argv, WSGI_CLI_OPTS, needs_bus=needs_bus)
     app = app_factory(conf)
     host = conf.bind_host or default_host(conf)
-    port = conf.bind_port if conf.bind_port is not None else \
-        default_port(conf)
-    server = wsgi.serve(app, host, port, threads=conf.wsgi.server_threads,
-                        name=name)
+    port = conf.bind_port if conf.bind_port is not None else default_port(conf)
+    server = wsgi.serve(
+        app, host, port, threads=conf.wsgi.server_threads, name=name
+    )
     print('%s listening on %s' % (name, server.url), flush=True)
     # The API's dashboard holds a decision listener and open event streams:
     # stopping it ends them, so the server's threads come back at once.

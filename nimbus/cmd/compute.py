@@ -26,25 +26,34 @@ from nimbus import services
 LOG = logging.getLogger(__name__)
 
 CLI_OPTS = [
-    cfg.IntOpt('simulated-hosts', dest='simulated_host_count', default=0,
-               min=0,
-               help='Run this many simulated hosts (fake driver) in this '
-                    'process, named <[DEFAULT] host>-0001 and on.'),
+    cfg.IntOpt(
+        'simulated-hosts',
+        dest='simulated_host_count',
+        default=0,
+        min=0,
+        help='Run this many simulated hosts (fake driver) in this '
+        'process, named <[DEFAULT] host>-0001 and on.',
+    )
 ]
 
 
 def main(argv=None):
     conf = common.setup('nimbus-compute', argv, CLI_OPTS, needs_bus=True)
     if conf.simulated_host_count:
-        computes = services.simulated_computes(conf,
-                                               conf.simulated_host_count)
+        computes = services.simulated_computes(conf, conf.simulated_host_count)
         began = time.monotonic()
         failed = computes.start()
         # One line the benchmark (and an operator) can wait for.
-        print('nimbus-compute: %d simulated hosts reported in %.1fs '
-              '(%d failed)' % (len(computes.names) - len(failed),
-                               time.monotonic() - began, len(failed)),
-              flush=True)
+        print(
+            'nimbus-compute: %d simulated hosts reported in %.1fs '
+            '(%d failed)'
+            % (
+                len(computes.names) - len(failed),
+                time.monotonic() - began,
+                len(failed),
+            ),
+            flush=True,
+        )
         service.run_until_signalled([computes])
         return
     svc = services.compute_service(conf)

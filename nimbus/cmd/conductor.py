@@ -23,8 +23,10 @@ from nimbus.common import service
 from nimbus import services
 
 CLI_OPTS = [
-    cfg.StrOpt('cell', help='Run the conductor of this cell instead of the '
-                            'super conductor.'),
+    cfg.StrOpt(
+        'cell',
+        help='Run the conductor of this cell instead of the super conductor.',
+    )
 ]
 
 
@@ -35,25 +37,35 @@ def check_cell_mapping(conf, name):
     if not conf.api_database.connection:
         return None
     from nimbus.db import cell_mappings
+
     try:
-        cells = {c['name']: c for c in cell_mappings.list_cells(
-            services.api_db(conf))}
+        cells = {
+            c['name']: c
+            for c in cell_mappings.list_cells(services.api_db(conf))
+        }
     except Exception as exc:
         return 'cannot read the cell mappings: %s' % exc
     cell = cells.get(name)
     if cell is None:
-        return ('cell %s is not mapped in the API database (nimbus-manage '
-                'cell create --name %s ...)' % (name, name))
+        return (
+            'cell %s is not mapped in the API database (nimbus-manage '
+            'cell create --name %s ...)' % (name, name)
+        )
     bus = rpc.transport_url_of(conf)
     if not rpc.same_bus(bus, cell['transport_url']):
-        return ('cell %s\'s mapping has transport URL %s but this config '
-                'gives %s' % (name, rpc.mask_url(cell['transport_url']),
-                              rpc.mask_url(bus)))
+        return (
+            "cell %s's mapping has transport URL %s but this config "
+            'gives %s'
+            % (name, rpc.mask_url(cell['transport_url']), rpc.mask_url(bus))
+        )
     database = conf.database.connection
-    if database and common_db.normalize_url(database) != \
-            common_db.normalize_url(cell['database_connection']):
-        return ('cell %s\'s mapping has another database than this '
-                'config\'s [database] connection' % name)
+    if database and common_db.normalize_url(
+        database
+    ) != common_db.normalize_url(cell['database_connection']):
+        return (
+            "cell %s's mapping has another database than this "
+            "config's [database] connection" % name
+        )
     return None
 
 
@@ -62,10 +74,14 @@ def main(argv=None):
     if conf.cell:
         mismatch = check_cell_mapping(conf, conf.cell)
         if mismatch:
-            sys.exit(secrets.mask('nimbus-conductor --cell %s: %s'
-                                  % (conf.cell, mismatch)))
+            sys.exit(
+                secrets.mask(
+                    'nimbus-conductor --cell %s: %s' % (conf.cell, mismatch)
+                )
+            )
         svc = services.cell_conductor_service(
-            conf, host='%s-%s' % (conf.host, conf.cell))
+            conf, host='%s-%s' % (conf.host, conf.cell)
+        )
     else:
         svc = services.super_conductor_service(conf)
     svc.start()

@@ -51,10 +51,12 @@ def db_sync(conf):
         synced.append('cell database of this node')
     if conf.placement_database.connection:
         from nimbus.placement import db as placement_db
+
         placement_db.sync(conf.placement_database.connection)
         synced.append('placement')
     if conf.accelerator_database.connection:
         from nimbus.accelerator import db as accelerator_db
+
         accelerator_db.sync(conf.accelerator_database.connection)
         synced.append('accelerator')
     for name in synced:
@@ -71,11 +73,16 @@ def _api_bus(conf):
 
 def cell_create(conf):
     args = conf.category
-    name, url, connection = (args.cell_name, args.cell_transport_url,
-                             args.cell_database_connection)
+    name, url, connection = (
+        args.cell_name,
+        args.cell_transport_url,
+        args.cell_database_connection,
+    )
     if not (name and url and connection):
-        sys.exit('cell create needs --name, --transport-url and '
-                 '--database-connection')
+        sys.exit(
+            'cell create needs --name, --transport-url and '
+            '--database-connection'
+        )
     api_db = _api_db(conf)
     if name != 'cell0':
         try:
@@ -89,12 +96,23 @@ def cell_create(conf):
     except Exception as exc:
         # The log formatter masks the password (nimbus.common.secrets).
         logging.getLogger(__name__).debug(
-            'cell create: the database %s of cell %s failed', connection,
-            name, exc_info=True)
-        sys.exit(secrets.mask('cell create: cannot prepare the database %s '
-                              'of cell %s: %s: %s'
-                              % (connection, name, type(exc).__name__,
-                                 str(exc).splitlines()[0])))
+            'cell create: the database %s of cell %s failed',
+            connection,
+            name,
+            exc_info=True,
+        )
+        sys.exit(
+            secrets.mask(
+                'cell create: cannot prepare the database %s '
+                'of cell %s: %s: %s'
+                % (
+                    connection,
+                    name,
+                    type(exc).__name__,
+                    str(exc).splitlines()[0],
+                )
+            )
+        )
     if name == 'cell0':
         uuid = cell_mappings.ensure_cell0(api_db, connection)
     else:
@@ -106,10 +124,15 @@ def cell_list(conf):
     """uuid, name, transport URL and database URL of every cell; the URLs
     with their passwords masked."""
     for cell in cell_mappings.list_cells(_api_db(conf)):
-        print('%s  %s  %s  %s' % (cell['uuid'], cell['name'],
-                                  secrets.mask_url(cell['transport_url']),
-                                  secrets.mask_url(
-                                      cell['database_connection'])))
+        print(
+            '%s  %s  %s  %s'
+            % (
+                cell['uuid'],
+                cell['name'],
+                secrets.mask_url(cell['transport_url']),
+                secrets.mask_url(cell['database_connection']),
+            )
+        )
 
 
 def cell_discover_hosts(conf):
@@ -128,8 +151,9 @@ def add_commands(subparsers):
     # and ``transport_url`` is [DEFAULT] transport_url (the API bus).
     create.add_argument('--name', dest='cell_name')
     create.add_argument('--transport-url', dest='cell_transport_url')
-    create.add_argument('--database-connection',
-                        dest='cell_database_connection')
+    create.add_argument(
+        '--database-connection', dest='cell_database_connection'
+    )
     create.set_defaults(func=cell_create)
     cell.add_parser('list').set_defaults(func=cell_list)
     cell.add_parser('discover-hosts').set_defaults(func=cell_discover_hosts)
@@ -138,8 +162,7 @@ def add_commands(subparsers):
 
 
 def main(argv=None):
-    opt = cfg.SubCommandOpt('category', title='commands',
-                            handler=add_commands)
+    opt = cfg.SubCommandOpt('category', title='commands', handler=add_commands)
     conf = common.setup('nimbus-manage', argv, [opt])
     try:
         conf.category.func(conf)
@@ -148,11 +171,15 @@ def main(argv=None):
     except Exception as exc:
         # A database or broker that cannot be reached says so in one line;
         # its URL (which the driver may quote) without the password.
-        logging.getLogger(__name__).debug('nimbus-manage failed',
-                                          exc_info=True)
-        sys.exit(secrets.exit_message(
-            'nimbus-manage %s' % conf.category.name,
-            '%s: %s' % (type(exc).__name__, exc)))
+        logging.getLogger(__name__).debug(
+            'nimbus-manage failed', exc_info=True
+        )
+        sys.exit(
+            secrets.exit_message(
+                'nimbus-manage %s' % conf.category.name,
+                '%s: %s' % (type(exc).__name__, exc),
+            )
+        )
 
 
 if __name__ == '__main__':

@@ -24,21 +24,38 @@ COLUMNS = ('KIND', 'UUID', 'WHERE', 'STATE', 'DETAIL')
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
-        'audit', help='List the disagreements between cells, build '
-                      'requests, instance mappings, placement and ARQs.')
-    parser.add_argument('--json', dest='audit_json', action='store_true',
-                        help='Print the report as JSON.')
-    parser.add_argument('--heal', dest='audit_heal', action='store_true',
-                        help='Repair the safe kinds: %s.'
-                        % ', '.join(sorted(audit.HEALABLE)))
-    parser.add_argument('--stuck-after', dest='audit_stuck_after', type=int,
-                        help='Seconds in BUILD or DELETING before an '
-                             'instance counts as stuck (default [conductor]'
-                             ' audit_stuck_after).')
-    parser.add_argument('--grace', dest='audit_grace', type=int,
-                        help='Seconds before a two-step write counts as a '
-                             'disagreement (default [conductor] '
-                             'audit_grace).')
+        'audit',
+        help='List the disagreements between cells, build '
+        'requests, instance mappings, placement and ARQs.',
+    )
+    parser.add_argument(
+        '--json',
+        dest='audit_json',
+        action='store_true',
+        help='Print the report as JSON.',
+    )
+    parser.add_argument(
+        '--heal',
+        dest='audit_heal',
+        action='store_true',
+        help='Repair the safe kinds: %s.' % ', '.join(sorted(audit.HEALABLE)),
+    )
+    parser.add_argument(
+        '--stuck-after',
+        dest='audit_stuck_after',
+        type=int,
+        help='Seconds in BUILD or DELETING before an '
+        'instance counts as stuck (default [conductor]'
+        ' audit_stuck_after).',
+    )
+    parser.add_argument(
+        '--grace',
+        dest='audit_grace',
+        type=int,
+        help='Seconds before a two-step write counts as a '
+        'disagreement (default [conductor] '
+        'audit_grace).',
+    )
     parser.set_defaults(func=run)
 
 
@@ -52,12 +69,16 @@ def _state(item):
 
 def render_table(report):
     """The report as a plain text table and a summary line."""
-    rows = [(d.kind, d.uuid or '-', d.where, _state(d), d.detail)
-            for d in report.disagreements]
+    rows = [
+        (d.kind, d.uuid or '-', d.where, _state(d), d.detail)
+        for d in report.disagreements
+    ]
     lines = []
     if rows:
-        widths = [max(len(str(r[i])) for r in rows + [COLUMNS])
-                  for i in range(len(COLUMNS) - 1)]
+        widths = [
+            max(len(str(r[i])) for r in rows + [COLUMNS])
+            for i in range(len(COLUMNS) - 1)
+        ]
         fmt = '  '.join('%%-%ds' % w for w in widths) + '  %s'
         lines.append(fmt % COLUMNS)
         lines.extend(fmt % row for row in rows)
@@ -90,8 +111,9 @@ def run(conf):
         print(secrets.mask('nimbus-manage audit: %s' % exc), file=sys.stderr)
         sys.exit(2)
     if args.audit_json:
-        print(orjson.dumps(report.to_dict(),
-                           option=orjson.OPT_INDENT_2).decode())
+        print(
+            orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode()
+        )
     else:
         print(render_table(report))
     sys.exit(1 if report.remaining else 0)

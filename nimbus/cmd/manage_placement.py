@@ -31,28 +31,36 @@ def migrate_compute_inventory(conf):
     if not host:
         sys.exit('placement migrate-compute-inventory needs --host')
     if not conf.placement_database.connection:
-        sys.exit('placement migrate-compute-inventory: [placement_database] '
-                 'connection is not set (placement is reached through its '
-                 'database)')
+        sys.exit(
+            'placement migrate-compute-inventory: [placement_database] '
+            'connection is not set (placement is reached through its '
+            'database)'
+        )
     ctxt = context.get_admin_context()
     with direct.PlacementDirect(conf) as session:
-        client = placement_client.PlacementClient(direct.BASE_URL,
-                                                  session=session)
+        client = placement_client.PlacementClient(
+            direct.BASE_URL, session=session
+        )
         root = resource_tracker.compute_node_uuid(host)
         if client.get_provider(ctxt, root) is None:
-            sys.exit('placement migrate-compute-inventory: host %s has no '
-                     'resource provider in placement (was its compute ever '
-                     'started?)' % host)
+            sys.exit(
+                'placement migrate-compute-inventory: host %s has no '
+                'resource provider in placement (was its compute ever '
+                'started?)' % host
+            )
         driver = compute_service.load_driver(conf, host)
         # The tracker's cell conductor is only for the compute node record,
         # which this command does not write.
-        tracker = resource_tracker.ResourceTracker(conf, host, driver,
-                                                   client, None)
+        tracker = resource_tracker.ResourceTracker(
+            conf, host, driver, client, None
+        )
         try:
             reshaped = tracker.update(ctxt, startup=True)
         except compute_exception.ReshapeFailed as exc:
-            sys.exit('placement migrate-compute-inventory: the reshape of '
-                     '%s failed, placement is unchanged: %s' % (host, exc))
+            sys.exit(
+                'placement migrate-compute-inventory: the reshape of '
+                '%s failed, placement is unchanged: %s' % (host, exc)
+            )
     if reshaped:
         print('%s: inventories and allocations reshaped' % host)
     else:
@@ -61,7 +69,8 @@ def migrate_compute_inventory(conf):
 
 def add_commands(subparsers):
     placement = subparsers.add_parser('placement').add_subparsers(
-        dest='action')
+        dest='action'
+    )
     placement.required = True
     migrate = placement.add_parser('migrate-compute-inventory')
     migrate.add_argument('--host', dest='migrate_host')

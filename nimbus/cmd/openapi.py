@@ -14,8 +14,10 @@ from nimbus.api import openapi as compute_openapi
 from nimbus.common.wsgi import openapi
 from nimbus.placement import openapi as placement_openapi
 
-DOCUMENTS = {'compute.json': compute_openapi.document,
-             'placement.json': placement_openapi.document}
+DOCUMENTS = {
+    'compute.json': compute_openapi.document,
+    'placement.json': placement_openapi.document,
+}
 
 
 def generated():

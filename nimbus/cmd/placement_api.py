@@ -12,9 +12,12 @@ from nimbus import services
 
 def main(argv=None):
     return common.serve_wsgi(
-        'nimbus-placement-api', services.placement_app,
+        'nimbus-placement-api',
+        services.placement_app,
         lambda conf: conf.wsgi.placement_listen,
-        lambda conf: conf.wsgi.placement_listen_port, argv)
+        lambda conf: conf.wsgi.placement_listen_port,
+        argv,
+    )
 
 
 if __name__ == '__main__':

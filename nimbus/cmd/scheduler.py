@@ -1,6 +1,5 @@
 """nimbus-scheduler: select_destinations on the API bus."""
 
-
 from nimbus.cmd import common
 from nimbus.common import service
 from nimbus import services
@@ -14,4 +13,3 @@ def main(argv=None):
 
 if __name__ == '__main__':
     main()
-

@@ -29,17 +29,31 @@ OPTION_MODULES = (
 )
 
 DEFAULT_OPTS = [
-    cfg.StrOpt('host', default='localhost',
-               help='Name of this node: the compute host name for '
-                    'nimbus-compute, the service host for the others.'),
-    cfg.StrOpt('state_path', default='/var/lib/nimbus',
-               help='Directory for state files (SQLite databases in the '
-                    'embedded mode).'),
-    cfg.IntOpt('report_interval', default=10, min=1,
-               help='Seconds between service heartbeats.'),
-    cfg.IntOpt('service_down_time', default=60, min=1,
-               help='A service whose last heartbeat is older than this many '
-                    'seconds is considered down.'),
+    cfg.StrOpt(
+        'host',
+        default='localhost',
+        help='Name of this node: the compute host name for '
+        'nimbus-compute, the service host for the others.',
+    ),
+    cfg.StrOpt(
+        'state_path',
+        default='/var/lib/nimbus',
+        help='Directory for state files (SQLite databases in the '
+        'embedded mode).',
+    ),
+    cfg.IntOpt(
+        'report_interval',
+        default=10,
+        min=1,
+        help='Seconds between service heartbeats.',
+    ),
+    cfg.IntOpt(
+        'service_down_time',
+        default=60,
+        min=1,
+        help='A service whose last heartbeat is older than this many '
+        'seconds is considered down.',
+    ),
 ]
 
 
@@ -65,7 +79,9 @@ def _option_modules():
 
 def register_all(conf):
     """Register every Nimbus option on ``conf`` (idempotent)."""
-    logging.register_options(conf) if not _has_group(conf, 'log_config_append') else None
+    logging.register_options(conf) if not _has_group(
+        conf, 'log_config_append'
+    ) else None
     for module in _option_modules():
         module.register_opts(conf)
     return conf
@@ -79,8 +95,9 @@ def _has_group(conf, opt):
         return False
 
 
-def build_conf(args=None, project='nimbus', default_config_files=None,
-               overrides=None):
+def build_conf(
+    args=None, project='nimbus', default_config_files=None, overrides=None
+):
     """Build a private, fully registered ConfigOpts and parse ``args``.
 
     ``overrides`` is ``{group: {name: value}}`` (``'DEFAULT'`` for the
@@ -89,12 +106,16 @@ def build_conf(args=None, project='nimbus', default_config_files=None,
     """
     conf = cfg.ConfigOpts()
     register_all(conf)
-    conf(args if args is not None else [], project=project,
-         default_config_files=default_config_files or [])
+    conf(
+        args if args is not None else [],
+        project=project,
+        default_config_files=default_config_files or [],
+    )
     for group, values in (overrides or {}).items():
         for name, value in values.items():
-            conf.set_override(name, value,
-                              group=None if group == 'DEFAULT' else group)
+            conf.set_override(
+                name, value, group=None if group == 'DEFAULT' else group
+            )
     return conf
 
 

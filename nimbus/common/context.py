@@ -32,17 +32,21 @@ class RequestContext(oslo_context.RequestContext):
     def from_dict(cls, values, **kwargs):
         values = dict(values)
         kwargs.setdefault('overwrite', True)
-        return cls(user_id=values.get('user_id') or values.get('user'),
-                   project_id=(values.get('project_id') or
-                               values.get('project') or
-                               values.get('tenant')),
-                   roles=values.get('roles') or [],
-                   is_admin=values.get('is_admin', False),
-                   request_id=values.get('request_id'),
-                   global_request_id=values.get('global_request_id'),
-                   read_only=values.get('read_only', False),
-                   show_deleted=values.get('show_deleted', False),
-                   **kwargs)
+        return cls(
+            user_id=values.get('user_id') or values.get('user'),
+            project_id=(
+                values.get('project_id')
+                or values.get('project')
+                or values.get('tenant')
+            ),
+            roles=values.get('roles') or [],
+            is_admin=values.get('is_admin', False),
+            request_id=values.get('request_id'),
+            global_request_id=values.get('global_request_id'),
+            read_only=values.get('read_only', False),
+            show_deleted=values.get('show_deleted', False),
+            **kwargs,
+        )
 
     def elevated(self):
         """A copy of this context with admin rights (same request id)."""
@@ -56,6 +60,11 @@ class RequestContext(oslo_context.RequestContext):
 
 def get_admin_context(request_id=None):
     """A context for the service's own work (periodic tasks, startup)."""
-    return RequestContext(user_id=None, project_id=None, is_admin=True,
-                          roles=['admin', 'service'], request_id=request_id,
-                          overwrite=False)
+    return RequestContext(
+        user_id=None,
+        project_id=None,
+        is_admin=True,
+        roles=['admin', 'service'],
+        request_id=request_id,
+        overwrite=False,
+    )

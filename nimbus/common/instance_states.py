@@ -23,12 +23,12 @@ TASK_STATES = (None, SCHEDULING, SPAWNING, RESCHEDULING, DELETING)
 
 # (from, to) -> allowed. Every pair of VM_STATES appears exactly once.
 TRANSITIONS = {
-    (BUILDING, BUILDING): True,    # a reschedule or a new task within build
+    (BUILDING, BUILDING): True,  # a reschedule or a new task within build
     (BUILDING, ACTIVE): True,
     (BUILDING, ERROR): True,
     (BUILDING, DELETED): True,
     (ACTIVE, BUILDING): False,
-    (ACTIVE, ACTIVE): True,        # task changes (deleting) keep the state
+    (ACTIVE, ACTIVE): True,  # task changes (deleting) keep the state
     (ACTIVE, ERROR): True,
     (ACTIVE, DELETED): True,
     (ERROR, BUILDING): False,
@@ -42,8 +42,12 @@ TRANSITIONS = {
 }
 
 # What the compute REST API shows.
-API_STATUS = {BUILDING: 'BUILD', ACTIVE: 'ACTIVE', ERROR: 'ERROR',
-              DELETED: 'DELETED'}
+API_STATUS = {
+    BUILDING: 'BUILD',
+    ACTIVE: 'ACTIVE',
+    ERROR: 'ERROR',
+    DELETED: 'DELETED',
+}
 
 
 def allowed(from_state, to_state):
@@ -52,8 +56,9 @@ def allowed(from_state, to_state):
 
 def sources_of(to_state):
     """Every state from which ``to_state`` may be reached."""
-    return tuple(f for (f, t), ok in TRANSITIONS.items()
-                 if ok and t == to_state)
+    return tuple(
+        f for (f, t), ok in TRANSITIONS.items() if ok and t == to_state
+    )
 
 
 def api_status(vm_state, task_state=None):

@@ -22,18 +22,21 @@ class Enforcer:
             target = {'project_id': ctx.project_id, 'user_id': ctx.user_id}
         try:
             allowed = self._enforcer.authorize(
-                rule, target, ctx, do_raise=False)
+                rule, target, ctx, do_raise=False
+            )
         except oslo_policy.InvalidScope:
             allowed = False
         if not allowed:
             raise errors.HTTPError(
-                403, 'Policy does not allow %s to be performed.' % rule, code)
+                403, 'Policy does not allow %s to be performed.' % rule, code
+            )
 
     def check(self, ctx, rule, target=None):
         if target is None:
             target = {'project_id': ctx.project_id, 'user_id': ctx.user_id}
         try:
-            return bool(self._enforcer.authorize(rule, target, ctx,
-                                                 do_raise=False))
+            return bool(
+                self._enforcer.authorize(rule, target, ctx, do_raise=False)
+            )
         except oslo_policy.InvalidScope:
             return False

@@ -26,7 +26,8 @@ MASK = '***'
 # and '/' are percent-encoded in a valid URL).
 _USERINFO = re.compile(
     r'(?P<head>(?:[A-Za-z][A-Za-z0-9+.\-]*://|,)[^:/@,\s\'"]*:)'
-    r'(?P<password>[^@/\s\'"]*)@')
+    r'(?P<password>[^@/\s\'"]*)@'
+)
 
 
 def mask_url(url):
@@ -78,6 +79,7 @@ def install(logger=None):
 def masked_excepthook(exc_type, exc, tb):
     """A ``sys.excepthook`` that prints an uncaught exception masked."""
     import traceback
+
     text = ''.join(traceback.format_exception(exc_type, exc, tb))
     sys.stderr.write(mask(text))
 
@@ -92,6 +94,7 @@ def setup_logging(conf, project='nimbus'):
     process calls, so no handler writes an unmasked password. Uncaught
     exceptions are printed masked too."""
     from oslo_log import log as oslo_logging
+
     oslo_logging.setup(conf, project)
     install()
     sys.excepthook = masked_excepthook

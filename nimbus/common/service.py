@@ -18,8 +18,16 @@ LOG = logging.getLogger(__name__)
 class RPCService:
     """An RPC server for one topic with the given endpoints."""
 
-    def __init__(self, transport, topic, server, endpoints, version='1.0',
-                 on_stop=(), periodics=()):
+    def __init__(
+        self,
+        transport,
+        topic,
+        server,
+        endpoints,
+        version='1.0',
+        on_stop=(),
+        periodics=(),
+    ):
         self.transport = transport
         self.topic = topic
         self.server_name = server
@@ -30,14 +38,22 @@ class RPCService:
         self._periodics = list(periodics)
 
     def start(self):
-        self._server = rpc.get_server(self.transport, self.topic,
-                                      self.endpoints, self.server_name,
-                                      self.version)
+        self._server = rpc.get_server(
+            self.transport,
+            self.topic,
+            self.endpoints,
+            self.server_name,
+            self.version,
+        )
         self._server.start()
         for periodic in self._periodics:
             periodic.start()
-        LOG.info('Serving topic %s as %s on %s', self.topic,
-                 self.server_name, rpc.bus_name(self.transport))
+        LOG.info(
+            'Serving topic %s as %s on %s',
+            self.topic,
+            self.server_name,
+            rpc.bus_name(self.transport),
+        )
         return self
 
     def stop(self):
@@ -59,8 +75,10 @@ class Periodic:
         self.func = func
         self._stop = threading.Event()
         self._thread = threading.Thread(
-            target=self._loop, daemon=True,
-            name=name or getattr(func, '__name__', 'periodic'))
+            target=self._loop,
+            daemon=True,
+            name=name or getattr(func, '__name__', 'periodic'),
+        )
 
     def _loop(self):
         while not self._stop.wait(self.interval):
@@ -85,8 +103,11 @@ def run_until_signalled(services):
     def handler(signum, frame):
         LOG.info('Signal %s received; stopping', signum)
         done.set()
-    previous = {sig: signal.signal(sig, handler)
-                for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    previous = {
+        sig: signal.signal(sig, handler)
+        for sig in (signal.SIGTERM, signal.SIGINT)
+    }
     try:
         while not done.wait(1.0):
             pass
@@ -101,14 +122,19 @@ def stop_all(services):
     """Stop every service at once and wait for all of them. Each RabbitMQ
     listener takes up to a poll interval to notice its stop; one after
     another those waits would add up."""
+
     def stop(service):
         try:
             service.stop()
         except Exception:
             LOG.exception('Stopping %s failed', service)
-    threads = [threading.Thread(target=stop, args=(service,),
-                                name='stop-%d' % index, daemon=True)
-               for index, service in enumerate(services)]
+
+    threads = [
+        threading.Thread(
+            target=stop, args=(service,), name='stop-%d' % index, daemon=True
+        )
+        for index, service in enumerate(services)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

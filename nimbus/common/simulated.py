@@ -76,8 +76,9 @@ class Ticker:
         self._random = random.Random(seed)
         self._cancelled = set()
         self._running = set()
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name=name)
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name=name
+        )
         self._thread.start()
 
     def add(self, interval, func, first=None, name=None):
@@ -86,8 +87,10 @@ class Ticker:
             first = interval + self._random.uniform(0, interval)
         handle = next(self._counter)
         with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + first, handle,
-                                        interval, func, name))
+            heapq.heappush(
+                self._heap,
+                (time.monotonic() + first, handle, interval, func, name),
+            )
             self._cond.notify()
         return handle
 
@@ -99,8 +102,10 @@ class Ticker:
         try:
             func()
         except Exception:
-            LOG.exception('Periodic task %s failed',
-                          name or getattr(func, '__name__', func))
+            LOG.exception(
+                'Periodic task %s failed',
+                name or getattr(func, '__name__', func),
+            )
         finally:
             with self._cond:
                 self._running.discard(handle)
@@ -109,10 +114,13 @@ class Ticker:
         while True:
             with self._cond:
                 while not self._stopped and (
-                        not self._heap or
-                        self._heap[0][0] > time.monotonic()):
-                    wait = (self._heap[0][0] - time.monotonic()
-                            if self._heap else None)
+                    not self._heap or self._heap[0][0] > time.monotonic()
+                ):
+                    wait = (
+                        self._heap[0][0] - time.monotonic()
+                        if self._heap
+                        else None
+                    )
                     self._cond.wait(wait)
                 if self._stopped:
                     return
@@ -120,9 +128,16 @@ class Ticker:
                 if handle in self._cancelled:
                     self._cancelled.discard(handle)
                     continue
-                heapq.heappush(self._heap, (max(due + interval,
-                                                time.monotonic()),
-                                            handle, interval, func, name))
+                heapq.heappush(
+                    self._heap,
+                    (
+                        max(due + interval, time.monotonic()),
+                        handle,
+                        interval,
+                        func,
+                        name,
+                    ),
+                )
                 if handle in self._running:
                     continue
                 self._running.add(handle)
@@ -148,13 +163,23 @@ class HostGroup:
     hosts start at once.
     """
 
-    def __init__(self, transport, topic, version='1.0', workers=64,
-                 rpc_workers=8, start_concurrency=16, seed=None):
+    def __init__(
+        self,
+        transport,
+        topic,
+        version='1.0',
+        workers=64,
+        rpc_workers=8,
+        start_concurrency=16,
+        seed=None,
+    ):
         self.pool = futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix='sim-worker')
+            max_workers=workers, thread_name_prefix='sim-worker'
+        )
         self.ticker = Ticker(self.pool, seed=seed)
-        self.rpc = multiserver.MultiServer(transport, topic, version,
-                                           workers=rpc_workers)
+        self.rpc = multiserver.MultiServer(
+            transport, topic, version, workers=rpc_workers
+        )
         self.start_concurrency = start_concurrency
         self.hosts = {}
         self._tasks = {}
@@ -170,10 +195,14 @@ class HostGroup:
         self.rpc.add_many({name: host.endpoints for name, host in started})
         self._start_rpc()
         for name, host in started:
-            handles = [self.ticker.add(interval, func,
-                                       name='%s %s' % (name, getattr(
-                                           func, '__name__', 'task')))
-                       for interval, func in host.periodic_tasks()]
+            handles = [
+                self.ticker.add(
+                    interval,
+                    func,
+                    name='%s %s' % (name, getattr(func, '__name__', 'task')),
+                )
+                for interval, func in host.periodic_tasks()
+            ]
             with self._lock:
                 self.hosts[name] = host
                 self._tasks[name] = handles
@@ -208,8 +237,8 @@ class HostGroup:
             for name, host in hosts:
                 slots.acquire()
                 self.pool.submit(run, name, host)
-        threading.Thread(target=feed, daemon=True,
-                         name='sim-start').start()
+
+        threading.Thread(target=feed, daemon=True, name='sim-start').start()
         failed, done = [], 0
         while done < len(hosts):
             group = [ready.get()]
@@ -221,11 +250,13 @@ class HostGroup:
             done += len(group)
             for name, _host, exc in group:
                 if exc is not None:
-                    LOG.error('Simulated host %s failed to start: %s',
-                              name, exc)
+                    LOG.error(
+                        'Simulated host %s failed to start: %s', name, exc
+                    )
                     failed.append(name)
-            self._serve([(name, host) for name, host, exc in group
-                         if exc is None])
+            self._serve(
+                [(name, host) for name, host, exc in group if exc is None]
+            )
             if on_started is not None:
                 on_started(done, len(hosts))
         return failed
@@ -274,17 +305,29 @@ class HostGroup:
 
 
 SIMULATED_OPTS = [
-    cfg.IntOpt('workers', default=64, min=1,
-               help='Threads of the one pool the simulated hosts of a '
-                    'process share (startups, periodic tasks, builds). The '
-                    'thread count of the process does not grow with the '
-                    'number of hosts.'),
-    cfg.IntOpt('rpc_workers', default=8, min=1,
-               help='Threads of the one RPC server the simulated hosts '
-                    'share (its handlers only hand work to the pool).'),
-    cfg.IntOpt('start_concurrency', default=16, min=1,
-               help='Simulated hosts started (registered and reported to '
-                    'placement) at the same time.'),
+    cfg.IntOpt(
+        'workers',
+        default=64,
+        min=1,
+        help='Threads of the one pool the simulated hosts of a '
+        'process share (startups, periodic tasks, builds). The '
+        'thread count of the process does not grow with the '
+        'number of hosts.',
+    ),
+    cfg.IntOpt(
+        'rpc_workers',
+        default=8,
+        min=1,
+        help='Threads of the one RPC server the simulated hosts '
+        'share (its handlers only hand work to the pool).',
+    ),
+    cfg.IntOpt(
+        'start_concurrency',
+        default=16,
+        min=1,
+        help='Simulated hosts started (registered and reported to '
+        'placement) at the same time.',
+    ),
 ]
 
 
@@ -299,6 +342,12 @@ def list_opts():
 def from_conf(conf, transport, topic, version='1.0', seed=None):
     """A :class:`HostGroup` sized by ``[simulated_hosts]``."""
     group = conf.simulated_hosts
-    return HostGroup(transport, topic, version, workers=group.workers,
-                     rpc_workers=group.rpc_workers,
-                     start_concurrency=group.start_concurrency, seed=seed)
+    return HostGroup(
+        transport,
+        topic,
+        version,
+        workers=group.workers,
+        rpc_workers=group.rpc_workers,
+        start_concurrency=group.start_concurrency,
+        seed=seed,
+    )

@@ -26,9 +26,17 @@ class AcceleratorBindFailed(RuntimeError):
 
 
 class BuildRunner:
-
-    def __init__(self, conf, host, driver, placement, cell_conductor,
-                 events, tracker, accelerator=None):
+    def __init__(
+        self,
+        conf,
+        host,
+        driver,
+        placement,
+        cell_conductor,
+        events,
+        tracker,
+        accelerator=None,
+    ):
         self.conf = conf
         self.host = host
         self.driver = driver
@@ -41,8 +49,9 @@ class BuildRunner:
         # started yet are handed back to the cell conductor.
         self.draining = False
 
-    def build(self, ctxt, instance, request_spec, selection, host_list,
-              accel_uuids):
+    def build(
+        self, ctxt, instance, request_spec, selection, host_list, accel_uuids
+    ):
         """Build, and never leave the instance in BUILD on an error of ours.
 
         Anything unexpected (the cell conductor unreachable even after
@@ -52,82 +61,119 @@ class BuildRunner:
         the next start of this compute settles it (see :meth:`recover`).
         """
         if self.draining:
-            self._hand_back(ctxt, instance, request_spec, selection,
-                            host_list)
+            self._hand_back(ctxt, instance, request_spec, selection, host_list)
             return
         try:
-            self._build(ctxt, instance, request_spec, selection, host_list,
-                        accel_uuids)
+            self._build(
+                ctxt, instance, request_spec, selection, host_list, accel_uuids
+            )
         except Exception as exc:
             LOG.exception('Build of %s broke down', instance['uuid'])
             try:
-                self._fail(ctxt, dict(instance, node=selection.get(
-                    'nodename')), request_spec, host_list,
-                    'internal error on %s: %s' % (self.host, exc))
+                self._fail(
+                    ctxt,
+                    dict(instance, node=selection.get('nodename')),
+                    request_spec,
+                    host_list,
+                    'internal error on %s: %s' % (self.host, exc),
+                )
             except Exception:
-                LOG.exception('Could not hand %s back to the cell conductor'
-                              '; it is settled at the next start',
-                              instance['uuid'])
+                LOG.exception(
+                    'Could not hand %s back to the cell conductor'
+                    '; it is settled at the next start',
+                    instance['uuid'],
+                )
 
-    def _build(self, ctxt, instance, request_spec, selection, host_list,
-               accel_uuids):
+    def _build(
+        self, ctxt, instance, request_spec, selection, host_list, accel_uuids
+    ):
         uuid = instance['uuid']
         group = request_spec.get('instance_group') or {}
         with group_check.serialised(group.get('uuid')):
             try:
-                group_check.check(self.conductor, ctxt, self.host, uuid,
-                                  group)
+                group_check.check(self.conductor, ctxt, self.host, uuid, group)
             except group_check.GroupPolicyViolation as exc:
-                LOG.info('Build of %s refused on %s: %s', uuid, self.host,
-                         exc)
-                self._fail(ctxt, dict(instance, node=selection.get(
-                    'nodename')), request_spec, host_list, str(exc),
-                    result='group-policy', spawned=False)
+                LOG.info('Build of %s refused on %s: %s', uuid, self.host, exc)
+                self._fail(
+                    ctxt,
+                    dict(instance, node=selection.get('nodename')),
+                    request_spec,
+                    host_list,
+                    str(exc),
+                    result='group-policy',
+                    spawned=False,
+                )
                 return
             current = self.conductor.instance_update(
-                ctxt, uuid, [states.BUILDING],
-                {'task_state': states.SPAWNING, 'host': self.host,
-                 'node': selection.get('nodename', self.host),
-                 'compute_node_uuid': selection.get('compute_node_uuid')})
+                ctxt,
+                uuid,
+                [states.BUILDING],
+                {
+                    'task_state': states.SPAWNING,
+                    'host': self.host,
+                    'node': selection.get('nodename', self.host),
+                    'compute_node_uuid': selection.get('compute_node_uuid'),
+                },
+            )
         if current is None:
-            LOG.info('Instance %s is no longer building; not spawning it',
-                     uuid)
+            LOG.info(
+                'Instance %s is no longer building; not spawning it', uuid
+            )
             return
         try:
             accel_info = self._wait_for_accelerators(ctxt, uuid, accel_uuids)
             allocations = selection.get('allocation_request', {}).get(
-                'allocations', {})
+                'allocations', {}
+            )
             self.driver.spawn(current, allocations, accel_info)
         except Exception as exc:  # the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
-            if (isinstance(exc, AcceleratorBindFailed) and
-                    not self.conf.accelerator.reschedule_on_bind_failure):
+            if (
+                isinstance(exc, AcceleratorBindFailed)
+                and not self.conf.accelerator.reschedule_on_bind_failure
+            ):
                 host_list = []
             self._fail(ctxt, current, request_spec, host_list, str(exc))
             return
         done = self.conductor.instance_update(
-            ctxt, uuid, [states.BUILDING],
-            {'vm_state': states.ACTIVE, 'task_state': None,
-             'power_state': 1, 'launched_at': _now()})
+            ctxt,
+            uuid,
+            [states.BUILDING],
+            {
+                'vm_state': states.ACTIVE,
+                'task_state': None,
+                'power_state': 1,
+                'launched_at': _now(),
+            },
+        )
         if done is None:
             # Deleted while we spawned, or failed by the cell conductor's
             # build check: the record is theirs; the guest and allocation
             # are ours to remove.
-            LOG.info('Instance %s left BUILD during its spawn (deleted, or '
-                     'failed by the build check); destroying the guest',
-                     uuid)
+            LOG.info(
+                'Instance %s left BUILD during its spawn (deleted, or '
+                'failed by the build check); destroying the guest',
+                uuid,
+            )
             self.driver.destroy(uuid)
             self.placement.remove_allocations(ctxt, uuid)
             return
         try:
             self.conductor.record_build_attempt(
-                ctxt, uuid, self.host, selection.get('nodename', self.host),
-                'success')
+                ctxt,
+                uuid,
+                self.host,
+                selection.get('nodename', self.host),
+                'success',
+            )
         except Exception:
             # The instance is ACTIVE: a lost bookkeeping record must not
             # send a good guest down the failure path.
-            LOG.warning('Could not record the successful build of %s', uuid,
-                        exc_info=True)
+            LOG.warning(
+                'Could not record the successful build of %s',
+                uuid,
+                exc_info=True,
+            )
         if self.tracker.failed_builds:
             self.tracker.failed_builds = 0
             self._report_failed_builds(ctxt)
@@ -146,17 +192,24 @@ class BuildRunner:
         pending = [arq for arq in accel_uuids if arq not in resolved]
         timeout = self.conf.compute.arq_binding_timeout
         try:
-            events = self.events.wait(uuid, 'accelerator-request-bound',
-                                      pending, timeout) if pending else {}
+            events = (
+                self.events.wait(
+                    uuid, 'accelerator-request-bound', pending, timeout
+                )
+                if pending
+                else {}
+            )
         except TimeoutError as exc:
             self._delete_arqs(ctxt, accel_uuids)
             raise AcceleratorBindFailed(
                 'Timed out after %ss waiting for accelerator requests %s to '
-                'bind' % (timeout, ', '.join(exc.args[0])))
+                'bind' % (timeout, ', '.join(exc.args[0]))
+            )
         statuses = dict(resolved)
         statuses.update({tag: ev.get('status') for tag, ev in events.items()})
-        failed = sorted(tag for tag, status in statuses.items()
-                        if status != 'completed')
+        failed = sorted(
+            tag for tag, status in statuses.items() if status != 'completed'
+        )
         arqs = None
         if self.accelerator is not None:
             arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
@@ -164,11 +217,17 @@ class BuildRunner:
             devices = {a['uuid']: a.get('device_rp_uuid') for a in arqs or []}
             self._delete_arqs(ctxt, accel_uuids)
             raise AcceleratorBindFailed(
-                'Accelerator requests failed to bind: %s' % ', '.join(
+                'Accelerator requests failed to bind: %s'
+                % ', '.join(
                     '%s (device %s)' % (tag, devices.get(tag) or 'unknown')
-                    for tag in failed))
-        return arqs if arqs is not None else [{'uuid': arq}
-                                              for arq in accel_uuids]
+                    for tag in failed
+                )
+            )
+        return (
+            arqs
+            if arqs is not None
+            else [{'uuid': arq} for arq in accel_uuids]
+        )
 
     def _resolved_arqs(self, ctxt, accel_uuids):
         """{arq uuid: 'completed' | 'failed'} for ARQs already resolved."""
@@ -177,12 +236,18 @@ class BuildRunner:
         try:
             arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
         except Exception:
-            LOG.warning('Could not read ARQs %s; waiting for their events',
-                        accel_uuids, exc_info=True)
+            LOG.warning(
+                'Could not read ARQs %s; waiting for their events',
+                accel_uuids,
+                exc_info=True,
+            )
             return {}
         states_ = {'Bound': 'completed', 'BindFailed': 'failed'}
-        return {arq['uuid']: states_[arq.get('state')] for arq in arqs
-                if arq.get('state') in states_}
+        return {
+            arq['uuid']: states_[arq.get('state')]
+            for arq in arqs
+            if arq.get('state') in states_
+        }
 
     def _delete_arqs(self, ctxt, accel_uuids):
         if self.accelerator is None:
@@ -192,8 +257,16 @@ class BuildRunner:
         except Exception:
             LOG.exception('Could not delete ARQs %s', accel_uuids)
 
-    def _fail(self, ctxt, instance, request_spec, host_list, reason,
-              result='failed', spawned=True):
+    def _fail(
+        self,
+        ctxt,
+        instance,
+        request_spec,
+        host_list,
+        reason,
+        result='failed',
+        spawned=True,
+    ):
         """Give the build back to the cell conductor for the next
         alternate. ``result`` ``failed`` counts against this host
         (BuildFailureWeigher, ``[compute]
@@ -206,30 +279,49 @@ class BuildRunner:
             except Exception:
                 LOG.exception('Cleaning up the failed guest %s', uuid)
         self.placement.remove_allocations(ctxt, uuid)
-        self.conductor.record_build_attempt(ctxt, uuid, self.host,
-                                            instance.get('node'), result,
-                                            reason)
+        self.conductor.record_build_attempt(
+            ctxt, uuid, self.host, instance.get('node'), result, reason
+        )
         if result == 'failed':
             self._count_failure(ctxt)
-        self.conductor.build_instances(ctxt, uuid, request_spec, host_list,
-                                       failed_host=self.host, reason=reason)
+        self.conductor.build_instances(
+            ctxt,
+            uuid,
+            request_spec,
+            host_list,
+            failed_host=self.host,
+            reason=reason,
+        )
 
-    def _hand_back(self, ctxt, instance, request_spec, selection,
-                   host_list):
+    def _hand_back(self, ctxt, instance, request_spec, selection, host_list):
         """A build this stopping compute will not start: its claim here
         is given back and the cell conductor takes it to the next
         alternate. Not a failure of the host."""
-        reason = ('nimbus-compute on %s was stopping and did not start the '
-                  'build' % self.host)
-        LOG.info('Handing %s back to the cell conductor: %s',
-                 instance['uuid'], reason)
+        reason = (
+            'nimbus-compute on %s was stopping and did not start the '
+            'build' % self.host
+        )
+        LOG.info(
+            'Handing %s back to the cell conductor: %s',
+            instance['uuid'],
+            reason,
+        )
         try:
-            self._fail(ctxt, dict(instance, node=selection.get('nodename')),
-                       request_spec, host_list, reason, result='handed-back',
-                       spawned=False)
+            self._fail(
+                ctxt,
+                dict(instance, node=selection.get('nodename')),
+                request_spec,
+                host_list,
+                reason,
+                result='handed-back',
+                spawned=False,
+            )
         except Exception:
-            LOG.exception('Could not hand %s back to the cell conductor; '
-                          'it is settled at the next start', instance['uuid'])
+            LOG.exception(
+                'Could not hand %s back to the cell conductor; '
+                'it is settled at the next start',
+                instance['uuid'],
+            )
 
     def _count_failure(self, ctxt):
         """One more consecutive failure: the cell learns it at once (the
@@ -239,45 +331,65 @@ class BuildRunner:
         self.tracker.failed_builds += 1
         failures = self.tracker.failed_builds
         self._report_failed_builds(ctxt)
-        threshold = self.conf.compute.consecutive_build_service_disable_threshold
+        threshold = (
+            self.conf.compute.consecutive_build_service_disable_threshold
+        )
         if threshold and failures >= threshold and failures % threshold == 0:
-            reason = ('Auto-disabled due to %d consecutive build failures'
-                      % failures)
-            LOG.error('nimbus-compute on %s: %s ([compute] '
-                      'consecutive_build_service_disable_threshold = %d)',
-                      self.host, reason, threshold)
+            reason = (
+                'Auto-disabled due to %d consecutive build failures' % failures
+            )
+            LOG.error(
+                'nimbus-compute on %s: %s ([compute] '
+                'consecutive_build_service_disable_threshold = %d)',
+                self.host,
+                reason,
+                threshold,
+            )
             try:
-                self.conductor.service_disable(ctxt, self.host,
-                                               'nimbus-compute', reason)
+                self.conductor.service_disable(
+                    ctxt, self.host, 'nimbus-compute', reason
+                )
             except Exception:
-                LOG.exception('Could not disable the service of %s',
-                              self.host)
+                LOG.exception('Could not disable the service of %s', self.host)
 
     def _report_failed_builds(self, ctxt):
         try:
-            self.conductor.compute_node_update(ctxt, {
-                'uuid': self.tracker.node_uuid, 'host': self.host,
-                'hypervisor_hostname': self.tracker.nodename,
-                'failed_builds': self.tracker.failed_builds})
+            self.conductor.compute_node_update(
+                ctxt,
+                {
+                    'uuid': self.tracker.node_uuid,
+                    'host': self.host,
+                    'hypervisor_hostname': self.tracker.nodename,
+                    'failed_builds': self.tracker.failed_builds,
+                },
+            )
         except Exception:  # the next periodic report carries it too
-            LOG.warning('Could not report the failed build count of %s',
-                        self.host, exc_info=True)
+            LOG.warning(
+                'Could not report the failed build count of %s',
+                self.host,
+                exc_info=True,
+            )
 
     def terminate(self, ctxt, instance_uuid):
         self.driver.destroy(instance_uuid)
         if self.accelerator is not None:
             try:
-                self.accelerator.delete_arqs_for_instance(ctxt,
-                                                          instance_uuid)
+                self.accelerator.delete_arqs_for_instance(ctxt, instance_uuid)
             except Exception:
-                LOG.exception('Could not delete the ARQs of %s',
-                              instance_uuid)
+                LOG.exception('Could not delete the ARQs of %s', instance_uuid)
         self.placement.remove_allocations(ctxt, instance_uuid)
         self.events.clear(instance_uuid)
         self.conductor.instance_update(
-            ctxt, instance_uuid, list(states.sources_of(states.DELETED)),
-            {'vm_state': states.DELETED, 'task_state': None,
-             'deleted': True, 'terminated_at': _now()})
+            ctxt,
+            instance_uuid,
+            list(states.sources_of(states.DELETED)),
+            {
+                'vm_state': states.DELETED,
+                'task_state': None,
+                'deleted': True,
+                'terminated_at': _now(),
+            },
+        )
 
     def recover(self, ctxt):
         """After a restart: settle builds that were interrupted.
@@ -301,26 +413,43 @@ class BuildRunner:
                 continue
             if uuid in guests:
                 self.conductor.instance_update(
-                    ctxt, uuid, [states.BUILDING],
-                    {'vm_state': states.ACTIVE, 'task_state': None,
-                     'power_state': 1, 'launched_at': _now()})
+                    ctxt,
+                    uuid,
+                    [states.BUILDING],
+                    {
+                        'vm_state': states.ACTIVE,
+                        'task_state': None,
+                        'power_state': 1,
+                        'launched_at': _now(),
+                    },
+                )
                 continue
-            reason = ('Build interrupted: nimbus-compute on %s restarted '
-                      'while the instance was building' % self.host)
+            reason = (
+                'Build interrupted: nimbus-compute on %s restarted '
+                'while the instance was building' % self.host
+            )
             failed = self.conductor.instance_update(
-                ctxt, uuid, [states.BUILDING],
-                {'vm_state': states.ERROR, 'task_state': None,
-                 'fault': {'message': 'Build interrupted by a compute '
-                                      'restart', 'details': reason}})
+                ctxt,
+                uuid,
+                [states.BUILDING],
+                {
+                    'vm_state': states.ERROR,
+                    'task_state': None,
+                    'fault': {
+                        'message': 'Build interrupted by a compute restart',
+                        'details': reason,
+                    },
+                },
+            )
             if failed is None:
                 # The cell conductor's build check (or a delete) settled it
                 # first; it freed the allocation too.
                 continue
             LOG.warning('%s: %s', uuid, reason)
             self.placement.remove_allocations(ctxt, uuid)
-            self.conductor.record_build_attempt(ctxt, uuid, self.host,
-                                                instance.get('node'),
-                                                'failed', reason)
+            self.conductor.record_build_attempt(
+                ctxt, uuid, self.host, instance.get('node'), 'failed', reason
+            )
         self.destroy_orphans(instances, guests)
         return instances
 
@@ -336,15 +465,18 @@ class BuildRunner:
         """
         if guests is None:
             guests = set(self.driver.list_instances())
-        live = {i['uuid'] for i in instances
-                if i['vm_state'] != states.DELETED}
+        live = {
+            i['uuid'] for i in instances if i['vm_state'] != states.DELETED
+        }
         orphans = sorted(set(guests) - live)
         for orphan in orphans:
-            LOG.info('Destroying guest %s: no live instance on %s owns it',
-                     orphan, self.host)
+            LOG.info(
+                'Destroying guest %s: no live instance on %s owns it',
+                orphan,
+                self.host,
+            )
             try:
                 self.driver.destroy(orphan)
             except Exception:
-                LOG.exception('Could not destroy the orphan guest %s',
-                              orphan)
+                LOG.exception('Could not destroy the orphan guest %s', orphan)
         return orphans

@@ -14,7 +14,6 @@ EVENT_TTL = 3600
 
 
 class InstanceEvents:
-
     def __init__(self):
         self._cond = threading.Condition()
         self._events = collections.defaultdict(dict)
@@ -32,8 +31,9 @@ class InstanceEvents:
     def _expire(self, now):
         for uuid in list(self._events):
             events = self._events[uuid]
-            for key in [k for k, (_, t) in events.items()
-                        if now - t > EVENT_TTL]:
+            for key in [
+                k for k, (_, t) in events.items() if now - t > EVENT_TTL
+            ]:
                 del events[key]
             if not events:
                 del self._events[uuid]
@@ -47,9 +47,13 @@ class InstanceEvents:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                have = {tag: event for (n, tag), (event, _) in
-                        self._events.get(instance_uuid, {}).items()
-                        if n == name and tag in wanted}
+                have = {
+                    tag: event
+                    for (n, tag), (event, _) in self._events.get(
+                        instance_uuid, {}
+                    ).items()
+                    if n == name and tag in wanted
+                }
                 if set(have) == wanted:
                     for tag in wanted:
                         self._events[instance_uuid].pop((name, tag), None)

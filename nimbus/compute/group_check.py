@@ -47,8 +47,10 @@ def serialised(group_uuid):
 
 
 def _counts(member):
-    return (member['vm_state'] == states.ACTIVE or
-            member['task_state'] == states.SPAWNING)
+    return (
+        member['vm_state'] == states.ACTIVE
+        or member['task_state'] == states.SPAWNING
+    )
 
 
 def check(conductor, ctxt, host, instance_uuid, group):
@@ -56,8 +58,13 @@ def check(conductor, ctxt, host, instance_uuid, group):
     ``host`` given ``group`` (the request spec's ``instance_group``)."""
     if not group or group.get('policy') not in POLICIES:
         return
-    members = [m for m in conductor.group_members(
-        ctxt, group['uuid'], exclude=instance_uuid) if _counts(m)]
+    members = [
+        m
+        for m in conductor.group_members(
+            ctxt, group['uuid'], exclude=instance_uuid
+        )
+        if _counts(m)
+    ]
     if group['policy'] == 'anti-affinity':
         rules = group.get('rules') or {}
         limit = int(rules.get('max_server_per_host', 1))
@@ -66,12 +73,14 @@ def check(conductor, ctxt, host, instance_uuid, group):
             raise GroupPolicyViolation(
                 'Anti-affinity instance group policy was violated: %s '
                 'already holds %d member(s) of group %s (%s), at most %d '
-                'allowed' % (host, len(here), group['uuid'],
-                             ', '.join(here), limit))
+                'allowed'
+                % (host, len(here), group['uuid'], ', '.join(here), limit)
+            )
         return
     elsewhere = sorted({m['host'] for m in members if m['host'] != host})
     if elsewhere:
         raise GroupPolicyViolation(
             'Affinity instance group policy was violated: members of group '
-            '%s run on %s, not on %s' % (group['uuid'],
-                                         ', '.join(elsewhere), host))
+            '%s run on %s, not on %s'
+            % (group['uuid'], ', '.join(elsewhere), host)
+        )

@@ -26,7 +26,8 @@ class ComputeManager:
         self.events = events
         self._shared = pool is not None
         self._pool = pool or futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix='build')
+            max_workers=workers, thread_name_prefix='build'
+        )
 
     def _submit(self, func, *args):
         ctxt = args[0] if args else None
@@ -39,36 +40,66 @@ class ComputeManager:
                 func(*args)
             except Exception:
                 LOG.exception('%s failed', getattr(func, '__name__', func))
+
         return self._pool.submit(run)
 
-    @rpc.expose(cast=True, required=('instance', 'request_spec',
-                                     'selection'),
-                types={'instance': dict, 'request_spec': dict,
-                       'selection': dict, 'host_list': list,
-                       'accel_uuids': list})
-    def build_and_run_instance(self, ctxt, instance, request_spec,
-                               selection, host_list=None, accel_uuids=None):
+    @rpc.expose(
+        cast=True,
+        required=('instance', 'request_spec', 'selection'),
+        types={
+            'instance': dict,
+            'request_spec': dict,
+            'selection': dict,
+            'host_list': list,
+            'accel_uuids': list,
+        },
+    )
+    def build_and_run_instance(
+        self,
+        ctxt,
+        instance,
+        request_spec,
+        selection,
+        host_list=None,
+        accel_uuids=None,
+    ):
         if not isinstance(instance.get('uuid'), str):
-            raise rpc.InvalidMessage('build_and_run_instance: the instance '
-                                     'has no uuid')
+            raise rpc.InvalidMessage(
+                'build_and_run_instance: the instance has no uuid'
+            )
         if not all(isinstance(s, dict) for s in host_list or []):
-            raise rpc.InvalidMessage('build_and_run_instance: host_list '
-                                     'must hold Selection dicts')
-        self._submit(self.runner.build, ctxt, instance, request_spec,
-                     selection, host_list or [], accel_uuids or [])
+            raise rpc.InvalidMessage(
+                'build_and_run_instance: host_list must hold Selection dicts'
+            )
+        self._submit(
+            self.runner.build,
+            ctxt,
+            instance,
+            request_spec,
+            selection,
+            host_list or [],
+            accel_uuids or [],
+        )
 
-    @rpc.expose(cast=True, required=('instance_uuid',),
-                types={'instance_uuid': str})
+    @rpc.expose(
+        cast=True, required=('instance_uuid',), types={'instance_uuid': str}
+    )
     def terminate_instance(self, ctxt, instance_uuid):
         self._submit(self.runner.terminate, ctxt, instance_uuid)
 
-    @rpc.expose(cast=True, required=('instance_uuid', 'events'),
-                types={'instance_uuid': str, 'events': list})
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid', 'events'),
+        types={'instance_uuid': str, 'events': list},
+    )
     def external_instance_event(self, ctxt, instance_uuid, events):
-        if not all(isinstance(e, dict) and isinstance(e.get('name'), str)
-                   for e in events):
-            raise rpc.InvalidMessage('external_instance_event: events must '
-                                     'be dicts with a name')
+        if not all(
+            isinstance(e, dict) and isinstance(e.get('name'), str)
+            for e in events
+        ):
+            raise rpc.InvalidMessage(
+                'external_instance_event: events must be dicts with a name'
+            )
         self.events.deliver(instance_uuid, events)
 
     def shutdown(self, wait=True):

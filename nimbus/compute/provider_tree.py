@@ -21,7 +21,6 @@ class ProviderData:
 
 
 class ProviderTree:
-
     def __init__(self):
         self._providers = {}
 
@@ -32,13 +31,15 @@ class ProviderTree:
     def new_child(self, name, parent_uuid, uuid, generation=None):
         if parent_uuid not in self._providers:
             raise ValueError('unknown parent %s' % parent_uuid)
-        self._providers[uuid] = ProviderData(uuid, name, parent_uuid,
-                                             generation)
+        self._providers[uuid] = ProviderData(
+            uuid, name, parent_uuid, generation
+        )
         return uuid
 
     def remove(self, uuid):
-        for child in [p.uuid for p in self._providers.values()
-                      if p.parent_uuid == uuid]:
+        for child in [
+            p.uuid for p in self._providers.values() if p.parent_uuid == uuid
+        ]:
             self.remove(child)
         self._providers.pop(uuid, None)
 
@@ -74,6 +75,7 @@ class ProviderTree:
                 visit(self._providers[p.parent_uuid])
             seen.add(p.uuid)
             ordered.append(p)
+
         for provider in self._providers.values():
             visit(provider)
         return ordered

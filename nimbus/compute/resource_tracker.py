@@ -30,7 +30,6 @@ def compute_node_uuid(nodename):
 
 
 class ResourceTracker:
-
     def __init__(self, conf, host, driver, placement, cell_conductor):
         self.conf = conf
         self.host = host
@@ -48,58 +47,78 @@ class ResourceTracker:
     def node_record(self, instances=()):
         facts = self.driver.node_facts()
         conf = self.conf.compute
-        used = {'vcpus_used': 0, 'memory_mb_used': conf.reserved_host_memory_mb,
-                'local_gb_used': 0}
+        used = {
+            'vcpus_used': 0,
+            'memory_mb_used': conf.reserved_host_memory_mb,
+            'local_gb_used': 0,
+        }
         for instance in instances:
             flavor = instance.get('flavor') or {}
             used['vcpus_used'] += flavor.get('vcpus', 0)
             used['memory_mb_used'] += flavor.get('memory_mb', 0)
-            used['local_gb_used'] += (flavor.get('root_gb', 0) +
-                                      flavor.get('ephemeral_gb', 0))
+            used['local_gb_used'] += flavor.get('root_gb', 0) + flavor.get(
+                'ephemeral_gb', 0
+            )
         record = dict(facts, **used)
-        record.update({
-            'uuid': self.node_uuid, 'host': self.host,
-            'hypervisor_hostname': self.nodename,
-            'host_ip': conf.host_ip,
-            'running_vms': len(instances),
-            # What placement has (after the last update), by Nova's rule.
-            'cpu_allocation_ratio': driver_mod.allocation_ratio(
-                self.conf, 'VCPU', self.root_inventory),
-            'ram_allocation_ratio': driver_mod.allocation_ratio(
-                self.conf, 'MEMORY_MB', self.root_inventory),
-            'disk_allocation_ratio': driver_mod.allocation_ratio(
-                self.conf, 'DISK_GB', self.root_inventory),
-            'failed_builds': self.failed_builds,
-            # The driver's free-form stats (ComputeCapabilitiesFilter).
-            'stats': {str(k): str(v)
-                      for k, v in (facts.get('stats') or {}).items()},
-        })
+        record.update(
+            {
+                'uuid': self.node_uuid,
+                'host': self.host,
+                'hypervisor_hostname': self.nodename,
+                'host_ip': conf.host_ip,
+                'running_vms': len(instances),
+                # What placement has (after the last update), by Nova's rule.
+                'cpu_allocation_ratio': driver_mod.allocation_ratio(
+                    self.conf, 'VCPU', self.root_inventory
+                ),
+                'ram_allocation_ratio': driver_mod.allocation_ratio(
+                    self.conf, 'MEMORY_MB', self.root_inventory
+                ),
+                'disk_allocation_ratio': driver_mod.allocation_ratio(
+                    self.conf, 'DISK_GB', self.root_inventory
+                ),
+                'failed_builds': self.failed_builds,
+                # The driver's free-form stats (ComputeCapabilitiesFilter).
+                'stats': {
+                    str(k): str(v)
+                    for k, v in (facts.get('stats') or {}).items()
+                },
+            }
+        )
         return record
 
     def report_node(self, ctxt, instances=()):
         return self.conductor.compute_node_update(
-            ctxt, self.node_record(instances))
+            ctxt, self.node_record(instances)
+        )
 
     # -- provider tree ---------------------------------------------------
 
     def _read_tree(self, ctxt):
-        root = self.placement.ensure_resource_provider(ctxt, self.node_uuid,
-                                                       self.nodename)
+        root = self.placement.ensure_resource_provider(
+            ctxt, self.node_uuid, self.nodename
+        )
         tree = ptree.ProviderTree()
         if root.get('created') and root.get('generation') is not None:
             # Just created: nothing else of the tree can exist yet.
             tree.new_root(root['name'], root['uuid'], root['generation'])
             return tree
         providers = self.placement.get_provider_tree(ctxt, self.node_uuid)
-        for provider in sorted(providers, key=lambda p: (
-                p['parent_provider_uuid'] is not None, p['name'])):
+        for provider in sorted(
+            providers,
+            key=lambda p: (p['parent_provider_uuid'] is not None, p['name']),
+        ):
             if provider['parent_provider_uuid'] is None:
-                tree.new_root(provider['name'], provider['uuid'],
-                              provider['generation'])
+                tree.new_root(
+                    provider['name'], provider['uuid'], provider['generation']
+                )
             elif tree.exists(provider['parent_provider_uuid']):
-                tree.new_child(provider['name'],
-                               provider['parent_provider_uuid'],
-                               provider['uuid'], provider['generation'])
+                tree.new_child(
+                    provider['name'],
+                    provider['parent_provider_uuid'],
+                    provider['uuid'],
+                    provider['generation'],
+                )
             else:
                 continue
             tree.update_inventory(provider['uuid'], provider['inventories'])
@@ -118,13 +137,16 @@ class ResourceTracker:
         except exception.ReshapeNeeded:
             if not startup:
                 raise
-            LOG.info('Reshaping the provider tree of %s at startup',
-                     self.nodename)
+            LOG.info(
+                'Reshaping the provider tree of %s at startup', self.nodename
+            )
             allocations = self.placement.get_allocations_for_provider_tree(
-                ctxt, self.node_uuid)
+                ctxt, self.node_uuid
+            )
             tree = before.copy()
-            self.driver.update_provider_tree(tree, self.nodename,
-                                             allocations=allocations)
+            self.driver.update_provider_tree(
+                tree, self.nodename, allocations=allocations
+            )
         if allocations is not None:
             self._reshape(ctxt, before, tree, allocations)
         else:
@@ -136,25 +158,33 @@ class ResourceTracker:
         """Write what changed, each write sending the generation the
         previous one returned (a race costs a read and a retry)."""
         self.placement.ensure_resource_classes(
-            ctxt, {rc for p in tree.providers() for rc in p.inventory})
+            ctxt, {rc for p in tree.providers() for rc in p.inventory}
+        )
         for provider in tree.providers():
-            old = before.data(provider.uuid) if before.exists(
-                provider.uuid) else None
+            old = (
+                before.data(provider.uuid)
+                if before.exists(provider.uuid)
+                else None
+            )
             if old is None:
                 generation = self.placement.ensure_resource_provider(
-                    ctxt, provider.uuid, provider.name,
-                    provider.parent_uuid).get('generation')
+                    ctxt, provider.uuid, provider.name, provider.parent_uuid
+                ).get('generation')
             else:
                 generation = old.generation
-            if old is None or _inventory_differs(old.inventory,
-                                                 provider.inventory):
+            if old is None or _inventory_differs(
+                old.inventory, provider.inventory
+            ):
                 generation = self.placement.set_inventory(
-                    ctxt, provider.uuid, provider.inventory,
-                    generation=generation).get('resource_provider_generation')
+                    ctxt,
+                    provider.uuid,
+                    provider.inventory,
+                    generation=generation,
+                ).get('resource_provider_generation')
             if old is None or old.traits != provider.traits:
                 generation = self.placement.set_traits(
-                    ctxt, provider.uuid, provider.traits,
-                    generation=generation).get('resource_provider_generation')
+                    ctxt, provider.uuid, provider.traits, generation=generation
+                ).get('resource_provider_generation')
 
     def _reshape(self, ctxt, before, tree, allocations):
         """One ``POST /reshaper``. Providers that existed are sent with the
@@ -163,24 +193,28 @@ class ResourceTracker:
         placement refuse the whole reshape with a 409 instead of losing
         it. New providers go with the generation their creation gave."""
         self.placement.ensure_resource_classes(
-            ctxt, {rc for p in tree.providers() for rc in p.inventory})
+            ctxt, {rc for p in tree.providers() for rc in p.inventory}
+        )
         inventories = {}
         for provider in tree.providers():
             if before.exists(provider.uuid):
                 generation = before.data(provider.uuid).generation
             else:
                 generation = self.placement.ensure_resource_provider(
-                    ctxt, provider.uuid, provider.name,
-                    provider.parent_uuid)['generation']
+                    ctxt, provider.uuid, provider.name, provider.parent_uuid
+                )['generation']
             inventories[provider.uuid] = {
                 'resource_provider_generation': generation,
-                'inventories': provider.inventory}
+                'inventories': provider.inventory,
+            }
         payload = {}
         for consumer, record in allocations.items():
             payload[consumer] = {
-                'allocations': {rp: {'resources': a['resources']}
-                                for rp, a in record['allocations'].items()
-                                if a['resources']},
+                'allocations': {
+                    rp: {'resources': a['resources']}
+                    for rp, a in record['allocations'].items()
+                    if a['resources']
+                },
                 'project_id': record['project_id'],
                 'user_id': record['user_id'],
                 'consumer_generation': record['consumer_generation'],
@@ -195,8 +229,14 @@ class ResourceTracker:
 
 
 def _inventory_differs(old, new):
-    fields = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-              'allocation_ratio')
+    fields = (
+        'total',
+        'reserved',
+        'min_unit',
+        'max_unit',
+        'step_size',
+        'allocation_ratio',
+    )
     if set(old) != set(new):
         return True
     for rc, inv in new.items():

@@ -14,7 +14,6 @@ VERSION = '1.0'
 
 
 class ComputeAPI:
-
     def __init__(self, transport, conf=None):
         self._transport = transport
         self._conf = conf
@@ -24,29 +23,46 @@ class ComputeAPI:
         client = self._clients.get(host)
         if client is None:
             client = self._clients[host] = rpc.get_client(
-                self._transport, TOPIC, VERSION, server=host,
-                conf=self._conf)
+                self._transport, TOPIC, VERSION, server=host, conf=self._conf
+            )
         return client
 
-    def build_and_run_instance(self, ctxt, host, instance, request_spec,
-                               selection, host_list, accel_uuids=None):
+    def build_and_run_instance(
+        self,
+        ctxt,
+        host,
+        instance,
+        request_spec,
+        selection,
+        host_list,
+        accel_uuids=None,
+    ):
         """Cast: build ``instance`` (a dict) on ``host``.
 
         ``selection`` is the Selection whose allocation was claimed for this
         host; ``host_list`` holds the alternates left for a reschedule.
         """
         self._client(host).prepare(version='1.0').cast(
-            ctxt, 'build_and_run_instance', instance=instance,
-            request_spec=request_spec, selection=selection,
-            host_list=host_list, accel_uuids=accel_uuids or [])
+            ctxt,
+            'build_and_run_instance',
+            instance=instance,
+            request_spec=request_spec,
+            selection=selection,
+            host_list=host_list,
+            accel_uuids=accel_uuids or [],
+        )
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         """Cast: destroy the guest and free its allocations."""
         self._client(host).prepare(version='1.0').cast(
-            ctxt, 'terminate_instance', instance_uuid=instance_uuid)
+            ctxt, 'terminate_instance', instance_uuid=instance_uuid
+        )
 
     def external_instance_event(self, ctxt, host, instance_uuid, events):
         """Cast: deliver external events (``accelerator-request-bound``)."""
         self._client(host).prepare(version='1.0').cast(
-            ctxt, 'external_instance_event', instance_uuid=instance_uuid,
-            events=events)
+            ctxt,
+            'external_instance_event',
+            instance_uuid=instance_uuid,
+            events=events,
+        )

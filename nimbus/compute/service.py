@@ -39,8 +39,18 @@ class ComputeService:
     host group serves :attr:`endpoints` and runs :meth:`periodic_tasks`.
     """
 
-    def __init__(self, conf, host, cell_transport, placement, cell_conductor,
-                 driver=None, accelerator=None, pool=None, on_fatal=None):
+    def __init__(
+        self,
+        conf,
+        host,
+        cell_transport,
+        placement,
+        cell_conductor,
+        driver=None,
+        accelerator=None,
+        pool=None,
+        on_fatal=None,
+    ):
         """``on_fatal(reason)``: called when the service stopped itself
         (a reshape during a periodic update); the daemon exits with it."""
         self.conf = conf
@@ -53,13 +63,22 @@ class ComputeService:
         self.driver = driver or load_driver(conf, host)
         self.events = events_mod.InstanceEvents()
         self.tracker = resource_tracker.ResourceTracker(
-            conf, host, self.driver, placement, cell_conductor)
+            conf, host, self.driver, placement, cell_conductor
+        )
         self._grouped = pool is not None
-        self.runner = build.BuildRunner(conf, host, self.driver, placement,
-                                        cell_conductor, self.events,
-                                        self.tracker, accelerator)
+        self.runner = build.BuildRunner(
+            conf,
+            host,
+            self.driver,
+            placement,
+            cell_conductor,
+            self.events,
+            self.tracker,
+            accelerator,
+        )
         self.manager = manager.ComputeManager(
-            self.runner, self.events, conf.compute.build_workers, pool=pool)
+            self.runner, self.events, conf.compute.build_workers, pool=pool
+        )
         self._server = None
         self._stop = threading.Event()
         self._threads = []
@@ -73,19 +92,27 @@ class ComputeService:
         try:
             self.tracker.update(ctxt, startup=True)
         except exception.ReshapeFailed as exc:
-            LOG.critical('nimbus-compute %s cannot start: the reshape of its '
-                         'provider tree failed (%s). Placement is unchanged;'
-                         ' fix the cause and start it again.', self.host,
-                         exc)
+            LOG.critical(
+                'nimbus-compute %s cannot start: the reshape of its '
+                'provider tree failed (%s). Placement is unchanged;'
+                ' fix the cause and start it again.',
+                self.host,
+                exc,
+            )
             raise
-        self.tracker.report_node(ctxt, [i for i in instances
-                                        if i['vm_state'] != 'deleted'])
+        self.tracker.report_node(
+            ctxt, [i for i in instances if i['vm_state'] != 'deleted']
+        )
         if self._grouped:
             LOG.debug('nimbus-compute %s started', self.host)
             return self
-        self._server = rpc.get_server(self.transport, rpcapi.TOPIC,
-                                      [self.manager], self.host,
-                                      rpcapi.VERSION)
+        self._server = rpc.get_server(
+            self.transport,
+            rpcapi.TOPIC,
+            [self.manager],
+            self.host,
+            rpcapi.VERSION,
+        )
         self._server.start()
         for interval, func in self.periodic_tasks():
             self._periodic(interval, func)
@@ -98,9 +125,13 @@ class ComputeService:
 
     def periodic_tasks(self):
         """``[(interval, callable)]``: heartbeat and resource update."""
-        return [(self.conf.report_interval, self._heartbeat),
-                (self.conf.compute.update_resources_interval,
-                 self._update_resources)]
+        return [
+            (self.conf.report_interval, self._heartbeat),
+            (
+                self.conf.compute.update_resources_interval,
+                self._update_resources,
+            ),
+        ]
 
     def _periodic(self, interval, func):
         def loop():
@@ -109,20 +140,28 @@ class ComputeService:
                     func()
                 except Exception:
                     LOG.exception('periodic task %s failed', func.__name__)
-        thread = threading.Thread(target=loop, daemon=True,
-                                  name='%s-%s' % (self.host, func.__name__))
+
+        thread = threading.Thread(
+            target=loop, daemon=True, name='%s-%s' % (self.host, func.__name__)
+        )
         thread.start()
         self._threads.append(thread)
 
     def _heartbeat(self):
         try:
             self.conductor.service_heartbeat(
-                nimbus_context.get_admin_context(), self.host, BINARY,
-                timeout=self.conf.report_interval)
+                nimbus_context.get_admin_context(),
+                self.host,
+                BINARY,
+                timeout=self.conf.report_interval,
+            )
         except messaging.MessagingTimeout:
-            LOG.warning('nimbus-compute %s: no reply to its heartbeat within '
-                        '%s s; the next one follows', self.host,
-                        self.conf.report_interval)
+            LOG.warning(
+                'nimbus-compute %s: no reply to its heartbeat within '
+                '%s s; the next one follows',
+                self.host,
+                self.conf.report_interval,
+            )
 
     def _update_resources(self):
         ctxt = nimbus_context.get_admin_context()
@@ -141,11 +180,13 @@ class ComputeService:
                 'nimbus-compute %s stops: its driver asked for a reshape of '
                 'the provider tree during a periodic update (%s: %s); '
                 'restart it to reshape at startup, or run nimbus-manage '
-                'placement migrate-compute-inventory --host %s' % (
-                    self.host, type(exc).__name__, exc, self.host))
+                'placement migrate-compute-inventory --host %s'
+                % (self.host, type(exc).__name__, exc, self.host)
+            )
             return
-        self.tracker.report_node(ctxt, [i for i in instances
-                                        if i['vm_state'] != 'deleted'])
+        self.tracker.report_node(
+            ctxt, [i for i in instances if i['vm_state'] != 'deleted']
+        )
 
     def _stop_fatally(self, reason):
         LOG.critical(reason)
@@ -153,8 +194,12 @@ class ComputeService:
         self._stop.set()
         # From another thread: stop() waits for the periodic threads' RPC
         # server, and this runs on one of them.
-        threading.Thread(target=self._stop_and_report, args=(reason,),
-                         name='%s-fatal' % self.host, daemon=True).start()
+        threading.Thread(
+            target=self._stop_and_report,
+            args=(reason,),
+            name='%s-fatal' % self.host,
+            daemon=True,
+        ).start()
 
     def _stop_and_report(self, reason):
         try:
@@ -182,9 +227,11 @@ class ComputeService:
         handed back to the cell conductor (the next alternate gets them),
         and only then does the service return."""
         self._stop.set()
-        LOG.info('nimbus-compute %s stopping: no new builds; finishing the '
-                 'spawns under way, handing back the builds not started',
-                 self.host)
+        LOG.info(
+            'nimbus-compute %s stopping: no new builds; finishing the '
+            'spawns under way, handing back the builds not started',
+            self.host,
+        )
         if self._server is not None:
             self._server.stop()
             self._server.wait()

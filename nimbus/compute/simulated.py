@@ -43,22 +43,30 @@ class SimulatedComputes:
     every host shares ``conf``.
     """
 
-    def __init__(self, conf, transport, conductor, count=0, base=None,
-                 conf_for=None):
+    def __init__(
+        self, conf, transport, conductor, count=0, base=None, conf_for=None
+    ):
         self.conf = conf
         self.transport = transport
-        self.group = simulated.from_conf(conf, self.transport, rpcapi.TOPIC,
-                                         rpcapi.VERSION)
+        self.group = simulated.from_conf(
+            conf, self.transport, rpcapi.TOPIC, rpcapi.VERSION
+        )
         self.placement = placement_client.PlacementClient.from_conf(
-            conf, session=placement_session(conf.simulated_hosts.workers))
+            conf, session=placement_session(conf.simulated_hosts.workers)
+        )
         self.conductor = conductor
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
 
     def build(self, host):
         return compute_service.ComputeService(
-            self.conf_for(host), host, self.transport, self.placement,
-            self.conductor, pool=self.group.pool)
+            self.conf_for(host),
+            host,
+            self.transport,
+            self.placement,
+            self.conductor,
+            pool=self.group.pool,
+        )
 
     @property
     def hosts(self):
@@ -69,9 +77,13 @@ class SimulatedComputes:
         """Start every host (``start_concurrency`` at a time); returns the
         names of those that failed to start."""
         failed = self.group.start_hosts(
-            [(name, self.build(name)) for name in self.names], on_started)
-        LOG.info('%d simulated compute hosts started (%d failed)',
-                 len(self.names) - len(failed), len(failed))
+            [(name, self.build(name)) for name in self.names], on_started
+        )
+        LOG.info(
+            '%d simulated compute hosts started (%d failed)',
+            len(self.names) - len(failed),
+            len(failed),
+        )
         return failed
 
     def start_host(self, host):

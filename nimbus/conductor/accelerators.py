@@ -33,7 +33,7 @@ def group_providers(allocation_request):
         if not name.startswith(prefix):
             continue
         try:
-            index = int(name[len(prefix):])
+            index = int(name[len(prefix) :])
         except ValueError:
             continue
         out[index] = list(providers or [])
@@ -56,7 +56,8 @@ def match_arqs(arqs, allocation_request, fallback_rp=None):
             if fallback_rp is None:
                 raise AcceleratorBindError(
                     'no device provider in the allocation for ARQ %s '
-                    '(group device_profile_%d)' % (arq['uuid'], index))
+                    '(group device_profile_%d)' % (arq['uuid'], index)
+                )
             out[arq['uuid']] = fallback_rp
             continue
         position = used.get(index, 0)
@@ -86,24 +87,38 @@ class AcceleratorBinder:
         except accelerator_client.AcceleratorError as exc:
             raise AcceleratorBindError(
                 'could not create accelerator requests for device profile '
-                '%s: %s' % (profile, exc))
+                '%s: %s' % (profile, exc)
+            )
         uuids = [arq['uuid'] for arq in arqs]
         try:
             matched = match_arqs(arqs, selection.get('allocation_request'))
             hostname = selection['service_host']
-            self.client.bind_arqs(ctxt, {
-                arq_uuid: {'hostname': hostname,
-                           'device_rp_uuid': rp_uuid,
-                           'instance_uuid': instance['uuid']}
-                for arq_uuid, rp_uuid in matched.items()})
-        except (accelerator_client.AcceleratorError,
-                AcceleratorBindError) as exc:
+            self.client.bind_arqs(
+                ctxt,
+                {
+                    arq_uuid: {
+                        'hostname': hostname,
+                        'device_rp_uuid': rp_uuid,
+                        'instance_uuid': instance['uuid'],
+                    }
+                    for arq_uuid, rp_uuid in matched.items()
+                },
+            )
+        except (
+            accelerator_client.AcceleratorError,
+            AcceleratorBindError,
+        ) as exc:
             self.delete(ctxt, uuids)
             raise AcceleratorBindError(
                 'could not bind accelerator requests %s on %s: %s'
-                % (', '.join(uuids), selection.get('service_host'), exc))
-        LOG.info('Instance %s: binding ARQs %s on %s', instance['uuid'],
-                 ', '.join(uuids), selection.get('service_host'))
+                % (', '.join(uuids), selection.get('service_host'), exc)
+            )
+        LOG.info(
+            'Instance %s: binding ARQs %s on %s',
+            instance['uuid'],
+            ', '.join(uuids),
+            selection.get('service_host'),
+        )
         return uuids
 
     def delete(self, ctxt, arq_uuids):
@@ -117,8 +132,9 @@ class AcceleratorBinder:
         try:
             self.client.delete_arqs_for_instance(ctxt, instance_uuid)
         except accelerator_client.AcceleratorError:
-            LOG.exception('Could not delete the ARQs of instance %s',
-                          instance_uuid)
+            LOG.exception(
+                'Could not delete the ARQs of instance %s', instance_uuid
+            )
 
 
 def bind_for_build(binder, ctxt, instance, request_spec, selection):
@@ -130,5 +146,6 @@ def bind_for_build(binder, ctxt, instance, request_spec, selection):
     if binder is None:
         raise AcceleratorBindError(
             'device profile %s requested but no accelerator service is '
-            'configured' % request_spec['device_profile'])
+            'configured' % request_spec['device_profile']
+        )
     return binder.create_and_bind(ctxt, instance, request_spec, selection)

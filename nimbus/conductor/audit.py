@@ -34,29 +34,69 @@ from nimbus.db.cell import models as cell_models
 
 
 # kind -> (healable, what it means). The order is the report's order.
-KINDS = collections.OrderedDict([
-    ('orphan_allocation', (True, 'placement holds allocations of a consumer '
-                                 'that is no instance, build request or '
-                                 'instance mapping anywhere')),
-    ('deleted_instance_allocation', (True, 'placement holds allocations of '
-                                           'an instance deleted in its '
-                                           'cell')),
-    ('active_without_allocation', (False, 'an ACTIVE instance has no '
-                                          'allocation in placement')),
-    ('stale_build_request', (True, 'a build request remains for an '
-                                   'instance already in a cell (or in '
-                                   'cell0)')),
-    ('mapping_to_missing_instance', (False, 'an instance mapping points to '
-                                            'a cell without that instance, '
-                                            'or to no cell without a build '
-                                            'request')),
-    ('instance_without_mapping', (False, 'an instance in a cell has no '
-                                         'instance mapping')),
-    ('stuck_instance', (False, 'an instance stayed in BUILD or DELETING '
-                               'beyond the threshold')),
-    ('orphan_arq', (True, 'an accelerator request is bound to an instance '
-                          'that is gone')),
-])
+KINDS = collections.OrderedDict(
+    [
+        (
+            'orphan_allocation',
+            (
+                True,
+                'placement holds allocations of a consumer '
+                'that is no instance, build request or '
+                'instance mapping anywhere',
+            ),
+        ),
+        (
+            'deleted_instance_allocation',
+            (
+                True,
+                'placement holds allocations of '
+                'an instance deleted in its '
+                'cell',
+            ),
+        ),
+        (
+            'active_without_allocation',
+            (False, 'an ACTIVE instance has no allocation in placement'),
+        ),
+        (
+            'stale_build_request',
+            (
+                True,
+                'a build request remains for an '
+                'instance already in a cell (or in '
+                'cell0)',
+            ),
+        ),
+        (
+            'mapping_to_missing_instance',
+            (
+                False,
+                'an instance mapping points to '
+                'a cell without that instance, '
+                'or to no cell without a build '
+                'request',
+            ),
+        ),
+        (
+            'instance_without_mapping',
+            (False, 'an instance in a cell has no instance mapping'),
+        ),
+        (
+            'stuck_instance',
+            (
+                False,
+                'an instance stayed in BUILD or DELETING beyond the threshold',
+            ),
+        ),
+        (
+            'orphan_arq',
+            (
+                True,
+                'an accelerator request is bound to an instance that is gone',
+            ),
+        ),
+    ]
+)
 HEALABLE = frozenset(k for k, (heal, _) in KINDS.items() if heal)
 
 
@@ -67,8 +107,8 @@ class AuditError(Exception):
 @dataclasses.dataclass
 class Disagreement:
     kind: str
-    uuid: str       # the instance (consumer) uuid; the ARQ's for orphan_arq
-    where: str      # 'placement', 'api', 'accelerator' or the cell's name
+    uuid: str  # the instance (consumer) uuid; the ARQ's for orphan_arq
+    where: str  # 'placement', 'api', 'accelerator' or the cell's name
     detail: str
     instance_uuid: str = None
     healed: bool = False
@@ -79,17 +119,22 @@ class Disagreement:
         return self.kind in HEALABLE
 
     def to_dict(self):
-        return {'kind': self.kind, 'uuid': self.uuid, 'where': self.where,
-                'detail': self.detail,
-                'instance_uuid': self.instance_uuid or self.uuid,
-                'healable': self.healable, 'healed': self.healed,
-                'heal_error': self.heal_error}
+        return {
+            'kind': self.kind,
+            'uuid': self.uuid,
+            'where': self.where,
+            'detail': self.detail,
+            'instance_uuid': self.instance_uuid or self.uuid,
+            'healable': self.healable,
+            'healed': self.healed,
+            'heal_error': self.heal_error,
+        }
 
 
 @dataclasses.dataclass
 class InstanceRecord:
     uuid: str
-    cell: object          # nimbus.db.cells.Cell
+    cell: object  # nimbus.db.cells.Cell
     vm_state: str
     task_state: str
     deleted: bool
@@ -109,11 +154,12 @@ class InstanceRecord:
 @dataclasses.dataclass
 class Snapshot:
     """What each source held when the audit read it."""
-    consumers: dict        # consumer uuid -> {rp uuid: resources}
-    arqs: list             # ARQ dicts, or None without an accelerator API
-    build_requests: dict   # instance uuid -> created_at
-    mappings: dict         # instance uuid -> (cell id or None, created_at)
-    instances: dict        # instance uuid -> [InstanceRecord]
+
+    consumers: dict  # consumer uuid -> {rp uuid: resources}
+    arqs: list  # ARQ dicts, or None without an accelerator API
+    build_requests: dict  # instance uuid -> created_at
+    mappings: dict  # instance uuid -> (cell id or None, created_at)
+    instances: dict  # instance uuid -> [InstanceRecord]
     cells: list
 
     def records(self, uuid):
@@ -133,8 +179,10 @@ class Report:
 
     def counts(self, unhealed_only=False):
         counts = collections.Counter(
-            d.kind for d in self.disagreements
-            if not (unhealed_only and d.healed))
+            d.kind
+            for d in self.disagreements
+            if not (unhealed_only and d.healed)
+        )
         return {kind: counts[kind] for kind in KINDS if counts[kind]}
 
     @property
@@ -143,22 +191,28 @@ class Report:
 
     def summary(self):
         """One line: the count of each kind, or that all agree."""
-        checked = ', '.join('%d %s' % (n, what)
-                            for what, n in self.checked.items())
+        checked = ', '.join(
+            '%d %s' % (n, what) for what, n in self.checked.items()
+        )
         counts = self.counts()
         if not counts:
             return 'audit: no disagreement (%s)' % checked
         found = ', '.join('%s=%d' % kv for kv in counts.items())
         healed = sum(1 for d in self.disagreements if d.healed)
         return 'audit: %d disagreement(s): %s%s (%s)' % (
-            len(self.disagreements), found,
-            '; healed %d' % healed if healed else '', checked)
+            len(self.disagreements),
+            found,
+            '; healed %d' % healed if healed else '',
+            checked,
+        )
 
     def to_dict(self):
-        return {'disagreements': [d.to_dict() for d in self.disagreements],
-                'counts': self.counts(),
-                'remaining': self.counts(unhealed_only=True),
-                'checked': dict(self.checked)}
+        return {
+            'disagreements': [d.to_dict() for d in self.disagreements],
+            'counts': self.counts(),
+            'remaining': self.counts(unhealed_only=True),
+            'checked': dict(self.checked),
+        }
 
 
 class Auditor:
@@ -168,8 +222,16 @@ class Auditor:
     client, ``accelerator`` an accelerator client or None (then ARQs are
     not audited)."""
 
-    def __init__(self, api_db, cells, placement, accelerator=None,
-                 stuck_after=3600, grace=300, clock=db_types.utcnow):
+    def __init__(
+        self,
+        api_db,
+        cells,
+        placement,
+        accelerator=None,
+        stuck_after=3600,
+        grace=300,
+        clock=db_types.utcnow,
+    ):
         self.api_db = api_db
         self.cells = cells
         self.placement = placement
@@ -183,19 +245,21 @@ class Auditor:
     def _get(self, ctxt, path):
         response = self.placement.request(ctxt, 'GET', path)
         if response.status_code != 200:
-            raise AuditError('placement answered %d to GET %s'
-                             % (response.status_code, path))
+            raise AuditError(
+                'placement answered %d to GET %s'
+                % (response.status_code, path)
+            )
         return response.json()
 
     def _consumers(self, ctxt):
         consumers = collections.defaultdict(dict)
         providers = self._get(ctxt, '/resource_providers')
         for provider in providers['resource_providers']:
-            allocations = self._get(ctxt, '/resource_providers/%s/allocations'
-                                    % provider['uuid'])['allocations']
+            allocations = self._get(
+                ctxt, '/resource_providers/%s/allocations' % provider['uuid']
+            )['allocations']
             for consumer, allocation in allocations.items():
-                consumers[consumer][provider['uuid']] = \
-                    allocation['resources']
+                consumers[consumer][provider['uuid']] = allocation['resources']
         return dict(consumers)
 
     def _arqs(self, ctxt):
@@ -204,19 +268,30 @@ class Auditor:
         try:
             return self.accelerator.list_arqs(ctxt)
         except Exception as exc:
-            raise AuditError('accelerator requests could not be read: %s'
-                             % exc)
+            raise AuditError(
+                'accelerator requests could not be read: %s' % exc
+            )
 
     def _api_records(self):
         with self.api_db.session() as session:
-            build_requests = dict(session.execute(sa.select(
-                api_models.BuildRequest.instance_uuid,
-                api_models.BuildRequest.created_at)).all())
-            mappings = {uuid: (cell_id, created) for uuid, cell_id, created
-                        in session.execute(sa.select(
-                            api_models.InstanceMapping.instance_uuid,
-                            api_models.InstanceMapping.cell_id,
-                            api_models.InstanceMapping.created_at))}
+            build_requests = dict(
+                session.execute(
+                    sa.select(
+                        api_models.BuildRequest.instance_uuid,
+                        api_models.BuildRequest.created_at,
+                    )
+                ).all()
+            )
+            mappings = {
+                uuid: (cell_id, created)
+                for uuid, cell_id, created in session.execute(
+                    sa.select(
+                        api_models.InstanceMapping.instance_uuid,
+                        api_models.InstanceMapping.cell_id,
+                        api_models.InstanceMapping.created_at,
+                    )
+                )
+            }
         return build_requests, mappings
 
     def _cell_records(self, cells):
@@ -225,18 +300,35 @@ class Auditor:
         for cell in cells:
             try:
                 with self.cells.db(cell).session() as session:
-                    rows = session.execute(sa.select(
-                        model.uuid, model.vm_state, model.task_state,
-                        model.deleted, model.created_at, model.updated_at,
-                        model.deleted_at)).all()
+                    rows = session.execute(
+                        sa.select(
+                            model.uuid,
+                            model.vm_state,
+                            model.task_state,
+                            model.deleted,
+                            model.created_at,
+                            model.updated_at,
+                            model.deleted_at,
+                        )
+                    ).all()
             except Exception as exc:
-                raise AuditError('the database of %s could not be read: %s'
-                                 % (cell.name, exc))
+                raise AuditError(
+                    'the database of %s could not be read: %s'
+                    % (cell.name, exc)
+                )
             for row in rows:
-                instances[row.uuid].append(InstanceRecord(
-                    row.uuid, cell, row.vm_state, row.task_state,
-                    bool(row.deleted), row.created_at, row.updated_at,
-                    row.deleted_at))
+                instances[row.uuid].append(
+                    InstanceRecord(
+                        row.uuid,
+                        cell,
+                        row.vm_state,
+                        row.task_state,
+                        bool(row.deleted),
+                        row.created_at,
+                        row.updated_at,
+                        row.deleted_at,
+                    )
+                )
         return dict(instances)
 
     def gather(self, ctxt):
@@ -253,8 +345,14 @@ class Auditor:
             cells = self.cells.refresh()
         except Exception as exc:
             raise AuditError('the API database could not be read: %s' % exc)
-        return Snapshot(consumers, arqs, build_requests, mappings,
-                        self._cell_records(cells), cells)
+        return Snapshot(
+            consumers,
+            arqs,
+            build_requests,
+            mappings,
+            self._cell_records(cells),
+            cells,
+        )
 
     # -- checking ------------------------------------------------------
 
@@ -278,29 +376,55 @@ class Auditor:
         for uuid, allocations in snap.consumers.items():
             providers = ', '.join(sorted(allocations))
             records = snap.records(uuid)
-            if not records and uuid not in snap.build_requests and \
-                    uuid not in snap.mappings:
-                found.append(Disagreement(
-                    'orphan_allocation', uuid, 'placement',
-                    'allocations on %s; no instance, build request or '
-                    'mapping' % providers))
-            elif records and snap.live_record(uuid) is None and \
-                    uuid not in snap.build_requests:
+            if (
+                not records
+                and uuid not in snap.build_requests
+                and uuid not in snap.mappings
+            ):
+                found.append(
+                    Disagreement(
+                        'orphan_allocation',
+                        uuid,
+                        'placement',
+                        'allocations on %s; no instance, build request or '
+                        'mapping' % providers,
+                    )
+                )
+            elif (
+                records
+                and snap.live_record(uuid) is None
+                and uuid not in snap.build_requests
+            ):
                 record = records[0]
-                if self._older(record.deleted_at or record.changed_at,
-                               self.grace, now):
-                    found.append(Disagreement(
-                        'deleted_instance_allocation', uuid, 'placement',
-                        'allocations on %s; the instance is deleted in %s'
-                        % (providers, record.cell.name)))
+                if self._older(
+                    record.deleted_at or record.changed_at, self.grace, now
+                ):
+                    found.append(
+                        Disagreement(
+                            'deleted_instance_allocation',
+                            uuid,
+                            'placement',
+                            'allocations on %s; the instance is deleted in %s'
+                            % (providers, record.cell.name),
+                        )
+                    )
         for uuid, records in snap.instances.items():
             record = snap.live_record(uuid)
-            if record is not None and record.vm_state == states.ACTIVE and \
-                    record.task_state != states.DELETING and \
-                    not record.cell.is_cell0 and uuid not in snap.consumers:
-                found.append(Disagreement(
-                    'active_without_allocation', uuid, record.cell.name,
-                    'ACTIVE in %s with no allocation' % record.cell.name))
+            if (
+                record is not None
+                and record.vm_state == states.ACTIVE
+                and record.task_state != states.DELETING
+                and not record.cell.is_cell0
+                and uuid not in snap.consumers
+            ):
+                found.append(
+                    Disagreement(
+                        'active_without_allocation',
+                        uuid,
+                        record.cell.name,
+                        'ACTIVE in %s with no allocation' % record.cell.name,
+                    )
+                )
         return found
 
     def _check_build_requests(self, snap, now):
@@ -311,38 +435,67 @@ class Auditor:
                 continue
             record = snap.live_record(uuid) or records[0]
             if self._older(record.created_at, self.grace, now):
-                found.append(Disagreement(
-                    'stale_build_request', uuid, 'api',
-                    'the instance is already in %s (%s)'
-                    % (record.cell.name, record.vm_state)))
+                found.append(
+                    Disagreement(
+                        'stale_build_request',
+                        uuid,
+                        'api',
+                        'the instance is already in %s (%s)'
+                        % (record.cell.name, record.vm_state),
+                    )
+                )
         return found
 
     def _check_mappings(self, snap, now):
         found = []
         for uuid, (cell_id, created_at) in snap.mappings.items():
             if cell_id is None:
-                if uuid in snap.build_requests or snap.records(uuid) or \
-                        not self._older(created_at, self.grace, now):
+                if (
+                    uuid in snap.build_requests
+                    or snap.records(uuid)
+                    or not self._older(created_at, self.grace, now)
+                ):
                     continue
-                found.append(Disagreement(
-                    'mapping_to_missing_instance', uuid, 'api',
-                    'maps to no cell and there is no build request'))
+                found.append(
+                    Disagreement(
+                        'mapping_to_missing_instance',
+                        uuid,
+                        'api',
+                        'maps to no cell and there is no build request',
+                    )
+                )
             elif not any(r.cell.id == cell_id for r in snap.records(uuid)):
                 where = [r.cell.name for r in snap.records(uuid)]
-                cell = next((c.name for c in snap.cells if c.id == cell_id),
-                            'cell id %s (unmapped)' % cell_id)
-                found.append(Disagreement(
-                    'mapping_to_missing_instance', uuid, 'api',
-                    'maps to %s, which has no such instance%s' % (
-                        cell, '; it is in %s' % ', '.join(where)
-                        if where else '')))
+                cell = next(
+                    (c.name for c in snap.cells if c.id == cell_id),
+                    'cell id %s (unmapped)' % cell_id,
+                )
+                found.append(
+                    Disagreement(
+                        'mapping_to_missing_instance',
+                        uuid,
+                        'api',
+                        'maps to %s, which has no such instance%s'
+                        % (
+                            cell,
+                            '; it is in %s' % ', '.join(where)
+                            if where
+                            else '',
+                        ),
+                    )
+                )
         for uuid, records in snap.instances.items():
             record = snap.live_record(uuid)
             if record is not None and uuid not in snap.mappings:
-                found.append(Disagreement(
-                    'instance_without_mapping', uuid, record.cell.name,
-                    '%s in %s has no instance mapping'
-                    % (record.vm_state, record.cell.name)))
+                found.append(
+                    Disagreement(
+                        'instance_without_mapping',
+                        uuid,
+                        record.cell.name,
+                        '%s in %s has no instance mapping'
+                        % (record.vm_state, record.cell.name),
+                    )
+                )
         return found
 
     def _check_instances(self, snap, now):
@@ -351,30 +504,49 @@ class Auditor:
             record = snap.live_record(uuid)
             if record is None:
                 continue
-            stuck = ('BUILD' if record.vm_state == states.BUILDING else
-                     'DELETING' if record.task_state == states.DELETING
-                     else None)
-            if stuck and self._older(record.changed_at, self.stuck_after,
-                                     now):
+            stuck = (
+                'BUILD'
+                if record.vm_state == states.BUILDING
+                else 'DELETING'
+                if record.task_state == states.DELETING
+                else None
+            )
+            if stuck and self._older(record.changed_at, self.stuck_after, now):
                 age = int((now - record.changed_at).total_seconds())
-                found.append(Disagreement(
-                    'stuck_instance', uuid, record.cell.name,
-                    'in %s for %d s (threshold %d s)'
-                    % (stuck, age, self.stuck_after)))
+                found.append(
+                    Disagreement(
+                        'stuck_instance',
+                        uuid,
+                        record.cell.name,
+                        'in %s for %d s (threshold %d s)'
+                        % (stuck, age, self.stuck_after),
+                    )
+                )
         return found
 
     def _check_arqs(self, snap):
         found = []
         for arq in snap.arqs or ():
             instance = arq.get('instance_uuid')
-            if not instance or snap.live_record(instance) is not None or \
-                    instance in snap.build_requests:
+            if (
+                not instance
+                or snap.live_record(instance) is not None
+                or instance in snap.build_requests
+            ):
                 continue
-            found.append(Disagreement(
-                'orphan_arq', arq.get('uuid'), 'accelerator',
-                'bound to instance %s, which is %s' % (
-                    instance, 'deleted' if snap.records(instance)
-                    else 'nowhere'), instance_uuid=instance))
+            found.append(
+                Disagreement(
+                    'orphan_arq',
+                    arq.get('uuid'),
+                    'accelerator',
+                    'bound to instance %s, which is %s'
+                    % (
+                        instance,
+                        'deleted' if snap.records(instance) else 'nowhere',
+                    ),
+                    instance_uuid=instance,
+                )
+            )
         return found
 
     # -- running and healing -------------------------------------------
@@ -382,12 +554,14 @@ class Auditor:
     def run(self, ctxt):
         """The read-only audit: a :class:`Report`."""
         snap = self.gather(ctxt)
-        checked = collections.OrderedDict([
-            ('instances', sum(len(r) for r in snap.instances.values())),
-            ('build requests', len(snap.build_requests)),
-            ('mappings', len(snap.mappings)),
-            ('consumers', len(snap.consumers)),
-        ])
+        checked = collections.OrderedDict(
+            [
+                ('instances', sum(len(r) for r in snap.instances.values())),
+                ('build requests', len(snap.build_requests)),
+                ('mappings', len(snap.mappings)),
+                ('consumers', len(snap.consumers)),
+            ]
+        )
         if snap.arqs is not None:
             checked['ARQs'] = len(snap.arqs)
         return Report(self.check(snap), checked)
@@ -401,6 +575,11 @@ class Auditor:
 
 def from_conf(conf, api_db, cells, placement, accelerator=None):
     """An :class:`Auditor` with the thresholds of ``[conductor]``."""
-    return Auditor(api_db, cells, placement, accelerator,
-                   stuck_after=conf.conductor.audit_stuck_after,
-                   grace=conf.conductor.audit_grace)
+    return Auditor(
+        api_db,
+        cells,
+        placement,
+        accelerator,
+        stuck_after=conf.conductor.audit_stuck_after,
+        grace=conf.conductor.audit_grace,
+    )

@@ -32,39 +32,53 @@ class Healer:
             if not item.healable:
                 continue
             try:
-                item.healed = bool(getattr(self, '_heal_' + item.kind)(
-                    ctxt, item))
+                item.healed = bool(
+                    getattr(self, '_heal_' + item.kind)(ctxt, item)
+                )
                 if not item.healed:
                     item.heal_error = 'no longer true; left alone'
             except Exception as exc:
-                LOG.warning('Healing %s %s failed: %s', item.kind, item.uuid,
-                            exc)
+                LOG.warning(
+                    'Healing %s %s failed: %s', item.kind, item.uuid, exc
+                )
                 item.heal_error = str(exc)
         healed = [d for d in report.disagreements if d.healed]
         if healed:
-            LOG.info('audit healed %d disagreement(s): %s', len(healed),
-                     ', '.join('%s %s' % (d.kind, d.uuid) for d in healed))
+            LOG.info(
+                'audit healed %d disagreement(s): %s',
+                len(healed),
+                ', '.join('%s %s' % (d.kind, d.uuid) for d in healed),
+            )
         return report
 
     def _instance_rows(self, uuid):
         records = []
         for cell in self.auditor.cells.cells():
             with self.auditor.cells.db(cell).session() as session:
-                row = session.execute(sa.select(
-                    cell_models.Instance.deleted,
-                    cell_models.Instance.vm_state).where(
-                    cell_models.Instance.uuid == uuid)).first()
+                row = session.execute(
+                    sa.select(
+                        cell_models.Instance.deleted,
+                        cell_models.Instance.vm_state,
+                    ).where(cell_models.Instance.uuid == uuid)
+                ).first()
             if row is not None:
-                records.append((cell, bool(row.deleted) or
-                                row.vm_state == states.DELETED))
+                records.append(
+                    (cell, bool(row.deleted) or row.vm_state == states.DELETED)
+                )
         return records
 
     def _api_knows(self, uuid):
         with self.auditor.api_db.session() as session:
-            return any(session.execute(sa.select(model.id).where(
-                model.instance_uuid == uuid)).first() is not None
-                for model in (api_models.BuildRequest,
-                              api_models.InstanceMapping))
+            return any(
+                session.execute(
+                    sa.select(model.id).where(model.instance_uuid == uuid)
+                ).first()
+                is not None
+                for model in (
+                    api_models.BuildRequest,
+                    api_models.InstanceMapping,
+                )
+            )
 
     def _heal_orphan_allocation(self, ctxt, item):
         if self._api_knows(item.uuid) or self._instance_rows(item.uuid):
@@ -77,9 +91,14 @@ class Healer:
         if not rows or not all(deleted for _cell, deleted in rows):
             return False
         with self.auditor.api_db.session() as session:
-            if session.execute(sa.select(api_models.BuildRequest.id).where(
-                    api_models.BuildRequest.instance_uuid ==
-                    item.uuid)).first() is not None:
+            if (
+                session.execute(
+                    sa.select(api_models.BuildRequest.id).where(
+                        api_models.BuildRequest.instance_uuid == item.uuid
+                    )
+                ).first()
+                is not None
+            ):
                 return False
         self.auditor.placement.remove_allocations(ctxt, item.uuid)
         return True
@@ -91,27 +110,39 @@ class Healer:
         live = [cell for cell, deleted in rows if not deleted]
         cell = (live or [rows[0][0]])[0]
         with self.auditor.api_db.session() as session:
-            deleted = session.execute(sa.delete(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == item.uuid)).rowcount
+            deleted = session.execute(
+                sa.delete(api_models.BuildRequest).where(
+                    api_models.BuildRequest.instance_uuid == item.uuid
+                )
+            ).rowcount
             # The mapping follows the instance when the build never got
             # as far as recording its cell.
-            session.execute(sa.update(api_models.InstanceMapping).where(
-                api_models.InstanceMapping.instance_uuid == item.uuid,
-                api_models.InstanceMapping.cell_id.is_(None)).values(
-                cell_id=cell.id))
+            session.execute(
+                sa.update(api_models.InstanceMapping)
+                .where(
+                    api_models.InstanceMapping.instance_uuid == item.uuid,
+                    api_models.InstanceMapping.cell_id.is_(None),
+                )
+                .values(cell_id=cell.id)
+            )
         return bool(deleted)
 
     def _heal_orphan_arq(self, ctxt, item):
         instance = item.instance_uuid
         if self._api_knows_build(instance) or any(
-                not deleted for _cell, deleted in self._instance_rows(
-                    instance)):
+            not deleted for _cell, deleted in self._instance_rows(instance)
+        ):
             return False
         self.auditor.accelerator.delete_arqs(ctxt, [item.uuid])
         return True
 
     def _api_knows_build(self, uuid):
         with self.auditor.api_db.session() as session:
-            return session.execute(sa.select(api_models.BuildRequest.id).where(
-                api_models.BuildRequest.instance_uuid == uuid)).first() \
+            return (
+                session.execute(
+                    sa.select(api_models.BuildRequest.id).where(
+                        api_models.BuildRequest.instance_uuid == uuid
+                    )
+                ).first()
                 is not None
+            )

@@ -46,7 +46,6 @@ COMPUTE_BINARY = 'nimbus-compute'
 
 
 class BuildCheck:
-
     def __init__(self, conf, cell_db, placement, reschedule=None):
         """``reschedule``: the cell conductor's ``build_instances``
         (without it, interrupted builds are failed)."""
@@ -66,11 +65,13 @@ class BuildCheck:
             if self._reschedule(ctxt, uuid, host, node, message, details):
                 continue
             with self.db.session() as session:
-                if not instances.fail_build(session, uuid, host, message,
-                                            details):
+                if not instances.fail_build(
+                    session, uuid, host, message, details
+                ):
                     continue  # the compute (or a delete) got there first
-                instances.record_attempt(session, uuid, host, node,
-                                         'failed', details)
+                instances.record_attempt(
+                    session, uuid, host, node, 'failed', details
+                )
             LOG.warning('Instance %s: %s', uuid, details)
             failed[uuid] = details
             self._free(ctxt, uuid)
@@ -81,62 +82,103 @@ class BuildCheck:
         timeout = self.conf.conductor.instance_build_timeout
         with self.db.session() as session:
             building = session.execute(
-                sa.select(models.Instance.uuid, models.Instance.host,
-                          models.Instance.node, models.Instance.created_at)
-                .where(models.Instance.vm_state == states.BUILDING,
-                       models.Instance.deleted.is_(False),
-                       models.Instance.host.is_not(None))).all()
+                sa.select(
+                    models.Instance.uuid,
+                    models.Instance.host,
+                    models.Instance.node,
+                    models.Instance.created_at,
+                ).where(
+                    models.Instance.vm_state == states.BUILDING,
+                    models.Instance.deleted.is_(False),
+                    models.Instance.host.is_not(None),
+                )
+            ).all()
             if not building:
                 return []
-            services = {row.host: row for row in session.execute(
-                sa.select(models.Service).where(
-                    models.Service.binary == COMPUTE_BINARY,
-                    models.Service.host.in_(
-                        {b.host for b in building}))).scalars()}
+            services = {
+                row.host: row
+                for row in session.execute(
+                    sa.select(models.Service).where(
+                        models.Service.binary == COMPUTE_BINARY,
+                        models.Service.host.in_({b.host for b in building}),
+                    )
+                ).scalars()
+            }
         doomed = []
         for uuid, host, node, created_at in building:
             service = services.get(host)
             down_since = _down_since(service, now, down_time)
             if down_since is not None:
-                doomed.append((uuid, host, node, 'Build interrupted: '
-                               'compute %s is down' % host,
-                               'Build interrupted: nimbus-compute on %s '
-                               'down since %s' % (host, down_since)))
-            elif timeout and created_at is not None and \
-                    now - created_at > datetime.timedelta(seconds=timeout):
-                doomed.append((uuid, host, node, 'Build timed out',
-                               'Build timed out: still building on %s '
-                               '%d seconds after it started ([conductor] '
-                               'instance_build_timeout)' % (host, timeout)))
+                doomed.append(
+                    (
+                        uuid,
+                        host,
+                        node,
+                        'Build interrupted: compute %s is down' % host,
+                        'Build interrupted: nimbus-compute on %s '
+                        'down since %s' % (host, down_since),
+                    )
+                )
+            elif (
+                timeout
+                and created_at is not None
+                and now - created_at > datetime.timedelta(seconds=timeout)
+            ):
+                doomed.append(
+                    (
+                        uuid,
+                        host,
+                        node,
+                        'Build timed out',
+                        'Build timed out: still building on %s '
+                        '%d seconds after it started ([conductor] '
+                        'instance_build_timeout)' % (host, timeout),
+                    )
+                )
         return doomed
 
     def _reschedule(self, ctxt, uuid, host, node, message, details):
         """True when the build went to its next alternates."""
         if self.reschedule is None or not message.startswith(
-                'Build interrupted'):
+            'Build interrupted'
+        ):
             return False
         with self.db.session() as session:
             stored = instances.take_alternates(session, uuid, host)
             if stored is None:
                 return False
-            instances.record_attempt(session, uuid, host, node, 'failed',
-                                     details)
-        LOG.warning('Instance %s: %s; rescheduling to its %d remaining '
-                    'alternate(s)', uuid, details, len(stored['host_list']))
+            instances.record_attempt(
+                session, uuid, host, node, 'failed', details
+            )
+        LOG.warning(
+            'Instance %s: %s; rescheduling to its %d remaining alternate(s)',
+            uuid,
+            details,
+            len(stored['host_list']),
+        )
         # The claim on the dead host goes first: the alternate's claim is
         # made for a consumer without allocations.
         self.placement.remove_allocations(ctxt, uuid)
-        self.reschedule(ctxt, uuid, stored['request_spec'],
-                        stored['host_list'], failed_host=host,
-                        reason=details)
+        self.reschedule(
+            ctxt,
+            uuid,
+            stored['request_spec'],
+            stored['host_list'],
+            failed_host=host,
+            reason=details,
+        )
         return True
 
     def _free(self, ctxt, uuid):
         try:
             self.placement.remove_allocations(ctxt, uuid)
         except Exception:
-            LOG.warning('Could not free the allocation of %s; retrying at '
-                        'the next build check', uuid, exc_info=True)
+            LOG.warning(
+                'Could not free the allocation of %s; retrying at '
+                'the next build check',
+                uuid,
+                exc_info=True,
+            )
             self._unfreed.add(uuid)
         else:
             self._unfreed.discard(uuid)
@@ -153,7 +195,8 @@ def _down_since(service, now, down_time):
     last = service.last_seen_up or service.updated_at or service.created_at
     if service.forced_down:
         return 'it was forced down (last heartbeat %s)' % (
-            last.isoformat(sep=' ', timespec='seconds') if last else 'never')
+            last.isoformat(sep=' ', timespec='seconds') if last else 'never'
+        )
     if last is None:
         return 'ever (no heartbeat)'
     if now - last > down_time:

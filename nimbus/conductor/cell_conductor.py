@@ -26,80 +26,121 @@ LOG = logging.getLogger(__name__)
 
 
 def _attempt_lines(tried):
-    return ['%d. %s: %s%s' % (n, a['host'], a['result'],
-                              (' - ' + a['reason']) if a['reason'] else '')
-            for n, a in enumerate(tried, 1)]
+    return [
+        '%d. %s: %s%s'
+        % (
+            n,
+            a['host'],
+            a['result'],
+            (' - ' + a['reason']) if a['reason'] else '',
+        )
+        for n, a in enumerate(tried, 1)
+    ]
 
 
 class CellConductor:
-
-    def __init__(self, conf, cell_db, placement, compute_api,
-                 accelerator=None):
+    def __init__(
+        self, conf, cell_db, placement, compute_api, accelerator=None
+    ):
         self.conf = conf
         self.accelerator = accelerator
         self.db = cell_db
         self.placement = placement
         self.compute_api = compute_api
 
-    def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
-                        failed_host=None, reason=None):
+    def build_instances(
+        self,
+        ctxt,
+        instance_uuid,
+        request_spec,
+        host_list,
+        failed_host=None,
+        reason=None,
+    ):
         project = request_spec.get('project_id')
         user = request_spec.get('user_id')
         for index, selection in enumerate(host_list):
             host = selection['service_host']
             outcome = self.placement.claim(
-                ctxt, instance_uuid, selection['allocation_request'],
-                project, user, consumer_generation=None)
+                ctxt,
+                instance_uuid,
+                selection['allocation_request'],
+                project,
+                user,
+                consumer_generation=None,
+            )
             if outcome.status == placement_client.CONSUMER_CONFLICT:
-                self._consumer_conflict(instance_uuid, selection,
-                                        outcome.detail)
+                self._consumer_conflict(
+                    instance_uuid, selection, outcome.detail
+                )
                 return
             if not outcome.claimed:
-                LOG.info('Alternate %s for %s is gone; trying the next: %s',
-                         host, instance_uuid, outcome.detail)
+                LOG.info(
+                    'Alternate %s for %s is gone; trying the next: %s',
+                    host,
+                    instance_uuid,
+                    outcome.detail,
+                )
                 with self.db.session() as session:
                     instances.record_attempt(
-                        session, instance_uuid, host,
-                        selection.get('nodename'), 'claim-failed',
-                        'placement refused the alternate\'s claim%s'
-                        % (': %s' % outcome.detail if outcome.detail
-                           else ''))
+                        session,
+                        instance_uuid,
+                        host,
+                        selection.get('nodename'),
+                        'claim-failed',
+                        "placement refused the alternate's claim%s"
+                        % (': %s' % outcome.detail if outcome.detail else ''),
+                    )
                 continue
-            updates = {'host': selection['service_host'],
-                       'node': selection.get('nodename'),
-                       'compute_node_uuid': selection.get('compute_node_uuid'),
-                       'task_state': states.RESCHEDULING,
-                       # What is left if this host dies too (build check).
-                       'build_alternates': {
-                           'request_spec': request_spec,
-                           'host_list': host_list[index + 1:]}}
+            updates = {
+                'host': selection['service_host'],
+                'node': selection.get('nodename'),
+                'compute_node_uuid': selection.get('compute_node_uuid'),
+                'task_state': states.RESCHEDULING,
+                # What is left if this host dies too (build check).
+                'build_alternates': {
+                    'request_spec': request_spec,
+                    'host_list': host_list[index + 1 :],
+                },
+            }
             if selection.get('availability_zone'):
                 # The alternate's zone (set by the super conductor when the
                 # server asked for none).
                 updates['availability_zone'] = selection['availability_zone']
             with self.db.session() as session:
                 row = instances.transition(
-                    session, instance_uuid, [states.BUILDING], updates)
+                    session, instance_uuid, [states.BUILDING], updates
+                )
                 instance = instances.to_dict(row) if row is not None else None
             if instance is None:
                 LOG.info('Instance %s is no longer building', instance_uuid)
                 self.placement.remove_allocations(ctxt, instance_uuid)
                 return
-            LOG.info('Rescheduling %s from %s to %s', instance_uuid,
-                     failed_host, selection['service_host'])
-            accel_uuids = self._rebind_accelerators(ctxt, instance,
-                                                    request_spec, selection)
+            LOG.info(
+                'Rescheduling %s from %s to %s',
+                instance_uuid,
+                failed_host,
+                selection['service_host'],
+            )
+            accel_uuids = self._rebind_accelerators(
+                ctxt, instance, request_spec, selection
+            )
             if accel_uuids is None:
                 self.placement.remove_allocations(ctxt, instance_uuid)
                 continue
             self.compute_api.build_and_run_instance(
-                ctxt, selection['service_host'], instance, request_spec,
-                selection, host_list[index + 1:], accel_uuids)
+                ctxt,
+                selection['service_host'],
+                instance,
+                request_spec,
+                selection,
+                host_list[index + 1 :],
+                accel_uuids,
+            )
             return
         self._give_up(ctxt, instance_uuid, failed_host, reason)
 
-    def _rebind_accelerators(self, ctxt, instance, request_spec,
-                             selection):
+    def _rebind_accelerators(self, ctxt, instance, request_spec, selection):
         """New ARQs bound on the alternate (the old ones are deleted), and
         stored on the instance; None when they cannot be bound there."""
         if not request_spec.get('device_profile'):
@@ -107,95 +148,154 @@ class CellConductor:
         if self.accelerator is not None and instance.get('accel_uuids'):
             self.accelerator.delete(ctxt, instance['accel_uuids'])
             with self.db.session() as session:
-                instances.transition(session, instance['uuid'],
-                                     [states.BUILDING], {'accel_uuids': []})
+                instances.transition(
+                    session,
+                    instance['uuid'],
+                    [states.BUILDING],
+                    {'accel_uuids': []},
+                )
         try:
             uuids = accelerators.bind_for_build(
-                self.accelerator, ctxt, instance, request_spec, selection)
+                self.accelerator, ctxt, instance, request_spec, selection
+            )
         except accelerators.AcceleratorBindError as exc:
-            LOG.warning('Alternate %s for %s: %s', selection['service_host'],
-                        instance['uuid'], exc)
+            LOG.warning(
+                'Alternate %s for %s: %s',
+                selection['service_host'],
+                instance['uuid'],
+                exc,
+            )
             with self.db.session() as session:
                 instances.record_attempt(
-                    session, instance['uuid'], selection['service_host'],
-                    selection.get('nodename'), 'failed', str(exc))
+                    session,
+                    instance['uuid'],
+                    selection['service_host'],
+                    selection.get('nodename'),
+                    'failed',
+                    str(exc),
+                )
             return None
         with self.db.session() as session:
-            instances.transition(session, instance['uuid'],
-                                 [states.BUILDING], {'accel_uuids': uuids})
+            instances.transition(
+                session,
+                instance['uuid'],
+                [states.BUILDING],
+                {'accel_uuids': uuids},
+            )
         return uuids
 
     def _consumer_conflict(self, instance_uuid, selection, detail):
         """The instance's allocations changed under the reschedule: stop,
         leave them alone (they are someone else's) and fail the instance."""
         host = selection['service_host']
-        reason = ('placement refused the claim on %s: the consumer\'s '
-                  'allocations changed under it%s' % (
-                      host, ' (%s)' % detail if detail else ''))
+        reason = (
+            "placement refused the claim on %s: the consumer's "
+            'allocations changed under it%s'
+            % (host, ' (%s)' % detail if detail else '')
+        )
         with self.db.session() as session:
-            instances.record_attempt(session, instance_uuid, host,
-                                     selection.get('nodename'),
-                                     'claim-conflict', reason)
+            instances.record_attempt(
+                session,
+                instance_uuid,
+                host,
+                selection.get('nodename'),
+                'claim-conflict',
+                reason,
+            )
             tried = instances.attempts(session, instance_uuid)
             lines = _attempt_lines(tried)
             row = instances.transition(
-                session, instance_uuid, [states.BUILDING],
-                {'vm_state': states.ERROR, 'task_state': None,
-                 'fault': {'message': 'Reschedule stopped on %s: the '
-                                      'consumer\'s allocations changed '
-                                      'under it.' % host,
-                           'details': '\n'.join(lines)}})
+                session,
+                instance_uuid,
+                [states.BUILDING],
+                {
+                    'vm_state': states.ERROR,
+                    'task_state': None,
+                    'fault': {
+                        'message': 'Reschedule stopped on %s: the '
+                        "consumer's allocations changed "
+                        'under it.' % host,
+                        'details': '\n'.join(lines),
+                    },
+                },
+            )
         if row is None:
-            LOG.info('Instance %s left building before its reschedule '
-                     'failed', instance_uuid)
+            LOG.info(
+                'Instance %s left building before its reschedule failed',
+                instance_uuid,
+            )
         else:
-            LOG.warning('Reschedule of %s stopped: %s', instance_uuid,
-                        reason)
+            LOG.warning('Reschedule of %s stopped: %s', instance_uuid, reason)
 
     def _give_up(self, ctxt, instance_uuid, failed_host, reason):
         self.placement.remove_allocations(ctxt, instance_uuid)
         with self.db.session() as session:
             tried = instances.attempts(session, instance_uuid)
             lines = _attempt_lines(tried)
-            message = ('Exhausted all hosts available for retrying build '
-                       'failures (%d attempt%s).'
-                       % (len(tried), '' if len(tried) == 1 else 's'))
+            message = (
+                'Exhausted all hosts available for retrying build '
+                'failures (%d attempt%s).'
+                % (len(tried), '' if len(tried) == 1 else 's')
+            )
             row = instances.transition(
-                session, instance_uuid, [states.BUILDING],
-                {'vm_state': states.ERROR, 'task_state': None,
-                 'fault': {'message': message,
-                           'details': '\n'.join(lines) or reason}})
+                session,
+                instance_uuid,
+                [states.BUILDING],
+                {
+                    'vm_state': states.ERROR,
+                    'task_state': None,
+                    'fault': {
+                        'message': message,
+                        'details': '\n'.join(lines) or reason,
+                    },
+                },
+            )
         if row is None:
-            LOG.info('Instance %s left building before it failed',
-                     instance_uuid)
+            LOG.info(
+                'Instance %s left building before it failed', instance_uuid
+            )
         else:
-            LOG.warning('Instance %s failed on every host: %s',
-                        instance_uuid, '; '.join(lines))
+            LOG.warning(
+                'Instance %s failed on every host: %s',
+                instance_uuid,
+                '; '.join(lines),
+            )
 
-    def instance_update(self, ctxt, instance_uuid, expected_vm_states,
-                        updates):
+    def instance_update(
+        self, ctxt, instance_uuid, expected_vm_states, updates
+    ):
         with self.db.session() as session:
-            row = instances.transition(session, instance_uuid,
-                                       expected_vm_states, updates)
+            row = instances.transition(
+                session, instance_uuid, expected_vm_states, updates
+            )
             result = instances.to_dict(row) if row is not None else None
         if result is None:
-            LOG.debug('Instance %s is no longer in %s; update %s not applied',
-                      instance_uuid, expected_vm_states, sorted(updates))
+            LOG.debug(
+                'Instance %s is no longer in %s; update %s not applied',
+                instance_uuid,
+                expected_vm_states,
+                sorted(updates),
+            )
         else:
-            LOG.debug('Instance %s updated from %s: %s', instance_uuid,
-                      expected_vm_states, sorted(updates))
+            LOG.debug(
+                'Instance %s updated from %s: %s',
+                instance_uuid,
+                expected_vm_states,
+                sorted(updates),
+            )
         return result
 
-    def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
-                             reason=None):
+    def record_build_attempt(
+        self, ctxt, instance_uuid, host, node, result, reason=None
+    ):
         with self.db.session() as session:
-            instances.record_attempt(session, instance_uuid, host, node,
-                                     result, reason)
+            instances.record_attempt(
+                session, instance_uuid, host, node, result, reason
+            )
 
     def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
         with self.db.session() as session:
-            return services.heartbeat(session, host, binary,
-                                      availability_zone)
+            return services.heartbeat(session, host, binary, availability_zone)
 
     def service_disable(self, ctxt, host, binary, reason):
         """Disable a service of the cell (a compute that keeps failing its

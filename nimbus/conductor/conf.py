@@ -3,39 +3,63 @@
 from oslo_config import cfg
 
 CONDUCTOR_OPTS = [
-    cfg.IntOpt('workers', default=8, min=1,
-               help='Threads that run schedule-and-build requests.'),
-    cfg.IntOpt('build_check_interval', default=60, min=0,
-               help='Seconds between a cell conductor\'s checks of the '
-                    'instances in BUILD in its cell. An instance whose '
-                    'compute service is down (no heartbeat for '
-                    '[DEFAULT] service_down_time seconds, or forced down), '
-                    'or whose build exceeded instance_build_timeout, goes '
-                    'to ERROR with a fault and its allocation is freed. '
-                    '0 disables the check: such a build then waits for its '
-                    'compute to restart.'),
-    cfg.IntOpt('instance_build_timeout', default=0, min=0,
-               help='Seconds an instance may stay in BUILD after it was '
-                    'created in its cell (reschedules included) before the '
-                    'build check fails it, even with its compute up. 0 '
-                    'means no limit (Nova\'s [DEFAULT] '
-                    'instance_build_timeout has the same meaning).'),
-    cfg.IntOpt('audit_interval', default=600, min=0,
-               help='Seconds between the super conductor\'s read-only '
-                    'consistency audits (the checks of nimbus-manage '
-                    'audit): each logs one line with the count of every '
-                    'kind of disagreement between cells, the API '
-                    'database, placement and the accelerator service. '
-                    '0 disables it.'),
-    cfg.IntOpt('audit_stuck_after', default=3600, min=1,
-               help='Seconds an instance may stay in BUILD, or in task '
-                    'state deleting, before the audit reports it stuck.'),
-    cfg.IntOpt('audit_grace', default=300, min=0,
-               help='Seconds the audit waits before it reports what a '
-                    'build or delete under way writes in two steps (a '
-                    'build request left beside its new instance, the '
-                    'allocation of a just-deleted instance, a mapping '
-                    'without a cell or build request).'),
+    cfg.IntOpt(
+        'workers',
+        default=8,
+        min=1,
+        help='Threads that run schedule-and-build requests.',
+    ),
+    cfg.IntOpt(
+        'build_check_interval',
+        default=60,
+        min=0,
+        help="Seconds between a cell conductor's checks of the "
+        'instances in BUILD in its cell. An instance whose '
+        'compute service is down (no heartbeat for '
+        '[DEFAULT] service_down_time seconds, or forced down), '
+        'or whose build exceeded instance_build_timeout, goes '
+        'to ERROR with a fault and its allocation is freed. '
+        '0 disables the check: such a build then waits for its '
+        'compute to restart.',
+    ),
+    cfg.IntOpt(
+        'instance_build_timeout',
+        default=0,
+        min=0,
+        help='Seconds an instance may stay in BUILD after it was '
+        'created in its cell (reschedules included) before the '
+        'build check fails it, even with its compute up. 0 '
+        "means no limit (Nova's [DEFAULT] "
+        'instance_build_timeout has the same meaning).',
+    ),
+    cfg.IntOpt(
+        'audit_interval',
+        default=600,
+        min=0,
+        help="Seconds between the super conductor's read-only "
+        'consistency audits (the checks of nimbus-manage '
+        'audit): each logs one line with the count of every '
+        'kind of disagreement between cells, the API '
+        'database, placement and the accelerator service. '
+        '0 disables it.',
+    ),
+    cfg.IntOpt(
+        'audit_stuck_after',
+        default=3600,
+        min=1,
+        help='Seconds an instance may stay in BUILD, or in task '
+        'state deleting, before the audit reports it stuck.',
+    ),
+    cfg.IntOpt(
+        'audit_grace',
+        default=300,
+        min=0,
+        help='Seconds the audit waits before it reports what a '
+        'build or delete under way writes in two steps (a '
+        'build request left beside its new instance, the '
+        'allocation of a just-deleted instance, a mapping '
+        'without a cell or build request).',
+    ),
 ]
 
 

@@ -14,10 +14,21 @@ from nimbus.common import instance_states as states
 from nimbus.common.db import types
 from nimbus.db.cell import models
 
-_UPDATABLE = {'vm_state', 'task_state', 'power_state', 'host', 'node',
-              'compute_node_uuid', 'launched_at', 'terminated_at',
-              'deleted', 'display_name', 'accel_uuids',
-              'availability_zone', 'build_alternates'}
+_UPDATABLE = {
+    'vm_state',
+    'task_state',
+    'power_state',
+    'host',
+    'node',
+    'compute_node_uuid',
+    'launched_at',
+    'terminated_at',
+    'deleted',
+    'display_name',
+    'accel_uuids',
+    'availability_zone',
+    'build_alternates',
+}
 
 
 def _parse_time(value):
@@ -28,17 +39,23 @@ def _parse_time(value):
 
 def to_dict(row):
     return {
-        'uuid': row.uuid, 'display_name': row.display_name,
-        'project_id': row.project_id, 'user_id': row.user_id,
-        'host': row.host, 'node': row.node,
+        'uuid': row.uuid,
+        'display_name': row.display_name,
+        'project_id': row.project_id,
+        'user_id': row.user_id,
+        'host': row.host,
+        'node': row.node,
         'compute_node_uuid': row.compute_node_uuid,
-        'vm_state': row.vm_state, 'task_state': row.task_state,
-        'power_state': row.power_state, 'flavor': row.flavor,
+        'vm_state': row.vm_state,
+        'task_state': row.task_state,
+        'power_state': row.power_state,
+        'flavor': row.flavor,
         'image_ref': row.image_ref,
         'availability_zone': row.availability_zone,
         'metadata': row.metadata_items or {},
         'accel_uuids': row.accel_uuids or [],
-        'launched_at': row.launched_at.isoformat() if row.launched_at
+        'launched_at': row.launched_at.isoformat()
+        if row.launched_at
         else None,
         'created_at': row.created_at.isoformat() if row.created_at else None,
         'deleted': row.deleted,
@@ -47,27 +64,42 @@ def to_dict(row):
 
 # The build request's keys that only the compute API reads back; kept on
 # the cell's instance as one JSON object (``server_attributes``).
-SERVER_ATTRIBUTES = ('reservation_id', 'launch_index', 'key_name',
-                     'description', 'hostname', 'tags', 'access_ip_v4',
-                     'access_ip_v6', 'security_groups', 'disk_config')
+SERVER_ATTRIBUTES = (
+    'reservation_id',
+    'launch_index',
+    'key_name',
+    'description',
+    'hostname',
+    'tags',
+    'access_ip_v4',
+    'access_ip_v6',
+    'security_groups',
+    'disk_config',
+)
 
 
 def create(session, values):
     row = models.Instance(
-        uuid=values['uuid'], display_name=values.get('display_name'),
-        project_id=values['project_id'], user_id=values.get('user_id'),
-        host=values.get('host'), node=values.get('node'),
+        uuid=values['uuid'],
+        display_name=values.get('display_name'),
+        project_id=values['project_id'],
+        user_id=values.get('user_id'),
+        host=values.get('host'),
+        node=values.get('node'),
         compute_node_uuid=values.get('compute_node_uuid'),
         vm_state=values.get('vm_state', states.BUILDING),
         task_state=values.get('task_state'),
-        flavor=values['flavor'], image_ref=values.get('image_ref'),
+        flavor=values['flavor'],
+        image_ref=values.get('image_ref'),
         availability_zone=values.get('availability_zone'),
         metadata_items=values.get('metadata') or {},
         accel_uuids=values.get('accel_uuids') or [],
         instance_group_uuid=values.get('instance_group_uuid'),
         build_alternates=values.get('build_alternates'),
-        server_attributes={key: values[key] for key in SERVER_ATTRIBUTES
-                           if key in values})
+        server_attributes={
+            key: values[key] for key in SERVER_ATTRIBUTES if key in values
+        },
+    )
     session.add(row)
     session.flush()
     return row
@@ -75,15 +107,22 @@ def create(session, values):
 
 def get(session, instance_uuid):
     return session.execute(
-        sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid)).scalar()
+        sa.select(models.Instance).where(models.Instance.uuid == instance_uuid)
+    ).scalar()
 
 
-def add_fault(session, instance_uuid, message, details=None, code=500,
-              host=None):
-    session.add(models.InstanceFault(
-        instance_uuid=instance_uuid, code=code, message=message[:255],
-        details=details, host=host))
+def add_fault(
+    session, instance_uuid, message, details=None, code=500, host=None
+):
+    session.add(
+        models.InstanceFault(
+            instance_uuid=instance_uuid,
+            code=code,
+            message=message[:255],
+            details=details,
+            host=host,
+        )
+    )
 
 
 def transition(session, instance_uuid, expected_vm_states, updates):
@@ -108,15 +147,23 @@ def transition(session, instance_uuid, expected_vm_states, updates):
     updates['updated_at'] = types.utcnow()
     result = session.execute(
         sa.update(models.Instance)
-        .where(models.Instance.uuid == instance_uuid,
-               models.Instance.vm_state.in_(expected))
-        .values(**updates))
+        .where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.vm_state.in_(expected),
+        )
+        .values(**updates)
+    )
     if result.rowcount != 1:
         return None
     if fault:
-        add_fault(session, instance_uuid, fault.get('message', 'Error'),
-                  fault.get('details'), fault.get('code', 500),
-                  updates.get('host'))
+        add_fault(
+            session,
+            instance_uuid,
+            fault.get('message', 'Error'),
+            fault.get('details'),
+            fault.get('code', 500),
+            updates.get('host'),
+        )
     return get(session, instance_uuid)
 
 
@@ -127,12 +174,21 @@ def fail_build(session, instance_uuid, host, message, details):
     now = types.utcnow()
     result = session.execute(
         sa.update(models.Instance)
-        .where(models.Instance.uuid == instance_uuid,
-               models.Instance.vm_state == states.BUILDING,
-               models.Instance.deleted.is_(False),
-               models.Instance.host == host)
-        .values(vm_state=states.ERROR, task_state=None, host=None,
-                node=None, compute_node_uuid=None, updated_at=now))
+        .where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.vm_state == states.BUILDING,
+            models.Instance.deleted.is_(False),
+            models.Instance.host == host,
+        )
+        .values(
+            vm_state=states.ERROR,
+            task_state=None,
+            host=None,
+            node=None,
+            compute_node_uuid=None,
+            updated_at=now,
+        )
+    )
     if result.rowcount != 1:
         return False
     add_fault(session, instance_uuid, message, details, 500, host)
@@ -140,24 +196,39 @@ def fail_build(session, instance_uuid, host, message, details):
 
 
 def record_attempt(session, instance_uuid, host, node, result, reason=None):
-    session.add(models.BuildAttempt(instance_uuid=instance_uuid, host=host,
-                                    node=node, result=result,
-                                    reason=reason))
+    session.add(
+        models.BuildAttempt(
+            instance_uuid=instance_uuid,
+            host=host,
+            node=node,
+            result=result,
+            reason=reason,
+        )
+    )
 
 
 def attempts(session, instance_uuid):
     rows = session.execute(
         sa.select(models.BuildAttempt)
         .where(models.BuildAttempt.instance_uuid == instance_uuid)
-        .order_by(models.BuildAttempt.id)).scalars()
-    return [{'host': r.host, 'node': r.node, 'result': r.result,
-             'reason': r.reason} for r in rows]
+        .order_by(models.BuildAttempt.id)
+    ).scalars()
+    return [
+        {
+            'host': r.host,
+            'node': r.node,
+            'result': r.result,
+            'reason': r.reason,
+        }
+        for r in rows
+    ]
 
 
 def on_host(session, host):
     rows = session.execute(
-        sa.select(models.Instance).where(models.Instance.host == host,
-                                         models.Instance.deleted.is_(False))
+        sa.select(models.Instance).where(
+            models.Instance.host == host, models.Instance.deleted.is_(False)
+        )
     ).scalars()
     return [to_dict(r) for r in rows]
 
@@ -166,19 +237,28 @@ def group_members(session, group_uuid, exclude=None):
     """``[{uuid, host, vm_state, task_state}]`` of the live instances of
     the server group in this cell that have a host (``exclude``: an
     instance uuid left out, the one being checked)."""
-    query = sa.select(models.Instance.uuid, models.Instance.host,
-                      models.Instance.vm_state, models.Instance.task_state
-                      ).where(models.Instance.instance_group_uuid ==
-                              group_uuid,
-                              models.Instance.deleted.is_(False),
-                              models.Instance.host.is_not(None),
-                              models.Instance.vm_state.in_(
-                                  [states.BUILDING, states.ACTIVE]))
+    query = sa.select(
+        models.Instance.uuid,
+        models.Instance.host,
+        models.Instance.vm_state,
+        models.Instance.task_state,
+    ).where(
+        models.Instance.instance_group_uuid == group_uuid,
+        models.Instance.deleted.is_(False),
+        models.Instance.host.is_not(None),
+        models.Instance.vm_state.in_([states.BUILDING, states.ACTIVE]),
+    )
     if exclude:
         query = query.where(models.Instance.uuid != exclude)
-    return [{'uuid': r.uuid, 'host': r.host, 'vm_state': r.vm_state,
-             'task_state': r.task_state}
-            for r in session.execute(query.order_by(models.Instance.id))]
+    return [
+        {
+            'uuid': r.uuid,
+            'host': r.host,
+            'vm_state': r.vm_state,
+            'task_state': r.task_state,
+        }
+        for r in session.execute(query.order_by(models.Instance.id))
+    ]
 
 
 def take_alternates(session, instance_uuid, host):
@@ -191,17 +271,22 @@ def take_alternates(session, instance_uuid, host):
             models.Instance.uuid == instance_uuid,
             models.Instance.vm_state == states.BUILDING,
             models.Instance.deleted.is_(False),
-            models.Instance.host == host)).first()
+            models.Instance.host == host,
+        )
+    ).first()
     stored = row.build_alternates if row is not None else None
     if not stored or not stored.get('host_list'):
         return None
     result = session.execute(
         sa.update(models.Instance)
-        .where(models.Instance.uuid == instance_uuid,
-               models.Instance.vm_state == states.BUILDING,
-               models.Instance.host == host,
-               models.Instance.build_alternates.is_not(None))
-        .values(build_alternates=None, updated_at=types.utcnow()))
+        .where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.vm_state == states.BUILDING,
+            models.Instance.host == host,
+            models.Instance.build_alternates.is_not(None),
+        )
+        .values(build_alternates=None, updated_at=types.utcnow())
+    )
     if result.rowcount != 1:
         return None
     return stored

@@ -23,18 +23,20 @@ _OPTIONAL_STR = (str, type(None))
 
 def _uuid_list(name, value):
     if not value or not all(isinstance(u, str) and u for u in value):
-        raise rpc.InvalidMessage('%s must be a non-empty list of uuids'
-                                 % name)
+        raise rpc.InvalidMessage('%s must be a non-empty list of uuids' % name)
 
 
 def _host_list(value):
     for selection in value:
-        if not (isinstance(selection, dict) and
-                isinstance(selection.get('service_host'), str) and
-                isinstance(selection.get('allocation_request'), dict)):
+        if not (
+            isinstance(selection, dict)
+            and isinstance(selection.get('service_host'), str)
+            and isinstance(selection.get('allocation_request'), dict)
+        ):
             raise rpc.InvalidMessage(
                 'host_list must hold Selection dicts with service_host and '
-                'allocation_request')
+                'allocation_request'
+            )
 
 
 class SuperConductorManager:
@@ -43,12 +45,15 @@ class SuperConductorManager:
     def __init__(self, super_conductor, workers=8):
         self.conductor = super_conductor
         self._pool = futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix='schedule')
+            max_workers=workers, thread_name_prefix='schedule'
+        )
 
-    @rpc.expose(cast=True, required=('request_spec', 'instance_uuids'),
-                types={'request_spec': dict, 'instance_uuids': list})
-    def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
+    @rpc.expose(
+        cast=True,
+        required=('request_spec', 'instance_uuids'),
+        types={'request_spec': dict, 'instance_uuids': list},
+    )
+    def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         _uuid_list('instance_uuids', instance_uuids)
         if not isinstance(request_spec.get('flavor'), dict):
             raise rpc.InvalidMessage('request_spec has no flavor')
@@ -57,10 +62,14 @@ class SuperConductorManager:
             ctxt.update_store()
             try:
                 self.conductor.schedule_and_build_instances(
-                    ctxt, request_spec, instance_uuids)
+                    ctxt, request_spec, instance_uuids
+                )
             except Exception:
-                LOG.exception('schedule_and_build_instances failed for %s',
-                              instance_uuids)
+                LOG.exception(
+                    'schedule_and_build_instances failed for %s',
+                    instance_uuids,
+                )
+
         self._pool.submit(run)
 
     def shutdown(self):
@@ -74,71 +83,115 @@ class CellConductorManager:
     def __init__(self, cell_conductor):
         self.conductor = cell_conductor
 
-    @rpc.expose(cast=True, required=('instance_uuid', 'request_spec',
-                                     'host_list'),
-                types={'instance_uuid': str, 'request_spec': dict,
-                       'host_list': list, 'failed_host': _OPTIONAL_STR,
-                       'reason': _OPTIONAL_STR})
-    def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
-                        failed_host=None, reason=None):
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid', 'request_spec', 'host_list'),
+        types={
+            'instance_uuid': str,
+            'request_spec': dict,
+            'host_list': list,
+            'failed_host': _OPTIONAL_STR,
+            'reason': _OPTIONAL_STR,
+        },
+    )
+    def build_instances(
+        self,
+        ctxt,
+        instance_uuid,
+        request_spec,
+        host_list,
+        failed_host=None,
+        reason=None,
+    ):
         _host_list(host_list)
-        self.conductor.build_instances(ctxt, instance_uuid, request_spec,
-                                       host_list, failed_host, reason)
+        self.conductor.build_instances(
+            ctxt, instance_uuid, request_spec, host_list, failed_host, reason
+        )
 
-    @rpc.expose(required=('instance_uuid', 'expected_vm_states', 'updates'),
-                types={'instance_uuid': str, 'expected_vm_states': list,
-                       'updates': dict})
-    def instance_update(self, ctxt, instance_uuid, expected_vm_states,
-                        updates):
+    @rpc.expose(
+        required=('instance_uuid', 'expected_vm_states', 'updates'),
+        types={
+            'instance_uuid': str,
+            'expected_vm_states': list,
+            'updates': dict,
+        },
+    )
+    def instance_update(
+        self, ctxt, instance_uuid, expected_vm_states, updates
+    ):
         unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
-        if unknown or updates.get('vm_state', states.BUILDING) not in \
-                states.VM_STATES:
-            raise rpc.InvalidMessage('instance_update: unknown vm_state(s) '
-                                     '%s' % (unknown or updates['vm_state']))
+        if (
+            unknown
+            or updates.get('vm_state', states.BUILDING) not in states.VM_STATES
+        ):
+            raise rpc.InvalidMessage(
+                'instance_update: unknown vm_state(s) '
+                '%s' % (unknown or updates['vm_state'])
+            )
         try:
             return self.conductor.instance_update(
-                ctxt, instance_uuid, expected_vm_states, updates)
+                ctxt, instance_uuid, expected_vm_states, updates
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)
 
-    @rpc.expose(required=('instance_uuid', 'host', 'result'),
-                types={'instance_uuid': str, 'host': str,
-                       'node': _OPTIONAL_STR, 'result': str,
-                       'reason': _OPTIONAL_STR})
-    def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
-                             reason=None):
-        self.conductor.record_build_attempt(ctxt, instance_uuid, host, node,
-                                            result, reason)
+    @rpc.expose(
+        required=('instance_uuid', 'host', 'result'),
+        types={
+            'instance_uuid': str,
+            'host': str,
+            'node': _OPTIONAL_STR,
+            'result': str,
+            'reason': _OPTIONAL_STR,
+        },
+    )
+    def record_build_attempt(
+        self, ctxt, instance_uuid, host, node, result, reason=None
+    ):
+        self.conductor.record_build_attempt(
+            ctxt, instance_uuid, host, node, result, reason
+        )
 
-    @rpc.expose(required=('host', 'binary'),
-                types={'host': str, 'binary': str,
-                       'availability_zone': _OPTIONAL_STR})
+    @rpc.expose(
+        required=('host', 'binary'),
+        types={'host': str, 'binary': str, 'availability_zone': _OPTIONAL_STR},
+    )
     def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
-        return self.conductor.service_heartbeat(ctxt, host, binary,
-                                                availability_zone)
+        return self.conductor.service_heartbeat(
+            ctxt, host, binary, availability_zone
+        )
 
-    @rpc.expose(required=('host', 'binary', 'reason'),
-                types={'host': str, 'binary': str, 'reason': str})
+    @rpc.expose(
+        required=('host', 'binary', 'reason'),
+        types={'host': str, 'binary': str, 'reason': str},
+    )
     def service_disable(self, ctxt, host, binary, reason):
         return self.conductor.service_disable(ctxt, host, binary, reason)
 
-    @rpc.expose(required=('group_uuid',),
-                types={'group_uuid': str, 'exclude': _OPTIONAL_STR})
+    @rpc.expose(
+        required=('group_uuid',),
+        types={'group_uuid': str, 'exclude': _OPTIONAL_STR},
+    )
     def group_members(self, ctxt, group_uuid, exclude=None):
         return self.conductor.group_members(ctxt, group_uuid, exclude)
 
     @rpc.expose(required=('node',), types={'node': dict})
     def compute_node_update(self, ctxt, node):
-        if not (isinstance(node.get('uuid'), str) and
-                isinstance(node.get('host'), str)):
-            raise rpc.InvalidMessage('compute_node_update: node needs uuid '
-                                     'and host')
+        if not (
+            isinstance(node.get('uuid'), str)
+            and isinstance(node.get('host'), str)
+        ):
+            raise rpc.InvalidMessage(
+                'compute_node_update: node needs uuid and host'
+            )
         stats = node.get('stats')
         if stats is not None and not (
-                isinstance(stats, dict) and
-                all(isinstance(v, str) for v in stats.values())):
-            raise rpc.InvalidMessage('compute_node_update: stats must be an '
-                                     'object of strings')
+            isinstance(stats, dict)
+            and all(isinstance(v, str) for v in stats.values())
+        ):
+            raise rpc.InvalidMessage(
+                'compute_node_update: stats must be an object of strings'
+            )
         return self.conductor.compute_node_update(ctxt, node)
 
     @rpc.expose(required=('host',), types={'host': str})

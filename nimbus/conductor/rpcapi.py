@@ -37,28 +37,34 @@ class SuperConductorAPI:
     def __init__(self, transport, conf=None):
         self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
 
-    def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
+    def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """Cast: schedule the build requests and send them to their cells.
 
         ``request_spec`` is the RequestSpec dict (contracts.md); the build
         requests are read from the API database by instance uuid.
         """
         self._client.prepare(version='1.0').cast(
-            ctxt, 'schedule_and_build_instances', request_spec=request_spec,
-            instance_uuids=instance_uuids)
+            ctxt,
+            'schedule_and_build_instances',
+            request_spec=request_spec,
+            instance_uuids=instance_uuids,
+        )
 
 
 def _log_retry(state):
-    LOG.warning('No reply from the cell conductor (%s); retrying',
-                state.outcome.exception())
+    LOG.warning(
+        'No reply from the cell conductor (%s); retrying',
+        state.outcome.exception(),
+    )
 
 
 _retry_lost_reply = tenacity.retry(
     retry=tenacity.retry_if_exception_type(messaging.MessagingTimeout),
     stop=tenacity.stop_after_attempt(5),
     wait=tenacity.wait_exponential(multiplier=0.5, max=10),
-    before_sleep=_log_retry, reraise=True)
+    before_sleep=_log_retry,
+    reraise=True,
+)
 
 
 class CellConductorAPI:
@@ -67,19 +73,32 @@ class CellConductorAPI:
     def __init__(self, transport, conf=None):
         self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
 
-    def build_instances(self, ctxt, instance_uuid, request_spec, host_list,
-                        failed_host=None, reason=None):
+    def build_instances(
+        self,
+        ctxt,
+        instance_uuid,
+        request_spec,
+        host_list,
+        failed_host=None,
+        reason=None,
+    ):
         """Cast: the build on ``failed_host`` failed; try the alternates.
 
         ``host_list`` holds the remaining Selection dicts, in order.
         """
         self._client.prepare(version='1.0').cast(
-            ctxt, 'build_instances', instance_uuid=instance_uuid,
-            request_spec=request_spec, host_list=host_list,
-            failed_host=failed_host, reason=reason)
+            ctxt,
+            'build_instances',
+            instance_uuid=instance_uuid,
+            request_spec=request_spec,
+            host_list=host_list,
+            failed_host=failed_host,
+            reason=reason,
+        )
 
-    def instance_update(self, ctxt, instance_uuid, expected_vm_states,
-                        updates):
+    def instance_update(
+        self, ctxt, instance_uuid, expected_vm_states, updates
+    ):
         """Call: compare-and-swap the instance's state; returns the
         instance dict, or None when it was not in an expected state."""
         attempts = []
@@ -93,52 +112,72 @@ class CellConductorAPI:
                 expected.append(target)
             attempts.append(1)
             return self._client.prepare(version='1.0').call(
-                ctxt, 'instance_update', instance_uuid=instance_uuid,
-                expected_vm_states=expected, updates=updates)
+                ctxt,
+                'instance_update',
+                instance_uuid=instance_uuid,
+                expected_vm_states=expected,
+                updates=updates,
+            )
+
         return call()
 
     @_retry_lost_reply
-    def record_build_attempt(self, ctxt, instance_uuid, host, node, result,
-                             reason=None):
+    def record_build_attempt(
+        self, ctxt, instance_uuid, host, node, result, reason=None
+    ):
         self._client.prepare(version='1.0').call(
-            ctxt, 'record_build_attempt', instance_uuid=instance_uuid,
-            host=host, node=node, result=result, reason=reason)
+            ctxt,
+            'record_build_attempt',
+            instance_uuid=instance_uuid,
+            host=host,
+            node=node,
+            result=result,
+            reason=reason,
+        )
 
     @_retry_lost_reply
-    def service_heartbeat(self, ctxt, host, binary, availability_zone=None,
-                          timeout=None):
+    def service_heartbeat(
+        self, ctxt, host, binary, availability_zone=None, timeout=None
+    ):
         """Call: create or refresh the service record; returns it.
 
         ``timeout`` (seconds) bounds a periodic heartbeat by its interval:
         one whose reply was lost (a broker restart) gives way to the next
         instead of holding it back for ``rpc_response_timeout``."""
         return self._client.prepare(version='1.0', timeout=timeout).call(
-            ctxt, 'service_heartbeat', host=host, binary=binary,
-            availability_zone=availability_zone)
+            ctxt,
+            'service_heartbeat',
+            host=host,
+            binary=binary,
+            availability_zone=availability_zone,
+        )
 
     @_retry_lost_reply
     def compute_node_update(self, ctxt, node):
         """Call: create or update the compute node record (a dict)."""
         return self._client.prepare(version='1.0').call(
-            ctxt, 'compute_node_update', node=node)
+            ctxt, 'compute_node_update', node=node
+        )
 
     @_retry_lost_reply
     def instances_on_host(self, ctxt, host):
         """Call: the instances the cell database places on ``host``."""
         return self._client.prepare(version='1.0').call(
-            ctxt, 'instances_on_host', host=host)
+            ctxt, 'instances_on_host', host=host
+        )
 
     @_retry_lost_reply
     def service_disable(self, ctxt, host, binary, reason):
         """Call (1.1): disable the service with ``reason``; returns its
         record, or None when it has none."""
         return self._client.prepare(version='1.1').call(
-            ctxt, 'service_disable', host=host, binary=binary,
-            reason=reason)
+            ctxt, 'service_disable', host=host, binary=binary, reason=reason
+        )
 
     @_retry_lost_reply
     def group_members(self, ctxt, group_uuid, exclude=None):
         """Call (1.1): ``[{uuid, host, vm_state, task_state}]`` of the
         server group's live members with a host in this cell."""
         return self._client.prepare(version='1.1').call(
-            ctxt, 'group_members', group_uuid=group_uuid, exclude=exclude)
+            ctxt, 'group_members', group_uuid=group_uuid, exclude=exclude
+        )

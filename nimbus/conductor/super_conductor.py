@@ -30,9 +30,9 @@ RECORD_LIMIT = 1000
 
 
 class SuperConductor:
-
-    def __init__(self, conf, api_db, cells, scheduler_api, placement,
-                 accelerator=None):
+    def __init__(
+        self, conf, api_db, cells, scheduler_api, placement, accelerator=None
+    ):
         self.conf = conf
         self.api_db = api_db
         self.cells = cells
@@ -45,23 +45,28 @@ class SuperConductor:
         api = self._compute_apis.get(cell.uuid)
         if api is None:
             api = self._compute_apis[cell.uuid] = compute_rpcapi.ComputeAPI(
-                self.cells.transport(cell), self.conf)
+                self.cells.transport(cell), self.conf
+            )
         return api
 
-    def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
-        released = set()    # scheduling records whose claims we released
+    def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
+        released = set()  # scheduling records whose claims we released
         try:
-            selections = self._select_destinations(ctxt, request_spec,
-                                                   instance_uuids, released)
+            selections = self._select_destinations(
+                ctxt, request_spec, instance_uuids, released
+            )
         except exception.NoValidHost as exc:
-            reason = (getattr(exc, 'reason', None) or
-                      getattr(exc, 'message', None) or str(exc))
+            reason = (
+                getattr(exc, 'reason', None)
+                or getattr(exc, 'message', None)
+                or str(exc)
+            )
             # The scheduler logged the funnel summary (one INFO line); here
             # it is only the outcome of the request.
             LOG.debug('No valid host for %s: %s', instance_uuids, reason)
-            message = faults.fault_summary(getattr(exc, 'explanation', None),
-                                    fallback=reason)
+            message = faults.fault_summary(
+                getattr(exc, 'explanation', None), fallback=reason
+            )
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, message, reason)
             return
@@ -71,11 +76,14 @@ class SuperConductor:
             # the claims the scheduler made for this request are released
             # (only those: see _release_claims).
             LOG.error('Scheduling %s failed: %s', instance_uuids, exc)
-            self._release_claims(ctxt, request_spec, instance_uuids,
-                                 released)
+            self._release_claims(ctxt, request_spec, instance_uuids, released)
             for uuid in instance_uuids:
-                self.bury_in_cell0(ctxt, uuid, 'Scheduling failed.',
-                                   '%s: %s' % (type(exc).__name__, exc))
+                self.bury_in_cell0(
+                    ctxt,
+                    uuid,
+                    'Scheduling failed.',
+                    '%s: %s' % (type(exc).__name__, exc),
+                )
             return
         unplaced = []
         for index, uuid in enumerate(instance_uuids):
@@ -107,30 +115,45 @@ class SuperConductor:
         rejected host."""
         requested = len(instance_uuids)
         placed = requested - len(unplaced)
-        head = ('The scheduler placed %d of the %d instances of this request '
-                '(min_count %s); this one did not fit.'
-                % (placed, requested, request_spec.get('min_count', 1)))
-        found = self._unplaced_explanations(ctxt, request_spec, unplaced,
-                                            placed, requested)
+        head = (
+            'The scheduler placed %d of the %d instances of this request '
+            '(min_count %s); this one did not fit.'
+            % (placed, requested, request_spec.get('min_count', 1))
+        )
+        found = self._unplaced_explanations(
+            ctxt, request_spec, unplaced, placed, requested
+        )
         for uuid in unplaced:
             explanation, reason = found.get(uuid, (None, None))
             if explanation is None:
                 message = faults.fault_summary(None, placed, requested, reason)
                 details = head if not reason else '%s %s' % (head, reason)
             else:
-                explanation = dict(explanation, placed=placed,
-                                   requested=requested,
-                                   min_count=request_spec.get('min_count', 1))
-                message = faults.fault_summary(explanation, placed, requested, reason)
-                why = ('Why' if explanation.get('source') == 'scheduler' else
-                       'Why another instance does not fit now')
+                explanation = dict(
+                    explanation,
+                    placed=placed,
+                    requested=requested,
+                    min_count=request_spec.get('min_count', 1),
+                )
+                message = faults.fault_summary(
+                    explanation, placed, requested, reason
+                )
+                why = (
+                    'Why'
+                    if explanation.get('source') == 'scheduler'
+                    else 'Why another instance does not fit now'
+                )
                 details = '%s%s %s: %s' % (
-                    head, ' %s.' % reason if reason else '', why,
-                    faults.explanation_text(explanation, self._sample_size()))
+                    head,
+                    ' %s.' % reason if reason else '',
+                    why,
+                    faults.explanation_text(explanation, self._sample_size()),
+                )
             self.bury_in_cell0(ctxt, uuid, message, details)
 
-    def _unplaced_explanations(self, ctxt, request_spec, unplaced, placed,
-                               requested):
+    def _unplaced_explanations(
+        self, ctxt, request_spec, unplaced, placed, requested
+    ):
         """``{uuid: (explanation or None, specific reason or None)}``.
 
         The scheduler records a ``failed`` record per unplaced instance
@@ -141,8 +164,9 @@ class SuperConductor:
         run of one more instance of the request against the state the
         claims left gives placement's answer, each filter's in/out and the
         rejected hosts; it is recorded for admins too."""
-        recorded = self._recorded_failures(request_spec.get('request_id'),
-                                           unplaced)
+        recorded = self._recorded_failures(
+            request_spec.get('request_id'), unplaced
+        )
         out, missing = {}, []
         for uuid in unplaced:
             detail = recorded.get(uuid)
@@ -157,14 +181,16 @@ class SuperConductor:
             if dry is not None:
                 for uuid in missing:
                     out[uuid] = (dry, out[uuid][1])
-                self._record_unplaced(request_spec, missing, dict(
-                    dry, placed=placed, requested=requested))
+                self._record_unplaced(
+                    request_spec,
+                    missing,
+                    dict(dry, placed=placed, requested=requested),
+                )
         return out
 
     def _dry_run_explanation(self, ctxt, request_spec):
         spec = copy.deepcopy(request_spec)
-        spec.update({'num_instances': 1, 'min_count': 1,
-                     'instance_uuids': []})
+        spec.update({'num_instances': 1, 'min_count': 1, 'instance_uuids': []})
         if spec.get('instance_group'):
             # Recomputed by the scheduler from its host states, which
             # already hold the instances of this request it placed.
@@ -172,14 +198,21 @@ class SuperConductor:
         try:
             result = self.scheduler.dry_run(ctxt, spec)
         except Exception:
-            LOG.warning('Could not ask the scheduler why the rest of %s did '
-                        'not fit', request_spec.get('request_id'),
-                        exc_info=True)
+            LOG.warning(
+                'Could not ask the scheduler why the rest of %s did not fit',
+                request_spec.get('request_id'),
+                exc_info=True,
+            )
             return None
         if not isinstance(result, dict):
             return None
-        keys = ('placement_candidates', 'placement_query', 'pre_filters',
-                'filters', 'rejected')
+        keys = (
+            'placement_candidates',
+            'placement_query',
+            'pre_filters',
+            'filters',
+            'rejected',
+        )
         out = {k: result.get(k) for k in keys}
         out['source'] = 'dry run after the claims of the placed instances'
         return out
@@ -192,15 +225,22 @@ class SuperConductor:
         try:
             with self.api_db.session() as session:
                 return session.execute(
-                    sa.select(model.id, model.instance_uuid,
-                              getattr(model, column))
-                    .where(model.request_id == request_id,
-                           model.outcome == outcome,
-                           model.instance_uuid.in_(list(uuids)))
-                    .order_by(model.id)).all()
+                    sa.select(
+                        model.id, model.instance_uuid, getattr(model, column)
+                    )
+                    .where(
+                        model.request_id == request_id,
+                        model.outcome == outcome,
+                        model.instance_uuid.in_(list(uuids)),
+                    )
+                    .order_by(model.id)
+                ).all()
         except Exception:
-            LOG.warning('Could not read the scheduling records of %s',
-                        request_id, exc_info=True)
+            LOG.warning(
+                'Could not read the scheduling records of %s',
+                request_id,
+                exc_info=True,
+            )
             return None
 
     def _recorded_failures(self, request_id, uuids):
@@ -208,8 +248,12 @@ class SuperConductor:
         if not request_id or not uuids:
             return {}
         rows = self._records(request_id, uuids, 'failed', 'detail') or []
-        return {uuid: detail for _rid, uuid, detail in rows
-                if isinstance(detail, dict)}
+        return {
+            uuid: detail
+            for _rid, uuid, detail in rows
+            if isinstance(detail, dict)
+        }
+
     def _record_unplaced(self, request_spec, unplaced, explanation):
         detail = dict(explanation)
         detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
@@ -218,16 +262,23 @@ class SuperConductor:
         try:
             with self.api_db.session() as session:
                 for uuid in unplaced:
-                    session.add(api_models.SchedulingRecord(
-                        request_id=request_spec.get('request_id') or
-                        'unknown', instance_uuid=uuid, outcome='failed',
-                        detail=detail))
+                    session.add(
+                        api_models.SchedulingRecord(
+                            request_id=request_spec.get('request_id')
+                            or 'unknown',
+                            instance_uuid=uuid,
+                            outcome='failed',
+                            detail=detail,
+                        )
+                    )
         except Exception:  # the fault still says why
-            LOG.warning('Could not record why %s did not fit', unplaced,
-                        exc_info=True)
+            LOG.warning(
+                'Could not record why %s did not fit', unplaced, exc_info=True
+            )
 
-    def _select_destinations(self, ctxt, request_spec, instance_uuids,
-                             released):
+    def _select_destinations(
+        self, ctxt, request_spec, instance_uuids, released
+    ):
         """Ask the scheduler; if its answer is lost, clean up and ask again.
 
         A lost reply (the call timed out, e.g. across a broker restart) may
@@ -237,14 +288,18 @@ class SuperConductor:
         """
         try:
             return self.scheduler.select_destinations(
-                ctxt, request_spec, instance_uuids, True)
+                ctxt, request_spec, instance_uuids, True
+            )
         except messaging.MessagingTimeout:
-            LOG.warning('No answer from the scheduler for %s; releasing '
-                        'its claims and asking again', instance_uuids)
-            self._release_claims(ctxt, request_spec, instance_uuids,
-                                 released)
+            LOG.warning(
+                'No answer from the scheduler for %s; releasing '
+                'its claims and asking again',
+                instance_uuids,
+            )
+            self._release_claims(ctxt, request_spec, instance_uuids, released)
             return self.scheduler.select_destinations(
-                ctxt, request_spec, instance_uuids, True)
+                ctxt, request_spec, instance_uuids, True
+            )
 
     def _release_claims(self, ctxt, request_spec, instance_uuids, released):
         """Release the claims the scheduler made for this request, and no
@@ -263,13 +318,18 @@ class SuperConductor:
         a server's allocations when it deletes it.
         """
         found = self._scheduled_records(
-            request_spec.get('request_id') or getattr(ctxt, 'request_id',
-                                                      None),
-            instance_uuids, released)
+            request_spec.get('request_id')
+            or getattr(ctxt, 'request_id', None),
+            instance_uuids,
+            released,
+        )
         if found is None:
-            LOG.warning('Could not tell which of %s the scheduler claimed; '
-                        'their claims, if any, are freed when the servers '
-                        'are deleted', instance_uuids)
+            LOG.warning(
+                'Could not tell which of %s the scheduler claimed; '
+                'their claims, if any, are freed when the servers '
+                'are deleted',
+                instance_uuids,
+            )
             return
         for record_id, uuid in found:
             released.add(record_id)
@@ -292,7 +352,9 @@ class SuperConductor:
     def _build_request(self, session, uuid):
         return session.execute(
             sa.select(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == uuid)).scalar()
+                api_models.BuildRequest.instance_uuid == uuid
+            )
+        ).scalar()
 
     def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
         selected, alternates = host_list[0], host_list[1:]
@@ -301,28 +363,38 @@ class SuperConductor:
             build_request = self._build_request(session, uuid)
             if build_request is None:
                 # Deleted by the user while it was being scheduled.
-                LOG.info('Build request %s vanished; releasing its claim',
-                         uuid)
+                LOG.info(
+                    'Build request %s vanished; releasing its claim', uuid
+                )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
             values = dict(build_request.instance)
-        values.update({'uuid': uuid, 'host': selected['service_host'],
-                       'node': selected['nodename'],
-                       'compute_node_uuid': selected['compute_node_uuid'],
-                       'vm_state': states.BUILDING,
-                       'task_state': states.SCHEDULING,
-                       # The cell keeps the group (late group check) and
-                       # the untried alternates (the build check
-                       # reschedules a build whose compute died).
-                       'instance_group_uuid': (request_spec.get(
-                           'instance_group') or {}).get('uuid'),
-                       'build_alternates': {
-                           # Not the uuids of a whole multi-create: each
-                           # instance would store them all.
-                           'request_spec': {
-                               k: v for k, v in request_spec.items()
-                               if k != 'instance_uuids'},
-                           'host_list': alternates}})
+        values.update(
+            {
+                'uuid': uuid,
+                'host': selected['service_host'],
+                'node': selected['nodename'],
+                'compute_node_uuid': selected['compute_node_uuid'],
+                'vm_state': states.BUILDING,
+                'task_state': states.SCHEDULING,
+                # The cell keeps the group (late group check) and
+                # the untried alternates (the build check
+                # reschedules a build whose compute died).
+                'instance_group_uuid': (
+                    request_spec.get('instance_group') or {}
+                ).get('uuid'),
+                'build_alternates': {
+                    # Not the uuids of a whole multi-create: each
+                    # instance would store them all.
+                    'request_spec': {
+                        k: v
+                        for k, v in request_spec.items()
+                        if k != 'instance_uuids'
+                    },
+                    'host_list': alternates,
+                },
+            }
+        )
         with self.cells.db(cell).session() as session:
             if not values.get('availability_zone'):
                 # As Nova: the server takes its host's zone. Each alternate
@@ -332,12 +404,14 @@ class SuperConductor:
                 with self.api_db.session() as api_session:
                     for selection in host_list:
                         selection['availability_zone'] = zones.host_zone(
-                            api_session, session,
-                            selection['service_host'], default)
+                            api_session,
+                            session,
+                            selection['service_host'],
+                            default,
+                        )
                 values['availability_zone'] = selected['availability_zone']
             if instances.get(session, uuid) is None:
-                instance = instances.to_dict(instances.create(session,
-                                                              values))
+                instance = instances.to_dict(instances.create(session, values))
             else:
                 instance = instances.to_dict(instances.get(session, uuid))
         with self.api_db.session() as session:
@@ -345,35 +419,55 @@ class SuperConductor:
             if build_request is None:
                 # Deleted between our two reads: undo the cell record.
                 with self.cells.db(cell).session() as cell_session:
-                    instances.transition(cell_session, uuid,
-                                         [states.BUILDING],
-                                         {'vm_state': states.DELETED,
-                                          'deleted': True})
+                    instances.transition(
+                        cell_session,
+                        uuid,
+                        [states.BUILDING],
+                        {'vm_state': states.DELETED, 'deleted': True},
+                    )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
             session.delete(build_request)
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
-                .values(cell_id=cell.id))
+                .values(cell_id=cell.id)
+            )
         try:
             accel_uuids = accelerators.bind_for_build(
-                self.accelerator, ctxt, instance, request_spec, selected)
+                self.accelerator, ctxt, instance, request_spec, selected
+            )
         except accelerators.AcceleratorBindError as exc:
             self._fail_in_cell(ctxt, cell, uuid, str(exc))
             return
         if accel_uuids:
             with self.cells.db(cell).session() as cell_session:
-                instances.transition(cell_session, uuid, [states.BUILDING],
-                                     {'accel_uuids': accel_uuids})
+                instances.transition(
+                    cell_session,
+                    uuid,
+                    [states.BUILDING],
+                    {'accel_uuids': accel_uuids},
+                )
             instance['accel_uuids'] = accel_uuids
-        LOG.info('Instance %s scheduled to %s in %s with %d alternate(s)',
-                 uuid, selected['service_host'], cell.name, len(alternates))
+        LOG.info(
+            'Instance %s scheduled to %s in %s with %d alternate(s)',
+            uuid,
+            selected['service_host'],
+            cell.name,
+            len(alternates),
+        )
         self.compute_api(cell).build_and_run_instance(
-            ctxt, selected['service_host'], instance, request_spec,
-            selected, alternates, accel_uuids)
-        self._tell_schedulers(ctxt, selected['service_host'], instance,
-                              request_spec)
+            ctxt,
+            selected['service_host'],
+            instance,
+            request_spec,
+            selected,
+            alternates,
+            accel_uuids,
+        )
+        self._tell_schedulers(
+            ctxt, selected['service_host'], instance, request_spec
+        )
 
     def _fail_in_cell(self, ctxt, cell, uuid, reason):
         """The instance (already in its cell) goes to ERROR with a fault
@@ -381,11 +475,15 @@ class SuperConductor:
         LOG.error('Instance %s: %s', uuid, reason)
         self.placement.remove_allocations(ctxt, uuid)
         with self.cells.db(cell).session() as cell_session:
-            instances.transition(cell_session, uuid, [states.BUILDING],
-                                 {'vm_state': states.ERROR,
-                                  'task_state': None})
-            instances.add_fault(cell_session, uuid,
-                                'Accelerator binding failed.', reason)
+            instances.transition(
+                cell_session,
+                uuid,
+                [states.BUILDING],
+                {'vm_state': states.ERROR, 'task_state': None},
+            )
+            instances.add_fault(
+                cell_session, uuid, 'Accelerator binding failed.', reason
+            )
 
     def _tell_schedulers(self, ctxt, host, instance, request_spec):
         """Every scheduler's cache learns where the instance went (server
@@ -393,17 +491,28 @@ class SuperConductor:
         need it before their next reload)."""
         group = request_spec.get('instance_group') or {}
         try:
-            self.scheduler.update_instance_info(ctxt, host, {
-                'uuid': instance['uuid'],
-                'flavor_id': (instance.get('flavor') or {}).get('flavorid'),
-                'group_uuid': group.get('uuid'),
-                'image_ref': instance.get('image_ref'),
-                # Spares every scheduler a read of the images table.
-                'image_properties': (request_spec.get('image') or {}).get(
-                    'properties')})
+            self.scheduler.update_instance_info(
+                ctxt,
+                host,
+                {
+                    'uuid': instance['uuid'],
+                    'flavor_id': (instance.get('flavor') or {}).get(
+                        'flavorid'
+                    ),
+                    'group_uuid': group.get('uuid'),
+                    'image_ref': instance.get('image_ref'),
+                    # Spares every scheduler a read of the images table.
+                    'image_properties': (request_spec.get('image') or {}).get(
+                        'properties'
+                    ),
+                },
+            )
         except Exception:  # a cache hint; the periodic reload covers it
-            LOG.warning('Could not tell the schedulers about %s',
-                        instance['uuid'], exc_info=True)
+            LOG.warning(
+                'Could not tell the schedulers about %s',
+                instance['uuid'],
+                exc_info=True,
+            )
 
     def bury_in_cell0(self, ctxt, uuid, message, details):
         """Create the instance in cell0, in ERROR, with a fault."""
@@ -413,8 +522,9 @@ class SuperConductor:
             if build_request is None:
                 return
             values = dict(build_request.instance)
-        values.update({'uuid': uuid, 'vm_state': states.ERROR,
-                       'task_state': None})
+        values.update(
+            {'uuid': uuid, 'vm_state': states.ERROR, 'task_state': None}
+        )
         with self.cells.db(cell0).session() as session:
             if instances.get(session, uuid) is None:
                 instances.create(session, values)
@@ -426,7 +536,8 @@ class SuperConductor:
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
-                .values(cell_id=cell0.id))
+                .values(cell_id=cell0.id)
+            )
 
 
 CELL0_UUID = cells_mod.CELL0_UUID

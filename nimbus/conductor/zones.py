@@ -17,22 +17,31 @@ AZ_KEY = 'availability_zone'
 def default_zone(conf):
     try:
         return conf.scheduler.default_availability_zone
-    except Exception:   # a ConfigOpts without the scheduler's options
+    except Exception:  # a ConfigOpts without the scheduler's options
         return 'nova'
 
 
 def host_zone(api_session, cell_session, host, default):
-    names = set(api_session.execute(
-        sa.select(api_models.AggregateMetadata.value)
-        .join(api_models.AggregateHost,
-              api_models.AggregateHost.aggregate_id ==
-              api_models.AggregateMetadata.aggregate_id)
-        .where(api_models.AggregateHost.host == host,
-               api_models.AggregateMetadata.key == AZ_KEY)).scalars())
+    names = set(
+        api_session.execute(
+            sa.select(api_models.AggregateMetadata.value)
+            .join(
+                api_models.AggregateHost,
+                api_models.AggregateHost.aggregate_id
+                == api_models.AggregateMetadata.aggregate_id,
+            )
+            .where(
+                api_models.AggregateHost.host == host,
+                api_models.AggregateMetadata.key == AZ_KEY,
+            )
+        ).scalars()
+    )
     if names:
         return ','.join(sorted(names))
     reported = cell_session.execute(
         sa.select(cell_models.Service.availability_zone).where(
             cell_models.Service.host == host,
-            cell_models.Service.binary == 'nimbus-compute')).scalar()
+            cell_models.Service.binary == 'nimbus-compute',
+        )
+    ).scalar()
     return reported or default

@@ -28,8 +28,9 @@ def check_bus(api_db, name, transport_url, api_transport_url=None):
         raise BusClash(
             'the transport URL of cell %s reaches the same broker vhost as '
             'the API bus (transport_url of this config): give the cell a '
-            'vhost of its own, or the super conductor\'s messages reach '
-            'the cell conductor' % name)
+            "vhost of its own, or the super conductor's messages reach "
+            'the cell conductor' % name
+        )
     for cell in list_cells(api_db):
         if cell['name'] == name or cell['uuid'] == cells_mod.CELL0_UUID:
             continue
@@ -37,21 +38,25 @@ def check_bus(api_db, name, transport_url, api_transport_url=None):
             raise BusClash(
                 'the transport URL of cell %s reaches the same broker vhost '
                 'as cell %s: every cell needs a vhost of its own'
-                % (name, cell['name']))
+                % (name, cell['name'])
+            )
 
 
-def create_cell(api_db, name, transport_url, database_connection,
-                uuid=None):
+def create_cell(api_db, name, transport_url, database_connection, uuid=None):
     """Create (or update) a cell mapping; returns its uuid."""
     with api_db.session() as session:
         row = session.execute(
-            sa.select(api_models.CellMapping)
-            .where(api_models.CellMapping.name == name)).scalar()
+            sa.select(api_models.CellMapping).where(
+                api_models.CellMapping.name == name
+            )
+        ).scalar()
         if row is None:
             row = api_models.CellMapping(
-                uuid=uuid or uuidutils.generate_uuid(), name=name,
+                uuid=uuid or uuidutils.generate_uuid(),
+                name=name,
                 transport_url=transport_url,
-                database_connection=database_connection)
+                database_connection=database_connection,
+            )
             session.add(row)
         else:
             row.transport_url = transport_url
@@ -61,18 +66,31 @@ def create_cell(api_db, name, transport_url, database_connection,
 
 
 def ensure_cell0(api_db, database_connection):
-    return create_cell(api_db, cells_mod.CELL0_NAME, 'none:///',
-                       database_connection, uuid=cells_mod.CELL0_UUID)
+    return create_cell(
+        api_db,
+        cells_mod.CELL0_NAME,
+        'none:///',
+        database_connection,
+        uuid=cells_mod.CELL0_UUID,
+    )
 
 
 def list_cells(api_db):
     with api_db.session() as session:
-        rows = session.execute(sa.select(api_models.CellMapping)
-                               .order_by(api_models.CellMapping.id)).scalars()
-        return [{'uuid': r.uuid, 'name': r.name,
-                 'transport_url': r.transport_url,
-                 'database_connection': r.database_connection}
-                for r in rows]
+        rows = session.execute(
+            sa.select(api_models.CellMapping).order_by(
+                api_models.CellMapping.id
+            )
+        ).scalars()
+        return [
+            {
+                'uuid': r.uuid,
+                'name': r.name,
+                'transport_url': r.transport_url,
+                'database_connection': r.database_connection,
+            }
+            for r in rows
+        ]
 
 
 def discover_hosts(api_db):
@@ -86,16 +104,23 @@ def discover_hosts(api_db):
             continue
         cell_db = common_db.get_database(cell['database_connection'])
         with cell_db.session() as session:
-            hosts = set(session.execute(
-                sa.select(cell_models.ComputeNode.host)).scalars())
+            hosts = set(
+                session.execute(
+                    sa.select(cell_models.ComputeNode.host)
+                ).scalars()
+            )
         with api_db.session() as session:
             cell_id = session.execute(
-                sa.select(api_models.CellMapping.id)
-                .where(api_models.CellMapping.uuid == cell['uuid'])).scalar()
-            mapped = set(session.execute(
-                sa.select(api_models.HostMapping.host)).scalars())
+                sa.select(api_models.CellMapping.id).where(
+                    api_models.CellMapping.uuid == cell['uuid']
+                )
+            ).scalar()
+            mapped = set(
+                session.execute(
+                    sa.select(api_models.HostMapping.host)
+                ).scalars()
+            )
             for host in sorted(hosts - mapped):
-                session.add(api_models.HostMapping(host=host,
-                                                   cell_id=cell_id))
+                session.add(api_models.HostMapping(host=host, cell_id=cell_id))
                 added.append(host)
     return added

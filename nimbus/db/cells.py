@@ -54,8 +54,17 @@ class CellDirectory:
     def refresh(self):
         with self.api_db.session() as session:
             rows = session.execute(sa.select(api_models.CellMapping)).scalars()
-            cells = [Cell(r.id, r.uuid, r.name, r.transport_url,
-                          r.database_connection, r.disabled) for r in rows]
+            cells = [
+                Cell(
+                    r.id,
+                    r.uuid,
+                    r.name,
+                    r.transport_url,
+                    r.database_connection,
+                    r.disabled,
+                )
+                for r in rows
+            ]
         with self._lock:
             self._cells = {c.uuid: c for c in cells}
         return cells
@@ -96,8 +105,10 @@ class CellDirectory:
     def cell_for_host(self, host):
         with self.api_db.session() as session:
             cell_id = session.execute(
-                sa.select(api_models.HostMapping.cell_id)
-                .where(api_models.HostMapping.host == host)).scalar()
+                sa.select(api_models.HostMapping.cell_id).where(
+                    api_models.HostMapping.host == host
+                )
+            ).scalar()
         if cell_id is None:
             return None
         return self.by_id(cell_id)
@@ -106,12 +117,14 @@ class CellDirectory:
         """The instance's cell, or None while it is a build request."""
         with self.api_db.session() as session:
             mapping = session.execute(
-                sa.select(api_models.InstanceMapping)
-                .where(api_models.InstanceMapping.instance_uuid ==
-                       instance_uuid)).scalar()
+                sa.select(api_models.InstanceMapping).where(
+                    api_models.InstanceMapping.instance_uuid == instance_uuid
+                )
+            ).scalar()
         if mapping is None:
-            raise exception.NotFound('Instance %s could not be found.'
-                                     % instance_uuid)
+            raise exception.NotFound(
+                'Instance %s could not be found.' % instance_uuid
+            )
         if mapping.cell_id is None:
             return None
         return self.by_id(mapping.cell_id)

@@ -22,14 +22,24 @@ from oslo_log import log as logging
 from stevedore import extension
 
 from nimbus.extra_specs import validators as builtin
-from nimbus.extra_specs.base import ExtraSpecValidationError, ExtraSpecValidator
+from nimbus.extra_specs.base import (
+    ExtraSpecValidationError,
+    ExtraSpecValidator,
+)
 from nimbus.extra_specs.ops import is_valid
 
-__all__ = ["ExtraSpecValidationError", "ExtraSpecValidator", "validate", "validate_all",
-           "validate_groups", "registry", "reset"]
+__all__ = [
+    'ExtraSpecValidationError',
+    'ExtraSpecValidator',
+    'validate',
+    'validate_all',
+    'validate_groups',
+    'registry',
+    'reset',
+]
 
 LOG = logging.getLogger(__name__)
-NAMESPACE = "nimbus.api.extra_spec_validators"
+NAMESPACE = 'nimbus.api.extra_spec_validators'
 
 _lock = threading.Lock()
 _registry: list[ExtraSpecValidator] | None = None
@@ -37,16 +47,22 @@ _registry: list[ExtraSpecValidator] | None = None
 
 def _load() -> list[ExtraSpecValidator]:
     out = list(builtin.register())
-    mgr = extension.ExtensionManager(NAMESPACE, invoke_on_load=False,
-                                     on_load_failure_callback=lambda m, ep, e: LOG.warning(
-                                         "extra spec validators %s failed to load: %s", ep, e))
+    mgr = extension.ExtensionManager(
+        NAMESPACE,
+        invoke_on_load=False,
+        on_load_failure_callback=lambda m, ep, e: LOG.warning(
+            'extra spec validators %s failed to load: %s', ep, e
+        ),
+    )
     for ext in mgr:
         if ext.plugin is builtin:
             continue
         try:
             out.extend(ext.plugin.register())
         except Exception:
-            LOG.exception("extra spec validators %s failed to register", ext.name)
+            LOG.exception(
+                'extra spec validators %s failed to register', ext.name
+            )
     return out
 
 
@@ -64,6 +80,7 @@ def reset() -> None:
     extension.ExtensionManager.ENTRY_POINT_CACHE.clear()
     try:  # stevedore >= 5 also caches entry points per interpreter
         from stevedore import _cache
+
         _cache._c._internal.clear()
     except (ImportError, AttributeError):  # pragma: no cover
         pass
@@ -73,23 +90,25 @@ def reset() -> None:
 
 def validate(key: str, value) -> None:
     """Raise ExtraSpecValidationError when ``key=value`` is unknown or malformed."""
-    if ":" not in key and not any(v.matches(key) for v in registry()):
+    if ':' not in key and not any(v.matches(key) for v in registry()):
         if not is_valid(str(value)):
-            raise ExtraSpecValidationError(f"{key}: {value!r} is not a valid requirement")
+            raise ExtraSpecValidationError(
+                f'{key}: {value!r} is not a valid requirement'
+            )
         return
     for v in registry():
         if v.matches(key):
             v.validate(key, value)
-            if v.name.startswith("resources{"):
+            if v.name.startswith('resources{'):
                 err = builtin.check_resource_class(key)
-            elif v.name.startswith("trait{"):
+            elif v.name.startswith('trait{'):
                 err = builtin.check_trait(key)
             else:
                 err = None
             if err:
                 raise ExtraSpecValidationError(err)
             return
-    raise ExtraSpecValidationError(f"unknown extra spec {key}")
+    raise ExtraSpecValidationError(f'unknown extra spec {key}')
 
 
 def validate_groups(extra_specs: dict) -> None:
@@ -101,12 +120,14 @@ def validate_groups(extra_specs: dict) -> None:
 
 
 # Image properties the scheduler reads that mirror an ``hw:`` extra spec.
-IMAGE_PROPERTIES = {"hw_cpu_policy": "hw:cpu_policy",
-                    "hw_cpu_thread_policy": "hw:cpu_thread_policy",
-                    "hw_emulator_threads_policy": "hw:emulator_threads_policy",
-                    "hw_mem_page_size": "hw:mem_page_size",
-                    "hw_pci_numa_affinity_policy": "hw:pci_numa_affinity_policy",
-                    "hw_numa_nodes": "hw:numa_nodes"}
+IMAGE_PROPERTIES = {
+    'hw_cpu_policy': 'hw:cpu_policy',
+    'hw_cpu_thread_policy': 'hw:cpu_thread_policy',
+    'hw_emulator_threads_policy': 'hw:emulator_threads_policy',
+    'hw_mem_page_size': 'hw:mem_page_size',
+    'hw_pci_numa_affinity_policy': 'hw:pci_numa_affinity_policy',
+    'hw_numa_nodes': 'hw:numa_nodes',
+}
 
 
 def validate_image_properties(properties: dict) -> None:
@@ -118,7 +139,8 @@ def validate_image_properties(properties: dict) -> None:
                 validate(key, str(properties[prop]))
             except ExtraSpecValidationError as exc:
                 raise ExtraSpecValidationError(
-                    f"image property {prop}: " + str(exc).split(": ", 1)[-1]) from exc
+                    f'image property {prop}: ' + str(exc).split(': ', 1)[-1]
+                ) from exc
 
 
 def validate_all(extra_specs: dict) -> None:

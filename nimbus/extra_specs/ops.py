@@ -23,6 +23,7 @@ def _num(fn):
             return fn(float(host_value), float(args[0]))
         except (TypeError, ValueError, IndexError):
             return False
+
     return op
 
 
@@ -31,6 +32,7 @@ def _str(fn):
         if not args:
             return False
         return fn(str(host_value), args[0])
+
     return op
 
 
@@ -53,32 +55,32 @@ def _all_in(host_value, args):
 
 def _or(host_value, args):
     # args come as 'a', '<or>', 'b', '<or>', 'c' once the leading '<or>' is stripped
-    options = [a for a in args if a != "<or>"]
+    options = [a for a in args if a != '<or>']
     return str(host_value) in options
 
 
 OPERATORS = {
-    "=": _num(operator.ge),
-    "==": _num(operator.eq),
-    "!=": _num(operator.ne),
-    ">=": _num(operator.ge),
-    "<=": _num(operator.le),
-    "s==": _str(operator.eq),
-    "s!=": _str(operator.ne),
-    "s>=": _str(operator.ge),
-    "s>": _str(operator.gt),
-    "s<=": _str(operator.le),
-    "s<": _str(operator.lt),
-    "<in>": _in,
-    "<all-in>": _all_in,
-    "<or>": _or,
+    '=': _num(operator.ge),
+    '==': _num(operator.eq),
+    '!=': _num(operator.ne),
+    '>=': _num(operator.ge),
+    '<=': _num(operator.le),
+    's==': _str(operator.eq),
+    's!=': _str(operator.ne),
+    's>=': _str(operator.ge),
+    's>': _str(operator.gt),
+    's<=': _str(operator.le),
+    's<': _str(operator.lt),
+    '<in>': _in,
+    '<all-in>': _all_in,
+    '<or>': _or,
 }
 
 
 class Requirement:
     """A parsed requirement; ``matches(host_value)`` evaluates it."""
 
-    __slots__ = ("text", "op", "args", "_fn")
+    __slots__ = ('text', 'op', 'args', '_fn')
 
     def __init__(self, text):
         self.text = str(text)
@@ -97,7 +99,7 @@ class Requirement:
         return self._fn(host_value, self.args)
 
     def __repr__(self):
-        return f"Requirement({self.text!r})"
+        return f'Requirement({self.text!r})'
 
 
 def match(host_value, requirement: str) -> bool:
@@ -113,12 +115,12 @@ def is_valid(requirement: str) -> bool:
     op, args = words[0], words[1:]
     if not args:
         return False
-    if op in ("=", "==", "!=", ">=", "<="):
+    if op in ('=', '==', '!=', '>=', '<='):
         try:
             float(args[0])
         except ValueError:
             return False
         return len(args) == 1
-    if op == "<or>":
-        return all((a == "<or>") == (i % 2 == 1) for i, a in enumerate(args))
+    if op == '<or>':
+        return all((a == '<or>') == (i % 2 == 1) for i, a in enumerate(args))
     return True

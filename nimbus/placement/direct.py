@@ -26,21 +26,35 @@ class _WSGIAdapter(adapters.BaseAdapter):
         super().__init__()
         self.app = app
 
-    def send(self, request, stream=False, timeout=None, verify=True,
-             cert=None, proxies=None):
+    def send(
+        self,
+        request,
+        stream=False,
+        timeout=None,
+        verify=True,
+        cert=None,
+        proxies=None,
+    ):
         url = urllib.parse.urlsplit(request.url)
         body = request.body or b''
         if isinstance(body, str):
             body = body.encode('utf-8')
         environ = {
-            'REQUEST_METHOD': request.method, 'SCRIPT_NAME': '',
+            'REQUEST_METHOD': request.method,
+            'SCRIPT_NAME': '',
             'PATH_INFO': urllib.parse.unquote(url.path) or '/',
-            'QUERY_STRING': url.query, 'SERVER_NAME': 'placement.direct',
-            'SERVER_PORT': '80', 'SERVER_PROTOCOL': 'HTTP/1.1',
-            'wsgi.version': (1, 0), 'wsgi.url_scheme': 'http',
-            'wsgi.input': io.BytesIO(body), 'wsgi.errors': io.StringIO(),
-            'wsgi.multithread': True, 'wsgi.multiprocess': False,
-            'wsgi.run_once': False, 'CONTENT_LENGTH': str(len(body)),
+            'QUERY_STRING': url.query,
+            'SERVER_NAME': 'placement.direct',
+            'SERVER_PORT': '80',
+            'SERVER_PROTOCOL': 'HTTP/1.1',
+            'wsgi.version': (1, 0),
+            'wsgi.url_scheme': 'http',
+            'wsgi.input': io.BytesIO(body),
+            'wsgi.errors': io.StringIO(),
+            'wsgi.multithread': True,
+            'wsgi.multiprocess': False,
+            'wsgi.run_once': False,
+            'CONTENT_LENGTH': str(len(body)),
         }
         for name, value in request.headers.items():
             key = name.upper().replace('-', '_')
@@ -53,6 +67,7 @@ class _WSGIAdapter(adapters.BaseAdapter):
         def start_response(status, headers, exc_info=None):
             captured['status'] = status
             captured['headers'] = headers
+
         chunks = self.app(environ, start_response)
         try:
             data = b''.join(chunks)
@@ -80,11 +95,13 @@ class DirectSession(requests.Session):
     def __init__(self, app, microversion=None):
         super().__init__()
         self.mount(BASE_URL, _WSGIAdapter(app))
-        self.headers.update({'x-auth-token': 'admin',
-                             'x-roles': 'admin,service'})
+        self.headers.update(
+            {'x-auth-token': 'admin', 'x-roles': 'admin,service'}
+        )
         if microversion:
             self.headers['openstack-api-version'] = (
-                'placement %s' % microversion)
+                'placement %s' % microversion
+            )
 
     def request(self, method, url, *args, **kwargs):
         if url.startswith('/'):
@@ -103,7 +120,8 @@ class PlacementDirect:
     def __init__(self, conf, latest_microversion=False, microversion=None):
         self.conf = conf
         self.microversion = microversion or (
-            'latest' if latest_microversion else None)
+            'latest' if latest_microversion else None
+        )
         self._session = None
 
     def __enter__(self):

@@ -13,7 +13,8 @@ DUPLICATE_NAME = 'placement.duplicate_name'
 INVENTORY_INUSE = 'placement.inventory.inuse'
 PROVIDER_IN_USE = 'placement.resource_provider.inuse'
 PROVIDER_CANNOT_DELETE_PARENT = (
-    'placement.resource_provider.cannot_delete_parent')
+    'placement.resource_provider.cannot_delete_parent'
+)
 PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
 QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
 QUERY_BAD_VALUE = 'placement.query.bad_value'
@@ -40,6 +41,7 @@ class NotFound(PlacementException):
 
 class NoAllocations(NotFound):
     """DELETE /allocations/{consumer} of a consumer without allocations."""
+
     in_handler = True
     msg_fmt = 'Not found.'
 
@@ -60,21 +62,25 @@ class Conflict(PlacementException):
 
 class ConcurrentUpdate(Conflict):
     error_code = CONCURRENT_UPDATE
-    msg_fmt = ('%(what)s was changed by another request: generation '
-               'conflict. Re-read and retry.')
+    msg_fmt = (
+        '%(what)s was changed by another request: generation '
+        'conflict. Re-read and retry.'
+    )
 
 
 class ProviderGenerationRace(ConcurrentUpdate):
     """A provider changed between the read and the write of allocations:
     the write is retried server-side before this reaches a client."""
 
-    msg_fmt = ('A resource provider was changed by a concurrent request '
-               'while allocations were written. Retry.')
+    msg_fmt = (
+        'A resource provider was changed by a concurrent request '
+        'while allocations were written. Retry.'
+    )
 
 
 class InventoryInUse(Conflict):
     error_code = INVENTORY_INUSE
-    msg_fmt = ('Inventory for %(rcs)s on resource provider %(uuid)s in use.')
+    msg_fmt = 'Inventory for %(rcs)s on resource provider %(uuid)s in use.'
 
 
 class CapacityExceeded(Conflict):

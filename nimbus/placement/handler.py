@@ -29,37 +29,81 @@ _RP = '/resource_providers/{uuid}'
 
 ROUTES = [
     ('/', {'GET': root.home}),
-    ('/resource_providers', {'GET': resource_provider.list_providers,
-                             'POST': resource_provider.create}),
-    (_RP, {'GET': resource_provider.show,
-           'DELETE': resource_provider.delete,
-           'PUT': resource_provider.update}),
-    (_RP + '/inventories', {'GET': inventory.list_inventories,
-                            'POST': inventory.create,
-                            'PUT': inventory.set_all,
-                            'DELETE': inventory.delete_all}),
-    (_RP + '/inventories/{rc}', {'GET': inventory.show,
-                                 'PUT': inventory.update,
-                                 'DELETE': inventory.delete}),
+    (
+        '/resource_providers',
+        {
+            'GET': resource_provider.list_providers,
+            'POST': resource_provider.create,
+        },
+    ),
+    (
+        _RP,
+        {
+            'GET': resource_provider.show,
+            'DELETE': resource_provider.delete,
+            'PUT': resource_provider.update,
+        },
+    ),
+    (
+        _RP + '/inventories',
+        {
+            'GET': inventory.list_inventories,
+            'POST': inventory.create,
+            'PUT': inventory.set_all,
+            'DELETE': inventory.delete_all,
+        },
+    ),
+    (
+        _RP + '/inventories/{rc}',
+        {
+            'GET': inventory.show,
+            'PUT': inventory.update,
+            'DELETE': inventory.delete,
+        },
+    ),
     (_RP + '/usages', {'GET': usage.for_provider}),
-    (_RP + '/aggregates', {'GET': aggregate.list_for_provider,
-                           'PUT': aggregate.set_for_provider}),
-    (_RP + '/traits', {'GET': trait.list_for_provider,
-                       'PUT': trait.set_for_provider,
-                       'DELETE': trait.delete_for_provider}),
+    (
+        _RP + '/aggregates',
+        {
+            'GET': aggregate.list_for_provider,
+            'PUT': aggregate.set_for_provider,
+        },
+    ),
+    (
+        _RP + '/traits',
+        {
+            'GET': trait.list_for_provider,
+            'PUT': trait.set_for_provider,
+            'DELETE': trait.delete_for_provider,
+        },
+    ),
     (_RP + '/allocations', {'GET': allocation.for_provider}),
-    ('/resource_classes', {'GET': resource_class.list_classes,
-                           'POST': resource_class.create}),
-    ('/resource_classes/{name}', {'GET': resource_class.show,
-                                  'PUT': resource_class.update,
-                                  'DELETE': resource_class.delete}),
+    (
+        '/resource_classes',
+        {'GET': resource_class.list_classes, 'POST': resource_class.create},
+    ),
+    (
+        '/resource_classes/{name}',
+        {
+            'GET': resource_class.show,
+            'PUT': resource_class.update,
+            'DELETE': resource_class.delete,
+        },
+    ),
     ('/traits', {'GET': trait.list_traits}),
-    ('/traits/{name}', {'GET': trait.show, 'PUT': trait.update,
-                        'DELETE': trait.delete}),
+    (
+        '/traits/{name}',
+        {'GET': trait.show, 'PUT': trait.update, 'DELETE': trait.delete},
+    ),
     ('/allocations', {'POST': allocation.post}),
-    ('/allocations/{consumer_uuid}', {'GET': allocation.show,
-                                      'PUT': allocation.update,
-                                      'DELETE': allocation.delete}),
+    (
+        '/allocations/{consumer_uuid}',
+        {
+            'GET': allocation.show,
+            'PUT': allocation.update,
+            'DELETE': allocation.delete,
+        },
+    ),
     ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
     ('/usages', {'GET': usage.for_project}),
     ('/reshaper', {'POST': reshaper.reshape}),
@@ -77,14 +121,18 @@ class State:
         self.policy_cache = util.PolicyCache(enforcer)
         opts = conf.placement
         self.allocation_conflict_retry_count = (
-            opts.allocation_conflict_retry_count)
+            opts.allocation_conflict_retry_count
+        )
         self.candidate_options = types.SimpleNamespace(
             max_allocation_candidates=opts.max_allocation_candidates,
             randomize_allocation_candidates=(
-                opts.randomize_allocation_candidates),
+                opts.randomize_allocation_candidates
+            ),
             allocation_candidates_generation_strategy=(
-                opts.allocation_candidates_generation_strategy),
-            rng=None)
+                opts.allocation_candidates_generation_strategy
+            ),
+            rng=None,
+        )
 
 
 # Set in the WSGI environ for an error Placement raises outside its
@@ -100,12 +148,16 @@ def _typed_body(fn, state):
     ``Content-Length`` above 0 and no ``Content-Type`` is a 400 (an empty
     body without one gets the handlers' 415).
     """
+
     def handler(req, resp, **kw):
         if req.content_length and not req.content_type:
             req.env[BARE_ERROR] = True
             raise errors.HTTPError(
-                400, 'A request with a body (Content-Length above 0) needs '
-                     'a Content-Type header.', exception.UNDEFINED)
+                400,
+                'A request with a body (Content-Length above 0) needs '
+                'a Content-Type header.',
+                exception.UNDEFINED,
+            )
         try:
             return fn(state, req, resp, **kw)
         except exception.NotFound as exc:
@@ -114,11 +166,16 @@ def _typed_body(fn, state):
             if not exc.in_handler:
                 req.env[BARE_ERROR] = True
             raise
+
     return functools.update_wrapper(handler, fn)
 
 
 def routes(state):
     """The route table with every handler bound to ``state``."""
-    return [(path, {method: _typed_body(fn, state)
-                    for method, fn in methods.items()})
-            for path, methods in ROUTES]
+    return [
+        (
+            path,
+            {method: _typed_body(fn, state) for method, fn in methods.items()},
+        )
+        for path, methods in ROUTES
+    ]

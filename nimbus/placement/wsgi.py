@@ -62,14 +62,18 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
     app = wsgi.build_app(
         handler.routes(state) + openapi.ROUTES,
         auth_strategy=auth_strategy or conf.api.auth_strategy,
-        service_type='placement', min_version=root.MIN_VERSION,
-        max_version=root.MAX_VERSION, error_style='placement',
+        service_type='placement',
+        min_version=root.MIN_VERSION,
+        max_version=root.MAX_VERSION,
+        error_style='placement',
         public_paths=('/', openapi.PATH),
         request_id_headers=('x-openstack-request-id',),
-        keystone_conf=conf, keystone_middleware=keystone_middleware,
+        keystone_conf=conf,
+        keystone_middleware=keystone_middleware,
         max_body_size=conf.wsgi.max_request_body_size,
         max_query_length=conf.wsgi.max_query_string_length,
-        max_list_length=conf.wsgi.max_request_list_length)
+        max_list_length=conf.wsgi.max_request_list_length,
+    )
     app = _placement_headers(app)
     if conf.cors.allowed_origin:
         # oslo.middleware answers preflight OPTIONS and sets the
@@ -86,6 +90,7 @@ def _placement_headers(app):
     handling carry no ``vary`` (:data:`handler.BARE_ERROR`, an unknown
     route), those of a microversion it cannot agree on no version header
     either."""
+
     def filtered(environ, start_response):
         def start(status, headers, exc_info=None):
             code = status[:3]
@@ -94,20 +99,27 @@ def _placement_headers(app):
             elif code >= '400':
                 if environ.get(wsgi_app.VERSION_UNKNOWN):
                     # no version agreed: Placement names none
-                    headers = [h for h in headers if h[0].lower() not in (
-                        'vary', 'openstack-api-version')]
+                    headers = [
+                        h
+                        for h in headers
+                        if h[0].lower()
+                        not in ('vary', 'openstack-api-version')
+                    ]
                 elif environ.get(handler.BARE_ERROR) or environ.get(
-                        wsgi_app.ROUTE_NOT_FOUND):
-                    headers = [h for h in headers
-                               if h[0].lower() != 'vary']
+                    wsgi_app.ROUTE_NOT_FOUND
+                ):
+                    headers = [h for h in headers if h[0].lower() != 'vary']
             return start_response(status, headers, exc_info)
+
         return app(environ, start)
+
     return filtered
 
 
 def _load_application():
     from nimbus.common import config
     from nimbus.common import secrets
+
     path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
     conf = config.build_conf([], default_config_files=[path])
     secrets.setup_logging(conf)

@@ -26,8 +26,10 @@ UNLIMITED = None
 
 def _amounts(areq):
     """``{rp: {rc: amount}}`` of one allocation request."""
-    return {rp: dict(body.get('resources') or {})
-            for rp, body in (areq.get('allocations') or {}).items()}
+    return {
+        rp: dict(body.get('resources') or {})
+        for rp, body in (areq.get('allocations') or {}).items()
+    }
 
 
 def _free(summary, rc):
@@ -93,8 +95,9 @@ class Capacity:
         policy = group.policy if group is not None else None
         per_group_host = None
         if policy == 'anti-affinity':
-            per_group_host = int((group.rules or {}).get(
-                'max_server_per_host', 1))
+            per_group_host = int(
+                (group.rules or {}).get('max_server_per_host', 1)
+            )
         rows = []
         for host in passing:
             areqs = selection.areqs_of(alloc_reqs, host)
@@ -112,24 +115,35 @@ class Capacity:
                     n, limiting = room, 'server_group'
             if n <= 0:
                 continue
-            rows.append({'host': host.host, 'nodename': host.nodename,
-                         'uuid': host.uuid, 'cell_uuid': host.cell_uuid,
-                         'availability_zone': host.availability_zone,
-                         'aggregates': sorted(
-                             a.get('name') or str(a.get('id'))
-                             for a in host.aggregates),
-                         'fits': n, 'limited_by': limiting,
-                         'by_resource_class': counts})
+            rows.append(
+                {
+                    'host': host.host,
+                    'nodename': host.nodename,
+                    'uuid': host.uuid,
+                    'cell_uuid': host.cell_uuid,
+                    'availability_zone': host.availability_zone,
+                    'aggregates': sorted(
+                        a.get('name') or str(a.get('id'))
+                        for a in host.aggregates
+                    ),
+                    'fits': n,
+                    'limited_by': limiting,
+                    'by_resource_class': counts,
+                }
+            )
         if policy == 'affinity' and rows:
             # Every member on one host: the group's, or the best single one.
             best = max(rows, key=lambda r: r['fits'])
             rows = [best]
-        return summarise(rows, placement_candidates=len(hosts),
-                         passing_filters=len(passing), per_host=per_host)
+        return summarise(
+            rows,
+            placement_candidates=len(hosts),
+            passing_filters=len(passing),
+            per_host=per_host,
+        )
 
 
-def summarise(rows, placement_candidates=0, passing_filters=0,
-              per_host=True):
+def summarise(rows, placement_candidates=0, passing_filters=0, per_host=True):
     """Totals per aggregate, availability zone and cell, and how often each
     resource class runs out first."""
     total = 0
@@ -140,21 +154,26 @@ def summarise(rows, placement_candidates=0, passing_filters=0,
         for agg in row['aggregates']:
             by['aggregate'][agg] = by['aggregate'].get(agg, 0) + row['fits']
         az = row['availability_zone'] or ''
-        by['availability_zone'][az] = \
+        by['availability_zone'][az] = (
             by['availability_zone'].get(az, 0) + row['fits']
+        )
         cell = row['cell_uuid'] or ''
         by['cell'][cell] = by['cell'].get(cell, 0) + row['fits']
         lim = row['limited_by'] or ''
         limiting[lim] = limiting.get(lim, 0) + 1
-    out = {'total': total, 'hosts_with_room': len(rows),
-           'placement_candidates': placement_candidates,
-           'passing_filters': passing_filters,
-           'per_aggregate': by['aggregate'],
-           'per_availability_zone': by['availability_zone'],
-           'per_cell': by['cell'],
-           'limited_by': limiting,
-           'runs_out_first': (max(sorted(limiting), key=limiting.get)
-                              if limiting else None)}
+    out = {
+        'total': total,
+        'hosts_with_room': len(rows),
+        'placement_candidates': placement_candidates,
+        'passing_filters': passing_filters,
+        'per_aggregate': by['aggregate'],
+        'per_availability_zone': by['availability_zone'],
+        'per_cell': by['cell'],
+        'limited_by': limiting,
+        'runs_out_first': (
+            max(sorted(limiting), key=limiting.get) if limiting else None
+        ),
+    }
     if per_host:
         out['hosts'] = sorted(rows, key=lambda r: (-r['fits'], r['host']))
     return out

@@ -20,28 +20,34 @@ from nimbus.scheduler.filters import pci as pci_filter
 from nimbus.scheduler.filters.base import cached
 
 # Resource classes that the HostState mirrors as attributes.
-HOST_ATTRIBUTE_RCS = ("VCPU", "MEMORY_MB", "DISK_GB")
+HOST_ATTRIBUTE_RCS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 def instance_resources(spec):
     """(vcpus, memory_mb, disk_gb) of one instance of the flavor."""
     f = spec.flavor
     disk = 0 if spec.is_bfv else f.root_gb
-    return f.vcpus, f.memory_mb, disk + f.ephemeral_gb + (f.swap + 1023) // 1024
+    return (
+        f.vcpus,
+        f.memory_mb,
+        disk + f.ephemeral_gb + (f.swap + 1023) // 1024,
+    )
 
 
 def root_resources(spec) -> dict:
     """The unnumbered group's resources, as the placement query asks for them (PCPU
     instead of VCPU for dedicated CPUs, ``resources:RC`` extra specs included)."""
+
     def compute():
         q = request_filters.Query()
         try:
             request_filters.flavor_resources(q, spec, None, [])
         except exception.InvalidRequest:
             vcpus, ram, disk = instance_resources(spec)
-            return {"VCPU": vcpus, "MEMORY_MB": ram, "DISK_GB": disk}
-        return {rc: n for rc, n in q.groups[""].resources.items() if n}
-    return cached(spec, "root_resources", compute)
+            return {'VCPU': vcpus, 'MEMORY_MB': ram, 'DISK_GB': disk}
+        return {rc: n for rc, n in q.groups[''].resources.items() if n}
+
+    return cached(spec, 'root_resources', compute)
 
 
 def as_list(value) -> list:
@@ -57,7 +63,7 @@ class ProviderUsage:
     """Placement's provider summaries plus what this request has taken so far.
     The summaries are never modified; ``taken`` holds the request's own consumption."""
 
-    __slots__ = ("summaries", "taken")
+    __slots__ = ('summaries', 'taken')
 
     def __init__(self, summaries=None):
         self.summaries = summaries or {}
@@ -68,19 +74,21 @@ class ProviderUsage:
         summary = self.summaries.get(rp)
         if summary is None:
             return None
-        res = (summary.get("resources") or {}).get(rc)
+        res = (summary.get('resources') or {}).get(rc)
         if res is None:
             return None
-        return res["capacity"] - res["used"] - self.taken.get(rp, {}).get(rc, 0)
+        return (
+            res['capacity'] - res['used'] - self.taken.get(rp, {}).get(rc, 0)
+        )
 
     def root_of(self, rp):
         summary = self.summaries.get(rp) or {}
-        return summary.get("root_provider_uuid") or rp
+        return summary.get('root_provider_uuid') or rp
 
     def take(self, areq, sign=1) -> None:
-        for rp, alloc in (areq or {}).get("allocations", {}).items():
+        for rp, alloc in (areq or {}).get('allocations', {}).items():
             taken = self.taken.setdefault(rp, {})
-            for rc, amount in alloc["resources"].items():
+            for rc, amount in alloc['resources'].items():
                 taken[rc] = taken.get(rc, 0) + sign * amount
 
     def give_back(self, areq) -> None:
@@ -94,29 +102,29 @@ class ProviderUsage:
 
 
 def _host_free(host, rc):
-    if rc == "VCPU":
+    if rc == 'VCPU':
         return host.free_vcpus
-    if rc == "MEMORY_MB":
+    if rc == 'MEMORY_MB':
         return host.free_ram_mb
-    if rc == "DISK_GB":
+    if rc == 'DISK_GB':
         return host.free_disk_mb / 1024
     res = (host.resources or {}).get(rc)
     if res is None:
         return None
-    return res["capacity"] - res["used"]
+    return res['capacity'] - res['used']
 
 
 def request_fits(host, areq, usage: ProviderUsage | None) -> bool:
     """Does ``areq`` still fit, given what this request took already?"""
-    for rp, alloc in areq.get("allocations", {}).items():
+    for rp, alloc in areq.get('allocations', {}).items():
         known = usage is not None and rp in usage.summaries
-        for rc, amount in alloc["resources"].items():
+        for rc, amount in alloc['resources'].items():
             if known:
                 free = usage.free(rp, rc)
             elif rp == host.uuid:
                 free = _host_free(host, rc)
             else:
-                free = None      # a provider placement did not summarise
+                free = None  # a provider placement did not summarise
             if free is not None and free < amount:
                 return False
     return True
@@ -145,11 +153,13 @@ def resources_on_host(host, areq, usage) -> dict:
     """VCPU, MEMORY_MB and DISK_GB that ``areq`` takes in the host's own provider tree
     (not on sharing providers)."""
     out: dict[str, int] = {}
-    for rp, alloc in areq.get("allocations", {}).items():
-        if rp != host.uuid and (usage is None or usage.root_of(rp) != host.uuid):
+    for rp, alloc in areq.get('allocations', {}).items():
+        if rp != host.uuid and (
+            usage is None or usage.root_of(rp) != host.uuid
+        ):
             continue
         for rc in HOST_ATTRIBUTE_RCS:
-            amount = alloc["resources"].get(rc)
+            amount = alloc['resources'].get(rc)
             if amount:
                 out[rc] = out.get(rc, 0) + amount
     return out
@@ -172,8 +182,9 @@ def consume(host, spec, conf, instance_uuid, areq=None, usage=None) -> None:
         resources = resources_on_host(host, areq, usage)
     else:
         resources = root_resources(spec)
-    host.consume_from_request(spec, instance_uuid, numa_fit=fit, pci_take=take,
-                              resources=resources)
+    host.consume_from_request(
+        spec, instance_uuid, numa_fit=fit, pci_take=take, resources=resources
+    )
     group = spec.instance_group
     if group is not None:
         if instance_uuid and instance_uuid not in group.members:

@@ -15,7 +15,7 @@ from nimbus.db.cell import models as cell_models
 
 LOG = logging.getLogger(__name__)
 
-COMPUTE_BINARIES = ("nimbus-compute", "compute")
+COMPUTE_BINARIES = ('nimbus-compute', 'compute')
 
 
 def _now():
@@ -36,31 +36,48 @@ class DBHostInfoSource:
             try:
                 yield cell, self.cells.db(cell).session()
             except Exception:
-                LOG.exception("cell %s is unreachable; its hosts are skipped", cell.uuid)
+                LOG.exception(
+                    'cell %s is unreachable; its hosts are skipped', cell.uuid
+                )
 
     def compute_nodes(self) -> list[dict]:
         out = []
         for cell, session in self._cell_sessions():
             with session as s:
-                for cn in s.execute(sa.select(cell_models.ComputeNode)).scalars():
-                    out.append({
-                        "uuid": cn.uuid, "host": cn.host,
-                        "hypervisor_hostname": cn.hypervisor_hostname, "cell_uuid": cell.uuid,
-                        "vcpus": cn.vcpus, "vcpus_used": cn.vcpus_used,
-                        "memory_mb": cn.memory_mb, "memory_mb_used": cn.memory_mb_used,
-                        "local_gb": cn.local_gb, "local_gb_used": cn.local_gb_used,
-                        "cpu_allocation_ratio": cn.cpu_allocation_ratio,
-                        "ram_allocation_ratio": cn.ram_allocation_ratio,
-                        "disk_allocation_ratio": cn.disk_allocation_ratio,
-                        "hypervisor_type": cn.hypervisor_type,
-                        "hypervisor_version": cn.hypervisor_version,
-                        "cpu_info": cn.cpu_info, "host_ip": cn.host_ip,
-                        "supported_instances": cn.supported_instances,
-                        "numa_topology": cn.numa_topology, "pci_stats": cn.pci_stats,
-                        "metrics": cn.metrics, "num_io_ops": cn.current_workload or 0,
-                        "stats": cn.stats or {},
-                        "failed_builds": cn.failed_builds,
-                        "updated_at": cn.updated_at.isoformat() if cn.updated_at else None})
+                for cn in s.execute(
+                    sa.select(cell_models.ComputeNode)
+                ).scalars():
+                    out.append(
+                        {
+                            'uuid': cn.uuid,
+                            'host': cn.host,
+                            'hypervisor_hostname': cn.hypervisor_hostname,
+                            'cell_uuid': cell.uuid,
+                            'vcpus': cn.vcpus,
+                            'vcpus_used': cn.vcpus_used,
+                            'memory_mb': cn.memory_mb,
+                            'memory_mb_used': cn.memory_mb_used,
+                            'local_gb': cn.local_gb,
+                            'local_gb_used': cn.local_gb_used,
+                            'cpu_allocation_ratio': cn.cpu_allocation_ratio,
+                            'ram_allocation_ratio': cn.ram_allocation_ratio,
+                            'disk_allocation_ratio': cn.disk_allocation_ratio,
+                            'hypervisor_type': cn.hypervisor_type,
+                            'hypervisor_version': cn.hypervisor_version,
+                            'cpu_info': cn.cpu_info,
+                            'host_ip': cn.host_ip,
+                            'supported_instances': cn.supported_instances,
+                            'numa_topology': cn.numa_topology,
+                            'pci_stats': cn.pci_stats,
+                            'metrics': cn.metrics,
+                            'num_io_ops': cn.current_workload or 0,
+                            'stats': cn.stats or {},
+                            'failed_builds': cn.failed_builds,
+                            'updated_at': cn.updated_at.isoformat()
+                            if cn.updated_at
+                            else None,
+                        }
+                    )
         return out
 
     def services(self) -> list[dict]:
@@ -68,38 +85,64 @@ class DBHostInfoSource:
         now = _now()
         for _cell, session in self._cell_sessions():
             with session as s:
-                rows = s.execute(sa.select(cell_models.Service).where(
-                    cell_models.Service.binary.in_(COMPUTE_BINARIES))).scalars()
+                rows = s.execute(
+                    sa.select(cell_models.Service).where(
+                        cell_models.Service.binary.in_(COMPUTE_BINARIES)
+                    )
+                ).scalars()
                 for svc in rows:
                     seen = svc.last_seen_up or svc.updated_at or svc.created_at
-                    up = seen is None or (now - seen).total_seconds() <= self.service_down_time
-                    out.append({"host": svc.host, "binary": svc.binary,
-                                "disabled": svc.disabled,
-                                "disabled_reason": svc.disabled_reason,
-                                "forced_down": svc.forced_down, "up": up})
+                    up = (
+                        seen is None
+                        or (now - seen).total_seconds()
+                        <= self.service_down_time
+                    )
+                    out.append(
+                        {
+                            'host': svc.host,
+                            'binary': svc.binary,
+                            'disabled': svc.disabled,
+                            'disabled_reason': svc.disabled_reason,
+                            'forced_down': svc.forced_down,
+                            'up': up,
+                        }
+                    )
         return out
 
     def aggregates(self) -> list[dict]:
         with self.api_db.session() as s:
-            return [{"id": a.id, "uuid": a.uuid, "name": a.name,
-                     "hosts": [h.host for h in a.hosts],
-                     "metadata": {m.key: m.value for m in a.metadata_items}}
-                    for a in s.execute(sa.select(api_models.Aggregate)).scalars()]
+            return [
+                {
+                    'id': a.id,
+                    'uuid': a.uuid,
+                    'name': a.name,
+                    'hosts': [h.host for h in a.hosts],
+                    'metadata': {m.key: m.value for m in a.metadata_items},
+                }
+                for a in s.execute(sa.select(api_models.Aggregate)).scalars()
+            ]
 
     def images(self) -> dict[str, dict]:
         """Image id -> properties, from the API database's images table (the cell
         databases keep only each instance's ``image_ref``)."""
         with self.api_db.session() as s:
-            return {row.id: dict(row.properties or {}) for row in s.execute(
-                sa.select(api_models.Image.id, api_models.Image.properties))}
+            return {
+                row.id: dict(row.properties or {})
+                for row in s.execute(
+                    sa.select(api_models.Image.id, api_models.Image.properties)
+                )
+            }
 
     def image_properties(self, image_ref) -> dict | None:
         """The properties of one image, None when the API database does not know it."""
         if not image_ref:
             return None
         with self.api_db.session() as s:
-            row = s.execute(sa.select(api_models.Image.properties).where(
-                api_models.Image.id == image_ref)).first()
+            row = s.execute(
+                sa.select(api_models.Image.properties).where(
+                    api_models.Image.id == image_ref
+                )
+            ).first()
         return None if row is None else dict(row[0] or {})
 
     def instances_by_host(self) -> dict[str, list[dict]]:
@@ -113,32 +156,61 @@ class DBHostInfoSource:
         out: dict[str, list[dict]] = {}
         for _cell, session in self._cell_sessions():
             with session as s:
-                rows = s.execute(sa.select(cell_models.Instance).where(
-                    cell_models.Instance.deleted.is_(False),
-                    cell_models.Instance.host.is_not(None))).scalars()
+                rows = s.execute(
+                    sa.select(cell_models.Instance).where(
+                        cell_models.Instance.deleted.is_(False),
+                        cell_models.Instance.host.is_not(None),
+                    )
+                ).scalars()
                 for inst in rows:
                     flavor = inst.flavor or {}
                     # One properties dict per image, shared by its instances.
-                    out.setdefault(inst.host, []).append({
-                        "uuid": inst.uuid, "flavor_id": flavor.get("flavorid"),
-                        "group_uuid": groups.get(inst.uuid), "image_ref": inst.image_ref,
-                        "image_properties": images.get(inst.image_ref, empty)})
+                    out.setdefault(inst.host, []).append(
+                        {
+                            'uuid': inst.uuid,
+                            'flavor_id': flavor.get('flavorid'),
+                            'group_uuid': groups.get(inst.uuid),
+                            'image_ref': inst.image_ref,
+                            'image_properties': images.get(
+                                inst.image_ref, empty
+                            ),
+                        }
+                    )
         return out
 
     def server_groups(self) -> list[dict]:
         with self.api_db.session() as s:
-            return [{"uuid": g.uuid, "name": g.name, "policy": g.policy,
-                     "rules": g.rules or {}, "members": [m.instance_uuid for m in g.members]}
-                    for g in s.execute(sa.select(api_models.InstanceGroup)).scalars()]
+            return [
+                {
+                    'uuid': g.uuid,
+                    'name': g.name,
+                    'policy': g.policy,
+                    'rules': g.rules or {},
+                    'members': [m.instance_uuid for m in g.members],
+                }
+                for g in s.execute(
+                    sa.select(api_models.InstanceGroup)
+                ).scalars()
+            ]
 
 
 def db_recorder(api_db):
     """A ``record(ctxt, outcome, spec, detail)`` that writes SchedulingRecord rows."""
+
     def record(ctxt, outcome, spec, detail):
-        request_id = spec.request_id or getattr(ctxt, "request_id", None) or "unknown"
+        request_id = (
+            spec.request_id or getattr(ctxt, 'request_id', None) or 'unknown'
+        )
         with api_db.session() as s:
             uuids = spec.instance_uuids or [None]
             for u in uuids:
-                s.add(api_models.SchedulingRecord(request_id=request_id, instance_uuid=u,
-                                                  outcome=outcome, detail=detail))
+                s.add(
+                    api_models.SchedulingRecord(
+                        request_id=request_id,
+                        instance_uuid=u,
+                        outcome=outcome,
+                        detail=detail,
+                    )
+                )
+
     return record

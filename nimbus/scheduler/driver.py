@@ -25,7 +25,7 @@ LOG = logging.getLogger(__name__)
 
 def root_of(provider_summaries: dict, rp: str) -> str:
     summary = provider_summaries.get(rp) or {}
-    return summary.get("root_provider_uuid") or rp
+    return summary.get('root_provider_uuid') or rp
 
 
 def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
@@ -34,10 +34,10 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
     per GPU, and the second instance of a request needs the other one).
     ``is_host(root_uuid)`` tells a compute node's tree from a sharing provider when an
     allocation request spans both."""
-    summaries = body.get("provider_summaries", {})
+    summaries = body.get('provider_summaries', {})
     order, areqs = [], {}
-    for areq in body.get("allocation_requests", []):
-        rps = list(areq.get("allocations", {}))
+    for areq in body.get('allocation_requests', []):
+        rps = list(areq.get('allocations', {}))
         if not rps:
             continue
         roots = [root_of(summaries, rp) for rp in rps]
@@ -54,8 +54,15 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
 
 
 class Scheduler:
-    def __init__(self, conf, placement, host_manager, filter_scheduler=None, record=None,
-                 notifier=None):
+    def __init__(
+        self,
+        conf,
+        placement,
+        host_manager,
+        filter_scheduler=None,
+        record=None,
+        notifier=None,
+    ):
         """``notifier``: a :class:`~nimbus.scheduler.notifications.DecisionNotifier`
         (None: no decision stream)."""
         self.conf = conf
@@ -74,7 +81,7 @@ class Scheduler:
     def _resolve_group(self, spec: RequestSpec) -> None:
         group = spec.instance_group
         if group is None:
-            uuid = spec.get_hint("group")
+            uuid = spec.get_hint('group')
             data = self.host_manager.server_group(uuid) if uuid else None
             if data is None:
                 return
@@ -87,13 +94,16 @@ class Scheduler:
                         group.hosts.append(hs.host)
 
     def _candidates(self, ctxt, spec, exp=None):
-        params = request_filters.build_query(spec, self.conf, self.host_manager.aggregates())
+        params = request_filters.build_query(
+            spec, self.conf, self.host_manager.aggregates()
+        )
         if exp is not None:
             exp.placement_query = params
         body = self.placement.get_allocation_candidates(ctxt, params)
         order, areqs = candidates_by_root(
-            body, lambda rp: self.host_manager.host_state(rp) is not None)
-        summaries = body.get("provider_summaries", {})
+            body, lambda rp: self.host_manager.host_state(rp) is not None
+        )
+        summaries = body.get('provider_summaries', {})
         hosts = self.host_manager.host_states_for_candidates(summaries, order)
         return hosts, areqs, summaries
 
@@ -101,15 +111,17 @@ class Scheduler:
         """True: claimed; False: placement refused (no room left: try another host).
         A consumer generation conflict (the instance's consumer already holds other
         allocations) raises InstanceClaimFailed: no host can fix that."""
-        claim = getattr(self.placement, "claim", None)
-        if claim is None:   # a client with the bool-only contract
-            return self.placement.claim_resources(ctxt, uuid, areq, spec.project_id,
-                                                  spec.user_id)
+        claim = getattr(self.placement, 'claim', None)
+        if claim is None:  # a client with the bool-only contract
+            return self.placement.claim_resources(
+                ctxt, uuid, areq, spec.project_id, spec.user_id
+            )
         outcome = claim(ctxt, uuid, areq, spec.project_id, spec.user_id)
-        status = getattr(outcome, "status", None)
+        status = getattr(outcome, 'status', None)
         if status == placement_client.CONSUMER_CONFLICT:
             raise exception.InstanceClaimFailed(
-                f"placement refused the claim on {host.host}: {outcome.detail}")
+                f'placement refused the claim on {host.host}: {outcome.detail}'
+            )
         return bool(outcome)
 
     def _record(self, ctxt, outcome, spec, detail):
@@ -118,11 +130,16 @@ class Scheduler:
         try:
             self.record(ctxt, outcome, spec, detail)
         except Exception:  # recording must never fail a decision
-            LOG.exception("could not record the scheduling explanation")
+            LOG.exception('could not record the scheduling explanation')
 
     # ------------------------------------------------------------------ API
-    def select_destinations(self, ctxt, spec: RequestSpec, instance_uuids=None,
-                            return_alternates=True) -> list[list[dict]]:
+    def select_destinations(
+        self,
+        ctxt,
+        spec: RequestSpec,
+        instance_uuids=None,
+        return_alternates=True,
+    ) -> list[list[dict]]:
         if instance_uuids:
             spec.instance_uuids = list(instance_uuids)
             spec.num_instances = max(spec.num_instances, len(instance_uuids))
@@ -144,74 +161,110 @@ class Scheduler:
                 self._resolve_group(spec)
                 hosts, areqs, summaries = self._candidates(ctxt, spec, exp)
                 mark = time.perf_counter()
-                timings["placement"] = mark - start
-                result = self.engine.schedule(spec, hosts, areqs, claim=claim,
-                                              unclaim=unclaim,
-                                              return_alternates=return_alternates,
-                                              explanation=exp,
-                                              provider_summaries=summaries)
+                timings['placement'] = mark - start
+                result = self.engine.schedule(
+                    spec,
+                    hosts,
+                    areqs,
+                    claim=claim,
+                    unclaim=unclaim,
+                    return_alternates=return_alternates,
+                    explanation=exp,
+                    provider_summaries=summaries,
+                )
             except exception.NoValidHost as exc:
-                LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
+                LOG.info('No valid host for %s: %s', spec.instance_uuids, exc)
                 # The admin's record has every rejected host (up to a cap), the
                 # fault only a sample.
-                detail = exp.to_dict(full=True) if exp.steps or exp.pre_steps \
-                    else (exc.explanation or {"message": exc.reason})
-                self._record(ctxt, "failed", spec, detail)
+                detail = (
+                    exp.to_dict(full=True)
+                    if exp.steps or exp.pre_steps
+                    else (exc.explanation or {'message': exc.reason})
+                )
+                self._record(ctxt, 'failed', spec, detail)
                 self._notify(ctxt, spec, exp, None, timings, start, exc)
                 raise
-            timings["filter_weigh_claim"] = time.perf_counter() - mark
+            timings['filter_weigh_claim'] = time.perf_counter() - mark
         uuids = spec.instance_uuids or [None] * len(result)
         instances, placed = [], []
         for idx, uuid in enumerate(uuids):
             selections = result[idx] if idx < len(result) else []
             if selections:
                 placed.append(uuid)
-                LOG.info("Selected %s for %s (%d candidate hosts from placement, "
-                         "%d alternate(s))", selections[0]["service_host"], uuid,
-                         len(hosts), len(selections) - 1)
-                instances.append({"instance_uuid": uuid,
-                                  "host": selections[0]["service_host"],
-                                  "alternates": [s["service_host"] for s in selections[1:]]})
+                LOG.info(
+                    'Selected %s for %s (%d candidate hosts from placement, '
+                    '%d alternate(s))',
+                    selections[0]['service_host'],
+                    uuid,
+                    len(hosts),
+                    len(selections) - 1,
+                )
+                instances.append(
+                    {
+                        'instance_uuid': uuid,
+                        'host': selections[0]['service_host'],
+                        'alternates': [
+                            s['service_host'] for s in selections[1:]
+                        ],
+                    }
+                )
                 continue
-            reason = exp.instance_failure(uuid) or "did not fit"
-            instances.append({"instance_uuid": uuid, "host": None, "reason": reason})
+            reason = exp.instance_failure(uuid) or 'did not fit'
+            instances.append(
+                {'instance_uuid': uuid, 'host': None, 'reason': reason}
+            )
             if uuid is not None:
                 # Its own record, so that GET /os-scheduler/records?instance_uuid=
                 # (and the super conductor writing the fault) find the reason.
                 one = copy.copy(spec)
                 one.instance_uuids = [uuid]
-                self._record(ctxt, "failed", one, dict(exp.to_dict(), message=reason))
+                self._record(
+                    ctxt, 'failed', one, dict(exp.to_dict(), message=reason)
+                )
         done = copy.copy(spec)
         done.instance_uuids = [u for u in placed if u is not None]
-        self._record(ctxt, "scheduled", done, {"instances": instances})
+        self._record(ctxt, 'scheduled', done, {'instances': instances})
         self._notify(ctxt, spec, exp, result, timings, start)
         return result
 
     def _notify(self, ctxt, spec, exp, result, timings, start, error=None):
         if self.notifier is None:
             return
-        timings["total"] = time.perf_counter() - start
+        timings['total'] = time.perf_counter() - start
         self.notifier.emit(ctxt, spec, exp, result, timings, error)
 
     def capacity(self, ctxt, spec: RequestSpec, per_host: bool = True) -> dict:
         """How many more of ``spec``'s flavor fit, and where (see capacity.py);
         claims nothing."""
         from nimbus.scheduler import capacity as capacity_mod
+
         counter = capacity_mod.Capacity(self.conf, self.engine)
         with self._lock, self.host_manager.decision():
             self._resolve_group(spec)
             try:
-                params = [(k, v) for k, v in request_filters.build_query(
-                    spec, self.conf, self.host_manager.aggregates()) if k != "limit"]
+                params = [
+                    (k, v)
+                    for k, v in request_filters.build_query(
+                        spec, self.conf, self.host_manager.aggregates()
+                    )
+                    if k != 'limit'
+                ]
             except exception.NoValidHost as exc:
-                return dict(capacity_mod.summarise([], per_host=per_host),
-                            message=exc.reason)
+                return dict(
+                    capacity_mod.summarise([], per_host=per_host),
+                    message=exc.reason,
+                )
             body = self.placement.get_allocation_candidates(ctxt, params)
             order, areqs = candidates_by_root(
-                body, lambda rp: self.host_manager.host_state(rp) is not None)
-            summaries = body.get("provider_summaries", {})
-            hosts = self.host_manager.host_states_for_candidates(summaries, order)
-            return counter.count(spec, hosts, areqs, summaries, per_host=per_host)
+                body, lambda rp: self.host_manager.host_state(rp) is not None
+            )
+            summaries = body.get('provider_summaries', {})
+            hosts = self.host_manager.host_states_for_candidates(
+                summaries, order
+            )
+            return counter.count(
+                spec, hosts, areqs, summaries, per_host=per_host
+            )
 
     def dry_run(self, ctxt, spec: RequestSpec) -> dict:
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
@@ -220,12 +273,19 @@ class Scheduler:
             try:
                 hosts, areqs, summaries = self._candidates(ctxt, spec, exp)
             except exception.NoValidHost as exc:
-                return {"placement_candidates": 0, "filters": [], "ranked": [],
-                        "rejected": [], "message": exc.reason,
-                        "placement_query": exp.query_string()}
-            result = self.engine.dry_run(spec, hosts, areqs, provider_summaries=summaries)
-        result["placement_query"] = exp.query_string()
+                return {
+                    'placement_candidates': 0,
+                    'filters': [],
+                    'ranked': [],
+                    'rejected': [],
+                    'message': exc.reason,
+                    'placement_query': exp.query_string(),
+                }
+            result = self.engine.dry_run(
+                spec, hosts, areqs, provider_summaries=summaries
+            )
+        result['placement_query'] = exp.query_string()
         if not hosts:
             exp.placement_candidates = 0
-            result["message"] = exp.message()
+            result['message'] = exp.message()
         return result

@@ -14,7 +14,7 @@ FULL_LIMIT = 1000
 
 
 class FilterStep:
-    __slots__ = ("filter", "before", "after")
+    __slots__ = ('filter', 'before', 'after')
 
     def __init__(self, filt, before, after):
         self.filter = filt
@@ -37,12 +37,16 @@ class Explanation:
         self.spec = spec
         self.sample_size = sample_size
         self.placement_candidates = 0
-        self.placement_query: list | None = None   # GET /allocation_candidates params
-        self.pre_steps: list[dict] = []      # ignore/force hosts, missing candidates
+        self.placement_query: list | None = (
+            None  # GET /allocation_candidates params
+        )
+        self.pre_steps: list[
+            dict
+        ] = []  # ignore/force hosts, missing candidates
         self.steps: list[FilterStep] = []
-        self.later: list[dict] = []          # events after the first instance
+        self.later: list[dict] = []  # events after the first instance
         self.failed_instances: list[dict] = []  # instances failed on their own
-        self.choices: list[list] = []        # per instance: [weight, *alternates']
+        self.choices: list[list] = []  # per instance: [weight, *alternates']
         self.placed = 0
         self.requested = 0
         self.min_count = 0
@@ -51,16 +55,22 @@ class Explanation:
     def record_pre(self, name, before, after, reason):
         if len(before) != len(after):
             kept = {id(h) for h in after}
-            self.pre_steps.append({
-                "name": name, "in": len(before), "out": len(after), "reason": reason,
-                "hosts": [h.host for h in before if id(h) not in kept]})
+            self.pre_steps.append(
+                {
+                    'name': name,
+                    'in': len(before),
+                    'out': len(after),
+                    'reason': reason,
+                    'hosts': [h.host for h in before if id(h) not in kept],
+                }
+            )
 
     def record_filter(self, filt, before, after):
         self.steps.append(FilterStep(filt, before, after))
 
     def record_later(self, host, what, reason):
         if len(self.later) < 100:
-            self.later.append({"host": host, "what": what, "reason": reason})
+            self.later.append({'host': host, 'what': what, 'reason': reason})
 
     def record_choice(self, weights):
         """The weights of an instance's selected host and its alternates."""
@@ -69,80 +79,115 @@ class Explanation:
     def record_instance_failure(self, instance_uuid, host, reason):
         """One instance failed on its own (e.g. a consumer generation conflict in
         placement); the other instances of the request go on."""
-        self.failed_instances.append({"instance_uuid": instance_uuid, "host": host,
-                                      "reason": reason})
+        self.failed_instances.append(
+            {'instance_uuid': instance_uuid, 'host': host, 'reason': reason}
+        )
 
     def instance_failure(self, instance_uuid) -> str | None:
         for f in self.failed_instances:
-            if f["instance_uuid"] == instance_uuid:
-                return f["reason"]
+            if f['instance_uuid'] == instance_uuid:
+                return f['reason']
         return None
 
     # -------------------------------------------------------------- output
     def query_string(self) -> str | None:
         if self.placement_query is None:
             return None
-        return urlencode(self.placement_query, safe=":,!")
+        return urlencode(self.placement_query, safe=':,!')
 
     def filter_counts(self) -> list[dict]:
-        return [{"name": s.name, "in": len(s.before), "out": len(s.after)} for s in self.steps]
+        return [
+            {'name': s.name, 'in': len(s.before), 'out': len(s.after)}
+            for s in self.steps
+        ]
 
     def rejected(self, limit: int | None = None) -> list[dict]:
         out = []
         for pre in self.pre_steps:
-            for host in pre["hosts"]:
-                out.append({"host": host, "filter": pre["name"], "reason": pre["reason"]})
+            for host in pre['hosts']:
+                out.append(
+                    {
+                        'host': host,
+                        'filter': pre['name'],
+                        'reason': pre['reason'],
+                    }
+                )
                 if limit is not None and len(out) >= limit:
                     return out
         for step in self.steps:
             for h in step.rejected():
                 try:
                     reason = step.filter.reject_reason(h, self.spec)
-                except Exception as exc:  # a plugin's reason must not break the answer
-                    reason = f"(no reason: {exc})"
-                out.append({"host": h.host, "nodename": h.nodename, "filter": step.name,
-                            "reason": reason})
+                except (
+                    Exception
+                ) as exc:  # a plugin's reason must not break the answer
+                    reason = f'(no reason: {exc})'
+                out.append(
+                    {
+                        'host': h.host,
+                        'nodename': h.nodename,
+                        'filter': step.name,
+                        'reason': reason,
+                    }
+                )
                 if limit is not None and len(out) >= limit:
                     return out
         return out
 
     def to_dict(self, full: bool = False) -> dict:
         return {
-            "placement_candidates": self.placement_candidates,
-            "pre_filters": [{k: v for k, v in p.items() if k != "hosts"}
-                            for p in self.pre_steps],
-            "filters": self.filter_counts(),
-            "placement_query": self.query_string(),
-            "rejected": self.rejected(FULL_LIMIT if full else self.sample_size),
-            "later": list(self.later),
-            "failed_instances": list(self.failed_instances),
-            "placed": self.placed, "requested": self.requested, "min_count": self.min_count,
-            "message": self.message(),
+            'placement_candidates': self.placement_candidates,
+            'pre_filters': [
+                {k: v for k, v in p.items() if k != 'hosts'}
+                for p in self.pre_steps
+            ],
+            'filters': self.filter_counts(),
+            'placement_query': self.query_string(),
+            'rejected': self.rejected(
+                FULL_LIMIT if full else self.sample_size
+            ),
+            'later': list(self.later),
+            'failed_instances': list(self.failed_instances),
+            'placed': self.placed,
+            'requested': self.requested,
+            'min_count': self.min_count,
+            'message': self.message(),
         }
 
     def message(self) -> str:
         parts = []
         if self.requested > 1:
-            parts.append(f"placed {self.placed} of {self.requested} instances "
-                         f"(min_count {self.min_count})")
+            parts.append(
+                f'placed {self.placed} of {self.requested} instances '
+                f'(min_count {self.min_count})'
+            )
         if self.placement_candidates == 0 and self.placement_query is not None:
-            parts.append("placement returned 0 hosts for GET /allocation_candidates?"
-                         + self.query_string())
+            parts.append(
+                'placement returned 0 hosts for GET /allocation_candidates?'
+                + self.query_string()
+            )
         else:
-            parts.append(f"placement returned {self.placement_candidates} hosts")
+            parts.append(
+                f'placement returned {self.placement_candidates} hosts'
+            )
         for pre in self.pre_steps:
-            parts.append(f"{pre['name']}: {pre['in']} in, {pre['out']} out")
+            parts.append(f'{pre["name"]}: {pre["in"]} in, {pre["out"]} out')
         for s in self.steps:
-            parts.append(f"{s.name}: {len(s.before)} in, {len(s.after)} out")
-        text = "No valid host: " + "; ".join(parts)
+            parts.append(f'{s.name}: {len(s.before)} in, {len(s.after)} out')
+        text = 'No valid host: ' + '; '.join(parts)
         sample = self.rejected(min(self.sample_size, 5))
         if sample:
-            text += ". Rejected: " + "; ".join(
-                f"{r['host']}: {r['filter']}: {r['reason']}" for r in sample)
+            text += '. Rejected: ' + '; '.join(
+                f'{r["host"]}: {r["filter"]}: {r["reason"]}' for r in sample
+            )
         if self.failed_instances:
-            text += ". Failed instances: " + "; ".join(
-                f"{f['instance_uuid']}: {f['reason']}" for f in self.failed_instances[:5])
+            text += '. Failed instances: ' + '; '.join(
+                f'{f["instance_uuid"]}: {f["reason"]}'
+                for f in self.failed_instances[:5]
+            )
         if self.later:
-            text += ". Later: " + "; ".join(
-                f"{e['host']}: {e['what']}: {e['reason']}" for e in self.later[:5])
+            text += '. Later: ' + '; '.join(
+                f'{e["host"]}: {e["what"]}: {e["reason"]}'
+                for e in self.later[:5]
+            )
         return text

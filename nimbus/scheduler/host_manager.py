@@ -62,14 +62,21 @@ class HostInfoSource(Protocol):
 class InMemoryHostInfoSource:
     """A HostInfoSource over plain lists, for tests and benchmarks."""
 
-    def __init__(self, compute_nodes=(), services=(), aggregates=(), instances=None,
-                 server_groups=(), images=None):
+    def __init__(
+        self,
+        compute_nodes=(),
+        services=(),
+        aggregates=(),
+        instances=None,
+        server_groups=(),
+        images=None,
+    ):
         self._nodes = list(compute_nodes)
         self._services = list(services)
         self._aggregates = list(aggregates)
         self._instances = dict(instances or {})
         self._groups = list(server_groups)
-        self._images = dict(images or {})     # image id -> properties
+        self._images = dict(images or {})  # image id -> properties
 
     def image_properties(self, image_ref):
         props = self._images.get(image_ref)
@@ -98,11 +105,13 @@ class HostManager:
         self.conf = conf
         self.source = source
         self.lock = threading.RLock()
-        self._depth = 0                      # nesting of the lock's holder
-        self._pending: collections.deque = collections.deque()  # deferred events
+        self._depth = 0  # nesting of the lock's holder
+        self._pending: collections.deque = (
+            collections.deque()
+        )  # deferred events
         self._by_uuid: dict[str, HostState] = {}
         self._by_host: dict[str, list[HostState]] = {}
-        self._aggregates: dict = {}          # aggregate id -> dict
+        self._aggregates: dict = {}  # aggregate id -> dict
         self._host_aggs: dict[str, list] = {}  # host -> [aggregate ids]
         self._groups: dict[str, dict] = {}
         self.loaded = False
@@ -132,7 +141,7 @@ class HostManager:
     def _drain(self) -> None:
         while self._pending:
             if not self.lock.acquire(blocking=False):
-                return      # the holder drains when it lets go
+                return  # the holder drains when it lets go
             try:
                 if self._depth:
                     return  # this thread is inside a decision: not now
@@ -141,7 +150,7 @@ class HostManager:
                     try:
                         fn(*args)
                     except Exception:  # one bad event must not stop the others
-                        LOG.exception("scheduler event %s failed", fn.__name__)
+                        LOG.exception('scheduler event %s failed', fn.__name__)
             finally:
                 self.lock.release()
 
@@ -157,45 +166,55 @@ class HostManager:
     def refresh(self) -> None:
         """Reload everything from the source (startup, or a periodic safety net)."""
         nodes = self.source.compute_nodes()
-        services = {s["host"]: s for s in self.source.services()
-                    if s.get("binary", "nimbus-compute") in ("nimbus-compute", "compute")}
+        services = {
+            s['host']: s
+            for s in self.source.services()
+            if s.get('binary', 'nimbus-compute')
+            in ('nimbus-compute', 'compute')
+        }
         aggs = self.source.aggregates()
         instances = self.source.instances_by_host()
         groups = self.source.server_groups()
         with self.locked():
             by_uuid, by_host = {}, {}
             for cn in nodes:
-                old = self._by_uuid.get(cn["uuid"])
-                hs = old or HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
-                                      cn.get("cell_uuid"))
+                old = self._by_uuid.get(cn['uuid'])
+                hs = old or HostState(
+                    cn['host'],
+                    cn.get('hypervisor_hostname'),
+                    cn['uuid'],
+                    cn.get('cell_uuid'),
+                )
                 hs.update_from_compute_node(cn)
-                svc = services.get(cn["host"])
+                svc = services.get(cn['host'])
                 if svc is not None:
                     hs.update_from_service(svc)
-                hs.set_instances(instances.get(cn["host"], []))
-                by_uuid[cn["uuid"]] = hs
-                by_host.setdefault(cn["host"], []).append(hs)
+                hs.set_instances(instances.get(cn['host'], []))
+                by_uuid[cn['uuid']] = hs
+                by_host.setdefault(cn['host'], []).append(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
             self._set_aggregates(aggs)
-            self._groups = {g["uuid"]: g for g in groups}
+            self._groups = {g['uuid']: g for g in groups}
             self.loaded = True
 
     def _set_aggregates(self, aggs) -> None:
         self._aggregates = {self._agg_id(a): a for a in aggs}
         self._host_aggs = {}
         for agg_id, a in self._aggregates.items():
-            for h in a.get("hosts", []):
+            for h in a.get('hosts', []):
                 self._host_aggs.setdefault(h, []).append(agg_id)
         for host, states in self._by_host.items():
             self._apply_host_aggs(host, states)
 
     @staticmethod
     def _agg_id(agg):
-        return agg.get("uuid") or agg.get("id")
+        return agg.get('uuid') or agg.get('id')
 
     def _apply_host_aggs(self, host, states=None) -> None:
         aggs = [self._aggregates[i] for i in self._host_aggs.get(host, [])]
-        for hs in states if states is not None else self._by_host.get(host, []):
+        for hs in (
+            states if states is not None else self._by_host.get(host, [])
+        ):
             hs.set_aggregates(aggs, self.default_az)
 
     def ensure_loaded(self) -> None:
@@ -221,8 +240,9 @@ class HostManager:
         self.ensure_loaded()
         return self._groups.get(uuid)
 
-    def host_states_for_candidates(self, provider_summaries: dict,
-                                   root_uuids: list[str]) -> list[HostState]:
+    def host_states_for_candidates(
+        self, provider_summaries: dict, root_uuids: list[str]
+    ) -> list[HostState]:
         """HostStates for placement's candidates, in candidate order, refreshed from the
         provider summaries (capacity, usage, traits). A provider unknown to the cache
         (a compute that registered since the last load) triggers one reload; providers
@@ -255,13 +275,17 @@ class HostManager:
         self._submit(self._update_compute_node, cn)
 
     def _update_compute_node(self, cn: dict) -> None:
-        hs = self._by_uuid.get(cn["uuid"])
+        hs = self._by_uuid.get(cn['uuid'])
         if hs is None:
-            hs = HostState(cn["host"], cn.get("hypervisor_hostname"), cn["uuid"],
-                           cn.get("cell_uuid"))
-            self._by_uuid[cn["uuid"]] = hs
-            self._by_host.setdefault(cn["host"], []).append(hs)
-            self._apply_host_aggs(cn["host"], [hs])
+            hs = HostState(
+                cn['host'],
+                cn.get('hypervisor_hostname'),
+                cn['uuid'],
+                cn.get('cell_uuid'),
+            )
+            self._by_uuid[cn['uuid']] = hs
+            self._by_host.setdefault(cn['host'], []).append(hs)
+            self._apply_host_aggs(cn['host'], [hs])
         hs.update_from_compute_node(cn)
 
     def remove_compute_node(self, uuid: str) -> None:
@@ -287,7 +311,7 @@ class HostManager:
         self._submit(self._update_service, svc)
 
     def _update_service(self, svc: dict) -> None:
-        for hs in self._by_host.get(svc["host"], []):
+        for hs in self._by_host.get(svc['host'], []):
             hs.update_from_service(svc)
 
     def update_aggregates(self, aggregates: list[dict]) -> None:
@@ -300,15 +324,15 @@ class HostManager:
             agg_id = self._agg_id(agg)
             old = self._aggregates.get(agg_id)
             if old is not None:
-                touched.update(old.get("hosts", []))
-                for h in old.get("hosts", []):
+                touched.update(old.get('hosts', []))
+                for h in old.get('hosts', []):
                     ids = self._host_aggs.get(h, [])
                     if agg_id in ids:
                         ids.remove(agg_id)
             self._aggregates[agg_id] = agg
-            for h in agg.get("hosts", []):
+            for h in agg.get('hosts', []):
                 self._host_aggs.setdefault(h, []).append(agg_id)
-            touched.update(agg.get("hosts", []))
+            touched.update(agg.get('hosts', []))
         for h in touched:
             self._apply_host_aggs(h)
 
@@ -320,7 +344,7 @@ class HostManager:
         old = self._aggregates.pop(agg_id, None)
         if old is None:
             return
-        for h in old.get("hosts", []):
+        for h in old.get('hosts', []):
             ids = self._host_aggs.get(h, [])
             if agg_id in ids:
                 ids.remove(agg_id)
@@ -331,14 +355,22 @@ class HostManager:
         "flavor_id", "group_uuid", "image_ref", "image_properties"}``; without
         ``image_properties`` they are looked up by ``image_ref`` (before queueing, so
         no lookup runs while a decision waits)."""
-        lookup = getattr(self.source, "image_properties", None)
+        lookup = getattr(self.source, 'image_properties', None)
         resolved = []
         for inst in instances:
-            if inst.get("image_properties") is None and inst.get("image_ref") and lookup:
+            if (
+                inst.get('image_properties') is None
+                and inst.get('image_ref')
+                and lookup
+            ):
                 try:
-                    props = lookup(inst["image_ref"])
+                    props = lookup(inst['image_ref'])
                 except Exception:  # a hint; the next reload has it
-                    LOG.warning("could not read image %s", inst["image_ref"], exc_info=True)
+                    LOG.warning(
+                        'could not read image %s',
+                        inst['image_ref'],
+                        exc_info=True,
+                    )
                     props = None
                 inst = dict(inst, image_properties=props or {})
             resolved.append(inst)
@@ -353,23 +385,31 @@ class HostManager:
         """An instance was deleted (or left the host)."""
         self._submit(self._delete_instance_info, host, instance_uuid)
 
-    def _delete_instance_info(self, host: str | None, instance_uuid: str) -> None:
+    def _delete_instance_info(
+        self, host: str | None, instance_uuid: str
+    ) -> None:
         states = self._by_host.get(host, []) if host else []
         if not any(instance_uuid in hs.instances for hs in states):
             # No host given, or the instance moved since: look everywhere.
-            states = [hs for hs in self._by_uuid.values() if instance_uuid in hs.instances]
+            states = [
+                hs
+                for hs in self._by_uuid.values()
+                if instance_uuid in hs.instances
+            ]
         for hs in states:
             hs.remove_instance(instance_uuid)
         for group in self._groups.values():
-            members = group.get("members") or []
+            members = group.get('members') or []
             if instance_uuid in members:
-                group["members"] = [m for m in members if m != instance_uuid]
+                group['members'] = [m for m in members if m != instance_uuid]
 
     def sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
         """The full list of instance uuids on a host: drop the ones it no longer has."""
         self._submit(self._sync_instance_info, host, instance_uuids)
 
-    def _sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
+    def _sync_instance_info(
+        self, host: str, instance_uuids: list[str]
+    ) -> None:
         keep = set(instance_uuids)
         states = self._by_host.get(host, [])
         for hs in states:
@@ -381,13 +421,13 @@ class HostManager:
             known = {u for hs in states for u in hs.instances}
             for u in instance_uuids:
                 if u not in known:
-                    states[0].add_instance({"uuid": u})
+                    states[0].add_instance({'uuid': u})
 
     def update_server_group(self, group: dict) -> None:
         self._submit(self._update_server_group, group)
 
     def _update_server_group(self, group: dict) -> None:
-        self._groups[group["uuid"]] = group
+        self._groups[group['uuid']] = group
 
     def delete_server_group(self, group_uuid: str) -> None:
         """A server group was deleted: a ``group`` hint naming it finds nothing."""

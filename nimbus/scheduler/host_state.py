@@ -42,7 +42,7 @@ def _version_int(value) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        parts = [int(p) for p in str(value).split(".") if p.isdigit()][:3]
+        parts = [int(p) for p in str(value).split('.') if p.isdigit()][:3]
         parts += [0] * (3 - len(parts))
         return parts[0] * 1000000 + parts[1] * 1000 + parts[2]
 
@@ -52,31 +52,84 @@ class HostState:
     calls :meth:`consume_from_request` after a claim."""
 
     __slots__ = (
-        "host", "nodename", "uuid", "cell_uuid",
-        "vcpus_total", "vcpus_used", "memory_mb", "memory_mb_used", "local_gb",
-        "local_gb_used", "cpu_allocation_ratio", "ram_allocation_ratio",
-        "disk_allocation_ratio", "vcpu_capacity", "ram_capacity_mb", "disk_capacity_gb",
-        "free_vcpus", "free_ram_mb", "free_disk_mb", "total_usable_ram_mb",
-        "total_usable_disk_gb", "disk_mb_used",
-        "traits", "aggregates", "aggregate_metadata", "availability_zone",
-        "instances", "num_instances", "num_io_ops", "metrics", "numa_cells",
-        "pci_pools", "failed_builds", "service_up", "service_disabled",
-        "disabled_reason", "hypervisor_type", "hypervisor_version", "hypervisor_hostname",
-        "cpu_info", "host_ip", "supported_instances", "stats", "updated",
-        "limits", "extra", "resources", "_agg_min_cache", "static_memo",
+        'host',
+        'nodename',
+        'uuid',
+        'cell_uuid',
+        'vcpus_total',
+        'vcpus_used',
+        'memory_mb',
+        'memory_mb_used',
+        'local_gb',
+        'local_gb_used',
+        'cpu_allocation_ratio',
+        'ram_allocation_ratio',
+        'disk_allocation_ratio',
+        'vcpu_capacity',
+        'ram_capacity_mb',
+        'disk_capacity_gb',
+        'free_vcpus',
+        'free_ram_mb',
+        'free_disk_mb',
+        'total_usable_ram_mb',
+        'total_usable_disk_gb',
+        'disk_mb_used',
+        'traits',
+        'aggregates',
+        'aggregate_metadata',
+        'availability_zone',
+        'instances',
+        'num_instances',
+        'num_io_ops',
+        'metrics',
+        'numa_cells',
+        'pci_pools',
+        'failed_builds',
+        'service_up',
+        'service_disabled',
+        'disabled_reason',
+        'hypervisor_type',
+        'hypervisor_version',
+        'hypervisor_hostname',
+        'cpu_info',
+        'host_ip',
+        'supported_instances',
+        'stats',
+        'updated',
+        'limits',
+        'extra',
+        'resources',
+        '_agg_min_cache',
+        'static_memo',
     )
 
     # What the compute reports about the host itself: these change only
     # through update_from_compute_node, which forgets ``static_memo`` (a
     # filter's verdicts that read nothing else, keyed by the request part
     # they judged; see filters.capabilities).
-    STATIC_FACTS = frozenset((
-        "host", "nodename", "uuid", "cell_uuid", "hypervisor_type",
-        "hypervisor_version", "hypervisor_hostname", "cpu_info", "host_ip",
-        "supported_instances", "stats"))
+    STATIC_FACTS = frozenset(
+        (
+            'host',
+            'nodename',
+            'uuid',
+            'cell_uuid',
+            'hypervisor_type',
+            'hypervisor_version',
+            'hypervisor_hostname',
+            'cpu_info',
+            'host_ip',
+            'supported_instances',
+            'stats',
+        )
+    )
 
-    def __init__(self, host: str, nodename: str | None = None, uuid: str | None = None,
-                 cell_uuid: str | None = None):
+    def __init__(
+        self,
+        host: str,
+        nodename: str | None = None,
+        uuid: str | None = None,
+        cell_uuid: str | None = None,
+    ):
         self.host = host
         self.nodename = nodename or host
         self.uuid = uuid
@@ -123,17 +176,28 @@ class HostState:
         self._recompute()
 
     def __repr__(self):
-        return (f"HostState({self.host!r}, {self.nodename!r}, free_ram_mb={self.free_ram_mb}, "
-                f"free_disk_mb={self.free_disk_mb}, free_vcpus={self.free_vcpus})")
+        return (
+            f'HostState({self.host!r}, {self.nodename!r}, free_ram_mb={self.free_ram_mb}, '
+            f'free_disk_mb={self.free_disk_mb}, free_vcpus={self.free_vcpus})'
+        )
 
     # ------------------------------------------------------------------ derived
     def _recompute(self) -> None:
-        vcap = (self.vcpu_capacity if self.vcpu_capacity is not None
-                else self.vcpus_total * self.cpu_allocation_ratio)
-        rcap = (self.ram_capacity_mb if self.ram_capacity_mb is not None
-                else self.memory_mb * self.ram_allocation_ratio)
-        dcap = (self.disk_capacity_gb if self.disk_capacity_gb is not None
-                else self.local_gb * self.disk_allocation_ratio)
+        vcap = (
+            self.vcpu_capacity
+            if self.vcpu_capacity is not None
+            else self.vcpus_total * self.cpu_allocation_ratio
+        )
+        rcap = (
+            self.ram_capacity_mb
+            if self.ram_capacity_mb is not None
+            else self.memory_mb * self.ram_allocation_ratio
+        )
+        dcap = (
+            self.disk_capacity_gb
+            if self.disk_capacity_gb is not None
+            else self.local_gb * self.disk_allocation_ratio
+        )
         self.free_vcpus = vcap - self.vcpus_used
         self.free_ram_mb = rcap - self.memory_mb_used
         self.free_disk_mb = (dcap - self.local_gb_used) * 1024
@@ -146,80 +210,107 @@ class HostState:
         """Apply a compute node record (see ``HostInfoSource.compute_nodes``)."""
         self.static_memo = {}
         g = cn.get
-        self.uuid = g("uuid", self.uuid)
-        self.nodename = g("hypervisor_hostname") or g("nodename") or self.nodename
+        self.uuid = g('uuid', self.uuid)
+        self.nodename = (
+            g('hypervisor_hostname') or g('nodename') or self.nodename
+        )
         self.hypervisor_hostname = self.nodename
-        self.cell_uuid = g("cell_uuid", self.cell_uuid)
-        self.vcpus_total = int(g("vcpus", self.vcpus_total) or 0)
-        self.vcpus_used = int(g("vcpus_used", self.vcpus_used) or 0)
-        self.memory_mb = int(g("memory_mb", self.memory_mb) or 0)
-        self.memory_mb_used = int(g("memory_mb_used", self.memory_mb_used) or 0)
-        self.local_gb = int(g("local_gb", self.local_gb) or 0)
-        self.local_gb_used = int(g("local_gb_used", self.local_gb_used) or 0)
-        for attr in ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio"):
+        self.cell_uuid = g('cell_uuid', self.cell_uuid)
+        self.vcpus_total = int(g('vcpus', self.vcpus_total) or 0)
+        self.vcpus_used = int(g('vcpus_used', self.vcpus_used) or 0)
+        self.memory_mb = int(g('memory_mb', self.memory_mb) or 0)
+        self.memory_mb_used = int(
+            g('memory_mb_used', self.memory_mb_used) or 0
+        )
+        self.local_gb = int(g('local_gb', self.local_gb) or 0)
+        self.local_gb_used = int(g('local_gb_used', self.local_gb_used) or 0)
+        for attr in (
+            'cpu_allocation_ratio',
+            'ram_allocation_ratio',
+            'disk_allocation_ratio',
+        ):
             if g(attr) is not None:
                 setattr(self, attr, float(g(attr)))
-        self.hypervisor_type = g("hypervisor_type", self.hypervisor_type)
-        self.hypervisor_version = _version_int(g("hypervisor_version", self.hypervisor_version))
-        self.cpu_info = _maybe_json(g("cpu_info"), self.cpu_info) or {}
-        self.host_ip = g("host_ip", self.host_ip)
-        self.supported_instances = [tuple(x) for x in _maybe_json(
-            g("supported_instances"), self.supported_instances) or []]
-        self.stats = _maybe_json(g("stats"), self.stats) or {}
-        self.num_io_ops = int(g("num_io_ops", self.stats.get("io_workload", self.num_io_ops)))
-        self.failed_builds = int(g("failed_builds",
-                                   self.stats.get("failed_builds", self.failed_builds)))
-        metrics = _maybe_json(g("metrics"), None)
+        self.hypervisor_type = g('hypervisor_type', self.hypervisor_type)
+        self.hypervisor_version = _version_int(
+            g('hypervisor_version', self.hypervisor_version)
+        )
+        self.cpu_info = _maybe_json(g('cpu_info'), self.cpu_info) or {}
+        self.host_ip = g('host_ip', self.host_ip)
+        self.supported_instances = [
+            tuple(x)
+            for x in _maybe_json(
+                g('supported_instances'), self.supported_instances
+            )
+            or []
+        ]
+        self.stats = _maybe_json(g('stats'), self.stats) or {}
+        self.num_io_ops = int(
+            g('num_io_ops', self.stats.get('io_workload', self.num_io_ops))
+        )
+        self.failed_builds = int(
+            g(
+                'failed_builds',
+                self.stats.get('failed_builds', self.failed_builds),
+            )
+        )
+        metrics = _maybe_json(g('metrics'), None)
         if isinstance(metrics, list):
-            metrics = {m["name"]: m["value"] for m in metrics}
+            metrics = {m['name']: m['value'] for m in metrics}
         if metrics is not None:
             self.metrics = dict(metrics)
-        numa = _maybe_json(g("numa_topology"), None)
+        numa = _maybe_json(g('numa_topology'), None)
         if numa is not None:
             self.numa_cells = numa_mod.host_cells_from_dict(numa)
-        pci = _maybe_json(g("pci_stats") if "pci_stats" in cn else g("pci_pools"), None)
+        pci = _maybe_json(
+            g('pci_stats') if 'pci_stats' in cn else g('pci_pools'), None
+        )
         if pci is not None:
-            pools = pci.get("pools", []) if isinstance(pci, dict) else pci
+            pools = pci.get('pools', []) if isinstance(pci, dict) else pci
             self.pci_pools = [dict(p) for p in pools]
-        self.updated = g("updated_at", self.updated)
+        self.updated = g('updated_at', self.updated)
         self._recompute()
 
     def update_from_service(self, svc: dict) -> None:
-        up = svc.get("up")
+        up = svc.get('up')
         if up is None:
-            up = not svc.get("forced_down", False)
-        self.service_up = bool(up) and not svc.get("forced_down", False)
-        self.service_disabled = bool(svc.get("disabled", False))
-        self.disabled_reason = svc.get("disabled_reason")
+            up = not svc.get('forced_down', False)
+        self.service_up = bool(up) and not svc.get('forced_down', False)
+        self.service_disabled = bool(svc.get('disabled', False))
+        self.disabled_reason = svc.get('disabled_reason')
 
     def update_from_provider_summary(self, summary: dict) -> None:
         """Placement's view (capacity = (total - reserved) * ratio) wins over the node's."""
-        res = summary.get("resources", {})
+        res = summary.get('resources', {})
         self.resources = res
-        if "VCPU" in res:
-            self.vcpu_capacity = res["VCPU"]["capacity"]
-            self.vcpus_used = res["VCPU"]["used"]
-        if "MEMORY_MB" in res:
-            self.ram_capacity_mb = res["MEMORY_MB"]["capacity"]
-            self.memory_mb_used = res["MEMORY_MB"]["used"]
-        if "DISK_GB" in res:
-            self.disk_capacity_gb = res["DISK_GB"]["capacity"]
-            self.local_gb_used = res["DISK_GB"]["used"]
-        if "traits" in summary:
-            self.traits = frozenset(summary["traits"])
+        if 'VCPU' in res:
+            self.vcpu_capacity = res['VCPU']['capacity']
+            self.vcpus_used = res['VCPU']['used']
+        if 'MEMORY_MB' in res:
+            self.ram_capacity_mb = res['MEMORY_MB']['capacity']
+            self.memory_mb_used = res['MEMORY_MB']['used']
+        if 'DISK_GB' in res:
+            self.disk_capacity_gb = res['DISK_GB']['capacity']
+            self.local_gb_used = res['DISK_GB']['used']
+        if 'traits' in summary:
+            self.traits = frozenset(summary['traits'])
         self._recompute()
 
-    def set_aggregates(self, aggregates: list[dict], default_az: str | None = None) -> None:
+    def set_aggregates(
+        self, aggregates: list[dict], default_az: str | None = None
+    ) -> None:
         self.aggregates = list(aggregates)
         meta: dict[str, set] = {}
         zones = []
         for agg in self.aggregates:
-            for k, v in (agg.get("metadata") or {}).items():
+            for k, v in (agg.get('metadata') or {}).items():
                 meta.setdefault(k, set()).add(v)
-                if k == "availability_zone":
+                if k == 'availability_zone':
                     zones.append(v)
         self.aggregate_metadata = meta
-        self.availability_zone = ",".join(sorted(set(zones))) if zones else default_az
+        self.availability_zone = (
+            ','.join(sorted(set(zones))) if zones else default_az
+        )
         self._agg_min_cache = {}
 
     def aggregate_min(self, key: str, default):
@@ -243,13 +334,13 @@ class HostState:
         return default if found is None else found
 
     def set_instances(self, instances: list[dict]) -> None:
-        self.instances = {i["uuid"]: i for i in instances}
+        self.instances = {i['uuid']: i for i in instances}
         self.num_instances = len(self.instances)
 
     def add_instance(self, inst: dict) -> None:
-        if inst["uuid"] not in self.instances:
+        if inst['uuid'] not in self.instances:
             self.num_instances += 1
-        self.instances[inst["uuid"]] = inst
+        self.instances[inst['uuid']] = inst
 
     def remove_instance(self, uuid: str) -> None:
         if self.instances.pop(uuid, None) is not None:
@@ -266,8 +357,14 @@ class HostState:
             return False
         return True
 
-    def consume_from_request(self, spec, instance_uuid: str | None = None,
-                             numa_fit=None, pci_take=None, resources=None) -> None:
+    def consume_from_request(
+        self,
+        spec,
+        instance_uuid: str | None = None,
+        numa_fit=None,
+        pci_take=None,
+        resources=None,
+    ) -> None:
         """One instance of ``spec`` lands here. ``resources`` is what it takes in this
         host's provider tree ({"VCPU", "MEMORY_MB", "DISK_GB"}, see consumption.py);
         None means the flavor's vCPUs, RAM and disk."""
@@ -276,34 +373,60 @@ class HostState:
             self.vcpus_used += flavor.vcpus
             self.memory_mb_used += flavor.memory_mb
             if not spec.is_bfv:
-                self.local_gb_used += (flavor.root_gb + flavor.ephemeral_gb
-                                       + (flavor.swap + 1023) // 1024)
+                self.local_gb_used += (
+                    flavor.root_gb
+                    + flavor.ephemeral_gb
+                    + (flavor.swap + 1023) // 1024
+                )
         else:
-            self.vcpus_used += resources.get("VCPU", 0)
-            self.memory_mb_used += resources.get("MEMORY_MB", 0)
-            self.local_gb_used += resources.get("DISK_GB", 0)
+            self.vcpus_used += resources.get('VCPU', 0)
+            self.memory_mb_used += resources.get('MEMORY_MB', 0)
+            self.local_gb_used += resources.get('DISK_GB', 0)
         self.num_io_ops += 1
-        uuid = instance_uuid or f"pending-{self.num_instances}"
-        group = spec.instance_group.uuid if spec.instance_group is not None else None
+        uuid = instance_uuid or f'pending-{self.num_instances}'
+        group = (
+            spec.instance_group.uuid
+            if spec.instance_group is not None
+            else None
+        )
         image = spec.image
-        self.add_instance({"uuid": uuid, "flavor_id": flavor.flavorid, "group_uuid": group,
-                           "image_ref": image.id if image is not None else None,
-                           "image_properties": image.properties if image is not None
-                           else {}})
+        self.add_instance(
+            {
+                'uuid': uuid,
+                'flavor_id': flavor.flavorid,
+                'group_uuid': group,
+                'image_ref': image.id if image is not None else None,
+                'image_properties': image.properties
+                if image is not None
+                else {},
+            }
+        )
         if numa_fit is not None:
             numa_mod.apply_fit(self.numa_cells, numa_fit)
         if pci_take:
             for idx, count in pci_take:
-                self.pci_pools[idx]["count"] -= count
+                self.pci_pools[idx]['count'] -= count
         self._recompute()
 
-    _SNAP = ("vcpus_used", "memory_mb_used", "local_gb_used", "num_io_ops", "num_instances")
+    _SNAP = (
+        'vcpus_used',
+        'memory_mb_used',
+        'local_gb_used',
+        'num_io_ops',
+        'num_instances',
+    )
 
     def snapshot(self):
         """State that :meth:`consume_from_request` changes, for :meth:`restore`."""
-        return ([getattr(self, a) for a in self._SNAP], dict(self.instances),
-                [(c.cpu_usage, c.memory_usage, set(c.pinned_cpus)) for c in self.numa_cells],
-                [dict(p) for p in self.pci_pools])
+        return (
+            [getattr(self, a) for a in self._SNAP],
+            dict(self.instances),
+            [
+                (c.cpu_usage, c.memory_usage, set(c.pinned_cpus))
+                for c in self.numa_cells
+            ],
+            [dict(p) for p in self.pci_pools],
+        )
 
     def restore(self, snap) -> None:
         values, instances, cells, pools = snap
@@ -317,11 +440,18 @@ class HostState:
 
     # ------------------------------------------------------------------ misc
     def to_dict(self) -> dict[str, Any]:
-        return {"host": self.host, "nodename": self.nodename, "uuid": self.uuid,
-                "cell_uuid": self.cell_uuid, "free_vcpus": self.free_vcpus,
-                "free_ram_mb": self.free_ram_mb, "free_disk_mb": self.free_disk_mb,
-                "num_instances": self.num_instances, "num_io_ops": self.num_io_ops,
-                "availability_zone": self.availability_zone}
+        return {
+            'host': self.host,
+            'nodename': self.nodename,
+            'uuid': self.uuid,
+            'cell_uuid': self.cell_uuid,
+            'free_vcpus': self.free_vcpus,
+            'free_ram_mb': self.free_ram_mb,
+            'free_disk_mb': self.free_disk_mb,
+            'num_instances': self.num_instances,
+            'num_io_ops': self.num_io_ops,
+            'availability_zone': self.availability_zone,
+        }
 
     def pci_device_count(self) -> int:
-        return sum(int(p.get("count", 0)) for p in self.pci_pools)
+        return sum(int(p.get('count', 0)) for p in self.pci_pools)

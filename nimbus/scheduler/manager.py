@@ -28,18 +28,21 @@ def _records(name, values, keys) -> None:
     for value in values:
         if not isinstance(value, dict) or any(k not in value for k in keys):
             raise rpc.InvalidMessage(
-                f"{name}: each record must be a dict with {', '.join(keys)}")
+                f'{name}: each record must be a dict with {", ".join(keys)}'
+            )
 
 
 def _spec(request_spec) -> RequestSpec:
     if isinstance(request_spec, RequestSpec):
         return request_spec
-    if not isinstance(request_spec, dict) or not isinstance(request_spec.get("flavor"), dict):
-        raise rpc.InvalidMessage("request_spec must be a dict with a flavor")
+    if not isinstance(request_spec, dict) or not isinstance(
+        request_spec.get('flavor'), dict
+    ):
+        raise rpc.InvalidMessage('request_spec must be a dict with a flavor')
     try:
         return RequestSpec.from_dict(request_spec)
     except (TypeError, ValueError) as exc:
-        raise rpc.InvalidMessage(f"bad request_spec: {exc}") from exc
+        raise rpc.InvalidMessage(f'bad request_spec: {exc}') from exc
 
 
 class SchedulerManager:
@@ -48,30 +51,50 @@ class SchedulerManager:
 
     target = messaging.Target(version=VERSION)
 
-    def __init__(self, conf, placement, host_info_source=None, host_manager=None,
-                 record=None, periodic_refresh: float | None = None,
-                 periodic_full_refresh: float | None = None, notifier=None):
+    def __init__(
+        self,
+        conf,
+        placement,
+        host_info_source=None,
+        host_manager=None,
+        record=None,
+        periodic_refresh: float | None = None,
+        periodic_full_refresh: float | None = None,
+        notifier=None,
+    ):
         """``periodic_refresh``: seconds between service reloads;
         ``periodic_full_refresh``: seconds between full reloads (both off
         when None)."""
         self.conf = conf
         if host_manager is None:
             if host_info_source is None:
-                raise ValueError("need a host_info_source or a host_manager")
+                raise ValueError('need a host_info_source or a host_manager')
             host_manager = host_manager_mod.HostManager(conf, host_info_source)
         self.host_manager = host_manager
-        self.driver = driver.Scheduler(conf, placement, host_manager, record=record,
-                                       notifier=notifier)
+        self.driver = driver.Scheduler(
+            conf, placement, host_manager, record=record, notifier=notifier
+        )
         self._periodic = []
         from nimbus.common import service
+
         for interval, func, name in (
-                (periodic_refresh, self.host_manager.refresh_services,
-                 "scheduler-service-refresh"),
-                (periodic_full_refresh, self.host_manager.refresh,
-                 "scheduler-host-refresh")):
+            (
+                periodic_refresh,
+                self.host_manager.refresh_services,
+                'scheduler-service-refresh',
+            ),
+            (
+                periodic_full_refresh,
+                self.host_manager.refresh,
+                'scheduler-host-refresh',
+            ),
+        ):
             if interval:
-                self._periodic.append(service.Periodic(
-                    interval, self._guarded(func), name=name).start())
+                self._periodic.append(
+                    service.Periodic(
+                        interval, self._guarded(func), name=name
+                    ).start()
+                )
 
     @staticmethod
     def _guarded(func):
@@ -79,7 +102,8 @@ class SchedulerManager:
             try:
                 func()
             except Exception:
-                LOG.exception("host state refresh failed")
+                LOG.exception('host state refresh failed')
+
         return run
 
     def _safe_refresh(self):
@@ -92,72 +116,99 @@ class SchedulerManager:
     # ------------------------------------------------------------------ calls
     # NoValidHost is an answer (logged once, at INFO, by the driver), not a
     # failure of the scheduler: no traceback from the RPC server.
-    @rpc.expose(required=("request_spec",), expected=(exception.NoValidHost,))
-    def select_destinations(self, ctxt, request_spec=None, instance_uuids=None,
-                            return_alternates=True):
+    @rpc.expose(required=('request_spec',), expected=(exception.NoValidHost,))
+    def select_destinations(
+        self,
+        ctxt,
+        request_spec=None,
+        instance_uuids=None,
+        return_alternates=True,
+    ):
         spec = _spec(request_spec)
         if instance_uuids is not None and not isinstance(instance_uuids, list):
-            raise rpc.InvalidMessage("instance_uuids must be a list")
+            raise rpc.InvalidMessage('instance_uuids must be a list')
         try:
-            return self.driver.select_destinations(ctxt, spec, instance_uuids,
-                                                   bool(return_alternates))
+            return self.driver.select_destinations(
+                ctxt, spec, instance_uuids, bool(return_alternates)
+            )
         except exception.InvalidRequest as exc:
-            LOG.info("No valid host for %s: %s", spec.instance_uuids, exc)
-            raise exception.NoValidHost(str(exc), {"message": str(exc)}) from exc
+            LOG.info('No valid host for %s: %s', spec.instance_uuids, exc)
+            raise exception.NoValidHost(
+                str(exc), {'message': str(exc)}
+            ) from exc
 
-    @rpc.expose(required=("request_spec",))
+    @rpc.expose(required=('request_spec',))
     def dry_run(self, ctxt, request_spec=None):
         return self.driver.dry_run(ctxt, _spec(request_spec))
 
-    @rpc.expose(required=("request_spec",))
+    @rpc.expose(required=('request_spec',))
     def capacity(self, ctxt, request_spec=None, per_host=True):
         return self.driver.capacity(ctxt, _spec(request_spec), bool(per_host))
 
     # ------------------------------------------------------------------ casts
-    @rpc.expose(cast=True, required=("aggregates",), types={"aggregates": list})
+    @rpc.expose(
+        cast=True, required=('aggregates',), types={'aggregates': list}
+    )
     def update_aggregates(self, ctxt, aggregates=None):
-        _records("aggregates", aggregates, ())
+        _records('aggregates', aggregates, ())
         self.host_manager.update_aggregates(list(aggregates))
 
-    @rpc.expose(cast=True, required=("aggregate",), types={"aggregate": dict})
+    @rpc.expose(cast=True, required=('aggregate',), types={'aggregate': dict})
     def delete_aggregate(self, ctxt, aggregate=None):
         self.host_manager.delete_aggregate(aggregate)
 
-    @rpc.expose(cast=True, required=("host_name", "instance_info"),
-                types={"host_name": str, "instance_info": (dict, list)})
+    @rpc.expose(
+        cast=True,
+        required=('host_name', 'instance_info'),
+        types={'host_name': str, 'instance_info': (dict, list)},
+    )
     def update_instance_info(self, ctxt, host_name=None, instance_info=None):
-        infos = instance_info if isinstance(instance_info, list) else [instance_info]
-        _records("instance_info", infos, ("uuid",))
+        infos = (
+            instance_info
+            if isinstance(instance_info, list)
+            else [instance_info]
+        )
+        _records('instance_info', infos, ('uuid',))
         self.host_manager.update_instance_info(host_name, infos)
 
-    @rpc.expose(cast=True, required=("instance_uuid",),
-                types={"host_name": str, "instance_uuid": str})
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid',),
+        types={'host_name': str, 'instance_uuid': str},
+    )
     def delete_instance_info(self, ctxt, host_name=None, instance_uuid=None):
         self.host_manager.delete_instance_info(host_name, instance_uuid)
 
-    @rpc.expose(cast=True, required=("host_name", "instance_uuids"),
-                types={"host_name": str, "instance_uuids": list})
+    @rpc.expose(
+        cast=True,
+        required=('host_name', 'instance_uuids'),
+        types={'host_name': str, 'instance_uuids': list},
+    )
     def sync_instance_info(self, ctxt, host_name=None, instance_uuids=None):
         if not all(isinstance(u, str) for u in instance_uuids):
-            raise rpc.InvalidMessage("instance_uuids must be a list of strings")
+            raise rpc.InvalidMessage(
+                'instance_uuids must be a list of strings'
+            )
         self.host_manager.sync_instance_info(host_name, list(instance_uuids))
 
-    @rpc.expose(cast=True, required=("compute_node",), types={"compute_node": dict})
+    @rpc.expose(
+        cast=True, required=('compute_node',), types={'compute_node': dict}
+    )
     def update_compute_node(self, ctxt, compute_node=None):
-        _records("compute_node", [compute_node], ("uuid",))
+        _records('compute_node', [compute_node], ('uuid',))
         self.host_manager.update_compute_node(compute_node)
 
-    @rpc.expose(cast=True, required=("service",), types={"service": dict})
+    @rpc.expose(cast=True, required=('service',), types={'service': dict})
     def update_service(self, ctxt, service=None):
-        _records("service", [service], ("host",))
+        _records('service', [service], ('host',))
         self.host_manager.update_service(service)
 
-    @rpc.expose(cast=True, required=("group",), types={"group": dict})
+    @rpc.expose(cast=True, required=('group',), types={'group': dict})
     def update_server_group(self, ctxt, group=None):
-        _records("group", [group], ("uuid",))
+        _records('group', [group], ('uuid',))
         self.host_manager.update_server_group(group)
 
-    @rpc.expose(cast=True, required=("group_uuid",), types={"group_uuid": str})
+    @rpc.expose(cast=True, required=('group_uuid',), types={'group_uuid': str})
     def delete_server_group(self, ctxt, group_uuid=None):
         self.host_manager.delete_server_group(group_uuid)
 
@@ -178,8 +229,14 @@ def _service_down_time(conf) -> int:
         return 60
 
 
-def build_manager(conf, placement, cells=None, api_db=None, host_info_source=None,
-                  notifier=None):
+def build_manager(
+    conf,
+    placement,
+    cells=None,
+    api_db=None,
+    host_info_source=None,
+    notifier=None,
+):
     """Assemble a manager from a config: DB-backed host source and explanation records
     unless a source is given."""
     try:
@@ -189,11 +246,19 @@ def build_manager(conf, placement, cells=None, api_db=None, host_info_source=Non
     record = None
     if host_info_source is None:
         from nimbus.scheduler import db_source
+
         host_info_source = db_source.DBHostInfoSource(
-            api_db, cells, service_down_time=_service_down_time(conf))
+            api_db, cells, service_down_time=_service_down_time(conf)
+        )
         record = db_source.db_recorder(api_db)
-    return SchedulerManager(conf, placement, host_info_source=host_info_source,
-                            record=record, notifier=notifier,
-                            periodic_refresh=conf.scheduler.host_state_refresh_interval,
-                            periodic_full_refresh=(
-                                conf.scheduler.host_state_full_refresh_interval))
+    return SchedulerManager(
+        conf,
+        placement,
+        host_info_source=host_info_source,
+        record=record,
+        notifier=notifier,
+        periodic_refresh=conf.scheduler.host_state_refresh_interval,
+        periodic_full_refresh=(
+            conf.scheduler.host_state_full_refresh_interval
+        ),
+    )

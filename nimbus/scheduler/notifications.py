@@ -24,10 +24,15 @@ TOPIC = 'notifications'
 
 
 def _flavor(flavor):
-    return {'name': flavor.name, 'flavorid': flavor.flavorid,
-            'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
-            'root_gb': flavor.root_gb, 'ephemeral_gb': flavor.ephemeral_gb,
-            'swap': flavor.swap}
+    return {
+        'name': flavor.name,
+        'flavorid': flavor.flavorid,
+        'vcpus': flavor.vcpus,
+        'memory_mb': flavor.memory_mb,
+        'root_gb': flavor.root_gb,
+        'ephemeral_gb': flavor.ephemeral_gb,
+        'swap': flavor.swap,
+    }
 
 
 def _outcome(placed, requested):
@@ -49,20 +54,31 @@ def build_payload(ctxt, spec, exp, result, timings, error=None):
     for idx, sels in enumerate(result or []):
         uuid = uuids[idx] if idx < len(uuids) else None
         if not sels:
-            instances.append({'instance_uuid': uuid, 'host': None,
-                              'reason': exp.instance_failure(uuid)
-                              or 'did not fit'})
+            instances.append(
+                {
+                    'instance_uuid': uuid,
+                    'host': None,
+                    'reason': exp.instance_failure(uuid) or 'did not fit',
+                }
+            )
             continue
         weights = choices[idx] if idx < len(choices) else ()
-        entry = {'instance_uuid': uuid, 'host': sels[0]['service_host'],
-                 'nodename': sels[0]['nodename'],
-                 'cell_uuid': sels[0]['cell_uuid'],
-                 'weight': weights[0] if weights else None,
-                 'alternates': [
-                     {'host': s['service_host'],
-                      'weight': (weights[n + 1]
-                                 if n + 1 < len(weights) else None)}
-                     for n, s in enumerate(sels[1:])]}
+        entry = {
+            'instance_uuid': uuid,
+            'host': sels[0]['service_host'],
+            'nodename': sels[0]['nodename'],
+            'cell_uuid': sels[0]['cell_uuid'],
+            'weight': weights[0] if weights else None,
+            'alternates': [
+                {
+                    'host': s['service_host'],
+                    'weight': (
+                        weights[n + 1] if n + 1 < len(weights) else None
+                    ),
+                }
+                for n, s in enumerate(sels[1:])
+            ],
+        }
         instances.append(entry)
     placed = sum(1 for i in instances if i['host'])
     requested = exp.requested or max(spec.num_instances, 1)
@@ -75,21 +91,26 @@ def build_payload(ctxt, spec, exp, result, timings, error=None):
         'flavor': _flavor(spec.flavor),
         'request_groups': exp.placement_query and dict(exp.placement_query),
         'availability_zone': spec.availability_zone,
-        'instance_group': (spec.instance_group.policy
-                           if spec.instance_group else None),
+        'instance_group': (
+            spec.instance_group.policy if spec.instance_group else None
+        ),
         'num_instances': requested,
         'min_count': exp.min_count,
         'placement_candidates': exp.placement_candidates,
-        'pre_filters': [{k: v for k, v in p.items() if k != 'hosts'}
-                        for p in exp.pre_steps],
+        'pre_filters': [
+            {k: v for k, v in p.items() if k != 'hosts'} for p in exp.pre_steps
+        ],
         'filters': exp.filter_counts(),
         'instances': instances,
         'placed': placed,
-        'outcome': 'failed' if error is not None
+        'outcome': 'failed'
+        if error is not None
         else _outcome(placed, requested),
-        'claim': {'retries': retries,
-                  'failed_instances': list(exp.failed_instances),
-                  'later': list(exp.later[:20])},
+        'claim': {
+            'retries': retries,
+            'failed_instances': list(exp.failed_instances),
+            'later': list(exp.later[:20]),
+        },
         'timings_ms': {k: round(v * 1000.0, 3) for k, v in timings.items()},
     }
     if error is not None:
@@ -113,8 +134,11 @@ class DecisionNotifier:
             return None
         try:
             payload = build_payload(ctxt, spec, exp, result, timings, error)
-            send = (self.notifier.error if payload['outcome'] == 'failed'
-                    else self.notifier.info)
+            send = (
+                self.notifier.error
+                if payload['outcome'] == 'failed'
+                else self.notifier.info
+            )
             send(_context(ctxt), EVENT_TYPE, payload)
             return payload
         except Exception:  # the stream must never fail a decision
@@ -133,9 +157,12 @@ def make_notifier(transport, host, enabled=True):
     if not enabled:
         return DecisionNotifier(None)
     notifier = messaging.Notifier(
-        transport, publisher_id='scheduler.%s' % host,
-        driver='messaging', topics=[TOPIC],
-        serializer=messaging.NoOpSerializer())
+        transport,
+        publisher_id='scheduler.%s' % host,
+        driver='messaging',
+        topics=[TOPIC],
+        serializer=messaging.NoOpSerializer(),
+    )
     return DecisionNotifier(notifier)
 
 
@@ -146,8 +173,10 @@ def matches(payload, hosts=(), flavors=(), outcomes=()):
         return False
     if flavors:
         flavor = payload.get('flavor') or {}
-        if flavor.get('name') not in flavors and \
-                flavor.get('flavorid') not in flavors:
+        if (
+            flavor.get('name') not in flavors
+            and flavor.get('flavorid') not in flavors
+        ):
             return False
     if hosts:
         chosen = {i.get('host') for i in payload.get('instances') or ()}
@@ -169,7 +198,8 @@ class _Endpoint:
         self.filters = filters
         self.since = since
         self.filter_rule = messaging.NotificationFilter(
-            event_type=r'^scheduler\.select_destinations\.decision$')
+            event_type=r'^scheduler\.select_destinations\.decision$'
+        )
 
     def _handle(self, ctxt, publisher_id, event_type, payload, metadata):
         if self.since is not None:
@@ -183,8 +213,15 @@ class _Endpoint:
     info = error = _handle
 
 
-def listen(transport, callback, hosts=(), flavors=(), outcomes=(),
-           pool=None, since=None):
+def listen(
+    transport,
+    callback,
+    hosts=(),
+    flavors=(),
+    outcomes=(),
+    pool=None,
+    since=None,
+):
     """A started notification listener calling ``callback(payload)`` for
     every matching decision; ``stop()`` and ``wait()`` it. ``pool``: a
     listener pool name, so that several tails each get every message
@@ -192,11 +229,22 @@ def listen(transport, callback, hosts=(), flavors=(), outcomes=(),
     after the listener ends). ``since``: a naive UTC datetime; decisions
     emitted before it are skipped."""
     targets = [messaging.Target(topic=TOPIC)]
-    endpoint = _Endpoint(callback, {'hosts': tuple(hosts),
-                                    'flavors': tuple(flavors),
-                                    'outcomes': tuple(outcomes)}, since)
+    endpoint = _Endpoint(
+        callback,
+        {
+            'hosts': tuple(hosts),
+            'flavors': tuple(flavors),
+            'outcomes': tuple(outcomes),
+        },
+        since,
+    )
     listener = messaging.get_notification_listener(
-        transport, targets, [endpoint], executor='threading', pool=pool,
-        serializer=messaging.NoOpSerializer())
+        transport,
+        targets,
+        [endpoint],
+        executor='threading',
+        pool=pool,
+        serializer=messaging.NoOpSerializer(),
+    )
     listener.start()
     return listener

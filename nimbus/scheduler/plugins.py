@@ -28,25 +28,31 @@ def reset_entry_point_cache() -> None:
     extension.ExtensionManager.ENTRY_POINT_CACHE.clear()
     try:
         from stevedore import _cache
+
         _cache._c._internal.clear()
-    except (ImportError, AttributeError):  # pragma: no cover - other stevedore versions
+    except (
+        ImportError,
+        AttributeError,
+    ):  # pragma: no cover - other stevedore versions
         pass
 
 
 def entry_point_classes(namespace: str) -> list:
-    mgr = extension.ExtensionManager(namespace, invoke_on_load=False,
-                                     on_load_failure_callback=_log_failure)
+    mgr = extension.ExtensionManager(
+        namespace, invoke_on_load=False, on_load_failure_callback=_log_failure
+    )
     return [ext.plugin for ext in mgr if inspect.isclass(ext.plugin)]
 
 
 def entry_point_names(namespace: str) -> dict:
-    mgr = extension.ExtensionManager(namespace, invoke_on_load=False,
-                                     on_load_failure_callback=_log_failure)
+    mgr = extension.ExtensionManager(
+        namespace, invoke_on_load=False, on_load_failure_callback=_log_failure
+    )
     return {ext.name: ext.plugin for ext in mgr}
 
 
 def _log_failure(manager, entrypoint, exc):
-    LOG.warning("could not load plugin %s: %s", entrypoint, exc)
+    LOG.warning('could not load plugin %s: %s', entrypoint, exc)
 
 
 def resolve_classes(paths) -> list:
@@ -59,7 +65,7 @@ def resolve_classes(paths) -> list:
         elif callable(obj):
             out.extend(obj())
         else:
-            raise TypeError(f"{path} is neither a class nor a callable")
+            raise TypeError(f'{path} is neither a class nor a callable')
     return _unique(out)
 
 
@@ -77,8 +83,8 @@ def _instantiate(cls, conf):
         return obj
 
 
-FILTERS_NAMESPACE = "nimbus.scheduler.filters"
-WEIGHERS_NAMESPACE = "nimbus.scheduler.weighers"
+FILTERS_NAMESPACE = 'nimbus.scheduler.filters'
+WEIGHERS_NAMESPACE = 'nimbus.scheduler.weighers'
 
 
 def _resolve(values, namespace, not_found) -> list:
@@ -90,23 +96,29 @@ def _resolve(values, namespace, not_found) -> list:
         if value in eps:
             plugin = eps[value]
             if not inspect.isclass(plugin):
-                raise not_found(f"entry point {value!r} of {namespace} is not a class")
+                raise not_found(
+                    f'entry point {value!r} of {namespace} is not a class'
+                )
             out.append(plugin)
             continue
         try:
             out.extend(resolve_classes([value]))
         except (ImportError, ValueError, AttributeError, TypeError) as exc:
             raise not_found(
-                f"{value!r} is neither an entry point of {namespace} nor an importable "
-                f"class or callable ({exc})") from exc
+                f'{value!r} is neither an entry point of {namespace} nor an importable '
+                f'class or callable ({exc})'
+            ) from exc
     return _unique(out)
 
 
 def available_filter_classes(conf) -> dict:
     """``{name: class}`` of every available filter, under its class name and, for
     entry points, under the entry-point name too."""
-    available = _resolve(conf.filter_scheduler.available_filters, FILTERS_NAMESPACE,
-                         exception.FilterNotFound)
+    available = _resolve(
+        conf.filter_scheduler.available_filters,
+        FILTERS_NAMESPACE,
+        exception.FilterNotFound,
+    )
     by_name = {cls.__name__: cls for cls in available}
     for name, plugin in entry_point_names(FILTERS_NAMESPACE).items():
         if plugin in available:
@@ -122,12 +134,16 @@ def load_filters(conf) -> list:
         cls = by_name.get(name)
         if cls is None:
             raise exception.FilterNotFound(
-                f"filter {name!r} is enabled but not in available_filters")
+                f'filter {name!r} is enabled but not in available_filters'
+            )
         out.append(_instantiate(cls, conf))
     return out
 
 
 def load_weighers(conf) -> list:
-    classes = _resolve(conf.filter_scheduler.weight_classes, WEIGHERS_NAMESPACE,
-                       exception.WeigherNotFound)
+    classes = _resolve(
+        conf.filter_scheduler.weight_classes,
+        WEIGHERS_NAMESPACE,
+        exception.WeigherNotFound,
+    )
     return [_instantiate(cls, conf) for cls in classes]

@@ -17,16 +17,23 @@ class Ranking:
     def __init__(self, hosts, weighers, spec):
         self.hosts = list(hosts)
         self.spec = spec
-        with_aggs = [i for i, h in enumerate(self.hosts) if h.aggregate_metadata]
-        self.active = []   # [weigher, multiplier (float or list), raw list, (lo, hi)]
+        with_aggs = [
+            i for i, h in enumerate(self.hosts) if h.aggregate_metadata
+        ]
+        self.active = []  # [weigher, multiplier (float or list), raw list, (lo, hi)]
         for w in weighers:
             if not w.is_enabled_for(spec):
                 continue
             default = w.default_multiplier()
             key = w.override_key
             mult = default
-            if key and with_aggs and any(key in self.hosts[i].aggregate_metadata
-                                         for i in with_aggs):
+            if (
+                key
+                and with_aggs
+                and any(
+                    key in self.hosts[i].aggregate_metadata for i in with_aggs
+                )
+            ):
                 mult = [w.weight_multiplier(h) for h in self.hosts]
             elif default == 0.0:
                 continue
@@ -55,9 +62,14 @@ class Ranking:
                 continue
             span = hi - lo
             if isinstance(m, list):
-                totals = [t + mm * ((v - lo) / span) for t, v, mm in zip(totals, raw, m)]
+                totals = [
+                    t + mm * ((v - lo) / span)
+                    for t, v, mm in zip(totals, raw, m)
+                ]
             elif m != 0.0:
-                totals = [t + m * ((v - lo) / span) for t, v in zip(totals, raw)]
+                totals = [
+                    t + m * ((v - lo) / span) for t, v in zip(totals, raw)
+                ]
         self.totals = totals
 
     def _total_of(self, i):
@@ -109,7 +121,12 @@ class Ranking:
         idx = range(n)
         if cell is not None or exclude is not None:
             hosts = self.hosts
-            idx = [i for i in idx if i != exclude and (cell is None or hosts[i].cell_uuid == cell)]
+            idx = [
+                i
+                for i in idx
+                if i != exclude
+                and (cell is None or hosts[i].cell_uuid == cell)
+            ]
         if k == 1 and n and cell is None and exclude is None:
             best = max(self.totals)
             return [self.totals.index(best)]

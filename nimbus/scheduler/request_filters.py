@@ -20,8 +20,12 @@ import re
 
 from nimbus.scheduler import exception
 
-_RES_RE = re.compile(r"^resources([1-9][0-9]*|_[A-Za-z0-9_-]{1,63})?:([A-Z0-9_]+)$")
-_TRAIT_RE = re.compile(r"^trait([1-9][0-9]*|_[A-Za-z0-9_-]{1,63})?:([A-Z0-9_]+)$")
+_RES_RE = re.compile(
+    r'^resources([1-9][0-9]*|_[A-Za-z0-9_-]{1,63})?:([A-Z0-9_]+)$'
+)
+_TRAIT_RE = re.compile(
+    r'^trait([1-9][0-9]*|_[A-Za-z0-9_-]{1,63})?:([A-Z0-9_]+)$'
+)
 
 
 class Group:
@@ -36,10 +40,12 @@ class Query:
     """The unnumbered group (suffix ``""``) plus suffixed groups, and global params."""
 
     def __init__(self):
-        self.groups: dict[str, Group] = {"": Group()}
+        self.groups: dict[str, Group] = {'': Group()}
         self.root_required: set[str] = set()
         self.root_forbidden: set[str] = set()
-        self.member_of: list[str] = []   # applies to the root (unnumbered) group
+        self.member_of: list[
+            str
+        ] = []  # applies to the root (unnumbered) group
         self.group_policy: str | None = None
         self.limit: int | None = None
 
@@ -48,47 +54,64 @@ class Query:
 
     def params(self) -> list[tuple[str, str]]:
         out = []
-        for suffix in sorted(self.groups, key=lambda s: (s != "", s)):
+        for suffix in sorted(self.groups, key=lambda s: (s != '', s)):
             g = self.groups[suffix]
             res = {k: v for k, v in g.resources.items() if v}
             if not res and suffix:
                 continue
             if res:
-                out.append((f"resources{suffix}",
-                            ",".join(f"{k}:{v}" for k, v in sorted(res.items()))))
-            traits = sorted(g.required) + [f"!{t}" for t in sorted(g.forbidden)]
+                out.append(
+                    (
+                        f'resources{suffix}',
+                        ','.join(f'{k}:{v}' for k, v in sorted(res.items())),
+                    )
+                )
+            traits = sorted(g.required) + [
+                f'!{t}' for t in sorted(g.forbidden)
+            ]
             if traits:
-                out.append((f"required{suffix}", ",".join(traits)))
+                out.append((f'required{suffix}', ','.join(traits)))
             for m in g.member_of + (self.member_of if not suffix else []):
-                out.append((f"member_of{suffix}", m))
-        root = sorted(self.root_required) + [f"!{t}" for t in sorted(self.root_forbidden)]
+                out.append((f'member_of{suffix}', m))
+        root = sorted(self.root_required) + [
+            f'!{t}' for t in sorted(self.root_forbidden)
+        ]
         if root:
-            out.append(("root_required", ",".join(root)))
+            out.append(('root_required', ','.join(root)))
         suffixed = [s for s in self.groups if s and self.groups[s].resources]
-        policy = self.group_policy or ("none" if len(suffixed) > 1 else None)
+        policy = self.group_policy or ('none' if len(suffixed) > 1 else None)
         if policy and suffixed:
-            out.append(("group_policy", policy))
+            out.append(('group_policy', policy))
         if self.limit:
-            out.append(("limit", str(self.limit)))
+            out.append(('limit', str(self.limit)))
         return out
 
 
 def _suffix(raw: str | None) -> str:
-    return raw or ""
+    return raw or ''
 
 
 def flavor_resources(q: Query, spec, conf, aggregates) -> None:
     """VCPU (or PCPU with ``hw:cpu_policy=dedicated``), MEMORY_MB, DISK_GB (root unless
     boot-from-volume, plus ephemeral and swap) and ``resources[N]:RC=amount`` overrides."""
     f = spec.flavor
-    g = q.group("")
-    policy = (f.extra_specs.get("hw:cpu_policy") or spec.image_props.get("hw_cpu_policy")
-              or "shared")
-    g.resources["PCPU" if str(policy).lower() == "dedicated" else "VCPU"] = f.vcpus
-    g.resources["MEMORY_MB"] = f.memory_mb
-    disk = (0 if spec.is_bfv else f.root_gb) + f.ephemeral_gb + (f.swap + 1023) // 1024
+    g = q.group('')
+    policy = (
+        f.extra_specs.get('hw:cpu_policy')
+        or spec.image_props.get('hw_cpu_policy')
+        or 'shared'
+    )
+    g.resources['PCPU' if str(policy).lower() == 'dedicated' else 'VCPU'] = (
+        f.vcpus
+    )
+    g.resources['MEMORY_MB'] = f.memory_mb
+    disk = (
+        (0 if spec.is_bfv else f.root_gb)
+        + f.ephemeral_gb
+        + (f.swap + 1023) // 1024
+    )
     if disk:
-        g.resources["DISK_GB"] = disk
+        g.resources['DISK_GB'] = disk
     for key, value in f.extra_specs.items():
         m = _RES_RE.match(key)
         if not m:
@@ -96,11 +119,13 @@ def flavor_resources(q: Query, spec, conf, aggregates) -> None:
         try:
             amount = int(value)
         except ValueError as exc:
-            raise exception.InvalidRequest(f"{key}={value!r} is not an integer") from exc
+            raise exception.InvalidRequest(
+                f'{key}={value!r} is not an integer'
+            ) from exc
         grp = q.group(_suffix(m.group(1)))
-        if m.group(1) is None and m.group(2) in ("VCPU", "PCPU"):
-            g.resources.pop("VCPU", None)
-            g.resources.pop("PCPU", None)
+        if m.group(1) is None and m.group(2) in ('VCPU', 'PCPU'):
+            g.resources.pop('VCPU', None)
+            g.resources.pop('PCPU', None)
         grp.resources[m.group(2)] = amount
 
 
@@ -115,44 +140,60 @@ def _traits(q, mapping):
         if not m:
             continue
         grp = q.group(_suffix(m.group(1)))
-        if value == "required":
+        if value == 'required':
             grp.required.add(m.group(2))
-        elif value == "forbidden":
+        elif value == 'forbidden':
             grp.forbidden.add(m.group(2))
         else:
-            raise exception.InvalidRequest(f"{key} must be 'required' or 'forbidden'")
+            raise exception.InvalidRequest(
+                f"{key} must be 'required' or 'forbidden'"
+            )
 
 
 def image_traits(q: Query, spec, conf, aggregates) -> None:
     """``trait:NAME=required`` image properties go to the unnumbered group."""
     for key, value in spec.image_props.items():
-        if key.startswith("trait:") and value == "required":
-            q.group("").required.add(key[len("trait:"):])
+        if key.startswith('trait:') and value == 'required':
+            q.group('').required.add(key[len('trait:') :])
 
 
 def image_type(q: Query, spec, conf, aggregates) -> None:
     """``[scheduler] query_placement_for_image_type_support``: require
     ``COMPUTE_IMAGE_TYPE_<disk_format>``."""
-    if not conf.scheduler.query_placement_for_image_type_support or spec.is_bfv:
+    if (
+        not conf.scheduler.query_placement_for_image_type_support
+        or spec.is_bfv
+    ):
         return
-    fmt = spec.image_props.get("disk_format") or (spec.extra or {}).get("disk_format")
+    fmt = spec.image_props.get('disk_format') or (spec.extra or {}).get(
+        'disk_format'
+    )
     if fmt:
-        q.root_required.add(f"COMPUTE_IMAGE_TYPE_{str(fmt).upper()}")
+        q.root_required.add(f'COMPUTE_IMAGE_TYPE_{str(fmt).upper()}')
 
 
 def availability_zone(q: Query, spec, conf, aggregates) -> None:
     """Zone -> ``member_of=in:<aggregates whose availability_zone metadata names it>``.
     The default zone has no aggregate and adds nothing."""
-    if not spec.availability_zone or not conf.scheduler.query_placement_for_availability_zone:
+    if (
+        not spec.availability_zone
+        or not conf.scheduler.query_placement_for_availability_zone
+    ):
         return
-    zones = {z.strip() for z in spec.availability_zone.split(",")}
-    uuids = sorted(a["uuid"] for a in aggregates
-                   if (a.get("metadata") or {}).get("availability_zone") in zones and a.get("uuid"))
+    zones = {z.strip() for z in spec.availability_zone.split(',')}
+    uuids = sorted(
+        a['uuid']
+        for a in aggregates
+        if (a.get('metadata') or {}).get('availability_zone') in zones
+        and a.get('uuid')
+    )
     if uuids:
-        q.member_of.append("in:" + ",".join(uuids))
+        q.member_of.append('in:' + ','.join(uuids))
     elif conf.scheduler.default_availability_zone not in zones:
-        raise exception.NoValidHost(f"no aggregate defines availability zone "
-                                    f"{spec.availability_zone!r}")
+        raise exception.NoValidHost(
+            f'no aggregate defines availability zone '
+            f'{spec.availability_zone!r}'
+        )
 
 
 def tenant_aggregates(q: Query, spec, conf, aggregates) -> None:
@@ -163,15 +204,18 @@ def tenant_aggregates(q: Query, spec, conf, aggregates) -> None:
         return
     uuids = []
     for a in aggregates:
-        for k, v in (a.get("metadata") or {}).items():
-            if k.startswith("filter_tenant_id") and spec.project_id in {
-                    x.strip() for x in str(v).split(",")}:
-                uuids.append(a["uuid"])
+        for k, v in (a.get('metadata') or {}).items():
+            if k.startswith('filter_tenant_id') and spec.project_id in {
+                x.strip() for x in str(v).split(',')
+            }:
+                uuids.append(a['uuid'])
                 break
     if uuids:
-        q.member_of.append("in:" + ",".join(sorted(set(uuids))))
+        q.member_of.append('in:' + ','.join(sorted(set(uuids))))
     elif conf.scheduler.placement_aggregate_required_for_tenants:
-        raise exception.NoValidHost(f"project {spec.project_id} has no tenant aggregate")
+        raise exception.NoValidHost(
+            f'project {spec.project_id} has no tenant aggregate'
+        )
 
 
 def isolated_aggregates(q: Query, spec, conf, aggregates) -> None:
@@ -180,27 +224,30 @@ def isolated_aggregates(q: Query, spec, conf, aggregates) -> None:
     trait."""
     if not conf.scheduler.enable_isolated_aggregate_filtering:
         return
-    wanted = set(q.group("").required)
+    wanted = set(q.group('').required)
     bad = []
     for a in aggregates:
-        needed = {k[len("trait:"):] for k, v in (a.get("metadata") or {}).items()
-                  if k.startswith("trait:") and v == "required"}
+        needed = {
+            k[len('trait:') :]
+            for k, v in (a.get('metadata') or {}).items()
+            if k.startswith('trait:') and v == 'required'
+        }
         if needed and not needed <= wanted:
-            bad.append(a["uuid"])
+            bad.append(a['uuid'])
     if bad:
-        q.member_of.append("!in:" + ",".join(sorted(bad)))
+        q.member_of.append('!in:' + ','.join(sorted(bad)))
 
 
 def disabled_computes(q: Query, spec, conf, aggregates) -> None:
     """Disabled computes carry the COMPUTE_STATUS_DISABLED trait: forbid it on the root."""
-    q.root_forbidden.add("COMPUTE_STATUS_DISABLED")
+    q.root_forbidden.add('COMPUTE_STATUS_DISABLED')
 
 
 def device_profile_suffix(requester_id: str) -> str:
     """The placement group suffix of a device-profile group: ``device_profile_0`` ->
     ``_device_profile_0`` (query ``resources_device_profile_0``, mapping key
     ``_device_profile_0``)."""
-    return requester_id if requester_id.startswith("_") else f"_{requester_id}"
+    return requester_id if requester_id.startswith('_') else f'_{requester_id}'
 
 
 def accelerators(q: Query, spec, conf, aggregates) -> None:
@@ -210,30 +257,41 @@ def accelerators(q: Query, spec, conf, aggregates) -> None:
     ``resources_device_profile_<N>``. The root must then carry
     ``COMPUTE_ACCELERATORS`` (a compute that can attach them)."""
     if spec.requested_resources:
-        q.root_required.add("COMPUTE_ACCELERATORS")
+        q.root_required.add('COMPUTE_ACCELERATORS')
     for index, rg in enumerate(spec.requested_resources or []):
-        rid = rg.get("requester_id") or f"device_profile_{index}"
+        rid = rg.get('requester_id') or f'device_profile_{index}'
         grp = q.group(device_profile_suffix(rid))
-        for rc, amount in (rg.get("resources") or {}).items():
+        for rc, amount in (rg.get('resources') or {}).items():
             grp.resources[rc] = grp.resources.get(rc, 0) + int(amount)
-        grp.required.update(rg.get("required_traits") or [])
-        grp.forbidden.update(rg.get("forbidden_traits") or [])
-        for m in rg.get("member_of") or []:
+        grp.required.update(rg.get('required_traits') or [])
+        grp.forbidden.update(rg.get('forbidden_traits') or [])
+        for m in rg.get('member_of') or []:
             grp.member_of.append(m)
 
 
 def group_policy_and_limit(q: Query, spec, conf, aggregates) -> None:
-    policy = spec.flavor.extra_specs.get("group_policy")
+    policy = spec.flavor.extra_specs.get('group_policy')
     if policy is not None:
-        if policy not in ("none", "isolate"):
-            raise exception.InvalidRequest("group_policy must be 'none' or 'isolate'")
+        if policy not in ('none', 'isolate'):
+            raise exception.InvalidRequest(
+                "group_policy must be 'none' or 'isolate'"
+            )
         q.group_policy = policy
     q.limit = conf.scheduler.max_placement_results
 
 
-PREFILTERS = [flavor_resources, flavor_traits, image_traits, image_type, availability_zone,
-              tenant_aggregates, isolated_aggregates, disabled_computes, accelerators,
-              group_policy_and_limit]
+PREFILTERS = [
+    flavor_resources,
+    flavor_traits,
+    image_traits,
+    image_type,
+    availability_zone,
+    tenant_aggregates,
+    isolated_aggregates,
+    disabled_computes,
+    accelerators,
+    group_policy_and_limit,
+]
 
 
 def build_query(spec, conf, aggregates=()) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
 from nimbus.scheduler.weighers import base as weigher_base
 
-ALLOCATION_REQUEST_VERSION = "1.39"
+ALLOCATION_REQUEST_VERSION = '1.39'
 
 Claim = Callable[..., bool]
 
@@ -41,17 +41,23 @@ def selection_limits(host, spec=None) -> dict:
     claim already bounds those, so Nimbus never sends them."""
     limits = dict(host.limits or {})
     if spec is not None and numa_filter.host_fit_wanted(spec):
-        limits["numa_topology"] = {"cpu_allocation_ratio": host.cpu_allocation_ratio,
-                                   "ram_allocation_ratio": host.ram_allocation_ratio}
+        limits['numa_topology'] = {
+            'cpu_allocation_ratio': host.cpu_allocation_ratio,
+            'ram_allocation_ratio': host.ram_allocation_ratio,
+        }
     return limits
 
 
 def make_selection(host, alloc_req, spec=None) -> dict:
-    return {"service_host": host.host, "nodename": host.nodename,
-            "compute_node_uuid": host.uuid, "cell_uuid": host.cell_uuid,
-            "allocation_request": alloc_req,
-            "allocation_request_version": ALLOCATION_REQUEST_VERSION,
-            "limits": selection_limits(host, spec)}
+    return {
+        'service_host': host.host,
+        'nodename': host.nodename,
+        'compute_node_uuid': host.uuid,
+        'cell_uuid': host.cell_uuid,
+        'allocation_request': alloc_req,
+        'allocation_request_version': ALLOCATION_REQUEST_VERSION,
+        'limits': selection_limits(host, spec),
+    }
 
 
 def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
@@ -60,20 +66,32 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
     if alloc_reqs is not None:
         new = [h for h in out if h.uuid in alloc_reqs]
         if explanation:
-            explanation.record_pre("AllocationCandidates", out, new,
-                                   "no allocation candidate from placement")
+            explanation.record_pre(
+                'AllocationCandidates',
+                out,
+                new,
+                'no allocation candidate from placement',
+            )
         out = new
     if spec.ignore_hosts:
         ignore = set(spec.ignore_hosts)
         new = [h for h in out if h.host not in ignore]
         if explanation:
-            explanation.record_pre("IgnoreHosts", out, new, "host is in ignore_hosts")
+            explanation.record_pre(
+                'IgnoreHosts', out, new, 'host is in ignore_hosts'
+            )
         out = new
     if spec.force_hosts or spec.force_nodes:
         fh, fn = set(spec.force_hosts), set(spec.force_nodes)
-        new = [h for h in out if (not fh or h.host in fh) and (not fn or h.nodename in fn)]
+        new = [
+            h
+            for h in out
+            if (not fh or h.host in fh) and (not fn or h.nodename in fn)
+        ]
         if explanation:
-            explanation.record_pre("ForceHosts", out, new, "host is not in force_hosts/nodes")
+            explanation.record_pre(
+                'ForceHosts', out, new, 'host is not in force_hosts/nodes'
+            )
         out = new
     return out
 
@@ -100,8 +118,12 @@ class FilterScheduler:
 
     def __init__(self, conf, filters=None, weighers=None, rng=None):
         self.conf = conf
-        self.filters = plugins.load_filters(conf) if filters is None else list(filters)
-        self.weighers = plugins.load_weighers(conf) if weighers is None else list(weighers)
+        self.filters = (
+            plugins.load_filters(conf) if filters is None else list(filters)
+        )
+        self.weighers = (
+            plugins.load_weighers(conf) if weighers is None else list(weighers)
+        )
         # Weighers that cannot weigh some hosts (MetricsWeigher with [metrics] required)
         # reject them after the configured filters, with a reason.
         self.weigher_filters = weigher_base.requirements_of(self.weighers)
@@ -129,7 +151,7 @@ class FilterScheduler:
 
     def _still_passes(self, host, spec, per_instance, areqs=(), usage=None):
         if not consumption.host_fits(host, spec, areqs, usage):
-            return "ResourceCapacity", "no capacity left for another instance"
+            return 'ResourceCapacity', 'no capacity left for another instance'
         for f in per_instance:
             if not f.host_passes(host, spec):
                 return f.name, f.reject_reason(host, spec)
@@ -150,11 +172,18 @@ class FilterScheduler:
             top = (ties + [i for i in top if ranking.totals[i] != best])[:k]
         return self.rng.choice(top) if k > 1 else top[0]
 
-    def schedule(self, spec, hosts, alloc_reqs=None, claim: Claim | None = None,
-                 unclaim: Callable | None = None, return_alternates: bool = True,
-                 explanation: Explanation | None = None,
-                 provider_summaries: dict | None = None,
-                 _record: tuple | None = None) -> list[list[dict]]:
+    def schedule(
+        self,
+        spec,
+        hosts,
+        alloc_reqs=None,
+        claim: Claim | None = None,
+        unclaim: Callable | None = None,
+        return_alternates: bool = True,
+        explanation: Explanation | None = None,
+        provider_summaries: dict | None = None,
+        _record: tuple | None = None,
+    ) -> list[list[dict]]:
         """Place every instance of ``spec``. ``hosts`` are HostStates in placement's
         candidate order; ``alloc_reqs`` maps compute node uuid -> its allocation request
         or list of them, in placement's order (None: no placement, e.g. unit tests);
@@ -165,18 +194,30 @@ class FilterScheduler:
         are injected. Returns, per instance, ``[selected, *alternates]`` Selection dicts.
         Raises NoValidHost (with ``explanation``) when fewer than ``min_count`` instances
         fit; every claim of the request is then released and the host states restored."""
-        exp = explanation or Explanation(spec, self.conf.scheduler.explain_sample_size)
+        exp = explanation or Explanation(
+            spec, self.conf.scheduler.explain_sample_size
+        )
         n = max(spec.num_instances, len(spec.instance_uuids), 1)
-        uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
+        uuids = list(spec.instance_uuids) + [None] * (
+            n - len(spec.instance_uuids)
+        )
         min_count = min(max(spec.min_count, 1), n)
         exp.requested, exp.min_count = n, min_count
         exp.placement_candidates = len(hosts)
-        max_alts = max(self.conf.scheduler.max_attempts - 1, 0) if return_alternates else 0
+        max_alts = (
+            max(self.conf.scheduler.max_attempts - 1, 0)
+            if return_alternates
+            else 0
+        )
 
         filters = self.enabled_filters(spec)
         progressive = [f for f in filters if f.depends_on_request_progress]
-        per_instance = [f for f in filters if not f.run_filter_once_per_request
-                        and not f.depends_on_request_progress]
+        per_instance = [
+            f
+            for f in filters
+            if not f.run_filter_once_per_request
+            and not f.depends_on_request_progress
+        ]
         cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
         cands = self.run_filters(cands, spec, filters, exp)
         ranking = ranking_mod.Ranking(cands, self.weighers, spec)
@@ -192,11 +233,18 @@ class FilterScheduler:
                     i = self._pick(ranking)
                     host = ranking.hosts[i]
                     areqs = areqs_of(alloc_reqs, host)
-                    areq = consumption.fitting_request(host, areqs, usage) if areqs else None
+                    areq = (
+                        consumption.fitting_request(host, areqs, usage)
+                        if areqs
+                        else None
+                    )
                     if areqs and areq is None:
                         # e.g. a sharing provider another host of this request drained
-                        exp.record_later(host.host, "ResourceCapacity",
-                                         "no allocation candidate left")
+                        exp.record_later(
+                            host.host,
+                            'ResourceCapacity',
+                            'no allocation candidate left',
+                        )
                         ranking.remove(i)
                         continue
                     try:
@@ -208,7 +256,9 @@ class FilterScheduler:
                         # anywhere. It fails alone; the others go on.
                         failure = (host.host, exc.reason)
                         break
-                    exp.record_later(host.host, "claim", "lost a race for its resources")
+                    exp.record_later(
+                        host.host, 'claim', 'lost a race for its resources'
+                    )
                     ranking.remove(i)
                 if failure is not None:
                     exp.record_instance_failure(uuid, *failure)
@@ -223,8 +273,11 @@ class FilterScheduler:
                 if id(host) not in snapshots:
                     snapshots[id(host)] = (host, host.snapshot())
                 consumption.consume(host, spec, self.conf, uuid, areq, usage)
-                why = (self._still_passes(host, spec, per_instance, areqs, usage)
-                       if num + 1 < n else None)
+                why = (
+                    self._still_passes(host, spec, per_instance, areqs, usage)
+                    if num + 1 < n
+                    else None
+                )
                 if why is not None:
                     exp.record_later(host.host, why[0], why[1])
                     ranking.remove(i)
@@ -236,12 +289,26 @@ class FilterScheduler:
                     after = self.run_filters(ranking.hosts, spec, progressive)
                     if len(after) != len(ranking.hosts):
                         ranking.keep(after)
-                        excl = next((j for j, h in enumerate(ranking.hosts) if h is host),
-                                    None)
+                        excl = next(
+                            (
+                                j
+                                for j, h in enumerate(ranking.hosts)
+                                if h is host
+                            ),
+                            None,
+                        )
                 selection = [make_selection(host, areq, spec)]
                 if max_alts:
-                    selection += self._alternates(ranking, host, excl, spec, alloc_reqs,
-                                                  usage, max_alts, weights)
+                    selection += self._alternates(
+                        ranking,
+                        host,
+                        excl,
+                        spec,
+                        alloc_reqs,
+                        usage,
+                        max_alts,
+                        weights,
+                    )
                 exp.record_choice(weights)
                 results.append(selection)
             exp.placed = sum(1 for r in results if r)
@@ -253,8 +320,9 @@ class FilterScheduler:
             raise
         return results
 
-    def _alternates(self, ranking, chosen, excl, spec, alloc_reqs, usage, k,
-                    weights=None) -> list:
+    def _alternates(
+        self, ranking, chosen, excl, spec, alloc_reqs, usage, k, weights=None
+    ) -> list:
         """Up to ``k`` Selections of the best other hosts in ``chosen``'s cell that still
         have an allocation request with room left (after this request's consumption)."""
         want = k
@@ -302,7 +370,9 @@ class FilterScheduler:
                     group.hosts.remove(h.host)
 
     # ---------------------------------------------------------------- dry run
-    def dry_run(self, spec, hosts, alloc_reqs=None, provider_summaries=None) -> dict:
+    def dry_run(
+        self, spec, hosts, alloc_reqs=None, provider_summaries=None
+    ) -> dict:
         """Rank hosts without claiming anything. JSON-able.
 
         ``ranked`` and ``rejected`` are for the first instance, and ``placements`` says
@@ -316,56 +386,92 @@ class FilterScheduler:
         cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
         cands = self.run_filters(cands, spec, filters, exp)
         detail = weigher_base.weigh_detail(cands, self.weighers, spec)
-        order = sorted(range(len(cands)), key=lambda i: -detail[i]["weight"])
+        order = sorted(range(len(cands)), key=lambda i: -detail[i]['weight'])
         n = max(spec.num_instances, len(spec.instance_uuids), 1)
         out = {
-            "placement_candidates": len(hosts),
-            "filters": exp.filter_counts(),
-            "pre_filters": exp.to_dict()["pre_filters"],
-            "ranked": [dict(detail[i], host=cands[i].host, nodename=cands[i].nodename,
-                            compute_node_uuid=cands[i].uuid, cell_uuid=cands[i].cell_uuid)
-                       for i in order],
-            "rejected": exp.rejected(None),
-            "message": None if cands else exp.message(),
-            "instances": n,
+            'placement_candidates': len(hosts),
+            'filters': exp.filter_counts(),
+            'pre_filters': exp.to_dict()['pre_filters'],
+            'ranked': [
+                dict(
+                    detail[i],
+                    host=cands[i].host,
+                    nodename=cands[i].nodename,
+                    compute_node_uuid=cands[i].uuid,
+                    cell_uuid=cands[i].cell_uuid,
+                )
+                for i in order
+            ],
+            'rejected': exp.rejected(None),
+            'message': None if cands else exp.message(),
+            'instances': n,
         }
         if cands and n > 1:
-            out.update(self._simulate(spec, hosts, alloc_reqs, provider_summaries, n))
+            out.update(
+                self._simulate(spec, hosts, alloc_reqs, provider_summaries, n)
+            )
         elif cands:
             # One instance: the best host and its alternates, straight from the ranking.
-            best = out["ranked"][0]
-            alts = [r["host"] for r in out["ranked"][1:]
-                    if r["cell_uuid"] == best["cell_uuid"]]
-            alts = alts[:max(self.conf.scheduler.max_attempts - 1, 0)]
-            out.update({"placements": [{
-                "host": best["host"], "nodename": best["nodename"],
-                "compute_node_uuid": best["compute_node_uuid"],
-                "cell_uuid": best["cell_uuid"], "alternates": alts}], "placed": 1})
+            best = out['ranked'][0]
+            alts = [
+                r['host']
+                for r in out['ranked'][1:]
+                if r['cell_uuid'] == best['cell_uuid']
+            ]
+            alts = alts[: max(self.conf.scheduler.max_attempts - 1, 0)]
+            out.update(
+                {
+                    'placements': [
+                        {
+                            'host': best['host'],
+                            'nodename': best['nodename'],
+                            'compute_node_uuid': best['compute_node_uuid'],
+                            'cell_uuid': best['cell_uuid'],
+                            'alternates': alts,
+                        }
+                    ],
+                    'placed': 1,
+                }
+            )
         return out
 
-    def _simulate(self, spec, hosts, alloc_reqs, provider_summaries, n) -> dict:
+    def _simulate(
+        self, spec, hosts, alloc_reqs, provider_summaries, n
+    ) -> dict:
         """Where each of the request's N instances would go, and how many fit."""
         sim = copy.copy(spec)
-        sim.min_count = 1          # report what fits rather than fail
+        sim.min_count = 1  # report what fits rather than fail
         exp = Explanation(sim, self.conf.scheduler.explain_sample_size)
         claims, snapshots = [], {}
         results = []
         try:
-            results = self.schedule(sim, hosts, alloc_reqs, explanation=exp,
-                                    provider_summaries=provider_summaries,
-                                    _record=(claims, snapshots))
+            results = self.schedule(
+                sim,
+                hosts,
+                alloc_reqs,
+                explanation=exp,
+                provider_summaries=provider_summaries,
+                _record=(claims, snapshots),
+            )
         except exception.NoValidHost:
             results = []
         finally:
             self._undo(sim, claims, snapshots, None)
-        placements = [{"host": r[0]["service_host"], "nodename": r[0]["nodename"],
-                       "compute_node_uuid": r[0]["compute_node_uuid"],
-                       "cell_uuid": r[0]["cell_uuid"],
-                       "alternates": [a["service_host"] for a in r[1:]]}
-                      for r in results if r]
-        sim_out = {"placements": placements, "placed": len(placements)}
+        placements = [
+            {
+                'host': r[0]['service_host'],
+                'nodename': r[0]['nodename'],
+                'compute_node_uuid': r[0]['compute_node_uuid'],
+                'cell_uuid': r[0]['cell_uuid'],
+                'alternates': [a['service_host'] for a in r[1:]],
+            }
+            for r in results
+            if r
+        ]
+        sim_out = {'placements': placements, 'placed': len(placements)}
         if len(placements) < n:
-            sim_out["placements_message"] = (
-                f"{len(placements)} of {n} instances would be placed: "
-                + exp.message().split(": ", 1)[-1])
+            sim_out['placements_message'] = (
+                f'{len(placements)} of {n} instances would be placed: '
+                + exp.message().split(': ', 1)[-1]
+            )
         return sim_out

@@ -27,9 +27,11 @@ RCS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 PRESETS = {
     'spread': {},
-    'stack': {'filter_scheduler.ram_weight_multiplier': -1.0,
-              'filter_scheduler.cpu_weight_multiplier': -1.0,
-              'filter_scheduler.disk_weight_multiplier': -1.0},
+    'stack': {
+        'filter_scheduler.ram_weight_multiplier': -1.0,
+        'filter_scheduler.cpu_weight_multiplier': -1.0,
+        'filter_scheduler.disk_weight_multiplier': -1.0,
+    },
 }
 
 
@@ -41,17 +43,19 @@ def weigher_settings(text):
     for item in text.split(';'):
         key, sep, value = item.partition('=')
         if not sep or '.' not in key:
-            raise ValueError('weigher setting %r: use spread, stack or '
-                             'group.option=value;...' % item)
+            raise ValueError(
+                'weigher setting %r: use spread, stack or '
+                'group.option=value;...' % item
+            )
         out[key.strip()] = float(value)
     return out
 
 
 class SimPlacement:
     def __init__(self, capacity):
-        self.capacity = capacity            # rp -> {rc: capacity}
+        self.capacity = capacity  # rp -> {rc: capacity}
         self.used = {rp: dict.fromkeys(RCS, 0) for rp in capacity}
-        self.allocations = {}               # consumer -> (rp, resources)
+        self.allocations = {}  # consumer -> (rp, resources)
         self.want = None
         self.order = list(capacity)
         self.offset = 0
@@ -75,17 +79,21 @@ class SimPlacement:
                 continue
             areqs.append({'allocations': {rp: {'resources': dict(want)}}})
             summaries[rp] = {
-                'root_provider_uuid': rp, 'traits': [],
-                'resources': {rc: {'capacity': cap[rc], 'used': used[rc]}
-                              for rc in RCS}}
-        return {'allocation_requests': areqs,
-                'provider_summaries': summaries}
+                'root_provider_uuid': rp,
+                'traits': [],
+                'resources': {
+                    rc: {'capacity': cap[rc], 'used': used[rc]} for rc in RCS
+                },
+            }
+        return {'allocation_requests': areqs, 'provider_summaries': summaries}
 
     def claim_resources(self, ctxt, consumer, areq, project_id, user_id):
-        (rp, body), = areq['allocations'].items()
+        ((rp, body),) = areq['allocations'].items()
         res = body['resources']
-        if any(self.used[rp][rc] + n > self.capacity[rp][rc]
-               for rc, n in res.items()):
+        if any(
+            self.used[rp][rc] + n > self.capacity[rp][rc]
+            for rc, n in res.items()
+        ):
             return False
         for rc, n in res.items():
             self.used[rp][rc] += n
@@ -111,45 +119,78 @@ class Simulation:
         nodes, services, capacity = [], [], {}
         for i in range(hosts):
             node = testing.compute_node(
-                i, rng, vcpus=32, memory_mb=131072, local_gb=2000,
-                vcpus_used=0, memory_mb_used=0, local_gb_used=0,
-                pci_stats=[], num_io_ops=0, failed_builds=0,
-                metrics={}, cell_uuid='cell-%d' % (i % 2 + 1))
+                i,
+                rng,
+                vcpus=32,
+                memory_mb=131072,
+                local_gb=2000,
+                vcpus_used=0,
+                memory_mb_used=0,
+                local_gb_used=0,
+                pci_stats=[],
+                num_io_ops=0,
+                failed_builds=0,
+                metrics={},
+                cell_uuid='cell-%d' % (i % 2 + 1),
+            )
             nodes.append(node)
-            services.append({'host': node['host'],
-                             'binary': 'nimbus-compute', 'disabled': False,
-                             'up': True})
+            services.append(
+                {
+                    'host': node['host'],
+                    'binary': 'nimbus-compute',
+                    'disabled': False,
+                    'up': True,
+                }
+            )
             capacity[node['uuid']] = {
                 'VCPU': int(node['vcpus'] * node['cpu_allocation_ratio']),
-                'MEMORY_MB': int(node['memory_mb']
-                                 * node['ram_allocation_ratio']),
-                'DISK_GB': int(node['local_gb']
-                               * node['disk_allocation_ratio'])}
+                'MEMORY_MB': int(
+                    node['memory_mb'] * node['ram_allocation_ratio']
+                ),
+                'DISK_GB': int(
+                    node['local_gb'] * node['disk_allocation_ratio']
+                ),
+            }
         self.hm = host_manager.HostManager(
-            self.conf, host_manager.InMemoryHostInfoSource(
-                nodes, services, [], {}, []))
+            self.conf,
+            host_manager.InMemoryHostInfoSource(nodes, services, [], {}, []),
+        )
         self.hm.refresh()
         self.placement = SimPlacement(capacity)
-        self.scheduler = driver_mod.Scheduler(self.conf, self.placement,
-                                              self.hm)
+        self.scheduler = driver_mod.Scheduler(
+            self.conf, self.placement, self.hm
+        )
         self.scheduler.engine.rng = random.Random(seed)
         self.samples = max(samples, 1)
         self.host_of_rp = {n['uuid']: n['host'] for n in nodes}
 
     def _spec(self, n, item, groups):
         vcpus, mem, disk = trace_mod.FLAVORS[item['flavor']]
-        spec = RequestSpec.from_dict({
-            'flavor': {'name': item['flavor'], 'flavorid': item['flavor'],
-                       'vcpus': vcpus, 'memory_mb': mem, 'root_gb': disk,
-                       'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}},
-            'instance_uuids': ['sim-%08d' % n], 'num_instances': 1,
-            'project_id': 'sim', 'user_id': 'sim'})
+        spec = RequestSpec.from_dict(
+            {
+                'flavor': {
+                    'name': item['flavor'],
+                    'flavorid': item['flavor'],
+                    'vcpus': vcpus,
+                    'memory_mb': mem,
+                    'root_gb': disk,
+                    'ephemeral_gb': 0,
+                    'swap': 0,
+                    'extra_specs': {},
+                },
+                'instance_uuids': ['sim-%08d' % n],
+                'num_instances': 1,
+                'project_id': 'sim',
+                'user_id': 'sim',
+            }
+        )
         if item.get('group'):
             group = groups.get(item['group'])
             if group is None:
                 group = groups[item['group']] = InstanceGroup(
                     uuid='sim-%s' % item['group'],
-                    policy=item.get('policy') or 'anti-affinity')
+                    policy=item.get('policy') or 'anti-affinity',
+                )
             spec.instance_group = group
         return spec
 
@@ -169,27 +210,39 @@ class Simulation:
         for name in trace_mod.FLAVORS:
             want = _want(name)
             fits[name] = sum(
-                min((cap[rc] - self.placement.used[rp][rc]) // want[rc]
-                    for rc in RCS)
-                for rp, cap in self.placement.capacity.items())
-        return {'t': round(t, 3),
-                'utilisation': {rc: round(used[rc] / total[rc], 4)
-                                for rc in RCS if total[rc]},
-                'fits': fits, 'instances': len(self.placement.allocations),
-                'placed': placed, 'rejected': rejected,
-                'rejection_rate': round(window[1] / window[0], 4)
-                if window[0] else 0.0,
-                'per_host': {'min': min(per_host), 'max': max(per_host),
-                             'mean': round(statistics.fmean(per_host), 3),
-                             'stdev': round(statistics.pstdev(per_host), 3),
-                             'empty': per_host.count(0)}}
+                min(
+                    (cap[rc] - self.placement.used[rp][rc]) // want[rc]
+                    for rc in RCS
+                )
+                for rp, cap in self.placement.capacity.items()
+            )
+        return {
+            't': round(t, 3),
+            'utilisation': {
+                rc: round(used[rc] / total[rc], 4) for rc in RCS if total[rc]
+            },
+            'fits': fits,
+            'instances': len(self.placement.allocations),
+            'placed': placed,
+            'rejected': rejected,
+            'rejection_rate': round(window[1] / window[0], 4)
+            if window[0]
+            else 0.0,
+            'per_host': {
+                'min': min(per_host),
+                'max': max(per_host),
+                'mean': round(statistics.fmean(per_host), 3),
+                'stdev': round(statistics.pstdev(per_host), 3),
+                'empty': per_host.count(0),
+            },
+        }
 
     def run(self, arrivals):
         ctxt = context.get_admin_context()
         end = float(arrivals[-1]['t']) if arrivals else 0.0
         step = end / self.samples if end > 0 else 1.0
         next_sample = step
-        departures = []            # (time, n, consumer, group)
+        departures = []  # (time, n, consumer, group)
         groups, timeline = {}, []
         placed = rejected = 0
         window = [0, 0]
@@ -205,8 +258,9 @@ class Simulation:
                     if host in group.hosts:
                         group.hosts.remove(host)
             while t > next_sample:
-                timeline.append(self.sample(next_sample, placed, rejected,
-                                            window))
+                timeline.append(
+                    self.sample(next_sample, placed, rejected, window)
+                )
                 window = [0, 0]
                 next_sample += step
             spec = self._spec(n, item, groups)
@@ -214,19 +268,31 @@ class Simulation:
             window[0] += 1
             try:
                 result = self.scheduler.select_destinations(
-                    ctxt, spec, return_alternates=False)
+                    ctxt, spec, return_alternates=False
+                )
             except exception.NoValidHost:
                 rejected += 1
                 window[1] += 1
                 continue
             placed += 1
             if item.get('lifetime') is not None:
-                heapq.heappush(departures, (
-                    t + float(item['lifetime']), n, spec.instance_uuids[0],
-                    result[0][0]['service_host'], spec.instance_group))
+                heapq.heappush(
+                    departures,
+                    (
+                        t + float(item['lifetime']),
+                        n,
+                        spec.instance_uuids[0],
+                        result[0][0]['service_host'],
+                        spec.instance_group,
+                    ),
+                )
         timeline.append(self.sample(end, placed, rejected, window))
-        return {'arrivals': len(arrivals), 'placed': placed,
-                'rejected': rejected,
-                'rejection_rate': round(rejected / len(arrivals), 4)
-                if arrivals else 0.0,
-                'timeline': timeline}
+        return {
+            'arrivals': len(arrivals),
+            'placed': placed,
+            'rejected': rejected,
+            'rejection_rate': round(rejected / len(arrivals), 4)
+            if arrivals
+            else 0.0,
+            'timeline': timeline,
+        }

@@ -14,13 +14,17 @@ import json
 import random
 
 FLAVORS = {
-    'm1.tiny': (1, 512, 1), 'm1.small': (1, 2048, 20),
-    'm1.medium': (2, 4096, 40), 'm1.large': (4, 8192, 80),
+    'm1.tiny': (1, 512, 1),
+    'm1.small': (1, 2048, 20),
+    'm1.medium': (2, 4096, 40),
+    'm1.large': (4, 8192, 80),
     'm1.xlarge': (8, 16384, 160),
 }
 
-DEFAULT_SPEC = ('arrivals=1000,rate=2,lifetime=600,'
-                'flavors=m1.small:4+m1.medium:2+m1.large:1,groups=0.1')
+DEFAULT_SPEC = (
+    'arrivals=1000,rate=2,lifetime=600,'
+    'flavors=m1.small:4+m1.medium:2+m1.large:1,groups=0.1'
+)
 
 
 def read(path):
@@ -35,8 +39,9 @@ def read(path):
                 float(item['t'])
                 str(item['flavor'])
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError('%s:%d: not an arrival: %s'
-                                 % (path, number, exc))
+                raise ValueError(
+                    '%s:%d: not an arrival: %s' % (path, number, exc)
+                )
             arrivals.append(item)
     arrivals.sort(key=lambda a: float(a['t']))
     return arrivals
@@ -59,16 +64,22 @@ def parse_spec(text):
             continue
         key, sep, value = item.partition('=')
         if not sep or key.strip() not in spec:
-            raise ValueError('bad --generate item %r (keys: %s)'
-                             % (item, ', '.join(sorted(spec))))
+            raise ValueError(
+                'bad --generate item %r (keys: %s)'
+                % (item, ', '.join(sorted(spec)))
+            )
         spec[key.strip()] = value.strip()
     flavors = []
     for part in spec['flavors'].split('+'):
         name, _, weight = part.partition(':')
         flavors.append((name, float(weight or 1)))
-    return {'arrivals': int(spec['arrivals']), 'rate': float(spec['rate']),
-            'lifetime': float(spec['lifetime']), 'flavors': flavors,
-            'groups': float(spec['groups'])}
+    return {
+        'arrivals': int(spec['arrivals']),
+        'rate': float(spec['rate']),
+        'lifetime': float(spec['lifetime']),
+        'flavors': flavors,
+        'groups': float(spec['groups']),
+    }
 
 
 def generate(text, seed=0):
@@ -79,10 +90,16 @@ def generate(text, seed=0):
     t, out, group_n, open_group = 0.0, [], 0, None
     for _ in range(spec['arrivals']):
         t += rng.expovariate(spec['rate']) if spec['rate'] > 0 else 0.0
-        life = (rng.expovariate(1.0 / spec['lifetime'])
-                if spec['lifetime'] > 0 else None)
-        item = {'t': round(t, 3), 'flavor': rng.choices(names, weights)[0],
-                'lifetime': None if life is None else round(life, 3)}
+        life = (
+            rng.expovariate(1.0 / spec['lifetime'])
+            if spec['lifetime'] > 0
+            else None
+        )
+        item = {
+            't': round(t, 3),
+            'flavor': rng.choices(names, weights)[0],
+            'lifetime': None if life is None else round(life, 3),
+        }
         if open_group is not None and open_group[1] < 3:
             item['group'], item['policy'] = open_group[0], 'anti-affinity'
             open_group[1] += 1

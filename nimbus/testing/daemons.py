@@ -35,13 +35,23 @@ def wait_for(predicate, timeout, what, daemons):
         if value:
             return value
         for daemon in daemons:
-            if daemon.process is not None and not daemon.alive() and \
-                    daemon.process.returncode not in (-9, 0):
-                raise AssertionError('%s exited with %s:\n%s' % (
-                    daemon.name, daemon.process.returncode, daemon.tail()))
+            if (
+                daemon.process is not None
+                and not daemon.alive()
+                and daemon.process.returncode not in (-9, 0)
+            ):
+                raise AssertionError(
+                    '%s exited with %s:\n%s'
+                    % (daemon.name, daemon.process.returncode, daemon.tail())
+                )
         time.sleep(0.5)
-    raise AssertionError('timed out waiting for %s\n%s' % (what, '\n'.join(
-        '==> %s <==\n%s' % (d.name, d.tail()) for d in daemons)))
+    raise AssertionError(
+        'timed out waiting for %s\n%s'
+        % (
+            what,
+            '\n'.join('==> %s <==\n%s' % (d.name, d.tail()) for d in daemons),
+        )
+    )
 
 
 class Daemon:
@@ -56,9 +66,20 @@ class Daemon:
     def start(self):
         log = open(self.log_file, 'ab')
         self.process = subprocess.Popen(
-            [sys.executable, '-m', self.module, '--config-file',
-             self.config_file, '--log-file', self.log_file] + self.extra_args,
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                '-m',
+                self.module,
+                '--config-file',
+                self.config_file,
+                '--log-file',
+                self.log_file,
+            ]
+            + self.extra_args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         return self
 
@@ -101,9 +122,18 @@ class DaemonCloud:
     ``--port`` (its config names another port, ``api_config_port``).
     """
 
-    def __init__(self, workdir, api_bus, cell_bus, databases, hosts=3,
-                 compute_options=None, common_options=None,
-                 more_cells=None, unlimited_quotas=True):
+    def __init__(
+        self,
+        workdir,
+        api_bus,
+        cell_bus,
+        databases,
+        hosts=3,
+        compute_options=None,
+        common_options=None,
+        more_cells=None,
+        unlimited_quotas=True,
+    ):
         self.workdir = workdir
         self.api_bus = api_bus
         self.cell_bus = cell_bus
@@ -143,21 +173,30 @@ class DaemonCloud:
     def _base(self):
         """Options every daemon shares; no database credentials."""
         sections = {
-            'DEFAULT': {'state_path': self.workdir, 'report_interval': 2,
-                        'service_down_time': 10, 'debug': 'false'},
-            'rpc': {'transport_url': self.api_bus,
-                    'rpc_response_timeout': 60},
+            'DEFAULT': {
+                'state_path': self.workdir,
+                'report_interval': 2,
+                'service_down_time': 10,
+                'debug': 'false',
+            },
+            'rpc': {'transport_url': self.api_bus, 'rpc_response_timeout': 60},
             'api': {'auth_strategy': 'noauth2'},
             'placement_client': {'endpoint': self.placement_url},
-            'wsgi': {'api_listen': '127.0.0.1',
-                     'api_listen_port': self.api_port,
-                     'placement_listen': '127.0.0.1',
-                     'placement_listen_port': self.placement_port},
+            'wsgi': {
+                'api_listen': '127.0.0.1',
+                'api_listen_port': self.api_port,
+                'placement_listen': '127.0.0.1',
+                'placement_listen_port': self.placement_port,
+            },
         }
         if self.unlimited_quotas:
-            sections['quota'] = {'instances': -1, 'cores': -1, 'ram': -1,
-                                 'server_groups': -1,
-                                 'server_group_members': -1}
+            sections['quota'] = {
+                'instances': -1,
+                'cores': -1,
+                'ram': -1,
+                'server_groups': -1,
+                'server_group_members': -1,
+            }
         for section, values in self.common_options.items():
             sections.setdefault(section, {}).update(values)
         return sections
@@ -167,8 +206,11 @@ class DaemonCloud:
         ``api``/``placement`` for the API level, ``cell`` for a cell
         conductor, none for a compute)."""
         sections = self._base()
-        groups = {'api': 'api_database', 'placement': 'placement_database',
-                  'cell': 'database'}
+        groups = {
+            'api': 'api_database',
+            'placement': 'placement_database',
+            'cell': 'database',
+        }
         for key, url in databases.items():
             sections.setdefault(groups[key], {})['connection'] = url
         return sections
@@ -176,37 +218,67 @@ class DaemonCloud:
     def _common(self):
         """The operator's config (nimbus-manage, gunicorn): API and
         placement databases."""
-        return self._with(api=self.databases['api'],
-                          placement=self.databases['placement'])
+        return self._with(
+            api=self.databases['api'], placement=self.databases['placement']
+        )
 
     def manage(self, *args):
         config = self._write('manage', self._common())
         result = subprocess.run(
-            [sys.executable, '-m', 'nimbus.cmd.manage', '--config-file',
-             config] + list(args), capture_output=True, text=True,
-            timeout=300)
+            [
+                sys.executable,
+                '-m',
+                'nimbus.cmd.manage',
+                '--config-file',
+                config,
+            ]
+            + list(args),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if result.returncode != 0:
-            raise RuntimeError('nimbus-manage %s failed:\n%s%s'
-                               % (' '.join(args), result.stdout,
-                                  result.stderr))
+            raise RuntimeError(
+                'nimbus-manage %s failed:\n%s%s'
+                % (' '.join(args), result.stdout, result.stderr)
+            )
         return result.stdout
 
     def prepare(self):
         self.manage('db', 'sync')
-        self.manage('cell', 'create', '--name', 'cell0', '--transport-url',
-                    'none:///', '--database-connection',
-                    self.databases['cell0'])
+        self.manage(
+            'cell',
+            'create',
+            '--name',
+            'cell0',
+            '--transport-url',
+            'none:///',
+            '--database-connection',
+            self.databases['cell0'],
+        )
         for cell, (bus, database) in self.cells.items():
-            self.manage('cell', 'create', '--name', cell, '--transport-url',
-                        bus, '--database-connection', database)
+            self.manage(
+                'cell',
+                'create',
+                '--name',
+                cell,
+                '--transport-url',
+                bus,
+                '--database-connection',
+                database,
+            )
         if len(self.cells) > 1:
-            self.manage('db', 'sync')   # the schemas of the cells mapped
+            self.manage('db', 'sync')  # the schemas of the cells mapped
 
     def _daemon(self, name, module, sections, extra_args=()):
         config = self._write(name, sections)
-        daemon = Daemon(name, module, config,
-                        os.path.join(self.workdir, '%s.log' % name),
-                        extra_args)
+        daemon = Daemon(
+            name,
+            module,
+            config,
+            os.path.join(self.workdir, '%s.log' % name),
+            extra_args,
+        )
         self.daemons[name] = daemon
         return daemon.start()
 
@@ -230,12 +302,19 @@ class DaemonCloud:
         sections['rpc']['transport_url'] = self.cells[cell][0]
         for section, values in (options or {}).items():
             sections.setdefault(section, {}).update(values)
-        return self._daemon(name, 'nimbus.cmd.compute', sections,
-                            ['--simulated-hosts', str(count)])
+        return self._daemon(
+            name,
+            'nimbus.cmd.compute',
+            sections,
+            ['--simulated-hosts', str(count)],
+        )
 
     def start_placement(self):
-        self._daemon('placement-api', 'nimbus.cmd.placement_api',
-                     self._with(placement=self.databases['placement']))
+        self._daemon(
+            'placement-api',
+            'nimbus.cmd.placement_api',
+            self._with(placement=self.databases['placement']),
+        )
         self.wait_http(self.placement_url + '/')
 
     def start_cell_conductor(self, cell='cell1'):
@@ -243,24 +322,34 @@ class DaemonCloud:
         bus, database = self.cells[cell]
         sections = self._with(cell=database)
         sections['rpc']['transport_url'] = bus
-        self._daemon('%s-conductor' % cell, 'nimbus.cmd.conductor', sections,
-                     ['--cell', cell])
+        self._daemon(
+            '%s-conductor' % cell,
+            'nimbus.cmd.conductor',
+            sections,
+            ['--cell', cell],
+        )
 
     def start(self):
         api_db = self.databases['api']
         self.start_placement()
-        self._daemon('scheduler', 'nimbus.cmd.scheduler',
-                     self._with(api=api_db))
-        self._daemon('conductor', 'nimbus.cmd.conductor',
-                     self._with(api=api_db))
+        self._daemon(
+            'scheduler', 'nimbus.cmd.scheduler', self._with(api=api_db)
+        )
+        self._daemon(
+            'conductor', 'nimbus.cmd.conductor', self._with(api=api_db)
+        )
         for cell in self.cells:
             self.start_cell_conductor(cell)
         # nimbus-api listens where --host/--port say; its config names a
         # decoy port, so answering on api_port proves the flags won.
         api = self._with(api=api_db)
         api['wsgi']['api_listen_port'] = self.api_config_port
-        self._daemon('api', 'nimbus.cmd.api', api,
-                     ['--host', '127.0.0.1', '--port', str(self.api_port)])
+        self._daemon(
+            'api',
+            'nimbus.cmd.api',
+            api,
+            ['--host', '127.0.0.1', '--port', str(self.api_port)],
+        )
         self.wait_http(self.api_url + '/')
         for host in self.hosts:
             self.start_compute(host)
@@ -271,8 +360,7 @@ class DaemonCloud:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                with open(self.daemons[name].log_file,
-                          errors='replace') as f:
+                with open(self.daemons[name].log_file, errors='replace') as f:
                     if text in f.read():
                         return
             except FileNotFoundError:
@@ -301,15 +389,22 @@ class DaemonCloud:
 
     def _check_alive(self):
         for daemon in self.daemons.values():
-            if daemon.process is not None and not daemon.alive() and \
-                    daemon.process.returncode not in (-9, 0):
-                raise RuntimeError('%s exited with %s:\n%s' % (
-                    daemon.name, daemon.process.returncode, daemon.tail()))
+            if (
+                daemon.process is not None
+                and not daemon.alive()
+                and daemon.process.returncode not in (-9, 0)
+            ):
+                raise RuntimeError(
+                    '%s exited with %s:\n%s'
+                    % (daemon.name, daemon.process.returncode, daemon.tail())
+                )
 
     def stop(self):
         for daemon in reversed(list(self.daemons.values())):
             daemon.stop()
 
     def logs(self):
-        return '\n'.join('==> %s <==\n%s' % (name, d.tail())
-                         for name, d in self.daemons.items())
+        return '\n'.join(
+            '==> %s <==\n%s' % (name, d.tail())
+            for name, d in self.daemons.items()
+        )

@@ -21,8 +21,10 @@ import requests
 
 from nimbus.testing import daemons
 
-_PLACEMENT_HEADERS = {'X-Auth-Token': 'admin',
-                      'OpenStack-API-Version': 'placement 1.39'}
+_PLACEMENT_HEADERS = {
+    'X-Auth-Token': 'admin',
+    'OpenStack-API-Version': 'placement 1.39',
+}
 # Statuses a server ends in; anything else is still moving.
 _SETTLED = ('ACTIVE', 'ERROR')
 
@@ -44,26 +46,53 @@ class Row:
     errors_without_fault: int = 0
 
     def consistent(self):
-        return (self.stuck == 0 and self.leaked == 0 and self.missing == 0
-                and self.errors_without_fault == 0 and self.serves_again)
+        return (
+            self.stuck == 0
+            and self.leaked == 0
+            and self.missing == 0
+            and self.errors_without_fault == 0
+            and self.serves_again
+        )
 
 
-HEADER = ('fault', 'boots accepted', 'refused', 'deleted', 'servers',
-          'ACTIVE', 'ERROR', 'stuck', 'leaked allocs',
-          'missing allocs', 'recover s', 'serves again')
+HEADER = (
+    'fault',
+    'boots accepted',
+    'refused',
+    'deleted',
+    'servers',
+    'ACTIVE',
+    'ERROR',
+    'stuck',
+    'leaked allocs',
+    'missing allocs',
+    'recover s',
+    'serves again',
+)
 
 
 def table(rows):
     """The fault table as Markdown, one row per fault."""
-    lines = ['| ' + ' | '.join(HEADER) + ' |',
-             '|' + '---|' * len(HEADER)]
+    lines = ['| ' + ' | '.join(HEADER) + ' |', '|' + '---|' * len(HEADER)]
     for row in rows:
-        lines.append('| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d '
-                     '| %s | %s |' % (
-            row.fault, row.booted, row.refused, row.deleted, row.servers, row.active, row.error, row.stuck,
-            row.leaked, row.missing,
-            '-' if row.recover_s is None else '%.1f' % row.recover_s,
-            'yes' if row.serves_again else 'NO'))
+        lines.append(
+            '| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d '
+            '| %s | %s |'
+            % (
+                row.fault,
+                row.booted,
+                row.refused,
+                row.deleted,
+                row.servers,
+                row.active,
+                row.error,
+                row.stuck,
+                row.leaked,
+                row.missing,
+                '-' if row.recover_s is None else '%.1f' % row.recover_s,
+                'yes' if row.serves_again else 'NO',
+            )
+        )
     return '\n'.join(lines)
 
 
@@ -73,8 +102,16 @@ class Burst(threading.Thread):
     not deleted yet. Requests refused while a service is down are counted,
     not retried (a client would see them fail)."""
 
-    def __init__(self, api, flavor, image, boots=200, rate=10.0,
-                 delete_every=4, prefix='burst'):
+    def __init__(
+        self,
+        api,
+        flavor,
+        image,
+        boots=200,
+        rate=10.0,
+        delete_every=4,
+        prefix='burst',
+    ):
         super().__init__(daemon=True)
         self.api = api
         self.flavor = flavor
@@ -95,14 +132,16 @@ class Burst(threading.Thread):
                 time.sleep(delay)
             try:
                 body = self.api.create_server(
-                    '%s-%04d' % (self.prefix, index), self.flavor,
-                    self.image)
+                    '%s-%04d' % (self.prefix, index), self.flavor, self.image
+                )
                 self.created.append(body['server']['id'])
             except Exception:
                 self.refused += 1
-            if self.delete_every and index % self.delete_every == \
-                    self.delete_every - 1 and \
-                    len(self.deleted) < len(self.created) // 2:
+            if (
+                self.delete_every
+                and index % self.delete_every == self.delete_every - 1
+                and len(self.deleted) < len(self.created) // 2
+            ):
                 victim = self.created[len(self.deleted) * 2]
                 try:
                     self.api.delete('/servers/%s' % victim)
@@ -115,14 +154,16 @@ def consumers(placement_url):
     """Every consumer holding an allocation in placement."""
     session = requests.Session()
     session.headers.update(_PLACEMENT_HEADERS)
-    providers = session.get(placement_url + '/resource_providers',
-                            timeout=60).json()['resource_providers']
+    providers = session.get(
+        placement_url + '/resource_providers', timeout=60
+    ).json()['resource_providers']
     found = set()
     for provider in providers:
         allocations = session.get(
-            '%s/resource_providers/%s/allocations' % (placement_url,
-                                                      provider['uuid']),
-            timeout=60).json()['allocations']
+            '%s/resource_providers/%s/allocations'
+            % (placement_url, provider['uuid']),
+            timeout=60,
+        ).json()['allocations']
         found.update(allocations)
     return found
 
@@ -130,8 +171,9 @@ def consumers(placement_url):
 def snapshot(api, placement_url, fault='', prefix=''):
     """A :class:`Row` for the cloud as it is now (no recovery time): the
     servers named ``prefix...`` counted, every server checked."""
-    servers = api.get('/servers/detail',
-                      params={'all_tenants': '1', 'limit': 100000})['servers']
+    servers = api.get(
+        '/servers/detail', params={'all_tenants': '1', 'limit': 100000}
+    )['servers']
     row = Row(fault=fault)
     active = set()
     moving = set()
@@ -155,8 +197,9 @@ def snapshot(api, placement_url, fault='', prefix=''):
     return row
 
 
-def settle(api, placement_url, fault, began, timeout=300, probe=None,
-           prefix=''):
+def settle(
+    api, placement_url, fault, began, timeout=300, probe=None, prefix=''
+):
     """Wait until no server is moving and placement agrees with the
     servers; the row, with the seconds from ``began`` (the fault) until
     then. ``probe()`` must then succeed for ``serves_again``."""
@@ -166,9 +209,13 @@ def settle(api, placement_url, fault, began, timeout=300, probe=None,
         try:
             row = snapshot(api, placement_url, fault, prefix)
         except Exception:
-            row = None   # an API still coming back
-        if row is not None and row.stuck == 0 and row.leaked == 0 and \
-                row.missing == 0:
+            row = None  # an API still coming back
+        if (
+            row is not None
+            and row.stuck == 0
+            and row.leaked == 0
+            and row.missing == 0
+        ):
             row.recover_s = time.monotonic() - began
             break
         time.sleep(1.0)
@@ -183,14 +230,17 @@ def settle(api, placement_url, fault, began, timeout=300, probe=None,
 
 # -- faults --------------------------------------------------------------
 
+
 def kill_and_restart(cloud, name, down_s=3.0):
     """``kill -9`` daemon ``name`` (and its process group), restart it
     after ``down_s`` seconds."""
+
     def fault():
         daemon = cloud.daemons[name]
         daemon.kill9()
         time.sleep(down_s)
         daemon.start()
+
     return fault
 
 
@@ -204,6 +254,7 @@ def freeze(cloud, name, frozen_s=20.0):
         os.killpg(pid, signal.SIGSTOP)
         time.sleep(frozen_s)
         os.killpg(pid, signal.SIGCONT)
+
     return fault
 
 
@@ -212,30 +263,50 @@ def rabbitmq_restart(down_s=3.0):
     ctl = shutil.which('rabbitmqctl')
 
     def fault():
-        subprocess.run([ctl, 'stop_app'], check=True, capture_output=True,
-                       timeout=120)
+        subprocess.run(
+            [ctl, 'stop_app'], check=True, capture_output=True, timeout=120
+        )
         time.sleep(down_s)
-        subprocess.run([ctl, 'start_app'], check=True, capture_output=True,
-                       timeout=120)
+        subprocess.run(
+            [ctl, 'start_app'], check=True, capture_output=True, timeout=120
+        )
+
     return fault
 
 
 def mariadb_restart(down_s=3.0):
     """Shut MariaDB down (``mysqladmin shutdown``) and start it again as
     .ci/run does; waits for its port."""
+
     def fault():
-        subprocess.run(['mysqladmin', '-uroot', '-h127.0.0.1', 'shutdown'],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            ['mysqladmin', '-uroot', '-h127.0.0.1', 'shutdown'],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         time.sleep(down_s)
-        subprocess.run(['start-stop-daemon', '--start', '--oknodo',
-                        '--background', '--exec', '/usr/sbin/mariadbd'],
-                       check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                'start-stop-daemon',
+                '--start',
+                '--oknodo',
+                '--background',
+                '--exec',
+                '/usr/sbin/mariadbd',
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         daemons.wait_for(lambda: _port_open(3306), 120, 'MariaDB', [])
+
     return fault
 
 
 def _port_open(port):
     import socket
+
     try:
         with socket.create_connection(('127.0.0.1', port), timeout=1):
             return True
@@ -243,8 +314,18 @@ def _port_open(port):
         return False
 
 
-def run(cloud, api, flavor, image, name, fault, boots=200, rate=10.0,
-        strike_after=0.4, timeout=300):
+def run(
+    cloud,
+    api,
+    flavor,
+    image,
+    name,
+    fault,
+    boots=200,
+    rate=10.0,
+    strike_after=0.4,
+    timeout=300,
+):
     """One row: a burst of ``boots``; ``fault()`` once ``strike_after`` of
     them are sent; then :func:`settle`, and a probe boot that must reach
     ACTIVE."""
@@ -261,11 +342,16 @@ def run(cloud, api, flavor, image, name, fault, boots=200, rate=10.0,
         body = api.create_server(prefix + '-probe', flavor, image)
         uuid = body['server']['id']
         daemons.wait_for(
-            lambda: api.server(uuid)['status'] in _SETTLED, 120,
-            'the probe server', list(cloud.daemons.values()))
+            lambda: api.server(uuid)['status'] in _SETTLED,
+            120,
+            'the probe server',
+            list(cloud.daemons.values()),
+        )
         return api.server(uuid)['status'] == 'ACTIVE'
-    row = settle(api, cloud.placement_url, name, began, timeout, probe,
-                 prefix + '-')
+
+    row = settle(
+        api, cloud.placement_url, name, began, timeout, probe, prefix + '-'
+    )
     row.booted, row.refused = len(burst.created), burst.refused
     row.deleted = len(burst.deleted)
     return row

@@ -30,17 +30,23 @@ import subprocess
 import uuid
 
 _DEFAULTS = {
-    'mysql': (('NIMBUS_TEST_MYSQL_URL',),
-              'mysql+pymysql://root@127.0.0.1:3306'),
-    'postgresql': (('NIMBUS_TEST_POSTGRESQL_URL', 'NIMBUS_TEST_PG_URL'),
-                   'postgresql+psycopg://postgres@127.0.0.1:5432'),
+    'mysql': (
+        ('NIMBUS_TEST_MYSQL_URL',),
+        'mysql+pymysql://root@127.0.0.1:3306',
+    ),
+    'postgresql': (
+        ('NIMBUS_TEST_POSTGRESQL_URL', 'NIMBUS_TEST_PG_URL'),
+        'postgresql+psycopg://postgres@127.0.0.1:5432',
+    ),
 }
 
 
 def rabbit_address():
     """``(host, port)`` of the RabbitMQ the tests use."""
-    return (os.environ.get('NIMBUS_TEST_RABBIT_HOST', '127.0.0.1'),
-            int(os.environ.get('NIMBUS_TEST_RABBIT_PORT', '5672')))
+    return (
+        os.environ.get('NIMBUS_TEST_RABBIT_HOST', '127.0.0.1'),
+        int(os.environ.get('NIMBUS_TEST_RABBIT_PORT', '5672')),
+    )
 
 
 def server_url(kind):
@@ -74,10 +80,12 @@ def unavailable(reason):
     machine is missing. ``reason`` is reduced to one line. Works inside a
     test, a fixture, or at module level (collection then fails in CI)."""
     import pytest
+
     reason = _one_line(reason)
     if in_ci():
-        pytest.fail('CI=%s and %s' % (os.environ.get('CI'), reason),
-                    pytrace=False)
+        pytest.fail(
+            'CI=%s and %s' % (os.environ.get('CI'), reason), pytrace=False
+        )
     pytest.skip(reason, allow_module_level=True)
 
 
@@ -87,8 +95,9 @@ def require_module(name, reason=None):
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        unavailable(reason or 'Python module %s is not importable: %s'
-                    % (name, exc))
+        unavailable(
+            reason or 'Python module %s is not importable: %s' % (name, exc)
+        )
 
 
 def port_open(host, port, timeout=1.0):
@@ -108,24 +117,31 @@ def rabbit_vhost():
     if ctl is None:
         unavailable('rabbitmqctl is not installed (needed for a fresh vhost)')
     vhost = 'nimbus-test-%s' % uuid.uuid4().hex[:10]
-    for args in (['add_vhost', vhost],
-                 ['set_permissions', '-p', vhost, 'guest', '.*', '.*',
-                  '.*']):
-        result = subprocess.run([ctl] + args, capture_output=True, text=True,
-                                timeout=60)
+    for args in (
+        ['add_vhost', vhost],
+        ['set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*'],
+    ):
+        result = subprocess.run(
+            [ctl] + args, capture_output=True, text=True, timeout=60
+        )
         if result.returncode != 0:
-            unavailable('rabbitmqctl %s failed: %s'
-                        % (args[0], result.stderr.strip()[:200]))
+            unavailable(
+                'rabbitmqctl %s failed: %s'
+                % (args[0], result.stderr.strip()[:200])
+            )
     url = 'rabbit://guest:guest@%s:%d/%s' % (host, port, vhost)
 
     def cleanup():
-        subprocess.run([ctl, 'delete_vhost', vhost], capture_output=True,
-                       timeout=60)
+        subprocess.run(
+            [ctl, 'delete_vhost', vhost], capture_output=True, timeout=60
+        )
+
     return url, cleanup
 
 
 def _fresh_database(server, kind):
     import sqlalchemy as sa
+
     name = 'nimbus_test_%s' % uuid.uuid4().hex[:10]
     admin_url = server + ('/postgres' if kind == 'postgresql' else '/')
     try:
@@ -133,19 +149,23 @@ def _fresh_database(server, kind):
         with engine.connect() as conn:
             conn.exec_driver_sql('CREATE DATABASE %s' % name)
     except Exception as exc:  # the server is down or refuses us
-        unavailable('%s is not reachable at %s: %s'
-                    % (kind, server, str(exc).splitlines()[0][:150]))
+        unavailable(
+            '%s is not reachable at %s: %s'
+            % (kind, server, str(exc).splitlines()[0][:150])
+        )
 
     def cleanup():
         try:
             with engine.connect() as conn:
                 if kind == 'postgresql':
                     conn.exec_driver_sql(
-                        'DROP DATABASE IF EXISTS %s WITH (FORCE)' % name)
+                        'DROP DATABASE IF EXISTS %s WITH (FORCE)' % name
+                    )
                 else:
                     conn.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
         finally:
             engine.dispose()
+
     suffix = '?charset=utf8mb4' if kind == 'mysql' else ''
     return '%s/%s%s' % (server, name, suffix), cleanup
 
@@ -163,5 +183,4 @@ def postgresql_database():
 def database(kind):
     if kind == 'sqlite':
         raise ValueError('make SQLite URLs from a tmp_path')
-    return {'mysql': mysql_database,
-            'postgresql': postgresql_database}[kind]()
+    return {'mysql': mysql_database, 'postgresql': postgresql_database}[kind]()

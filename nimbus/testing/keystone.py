@@ -78,12 +78,18 @@ class Keystone:
 
     def _manage(self, *args):
         result = subprocess.run(
-            [_bin('keystone-manage'), '--config-file', self.config] +
-            list(args), capture_output=True, text=True, timeout=300,
-            env=dict(os.environ, PYTHONWARNINGS='ignore'))
+            [_bin('keystone-manage'), '--config-file', self.config]
+            + list(args),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONWARNINGS='ignore'),
+        )
         if result.returncode != 0:
-            raise RuntimeError('keystone-manage %s failed:\n%s%s' % (
-                ' '.join(args), result.stdout, result.stderr))
+            raise RuntimeError(
+                'keystone-manage %s failed:\n%s%s'
+                % (' '.join(args), result.stdout, result.stderr)
+            )
 
     def start(self, timeout=90):
         os.makedirs(self.workdir, exist_ok=True)
@@ -92,23 +98,51 @@ class Keystone:
         with open(os.path.join(self.workdir, 'keystone_wsgi.py'), 'w') as f:
             f.write(_WSGI)
         self._manage('db_sync')
-        user = ['--keystone-user', str(os.getuid()), '--keystone-group',
-                str(os.getgid())]
+        user = [
+            '--keystone-user',
+            str(os.getuid()),
+            '--keystone-group',
+            str(os.getgid()),
+        ]
         self._manage('fernet_setup', *user)
         self._manage('credential_setup', *user)
-        self._manage('bootstrap', '--bootstrap-password', ADMIN_PASSWORD,
-                     '--bootstrap-admin-url', self.url,
-                     '--bootstrap-internal-url', self.url,
-                     '--bootstrap-public-url', self.url,
-                     '--bootstrap-region-id', REGION)
+        self._manage(
+            'bootstrap',
+            '--bootstrap-password',
+            ADMIN_PASSWORD,
+            '--bootstrap-admin-url',
+            self.url,
+            '--bootstrap-internal-url',
+            self.url,
+            '--bootstrap-public-url',
+            self.url,
+            '--bootstrap-region-id',
+            REGION,
+        )
         self._log = open(os.path.join(self.workdir, 'gunicorn.log'), 'w')
         self.process = subprocess.Popen(
-            [_bin('gunicorn'), '--chdir', self.workdir, '--bind',
-             '127.0.0.1:%d' % self.port, '--workers', '1', '--threads',
-             '4', '--timeout', '120', 'keystone_wsgi:application'],
-            stdout=self._log, stderr=subprocess.STDOUT,
-            env=dict(os.environ, OS_KEYSTONE_CONFIG_FILES=self.config,
-                     PYTHONWARNINGS='ignore'))
+            [
+                _bin('gunicorn'),
+                '--chdir',
+                self.workdir,
+                '--bind',
+                '127.0.0.1:%d' % self.port,
+                '--workers',
+                '1',
+                '--threads',
+                '4',
+                '--timeout',
+                '120',
+                'keystone_wsgi:application',
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=dict(
+                os.environ,
+                OS_KEYSTONE_CONFIG_FILES=self.config,
+                PYTHONWARNINGS='ignore',
+            ),
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -145,50 +179,72 @@ class Keystone:
     def admin(self):
         """An openstacksdk connection as the bootstrap admin."""
         import openstack
+
         return openstack.connection.Connection(
-            auth_url=self.url, username='admin', password=ADMIN_PASSWORD,
-            project_name='admin', user_domain_name='Default',
-            project_domain_name='Default', region_name=REGION,
-            identity_api_version='3')
+            auth_url=self.url,
+            username='admin',
+            password=ADMIN_PASSWORD,
+            project_name='admin',
+            user_domain_name='Default',
+            project_domain_name='Default',
+            region_name=REGION,
+            identity_api_version='3',
+        )
 
     def _role(self, conn, name):
         return conn.identity.find_role(name) or conn.identity.create_role(
-            name=name)
+            name=name
+        )
 
     def add_user(self, name, password, project, roles=('member',)):
         conn = self.admin()
-        proj = conn.identity.find_project(project) or \
-            conn.identity.create_project(name=project, domain_id='default')
-        user = conn.identity.create_user(name=name, password=password,
-                                         default_project_id=proj.id,
-                                         domain_id='default')
+        proj = conn.identity.find_project(
+            project
+        ) or conn.identity.create_project(name=project, domain_id='default')
+        user = conn.identity.create_user(
+            name=name,
+            password=password,
+            default_project_id=proj.id,
+            domain_id='default',
+        )
         for role in roles:
             conn.identity.assign_project_role_to_user(
-                proj, user, self._role(conn, role))
+                proj, user, self._role(conn, role)
+            )
         return user.id, proj.id
 
     def register_nimbus(self, api_url, placement_url):
         """The service user and the compute (``<api>/v2.1``), image
         (``<api>/image``) and placement endpoints."""
-        self.add_user('nimbus', SERVICE_PASSWORD, 'service',
-                      roles=('admin', 'service'))
+        self.add_user(
+            'nimbus', SERVICE_PASSWORD, 'service', roles=('admin', 'service')
+        )
         conn = self.admin()
         for name, kind, url in (
-                ('nova', 'compute', api_url + '/v2.1'),
-                ('glance', 'image', api_url + '/image'),
-                ('placement', 'placement', placement_url)):
+            ('nova', 'compute', api_url + '/v2.1'),
+            ('glance', 'image', api_url + '/image'),
+            ('placement', 'placement', placement_url),
+        ):
             service = conn.identity.create_service(name=name, type=kind)
             for interface in ('public', 'internal', 'admin'):
                 conn.identity.create_endpoint(
-                    service_id=service.id, interface=interface, url=url,
-                    region_id=REGION)
+                    service_id=service.id,
+                    interface=interface,
+                    url=url,
+                    region_id=REGION,
+                )
 
     def authtoken_options(self):
         """``[keystone_authtoken]`` of the Nimbus daemons, whose
         ``[placement_client]`` points at it with ``auth_section``."""
-        return {'www_authenticate_uri': self.url, 'auth_url': self.url,
-                'auth_type': 'password', 'username': 'nimbus',
-                'password': SERVICE_PASSWORD, 'project_name': 'service',
-                'user_domain_name': 'Default',
-                'project_domain_name': 'Default',
-                'region_name': REGION}
+        return {
+            'www_authenticate_uri': self.url,
+            'auth_url': self.url,
+            'auth_type': 'password',
+            'username': 'nimbus',
+            'password': SERVICE_PASSWORD,
+            'project_name': 'service',
+            'user_domain_name': 'Default',
+            'project_domain_name': 'Default',
+            'region_name': REGION,
+        }

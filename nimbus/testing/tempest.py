@@ -27,69 +27,118 @@ from nimbus.testing import daemons
 from nimbus.testing import infra
 from nimbus.testing import keystone as keystone_mod
 
-DEFAULT_REGEX = (r'^tempest\.api\.compute\.'
-                 r'(servers|flavors|admin|limits|test_versions)')
+DEFAULT_REGEX = (
+    r'^tempest\.api\.compute\.'
+    r'(servers|flavors|admin|limits|test_versions)'
+)
 
 # The scheduler filters the harness enables (``[filter_scheduler]
 # enabled_filters``, as devstack does) and tells Tempest about: Tempest
 # skips the tests of a filter not in this list.
 FILTERS = (
-    'ComputeFilter', 'AvailabilityZoneFilter', 'ComputeCapabilitiesFilter',
-    'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
-    'ServerGroupAffinityFilter', 'SameHostFilter', 'DifferentHostFilter')
+    'ComputeFilter',
+    'AvailabilityZoneFilter',
+    'ComputeCapabilitiesFilter',
+    'ImagePropertiesFilter',
+    'ServerGroupAntiAffinityFilter',
+    'ServerGroupAffinityFilter',
+    'SameHostFilter',
+    'DifferentHostFilter',
+)
 
 # Compute features Nimbus does not serve (server actions come in a later
 # issue; there is no console, no networking, no volume service).
 FEATURES_OFF = (
-    'resize', 'live_migration', 'cold_migration', 'change_password',
-    'console_output', 'pause', 'shelve', 'suspend', 'snapshot', 'rescue',
-    'interface_attach', 'vnc_console', 'serial_console', 'spice_console',
-    'metadata_service', 'config_drive', 'personality',
-    'block_migration_for_live_migration', 'attach_encrypted_volume',
-    'swap_volume', 'volume_multiattach', 'volume_backed_live_migration',
-    'can_migrate_between_any_hosts', 'shelve_migrate', 'cold_migration',
-    'stable_rescue', 'hostname_fqdn_sanitization', 'unified_limits',
-    'boot_from_volume', 'disk_config', 'instance_locking',
-    'xenapi_apis', 'ide_bus', 'rbd_download')
+    'resize',
+    'live_migration',
+    'cold_migration',
+    'change_password',
+    'console_output',
+    'pause',
+    'shelve',
+    'suspend',
+    'snapshot',
+    'rescue',
+    'interface_attach',
+    'vnc_console',
+    'serial_console',
+    'spice_console',
+    'metadata_service',
+    'config_drive',
+    'personality',
+    'block_migration_for_live_migration',
+    'attach_encrypted_volume',
+    'swap_volume',
+    'volume_multiattach',
+    'volume_backed_live_migration',
+    'can_migrate_between_any_hosts',
+    'shelve_migrate',
+    'cold_migration',
+    'stable_rescue',
+    'hostname_fqdn_sanitization',
+    'unified_limits',
+    'boot_from_volume',
+    'disk_config',
+    'instance_locking',
+    'xenapi_apis',
+    'ide_bus',
+    'rbd_download',
+)
 
 
-def tempest_conf(keystone, image, image_alt, flavor, flavor_alt, workdir,
-                 hosts):
+def tempest_conf(
+    keystone, image, image_alt, flavor, flavor_alt, workdir, hosts
+):
     """The tempest.conf sections (a dict of dicts)."""
     compute_features = {name: 'false' for name in FEATURES_OFF}
-    compute_features.update({
-        'scheduler_enabled_filters': ','.join(FILTERS),
-        'enable_instance_password': 'true',
-    })
+    compute_features.update(
+        {
+            'scheduler_enabled_filters': ','.join(FILTERS),
+            'enable_instance_password': 'true',
+        }
+    )
     return {
         'DEFAULT': {'log_file': os.path.join(workdir, 'tempest.log')},
         'oslo_concurrency': {'lock_path': os.path.join(workdir, 'locks')},
         'auth': {
             'admin_username': 'admin',
             'admin_password': keystone_mod.ADMIN_PASSWORD,
-            'admin_project_name': 'admin', 'admin_domain_name': 'Default',
+            'admin_project_name': 'admin',
+            'admin_domain_name': 'Default',
             'use_dynamic_credentials': 'true',
             'create_isolated_networks': 'false',
-            'tempest_roles': 'member'},
-        'identity': {'uri_v3': keystone.url, 'auth_version': 'v3',
-                     'region': keystone_mod.REGION,
-                     'disable_ssl_certificate_validation': 'true'},
+            'tempest_roles': 'member',
+        },
+        'identity': {
+            'uri_v3': keystone.url,
+            'auth_version': 'v3',
+            'region': keystone_mod.REGION,
+            'disable_ssl_certificate_validation': 'true',
+        },
         'identity-feature-enabled': {'api_v2': 'false'},
         'compute': {
-            'image_ref': image, 'image_ref_alt': image_alt,
-            'flavor_ref': flavor, 'flavor_ref_alt': flavor_alt,
+            'image_ref': image,
+            'image_ref_alt': image_alt,
+            'flavor_ref': flavor,
+            'flavor_ref_alt': flavor_alt,
             'region': keystone_mod.REGION,
             'min_microversion': api_versions.MIN_VERSION,
             'max_microversion': api_versions.MAX_VERSION,
             'min_compute_nodes': str(len(hosts)),
-            'build_timeout': '120', 'endpoint_type': 'publicURL'},
+            'build_timeout': '120',
+            'endpoint_type': 'publicURL',
+        },
         'compute-feature-enabled': compute_features,
         'service_available': {
-            'nova': 'true', 'glance': 'true', 'neutron': 'false',
-            'cinder': 'false', 'swift': 'false', 'horizon': 'false',
-            'placement': 'true'},
-        'image': {'region': keystone_mod.REGION,
-                  'endpoint_type': 'publicURL'},
+            'nova': 'true',
+            'glance': 'true',
+            'neutron': 'false',
+            'cinder': 'false',
+            'swift': 'false',
+            'horizon': 'false',
+            'placement': 'true',
+        },
+        'image': {'region': keystone_mod.REGION, 'endpoint_type': 'publicURL'},
         'image-feature-enabled': {'api_v1': 'false', 'api_v2': 'true'},
         'validation': {'run_validation': 'false'},
         'volume-feature-enabled': {'api_v2': 'false', 'api_v3': 'false'},
@@ -116,19 +165,33 @@ def _seed(keystone, workdir):
     data = os.path.join(workdir, 'tiny.raw')
     with open(data, 'wb') as f:
         f.write(b'\0' * 4096)
-    images = [conn.image.create_image(
-        name=name, filename=data, disk_format='raw',
-        container_format='bare', visibility='public').id
-        for name in ('tempest-img', 'tempest-img-alt')]
-    flavors = [conn.compute.create_flavor(
-        name=name, ram=ram, vcpus=1, disk=1, flavorid=flavorid).id
-        for name, ram, flavorid in (('tempest.tiny', 128, '42'),
-                                    ('tempest.small', 192, '84'))]
+    images = [
+        conn.image.create_image(
+            name=name,
+            filename=data,
+            disk_format='raw',
+            container_format='bare',
+            visibility='public',
+        ).id
+        for name in ('tempest-img', 'tempest-img-alt')
+    ]
+    flavors = [
+        conn.compute.create_flavor(
+            name=name, ram=ram, vcpus=1, disk=1, flavorid=flavorid
+        ).id
+        for name, ram, flavorid in (
+            ('tempest.tiny', 128, '42'),
+            ('tempest.small', 192, '84'),
+        )
+    ]
     return images, flavors
 
 
-SUMMARY = re.compile(r'^ - (Passed|Failed|Skipped|Expected Fail|'
-                     r'Unexpected Success): (\d+)', re.M)
+SUMMARY = re.compile(
+    r'^ - (Passed|Failed|Skipped|Expected Fail|'
+    r'Unexpected Success): (\d+)',
+    re.M,
+)
 
 
 def counts(output):
@@ -154,18 +217,29 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
             url, cleanup = make()
             cleanups.append(cleanup)
             return url
-        databases = {name: fresh(infra.mysql_database)
-                     for name in ('api', 'cell0', 'cell1', 'placement')}
-        common = {'api': {'auth_strategy': 'keystone'},
-                  'keystone_authtoken': keystone.authtoken_options(),
-                  'placement_client': {'auth_strategy': 'keystone',
-                                       'auth_section': 'keystone_authtoken'},
-                  'compute': {'update_resources_interval': 5},
-                  'filter_scheduler': {'enabled_filters': ','.join(FILTERS)}}
+
+        databases = {
+            name: fresh(infra.mysql_database)
+            for name in ('api', 'cell0', 'cell1', 'placement')
+        }
+        common = {
+            'api': {'auth_strategy': 'keystone'},
+            'keystone_authtoken': keystone.authtoken_options(),
+            'placement_client': {
+                'auth_strategy': 'keystone',
+                'auth_section': 'keystone_authtoken',
+            },
+            'compute': {'update_resources_interval': 5},
+            'filter_scheduler': {'enabled_filters': ','.join(FILTERS)},
+        }
         cloud = daemons.DaemonCloud(
-            os.path.join(workdir, 'cloud'), fresh(infra.rabbit_vhost),
-            fresh(infra.rabbit_vhost), databases, hosts=hosts,
-            common_options=common)
+            os.path.join(workdir, 'cloud'),
+            fresh(infra.rabbit_vhost),
+            fresh(infra.rabbit_vhost),
+            databases,
+            hosts=hosts,
+            common_options=common,
+        )
         cloud.prepare()
         keystone.register_nimbus(cloud.api_url, cloud.placement_url)
         cloud.start()
@@ -177,26 +251,58 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
         if not os.path.exists(os.path.join(tempest_dir, 'etc')):
             # Tempest keeps a registry of workspaces by name (in
             # ~/.tempest): each run's workspace gets a name of its own.
-            subprocess.run([_bin('tempest'), 'init', '--name',
-                            'nimbus-%s' % uuid.uuid4().hex[:10],
-                            tempest_dir], check=True)
+            subprocess.run(
+                [
+                    _bin('tempest'),
+                    'init',
+                    '--name',
+                    'nimbus-%s' % uuid.uuid4().hex[:10],
+                    tempest_dir,
+                ],
+                check=True,
+            )
         conf = os.path.join(tempest_dir, 'etc', 'tempest.conf')
-        write_conf(conf, tempest_conf(keystone, image, image_alt, flavor,
-                                      flavor_alt, workdir, cloud.hosts))
+        write_conf(
+            conf,
+            tempest_conf(
+                keystone,
+                image,
+                image_alt,
+                flavor,
+                flavor_alt,
+                workdir,
+                cloud.hosts,
+            ),
+        )
         print('tempest.conf: %s' % conf, flush=True)
         result = subprocess.run(
-            [_bin('tempest'), 'run', '--regex', regex, '--concurrency',
-             str(concurrency)], cwd=tempest_dir, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env=dict(os.environ, PYTHONWARNINGS='ignore'))
+            [
+                _bin('tempest'),
+                'run',
+                '--regex',
+                regex,
+                '--concurrency',
+                str(concurrency),
+            ],
+            cwd=tempest_dir,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONWARNINGS='ignore'),
+        )
         with open(os.path.join(workdir, 'tempest-run.log'), 'w') as f:
             f.write(result.stdout)
         tail = result.stdout.splitlines()[-40:]
         print('\n'.join(tail))
         found = counts(result.stdout)
-        print('TEMPEST passed=%d failed=%d skipped=%d' % (
-            found.get('Passed', 0), found.get('Failed', 0),
-            found.get('Skipped', 0)))
+        print(
+            'TEMPEST passed=%d failed=%d skipped=%d'
+            % (
+                found.get('Passed', 0),
+                found.get('Failed', 0),
+                found.get('Skipped', 0),
+            )
+        )
         print('full output: %s' % os.path.join(workdir, 'tempest-run.log'))
         return result.returncode
     except BaseException:
@@ -215,6 +321,7 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
 
 def _wait_hypervisors(keystone, hosts, cloud, timeout=180):
     import time
+
     conn = keystone.admin()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -234,12 +341,20 @@ def main(argv=None):
     parser.add_argument('--workdir', default=None)
     parser.add_argument('--concurrency', type=int, default=2)
     parser.add_argument('--hosts', type=int, default=2)
-    parser.add_argument('--keep', action='store_true',
-                        help='leave the daemons, databases and vhosts')
+    parser.add_argument(
+        '--keep',
+        action='store_true',
+        help='leave the daemons, databases and vhosts',
+    )
     args = parser.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix='nimbus-tempest-')
-    return run(os.path.abspath(workdir), args.regex, args.concurrency,
-               args.hosts, args.keep)
+    return run(
+        os.path.abspath(workdir),
+        args.regex,
+        args.concurrency,
+        args.hosts,
+        args.keep,
+    )
 
 
 if __name__ == '__main__':

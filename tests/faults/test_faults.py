@@ -32,6 +32,7 @@ FULL_BOOTS = 200
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     from nimbus.testing import infra
+
     cleanups = []
     try:
         buses = []
@@ -45,21 +46,41 @@ def cloud(tmp_path_factory):
             cleanups.append(cleanup)
             databases[name] = url
         cloud = daemons.DaemonCloud(
-            str(tmp_path_factory.mktemp('faults')), buses[0], buses[1],
-            databases, hosts=0,
-            common_options={'DEFAULT': {'report_interval': 2,
-                                        'service_down_time': 10},
-                            'rpc': {'rpc_response_timeout': 20},
-                            'conductor': {'build_check_interval': 5,
-                                          'instance_build_timeout': 90}})
+            str(tmp_path_factory.mktemp('faults')),
+            buses[0],
+            buses[1],
+            databases,
+            hosts=0,
+            common_options={
+                'DEFAULT': {'report_interval': 2, 'service_down_time': 10},
+                'rpc': {'rpc_response_timeout': 20},
+                'conductor': {
+                    'build_check_interval': 5,
+                    'instance_build_timeout': 90,
+                },
+            },
+        )
         cloud.prepare()
         cloud.start()
         cloud.start_simulated('c1', 10)
         api = ComputeClient(cloud.api_url + '/v2.1')
         daemons.wait_for(
-            lambda: len([h for h in api.get('/os-hypervisors/detail')[
-                'hypervisors'] if h.get('state') == 'up']) == 10,
-            120, 'the 10 hosts', list(cloud.daemons.values()))
+            lambda: (
+                len(
+                    [
+                        h
+                        for h in api.get('/os-hypervisors/detail')[
+                            'hypervisors'
+                        ]
+                        if h.get('state') == 'up'
+                    ]
+                )
+                == 10
+            ),
+            120,
+            'the 10 hosts',
+            list(cloud.daemons.values()),
+        )
         cloud.manage('cell', 'discover-hosts')
         flavor = api.create_flavor('fault.tiny', 1, 256, 1)['id']
         image = api.create_image('fault-image')['id']
@@ -72,11 +93,14 @@ def cloud(tmp_path_factory):
 
 def _row(cloud, name, fault, boots):
     cloud_, api, flavor, image = cloud
-    row = faults.run(cloud_, api, flavor, image, name, fault(cloud_),
-                     boots=boots)
+    row = faults.run(
+        cloud_, api, flavor, image, name, fault(cloud_), boots=boots
+    )
     conftest.ROWS.append(row)
-    assert row.consistent(), '%s\n%s' % (faults.table([row]),
-                                         cloud_.logs()[-6000:])
+    assert row.consistent(), '%s\n%s' % (
+        faults.table([row]),
+        cloud_.logs()[-6000:],
+    )
     # Every accepted boot is listed unless its delete was accepted.
     assert row.servers + row.deleted == row.booted, faults.table([row])
 
@@ -87,12 +111,18 @@ QUICK = [
 ]
 FULL = [
     ('kill -9 api', lambda c: faults.kill_and_restart(c, 'api')),
-    ('kill -9 placement-api',
-     lambda c: faults.kill_and_restart(c, 'placement-api')),
-    ('kill -9 super conductor',
-     lambda c: faults.kill_and_restart(c, 'conductor')),
-    ('kill -9 cell conductor',
-     lambda c: faults.kill_and_restart(c, 'cell1-conductor')),
+    (
+        'kill -9 placement-api',
+        lambda c: faults.kill_and_restart(c, 'placement-api'),
+    ),
+    (
+        'kill -9 super conductor',
+        lambda c: faults.kill_and_restart(c, 'conductor'),
+    ),
+    (
+        'kill -9 cell conductor',
+        lambda c: faults.kill_and_restart(c, 'cell1-conductor'),
+    ),
     ('compute frozen 20 s', lambda c: faults.freeze(c, 'c1')),
     ('RabbitMQ restart', lambda c: faults.rabbitmq_restart()),
     ('MariaDB restart', lambda c: faults.mariadb_restart()),
@@ -105,7 +135,8 @@ def test_quick(cloud, name, fault):
 
 
 @pytest.mark.faults_full
-@pytest.mark.parametrize('name,fault', QUICK + FULL,
-                         ids=['full ' + f[0] for f in QUICK + FULL])
+@pytest.mark.parametrize(
+    'name,fault', QUICK + FULL, ids=['full ' + f[0] for f in QUICK + FULL]
+)
 def test_full(cloud, name, fault):
     _row(cloud, 'full ' + name, fault, FULL_BOOTS)

@@ -15,17 +15,22 @@ def make_cloud(tmp_path):
     def make(**kwargs):
         # Each cloud gets buses of its own so tests never share a queue.
         tag = 't%d' % len(clouds)
-        kwargs.setdefault('transport_url', 'inproc:///%s-%s-api'
-                          % (tmp_path.name, tag))
-        kwargs.setdefault('cell_transport_url', 'inproc:///%s-%s-cell1'
-                          % (tmp_path.name, tag))
+        kwargs.setdefault(
+            'transport_url', 'inproc:///%s-%s-api' % (tmp_path.name, tag)
+        )
+        kwargs.setdefault(
+            'cell_transport_url',
+            'inproc:///%s-%s-cell1' % (tmp_path.name, tag),
+        )
         kwargs.setdefault('hosts', 4)
         kwargs.setdefault('overrides', {}).setdefault(
-            'DEFAULT', {}).setdefault('report_interval', 1)
+            'DEFAULT', {}
+        ).setdefault('report_interval', 1)
         cloud = cloud_mod.Cloud(str(tmp_path / tag), **kwargs)
         cloud.start()
         clouds.append(cloud)
         return cloud
+
     yield make
     for cloud in clouds:
         cloud.stop()

@@ -14,7 +14,7 @@ from nimbus.allinone import demo
 def test_seed_creates_flavors_and_image_once_and_a_dry_run_works(make_cloud):
     cloud = make_cloud(hosts=2)
     first_flavors, first_image = demo.seed(cloud.api_url)
-    again_flavors, again_image = demo.seed(cloud.api_url)   # a restart
+    again_flavors, again_image = demo.seed(cloud.api_url)  # a restart
     api = client_mod.ComputeClient(cloud.api_url)
     names = sorted(f['name'] for f in api.get('/flavors')['flavors'])
     assert names == sorted(name for name, *_ in demo.FLAVORS)
@@ -24,9 +24,22 @@ def test_seed_creates_flavors_and_image_once_and_a_dry_run_works(make_cloud):
 
     exe = os.path.join(os.path.dirname(sys.executable), 'nimbus')
     proc = subprocess.run(
-        [exe, 'schedule', '--dry-run', '--flavor', 'm1.small', '--format',
-         'json', '--url', cloud.api_url],
-        capture_output=True, text=True, timeout=120, cwd=cloud.state_dir)
+        [
+            exe,
+            'schedule',
+            '--dry-run',
+            '--flavor',
+            'm1.small',
+            '--format',
+            'json',
+            '--url',
+            cloud.api_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cloud.state_dir,
+    )
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
     assert {h['host'] for h in answer['ranked']} == {'host-1', 'host-2'}

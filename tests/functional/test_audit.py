@@ -48,7 +48,8 @@ class ArqStore:
 
             def do_DELETE(self):
                 query = urllib.parse.parse_qs(
-                    urllib.parse.urlsplit(self.path).query)
+                    urllib.parse.urlsplit(self.path).query
+                )
                 for arq in ','.join(query.get('arqs', [])).split(','):
                     store.arqs.pop(arq, None)
                 self._answer(204)
@@ -56,16 +57,23 @@ class ArqStore:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
-                                                      Handler)
-        threading.Thread(target=self.server.serve_forever,
-                         daemon=True).start()
-        self.endpoint = 'http://127.0.0.1:%d/v2' % self.server.server_address[1]
+        self.server = http.server.ThreadingHTTPServer(
+            ('127.0.0.1', 0), Handler
+        )
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.endpoint = (
+            'http://127.0.0.1:%d/v2' % self.server.server_address[1]
+        )
 
     def add(self, instance_uuid):
-        arq = {'uuid': str(uuidlib.uuid4()), 'state': 'Bound',
-               'device_profile_name': 'gpu', 'device_profile_group_id': 0,
-               'hostname': 'host-1', 'instance_uuid': instance_uuid}
+        arq = {
+            'uuid': str(uuidlib.uuid4()),
+            'state': 'Bound',
+            'device_profile_name': 'gpu',
+            'device_profile_group_id': 0,
+            'hostname': 'host-1',
+            'instance_uuid': instance_uuid,
+        }
         self.arqs[arq['uuid']] = arq
         return arq['uuid']
 
@@ -82,15 +90,22 @@ def arq_store():
 
 
 def _boot(api, name, count=1):
-    api.create_server(name, api.flavor['id'], api.image['id'],
-                      min_count=count, max_count=count)
+    api.create_server(
+        name,
+        api.flavor['id'],
+        api.image['id'],
+        min_count=count,
+        max_count=count,
+    )
 
     def done():
         servers = [s for s in api.servers() if s['name'].startswith(name)]
-        if len(servers) == count and all(s['status'] in ('ACTIVE', 'ERROR')
-                                         for s in servers):
+        if len(servers) == count and all(
+            s['status'] in ('ACTIVE', 'ERROR') for s in servers
+        ):
             return servers
         return None
+
     return [s['id'] for s in wait_for(done, timeout=60, what=name)]
 
 
@@ -101,19 +116,23 @@ def _cell(cloud, name):
 
 def _allocations(cloud, consumer):
     return services.placement(cloud.conf).get_allocations_for_consumer(
-        CTXT, consumer)['allocations']
+        CTXT, consumer
+    )['allocations']
 
 
 def _resources(cloud, consumer):
     """Resources per provider (a provider's generation moves when another
     consumer's allocation on it goes)."""
-    return {rp: a['resources']
-            for rp, a in _allocations(cloud, consumer).items()}
+    return {
+        rp: a['resources'] for rp, a in _allocations(cloud, consumer).items()
+    }
 
 
 def _auditor(cloud, arq_store):
-    checker = services.auditor(cloud.conf, accel_client.AcceleratorClient(
-        arq_store.endpoint, retries=0))
+    checker = services.auditor(
+        cloud.conf,
+        accel_client.AcceleratorClient(arq_store.endpoint, retries=0),
+    )
     checker.grace = 0
     return checker
 
@@ -122,20 +141,32 @@ def _found(report):
     return {(d.kind, d.uuid) for d in report.disagreements}
 
 
-def _insert_instance(db, uuid, vm_state, age_s=0, task_state=None,
-                     deleted=False):
+def _insert_instance(
+    db, uuid, vm_state, age_s=0, task_state=None, deleted=False
+):
     when = db_types.utcnow() - datetime.timedelta(seconds=age_s)
     with db.session() as session:
-        session.add(cell_models.Instance(
-            uuid=uuid, project_id='admin', vm_state=vm_state,
-            task_state=task_state, flavor={}, deleted=deleted,
-            created_at=when, updated_at=when))
+        session.add(
+            cell_models.Instance(
+                uuid=uuid,
+                project_id='admin',
+                vm_state=vm_state,
+                task_state=task_state,
+                flavor={},
+                deleted=deleted,
+                created_at=when,
+                updated_at=when,
+            )
+        )
 
 
 def _map(api_db, uuid, cell_id):
     with api_db.session() as session:
-        session.add(api_models.InstanceMapping(
-            instance_uuid=uuid, cell_id=cell_id, project_id='admin'))
+        session.add(
+            api_models.InstanceMapping(
+                instance_uuid=uuid, cell_id=cell_id, project_id='admin'
+            )
+        )
 
 
 def _make_every_kind(api, arq_store):
@@ -153,18 +184,29 @@ def _make_every_kind(api, arq_store):
     (rp,) = _allocations(cloud, healthy[0])
     made['orphan_allocation'] = str(uuidlib.uuid4())
     response = placement.request(
-        CTXT, 'PUT', '/allocations/%s' % made['orphan_allocation'],
-        json={'allocations': {rp: {'resources': {'VCPU': 1}}},
-              'project_id': 'admin', 'user_id': 'admin',
-              'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+        CTXT,
+        'PUT',
+        '/allocations/%s' % made['orphan_allocation'],
+        json={
+            'allocations': {rp: {'resources': {'VCPU': 1}}},
+            'project_id': 'admin',
+            'user_id': 'admin',
+            'consumer_generation': None,
+            'consumer_type': 'INSTANCE',
+        },
+    )
     assert response.status_code == 204, response.text
 
     # Deleted in its cell, the allocation left behind (placement was down).
     made['deleted_instance_allocation'] = victims[0]
     with directory.db(cell1).session() as session:
-        session.execute(sa.update(cell_models.Instance).where(
-            cell_models.Instance.uuid == victims[0]).values(
-            vm_state='deleted', deleted=True, deleted_at=db_types.utcnow()))
+        session.execute(
+            sa.update(cell_models.Instance)
+            .where(cell_models.Instance.uuid == victims[0])
+            .values(
+                vm_state='deleted', deleted=True, deleted_at=db_types.utcnow()
+            )
+        )
 
     # ACTIVE, its allocation gone.
     made['active_without_allocation'] = victims[1]
@@ -173,9 +215,13 @@ def _make_every_kind(api, arq_store):
     # The build request outlived the move of the instance into its cell.
     made['stale_build_request'] = victims[2]
     with api_db.session() as session:
-        session.add(api_models.BuildRequest(
-            instance_uuid=victims[2], project_id='admin',
-            instance={'display_name': 'victim'}))
+        session.add(
+            api_models.BuildRequest(
+                instance_uuid=victims[2],
+                project_id='admin',
+                instance={'display_name': 'victim'},
+            )
+        )
 
     # A mapping to cell1, which never got the instance.
     made['mapping_to_missing_instance'] = str(uuidlib.uuid4())
@@ -183,13 +229,19 @@ def _make_every_kind(api, arq_store):
 
     # An instance of cell1 without a mapping.
     made['instance_without_mapping'] = str(uuidlib.uuid4())
-    _insert_instance(directory.db(cell1), made['instance_without_mapping'],
-                     'error')
+    _insert_instance(
+        directory.db(cell1), made['instance_without_mapping'], 'error'
+    )
 
     # In BUILD for two hours.
     made['stuck_instance'] = str(uuidlib.uuid4())
-    _insert_instance(directory.db(cell1), made['stuck_instance'], 'building',
-                     age_s=7200, task_state='spawning')
+    _insert_instance(
+        directory.db(cell1),
+        made['stuck_instance'],
+        'building',
+        age_s=7200,
+        task_state='spawning',
+    )
     _map(api_db, made['stuck_instance'], cell1.id)
 
     # An ARQ bound to an instance that is nowhere; a healthy one's ARQ.
@@ -210,7 +262,8 @@ def test_a_consistent_cloud_has_no_disagreement(admin, arq_store):
 
 
 def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
-        admin, arq_store):
+    admin, arq_store
+):
     cloud = admin.cloud
     made, healthy, healthy_arq = _make_every_kind(admin, arq_store)
     checker = _auditor(cloud, arq_store)
@@ -220,8 +273,10 @@ def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
     assert _found(report) == {(kind, uuid) for kind, uuid in made.items()}
     assert set(made) == set(audit.KINDS)
     assert report.counts() == {kind: 1 for kind in audit.KINDS}
-    assert not any(d.uuid in healthy or d.uuid == healthy_arq
-                   for d in report.disagreements)
+    assert not any(
+        d.uuid in healthy or d.uuid == healthy_arq
+        for d in report.disagreements
+    )
 
     checker.heal(CTXT, report)
     healed = {d.kind for d in report.disagreements if d.healed}
@@ -230,9 +285,15 @@ def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
     assert _allocations(cloud, made['orphan_allocation']) == {}
     assert _allocations(cloud, made['deleted_instance_allocation']) == {}
     with services.api_db(cloud.conf).session() as session:
-        assert session.execute(sa.select(api_models.BuildRequest).where(
-            api_models.BuildRequest.instance_uuid ==
-            made['stale_build_request'])).first() is None
+        assert (
+            session.execute(
+                sa.select(api_models.BuildRequest).where(
+                    api_models.BuildRequest.instance_uuid
+                    == made['stale_build_request']
+                )
+            ).first()
+            is None
+        )
     assert made['orphan_arq'] not in arq_store.arqs
     # Healthy records are as they were.
     assert {u: _resources(cloud, u) for u in healthy} == healthy_allocations
@@ -243,8 +304,11 @@ def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
 
     # A second audit reports the unsafe kinds unchanged, nothing else.
     again = checker.run(CTXT)
-    assert _found(again) == {(kind, made[kind]) for kind in audit.KINDS
-                             if kind not in audit.HEALABLE}
+    assert _found(again) == {
+        (kind, made[kind])
+        for kind in audit.KINDS
+        if kind not in audit.HEALABLE
+    }
 
 
 def test_heal_leaves_a_consumer_that_became_known(admin, arq_store):
@@ -255,17 +319,30 @@ def test_heal_leaves_a_consumer_that_became_known(admin, arq_store):
     (rp,) = _allocations(cloud, server)
     consumer = str(uuidlib.uuid4())
     placement = services.placement(cloud.conf)
-    assert placement.request(
-        CTXT, 'PUT', '/allocations/%s' % consumer,
-        json={'allocations': {rp: {'resources': {'VCPU': 1}}},
-              'project_id': 'admin', 'user_id': 'admin',
-              'consumer_generation': None, 'consumer_type': 'INSTANCE'}).status_code == 204
+    assert (
+        placement.request(
+            CTXT,
+            'PUT',
+            '/allocations/%s' % consumer,
+            json={
+                'allocations': {rp: {'resources': {'VCPU': 1}}},
+                'project_id': 'admin',
+                'user_id': 'admin',
+                'consumer_generation': None,
+                'consumer_type': 'INSTANCE',
+            },
+        ).status_code
+        == 204
+    )
     checker = _auditor(cloud, arq_store)
     report = checker.run(CTXT)
     assert _found(report) == {('orphan_allocation', consumer)}
     with services.api_db(cloud.conf).session() as session:
-        session.add(api_models.BuildRequest(
-            instance_uuid=consumer, project_id='admin', instance={}))
+        session.add(
+            api_models.BuildRequest(
+                instance_uuid=consumer, project_id='admin', instance={}
+            )
+        )
     checker.heal(CTXT, report)
     (item,) = report.disagreements
     assert not item.healed and 'no longer true' in item.heal_error
@@ -276,8 +353,11 @@ def test_grace_hides_a_build_between_its_two_writes(admin, arq_store):
     cloud = admin.cloud
     (server,) = _boot(admin, 'inflight')
     with services.api_db(cloud.conf).session() as session:
-        session.add(api_models.BuildRequest(
-            instance_uuid=server, project_id='admin', instance={}))
+        session.add(
+            api_models.BuildRequest(
+                instance_uuid=server, project_id='admin', instance={}
+            )
+        )
     checker = _auditor(cloud, arq_store)
     checker.grace = 3600
     assert checker.run(CTXT).disagreements == []
@@ -286,17 +366,21 @@ def test_grace_hides_a_build_between_its_two_writes(admin, arq_store):
 
 
 def test_the_super_conductors_periodic_audit_logs_a_summary(
-        admin, arq_store, caplog):
+    admin, arq_store, caplog
+):
     cloud = admin.cloud
     made, _healthy, _arq = _make_every_kind(admin, arq_store)
     cloud.conf.set_override('audit_grace', 0, group='conductor')
-    task = services.audit_task(cloud.conf, accel_client.AcceleratorClient(
-        arq_store.endpoint, retries=0))
+    task = services.audit_task(
+        cloud.conf,
+        accel_client.AcceleratorClient(arq_store.endpoint, retries=0),
+    )
     caplog.set_level('INFO', logger='nimbus.services')
     report = task()
     assert report.counts() == {kind: 1 for kind in audit.KINDS}
-    lines = [r.getMessage() for r in caplog.records
-             if r.name == 'nimbus.services']
+    lines = [
+        r.getMessage() for r in caplog.records if r.name == 'nimbus.services'
+    ]
     assert len(lines) == 1
     for kind in audit.KINDS:
         assert '%s=1' % kind in lines[0]
@@ -305,39 +389,56 @@ def test_the_super_conductors_periodic_audit_logs_a_summary(
     assert made['orphan_arq'] in arq_store.arqs
 
 
-def test_the_super_conductor_runs_the_audit_every_interval(make_cloud,
-                                                          caplog):
+def test_the_super_conductor_runs_the_audit_every_interval(make_cloud, caplog):
     """The running cloud's super conductor, with ``audit_interval`` 1: its
     summary lines come on their own, and name a disagreement made after
     it started."""
     caplog.set_level('INFO', logger='nimbus.services')
-    cloud = make_cloud(hosts=1, overrides={'conductor': {
-        'audit_interval': 1, 'audit_grace': 0}})
+    cloud = make_cloud(
+        hosts=1,
+        overrides={'conductor': {'audit_interval': 1, 'audit_grace': 0}},
+    )
 
     def summaries():
-        return [r.getMessage() for r in caplog.records
-                if r.name == 'nimbus.services' and
-                r.getMessage().startswith('audit:')]
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name == 'nimbus.services'
+            and r.getMessage().startswith('audit:')
+        ]
+
     wait_for(lambda: summaries() or None, timeout=30, what='an audit line')
     directory, cell1 = _cell(cloud, 'cell1')
     _map(services.api_db(cloud.conf), str(uuidlib.uuid4()), cell1.id)
-    wait_for(lambda: any('mapping_to_missing_instance=1' in line
-                         for line in summaries()) or None,
-             timeout=30, what='the audit to see the mapping')
+    wait_for(
+        lambda: (
+            any(
+                'mapping_to_missing_instance=1' in line for line in summaries()
+            )
+            or None
+        ),
+        timeout=30,
+        what='the audit to see the mapping',
+    )
 
 
-def test_an_unreadable_cell_database_is_an_audit_error(admin, arq_store,
-                                                        tmp_path):
+def test_an_unreadable_cell_database_is_an_audit_error(
+    admin, arq_store, tmp_path
+):
     """No half answer: a cell whose database cannot be read fails the
     audit with the cell's name (and the periodic task logs it)."""
     cloud = admin.cloud
     _boot(admin, 'fine')
     api_db = services.api_db(cloud.conf)
     with api_db.session() as session:
-        session.add(api_models.CellMapping(
-            uuid=str(uuidlib.uuid4()), name='cell-broken',
-            transport_url='inproc:///broken',
-            database_connection='sqlite:///%s' % (
-                tmp_path / 'missing-dir' / 'nowhere' / 'x.sqlite')))
+        session.add(
+            api_models.CellMapping(
+                uuid=str(uuidlib.uuid4()),
+                name='cell-broken',
+                transport_url='inproc:///broken',
+                database_connection='sqlite:///%s'
+                % (tmp_path / 'missing-dir' / 'nowhere' / 'x.sqlite'),
+            )
+        )
     with pytest.raises(audit.AuditError, match='cell-broken'):
         _auditor(cloud, arq_store).run(CTXT)

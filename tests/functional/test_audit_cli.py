@@ -39,13 +39,15 @@ def _config(tmp_path, cloud, arq_store):
 
 
 def _manage(config, *args):
-    return subprocess.run([MANAGE, '--config-file', config, 'audit'] +
-                          list(args), capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [MANAGE, '--config-file', config, 'audit'] + list(args),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store,
-                                                    tmp_path):
+def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store, tmp_path):
     made, healthy, healthy_arq = helpers._make_every_kind(admin, arq_store)
     config = _config(tmp_path, admin.cloud, arq_store)
 
@@ -62,17 +64,20 @@ def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store,
     assert result.returncode == 1
     report = orjson.loads(result.stdout)
     assert report['counts'] == {kind: 1 for kind in audit.KINDS}
-    assert {(d['kind'], d['uuid']) for d in report['disagreements']} == \
-        set((kind, uuid) for kind, uuid in made.items())
+    assert {(d['kind'], d['uuid']) for d in report['disagreements']} == set(
+        (kind, uuid) for kind, uuid in made.items()
+    )
     assert not any(d['healed'] for d in report['disagreements'])
 
     healed = _manage(config, '--heal', '--json')
     assert healed.returncode == 1, healed.stderr  # unsafe kinds remain
     report = orjson.loads(healed.stdout)
-    assert {d['kind'] for d in report['disagreements'] if d['healed']} == \
-        set(audit.HEALABLE)
-    assert report['remaining'] == {kind: 1 for kind in audit.KINDS
-                                   if kind not in audit.HEALABLE}
+    assert {d['kind'] for d in report['disagreements'] if d['healed']} == set(
+        audit.HEALABLE
+    )
+    assert report['remaining'] == {
+        kind: 1 for kind in audit.KINDS if kind not in audit.HEALABLE
+    }
     assert made['orphan_arq'] not in arq_store.arqs
     assert healthy_arq in arq_store.arqs
     assert all(helpers._allocations(admin.cloud, u) for u in healthy)
@@ -82,7 +87,8 @@ def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store,
 
 
 def test_cli_exits_zero_on_a_consistent_cloud_and_after_a_full_heal(
-        admin, arq_store, tmp_path):
+    admin, arq_store, tmp_path
+):
     servers = helpers._boot(admin, 'fine', count=2)
     config = _config(tmp_path, admin.cloud, arq_store)
     clean = _manage(config)
@@ -91,24 +97,30 @@ def test_cli_exits_zero_on_a_consistent_cloud_and_after_a_full_heal(
 
     # Only safe kinds: a build request left beside its instance.
     with services.api_db(admin.cloud.conf).session() as session:
-        session.add(api_models.BuildRequest(
-            instance_uuid=servers[0], project_id='admin', instance={}))
+        session.add(
+            api_models.BuildRequest(
+                instance_uuid=servers[0], project_id='admin', instance={}
+            )
+        )
     assert _manage(config).returncode == 1
     healed = _manage(config, '--heal')
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert 'healed' in healed.stdout
     with services.api_db(admin.cloud.conf).session() as session:
-        assert session.execute(sa.select(api_models.BuildRequest)).first() \
-            is None
+        assert (
+            session.execute(sa.select(api_models.BuildRequest)).first() is None
+        )
     assert _manage(config).returncode == 0
 
 
-def test_cli_says_why_when_placement_cannot_be_read(admin, arq_store,
-                                                     tmp_path):
+def test_cli_says_why_when_placement_cannot_be_read(
+    admin, arq_store, tmp_path
+):
     cloud = admin.cloud
     config = _config(tmp_path, cloud, arq_store)
-    text = open(config).read().replace(cloud.placement_url,
-                                       'http://127.0.0.1:9')
+    text = (
+        open(config).read().replace(cloud.placement_url, 'http://127.0.0.1:9')
+    )
     with open(config, 'w') as f:
         f.write(text)
     result = _manage(config)

@@ -48,8 +48,9 @@ def _version(url):
     engine = common_db.create_engine(url)
     try:
         with engine.connect() as conn:
-            return conn.execute(sa.text(
-                'SELECT version_num FROM alembic_version')).scalar()
+            return conn.execute(
+                sa.text('SELECT version_num FROM alembic_version')
+            ).scalar()
     finally:
         engine.dispose()
 
@@ -65,9 +66,12 @@ def _columns(url, table='compute_nodes'):
 def _db_sync(tmp_path, url):
     conf = tmp_path / 'nimbus.conf'
     conf.write_text('[database]\nconnection = %s\n' % url)
-    result = subprocess.run([MANAGE, '--config-file', str(conf), 'db',
-                             'sync'], capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [MANAGE, '--config-file', str(conf), 'db', 'sync'],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 
@@ -80,45 +84,70 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     engine = common_db.create_engine(fresh_url)
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text(
-                "INSERT INTO compute_nodes (uuid, host, hypervisor_hostname, "
-                "hypervisor_type, hypervisor_version, vcpus, memory_mb, "
-                "local_gb, vcpus_used, memory_mb_used, local_gb_used, "
-                "running_vms, current_workload, cpu_allocation_ratio, "
-                "ram_allocation_ratio, disk_allocation_ratio, failed_builds, "
-                "created_at) VALUES ('cn-old', 'host-old', 'host-old', 'QEMU',"
-                " 1, 8, 1024, 10, 0, 0, 0, 0, 0, 4.0, 1.0, 1.0, 0, "
-                "CURRENT_TIMESTAMP)"))
+            conn.execute(
+                sa.text(
+                    'INSERT INTO compute_nodes (uuid, host, hypervisor_hostname, '
+                    'hypervisor_type, hypervisor_version, vcpus, memory_mb, '
+                    'local_gb, vcpus_used, memory_mb_used, local_gb_used, '
+                    'running_vms, current_workload, cpu_allocation_ratio, '
+                    'ram_allocation_ratio, disk_allocation_ratio, failed_builds, '
+                    "created_at) VALUES ('cn-old', 'host-old', 'host-old', 'QEMU',"
+                    ' 1, 8, 1024, 10, 0, 0, 0, 0, 0, 4.0, 1.0, 1.0, 0, '
+                    'CURRENT_TIMESTAMP)'
+                )
+            )
     finally:
         engine.dispose()
 
-    assert 'synced: cell database of this node' in _db_sync(tmp_path,
-                                                            fresh_url)
+    assert 'synced: cell database of this node' in _db_sync(
+        tmp_path, fresh_url
+    )
     assert _version(fresh_url) == '0004'  # the head
     assert 'stats' in _columns(fresh_url)
     # 0003: the instance's server group and the build's alternates.
     assert {'instance_group_uuid', 'build_alternates'} <= _columns(
-        fresh_url, 'instances')
+        fresh_url, 'instances'
+    )
     # 0004: what only the compute API reads back.
     assert 'server_attributes' in _columns(fresh_url, 'instances')
 
     db = common_db.get_database(fresh_url)
     try:
         with db.session() as session:
-            old = session.execute(sa.select(models.ComputeNode).where(
-                models.ComputeNode.uuid == 'cn-old')).scalar()
+            old = session.execute(
+                sa.select(models.ComputeNode).where(
+                    models.ComputeNode.uuid == 'cn-old'
+                )
+            ).scalar()
             assert (old.host, old.stats) == ('host-old', None)
-            node_records.update_compute_node(session, {
-                'uuid': 'cn-new', 'host': 'host-new',
-                'stats': {'rack': 'r1', 'gpu_vendor': 'acme'}})
-            node_records.update_compute_node(session, {
-                'uuid': 'cn-old', 'host': 'host-old',
-                'stats': {'rack': 'r2'}})
+            node_records.update_compute_node(
+                session,
+                {
+                    'uuid': 'cn-new',
+                    'host': 'host-new',
+                    'stats': {'rack': 'r1', 'gpu_vendor': 'acme'},
+                },
+            )
+            node_records.update_compute_node(
+                session,
+                {
+                    'uuid': 'cn-old',
+                    'host': 'host-old',
+                    'stats': {'rack': 'r2'},
+                },
+            )
         with db.session() as session:
-            stats = dict(session.execute(sa.select(
-                models.ComputeNode.uuid, models.ComputeNode.stats)).all())
-        assert stats == {'cn-new': {'rack': 'r1', 'gpu_vendor': 'acme'},
-                         'cn-old': {'rack': 'r2'}}
+            stats = dict(
+                session.execute(
+                    sa.select(
+                        models.ComputeNode.uuid, models.ComputeNode.stats
+                    )
+                ).all()
+            )
+        assert stats == {
+            'cn-new': {'rack': 'r1', 'gpu_vendor': 'acme'},
+            'cn-old': {'rack': 'r2'},
+        }
     finally:
         db.dispose()
 

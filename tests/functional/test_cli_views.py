@@ -22,9 +22,13 @@ PREFIX = 'compute-node-with-a-rather-long-name-rack17-'
 def _nimbus(*args):
     env = dict(os.environ, PYTHONWARNINGS='ignore', COLUMNS='80')
     env.pop('NIMBUS_API_URL', None)
-    return subprocess.run([sys.executable, '-m', 'nimbus.cmd.cli'] +
-                          list(args), capture_output=True, text=True,
-                          timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, '-m', 'nimbus.cmd.cli'] + list(args),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 @pytest.fixture
@@ -35,16 +39,24 @@ def cloud(make_cloud):
     image = api.create_image('cirros')
     server = api.create_server('vm-1', flavor['id'], image['id'])
     uuid = server['server']['id']
-    wait_for(lambda: api.server(uuid)['status'] == 'ACTIVE' or None,
-             timeout=60, what='vm-1 ACTIVE')
+    wait_for(
+        lambda: api.server(uuid)['status'] == 'ACTIVE' or None,
+        timeout=60,
+        what='vm-1 ACTIVE',
+    )
     cloud.server_id = uuid
     cloud.server_host = api.server(uuid)['OS-EXT-SRV-ATTR:host']
     return cloud
 
 
 def _args(cloud, command, *extra):
-    return (command, '--url', cloud.api_url + '/v2.1', '--placement-url',
-            cloud.placement_url) + extra
+    return (
+        command,
+        '--url',
+        cloud.api_url + '/v2.1',
+        '--placement-url',
+        cloud.placement_url,
+    ) + extra
 
 
 def _table(cloud, command, *extra):
@@ -95,8 +107,7 @@ def test_cells(cloud):
 
 def test_services(cloud):
     services = _json(cloud, 'services')
-    computes = {s['host'] for s in services
-                if s['binary'] == 'nimbus-compute'}
+    computes = {s['host'] for s in services if s['binary'] == 'nimbus-compute'}
     assert computes == set(cloud.host_names())
     text = _table(cloud, 'services')
     for host in cloud.host_names():
@@ -118,9 +129,16 @@ def test_a_wrong_url_is_one_line(cloud):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize('url', [
-    'http://h:8774', 'http://h:8774/', 'http://h:8774/v2.1',
-    'http://h:8774/v2.1/', 'http://h:8774/v2'])
+@pytest.mark.parametrize(
+    'url',
+    [
+        'http://h:8774',
+        'http://h:8774/',
+        'http://h:8774/v2.1',
+        'http://h:8774/v2.1/',
+        'http://h:8774/v2',
+    ],
+)
 def test_root_url(url):
     assert client_mod.root_url(url) == 'http://h:8774'
 
@@ -128,8 +146,10 @@ def test_root_url(url):
 def test_host_table_without_room_for_bars_keeps_names_whole():
     console = Console(width=80, record=True, file=open(os.devnull, 'w'))
     name = 'x' * 70
-    cli_views.render_hosts([{'host': name, 'resources': {
-        'VCPU': {'used': 1, 'capacity': 8}}}], console)
+    cli_views.render_hosts(
+        [{'host': name, 'resources': {'VCPU': {'used': 1, 'capacity': 8}}}],
+        console,
+    )
     text = console.export_text()
     assert name in text
     assert max(len(line) for line in text.splitlines()) <= 80

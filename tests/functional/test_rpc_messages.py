@@ -37,11 +37,23 @@ from nimbus.common import rpc
 from nimbus.common.rpc import inproc
 
 CALL_TIMEOUT = 15
-VALID_SPEC = {'flavor': {'name': 'm1.tiny', 'flavorid': '1', 'vcpus': 1,
-                         'memory_mb': 512, 'root_gb': 1},
-              'num_instances': 1, 'project_id': 'p', 'user_id': 'u'}
-SELECTION = {'service_host': 'host-1', 'nodename': 'host-1',
-             'allocation_request': {'allocations': {}}}
+VALID_SPEC = {
+    'flavor': {
+        'name': 'm1.tiny',
+        'flavorid': '1',
+        'vcpus': 1,
+        'memory_mb': 512,
+        'root_gb': 1,
+    },
+    'num_instances': 1,
+    'project_id': 'p',
+    'user_id': 'u',
+}
+SELECTION = {
+    'service_host': 'host-1',
+    'nodename': 'host-1',
+    'allocation_request': {'allocations': {}},
+}
 
 
 class Recorder(logging.Handler):
@@ -57,22 +69,33 @@ class Recorder(logging.Handler):
         text = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             text += ' | %r' % (record.exc_info[1],)
-        self.records.append((getattr(current, 'request_id', None),
-                             record.levelno, record.name, text))
+        self.records.append(
+            (
+                getattr(current, 'request_id', None),
+                record.levelno,
+                record.name,
+                text,
+            )
+        )
 
     def about(self, request_id, token=None):
-        return [r for r in list(self.records)
-                if r[0] == request_id or (token and token in r[3])]
+        return [
+            r
+            for r in list(self.records)
+            if r[0] == request_id or (token and token in r[3])
+        ]
 
 
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     tag = uuid.uuid4().hex[:8]
     cloud = cloud_mod.Cloud(
-        str(tmp_path_factory.mktemp('rpc-messages')), hosts=2,
+        str(tmp_path_factory.mktemp('rpc-messages')),
+        hosts=2,
         transport_url='inproc:///rpcmsg-%s-api' % tag,
         cell_transport_url='inproc:///rpcmsg-%s-cell1' % tag,
-        overrides={'DEFAULT': {'report_interval': 1}})
+        overrides={'DEFAULT': {'report_interval': 1}},
+    )
     cloud.start()
     cloud.api = client_mod.ComputeClient(cloud.api_url)
     cloud.flavor = cloud.api.create_flavor('m1.tiny', 1, 512, 1)
@@ -98,22 +121,34 @@ def _client(cloud, bus, topic, server=None, fanout=False):
     url = cloud.transport_url if bus == 'api' else cloud.cell_transport_url
     transport = rpc.get_transport(cloud.conf, url)
     return rpc.get_client(transport, topic, '1.0', server=server).prepare(
-        timeout=CALL_TIMEOUT, fanout=fanout)
+        timeout=CALL_TIMEOUT, fanout=fanout
+    )
 
 
 def _ctxt():
-    return nimbus_context.RequestContext(user_id='u', project_id='p',
-                                         roles=['admin'], is_admin=True,
-                                         overwrite=False)
+    return nimbus_context.RequestContext(
+        user_id='u',
+        project_id='p',
+        roles=['admin'],
+        is_admin=True,
+        overwrite=False,
+    )
 
 
 def _boots_on_host1(cloud):
     server = cloud.api.create_server(
-        'probe-%s' % uuid.uuid4().hex[:6], cloud.flavor['id'],
-        cloud.image['id'], availability_zone='nova:host-1')['server']
+        'probe-%s' % uuid.uuid4().hex[:6],
+        cloud.flavor['id'],
+        cloud.image['id'],
+        availability_zone='nova:host-1',
+    )['server']
     final = cloud_mod.wait_for(
         lambda: (lambda s: s if s['status'] != 'BUILD' else None)(
-            cloud.api.server(server['id'])), timeout=60, what='a probe')
+            cloud.api.server(server['id'])
+        ),
+        timeout=60,
+        what='a probe',
+    )
     assert final['status'] == 'ACTIVE', final.get('fault')
     assert final['OS-EXT-SRV-ATTR:host'] == 'host-1'
 
@@ -122,12 +157,14 @@ def _still_serving(cloud, bus, topic, server):
     """A valid message to the same service works."""
     ctxt = _ctxt()
     if topic == 'scheduler':
-        result = _client(cloud, bus, topic).call(ctxt, 'dry_run',
-                                                 request_spec=VALID_SPEC)
+        result = _client(cloud, bus, topic).call(
+            ctxt, 'dry_run', request_spec=VALID_SPEC
+        )
         assert result
     elif topic == 'conductor' and bus == 'cell':
         result = _client(cloud, bus, topic).call(
-            ctxt, 'instances_on_host', host='host-1')
+            ctxt, 'instances_on_host', host='host-1'
+        )
         assert isinstance(result, list)
         _boots_on_host1(cloud)
     else:
@@ -138,84 +175,205 @@ NO_SUCH = 'no_such_method_%s' % uuid.uuid4().hex[:8]
 
 # (bus, topic, server, method, kwargs); calls must answer with an error.
 CALLS = {
-    'select_destinations-missing-spec': ('api', 'scheduler', None,
-                                         'select_destinations', {}),
+    'select_destinations-missing-spec': (
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {},
+    ),
     'select_destinations-spec-is-a-string': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': 'garbage', 'instance_uuids': []}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': 'garbage', 'instance_uuids': []},
+    ),
     'select_destinations-spec-is-a-list': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': [1, 2], 'instance_uuids': []}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': [1, 2], 'instance_uuids': []},
+    ),
     'select_destinations-flavor-is-a-string': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': {'flavor': 'm1.tiny'}}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': {'flavor': 'm1.tiny'}},
+    ),
     'select_destinations-vcpus-not-a-number': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': dict(VALID_SPEC, flavor=dict(
-            VALID_SPEC['flavor'], vcpus='many'))}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {
+            'request_spec': dict(
+                VALID_SPEC, flavor=dict(VALID_SPEC['flavor'], vcpus='many')
+            )
+        },
+    ),
     'select_destinations-extra-specs-garbage': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': dict(VALID_SPEC, flavor=dict(
-            VALID_SPEC['flavor'], extra_specs='garbage'))}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {
+            'request_spec': dict(
+                VALID_SPEC,
+                flavor=dict(VALID_SPEC['flavor'], extra_specs='garbage'),
+            )
+        },
+    ),
     'select_destinations-image-is-a-string': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': dict(VALID_SPEC, image='cirros')}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': dict(VALID_SPEC, image='cirros')},
+    ),
     'select_destinations-uuids-not-a-list': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': VALID_SPEC, 'instance_uuids': 'abc'}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': VALID_SPEC, 'instance_uuids': 'abc'},
+    ),
     'select_destinations-unknown-argument': (
-        'api', 'scheduler', None, 'select_destinations',
-        {'request_spec': VALID_SPEC, 'bogus': 1}),
+        'api',
+        'scheduler',
+        None,
+        'select_destinations',
+        {'request_spec': VALID_SPEC, 'bogus': 1},
+    ),
     'dry_run-missing-spec': ('api', 'scheduler', None, 'dry_run', {}),
-    'dry_run-spec-is-a-number': ('api', 'scheduler', None, 'dry_run',
-                                 {'request_spec': 42}),
+    'dry_run-spec-is-a-number': (
+        'api',
+        'scheduler',
+        None,
+        'dry_run',
+        {'request_spec': 42},
+    ),
     'dry_run-hints-are-a-string': (
-        'api', 'scheduler', None, 'dry_run',
-        {'request_spec': dict(VALID_SPEC, scheduler_hints='garbage')}),
+        'api',
+        'scheduler',
+        None,
+        'dry_run',
+        {'request_spec': dict(VALID_SPEC, scheduler_hints='garbage')},
+    ),
     'scheduler-unknown-method': ('api', 'scheduler', None, NO_SUCH, {}),
     'instance_update-missing-updates': (
-        'cell', 'conductor', None, 'instance_update',
-        {'instance_uuid': str(uuid.uuid4()),
-         'expected_vm_states': ['building']}),
+        'cell',
+        'conductor',
+        None,
+        'instance_update',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'expected_vm_states': ['building'],
+        },
+    ),
     'instance_update-updates-is-a-string': (
-        'cell', 'conductor', None, 'instance_update',
-        {'instance_uuid': str(uuid.uuid4()),
-         'expected_vm_states': ['building'], 'updates': 'garbage'}),
+        'cell',
+        'conductor',
+        None,
+        'instance_update',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'expected_vm_states': ['building'],
+            'updates': 'garbage',
+        },
+    ),
     'instance_update-unknown-column': (
-        'cell', 'conductor', None, 'instance_update',
-        {'instance_uuid': str(uuid.uuid4()),
-         'expected_vm_states': ['building'], 'updates': {'bogus': 1}}),
+        'cell',
+        'conductor',
+        None,
+        'instance_update',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'expected_vm_states': ['building'],
+            'updates': {'bogus': 1},
+        },
+    ),
     'instance_update-states-is-a-string': (
-        'cell', 'conductor', None, 'instance_update',
-        {'instance_uuid': str(uuid.uuid4()),
-         'expected_vm_states': 'building',
-         'updates': {'task_state': None}}),
+        'cell',
+        'conductor',
+        None,
+        'instance_update',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'expected_vm_states': 'building',
+            'updates': {'task_state': None},
+        },
+    ),
     'record_build_attempt-missing-result': (
-        'cell', 'conductor', None, 'record_build_attempt',
-        {'instance_uuid': str(uuid.uuid4()), 'host': 'host-1',
-         'node': 'host-1'}),
+        'cell',
+        'conductor',
+        None,
+        'record_build_attempt',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'host': 'host-1',
+            'node': 'host-1',
+        },
+    ),
     'service_heartbeat-missing-binary': (
-        'cell', 'conductor', None, 'service_heartbeat', {'host': 'host-1'}),
+        'cell',
+        'conductor',
+        None,
+        'service_heartbeat',
+        {'host': 'host-1'},
+    ),
     'compute_node_update-node-is-a-string': (
-        'cell', 'conductor', None, 'compute_node_update', {'node': 'x'}),
+        'cell',
+        'conductor',
+        None,
+        'compute_node_update',
+        {'node': 'x'},
+    ),
     'compute_node_update-node-without-host': (
-        'cell', 'conductor', None, 'compute_node_update',
-        {'node': {'uuid': str(uuid.uuid4())}}),
+        'cell',
+        'conductor',
+        None,
+        'compute_node_update',
+        {'node': {'uuid': str(uuid.uuid4())}},
+    ),
     'instances_on_host-unknown-argument': (
-        'cell', 'conductor', None, 'instances_on_host',
-        {'host': 'host-1', 'bogus': True}),
+        'cell',
+        'conductor',
+        None,
+        'instances_on_host',
+        {'host': 'host-1', 'bogus': True},
+    ),
     'service_disable-missing-reason': (
-        'cell', 'conductor', None, 'service_disable',
-        {'host': 'host-1', 'binary': 'nimbus-compute'}),
+        'cell',
+        'conductor',
+        None,
+        'service_disable',
+        {'host': 'host-1', 'binary': 'nimbus-compute'},
+    ),
     'service_disable-reason-is-a-number': (
-        'cell', 'conductor', None, 'service_disable',
-        {'host': 'host-1', 'binary': 'nimbus-compute', 'reason': 3}),
+        'cell',
+        'conductor',
+        None,
+        'service_disable',
+        {'host': 'host-1', 'binary': 'nimbus-compute', 'reason': 3},
+    ),
     'group_members-missing-group': (
-        'cell', 'conductor', None, 'group_members', {'exclude': 'x'}),
+        'cell',
+        'conductor',
+        None,
+        'group_members',
+        {'exclude': 'x'},
+    ),
     'group_members-group-is-a-list': (
-        'cell', 'conductor', None, 'group_members', {'group_uuid': ['g']}),
-    'cell-conductor-unknown-method': ('cell', 'conductor', None, NO_SUCH,
-                                      {}),
+        'cell',
+        'conductor',
+        None,
+        'group_members',
+        {'group_uuid': ['g']},
+    ),
+    'cell-conductor-unknown-method': ('cell', 'conductor', None, NO_SUCH, {}),
 }
 
 # Known failures: the case id -> why (each flips to a failure when fixed).
@@ -223,9 +381,14 @@ CALL_XFAIL = {}
 
 
 def _marked(cases, xfails):
-    return [pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason=xfails[name])) if name in xfails else name
-        for name in cases]
+    return [
+        pytest.param(
+            name, marks=pytest.mark.xfail(strict=True, reason=xfails[name])
+        )
+        if name in xfails
+        else name
+        for name in cases
+    ]
 
 
 @pytest.mark.parametrize('case', _marked(CALLS, CALL_XFAIL))
@@ -236,7 +399,8 @@ def test_malformed_call_gets_an_error_back(cloud, recorder, case):
     with pytest.raises(Exception) as info:
         client.call(_ctxt(), method, **kwargs)
     assert not isinstance(info.value, messaging.MessagingTimeout), (
-        'no answer in %.0f s' % (time.monotonic() - started))
+        'no answer in %.0f s' % (time.monotonic() - started)
+    )
     _still_serving(cloud, bus, topic, server)
     # The error names the problem: oslo.messaging's NoSuchMethod for an
     # unknown method, else the endpoint's InvalidMessage (nimbus.common.rpc
@@ -249,101 +413,238 @@ def test_malformed_call_gets_an_error_back(cloud, recorder, case):
 
 
 def _instance():
-    return {'uuid': str(uuid.uuid4()), 'vm_state': 'building',
-            'display_name': 'ghost'}
+    return {
+        'uuid': str(uuid.uuid4()),
+        'vm_state': 'building',
+        'display_name': 'ghost',
+    }
 
 
 CASTS = {
     'schedule_and_build_instances-missing-uuids': (
-        'api', 'conductor', None, 'schedule_and_build_instances',
-        {'request_spec': VALID_SPEC}),
+        'api',
+        'conductor',
+        None,
+        'schedule_and_build_instances',
+        {'request_spec': VALID_SPEC},
+    ),
     'schedule_and_build_instances-spec-is-a-string': (
-        'api', 'conductor', None, 'schedule_and_build_instances',
-        {'request_spec': 'garbage', 'instance_uuids': [str(uuid.uuid4())]}),
+        'api',
+        'conductor',
+        None,
+        'schedule_and_build_instances',
+        {'request_spec': 'garbage', 'instance_uuids': [str(uuid.uuid4())]},
+    ),
     'schedule_and_build_instances-uuids-is-a-string': (
-        'api', 'conductor', None, 'schedule_and_build_instances',
-        {'request_spec': VALID_SPEC, 'instance_uuids': 'abc'}),
+        'api',
+        'conductor',
+        None,
+        'schedule_and_build_instances',
+        {'request_spec': VALID_SPEC, 'instance_uuids': 'abc'},
+    ),
     'schedule_and_build_instances-garbage-spec-unknown-uuid': (
-        'api', 'conductor', None, 'schedule_and_build_instances',
-        {'request_spec': {'flavor': 'x', 'num_instances': 'many'},
-         'instance_uuids': [str(uuid.uuid4())]}),
+        'api',
+        'conductor',
+        None,
+        'schedule_and_build_instances',
+        {
+            'request_spec': {'flavor': 'x', 'num_instances': 'many'},
+            'instance_uuids': [str(uuid.uuid4())],
+        },
+    ),
     'schedule_and_build_instances-unknown-argument': (
-        'api', 'conductor', None, 'schedule_and_build_instances',
-        {'request_spec': VALID_SPEC, 'instance_uuids': [], 'bogus': 1}),
-    'super-conductor-unknown-method': ('api', 'conductor', None, NO_SUCH,
-                                       {}),
+        'api',
+        'conductor',
+        None,
+        'schedule_and_build_instances',
+        {'request_spec': VALID_SPEC, 'instance_uuids': [], 'bogus': 1},
+    ),
+    'super-conductor-unknown-method': ('api', 'conductor', None, NO_SUCH, {}),
     'update_instance_info-garbage': (
-        'api', 'scheduler', 'fanout', 'update_instance_info',
-        {'host_name': 'host-1', 'instance_info': 'garbage'}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_instance_info',
+        {'host_name': 'host-1', 'instance_info': 'garbage'},
+    ),
     'update_aggregates-garbage': (
-        'api', 'scheduler', 'fanout', 'update_aggregates',
-        {'aggregates': 'garbage'}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_aggregates',
+        {'aggregates': 'garbage'},
+    ),
     'update_aggregates-records-not-dicts': (
-        'api', 'scheduler', 'fanout', 'update_aggregates',
-        {'aggregates': ['garbage', 7]}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_aggregates',
+        {'aggregates': ['garbage', 7]},
+    ),
     'update_instance_info-record-without-uuid': (
-        'api', 'scheduler', 'fanout', 'update_instance_info',
-        {'host_name': 'host-1', 'instance_info': [{'flavor_id': '1'}]}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_instance_info',
+        {'host_name': 'host-1', 'instance_info': [{'flavor_id': '1'}]},
+    ),
     'sync_instance_info-uuids-are-numbers': (
-        'api', 'scheduler', 'fanout', 'sync_instance_info',
-        {'host_name': 'host-1', 'instance_uuids': [1, 2]}),
+        'api',
+        'scheduler',
+        'fanout',
+        'sync_instance_info',
+        {'host_name': 'host-1', 'instance_uuids': [1, 2]},
+    ),
     'update_compute_node-not-a-dict': (
-        'api', 'scheduler', 'fanout', 'update_compute_node',
-        {'compute_node': 'garbage'}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_compute_node',
+        {'compute_node': 'garbage'},
+    ),
     'update_service-without-host': (
-        'api', 'scheduler', 'fanout', 'update_service',
-        {'service': {'binary': 'nimbus-compute'}}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_service',
+        {'service': {'binary': 'nimbus-compute'}},
+    ),
     'update_server_group-without-uuid': (
-        'api', 'scheduler', 'fanout', 'update_server_group',
-        {'group': {'policy': 'affinity'}}),
+        'api',
+        'scheduler',
+        'fanout',
+        'update_server_group',
+        {'group': {'policy': 'affinity'}},
+    ),
     'delete_server_group-uuid-is-a-number': (
-        'api', 'scheduler', 'fanout', 'delete_server_group',
-        {'group_uuid': 42}),
+        'api',
+        'scheduler',
+        'fanout',
+        'delete_server_group',
+        {'group_uuid': 42},
+    ),
     'build_instances-missing-host-list': (
-        'cell', 'conductor', None, 'build_instances',
-        {'instance_uuid': str(uuid.uuid4()), 'request_spec': VALID_SPEC}),
+        'cell',
+        'conductor',
+        None,
+        'build_instances',
+        {'instance_uuid': str(uuid.uuid4()), 'request_spec': VALID_SPEC},
+    ),
     'build_instances-host-list-is-a-string': (
-        'cell', 'conductor', None, 'build_instances',
-        {'instance_uuid': str(uuid.uuid4()), 'request_spec': VALID_SPEC,
-         'host_list': 'garbage'}),
+        'cell',
+        'conductor',
+        None,
+        'build_instances',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'request_spec': VALID_SPEC,
+            'host_list': 'garbage',
+        },
+    ),
     'build_instances-selection-without-keys': (
-        'cell', 'conductor', None, 'build_instances',
-        {'instance_uuid': str(uuid.uuid4()), 'request_spec': VALID_SPEC,
-         'host_list': [{'bogus': 1}]}),
+        'cell',
+        'conductor',
+        None,
+        'build_instances',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'request_spec': VALID_SPEC,
+            'host_list': [{'bogus': 1}],
+        },
+    ),
     'build_instances-spec-is-a-string': (
-        'cell', 'conductor', None, 'build_instances',
-        {'instance_uuid': str(uuid.uuid4()), 'request_spec': 'garbage',
-         'host_list': []}),
+        'cell',
+        'conductor',
+        None,
+        'build_instances',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'request_spec': 'garbage',
+            'host_list': [],
+        },
+    ),
     'build_and_run_instance-missing-selection': (
-        'cell', 'compute', 'host-1', 'build_and_run_instance',
-        {'instance': _instance(), 'request_spec': VALID_SPEC}),
+        'cell',
+        'compute',
+        'host-1',
+        'build_and_run_instance',
+        {'instance': _instance(), 'request_spec': VALID_SPEC},
+    ),
     'build_and_run_instance-instance-is-a-string': (
-        'cell', 'compute', 'host-1', 'build_and_run_instance',
-        {'instance': 'garbage', 'request_spec': VALID_SPEC,
-         'selection': SELECTION}),
+        'cell',
+        'compute',
+        'host-1',
+        'build_and_run_instance',
+        {
+            'instance': 'garbage',
+            'request_spec': VALID_SPEC,
+            'selection': SELECTION,
+        },
+    ),
     'build_and_run_instance-selection-is-a-string': (
-        'cell', 'compute', 'host-1', 'build_and_run_instance',
-        {'instance': _instance(), 'request_spec': VALID_SPEC,
-         'selection': 'garbage', 'host_list': []}),
+        'cell',
+        'compute',
+        'host-1',
+        'build_and_run_instance',
+        {
+            'instance': _instance(),
+            'request_spec': VALID_SPEC,
+            'selection': 'garbage',
+            'host_list': [],
+        },
+    ),
     'build_and_run_instance-garbage-spec-unknown-instance': (
-        'cell', 'compute', 'host-1', 'build_and_run_instance',
-        {'instance': _instance(), 'request_spec': 'garbage',
-         'selection': SELECTION, 'host_list': 'garbage'}),
+        'cell',
+        'compute',
+        'host-1',
+        'build_and_run_instance',
+        {
+            'instance': _instance(),
+            'request_spec': 'garbage',
+            'selection': SELECTION,
+            'host_list': 'garbage',
+        },
+    ),
     'build_and_run_instance-unknown-argument': (
-        'cell', 'compute', 'host-1', 'build_and_run_instance',
-        {'instance': _instance(), 'request_spec': VALID_SPEC,
-         'selection': SELECTION, 'bogus': 1}),
+        'cell',
+        'compute',
+        'host-1',
+        'build_and_run_instance',
+        {
+            'instance': _instance(),
+            'request_spec': VALID_SPEC,
+            'selection': SELECTION,
+            'bogus': 1,
+        },
+    ),
     'external_instance_event-missing-events': (
-        'cell', 'compute', 'host-1', 'external_instance_event',
-        {'instance_uuid': str(uuid.uuid4())}),
+        'cell',
+        'compute',
+        'host-1',
+        'external_instance_event',
+        {'instance_uuid': str(uuid.uuid4())},
+    ),
     'external_instance_event-events-is-a-string': (
-        'cell', 'compute', 'host-1', 'external_instance_event',
-        {'instance_uuid': str(uuid.uuid4()), 'events': 'garbage'}),
+        'cell',
+        'compute',
+        'host-1',
+        'external_instance_event',
+        {'instance_uuid': str(uuid.uuid4()), 'events': 'garbage'},
+    ),
     'external_instance_event-events-without-names': (
-        'cell', 'compute', 'host-1', 'external_instance_event',
-        {'instance_uuid': str(uuid.uuid4()), 'events': [1, {'tag': 'x'}]}),
+        'cell',
+        'compute',
+        'host-1',
+        'external_instance_event',
+        {'instance_uuid': str(uuid.uuid4()), 'events': [1, {'tag': 'x'}]},
+    ),
     'terminate_instance-missing-uuid': (
-        'cell', 'compute', 'host-1', 'terminate_instance', {}),
+        'cell',
+        'compute',
+        'host-1',
+        'terminate_instance',
+        {},
+    ),
     'compute-unknown-method': ('cell', 'compute', 'host-1', NO_SUCH, {}),
 }
 
@@ -360,9 +661,14 @@ def test_malformed_cast_is_logged_and_dropped(cloud, recorder, case):
     client.cast(ctxt, method, **kwargs)
     token = method if method == NO_SUCH else None
     records = cloud_mod.wait_for(
-        lambda: [r for r in recorder.about(ctxt.request_id, token)
-                 if r[1] >= logging.INFO], timeout=CALL_TIMEOUT,
-        what='a log record of the dropped %s' % case)
+        lambda: [
+            r
+            for r in recorder.about(ctxt.request_id, token)
+            if r[1] >= logging.INFO
+        ],
+        timeout=CALL_TIMEOUT,
+        what='a log record of the dropped %s' % case,
+    )
     assert records
     if topic == 'scheduler':
         # Refused at the endpoint, not failed later while applying it.
@@ -379,5 +685,7 @@ def test_malformed_cast_is_logged_and_dropped(cloud, recorder, case):
                 assert ghost not in json.load(f)
         response = requests.get(
             '%s/allocations/%s' % (cloud.placement_url, ghost),
-            headers={'X-Auth-Token': 'admin'}, timeout=30)
+            headers={'X-Auth-Token': 'admin'},
+            timeout=30,
+        )
         assert response.json()['allocations'] == {}

@@ -27,8 +27,14 @@ from nimbus.allinone import cloud as cloud_mod
 from nimbus.testing import infra
 
 MANAGE = os.path.join(os.path.dirname(sys.executable), 'nimbus-manage')
-SECRETS = ('BusSecretApi', 'BusSecretCell', 'DbSecretApi', 'DbSecretCell',
-           'DbSecretBad', 'BusSecretBad')
+SECRETS = (
+    'BusSecretApi',
+    'BusSecretCell',
+    'DbSecretApi',
+    'DbSecretCell',
+    'DbSecretBad',
+    'BusSecretBad',
+)
 
 
 def _with_password(url, password):
@@ -44,8 +50,12 @@ def oslo_log_file(tmp_path):
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     path = str(tmp_path / 'nimbus.log')
-    conf = config.build_conf([], overrides={'DEFAULT': {
-        'log_file': path, 'debug': True, 'use_stderr': False}})
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {'log_file': path, 'debug': True, 'use_stderr': False}
+        },
+    )
     secrets.setup_logging(conf)
     yield path
     for handler in list(root.handlers):
@@ -60,8 +70,11 @@ def oslo_log_file(tmp_path):
 @pytest.fixture
 def pg_databases():
     urls, cleanups = {}, []
-    for name, password in (('api', 'DbSecretApi'), ('cell1', 'DbSecretCell'),
-                           ('placement', None)):
+    for name, password in (
+        ('api', 'DbSecretApi'),
+        ('cell1', 'DbSecretCell'),
+        ('placement', None),
+    ):
         url, cleanup = infra.database('postgresql')
         cleanups.append(cleanup)
         urls[name] = _with_password(url, password) if password else url
@@ -83,30 +96,40 @@ def _manage_config(tmp_path, cloud):
 
 
 def _manage(config, log_file, *args):
-    return subprocess.run([MANAGE, '--config-file', config, '--log-file',
-                           log_file] + list(args), capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [MANAGE, '--config-file', config, '--log-file', log_file] + list(args),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_no_password_reaches_a_log_line_or_the_operator(
-        tmp_path, oslo_log_file, pg_databases):
+    tmp_path, oslo_log_file, pg_databases
+):
     tag = tmp_path.name
     cloud = cloud_mod.Cloud(
-        str(tmp_path / 'cloud'), hosts=2,
+        str(tmp_path / 'cloud'),
+        hosts=2,
         transport_url='inproc://nimbus:BusSecretApi@/%s-api' % tag,
         cell_transport_url='inproc://nimbus:BusSecretCell@/%s-cell1' % tag,
         database_urls=pg_databases,
-        overrides={'DEFAULT': {'report_interval': 1}})
+        overrides={'DEFAULT': {'report_interval': 1}},
+    )
     outputs = []
     try:
         cloud.start()
         api = client_mod.ComputeClient(cloud.api_url)
         flavor = api.create_flavor('m1.tiny', 1, 512, 1)
         image = api.create_image('cirros')
-        server = api.create_server('vm', flavor['id'], image['id'])[
-            'server']['id']
-        wait_for(lambda: api.server(server)['status'] == 'ACTIVE' or None,
-                 timeout=60, what='the server')
+        server = api.create_server('vm', flavor['id'], image['id'])['server'][
+            'id'
+        ]
+        wait_for(
+            lambda: api.server(server)['status'] == 'ACTIVE' or None,
+            timeout=60,
+            what='the server',
+        )
 
         config = _manage_config(tmp_path, cloud)
         manage_log = str(tmp_path / 'manage.log')
@@ -117,18 +140,33 @@ def test_no_password_reaches_a_log_line_or_the_operator(
         # A cell whose database cannot be reached: the error names the
         # URL, not its password.
         failed = _manage(
-            config, manage_log, 'cell', 'create', '--name', 'cell9',
-            '--transport-url', 'rabbit://nimbus:BusSecretBad@127.0.0.1:1/c9',
+            config,
+            manage_log,
+            'cell',
+            'create',
+            '--name',
+            'cell9',
+            '--transport-url',
+            'rabbit://nimbus:BusSecretBad@127.0.0.1:1/c9',
             '--database-connection',
-            'mysql+pymysql://root:DbSecretBad@127.0.0.1:1/nowhere')
+            'mysql+pymysql://root:DbSecretBad@127.0.0.1:1/nowhere',
+        )
         assert failed.returncode != 0
-        assert 'cannot prepare the database mysql+pymysql://root:***@' \
+        assert (
+            'cannot prepare the database mysql+pymysql://root:***@'
             '127.0.0.1:1/nowhere of cell cell9' in failed.stderr
-        assert 'cell9' not in _manage(config, manage_log, 'cell',
-                                      'list').stdout
+        )
+        assert (
+            'cell9' not in _manage(config, manage_log, 'cell', 'list').stdout
+        )
         assert 'Traceback' not in failed.stderr
-        outputs = [listed.stdout, listed.stderr, failed.stdout,
-                   failed.stderr, open(manage_log).read()]
+        outputs = [
+            listed.stdout,
+            listed.stderr,
+            failed.stdout,
+            failed.stderr,
+            open(manage_log).read(),
+        ]
     finally:
         cloud.stop()
         inproc.reset_buses()
@@ -140,8 +178,10 @@ def test_no_password_reaches_a_log_line_or_the_operator(
     assert 'on inproc://nimbus:***@/%s-cell1' % tag in log
     # The manage log names the database of the failed create, masked by
     # the log formatter, with the error's traceback.
-    assert 'the database mysql+pymysql://root:***@127.0.0.1:1/nowhere of ' \
+    assert (
+        'the database mysql+pymysql://root:***@127.0.0.1:1/nowhere of '
         'cell cell9 failed' in outputs[-1]
+    )
     assert 'OperationalError' in outputs[-1]
     for text in [log] + outputs:
         for secret in SECRETS:

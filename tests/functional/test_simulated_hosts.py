@@ -13,21 +13,35 @@ from nimbus.compute import resource_tracker
 
 
 def _computes(cloud, count, **fake):
-    conf = config.build_conf([], overrides={
-        'DEFAULT': {'host': 'sim', 'state_path': cloud.state_dir,
-                    'report_interval': 1},
-        'rpc': {'transport_url': cloud.cell_transport_url},
-        'placement_client': {'endpoint': cloud.placement_url},
-        'fake_driver': fake,
-        'simulated_hosts': {'workers': 8, 'start_concurrency': 4}})
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {
+                'host': 'sim',
+                'state_path': cloud.state_dir,
+                'report_interval': 1,
+            },
+            'rpc': {'transport_url': cloud.cell_transport_url},
+            'placement_client': {'endpoint': cloud.placement_url},
+            'fake_driver': fake,
+            'simulated_hosts': {'workers': 8, 'start_concurrency': 4},
+        },
+    )
     cloud.confs.append(conf)
     return services.simulated_computes(conf, count)
 
 
 def test_simulated_hosts_report_and_take_builds(make_cloud):
     cloud = make_cloud(hosts=0)
-    computes = _computes(cloud, 12, vcpus=8, vcpus_max=64, memory_mb=8192,
-                         memory_mb_max=65536, spread_seed=7)
+    computes = _computes(
+        cloud,
+        12,
+        vcpus=8,
+        vcpus_max=64,
+        memory_mb=8192,
+        memory_mb_max=65536,
+        spread_seed=7,
+    )
     try:
         assert computes.start() == []
         names = ['sim-%04d' % i for i in range(1, 13)]
@@ -36,26 +50,46 @@ def test_simulated_hosts_report_and_take_builds(make_cloud):
         sizes = set()
         for name in names:
             root = resource_tracker.compute_node_uuid(name)
-            inventory = computes.placement.get_provider_tree(
-                ctxt, root)[0]['inventories']
+            inventory = computes.placement.get_provider_tree(ctxt, root)[0][
+                'inventories'
+            ]
             assert 8 <= inventory['VCPU']['total'] <= 64
-            sizes.add((inventory['VCPU']['total'],
-                       inventory['MEMORY_MB']['total']))
-        assert len(sizes) > 1          # the seeded spread
+            sizes.add(
+                (inventory['VCPU']['total'], inventory['MEMORY_MB']['total'])
+            )
+        assert len(sizes) > 1  # the seeded spread
         api = client_mod.ComputeClient(cloud.api_url)
         cloud_mod.wait_for(
-            lambda: len([h for h in api.get('/os-hypervisors/detail')[
-                'hypervisors'] if h.get('state') == 'up']) == 12,
-            what='12 hypervisors up')
+            lambda: (
+                len(
+                    [
+                        h
+                        for h in api.get('/os-hypervisors/detail')[
+                            'hypervisors'
+                        ]
+                        if h.get('state') == 'up'
+                    ]
+                )
+                == 12
+            ),
+            what='12 hypervisors up',
+        )
         flavor = api.create_flavor('m1.tiny', 1, 512, 1)
         image = api.create_image('cirros')
-        ids = [api.create_server('vm-%d' % i, flavor['id'], image['id'])[
-            'server']['id'] for i in range(12)]
+        ids = [
+            api.create_server('vm-%d' % i, flavor['id'], image['id'])[
+                'server'
+            ]['id']
+            for i in range(12)
+        ]
         servers = cloud_mod.wait_for(
-            lambda: (lambda s: s if all(
-                s[i]['status'] == 'ACTIVE' for i in ids) else None)(
-                {x['id']: x for x in api.servers()}),
-            what='servers ACTIVE')
+            lambda: (
+                lambda s: (
+                    s if all(s[i]['status'] == 'ACTIVE' for i in ids) else None
+                )
+            )({x['id']: x for x in api.servers()}),
+            what='servers ACTIVE',
+        )
         hosts = {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids}
         assert len(hosts) > 1 and hosts <= set(names)
         # One RPC server for every host.
@@ -72,8 +106,9 @@ def test_simulated_hosts_report_and_take_builds(make_cloud):
 def test_thread_count_does_not_grow_with_hosts(make_cloud):
     # The cell conductor runs in this process too: bound its RPC pool so
     # what is counted is the computes' threads.
-    cloud = make_cloud(hosts=0, overrides={
-        'DEFAULT': {'executor_thread_pool_size': 4}})
+    cloud = make_cloud(
+        hosts=0, overrides={'DEFAULT': {'executor_thread_pool_size': 4}}
+    )
     counts = {}
     for count in (5, 40):
         before = threading.active_count()
@@ -86,25 +121,33 @@ def test_thread_count_does_not_grow_with_hosts(make_cloud):
     assert counts[40] <= 8 + 8 + 2 + 4, counts
 
 
-def test_a_compute_creates_the_custom_resource_classes_it_reports(
-        make_cloud):
+def test_a_compute_creates_the_custom_resource_classes_it_reports(make_cloud):
     # A fresh placement knows no CUSTOM_PGPU: the compute creates it.
-    cloud = make_cloud(hosts=1, host_overrides={
-        'host-1': {'fake_driver': {'pgpus': 2}}})
+    cloud = make_cloud(
+        hosts=1, host_overrides={'host-1': {'fake_driver': {'pgpus': 2}}}
+    )
     ctxt = context.get_admin_context()
     placement = cloud.computes['host-1'].placement
     root = resource_tracker.compute_node_uuid('host-1')
     tree = placement.get_provider_tree(ctxt, root)
     assert len(tree) == 3
     assert sorted(rc for p in tree for rc in p['inventories']) == [
-        'CUSTOM_PGPU', 'CUSTOM_PGPU', 'DISK_GB', 'MEMORY_MB', 'VCPU']
-    names = {rc['name'] for rc in placement.request(
-        ctxt, 'GET', '/resource_classes').json()['resource_classes']}
+        'CUSTOM_PGPU',
+        'CUSTOM_PGPU',
+        'DISK_GB',
+        'MEMORY_MB',
+        'VCPU',
+    ]
+    names = {
+        rc['name']
+        for rc in placement.request(ctxt, 'GET', '/resource_classes').json()[
+            'resource_classes'
+        ]
+    }
     assert 'CUSTOM_PGPU' in names
 
 
-def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(
-        make_cloud):
+def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(make_cloud):
     cloud = make_cloud(hosts=6, shared_hosts=True, fail_hosts=['host-1'])
     assert sorted(cloud.computes) == ['host-%d' % i for i in range(1, 7)]
     assert cloud._group.group.rpc.servers == set(cloud.computes)
@@ -116,14 +159,20 @@ def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(
     cloud.kill_compute('host-6')
     assert 'host-6' not in cloud.computes
     cloud.start_compute('host-6')
-    ids = [api.create_server('vm-%d' % i, flavor['id'], image['id'])[
-        'server']['id'] for i in range(10)]
+    ids = [
+        api.create_server('vm-%d' % i, flavor['id'], image['id'])['server'][
+            'id'
+        ]
+        for i in range(10)
+    ]
     servers = cloud_mod.wait_for(
-        lambda: (lambda s: s if all(
-            s[i]['status'] == 'ACTIVE' for i in ids) else None)(
-            {x['id']: x for x in api.servers()}),
-        what='servers ACTIVE')
-    assert not {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids} & {
-        'host-1'}
+        lambda: (
+            lambda s: (
+                s if all(s[i]['status'] == 'ACTIVE' for i in ids) else None
+            )
+        )({x['id']: x for x in api.servers()}),
+        what='servers ACTIVE',
+    )
+    assert not {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids} & {'host-1'}
     cloud.stop_compute('host-2')
     assert 'host-2' not in cloud._group.group.rpc.servers

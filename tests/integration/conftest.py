@@ -27,6 +27,7 @@ def fresh():
             url, cleanup = infra.database(kind)
             cleanups.append(cleanup)
             return url
+
     yield Fresh
     for cleanup in reversed(cleanups):
         try:

@@ -19,14 +19,25 @@ and error wording removed, and the headers a client may depend on.
 import re
 
 UUID_RE = re.compile(
-    r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
+    r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+)
 
 # Headers compared between the servers (values normalised below).
-HEADERS = ('content-type', 'cache-control', 'last-modified', 'location',
-           'allow', 'openstack-api-version', 'vary',
-           'access-control-allow-origin', 'access-control-allow-methods',
-           'access-control-allow-headers', 'access-control-expose-headers',
-           'access-control-allow-credentials', 'access-control-max-age')
+HEADERS = (
+    'content-type',
+    'cache-control',
+    'last-modified',
+    'location',
+    'allow',
+    'openstack-api-version',
+    'vary',
+    'access-control-allow-origin',
+    'access-control-allow-methods',
+    'access-control-allow-headers',
+    'access-control-expose-headers',
+    'access-control-allow-credentials',
+    'access-control-max-age',
+)
 
 
 def _fill(value, names, gen):
@@ -35,8 +46,10 @@ def _fill(value, names, gen):
             return gen(value[5:])
         return value.format(**names)
     if isinstance(value, dict):
-        return {_fill(k, names, gen): _fill(v, names, gen)
-                for k, v in value.items()}
+        return {
+            _fill(k, names, gen): _fill(v, names, gen)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_fill(v, names, gen) for v in value]
     return value
@@ -44,11 +57,11 @@ def _fill(value, names, gen):
 
 def _unname(value, by_uuid):
     if isinstance(value, str):
-        return UUID_RE.sub(lambda m: by_uuid.get(m.group(0), '<uuid>'),
-                           value)
+        return UUID_RE.sub(lambda m: by_uuid.get(m.group(0), '<uuid>'), value)
     if isinstance(value, dict):
-        return {_unname(k, by_uuid): _unname(v, by_uuid)
-                for k, v in value.items()}
+        return {
+            _unname(k, by_uuid): _unname(v, by_uuid) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_unname(v, by_uuid) for v in value]
     return value
@@ -59,11 +72,15 @@ def _strip(body):
     if isinstance(body, dict):
         out = {}
         for k, v in body.items():
-            if k in ('detail', 'title', 'request_id', 'created_at',
-                     'updated_at'):
+            if k in (
+                'detail',
+                'title',
+                'request_id',
+                'created_at',
+                'updated_at',
+            ):
                 continue
-            if k in ('traits', 'allocation_requests') and isinstance(
-                    v, list):
+            if k in ('traits', 'allocation_requests') and isinstance(v, list):
                 # traits in database order; candidates in the order of
                 # the generation strategy (see docs/placement.md)
                 v = sorted(v, key=repr)
@@ -82,8 +99,10 @@ def outcome(resp, by_uuid, headers=HEADERS):
         if 'json' in ctype:
             body = _strip(_unname(resp.json(), by_uuid))
         else:
-            body = '<%d bytes of %s>' % (len(resp.content),
-                                         ctype.split(';')[0])
+            body = '<%d bytes of %s>' % (
+                len(resp.content),
+                ctype.split(';')[0],
+            )
     hdrs = {}
     for name in headers:
         value = resp.headers.get(name)
@@ -95,20 +114,29 @@ def outcome(resp, by_uuid, headers=HEADERS):
             value = _unname(re.sub(r'^https?://[^/]+', '', value), by_uuid)
         elif name == 'content-type':
             value = value.split(';')[0].strip()
-        elif name in ('allow', 'vary', 'access-control-allow-methods',
-                      'access-control-allow-headers',
-                      'access-control-expose-headers'):
-            value = ','.join(sorted(v.strip().lower()
-                                    for v in value.split(',')))
+        elif name in (
+            'allow',
+            'vary',
+            'access-control-allow-methods',
+            'access-control-allow-headers',
+            'access-control-expose-headers',
+        ):
+            value = ','.join(
+                sorted(v.strip().lower() for v in value.split(','))
+            )
         hdrs[name] = value
     return resp.status_code, body, hdrs
 
 
 def generation(client, uuid, headers=None):
     resp = client.session.request(
-        'GET', client.url + '/resource_providers/' + uuid,
-        headers=dict(headers or {}, **{
-            'openstack-api-version': 'placement 1.39'}), timeout=60)
+        'GET',
+        client.url + '/resource_providers/' + uuid,
+        headers=dict(
+            headers or {}, **{'openstack-api-version': 'placement 1.39'}
+        ),
+        timeout=60,
+    )
     return resp.json()['generation'] if resp.status_code == 200 else None
 
 
@@ -117,11 +145,15 @@ def run(client, names, steps, compare_body=True, headers=HEADERS):
     by_uuid = {v: k for k, v in names.items()}
     out = []
     for method, path, body, opts in steps:
+
         def gen(name):
             return generation(client, names[name])
-        hdrs = {'x-auth-token': 'admin', 'accept': 'application/json',
-                'openstack-api-version': 'placement %s' % opts.get(
-                    'mv', '1.39')}
+
+        hdrs = {
+            'x-auth-token': 'admin',
+            'accept': 'application/json',
+            'openstack-api-version': 'placement %s' % opts.get('mv', '1.39'),
+        }
         hdrs.update(opts.get('headers', {}))
         hdrs = {k: v for k, v in hdrs.items() if v is not None}
         kw = {}
@@ -130,11 +162,18 @@ def run(client, names, steps, compare_body=True, headers=HEADERS):
         elif body is not None:
             kw['json'] = _fill(body, names, gen)
         resp = client.session.request(
-            method, client.url + _fill(path, names, gen), headers=hdrs,
-            timeout=120, **kw)
+            method,
+            client.url + _fill(path, names, gen),
+            headers=hdrs,
+            timeout=120,
+            **kw,
+        )
         status, got, got_headers = outcome(resp, by_uuid, headers)
-        entry = {'step': '%s %s %s' % (opts.get('mv', '1.39'), method, path),
-                 'status': status, 'headers': got_headers}
+        entry = {
+            'step': '%s %s %s' % (opts.get('mv', '1.39'), method, path),
+            'status': status,
+            'headers': got_headers,
+        }
         if compare_body:
             entry['body'] = got
         if opts.get('gens'):
@@ -155,6 +194,13 @@ def differences(peer, nimbus, known=()):
         if why:
             continue
         keys = [k for k in p if p[k] != n.get(k)]
-        lines.append('%s: %s' % (p['step'], '; '.join(
-            '%s peer %r nimbus %r' % (k, p[k], n.get(k)) for k in keys)))
+        lines.append(
+            '%s: %s'
+            % (
+                p['step'],
+                '; '.join(
+                    '%s peer %r nimbus %r' % (k, p[k], n.get(k)) for k in keys
+                ),
+            )
+        )
     return lines

@@ -15,9 +15,24 @@ RCS = ('VCPU', 'MEMORY_MB', 'DISK_GB', 'SRIOV_NET_VF', 'CUSTOM_PGPU')
 TRAITS = ('CUSTOM_T1', 'CUSTOM_T2', 'CUSTOM_T3', 'HW_CPU_X86_AVX2')
 SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 AGGS = tuple(str(uuid.UUID(int=0xA66000 + i)) for i in range(3))
-MICROVERSIONS = ('1.10', '1.12', '1.17', '1.21', '1.24', '1.25', '1.28',
-                 '1.29', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36',
-                 '1.38', '1.39')
+MICROVERSIONS = (
+    '1.10',
+    '1.12',
+    '1.17',
+    '1.21',
+    '1.24',
+    '1.25',
+    '1.28',
+    '1.29',
+    '1.31',
+    '1.32',
+    '1.33',
+    '1.34',
+    '1.35',
+    '1.36',
+    '1.38',
+    '1.39',
+)
 
 
 def _uuid(seed, n):
@@ -26,9 +41,11 @@ def _uuid(seed, n):
 
 def _inventory(rng, small=False):
     total = rng.randint(2, 4 if small else 8)
-    inv = {'total': total,
-           'reserved': rng.choice((0, 0, 0, 1)),
-           'allocation_ratio': rng.choice((1.0, 1.0, 1.0, 2.0, 1.5))}
+    inv = {
+        'total': total,
+        'reserved': rng.choice((0, 0, 0, 1)),
+        'allocation_ratio': rng.choice((1.0, 1.0, 1.0, 2.0, 1.5)),
+    }
     if rng.random() < 0.2:
         inv['max_unit'] = rng.randint(1, total)
     if rng.random() < 0.1:
@@ -51,10 +68,14 @@ def scenario(seed):
 
     def add(parent, rcs, traits=(), aggs=(), small=False):
         n = next(count)
-        p = {'uuid': _uuid(seed, n), 'name': 's%d-rp%d' % (seed, n),
-             'parent': parent,
-             'inventories': {rc: _inventory(rng, small) for rc in rcs},
-             'traits': sorted(set(traits)), 'aggregates': sorted(set(aggs))}
+        p = {
+            'uuid': _uuid(seed, n),
+            'name': 's%d-rp%d' % (seed, n),
+            'parent': parent,
+            'inventories': {rc: _inventory(rng, small) for rc in rcs},
+            'traits': sorted(set(traits)),
+            'aggregates': sorted(set(aggs)),
+        }
         provs.append(p)
         return p['uuid']
 
@@ -69,17 +90,36 @@ def scenario(seed):
         aggs = some(AGGS, 0, 2) if rng.random() < 0.6 else []
         root = add(None, root_rcs, some(TRAITS, 0, 2), aggs)
         for _ in range(rng.randint(0, 3)):
-            kids = rng.choice((('VCPU', 'MEMORY_MB'), ('SRIOV_NET_VF',),
-                               ('CUSTOM_PGPU',), ('SRIOV_NET_VF',), ()))
-            child = add(root, kids, some(TRAITS, 0, 2),
-                        some(AGGS, 0, 1) if rng.random() < 0.2 else [],
-                        small=True)
+            kids = rng.choice(
+                (
+                    ('VCPU', 'MEMORY_MB'),
+                    ('SRIOV_NET_VF',),
+                    ('CUSTOM_PGPU',),
+                    ('SRIOV_NET_VF',),
+                    (),
+                )
+            )
+            child = add(
+                root,
+                kids,
+                some(TRAITS, 0, 2),
+                some(AGGS, 0, 1) if rng.random() < 0.2 else [],
+                small=True,
+            )
             for _ in range(rng.choice((0, 0, 1, 2))):
-                add(child, some(('SRIOV_NET_VF', 'CUSTOM_PGPU'), 1, 1),
-                    some(TRAITS, 0, 1), small=True)
+                add(
+                    child,
+                    some(('SRIOV_NET_VF', 'CUSTOM_PGPU'), 1, 1),
+                    some(TRAITS, 0, 1),
+                    small=True,
+                )
     for _ in range(rng.choice((0, 0, 1, 1, 2))):
-        add(None, some(('DISK_GB', 'SRIOV_NET_VF'), 1, 2),
-            [SHARING] + some(TRAITS, 0, 1), some(AGGS, 1, 1))
+        add(
+            None,
+            some(('DISK_GB', 'SRIOV_NET_VF'), 1, 2),
+            [SHARING] + some(TRAITS, 0, 1),
+            some(AGGS, 1, 1),
+        )
 
     consumers = []
     with_inv = [p for p in provs if p['inventories']]
@@ -89,13 +129,17 @@ def scenario(seed):
             rc = rng.choice(sorted(p['inventories']))
             allocs[p['uuid']] = {'resources': {rc: rng.randint(1, 2)}}
         if allocs:
-            consumers.append({'uuid': _uuid(seed, 500 + i),
-                              'allocations': allocs})
+            consumers.append(
+                {'uuid': _uuid(seed, 500 + i), 'allocations': allocs}
+            )
     # A sharing provider inside a tree now and then (own stream, so the
     # rest of the world does not depend on it).
     extra = random.Random(seed * 7919 + 1)
-    roots = [p['uuid'] for p in provs if p['parent'] is None
-             and SHARING not in p['traits']]
+    roots = [
+        p['uuid']
+        for p in provs
+        if p['parent'] is None and SHARING not in p['traits']
+    ]
     if extra.random() < 0.3:
         rng = extra
         add(rng.choice(roots), ('DISK_GB',), [SHARING], some(AGGS, 1, 1))
@@ -124,23 +168,50 @@ def populate(client, sc):
         do('create', 'POST', '/resource_providers', '1.20', body)
         gen = 0
         if p['inventories']:
-            r = do('inv', 'PUT', '/resource_providers/%s/inventories'
-                   % p['uuid'], '1.20', {'resource_provider_generation': gen,
-                                         'inventories': p['inventories']})
+            r = do(
+                'inv',
+                'PUT',
+                '/resource_providers/%s/inventories' % p['uuid'],
+                '1.20',
+                {
+                    'resource_provider_generation': gen,
+                    'inventories': p['inventories'],
+                },
+            )
             gen = r.json().get('resource_provider_generation', gen)
         if p['traits']:
-            r = do('traits', 'PUT', '/resource_providers/%s/traits'
-                   % p['uuid'], '1.20', {'resource_provider_generation': gen,
-                                         'traits': p['traits']})
+            r = do(
+                'traits',
+                'PUT',
+                '/resource_providers/%s/traits' % p['uuid'],
+                '1.20',
+                {'resource_provider_generation': gen, 'traits': p['traits']},
+            )
             gen = r.json().get('resource_provider_generation', gen)
         if p['aggregates']:
-            do('aggs', 'PUT', '/resource_providers/%s/aggregates'
-               % p['uuid'], '1.20', {'resource_provider_generation': gen,
-                                     'aggregates': p['aggregates']})
+            do(
+                'aggs',
+                'PUT',
+                '/resource_providers/%s/aggregates' % p['uuid'],
+                '1.20',
+                {
+                    'resource_provider_generation': gen,
+                    'aggregates': p['aggregates'],
+                },
+            )
     for c in sc['consumers']:
-        do('alloc', 'PUT', '/allocations/%s' % c['uuid'], '1.28',
-           {'allocations': c['allocations'], 'project_id': 'p',
-            'user_id': 'u', 'consumer_generation': None})
+        do(
+            'alloc',
+            'PUT',
+            '/allocations/%s' % c['uuid'],
+            '1.28',
+            {
+                'allocations': c['allocations'],
+                'project_id': 'p',
+                'user_id': 'u',
+                'consumer_generation': None,
+            },
+        )
     return log
 
 
@@ -189,8 +260,7 @@ def _member_of_value(rng, mv):
 
 def _resources(rng, rcs, lo, hi):
     chosen = rng.sample(rcs, min(len(rcs), rng.randint(lo, hi)))
-    return ','.join('%s:%d' % (rc, rng.choice((1, 1, 1, 2)))
-                    for rc in chosen)
+    return ','.join('%s:%d' % (rc, rng.choice((1, 1, 1, 2))) for rc in chosen)
 
 
 def query(rng, mv_text, sc):
@@ -205,11 +275,13 @@ def query(rng, mv_text, sc):
         if resources:
             pairs.append(('resources' + suffix, resources))
         if mv >= (1, 17) and rng.random() < 0.2:
-            pairs.extend(('required' + suffix, v)
-                         for v in _traits_value(rng, mv))
+            pairs.extend(
+                ('required' + suffix, v) for v in _traits_value(rng, mv)
+            )
         if mv >= (1, 21) and rng.random() < 0.2:
-            pairs.extend(('member_of' + suffix, v)
-                         for v in _member_of_value(rng, mv))
+            pairs.extend(
+                ('member_of' + suffix, v) for v in _member_of_value(rng, mv)
+            )
         if mv >= (1, 31) and rng.random() < 0.1:
             pairs.append(('in_tree' + suffix, rng.choice(uuids)))
 
@@ -248,10 +320,19 @@ def query(rng, mv_text, sc):
         members = rng.sample(suffixes, min(len(suffixes), 2))
         if rng.random() < 0.5:
             # a resourceless group: where the others must meet
-            parents = [by_uuid[p['parent']] for p in sc['providers']
-                       if p['parent'] and by_uuid[p['parent']]['traits']]
-            pairs.append(('required_ANC', rng.choice(
-                rng.choice(parents)['traits'] if parents else TRAITS)))
+            parents = [
+                by_uuid[p['parent']]
+                for p in sc['providers']
+                if p['parent'] and by_uuid[p['parent']]['traits']
+            ]
+            pairs.append(
+                (
+                    'required_ANC',
+                    rng.choice(
+                        rng.choice(parents)['traits'] if parents else TRAITS
+                    ),
+                )
+            )
             members.append('_ANC')
             policy = True
         if len(members) > 1:
@@ -260,8 +341,9 @@ def query(rng, mv_text, sc):
         pairs.append(('group_policy', rng.choice(('none', 'isolate'))))
     if mv >= (1, 35) and rng.random() < 0.15:
         t1, t2 = rng.sample(TRAITS, 2)
-        pairs.append(('root_required', rng.choice((t1, '!' + t1,
-                                                   '%s,!%s' % (t1, t2)))))
+        pairs.append(
+            ('root_required', rng.choice((t1, '!' + t1, '%s,!%s' % (t1, t2))))
+        )
     if mv >= (1, 16) and rng.random() < 0.1:
         pairs.append(('limit', str(rng.randint(1, 3))))
     return pairs
@@ -308,8 +390,10 @@ MALFORMED = (
     ('1.35', 'resources=VCPU:1&root_required=in:CUSTOM_T1,CUSTOM_T2'),
     ('1.35', 'resources=VCPU:1&root_required=CUSTOM_T1,!CUSTOM_T1'),
     ('1.35', 'resources=VCPU:1&root_required=CUSTOM_NO_SUCH'),
-    ('1.35', 'resources=VCPU:1&root_required=CUSTOM_T1'
-             '&root_required=CUSTOM_T2'),
+    (
+        '1.35',
+        'resources=VCPU:1&root_required=CUSTOM_T1&root_required=CUSTOM_T2',
+    ),
     ('1.35', 'resources=VCPU:1&required1=CUSTOM_T1'),
     ('1.35', 'resources1=VCPU:1&same_subtree=1'),
     ('1.36', 'resources1=VCPU:1&same_subtree=1,9&group_policy=none'),
@@ -323,8 +407,10 @@ MALFORMED = (
     ('1.39', 'resources=VCPU:1&required=in:'),
     ('1.39', 'resources=VCPU:1&required=in:CUSTOM_NO_SUCH,CUSTOM_T1'),
     ('1.39', 'resources=VCPU:1&required=CUSTOM_T1&required=!CUSTOM_T1'),
-    ('1.39', 'resources=VCPU:1&member_of=%s&member_of=!%s' % (AGGS[0],
-                                                           AGGS[0])),
+    (
+        '1.39',
+        'resources=VCPU:1&member_of=%s&member_of=!%s' % (AGGS[0], AGGS[0]),
+    ),
     ('1.9', 'resources=VCPU:1'),
     ('1.40', 'resources=VCPU:1'),
     ('1.x', 'resources=VCPU:1'),
@@ -345,10 +431,15 @@ def aggregate_world():
     n = iter(range(1, 100))
 
     def rp(name, parent=None, inv=(), aggs=(), traits=()):
-        return {'uuid': _uuid(0xD, next(n)), 'name': 'agg-world-' + name,
-                'parent': parent,
-                'inventories': {rc: {'total': 8} for rc in inv},
-                'traits': sorted(traits), 'aggregates': sorted(aggs)}
+        return {
+            'uuid': _uuid(0xD, next(n)),
+            'name': 'agg-world-' + name,
+            'parent': parent,
+            'inventories': {rc: {'total': 8} for rc in inv},
+            'traits': sorted(traits),
+            'aggregates': sorted(aggs),
+        }
+
     r1 = rp('R1', inv=('VCPU', 'DISK_GB'), aggs=(x,))
     c1 = rp('C1', r1['uuid'], inv=('CUSTOM_PGPU',))
     r2 = rp('R2', inv=('VCPU',), aggs=(y,))

@@ -44,8 +44,10 @@ def _wait(predicate, what, procs, timeout=60):
         for proc in procs:
             assert proc.alive(), '%s exited:\n%s' % (proc.name, proc.tail())
         time.sleep(0.3)
-    raise AssertionError('timed out waiting for %s\n%s' % (
-        what, '\n'.join(p.tail() for p in procs)))
+    raise AssertionError(
+        'timed out waiting for %s\n%s'
+        % (what, '\n'.join(p.tail() for p in procs))
+    )
 
 
 def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
@@ -56,39 +58,66 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
     port = daemons.free_port()
     endpoint = 'http://127.0.0.1:%d' % port
     placement_api = daemons.Daemon(
-        'placement-api', 'nimbus.cmd.placement_api',
-        _write(os.path.join(workdir, 'placement.conf'), {
-            'DEFAULT': {'state_path': workdir},
-            'placement_database': {'connection': db_url},
-            'api': {'auth_strategy': 'noauth2'},
-            'wsgi': {'placement_listen': '127.0.0.1',
-                     'placement_listen_port': port}}),
-        os.path.join(workdir, 'placement.log')).start()
+        'placement-api',
+        'nimbus.cmd.placement_api',
+        _write(
+            os.path.join(workdir, 'placement.conf'),
+            {
+                'DEFAULT': {'state_path': workdir},
+                'placement_database': {'connection': db_url},
+                'api': {'auth_strategy': 'noauth2'},
+                'wsgi': {
+                    'placement_listen': '127.0.0.1',
+                    'placement_listen_port': port,
+                },
+            },
+        ),
+        os.path.join(workdir, 'placement.log'),
+    ).start()
     agent = daemons.Daemon(
-        'agent', 'nimbus.cmd.accelerator_agent',
-        _write(os.path.join(workdir, 'agent.conf'), {
-            'DEFAULT': {'state_path': workdir, 'host': 'acc'},
-            'rpc': {'transport_url': bus, 'rpc_response_timeout': 5},
-            'placement_client': {'endpoint': endpoint},
-            'accelerator_agent': {'report_interval': 30,
-                                  'placement_retry_interval': 1},
-            'fake_gpu': {'count': 2, 'num_accelerators': 2},
-            'fake_fpga': {'fail_program': 'true'},
-            'simulated_hosts': {'workers': 4, 'rpc_workers': 2}}),
-        os.path.join(workdir, 'agent.log'), ['--simulated-hosts', '3'])
+        'agent',
+        'nimbus.cmd.accelerator_agent',
+        _write(
+            os.path.join(workdir, 'agent.conf'),
+            {
+                'DEFAULT': {'state_path': workdir, 'host': 'acc'},
+                'rpc': {'transport_url': bus, 'rpc_response_timeout': 5},
+                'placement_client': {'endpoint': endpoint},
+                'accelerator_agent': {
+                    'report_interval': 30,
+                    'placement_retry_interval': 1,
+                },
+                'fake_gpu': {'count': 2, 'num_accelerators': 2},
+                'fake_fpga': {'fail_program': 'true'},
+                'simulated_hosts': {'workers': 4, 'rpc_workers': 2},
+            },
+        ),
+        os.path.join(workdir, 'agent.log'),
+        ['--simulated-hosts', '3'],
+    )
     # The accelerator service the agent reports its devices to first.
     accel_port = daemons.free_port()
     accel_api = daemons.Daemon(
-        'accel-api', 'nimbus.cmd.accelerator_api',
-        _write(os.path.join(workdir, 'accelerator.conf'), {
-            'DEFAULT': {'state_path': workdir, 'host': 'accel'},
-            'rpc': {'transport_url': bus},
-            'accelerator_database': {'connection': 'sqlite:///%s' %
-                                     os.path.join(workdir, 'accel.db')},
-            'accelerator_api': {'listen': '127.0.0.1',
-                                'listen_port': accel_port},
-            'api': {'auth_strategy': 'noauth2'}}),
-        os.path.join(workdir, 'accel-api.log')).start()
+        'accel-api',
+        'nimbus.cmd.accelerator_api',
+        _write(
+            os.path.join(workdir, 'accelerator.conf'),
+            {
+                'DEFAULT': {'state_path': workdir, 'host': 'accel'},
+                'rpc': {'transport_url': bus},
+                'accelerator_database': {
+                    'connection': 'sqlite:///%s'
+                    % os.path.join(workdir, 'accel.db')
+                },
+                'accelerator_api': {
+                    'listen': '127.0.0.1',
+                    'listen_port': accel_port,
+                },
+                'api': {'auth_strategy': 'noauth2'},
+            },
+        ),
+        os.path.join(workdir, 'accel-api.log'),
+    ).start()
     procs = [placement_api, accel_api]
     conf = config.build_conf([])
     ctxt = context.get_admin_context()
@@ -105,25 +134,33 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
 
         def devices(host):
             tree = placement.get_provider_tree(ctxt, roots[host])
-            return {p['name']: p for p in tree
-                    if placement_report.OWNER_TRAIT in p['traits']}
+            return {
+                p['name']: p
+                for p in tree
+                if placement_report.OWNER_TRAIT in p['traits']
+            }
 
         def reported(host):
             found = devices(host)
             return found if len(found) == 3 else None
+
         for host in hosts[:2]:
-            found = _wait(lambda: reported(host), 'devices of %s' % host,
-                          procs)
-            assert set(found) == {'%s_fake_fpga_0' % host,
-                                  '%s_fake_gpu_0' % host,
-                                  '%s_fake_gpu_1' % host}
+            found = _wait(
+                lambda: reported(host), 'devices of %s' % host, procs
+            )
+            assert set(found) == {
+                '%s_fake_fpga_0' % host,
+                '%s_fake_gpu_0' % host,
+                '%s_fake_gpu_1' % host,
+            }
             gpu = found['%s_fake_gpu_1' % host]
             assert gpu['parent_provider_uuid'] == roots[host]
             assert gpu['inventories']['PGPU']['total'] == 2
             assert 'CUSTOM_GPU_PRODUCT_ID_1EB8' in gpu['traits']
         placement.ensure_resource_provider(ctxt, roots[hosts[2]], hosts[2])
-        late = _wait(lambda: reported(hosts[2]), 'devices of the late host',
-                     procs)
+        late = _wait(
+            lambda: reported(hosts[2]), 'devices of the late host', procs
+        )
 
         # The binder's RPC, over RabbitMQ, to the host of the device.
         transport = rpc.get_transport(conf, bus)
@@ -131,26 +168,43 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
         gpu = late['acc-0003_fake_gpu_0']
         # A handle that is not the device's, and a device that is not the
         # host's: refused, saying which.
-        arq = {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
-               'device_rp_uuid': gpu['uuid'],
-               'attach_handle': {'uuid': str(uuid.uuid4()),
-                                 'attach_type': 'PCI', 'attach_info': '{}'}}
-        with pytest.raises(agent_exc.ProgrammingFailed,
-                           match='is not one of the device'):
+        arq = {
+            'uuid': str(uuid.uuid4()),
+            'instance_uuid': str(uuid.uuid4()),
+            'device_rp_uuid': gpu['uuid'],
+            'attach_handle': {
+                'uuid': str(uuid.uuid4()),
+                'attach_type': 'PCI',
+                'attach_info': '{}',
+            },
+        }
+        with pytest.raises(
+            agent_exc.ProgrammingFailed, match='is not one of the device'
+        ):
             api.program(ctxt, 'acc-0003', arq, timeout=30)
-        with pytest.raises(agent_exc.ProgrammingFailed,
-                           match='no device with resource provider'):
+        with pytest.raises(
+            agent_exc.ProgrammingFailed,
+            match='no device with resource provider',
+        ):
             api.program(ctxt, 'acc-0001', arq, timeout=30)
         handle = _handle_of(gpu['uuid'], 'acc-0003', 'fake_gpu', 0)
         arq['attach_handle']['uuid'] = handle
         assert api.program(ctxt, 'acc-0003', arq, timeout=30) == {
-            'programmed': True}
+            'programmed': True
+        }
         fpga = late['acc-0003_fake_fpga_0']
-        arq = dict(arq, uuid=str(uuid.uuid4()), device_rp_uuid=fpga['uuid'],
-                   attach_handle=dict(arq['attach_handle'], uuid=_handle_of(
-                       fpga['uuid'], 'acc-0003', 'fake_fpga', 0)))
-        with pytest.raises(agent_exc.ProgrammingFailed,
-                           match='fail_program is set'):
+        arq = dict(
+            arq,
+            uuid=str(uuid.uuid4()),
+            device_rp_uuid=fpga['uuid'],
+            attach_handle=dict(
+                arq['attach_handle'],
+                uuid=_handle_of(fpga['uuid'], 'acc-0003', 'fake_fpga', 0),
+            ),
+        )
+        with pytest.raises(
+            agent_exc.ProgrammingFailed, match='fail_program is set'
+        ):
             api.program(ctxt, 'acc-0003', arq, timeout=30)
         with open(agent.log_file) as f:
             log = f.read()

@@ -21,13 +21,19 @@ pytestmark = [pytest.mark.integration, pytest.mark.broker_restart]
 
 
 def _rabbitmqctl(*args):
-    subprocess.run([shutil.which('rabbitmqctl')] + list(args), check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [shutil.which('rabbitmqctl')] + list(args),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def _boot(api, flavor, image, names):
-    return [api.create_server(name, flavor['id'], image['id'])['server']['id']
-            for name in names]
+    return [
+        api.create_server(name, flavor['id'], image['id'])['server']['id']
+        for name in names
+    ]
 
 
 def _all_active(api, ids, cloud):
@@ -36,9 +42,13 @@ def _all_active(api, ids, cloud):
         states = [servers.get(i, {}).get('status') for i in ids]
         if all(s == 'ACTIVE' for s in states):
             return True
-        assert 'ERROR' not in states, [api.server(i).get('fault') for i in ids
-                                       if servers[i]['status'] == 'ERROR']
+        assert 'ERROR' not in states, [
+            api.server(i).get('fault')
+            for i in ids
+            if servers[i]['status'] == 'ERROR'
+        ]
         return False
+
     helpers._wait(active, 180, 'servers to become ACTIVE', cloud)
 
 

@@ -25,23 +25,32 @@ from nimbus.testing import keystone as keystone_mod
 
 pytestmark = pytest.mark.integration
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 HARNESS = os.path.join(ROOT, 'tests', 'devstack', 'harness.sh')
 BIN = os.path.dirname(sys.executable)
 CELLS = ('cell1', 'cell2')
 
 
 def _mysql(*args):
-    return subprocess.run(['mysql', '-uroot', '-h127.0.0.1', '-N', '-e']
-                          + list(args), capture_output=True, text=True,
-                          timeout=60, check=True).stdout
+    return subprocess.run(
+        ['mysql', '-uroot', '-h127.0.0.1', '-N', '-e'] + list(args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
 
 
 def _vhosts():
-    return subprocess.run(['rabbitmqctl', 'list_vhosts', '-q'],
-                          capture_output=True, text=True, timeout=60,
-                          check=True).stdout.split()
+    return subprocess.run(
+        ['rabbitmqctl', 'list_vhosts', '-q'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
 
 
 @pytest.fixture
@@ -61,10 +70,18 @@ def _phases(env, *phases):
     script = ['source %s' % HARNESS, 'source %s/devstack/settings' % ROOT]
     for phase in phases:
         script.append('source %s/devstack/plugin.sh %s' % (ROOT, phase))
-    result = subprocess.run(['bash', '-c', '\n'.join(script)], env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        ['bash', '-c', '\n'.join(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, '%s\n%s\n%s' % (
-        ' / '.join(phases), result.stdout[-3000:], result.stderr[-3000:])
+        ' / '.join(phases),
+        result.stdout[-3000:],
+        result.stderr[-3000:],
+    )
     return result.stdout
 
 
@@ -98,44 +115,70 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
     prefix = 'nimbus_ds_%s' % uuid.uuid4().hex[:8]
     api_port, placement_port = daemons.free_port(), daemons.free_port()
     env = dict(
-        os.environ, PYTHONWARNINGS='ignore',
-        HARNESS_DIR=str(harness_dir), HARNESS_BIN_DIR=BIN,
+        os.environ,
+        PYTHONWARNINGS='ignore',
+        HARNESS_DIR=str(harness_dir),
+        HARNESS_BIN_DIR=BIN,
         ENABLED_SERVICES='mysql,rabbit,keystone,tempest,n-api,n-cpu',
         KEYSTONE_SERVICE_URI=keystone.url,
         SERVICE_PASSWORD=keystone_mod.SERVICE_PASSWORD,
-        OS_AUTH_URL=keystone.url, OS_USERNAME='admin',
-        OS_PASSWORD=keystone_mod.ADMIN_PASSWORD, OS_PROJECT_NAME='admin',
-        OS_USER_DOMAIN_NAME='Default', OS_PROJECT_DOMAIN_NAME='Default',
-        OS_IDENTITY_API_VERSION='3', OS_REGION_NAME=keystone_mod.REGION,
-        NIMBUS_DIR=ROOT, NIMBUS_CELLS=' '.join(CELLS),
+        OS_AUTH_URL=keystone.url,
+        OS_USERNAME='admin',
+        OS_PASSWORD=keystone_mod.ADMIN_PASSWORD,
+        OS_PROJECT_NAME='admin',
+        OS_USER_DOMAIN_NAME='Default',
+        OS_PROJECT_DOMAIN_NAME='Default',
+        OS_IDENTITY_API_VERSION='3',
+        OS_REGION_NAME=keystone_mod.REGION,
+        NIMBUS_DIR=ROOT,
+        NIMBUS_CELLS=' '.join(CELLS),
         NIMBUS_DB_PREFIX=prefix,
         NIMBUS_CONF_DIR=str(tmp_path / 'etc'),
         NIMBUS_API_PORT=str(api_port),
-        NIMBUS_PLACEMENT_PORT=str(placement_port))
+        NIMBUS_PLACEMENT_PORT=str(placement_port),
+    )
     running = {}
     try:
-        out = _phases(env, 'stack install', 'stack post-config',
-                      'stack extra', 'stack test-config')
+        out = _phases(
+            env,
+            'stack install',
+            'stack post-config',
+            'stack extra',
+            'stack test-config',
+        )
         assert 'Nimbus: 2 compute hosts mapped to their cells' in out, out
 
         # The plugin's own files: one conductor and one compute per cell;
         # the computes hold no database credentials.
         etc = tmp_path / 'etc'
         assert sorted(os.listdir(etc)) == sorted(
-            ['nimbus.conf', 'placement.conf', 'cell1.conf', 'cell2.conf',
-             'compute-cell1.conf', 'compute-cell2.conf'])
+            [
+                'nimbus.conf',
+                'placement.conf',
+                'cell1.conf',
+                'cell2.conf',
+                'compute-cell1.conf',
+                'compute-cell2.conf',
+            ]
+        )
         for cell in CELLS:
             compute = configparser.RawConfigParser()
             compute.read(etc / ('compute-%s.conf' % cell))
             assert not compute.has_section('database')
             assert compute.get('DEFAULT', 'transport_url').endswith(
-                '/%s_%s' % (prefix, cell))
+                '/%s_%s' % (prefix, cell)
+            )
         running = _running(harness_dir)
         assert set(running) == {
-            'nimbus-placement', 'nimbus-api', 'nimbus-scheduler',
-            'nimbus-conductor', 'nimbus-conductor-cell1',
-            'nimbus-conductor-cell2', 'nimbus-compute-cell1',
-            'nimbus-compute-cell2'}
+            'nimbus-placement',
+            'nimbus-api',
+            'nimbus-scheduler',
+            'nimbus-conductor',
+            'nimbus-conductor-cell1',
+            'nimbus-conductor-cell2',
+            'nimbus-compute-cell1',
+            'nimbus-compute-cell2',
+        }
         assert all(_alive(pid) for pid in running.values())
         tempest = configparser.RawConfigParser()
         tempest.read(harness_dir / 'tempest.conf')
@@ -146,27 +189,57 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
         # the plugin registered, and boots one server in each cell.
         def cli(*args):
             result = subprocess.run(
-                [os.path.join(BIN, 'openstack')] + list(args) +
-                ['-f', 'json'], env=env, capture_output=True, text=True,
-                timeout=300)
+                [os.path.join(BIN, 'openstack')] + list(args) + ['-f', 'json'],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert result.returncode == 0, (args, result.stderr[-2000:])
-            return json.loads(result.stdout) if result.stdout.strip() \
-                else None
+            return json.loads(result.stdout) if result.stdout.strip() else None
+
         kinds = {s['Type'] for s in cli('catalog', 'list')}
         assert {'compute', 'image', 'placement', 'identity'} <= kinds
-        cli('flavor', 'create', '--vcpus', '1', '--ram', '256', '--disk',
-            '1', 'ds.tiny')
+        cli(
+            'flavor',
+            'create',
+            '--vcpus',
+            '1',
+            '--ram',
+            '256',
+            '--disk',
+            '1',
+            'ds.tiny',
+        )
         image = tmp_path / 'image.img'
         image.write_bytes(b'\0' * 1024)
-        cli('image', 'create', '--file', str(image), '--disk-format',
-            'raw', '--container-format', 'bare', 'ds-image')
+        cli(
+            'image',
+            'create',
+            '--file',
+            str(image),
+            '--disk-format',
+            'raw',
+            '--container-format',
+            'bare',
+            'ds-image',
+        )
         hosts = set()
         for cell in CELLS:
             host = '%s-%s' % (os.uname().nodename.split('.')[0], cell)
-            server = cli('server', 'create', '--flavor', 'ds.tiny',
-                         '--image', 'ds-image', '--no-network',
-                         '--availability-zone', 'nova:' + host, '--wait',
-                         'ds-' + cell)
+            server = cli(
+                'server',
+                'create',
+                '--flavor',
+                'ds.tiny',
+                '--image',
+                'ds-image',
+                '--no-network',
+                '--availability-zone',
+                'nova:' + host,
+                '--wait',
+                'ds-' + cell,
+            )
             assert server['status'] == 'ACTIVE', server
             hosts.add(server['OS-EXT-SRV-ATTR:host'])
         assert len(hosts) == 2

@@ -32,9 +32,13 @@ from nimbus.cmd import openapi as openapi_cmd
 from nimbus.testing import daemons
 
 EXAMPLES = int(os.environ.get('NIMBUS_FUZZ_EXAMPLES', '5'))
-CHECKS = ('not_a_server_error', 'status_code_conformance',
-          'content_type_conformance', 'response_schema_conformance',
-          'negative_data_rejection')
+CHECKS = (
+    'not_a_server_error',
+    'status_code_conformance',
+    'content_type_conformance',
+    'response_schema_conformance',
+    'negative_data_rejection',
+)
 CONFIG = os.path.join(os.path.dirname(__file__), 'schemathesis.toml')
 ADMIN = {'X-Auth-Token': 'admin', 'X-Roles': 'admin,service'}
 
@@ -42,12 +46,15 @@ ADMIN = {'X-Auth-Token': 'admin', 'X-Roles': 'admin,service'}
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
     from nimbus.testing import infra
+
     kind = os.environ.get('NIMBUS_TEST_DB', 'sqlite')
     workdir = tmp_path_factory.mktemp('fuzz')
     cleanups = []
     if kind == 'sqlite':
-        databases = {name: 'sqlite:///%s' % (workdir / ('%s.db' % name))
-                     for name in ('api', 'cell0', 'cell1', 'placement')}
+        databases = {
+            name: 'sqlite:///%s' % (workdir / ('%s.db' % name))
+            for name in ('api', 'cell0', 'cell1', 'placement')
+        }
     else:
         databases = {}
         for name in ('api', 'cell0', 'cell1', 'placement'):
@@ -58,17 +65,23 @@ def cloud(tmp_path_factory):
         url, cleanup = infra.rabbit_vhost()
         buses.append(url)
         cleanups.append(cleanup)
-    cloud = daemons.DaemonCloud(str(workdir / 'cloud'), buses[0], buses[1],
-                                databases, hosts=0)
+    cloud = daemons.DaemonCloud(
+        str(workdir / 'cloud'), buses[0], buses[1], databases, hosts=0
+    )
     try:
         cloud.prepare()
         cloud.start_placement()
         api_db = databases['api']
-        cloud._daemon('scheduler', 'nimbus.cmd.scheduler',
-                      cloud._with(api=api_db))
+        cloud._daemon(
+            'scheduler', 'nimbus.cmd.scheduler', cloud._with(api=api_db)
+        )
         api = cloud._with(api=api_db)
-        cloud._daemon('api', 'nimbus.cmd.api', api,
-                      ['--host', '127.0.0.1', '--port', str(cloud.api_port)])
+        cloud._daemon(
+            'api',
+            'nimbus.cmd.api',
+            api,
+            ['--host', '127.0.0.1', '--port', str(cloud.api_port)],
+        )
         cloud.wait_http(cloud.api_url + '/')
         yield cloud
     finally:
@@ -83,21 +96,43 @@ def cloud(tmp_path_factory):
 def _fuzz(cloud, name, base_url, headers, tmp_path):
     """Run schemathesis on ``base_url``'s document; returns (generated
     test cases, failures, output)."""
-    command = [os.path.join(os.path.dirname(sys.executable), 'st'),
-               '--config-file', CONFIG, 'run',
-               base_url + '/openapi.json', '--checks', ','.join(CHECKS),
-               # One worker: hypothesis' lambda descriptions are not
-               # thread-safe (an "AST constructor recursion depth
-               # mismatch" runtime error of the tool with two).
-               '--max-examples', str(EXAMPLES), '--workers', '1',
-               '--suppress-health-check', 'all', '--no-color',
-               '--request-timeout', '60', '--seed', '20261125',
-               '--report', 'junit', '--report-dir', str(tmp_path)]
+    command = [
+        os.path.join(os.path.dirname(sys.executable), 'st'),
+        '--config-file',
+        CONFIG,
+        'run',
+        base_url + '/openapi.json',
+        '--checks',
+        ','.join(CHECKS),
+        # One worker: hypothesis' lambda descriptions are not
+        # thread-safe (an "AST constructor recursion depth
+        # mismatch" runtime error of the tool with two).
+        '--max-examples',
+        str(EXAMPLES),
+        '--workers',
+        '1',
+        '--suppress-health-check',
+        'all',
+        '--no-color',
+        '--request-timeout',
+        '60',
+        '--seed',
+        '20261125',
+        '--report',
+        'junit',
+        '--report-dir',
+        str(tmp_path),
+    ]
     for key, value in headers.items():
         command += ['-H', '%s: %s' % (key, value)]
     # Fuzzed data in the report need not be valid UTF-8.
-    result = subprocess.run(command, capture_output=True, encoding='utf-8',
-                            errors='replace', timeout=3600)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        encoding='utf-8',
+        errors='replace',
+        timeout=3600,
+    )
     output = result.stdout + result.stderr
     with open(os.path.join(str(tmp_path), 'schemathesis.log'), 'w') as f:
         f.write(output)
@@ -105,15 +140,17 @@ def _fuzz(cloud, name, base_url, headers, tmp_path):
     generated = int(match.group(1)) if match else 0
     failures = re.search(r'(\d+) unique failures?', output)
     found = int(failures.group(1)) if failures else 0
-    print('%s: %d test cases, %d unique failures, exit %d'
-          % (name, generated, found, result.returncode))
+    print(
+        '%s: %d test cases, %d unique failures, exit %d'
+        % (name, generated, found, result.returncode)
+    )
     return generated, found, result.returncode, output
 
 
 def _failures(output):
     """The failures section of schemathesis' report (not the progress)."""
     start = output.find('= FAILURES =')
-    return output[start if start >= 0 else -8000:][:30000]
+    return output[start if start >= 0 else -8000 :][:30000]
 
 
 def _served_is_checked_in(url, name):
@@ -126,9 +163,12 @@ def _served_is_checked_in(url, name):
 def test_placement_api_survives_its_own_document(cloud, tmp_path):
     _served_is_checked_in(cloud.placement_url, 'placement.json')
     generated, found, code, output = _fuzz(
-        cloud, 'placement', cloud.placement_url,
+        cloud,
+        'placement',
+        cloud.placement_url,
         dict(ADMIN, **{'OpenStack-API-Version': 'placement latest'}),
-        tmp_path)
+        tmp_path,
+    )
     assert code == 0 and found == 0, _failures(output) + cloud.logs()
     assert generated >= 36 * EXAMPLES
     assert cloud.daemons['placement-api'].alive()
@@ -137,9 +177,12 @@ def test_placement_api_survives_its_own_document(cloud, tmp_path):
 def test_compute_api_survives_its_own_document(cloud, tmp_path):
     _served_is_checked_in(cloud.api_url, 'compute.json')
     generated, found, code, output = _fuzz(
-        cloud, 'compute', cloud.api_url,
+        cloud,
+        'compute',
+        cloud.api_url,
         dict(ADMIN, **{'OpenStack-API-Version': 'compute latest'}),
-        tmp_path)
+        tmp_path,
+    )
     assert code == 0 and found == 0, _failures(output) + cloud.logs()
     assert generated >= 47 * EXAMPLES
     assert cloud.daemons['api'].alive()

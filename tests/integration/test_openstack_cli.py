@@ -36,8 +36,9 @@ infra.require_module('osc_placement')
 def _openstack_bin():
     path = os.path.join(os.path.dirname(sys.executable), 'openstack')
     if not os.path.exists(path):
-        infra.unavailable('the openstack CLI is not installed beside %s'
-                          % sys.executable)
+        infra.unavailable(
+            'the openstack CLI is not installed beside %s' % sys.executable
+        )
     return path
 
 
@@ -51,19 +52,28 @@ class CLI:
         self.binary = _openstack_bin()
 
     def run(self, *args, cloud=None, check=True):
-        env = dict(os.environ, OS_CLIENT_CONFIG_FILE=self.clouds_file,
-                   PYTHONWARNINGS='ignore')
+        env = dict(
+            os.environ,
+            OS_CLIENT_CONFIG_FILE=self.clouds_file,
+            PYTHONWARNINGS='ignore',
+        )
         for name in list(env):
             if name.startswith('OS_') and name != 'OS_CLIENT_CONFIG_FILE':
                 del env[name]
         result = subprocess.run(
             [self.binary, '--os-cloud', cloud or self.cloud] + list(args),
-            capture_output=True, text=True, timeout=300, env=env)
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         if check:
-            assert result.returncode == 0, (
-                'openstack %s exited %s:\n%s%s' % (
-                    ' '.join(args), result.returncode, result.stdout,
-                    result.stderr))
+            assert result.returncode == 0, 'openstack %s exited %s:\n%s%s' % (
+                ' '.join(args),
+                result.returncode,
+                result.stdout,
+                result.stderr,
+            )
         return result
 
     def json(self, *args, cloud=None):
@@ -90,12 +100,18 @@ def _write_clouds(path, clouds):
 
 
 def _password_cloud(keystone, user, password, project):
-    return {'auth': {'auth_url': keystone.url, 'username': user,
-                     'password': password, 'project_name': project,
-                     'user_domain_name': 'Default',
-                     'project_domain_name': 'Default'},
-            'region_name': keystone_mod.REGION,
-            'identity_api_version': 3}
+    return {
+        'auth': {
+            'auth_url': keystone.url,
+            'username': user,
+            'password': password,
+            'project_name': project,
+            'user_domain_name': 'Default',
+            'project_domain_name': 'Default',
+        },
+        'region_name': keystone_mod.REGION,
+        'identity_api_version': 3,
+    }
 
 
 def operator_session(cli, hosts, placement_cli=None, zones=('--compute',)):
@@ -103,11 +119,19 @@ def operator_session(cli, hosts, placement_cli=None, zones=('--compute',)):
     commands (the same CLI when the catalog has placement)."""
     placement_cli = placement_cli or cli
     # Flavors.
-    flavor = cli.json('flavor', 'create', '--vcpus', '1', '--ram', '512',
-                      '--disk', '1', 'cli.tiny')
+    flavor = cli.json(
+        'flavor',
+        'create',
+        '--vcpus',
+        '1',
+        '--ram',
+        '512',
+        '--disk',
+        '1',
+        'cli.tiny',
+    )
     assert flavor['name'] == 'cli.tiny' and flavor['disk'] == 1
-    cli.run('flavor', 'set', '--property', 'hw:cpu_policy=shared',
-            'cli.tiny')
+    cli.run('flavor', 'set', '--property', 'hw:cpu_policy=shared', 'cli.tiny')
     shown = cli.json('flavor', 'show', 'cli.tiny')
     assert shown['properties'] == {'hw:cpu_policy': 'shared'}
     assert 'cli.tiny' in [f['Name'] for f in cli.json('flavor', 'list')]
@@ -121,76 +145,124 @@ def operator_session(cli, hosts, placement_cli=None, zones=('--compute',)):
     assert agg['hosts'] == [hosts[0]]
     assert agg['properties'] == {'ssd': 'true'}
     assert agg['availability_zone'] == 'az-cli'
-    names = {z['Zone Name'] for z in cli.json(
-        'availability', 'zone', 'list', *zones)}
+    names = {
+        z['Zone Name']
+        for z in cli.json('availability', 'zone', 'list', *zones)
+    }
     assert 'az-cli' in names
     # Server groups.
-    group = cli.json('server', 'group', 'create', '--policy',
-                     'anti-affinity', 'grp-cli')
+    group = cli.json(
+        'server', 'group', 'create', '--policy', 'anti-affinity', 'grp-cli'
+    )
     assert group['policy'] == 'anti-affinity'
-    assert 'grp-cli' in [g['Name'] for g in cli.json('server', 'group',
-                                                     'list')]
-    assert cli.json('server', 'group', 'show', 'grp-cli')['id'] == \
-        group['id']
+    assert 'grp-cli' in [
+        g['Name'] for g in cli.json('server', 'group', 'list')
+    ]
+    assert cli.json('server', 'group', 'show', 'grp-cli')['id'] == group['id']
     # Images.
     images = {i['Name']: i for i in cli.json('image', 'list')}
     assert images['cirros-cli']['Status'] == 'active'
     image = cli.json('image', 'show', 'cirros-cli')
     assert image['status'] == 'active' and image['size'] == 4096
     # Servers: two in the anti-affinity group, one pinned to a zone.
-    cli.run('server', 'create', '--flavor', 'cli.tiny', '--image',
-            'cirros-cli', '--hint', 'group=%s' % group['id'], '--min', '2',
-            '--max', '2', '--no-network', '--wait', 'vm-cli')
-    created = cli.json('server', 'create', '--flavor', 'cli.tiny',
-                       '--image', 'cirros-cli', '--availability-zone',
-                       'az-cli', '--no-network', '--wait', 'vm-az')
+    cli.run(
+        'server',
+        'create',
+        '--flavor',
+        'cli.tiny',
+        '--image',
+        'cirros-cli',
+        '--hint',
+        'group=%s' % group['id'],
+        '--min',
+        '2',
+        '--max',
+        '2',
+        '--no-network',
+        '--wait',
+        'vm-cli',
+    )
+    created = cli.json(
+        'server',
+        'create',
+        '--flavor',
+        'cli.tiny',
+        '--image',
+        'cirros-cli',
+        '--availability-zone',
+        'az-cli',
+        '--no-network',
+        '--wait',
+        'vm-az',
+    )
     assert created['status'] == 'ACTIVE'
     assert created['OS-EXT-SRV-ATTR:host'] == hosts[0]
     listed = {s['Name']: s for s in cli.json('server', 'list', '--long')}
     assert set(listed) == {'vm-cli-1', 'vm-cli-2', 'vm-az'}
     assert all(s['Status'] == 'ACTIVE' for s in listed.values())
     group_hosts = {listed['vm-cli-1']['Host'], listed['vm-cli-2']['Host']}
-    assert group_hosts == set(hosts[:2])   # anti-affinity: one per host
-    for server in listed.values():   # each takes its host's zone
+    assert group_hosts == set(hosts[:2])  # anti-affinity: one per host
+    for server in listed.values():  # each takes its host's zone
         assert server['Availability Zone'] == (
-            'az-cli' if server['Host'] == hosts[0] else 'nova'), server
-    assert {s['Name'] for s in cli.json('server', 'list',
-                                        '--all-projects')} == set(listed)
+            'az-cli' if server['Host'] == hosts[0] else 'nova'
+        ), server
+    assert {
+        s['Name'] for s in cli.json('server', 'list', '--all-projects')
+    } == set(listed)
     shown = cli.json('server', 'show', 'vm-az')
     assert shown['status'] == 'ACTIVE'
     assert shown['flavor']['name'] == 'cli.tiny'
     # Placement holds the flavor's disk too (boot from image, local disk).
-    allocations = placement_cli.json('resource', 'provider', 'allocation',
-                                     'show', shown['id'])
-    assert allocations[0]['resources'] == {'VCPU': 1, 'MEMORY_MB': 512,
-                                           'DISK_GB': 1}
-    providers = {p['name'] for p in placement_cli.json(
-        'resource', 'provider', 'list')}
+    allocations = placement_cli.json(
+        'resource', 'provider', 'allocation', 'show', shown['id']
+    )
+    assert allocations[0]['resources'] == {
+        'VCPU': 1,
+        'MEMORY_MB': 512,
+        'DISK_GB': 1,
+    }
+    providers = {
+        p['name'] for p in placement_cli.json('resource', 'provider', 'list')
+    }
     assert providers == set(hosts)
     candidates = placement_cli.json(
-        'allocation', 'candidate', 'list', '--resource', 'VCPU=1',
-        '--resource', 'MEMORY_MB=512')
+        'allocation',
+        'candidate',
+        'list',
+        '--resource',
+        'VCPU=1',
+        '--resource',
+        'MEMORY_MB=512',
+    )
     assert len(candidates) == len(hosts)
-    assert candidates[0]['inventory used/capacity'].startswith(
-        'VCPU=')
+    assert candidates[0]['inventory used/capacity'].startswith('VCPU=')
     # Hypervisors and services.
-    hypervisors = {h['Hypervisor Hostname']: h for h in cli.json(
-        'hypervisor', 'list')}
+    hypervisors = {
+        h['Hypervisor Hostname']: h for h in cli.json('hypervisor', 'list')
+    }
     assert set(hypervisors) == set(hosts)
-    assert cli.json('hypervisor', 'show', hosts[0])[
-        'hypervisor_hostname'] == hosts[0]
-    services = {s['Host']: s for s in cli.json('compute', 'service',
-                                               'list')}
+    assert (
+        cli.json('hypervisor', 'show', hosts[0])['hypervisor_hostname']
+        == hosts[0]
+    )
+    services = {s['Host']: s for s in cli.json('compute', 'service', 'list')}
     assert set(services) >= set(hosts)
-    cli.run('compute', 'service', 'set', '--disable', '--disable-reason',
-            'maintenance', hosts[1], 'nimbus-compute')
-    services = {s['Host']: s for s in cli.json('compute', 'service',
-                                               'list')}
+    cli.run(
+        'compute',
+        'service',
+        'set',
+        '--disable',
+        '--disable-reason',
+        'maintenance',
+        hosts[1],
+        'nimbus-compute',
+    )
+    services = {s['Host']: s for s in cli.json('compute', 'service', 'list')}
     assert services[hosts[1]]['Status'] == 'disabled'
-    cli.run('compute', 'service', 'set', '--enable', hosts[1],
-            'nimbus-compute')
-    services = {s['Host']: s for s in cli.json('compute', 'service',
-                                               'list')}
+    cli.run(
+        'compute', 'service', 'set', '--enable', hosts[1], 'nimbus-compute'
+    )
+    services = {s['Host']: s for s in cli.json('compute', 'service', 'list')}
     assert services[hosts[1]]['Status'] == 'enabled'
     return listed
 
@@ -208,15 +280,22 @@ def usage_session(cli):
     limits = _limits(cli)
     assert limits['instances'] == 10
     assert limits['total_cores'] == 20
-    assert (limits['instances_used'], limits['total_cores_used'],
-            limits['total_ram_used']) == (3, 3, 1536)
-    usages = cli.json('usage', 'list', '--start', '2000-01-01',
-                      '--end', '2100-01-01')
+    assert (
+        limits['instances_used'],
+        limits['total_cores_used'],
+        limits['total_ram_used'],
+    ) == (3, 3, 1536)
+    usages = cli.json(
+        'usage', 'list', '--start', '2000-01-01', '--end', '2100-01-01'
+    )
     assert len(usages) == 1
     # The -f json output carries the server usages themselves.
     servers = usages[0]['Servers']
-    assert sorted(s['name'] for s in servers) == ['vm-az', 'vm-cli-1',
-                                                  'vm-cli-2']
+    assert sorted(s['name'] for s in servers) == [
+        'vm-az',
+        'vm-cli-1',
+        'vm-cli-2',
+    ]
     assert all(s['flavor'] == 'cli.tiny' for s in servers)
 
 
@@ -225,25 +304,50 @@ def quota_session(cli, project, member_cloud):
     the administrator sets them, the member reads them and is held to
     them, and cannot change them."""
     quota = cli.json('quota', 'show', '--compute', project)
-    quota = {row['Resource']: row['Limit'] for row in quota} \
-        if isinstance(quota, list) else quota
+    quota = (
+        {row['Resource']: row['Limit'] for row in quota}
+        if isinstance(quota, list)
+        else quota
+    )
     assert quota['instances'] == 10 and quota['cores'] == 20
     assert quota['ram'] == 51200
     cli.run('quota', 'set', '--instances', '1', '--cores', '4', project)
     quota = cli.json('quota', 'show', '--compute', project)
-    quota = {row['Resource']: row['Limit'] for row in quota} \
-        if isinstance(quota, list) else quota
+    quota = (
+        {row['Resource']: row['Limit'] for row in quota}
+        if isinstance(quota, list)
+        else quota
+    )
     assert quota['instances'] == 1 and quota['cores'] == 4
     limits = _limits(cli, cloud=member_cloud)
     assert limits['instances'] == 1
     assert limits['instances_used'] == 0
-    result = cli.run('quota', 'set', '--instances', '50', project,
-                     cloud=member_cloud, check=False)
+    result = cli.run(
+        'quota',
+        'set',
+        '--instances',
+        '50',
+        project,
+        cloud=member_cloud,
+        check=False,
+    )
     assert result.returncode != 0
-    result = cli.run('server', 'create', '--flavor', 'cli.tiny', '--image',
-                     'cirros-cli', '--min', '2', '--max', '2',
-                     '--no-network', 'over', cloud=member_cloud,
-                     check=False)
+    result = cli.run(
+        'server',
+        'create',
+        '--flavor',
+        'cli.tiny',
+        '--image',
+        'cirros-cli',
+        '--min',
+        '2',
+        '--max',
+        '2',
+        '--no-network',
+        'over',
+        cloud=member_cloud,
+        check=False,
+    )
     assert result.returncode != 0
     assert 'Quota exceeded for instances' in result.stderr, result.stderr
     assert cli.json('server', 'list', cloud=member_cloud) in (None, [])
@@ -262,9 +366,18 @@ def cleanup_session(cli):
 def _image(cli, tmp_path):
     data = tmp_path / 'cirros.raw'
     data.write_bytes(b'\0' * 4096)
-    image = cli.json('image', 'create', '--file', str(data),
-                     '--disk-format', 'raw', '--container-format', 'bare',
-                     '--public', 'cirros-cli')
+    image = cli.json(
+        'image',
+        'create',
+        '--file',
+        str(data),
+        '--disk-format',
+        'raw',
+        '--container-format',
+        'bare',
+        '--public',
+        'cirros-cli',
+    )
     assert image['status'] == 'active' and image['size'] == 4096
 
 
@@ -282,50 +395,78 @@ def keystone(tmp_path):
 
 
 def test_operator_session_with_keystone(tmp_path, fresh, keystone):
-    databases = {name: fresh.database('mysql')
-                 for name in ('api', 'cell0', 'cell1', 'placement')}
-    common = {'api': {'auth_strategy': 'keystone'},
-              'keystone_authtoken': keystone.authtoken_options(),
-              'placement_client': {'auth_strategy': 'keystone',
-                                   'auth_section': 'keystone_authtoken'},
-              'compute': {'update_resources_interval': 2}}
-    cloud = daemons.DaemonCloud(str(tmp_path / 'cloud'), fresh.vhost(),
-                                fresh.vhost(), databases, hosts=2,
-                                common_options=common,
-                                unlimited_quotas=False)
+    databases = {
+        name: fresh.database('mysql')
+        for name in ('api', 'cell0', 'cell1', 'placement')
+    }
+    common = {
+        'api': {'auth_strategy': 'keystone'},
+        'keystone_authtoken': keystone.authtoken_options(),
+        'placement_client': {
+            'auth_strategy': 'keystone',
+            'auth_section': 'keystone_authtoken',
+        },
+        'compute': {'update_resources_interval': 2},
+    }
+    cloud = daemons.DaemonCloud(
+        str(tmp_path / 'cloud'),
+        fresh.vhost(),
+        fresh.vhost(),
+        databases,
+        hosts=2,
+        common_options=common,
+        unlimited_quotas=False,
+    )
     cloud.prepare()
     keystone.register_nimbus(cloud.api_url, cloud.placement_url)
     keystone.add_user('demo', 'secret-demo', 'demo')
-    clouds = _write_clouds(tmp_path / 'clouds.yaml', {
-        'nimbus': _password_cloud(keystone, 'admin',
-                                  keystone_mod.ADMIN_PASSWORD, 'admin'),
-        'demo': _password_cloud(keystone, 'demo', 'secret-demo', 'demo')})
+    clouds = _write_clouds(
+        tmp_path / 'clouds.yaml',
+        {
+            'nimbus': _password_cloud(
+                keystone, 'admin', keystone_mod.ADMIN_PASSWORD, 'admin'
+            ),
+            'demo': _password_cloud(keystone, 'demo', 'secret-demo', 'demo'),
+        },
+    )
     cli = CLI(clouds, 'nimbus')
     try:
         cloud.start()
         # The computes reached placement with their Keystone session.
-        _wait(lambda: len(cli.json('hypervisor', 'list') or []) == 2,
-              'two hypervisors', cloud=cloud)
+        _wait(
+            lambda: len(cli.json('hypervisor', 'list') or []) == 2,
+            'two hypervisors',
+            cloud=cloud,
+        )
         cloud.manage('cell', 'discover-hosts')
         _image(cli, tmp_path)
         listed = operator_session(cli, cloud.hosts, zones=())
         # Another project sees none of them, even asking for all.
         demo = cli.json('server', 'list', cloud='demo')
         assert demo in (None, [])
-        result = cli.run('server', 'show', 'vm-az', cloud='demo',
-                         check=False)
+        result = cli.run('server', 'show', 'vm-az', cloud='demo', check=False)
         assert result.returncode != 0
-        result = cli.run('server', 'show', listed['vm-az']['ID'],
-                         cloud='demo', check=False)
+        result = cli.run(
+            'server', 'show', listed['vm-az']['ID'], cloud='demo', check=False
+        )
         assert result.returncode != 0
         usage_session(cli)
         quota_session(cli, 'demo', 'demo')
         # Without a token the APIs answer 401.
         import requests
-        assert requests.get(cloud.api_url + '/v2.1/servers',
-                            timeout=10).status_code == 401
-        assert requests.get(cloud.placement_url + '/resource_providers',
-                            timeout=10).status_code == 401
+
+        assert (
+            requests.get(
+                cloud.api_url + '/v2.1/servers', timeout=10
+            ).status_code
+            == 401
+        )
+        assert (
+            requests.get(
+                cloud.placement_url + '/resource_providers', timeout=10
+            ).status_code
+            == 401
+        )
         cleanup_session(cli)
     except BaseException:
         print(cloud.logs())
@@ -338,36 +479,59 @@ def test_operator_session_with_keystone(tmp_path, fresh, keystone):
 def test_operator_session_without_keystone(tmp_path):
     from nimbus.allinone import cloud as cloud_mod
     from nimbus.common.rpc import inproc
-    cloud = cloud_mod.Cloud(str(tmp_path / 'state'), hosts=2,
-                            transport_url='inproc:///cli-api',
-                            cell_transport_url='inproc:///cli-cell1',
-                            # Nova's default quotas, which limits show.
-                            overrides={'quota': {
-                                'instances': 10, 'cores': 20, 'ram': 51200,
-                                'server_groups': 10,
-                                'server_group_members': 10}})
+
+    cloud = cloud_mod.Cloud(
+        str(tmp_path / 'state'),
+        hosts=2,
+        transport_url='inproc:///cli-api',
+        cell_transport_url='inproc:///cli-cell1',
+        # Nova's default quotas, which limits show.
+        overrides={
+            'quota': {
+                'instances': 10,
+                'cores': 20,
+                'ram': 51200,
+                'server_groups': 10,
+                'server_group_members': 10,
+            }
+        },
+    )
     try:
         cloud.start()
         api, placement = cloud.api_url, cloud.placement_url
-        token = {'auth_type': 'admin_token',
-                 'auth': {'token': 'admin:admin',
-                          'endpoint': api + '/v2.1'},
-                 'compute_endpoint_override': api + '/v2.1',
-                 'image_endpoint_override': api + '/image',
-                 'identity_api_version': 3,
-                 'identity_endpoint_override': api + '/identity/v3'}
-        clouds = _write_clouds(tmp_path / 'clouds.yaml', {
-            'nimbus': token,
-            'nimbus-placement': {'auth_type': 'admin_token', 'auth': {
-                'token': 'admin:admin', 'endpoint': placement}},
-            'other': dict(token, auth={'token': 'other:other',
-                                       'endpoint': api + '/v2.1'})})
+        token = {
+            'auth_type': 'admin_token',
+            'auth': {'token': 'admin:admin', 'endpoint': api + '/v2.1'},
+            'compute_endpoint_override': api + '/v2.1',
+            'image_endpoint_override': api + '/image',
+            'identity_api_version': 3,
+            'identity_endpoint_override': api + '/identity/v3',
+        }
+        clouds = _write_clouds(
+            tmp_path / 'clouds.yaml',
+            {
+                'nimbus': token,
+                'nimbus-placement': {
+                    'auth_type': 'admin_token',
+                    'auth': {'token': 'admin:admin', 'endpoint': placement},
+                },
+                'other': dict(
+                    token,
+                    auth={'token': 'other:other', 'endpoint': api + '/v2.1'},
+                ),
+            },
+        )
         cli = CLI(clouds, 'nimbus')
-        _wait(lambda: len(cli.json('hypervisor', 'list') or []) == 2,
-              'two hypervisors')
+        _wait(
+            lambda: len(cli.json('hypervisor', 'list') or []) == 2,
+            'two hypervisors',
+        )
         _image(cli, tmp_path)
-        operator_session(cli, cloud.host_names(),
-                         placement_cli=CLI(clouds, 'nimbus-placement'))
+        operator_session(
+            cli,
+            cloud.host_names(),
+            placement_cli=CLI(clouds, 'nimbus-placement'),
+        )
         assert cli.json('server', 'list', cloud='other') in (None, [])
         usage_session(cli)
         cleanup_session(cli)

@@ -45,8 +45,10 @@ QUERIES_PER_SCENARIO = 20
 @pytest.fixture(scope='module')
 def servers(tmp_path_factory):
     workdir = str(tmp_path_factory.mktemp('conformance'))
-    with placement_peer.openstack_placement(workdir) as peer_url, \
-            placement_peer.nimbus_placement(workdir) as nimbus_url:
+    with (
+        placement_peer.openstack_placement(workdir) as peer_url,
+        placement_peer.nimbus_placement(workdir) as nimbus_url,
+    ):
         peer = placement_peer.Client(peer_url)
         nimbus = placement_peer.Client(nimbus_url)
         yield peer, nimbus
@@ -59,17 +61,26 @@ def _requests(body, mv):
     out = collections.Counter()
     for ar in body['allocation_requests']:
         allocs = ar['allocations']
-        if isinstance(allocs, list):      # before 1.12
+        if isinstance(allocs, list):  # before 1.12
             items = frozenset(
                 (a['resource_provider']['uuid'], rc, amt)
-                for a in allocs for rc, amt in a['resources'].items())
+                for a in allocs
+                for rc, amt in a['resources'].items()
+            )
         else:
-            items = frozenset((rp, rc, amt) for rp, v in allocs.items()
-                              for rc, amt in v['resources'].items())
+            items = frozenset(
+                (rp, rc, amt)
+                for rp, v in allocs.items()
+                for rc, amt in v['resources'].items()
+            )
         mappings = None
         if 'mappings' in ar:
-            mappings = tuple(sorted((s, tuple(sorted(rps)))
-                                    for s, rps in ar['mappings'].items()))
+            mappings = tuple(
+                sorted(
+                    (s, tuple(sorted(rps)))
+                    for s, rps in ar['mappings'].items()
+                )
+            )
         out[(items, mappings)] += 1
     return out
 
@@ -92,13 +103,18 @@ def _error_code(resp):
 
 
 def _get(client, mv, pairs):
-    return client.call('GET', '/allocation_candidates?'
-                       + urllib.parse.urlencode(pairs), mv)
+    return client.call(
+        'GET', '/allocation_candidates?' + urllib.parse.urlencode(pairs), mv
+    )
 
 
 def _resource_classes(pairs):
-    return [item.split(':')[0] for k, v in pairs if k.startswith('resources')
-            for item in v.split(',')]
+    return [
+        item.split(':')[0]
+        for k, v in pairs
+        if k.startswith('resources')
+        for item in v.split(',')
+    ]
 
 
 def _peer_adds_up_shared_amounts(pairs):
@@ -111,8 +127,9 @@ def _peer_adds_up_shared_amounts(pairs):
     candidates are lost to the capacity check. Nimbus sums per candidate.
     """
     rcs = _resource_classes(pairs)
-    return (dict(pairs).get('group_policy') != 'none'
-            and len(rcs) != len(set(rcs)))
+    return dict(pairs).get('group_policy') != 'none' and len(rcs) != len(
+        set(rcs)
+    )
 
 
 def _peer_pairs(pairs):
@@ -120,14 +137,18 @@ def _peer_pairs(pairs):
     cannot give it (see :func:`_peer_adds_up_shared_amounts`)."""
     if not _peer_adds_up_shared_amounts(pairs):
         return pairs
-    suffixed = {k[len('resources'):] for k, _v in pairs
-                if k.startswith('resources') and k != 'resources'}
+    suffixed = {
+        k[len('resources') :]
+        for k, _v in pairs
+        if k.startswith('resources') and k != 'resources'
+    }
     if len(suffixed) > 1:
         return None
     # isolate only separates suffixed groups from each other: with one
     # suffixed group it means what none means, and none is not affected
     return [kv for kv in pairs if kv[0] != 'group_policy'] + [
-        ('group_policy', 'none')]
+        ('group_policy', 'none')
+    ]
 
 
 SKIPPED = collections.Counter()
@@ -184,13 +205,21 @@ def _compare(peer, nimbus, mv, pairs, sharing=frozenset()):
         return None
     if p.status_code != n.status_code:
         return '%s: status peer %d nimbus %d (%s / %s)' % (
-            where, p.status_code, n.status_code, p.text[:300], n.text[:300])
+            where,
+            p.status_code,
+            n.status_code,
+            p.text[:300],
+            n.text[:300],
+        )
     if p.status_code != 200:
         if _error_code(p) != _error_code(n) and not _known_error_difference(
-                (p.status_code, _error_code(p)),
-                (n.status_code, _error_code(n))):
+            (p.status_code, _error_code(p)), (n.status_code, _error_code(n))
+        ):
             return '%s: error code peer %s nimbus %s' % (
-                where, _error_code(p), _error_code(n))
+                where,
+                _error_code(p),
+                _error_code(n),
+            )
         return None
     pb, nb = p.json(), n.json()
     limited = any(k == 'limit' for k, _v in pairs)
@@ -201,23 +230,35 @@ def _compare(peer, nimbus, mv, pairs, sharing=frozenset()):
         limit = int(dict(pairs)['limit'])
         fulls = {}
         for who, client, asked, body in (
-                ('peer', peer, peer_pairs, pb), ('nimbus', nimbus, pairs, nb)):
-            full = _requests(_get(client, mv, [
-                kv for kv in asked if kv[0] != 'limit']).json(), mv)
+            ('peer', peer, peer_pairs, pb),
+            ('nimbus', nimbus, pairs, nb),
+        ):
+            full = _requests(
+                _get(
+                    client, mv, [kv for kv in asked if kv[0] != 'limit']
+                ).json(),
+                mv,
+            )
             fulls[who] = set(full)
             got = _requests(body, mv)
             if sum(got.values()) != min(limit, sum(full.values())):
                 return '%s: %s returned %d requests' % (
-                    where, who, sum(got.values()))
+                    where,
+                    who,
+                    sum(got.values()),
+                )
             if set(got) - set(full):
                 return '%s: %s returned requests outside the full answer' % (
-                    where, who)
+                    where,
+                    who,
+                )
             rps = {rp for items, _m in got for rp, _rc, _a in items}
             if not rps <= set(body['provider_summaries']):
                 return '%s: %s summaries miss providers' % (where, who)
         pf, nf = fulls['peer'], fulls['nimbus']
         if pf != nf and not _peer_drops_shared_anchors(
-                pairs, sharing, pf - nf, nf - pf):
+            pairs, sharing, pf - nf, nf - pf
+        ):
             return '%s: full answers differ' % where
         return None
     pr, nr = _requests(pb, mv), _requests(nb, mv)
@@ -232,19 +273,28 @@ def _compare(peer, nimbus, mv, pairs, sharing=frozenset()):
         pr, nr = set(pr), set(nr)
     ps, ns = _summaries(pb), _summaries(nb)
     if pr != nr and _peer_drops_shared_anchors(
-            pairs, sharing, set(pr) - set(nr), set(nr) - set(pr)):
+        pairs, sharing, set(pr) - set(nr), set(nr) - set(pr)
+    ):
         SKIPPED['peer drops shared anchors'] += 1
         pr = nr
         ns = {rp: v for rp, v in ns.items() if rp in ps}
     if pr != nr:
-        return '%s: allocation requests differ\n  only peer: %s\n  only ' \
-               'nimbus: %s' % (where, sorted(pr - nr, key=str)[:3],
-                               sorted(nr - pr, key=str)[:3])
+        return (
+            '%s: allocation requests differ\n  only peer: %s\n  only '
+            'nimbus: %s'
+            % (
+                where,
+                sorted(pr - nr, key=str)[:3],
+                sorted(nr - pr, key=str)[:3],
+            )
+        )
     if ps != ns:
-        diff = {rp: (ps.get(rp), ns.get(rp)) for rp in set(ps) | set(ns)
-                if ps.get(rp) != ns.get(rp)}
-        return '%s: provider summaries differ: %s' % (
-            where, str(diff)[:600])
+        diff = {
+            rp: (ps.get(rp), ns.get(rp))
+            for rp in set(ps) | set(ns)
+            if ps.get(rp) != ns.get(rp)
+        }
+        return '%s: provider summaries differ: %s' % (where, str(diff)[:600])
     return None
 
 
@@ -255,8 +305,9 @@ def test_allocation_candidates_agree(servers, seed):
     try:
         assert scen.populate(peer, sc) == scen.populate(nimbus, sc)
         rng = random.Random(seed)
-        sharing = {p['uuid'] for p in sc['providers']
-                   if scen.SHARING in p['traits']}
+        sharing = {
+            p['uuid'] for p in sc['providers'] if scen.SHARING in p['traits']
+        }
         problems = []
         for _ in range(QUERIES_PER_SCENARIO):
             mv = rng.choice(scen.MICROVERSIONS)
@@ -302,8 +353,12 @@ def test_malformed_queries_agree(servers):
                     problems.append(line)
         assert not problems, '\n'.join(problems)
         if known:
-            pytest.xfail('; '.join('%s (%d queries)' % (why, len(lines))
-                                   for why, lines in known.items()))
+            pytest.xfail(
+                '; '.join(
+                    '%s (%d queries)' % (why, len(lines))
+                    for why, lines in known.items()
+                )
+            )
     finally:
         scen.depopulate(peer, sc)
         scen.depopulate(nimbus, sc)
@@ -316,15 +371,22 @@ def _known_error_difference(peer, nimbus):
     (ps, pc), (ns, nc) = peer, nimbus
     if ps == ns and ps != 200:
         if pc is None and nc is not None:
-            return '16.0.0 sends no error code below 1.23 or before the ' \
-                   'microversion is known'
+            return (
+                '16.0.0 sends no error code below 1.23 or before the '
+                'microversion is known'
+            )
         if pc == 'placement.undefined_code' and nc.startswith(
-                'placement.query.'):
-            return '16.0.0 sends placement.undefined_code where Nimbus ' \
-                   'names the problem (placement.query.*)'
+            'placement.query.'
+        ):
+            return (
+                '16.0.0 sends placement.undefined_code where Nimbus '
+                'names the problem (placement.query.*)'
+            )
     if ps == 200 and (ns, nc) == (400, 'placement.query.duplicate_key'):
-        return '16.0.0 takes the last of a repeated resources/required ' \
-               '(below 1.39) parameter'
+        return (
+            '16.0.0 takes the last of a repeated resources/required '
+            '(below 1.39) parameter'
+        )
     return None
 
 
@@ -333,8 +395,10 @@ def _known_error_difference(peer, nimbus):
 AGGREGATE_RULES = (
     # Suffixed groups inherit nothing from the unnumbered group's
     # member_of: R2 (granular VCPU) is in neither X nor under a root in X.
-    ('resources=CUSTOM_PGPU:1&member_of={X}&resources1=VCPU:1',
-     {'C1+R1', 'C2+R2'}),
+    (
+        'resources=CUSTOM_PGPU:1&member_of={X}&resources1=VCPU:1',
+        {'C1+R1', 'C2+R2'},
+    ),
     ('resources=VCPU:1&member_of={X}&resources1=CUSTOM_PGPU:1', {'C1+R1'}),
     # The unnumbered group's member_of: the provider itself or its root;
     # a sharing provider must itself be in the aggregate (S3 is not in X
@@ -349,11 +413,15 @@ AGGREGATE_RULES = (
     ('resources=VCPU:1,DISK_GB:1&member_of=!{Z}', {'R1', 'R2+S1', 'R4+S1'}),
     # ... and on the tree a sharing provider serves (R3 is in X). 16.0.0
     # gives one of R2+S1 and R4+S1 only (see _peer_drops_shared_anchors).
-    ('resources=DISK_GB:1&resources1=VCPU:1&member_of=!{X}&group_policy=none',
-     {'R2+S1', 'R4+S1'}),
+    (
+        'resources=DISK_GB:1&resources1=VCPU:1&member_of=!{X}&group_policy=none',
+        {'R2+S1', 'R4+S1'},
+    ),
     # A suffixed group's aggregates are its own provider's only.
-    ('resources=VCPU:1&resources1=DISK_GB:1&member_of1=!{X}',
-     {'R2+S1', 'R3+S3', 'R4+S1'}),
+    (
+        'resources=VCPU:1&resources1=DISK_GB:1&member_of1=!{X}',
+        {'R2+S1', 'R3+S3', 'R4+S1'},
+    ),
     ('resources=VCPU:1&resources1=CUSTOM_PGPU:1&member_of1={Y}', set()),
 )
 
@@ -368,19 +436,24 @@ def test_aggregate_rules(servers):
         for query, expected in AGGREGATE_RULES:
             qs = query.format(X=x, Y=y, Z=z)
             for who, client in (('peer', peer), ('nimbus', nimbus)):
-                resp = client.call('GET', '/allocation_candidates?' + qs,
-                                   '1.39')
+                resp = client.call(
+                    'GET', '/allocation_candidates?' + qs, '1.39'
+                )
                 assert resp.status_code == 200, (who, resp.text)
-                got = {'+'.join(sorted(names[rp] for rp in ar['allocations']))
-                       for ar in resp.json()['allocation_requests']}
+                got = {
+                    '+'.join(sorted(names[rp] for rp in ar['allocations']))
+                    for ar in resp.json()['allocation_requests']
+                }
                 if who == 'peer' and query.startswith('resources=DISK_GB:1&'):
                     # a sharing provider alone fills the unnumbered group
                     ok = got and got <= expected
                 else:
                     ok = got == expected
                 if not ok:
-                    problems.append('%s %s: %s, expected %s' % (
-                        who, query, sorted(got), sorted(expected)))
+                    problems.append(
+                        '%s %s: %s, expected %s'
+                        % (who, query, sorted(got), sorted(expected))
+                    )
         assert not problems, '\n'.join(problems)
     finally:
         scen.depopulate(peer, sc)

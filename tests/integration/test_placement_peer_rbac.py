@@ -22,31 +22,35 @@ SYSTEM = {'openstack-system-scope': 'all'}
 # noauth2: the token is user[:project]; the user "admin" is avoided, as
 # Nimbus's noauth2 gives it the admin role whatever X-Roles says.
 PERSONAS = {
-    'system_admin': dict(SYSTEM, **{'x-auth-token': 'sysadm',
-                                    'x-roles': 'admin,member,reader'}),
-    'system_reader': dict(SYSTEM, **{'x-auth-token': 'sysread',
-                                     'x-roles': 'reader'}),
-    'project_admin': {'x-auth-token': 'padm:p1',
-                      'x-roles': 'admin,member,reader'},
+    'system_admin': dict(
+        SYSTEM, **{'x-auth-token': 'sysadm', 'x-roles': 'admin,member,reader'}
+    ),
+    'system_reader': dict(
+        SYSTEM, **{'x-auth-token': 'sysread', 'x-roles': 'reader'}
+    ),
+    'project_admin': {
+        'x-auth-token': 'padm:p1',
+        'x-roles': 'admin,member,reader',
+    },
     'project_member': {'x-auth-token': 'pmem:p1', 'x-roles': 'member,reader'},
     'project_reader': {'x-auth-token': 'pread:p1', 'x-roles': 'reader'},
     'service': {'x-auth-token': 'nova:services', 'x-roles': 'service'},
 }
 ADMIN = {'x-auth-token': 'padm:p1', 'x-roles': 'admin,service'}
-POLICY_FILE = '''
+POLICY_FILE = """
 "placement:resource_providers:list": "@"
 "placement:traits:list": "role:member"
 "placement:usages": "!"
-'''
+"""
 CONFIGS = {
     'new_defaults': '[oslo_policy]\nenforce_new_defaults = True\n'
-                    'enforce_scope = True\n',
+    'enforce_scope = True\n',
     'legacy_defaults': '[oslo_policy]\nenforce_new_defaults = False\n'
-                       'enforce_scope = True\n',
+    'enforce_scope = True\n',
     'scope_not_enforced': '[oslo_policy]\nenforce_new_defaults = True\n'
-                          'enforce_scope = False\n',
+    'enforce_scope = False\n',
     'policy_file': '[oslo_policy]\nenforce_new_defaults = True\n'
-                   'policy_file = {policy}\n',
+    'policy_file = {policy}\n',
 }
 
 
@@ -54,15 +58,33 @@ def _setup(n):
     """Provider RP with inventory, a consumer's allocation (as admin)."""
     o = {'headers': ADMIN}
     return [
-        ('POST', '/resource_providers', {'name': 'rp-{RP}', 'uuid': '{RP}'},
-         o),
-        ('PUT', '/resource_providers/{RP}/inventories',
-         {'resource_provider_generation': 0,
-          'inventories': {'VCPU': {'total': 64}}}, o),
-        ('PUT', '/allocations/{C}',
-         {'allocations': {'{RP}': {'resources': {'VCPU': 1}}},
-          'project_id': 'p1', 'user_id': 'u1', 'consumer_generation': None,
-          'consumer_type': 'INSTANCE'}, o),
+        (
+            'POST',
+            '/resource_providers',
+            {'name': 'rp-{RP}', 'uuid': '{RP}'},
+            o,
+        ),
+        (
+            'PUT',
+            '/resource_providers/{RP}/inventories',
+            {
+                'resource_provider_generation': 0,
+                'inventories': {'VCPU': {'total': 64}},
+            },
+            o,
+        ),
+        (
+            'PUT',
+            '/allocations/{C}',
+            {
+                'allocations': {'{RP}': {'resources': {'VCPU': 1}}},
+                'project_id': 'p1',
+                'user_id': 'u1',
+                'consumer_generation': None,
+                'consumer_type': 'INSTANCE',
+            },
+            o,
+        ),
     ]
 
 
@@ -73,56 +95,109 @@ def _every_route(persona):
     mine = '{RP_%s}' % persona
     return [
         ('GET', '/resource_providers', None, o),
-        ('POST', '/resource_providers', {'name': 'rp-' + mine,
-                                         'uuid': mine}, o),
+        (
+            'POST',
+            '/resource_providers',
+            {'name': 'rp-' + mine, 'uuid': mine},
+            o,
+        ),
         ('GET', '/resource_providers/' + mine, None, o),
         ('PUT', '/resource_providers/' + mine, {'name': 'x-' + mine}, o),
         ('DELETE', '/resource_providers/' + mine, None, o),
         ('GET', rp, None, o),
         ('GET', rp + '/inventories', None, o),
-        ('POST', rp + '/inventories',
-         {'resource_class': 'DISK_GB', 'total': 10,
-          'resource_provider_generation': '@gen:RP'}, o),
+        (
+            'POST',
+            rp + '/inventories',
+            {
+                'resource_class': 'DISK_GB',
+                'total': 10,
+                'resource_provider_generation': '@gen:RP',
+            },
+            o,
+        ),
         ('GET', rp + '/inventories/DISK_GB', None, o),
-        ('PUT', rp + '/inventories/DISK_GB',
-         {'total': 20, 'resource_provider_generation': '@gen:RP'}, o),
+        (
+            'PUT',
+            rp + '/inventories/DISK_GB',
+            {'total': 20, 'resource_provider_generation': '@gen:RP'},
+            o,
+        ),
         ('DELETE', rp + '/inventories/DISK_GB', None, o),
-        ('PUT', rp + '/inventories',
-         {'resource_provider_generation': '@gen:RP',
-          'inventories': {'VCPU': {'total': 64}}}, o),
+        (
+            'PUT',
+            rp + '/inventories',
+            {
+                'resource_provider_generation': '@gen:RP',
+                'inventories': {'VCPU': {'total': 64}},
+            },
+            o,
+        ),
         ('DELETE', '/resource_providers/{EMPTY}/inventories', None, o),
         ('GET', rp + '/usages', None, o),
         ('GET', rp + '/aggregates', None, o),
-        ('PUT', rp + '/aggregates', {'aggregates': ['{AGG}'],
-                                     'resource_provider_generation':
-                                     '@gen:RP'}, o),
+        (
+            'PUT',
+            rp + '/aggregates',
+            {
+                'aggregates': ['{AGG}'],
+                'resource_provider_generation': '@gen:RP',
+            },
+            o,
+        ),
         ('GET', rp + '/traits', None, o),
-        ('PUT', rp + '/traits', {'traits': ['HW_CPU_X86_AVX2'],
-                                 'resource_provider_generation':
-                                 '@gen:RP'}, o),
+        (
+            'PUT',
+            rp + '/traits',
+            {
+                'traits': ['HW_CPU_X86_AVX2'],
+                'resource_provider_generation': '@gen:RP',
+            },
+            o,
+        ),
         ('DELETE', rp + '/traits', None, o),
         ('GET', rp + '/allocations', None, o),
         ('GET', '/resource_classes', None, o),
-        ('POST', '/resource_classes', {'name': 'CUSTOM_%s' %
-                                       persona.upper()}, o),
+        (
+            'POST',
+            '/resource_classes',
+            {'name': 'CUSTOM_%s' % persona.upper()},
+            o,
+        ),
         ('GET', '/resource_classes/VCPU', None, o),
         ('PUT', '/resource_classes/CUSTOM_P_%s' % persona.upper(), None, o),
-        ('DELETE', '/resource_classes/CUSTOM_%s' % persona.upper(), None,
-         o),
+        ('DELETE', '/resource_classes/CUSTOM_%s' % persona.upper(), None, o),
         ('GET', '/traits', None, o),
         ('GET', '/traits/HW_CPU_X86_AVX2', None, o),
         ('PUT', '/traits/CUSTOM_%s' % persona.upper(), None, o),
         ('DELETE', '/traits/CUSTOM_%s' % persona.upper(), None, o),
         ('GET', '/allocations/{C}', None, o),
-        ('PUT', '/allocations/{C_%s}' % persona,
-         {'allocations': {'{RP}': {'resources': {'VCPU': 1}}},
-          'project_id': 'p1', 'user_id': 'u1', 'consumer_generation': None,
-          'consumer_type': 'INSTANCE'}, o),
-        ('POST', '/allocations',
-         {'{C_%s}' % persona: {
-             'allocations': {'{RP}': {'resources': {'VCPU': 2}}},
-             'project_id': 'p1', 'user_id': 'u1',
-             'consumer_generation': 1, 'consumer_type': 'INSTANCE'}}, o),
+        (
+            'PUT',
+            '/allocations/{C_%s}' % persona,
+            {
+                'allocations': {'{RP}': {'resources': {'VCPU': 1}}},
+                'project_id': 'p1',
+                'user_id': 'u1',
+                'consumer_generation': None,
+                'consumer_type': 'INSTANCE',
+            },
+            o,
+        ),
+        (
+            'POST',
+            '/allocations',
+            {
+                '{C_%s}' % persona: {
+                    'allocations': {'{RP}': {'resources': {'VCPU': 2}}},
+                    'project_id': 'p1',
+                    'user_id': 'u1',
+                    'consumer_generation': 1,
+                    'consumer_type': 'INSTANCE',
+                }
+            },
+            o,
+        ),
         ('DELETE', '/allocations/{C_%s}' % persona, None, o),
         ('GET', '/allocation_candidates?resources=VCPU:1', None, o),
         ('GET', '/usages?project_id=p1', None, o),
@@ -150,12 +225,19 @@ def test_personas_agree(tmp_path, config):
     workdir = str(tmp_path)
     names = _names()
     steps = _setup(names) + [
-        ('POST', '/resource_providers',
-         {'name': 'rp-{EMPTY}', 'uuid': '{EMPTY}'}, {'headers': ADMIN})]
+        (
+            'POST',
+            '/resource_providers',
+            {'name': 'rp-{EMPTY}', 'uuid': '{EMPTY}'},
+            {'headers': ADMIN},
+        )
+    ]
     for persona in PERSONAS:
         steps += _every_route(persona)
-    with placement_peer.openstack_placement(workdir, extra) as peer_url, \
-            placement_peer.nimbus_placement(workdir, extra) as nimbus_url:
+    with (
+        placement_peer.openstack_placement(workdir, extra) as peer_url,
+        placement_peer.nimbus_placement(workdir, extra) as nimbus_url,
+    ):
         runs = []
         for url in (peer_url, nimbus_url):
             client = placement_peer.Client(url)

@@ -24,14 +24,20 @@ def _with_password(url, password):
 
 
 def test_daemons_never_log_a_password(tmp_path, fresh):
-    databases = {name: _with_password(fresh.database('postgresql'),
-                                      DB_PASSWORD)
-                 for name in ('api', 'cell0', 'cell1', 'placement')}
+    databases = {
+        name: _with_password(fresh.database('postgresql'), DB_PASSWORD)
+        for name in ('api', 'cell0', 'cell1', 'placement')
+    }
     api_bus, cell_bus = fresh.vhost(), fresh.vhost()
     assert ':guest@' in api_bus  # the password the broker knows
     cloud = daemons.DaemonCloud(
-        str(tmp_path / 'cloud'), api_bus, cell_bus, databases, hosts=1,
-        common_options={'DEFAULT': {'debug': 'true'}})
+        str(tmp_path / 'cloud'),
+        api_bus,
+        cell_bus,
+        databases,
+        hosts=1,
+        common_options={'DEFAULT': {'debug': 'true'}},
+    )
     outputs = []
     try:
         cloud.prepare()
@@ -44,8 +50,9 @@ def test_daemons_never_log_a_password(tmp_path, fresh):
         cloud.manage('cell', 'discover-hosts')
         flavor = api.create_flavor('m1.tiny', 1, 512, 1)
         image = api.create_image('cirros')
-        server = api.create_server('vm', flavor['id'], image['id'])[
-            'server']['id']
+        server = api.create_server('vm', flavor['id'], image['id'])['server'][
+            'id'
+        ]
         while api.server(server)['status'] != 'ACTIVE':
             assert time.monotonic() < deadline + 60, cloud.logs()
             time.sleep(0.5)
@@ -59,8 +66,10 @@ def test_daemons_never_log_a_password(tmp_path, fresh):
     for path in glob.glob(str(tmp_path / 'cloud' / '*.log')):
         with open(path, errors='replace') as f:
             logs[path] = f.read()
-    assert 'Serving topic conductor as' in logs[
-        str(tmp_path / 'cloud' / 'conductor.log')]
+    assert (
+        'Serving topic conductor as'
+        in logs[str(tmp_path / 'cloud' / 'conductor.log')]
+    )
     assert 'guest:***@' in logs[str(tmp_path / 'cloud' / 'conductor.log')]
     for name, text in list(logs.items()) + [('output', o) for o in outputs]:
         assert DB_PASSWORD not in text, name

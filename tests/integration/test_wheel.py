@@ -35,53 +35,116 @@ def wheel_env(tmp_path_factory):
     # A copy of the sources without build/ or *.egg-info: setuptools would
     # reuse a stale build/lib and mask a folder the package leaves out.
     source = base / 'source'
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        '.git', '.venv', 'build', 'dist', '*.egg-info', 'state',
-        '__pycache__', '.hypothesis', '.pytest_cache'))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            '.git',
+            '.venv',
+            'build',
+            'dist',
+            '*.egg-info',
+            'state',
+            '__pycache__',
+            '.hypothesis',
+            '.pytest_cache',
+        ),
+    )
     dist = base / 'dist'
     subprocess.run(
-        [sys.executable, '-m', 'pip', 'wheel', '--no-deps',
-         '--no-build-isolation', '-q', '-w', str(dist), str(source)],
-        check=True, capture_output=True, timeout=300)
+        [
+            sys.executable,
+            '-m',
+            'pip',
+            'wheel',
+            '--no-deps',
+            '--no-build-isolation',
+            '-q',
+            '-w',
+            str(dist),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(dist.glob('nimbus-*.whl'))
     env_dir = base / 'venv'
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / 'bin' / 'python'
     site = subprocess.run(
-        [str(python), '-c', 'import sysconfig; '
-         'print(sysconfig.get_paths()["purelib"])'],
-        check=True, capture_output=True, text=True).stdout.strip()
+        [
+            str(python),
+            '-c',
+            'import sysconfig; print(sysconfig.get_paths()["purelib"])',
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     # The dependencies come from the test environment, as a plain path:
     # its .pth files (the editable install of nimbus) are not processed.
     pathlib.Path(site, 'test-deps.pth').write_text(
-        sysconfig.get_paths()['purelib'] + '\n')
+        sysconfig.get_paths()['purelib'] + '\n'
+    )
     subprocess.run(
-        [sys.executable, '-m', 'pip', 'install', '--no-deps', '-q',
-         '--target', site, str(wheel)], check=True, capture_output=True,
-        timeout=300)
+        [
+            sys.executable,
+            '-m',
+            'pip',
+            'install',
+            '--no-deps',
+            '-q',
+            '--target',
+            site,
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return wheel, env_dir, site
 
 
 def _run(env_dir, cwd, *argv, timeout=300):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ('PYTHONPATH', 'VIRTUAL_ENV')
+    }
     env['COLUMNS'] = '200'
     env['PATH'] = '%s:%s' % (env_dir / 'bin', env.get('PATH', ''))
-    return subprocess.run([str(env_dir / 'bin' / 'python'), '-c',
-                           'import sys; from %s import main; '
-                           'sys.exit(main())' % argv[0]] + list(argv[1:]),
-                          cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [
+            str(env_dir / 'bin' / 'python'),
+            '-c',
+            'import sys; from %s import main; sys.exit(main())' % argv[0],
+        ]
+        + list(argv[1:]),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_the_wheel_carries_migrations_and_package_data(wheel_env):
     wheel, _, _ = wheel_env
     names = set(zipfile.ZipFile(wheel).namelist())
-    for base in ('nimbus/db/api/migrations', 'nimbus/db/cell/migrations',
-                 'nimbus/placement/db/migrations'):
+    for base in (
+        'nimbus/db/api/migrations',
+        'nimbus/db/cell/migrations',
+        'nimbus/placement/db/migrations',
+    ):
         assert base + '/script.py.mako' in names
-        versions = [n for n in names if n.startswith(base + '/versions/')
-                    and n.endswith('.py') and not n.endswith('__init__.py')]
+        versions = [
+            n
+            for n in names
+            if n.startswith(base + '/versions/')
+            and n.endswith('.py')
+            and not n.endswith('__init__.py')
+        ]
         assert versions, 'no migration of %s in the wheel' % base
     for asset in ('index.html', 'dashboard.js', 'dashboard.css'):
         assert 'nimbus/api/dashboard/static/' + asset in names, asset
@@ -91,12 +154,19 @@ def test_the_wheel_carries_migrations_and_package_data(wheel_env):
 def test_the_dashboard_is_served_from_the_wheel(wheel_env, tmp_path):
     _, env_dir, site = wheel_env
     result = subprocess.run(
-        [str(env_dir / 'bin' / 'python'), '-c',
-         'from nimbus.api.handlers import dashboard as d\n'
-         'for name in ("index.html", "dashboard.js", "dashboard.css"):\n'
-         '    print(name, len(d._static(name)))\n'
-         'print(d.__file__)'],
-        cwd=tmp_path, capture_output=True, text=True, check=True)
+        [
+            str(env_dir / 'bin' / 'python'),
+            '-c',
+            'from nimbus.api.handlers import dashboard as d\n'
+            'for name in ("index.html", "dashboard.js", "dashboard.css"):\n'
+            '    print(name, len(d._static(name)))\n'
+            'print(d.__file__)',
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = result.stdout.split()
     assert lines[-1].startswith(site), result.stdout
     sizes = dict(zip(lines[0:6:2], lines[1:6:2]))
@@ -107,9 +177,16 @@ def test_the_dashboard_is_served_from_the_wheel(wheel_env, tmp_path):
 def test_the_installed_package_is_the_wheel(wheel_env, tmp_path):
     _, env_dir, site = wheel_env
     result = subprocess.run(
-        [str(env_dir / 'bin' / 'python'), '-c',
-         'import nimbus; print(nimbus.__file__)'],
-        cwd=tmp_path, capture_output=True, text=True, check=True)
+        [
+            str(env_dir / 'bin' / 'python'),
+            '-c',
+            'import nimbus; print(nimbus.__file__)',
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert result.stdout.strip().startswith(site), result.stdout
 
 
@@ -120,22 +197,44 @@ def test_db_sync_from_the_wheel(wheel_env, tmp_path):
         '[api_database]\nconnection = sqlite:///%(d)s/api.db\n'
         '[database]\nconnection = sqlite:///%(d)s/cell1.db\n'
         '[placement_database]\nconnection = sqlite:///%(d)s/placement.db\n'
-        % {'d': tmp_path})
-    result = _run(env_dir, tmp_path, 'nimbus.cmd.manage', '--config-file',
-                  str(conf), 'db', 'sync')
+        % {'d': tmp_path}
+    )
+    result = _run(
+        env_dir,
+        tmp_path,
+        'nimbus.cmd.manage',
+        '--config-file',
+        str(conf),
+        'db',
+        'sync',
+    )
     assert result.returncode == 0, result.stdout + result.stderr
-    for name in ('synced: api', 'synced: cell database of this node',
-                 'synced: placement'):
+    for name in (
+        'synced: api',
+        'synced: cell database of this node',
+        'synced: placement',
+    ):
         assert name in result.stdout
 
 
 def test_all_in_one_demo_from_the_wheel(wheel_env, tmp_path):
     _, env_dir, _ = wheel_env
-    result = _run(env_dir, tmp_path, 'nimbus.cmd.cli', 'all-in-one',
-                  '--demo', '--exit-after-demo', '--state-dir',
-                  str(tmp_path / 'state'), '--api-port', '0',
-                  '--placement-port', '0')
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[
-        -3000:]
+    result = _run(
+        env_dir,
+        tmp_path,
+        'nimbus.cmd.cli',
+        'all-in-one',
+        '--demo',
+        '--exit-after-demo',
+        '--state-dir',
+        str(tmp_path / 'state'),
+        '--api-port',
+        '0',
+        '--placement-port',
+        '0',
+    )
+    assert result.returncode == 0, (
+        result.stdout[-3000:] + result.stderr[-3000:]
+    )
     assert 'Where each server landed' in result.stdout
     assert '/dashboard/#token=admin:admin' in result.stdout

@@ -25,14 +25,25 @@ class _Keystone:
 
 def test_counts_of_a_tempest_run():
     assert tempest.counts(OUTPUT) == {
-        'Passed': 201, 'Skipped': 150, 'Expected Fail': 0,
-        'Unexpected Success': 0, 'Failed': 90}
+        'Passed': 201,
+        'Skipped': 150,
+        'Expected Fail': 0,
+        'Unexpected Success': 0,
+        'Failed': 90,
+    }
     assert tempest.counts('no totals here') == {}
 
 
 def test_conf_says_what_nimbus_serves(tmp_path):
-    sections = tempest.tempest_conf(_Keystone(), 'img', 'img2', '42', '84',
-                                    str(tmp_path), ['host-1', 'host-2'])
+    sections = tempest.tempest_conf(
+        _Keystone(),
+        'img',
+        'img2',
+        '42',
+        '84',
+        str(tmp_path),
+        ['host-1', 'host-2'],
+    )
     path = tmp_path / 'tempest.conf'
     tempest.write_conf(path, sections)
     conf = configparser.ConfigParser(interpolation=None)
@@ -45,5 +56,6 @@ def test_conf_says_what_nimbus_serves(tmp_path):
     assert conf['identity']['uri_v3'] == _Keystone.url
     features = conf['compute-feature-enabled']
     assert features['resize'] == 'false'
-    assert 'ServerGroupAffinityFilter' in \
-        features['scheduler_enabled_filters'].split(',')
+    assert 'ServerGroupAffinityFilter' in features[
+        'scheduler_enabled_filters'
+    ].split(',')

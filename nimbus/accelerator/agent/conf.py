@@ -9,16 +9,27 @@ from nimbus.accelerator.drivers import fake
 GROUP = 'accelerator_agent'
 
 AGENT_OPTS = [
-    cfg.ListOpt('enabled_drivers', default=['fake_fpga', 'fake_gpu'],
-                help='Accelerator drivers the agent loads (entry points of '
-                     'the group nimbus.accelerator.drivers).'),
-    cfg.IntOpt('report_interval', default=60, min=1,
-               help='Seconds between two reports of the discovered devices '
-                    'to the accelerator service and to placement.'),
-    cfg.IntOpt('placement_retry_interval', default=5, min=1,
-               help='Seconds between two tries of a placement report that '
-                    'could not be made (the compute node\'s provider does '
-                    'not exist yet, or placement failed).'),
+    cfg.ListOpt(
+        'enabled_drivers',
+        default=['fake_fpga', 'fake_gpu'],
+        help='Accelerator drivers the agent loads (entry points of '
+        'the group nimbus.accelerator.drivers).',
+    ),
+    cfg.IntOpt(
+        'report_interval',
+        default=60,
+        min=1,
+        help='Seconds between two reports of the discovered devices '
+        'to the accelerator service and to placement.',
+    ),
+    cfg.IntOpt(
+        'placement_retry_interval',
+        default=5,
+        min=1,
+        help='Seconds between two tries of a placement report that '
+        "could not be made (the compute node's provider does "
+        'not exist yet, or placement failed).',
+    ),
 ]
 
 

@@ -11,5 +11,7 @@ class ProgrammingFailed(exception.NimbusException):
     """Programming an attach handle for an ARQ failed: the device, the
     host and the driver's reason are in the message."""
 
-    msg_fmt = ('Programming device %(device)s on %(host)s for ARQ %(arq)s '
-               'failed: %(reason)s')
+    msg_fmt = (
+        'Programming device %(device)s on %(host)s for ARQ %(arq)s '
+        'failed: %(reason)s'
+    )

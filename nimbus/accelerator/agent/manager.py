@@ -6,14 +6,17 @@ from nimbus.common import rpc
 
 def _check_arq(method, arq):
     handle = arq.get('attach_handle')
-    missing = [key for key in ('uuid', 'device_rp_uuid')
-               if not isinstance(arq.get(key), str)]
-    if not isinstance(handle, dict) or not isinstance(handle.get('uuid'),
-                                                       str):
+    missing = [
+        key
+        for key in ('uuid', 'device_rp_uuid')
+        if not isinstance(arq.get(key), str)
+    ]
+    if not isinstance(handle, dict) or not isinstance(handle.get('uuid'), str):
         missing.append('attach_handle.uuid')
     if missing:
-        raise rpc.InvalidMessage('%s: arq lacks %s' % (method,
-                                                       ', '.join(missing)))
+        raise rpc.InvalidMessage(
+            '%s: arq lacks %s' % (method, ', '.join(missing))
+        )
 
 
 class AgentManager:
@@ -25,8 +28,11 @@ class AgentManager:
     def __init__(self, agent):
         self.agent = agent
 
-    @rpc.expose(required=('arq',), types={'arq': dict},
-                expected=(exception.ProgrammingFailed,))
+    @rpc.expose(
+        required=('arq',),
+        types={'arq': dict},
+        expected=(exception.ProgrammingFailed,),
+    )
     def program(self, ctxt, arq):
         _check_arq('program', arq)
         self.agent.program(ctxt, arq)

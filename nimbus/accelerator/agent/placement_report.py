@@ -36,16 +36,24 @@ LOG = logging.getLogger(__name__)
 
 OWNER_TRAIT = 'CUSTOM_OWNER_NIMBUS_ACCELERATOR'
 
-_INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit',
-                     'step_size', 'allocation_ratio')
+_INVENTORY_FIELDS = (
+    'total',
+    'reserved',
+    'min_unit',
+    'max_unit',
+    'step_size',
+    'allocation_ratio',
+)
 
 
 class RootProviderNotFound(Exception):
     """The compute node's provider does not exist (yet)."""
 
     def __init__(self, host):
-        super().__init__('no resource provider named %s in placement (the '
-                         'compute of that host has not reported yet)' % host)
+        super().__init__(
+            'no resource provider named %s in placement (the '
+            'compute of that host has not reported yet)' % host
+        )
         self.host = host
 
 
@@ -61,10 +69,16 @@ class DeviceProvider:
 
     @property
     def inventory(self):
-        return {self.resource_class: {
-            'total': self.total, 'reserved': 0, 'min_unit': 1,
-            'max_unit': self.total, 'step_size': 1,
-            'allocation_ratio': 1.0}}
+        return {
+            self.resource_class: {
+                'total': self.total,
+                'reserved': 0,
+                'min_unit': 1,
+                'max_unit': self.total,
+                'step_size': 1,
+                'allocation_ratio': 1.0,
+            }
+        }
 
 
 def providers_of(driver, devices):
@@ -74,10 +88,15 @@ def providers_of(driver, devices):
     for device in devices:
         traits = frozenset(driver.traits(device) | {OWNER_TRAIT})
         for deployable in device['deployables']:
-            result.append(DeviceProvider(
-                uuid=deployable['rp_uuid'], name=deployable['name'],
-                resource_class=driver.resource_class,
-                total=int(deployable['num_accelerators']), traits=traits))
+            result.append(
+                DeviceProvider(
+                    uuid=deployable['rp_uuid'],
+                    name=deployable['name'],
+                    resource_class=driver.resource_class,
+                    total=int(deployable['num_accelerators']),
+                    traits=traits,
+                )
+            )
     return result
 
 
@@ -100,17 +119,25 @@ class ReportResult:
 
 def _json(response, what):
     if response.status_code >= 400:
-        raise exception.PlacementError(reason='%s: %s %s' % (
-            what, response.status_code,
-            placement_client.error_detail(response)))
+        raise exception.PlacementError(
+            reason='%s: %s %s'
+            % (
+                what,
+                response.status_code,
+                placement_client.error_detail(response),
+            )
+        )
     return response.json() if response.content else None
 
 
 def _inventory_differs(have, want):
     if set(have) != set(want):
         return True
-    return any(have[rc].get(field) != inv[field]
-               for rc, inv in want.items() for field in _INVENTORY_FIELDS)
+    return any(
+        have[rc].get(field) != inv[field]
+        for rc, inv in want.items()
+        for field in _INVENTORY_FIELDS
+    )
 
 
 class PlacementReporter:
@@ -130,8 +157,9 @@ class PlacementReporter:
         placement refuses to filter by a trait it does not know."""
         if self._owner_trait_known:
             return
-        found = self._get(ctxt, '/traits', 'traits',
-                          params={'name': 'in:' + OWNER_TRAIT})['traits']
+        found = self._get(
+            ctxt, '/traits', 'traits', params={'name': 'in:' + OWNER_TRAIT}
+        )['traits']
         if OWNER_TRAIT not in found:
             self.placement.ensure_traits(ctxt, [OWNER_TRAIT])
         self._owner_trait_known = True
@@ -149,14 +177,19 @@ class PlacementReporter:
         if root.get('parent_provider_uuid'):
             raise exception.PlacementError(
                 reason='provider %s named %s is not a root provider'
-                % (root['uuid'], self.host))
+                % (root['uuid'], self.host)
+            )
         return root['uuid']
 
     def owned(self, ctxt, root):
         """The providers of ``root``'s tree with the ownership trait:
         ``{uuid: provider}``."""
-        found = self._get(ctxt, '/resource_providers', 'device providers',
-                          params={'in_tree': root, 'required': OWNER_TRAIT})
+        found = self._get(
+            ctxt,
+            '/resource_providers',
+            'device providers',
+            params={'in_tree': root, 'required': OWNER_TRAIT},
+        )
         return {p['uuid']: p for p in found['resource_providers']}
 
     def report(self, ctxt, providers):
@@ -174,36 +207,52 @@ class PlacementReporter:
         self._ensure_classes(ctxt, providers)
         for provider in providers:
             try:
-                self._report_one(ctxt, root, provider, owned.get(
-                    provider.uuid), result)
+                self._report_one(
+                    ctxt, root, provider, owned.get(provider.uuid), result
+                )
             except exception.PlacementConflict as exc:
-                LOG.warning('Device provider %s (%s) of %s left as it is: '
-                            '%s', provider.name, provider.uuid, self.host,
-                            exc)
+                LOG.warning(
+                    'Device provider %s (%s) of %s left as it is: %s',
+                    provider.name,
+                    provider.uuid,
+                    self.host,
+                    exc,
+                )
         for uuid, provider in sorted(owned.items()):
             if uuid not in wanted and uuid != root:
                 self._remove(ctxt, provider, result)
         if result.changed or result.kept:
-            LOG.info('Device providers of %s: %d created, %d updated, %d '
-                     'removed, %d kept while allocated', self.host,
-                     len(result.created), len(result.updated),
-                     len(result.removed), len(result.kept))
+            LOG.info(
+                'Device providers of %s: %d created, %d updated, %d '
+                'removed, %d kept while allocated',
+                self.host,
+                len(result.created),
+                len(result.updated),
+                len(result.removed),
+                len(result.kept),
+            )
         return result
 
     def _ensure_classes(self, ctxt, providers):
         self.placement.ensure_resource_classes(
-            ctxt, {p.resource_class for p in providers})
+            ctxt, {p.resource_class for p in providers}
+        )
 
     def _report_one(self, ctxt, root, provider, current, result):
         if current is None:
             current = self.placement.ensure_resource_provider(
-                ctxt, provider.uuid, provider.name, root)
+                ctxt, provider.uuid, provider.name, root
+            )
             if current.get('created'):
                 result.created.append(provider.uuid)
             elif current.get('parent_provider_uuid') != root:
-                LOG.error('Provider %s of device %s is not a child of %s; '
-                          'not reporting it', provider.uuid, provider.name,
-                          self.host)
+                LOG.error(
+                    'Provider %s of device %s is not a child of %s; '
+                    'not reporting it',
+                    provider.uuid,
+                    provider.name,
+                    self.host,
+                )
                 return
         generation = current['generation']
         uuid = provider.uuid
@@ -211,20 +260,27 @@ class PlacementReporter:
             return
         self._seen.pop(uuid, None)
         inventories = self._get(
-            ctxt, '/resource_providers/%s/inventories' % uuid,
-            'inventories of %s' % uuid)['inventories']
-        traits = set(self._get(ctxt, '/resource_providers/%s/traits' % uuid,
-                               'traits of %s' % uuid)['traits'])
+            ctxt,
+            '/resource_providers/%s/inventories' % uuid,
+            'inventories of %s' % uuid,
+        )['inventories']
+        traits = set(
+            self._get(
+                ctxt,
+                '/resource_providers/%s/traits' % uuid,
+                'traits of %s' % uuid,
+            )['traits']
+        )
         touched = False
         if _inventory_differs(inventories, provider.inventory):
             generation = self.placement.set_inventory(
-                ctxt, uuid, provider.inventory, generation=generation)[
-                    'resource_provider_generation']
+                ctxt, uuid, provider.inventory, generation=generation
+            )['resource_provider_generation']
             touched = True
         if traits != provider.traits:
             generation = self.placement.set_traits(
-                ctxt, uuid, provider.traits, generation=generation)[
-                    'resource_provider_generation']
+                ctxt, uuid, provider.traits, generation=generation
+            )['resource_provider_generation']
             touched = True
         if touched and uuid not in result.created:
             result.updated.append(uuid)
@@ -233,27 +289,42 @@ class PlacementReporter:
     def _remove(self, ctxt, provider, result):
         uuid = provider['uuid']
         allocations = self._get(
-            ctxt, '/resource_providers/%s/allocations' % uuid,
-            'allocations of %s' % uuid)['allocations']
+            ctxt,
+            '/resource_providers/%s/allocations' % uuid,
+            'allocations of %s' % uuid,
+        )['allocations']
         if allocations:
-            LOG.warning('Device provider %s (%s) of %s is gone from the '
-                        'host but holds allocations of %s; keeping it',
-                        provider['name'], uuid, self.host,
-                        ', '.join(sorted(allocations)))
+            LOG.warning(
+                'Device provider %s (%s) of %s is gone from the '
+                'host but holds allocations of %s; keeping it',
+                provider['name'],
+                uuid,
+                self.host,
+                ', '.join(sorted(allocations)),
+            )
             result.kept.append(uuid)
             return
-        response = self.placement.request(ctxt, 'DELETE',
-                                          '/resource_providers/%s' % uuid)
+        response = self.placement.request(
+            ctxt, 'DELETE', '/resource_providers/%s' % uuid
+        )
         if response.status_code in (204, 404):
             self._seen.pop(uuid, None)
-            LOG.info('Removed the provider %s (%s) of a device gone from '
-                     '%s', provider['name'], uuid, self.host)
+            LOG.info(
+                'Removed the provider %s (%s) of a device gone from %s',
+                provider['name'],
+                uuid,
+                self.host,
+            )
             result.removed.append(uuid)
             return
         if response.status_code == 409:
             # Allocated (or given a child) since we looked.
-            LOG.warning('Device provider %s of %s not removed: %s', uuid,
-                        self.host, response.text[:300])
+            LOG.warning(
+                'Device provider %s of %s not removed: %s',
+                uuid,
+                self.host,
+                response.text[:300],
+            )
             result.kept.append(uuid)
             return
         _json(response, 'removing provider %s' % uuid)

@@ -21,7 +21,6 @@ VERSION = '1.0'
 
 
 class AgentAPI:
-
     def __init__(self, transport, conf=None):
         self._transport = transport
         self._conf = conf
@@ -31,8 +30,8 @@ class AgentAPI:
         client = self._clients.get(host)
         if client is None:
             client = self._clients[host] = rpc.get_client(
-                self._transport, TOPIC, VERSION, server=host,
-                conf=self._conf)
+                self._transport, TOPIC, VERSION, server=host, conf=self._conf
+            )
         return client
 
     def program(self, ctxt, host, arq, timeout=None):
@@ -50,4 +49,5 @@ class AgentAPI:
     def release(self, ctxt, host, arq):
         """Cast: give back the attach handle ``arq`` held on ``host``."""
         self._client(host).prepare(version='1.0').cast(
-            ctxt, 'release', arq=arq)
+            ctxt, 'release', arq=arq
+        )

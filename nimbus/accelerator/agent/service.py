@@ -47,8 +47,12 @@ class NullDeviceReporter:
     only): accepts and forgets the devices."""
 
     def report_devices(self, ctxt, host, devices):
-        LOG.debug('No accelerator service: %d devices of %s reported to '
-                  'placement only', len(devices), host)
+        LOG.debug(
+            'No accelerator service: %d devices of %s reported to '
+            'placement only',
+            len(devices),
+            host,
+        )
 
 
 class AcceleratorAgent:
@@ -65,9 +69,13 @@ class AcceleratorAgent:
         self.conf = conf
         self.host = host
         self.reporter = reporter
-        self.drivers = drivers if drivers is not None else \
-            drivers_mod.load(conf, host,
-                             conf.accelerator_agent.enabled_drivers)
+        self.drivers = (
+            drivers
+            if drivers is not None
+            else drivers_mod.load(
+                conf, host, conf.accelerator_agent.enabled_drivers
+            )
+        )
         self.placement = placement_report.PlacementReporter(placement, host)
         self.manager = manager.AgentManager(self)
         # rp_uuid -> (driver, device, deployable), replaced whole by each
@@ -88,23 +96,29 @@ class AcceleratorAgent:
             found.append((driver, devices))
             for device in devices:
                 for deployable in device['deployables']:
-                    by_provider[deployable['rp_uuid']] = (driver, device,
-                                                          deployable)
+                    by_provider[deployable['rp_uuid']] = (
+                        driver,
+                        device,
+                        deployable,
+                    )
         self._found, self._by_provider = found, by_provider
         return self.devices
 
     @property
     def devices(self):
         """The devices of the last discovery (device dicts)."""
-        return [device for _driver, devices in self._found
-                for device in devices]
+        return [
+            device for _driver, devices in self._found for device in devices
+        ]
 
     def providers(self):
         """What placement should hold for the devices of the last
         discovery (:class:`~.placement_report.DeviceProvider` list)."""
-        return [provider for driver, devices in self._found
-                for provider in placement_report.providers_of(driver,
-                                                              devices)]
+        return [
+            provider
+            for driver, devices in self._found
+            for provider in placement_report.providers_of(driver, devices)
+        ]
 
     def report(self):
         """Discover and report to the service and to placement (the
@@ -115,30 +129,39 @@ class AcceleratorAgent:
             try:
                 devices = self.discover()
             except Exception:
-                LOG.exception('Device discovery on %s failed; reporting '
-                              'again in %ss', self.host,
-                              self.conf.accelerator_agent.report_interval)
+                LOG.exception(
+                    'Device discovery on %s failed; reporting again in %ss',
+                    self.host,
+                    self.conf.accelerator_agent.report_interval,
+                )
                 return None
             try:
                 self.reporter.report_devices(ctxt, self.host, devices)
             except Exception as exc:
-                LOG.warning('Reporting %d devices of %s to the accelerator '
-                            'service failed (%s: %s); trying again in %ss',
-                            len(devices), self.host, type(exc).__name__,
-                            exc, self.conf.accelerator_agent.report_interval)
+                LOG.warning(
+                    'Reporting %d devices of %s to the accelerator '
+                    'service failed (%s: %s); trying again in %ss',
+                    len(devices),
+                    self.host,
+                    type(exc).__name__,
+                    exc,
+                    self.conf.accelerator_agent.report_interval,
+                )
             return self._report_placement(ctxt)
 
     def _report_placement(self, ctxt):
         try:
             result = self.placement.report(ctxt, self.providers())
         except placement_report.RootProviderNotFound as exc:
-            LOG.info('Devices of %s not in placement yet: %s', self.host,
-                     exc)
+            LOG.info('Devices of %s not in placement yet: %s', self.host, exc)
             self._placement_pending = True
             return None
         except common_exc.PlacementError as exc:
-            LOG.warning('Reporting the devices of %s to placement failed: '
-                        '%s', self.host, exc)
+            LOG.warning(
+                'Reporting the devices of %s to placement failed: %s',
+                self.host,
+                exc,
+            )
             self._placement_pending = True
             return None
         self._placement_pending = False
@@ -156,8 +179,7 @@ class AcceleratorAgent:
         with self._lock:
             if not self._placement_pending:
                 return None
-            return self._report_placement(
-                nimbus_context.get_admin_context())
+            return self._report_placement(nimbus_context.get_admin_context())
 
     # -- the HostGroup protocol -----------------------------------------
 
@@ -173,8 +195,10 @@ class AcceleratorAgent:
         """``[(interval, callable)]``: the report, and the retry of a
         placement report that could not be made."""
         group = self.conf.accelerator_agent
-        return [(group.report_interval, self.report),
-                (group.placement_retry_interval, self.retry_placement)]
+        return [
+            (group.report_interval, self.report),
+            (group.placement_retry_interval, self.retry_placement),
+        ]
 
     def stop(self):
         for _name, driver in self.drivers:
@@ -190,19 +214,26 @@ class AcceleratorAgent:
         rp_uuid = arq['device_rp_uuid']
         found = self._by_provider.get(rp_uuid)
         if found is None:
-            raise self._failed(arq, rp_uuid, 'no device with resource '
-                               'provider %s on this host' % rp_uuid)
+            raise self._failed(
+                arq,
+                rp_uuid,
+                'no device with resource provider %s on this host' % rp_uuid,
+            )
         driver, device, deployable = found
         handle_uuid = arq['attach_handle']['uuid']
         for handle in deployable['attach_handles']:
             if handle['uuid'] == handle_uuid:
                 return driver, device, handle
-        raise self._failed(arq, device['uuid'], 'attach handle %s is not '
-                           'one of the device' % handle_uuid)
+        raise self._failed(
+            arq,
+            device['uuid'],
+            'attach handle %s is not one of the device' % handle_uuid,
+        )
 
     def _failed(self, arq, device, reason):
-        return exception.ProgrammingFailed(device=device, host=self.host,
-                                           arq=arq['uuid'], reason=reason)
+        return exception.ProgrammingFailed(
+            device=device, host=self.host, arq=arq['uuid'], reason=reason
+        )
 
     def program(self, ctxt, arq):
         """Program the attach handle of ``arq``; raises ProgrammingFailed."""
@@ -210,13 +241,23 @@ class AcceleratorAgent:
         try:
             driver.program(device, handle, arq)
         except base.ProgramError as exc:
-            LOG.warning('Programming %s on %s for ARQ %s failed: %s',
-                        device['uuid'], self.host, arq['uuid'], exc)
-            raise self._failed(arq, '%s (%s)' % (device['uuid'],
-                                                 device['model']), str(exc))
-        LOG.info('Programmed device %s on %s for ARQ %s of instance %s',
-                 device['uuid'], self.host, arq['uuid'],
-                 arq.get('instance_uuid'))
+            LOG.warning(
+                'Programming %s on %s for ARQ %s failed: %s',
+                device['uuid'],
+                self.host,
+                arq['uuid'],
+                exc,
+            )
+            raise self._failed(
+                arq, '%s (%s)' % (device['uuid'], device['model']), str(exc)
+            )
+        LOG.info(
+            'Programmed device %s on %s for ARQ %s of instance %s',
+            device['uuid'],
+            self.host,
+            arq['uuid'],
+            arq.get('instance_uuid'),
+        )
 
     def release(self, ctxt, arq):
         """Release the attach handle of ``arq`` (a failure is logged)."""
@@ -224,8 +265,9 @@ class AcceleratorAgent:
             driver, device, handle = self._locate(arq)
             driver.release(device, handle, arq)
         except Exception as exc:
-            LOG.warning('Releasing ARQ %s on %s: %s', arq.get('uuid'),
-                        self.host, exc)
+            LOG.warning(
+                'Releasing ARQ %s on %s: %s', arq.get('uuid'), self.host, exc
+            )
 
 
 def placement_session(size):
@@ -246,20 +288,23 @@ class AgentGroup:
     running ones by host; :meth:`stop` stops everything.
     """
 
-    def __init__(self, conf, transport, placement, reporter, hosts,
-                 drivers_for=None):
+    def __init__(
+        self, conf, transport, placement, reporter, hosts, drivers_for=None
+    ):
         self.conf = conf
         self.names = list(hosts)
         self.placement = placement
         self.reporter = reporter
         self.drivers_for = drivers_for
-        self.group = simulated.from_conf(conf, transport, rpcapi.TOPIC,
-                                         rpcapi.VERSION)
+        self.group = simulated.from_conf(
+            conf, transport, rpcapi.TOPIC, rpcapi.VERSION
+        )
 
     def build(self, host):
         drivers = self.drivers_for(host) if self.drivers_for else None
-        return AcceleratorAgent(self.conf, host, self.placement,
-                                self.reporter, drivers=drivers)
+        return AcceleratorAgent(
+            self.conf, host, self.placement, self.reporter, drivers=drivers
+        )
 
     @property
     def agents(self):
@@ -268,17 +313,22 @@ class AgentGroup:
 
     def start(self, on_started=None):
         failed = self.group.start_hosts(
-            [(name, self.build(name)) for name in self.names], on_started)
-        LOG.info('Accelerator agent: %d hosts started (%d failed)',
-                 len(self.names) - len(failed), len(failed))
+            [(name, self.build(name)) for name in self.names], on_started
+        )
+        LOG.info(
+            'Accelerator agent: %d hosts started (%d failed)',
+            len(self.names) - len(failed),
+            len(failed),
+        )
         return failed
 
     def stop(self):
         self.group.stop()
 
 
-def build_agents(conf, transport, placement_client, reporter, hosts,
-                 drivers_for=None):
+def build_agents(
+    conf, transport, placement_client, reporter, hosts, drivers_for=None
+):
     """The composition function of the accelerator agent.
 
     ``conf``: a ConfigOpts with ``[accelerator_agent]``, the drivers'
@@ -300,5 +350,11 @@ def build_agents(conf, transport, placement_client, reporter, hosts,
     Returns an :class:`AgentGroup`, not started: call ``start()``, then
     ``stop()`` at the end.
     """
-    return AgentGroup(conf, transport, placement_client, reporter, hosts,
-                      drivers_for=drivers_for)
+    return AgentGroup(
+        conf,
+        transport,
+        placement_client,
+        reporter,
+        hosts,
+        drivers_for=drivers_for,
+    )

@@ -22,25 +22,44 @@ LOG = logging.getLogger(__name__)
 ROUTES = [
     ('/', {'GET': root.home}),
     ('/v2', {'GET': root.v2}),
-    ('/v2/device_profiles', {'GET': device_profile.list_profiles,
-                             'POST': device_profile.create,
-                             'DELETE': device_profile.delete_by_names}),
-    ('/v2/device_profiles/{uuid}', {'GET': device_profile.show,
-                                    'DELETE': device_profile.delete}),
-    ('/v2/accelerator_requests', {'GET': arq.list_arqs,
-                                  'POST': arq.create,
-                                  'PATCH': arq.update,
-                                  'DELETE': arq.delete}),
-    ('/v2/accelerator_requests/{uuid}', {'GET': arq.show,
-                                         'DELETE': arq.delete_one}),
+    (
+        '/v2/device_profiles',
+        {
+            'GET': device_profile.list_profiles,
+            'POST': device_profile.create,
+            'DELETE': device_profile.delete_by_names,
+        },
+    ),
+    (
+        '/v2/device_profiles/{uuid}',
+        {'GET': device_profile.show, 'DELETE': device_profile.delete},
+    ),
+    (
+        '/v2/accelerator_requests',
+        {
+            'GET': arq.list_arqs,
+            'POST': arq.create,
+            'PATCH': arq.update,
+            'DELETE': arq.delete,
+        },
+    ),
+    (
+        '/v2/accelerator_requests/{uuid}',
+        {'GET': arq.show, 'DELETE': arq.delete_one},
+    ),
     ('/v2/devices', {'GET': device.list_devices}),
     ('/v2/devices/{uuid}', {'GET': device.show}),
     ('/v2/deployables', {'GET': deployable.list_deployables}),
     ('/v2/deployables/{uuid}', {'GET': deployable.show}),
 ]
 
-PUBLIC_PATHS = ('/', '/v2', util.PREFIX, util.PREFIX + '/',
-                util.PREFIX + '/v2')
+PUBLIC_PATHS = (
+    '/',
+    '/v2',
+    util.PREFIX,
+    util.PREFIX + '/',
+    util.PREFIX + '/v2',
+)
 
 
 class State:
@@ -71,8 +90,11 @@ class State:
             try:
                 self.agent.release(ctxt, item['host'], item['arq'])
             except Exception:
-                LOG.exception('Asking %s to release accelerator request %s '
-                              'failed', item['host'], item['arq']['uuid'])
+                LOG.exception(
+                    'Asking %s to release accelerator request %s failed',
+                    item['host'],
+                    item['arq']['uuid'],
+                )
 
 
 def routes(state):
@@ -80,8 +102,10 @@ def routes(state):
     and under ``/accelerator``."""
     table = []
     for path, methods in ROUTES:
-        bound = {method: functools.partial(fn, state)
-                 for method, fn in methods.items()}
+        bound = {
+            method: functools.partial(fn, state)
+            for method, fn in methods.items()
+        }
         table.append((path, bound))
         table.append((util.PREFIX + ('' if path == '/' else path), bound))
     return table

@@ -32,28 +32,43 @@ def make_adb(conf):
     return base.AcceleratorDB(url)
 
 
-def make_app(conf, binder=None, agent=None, adb=None, auth_strategy=None,
-             keystone_middleware=None):
+def make_app(
+    conf,
+    binder=None,
+    agent=None,
+    adb=None,
+    auth_strategy=None,
+    keystone_middleware=None,
+):
     """The accelerator WSGI app for ``conf`` (a registered ConfigOpts).
 
     ``keystone_middleware(app, conf)`` replaces keystonemiddleware's
     auth_token when ``[api] auth_strategy`` is keystone (for tests)."""
-    state = handler.State(conf, adb or make_adb(conf),
-                          policy.Enforcer(conf, policies.RULES),
-                          binder=binder, agent=agent)
+    state = handler.State(
+        conf,
+        adb or make_adb(conf),
+        policy.Enforcer(conf, policies.RULES),
+        binder=binder,
+        agent=agent,
+    )
     return wsgi.build_app(
         handler.routes(state),
         auth_strategy=auth_strategy or conf.api.auth_strategy,
-        service_type='accelerator', min_version=root.MIN_VERSION,
-        max_version=root.MAX_VERSION, error_style='accelerator',
+        service_type='accelerator',
+        min_version=root.MIN_VERSION,
+        max_version=root.MAX_VERSION,
+        error_style='accelerator',
         public_paths=handler.PUBLIC_PATHS,
         request_id_headers=('x-openstack-request-id',),
-        keystone_conf=conf, keystone_middleware=keystone_middleware,
-        max_body_size=conf.wsgi.max_request_body_size)
+        keystone_conf=conf,
+        keystone_middleware=keystone_middleware,
+        max_body_size=conf.wsgi.max_request_body_size,
+    )
 
 
 def _load_application():
     from nimbus.common import config
+
     path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
     conf = config.build_conf([], default_config_files=[path])
     logging.setup(conf, 'nimbus')

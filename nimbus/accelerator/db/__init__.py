@@ -4,8 +4,9 @@ import os
 
 from nimbus.common import db as common_db
 
-MIGRATIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          'migrations')
+MIGRATIONS = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), 'migrations'
+)
 
 
 def sync(url):

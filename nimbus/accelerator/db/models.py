@@ -80,8 +80,9 @@ class Deployable(Base):
     __table_args__ = (sa.Index('ix_deployable_rp', 'rp_uuid'),)
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
-    device_id = sa.Column(sa.Integer, sa.ForeignKey('devices.id'),
-                          nullable=False)
+    device_id = sa.Column(
+        sa.Integer, sa.ForeignKey('devices.id'), nullable=False
+    )
     name = sa.Column(sa.String(255), nullable=False)
     num_accelerators = sa.Column(sa.Integer, nullable=False)
     rp_uuid = sa.Column(sa.String(36), nullable=True)
@@ -95,8 +96,9 @@ class AttachHandle(Base):
     __table_args__ = (sa.Index('ix_handle_arq', 'arq_uuid'),)
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
-    deployable_id = sa.Column(sa.Integer, sa.ForeignKey('deployables.id'),
-                              nullable=False)
+    deployable_id = sa.Column(
+        sa.Integer, sa.ForeignKey('deployables.id'), nullable=False
+    )
     attach_type = sa.Column(sa.String(32), nullable=False)
     attach_info = sa.Column(sa.Text, nullable=False)
     in_use = sa.Column(sa.Boolean, nullable=False, default=False)

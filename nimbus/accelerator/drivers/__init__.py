@@ -29,14 +29,22 @@ def load(conf, host, names):
 
     def on_missing(names_missing):
         missing.extend(names_missing)
+
     manager = named.NamedExtensionManager(
-        NAMESPACE, names, invoke_on_load=True, invoke_args=(conf, host),
-        name_order=True, on_missing_entrypoints_callback=on_missing,
-        propagate_map_exceptions=True, on_load_failure_callback=_reraise)
+        NAMESPACE,
+        names,
+        invoke_on_load=True,
+        invoke_args=(conf, host),
+        name_order=True,
+        on_missing_entrypoints_callback=on_missing,
+        propagate_map_exceptions=True,
+        on_load_failure_callback=_reraise,
+    )
     if missing:
         raise DriverNotFound(
             'accelerator driver(s) %s not found in entry point group %s'
-            % (', '.join(sorted(missing)), NAMESPACE))
+            % (', '.join(sorted(missing)), NAMESPACE)
+        )
     return [(ext.name, ext.obj) for ext in manager]
 
 

@@ -30,9 +30,15 @@ PROVIDER_NAMESPACE = uuidlib.UUID('c3e9a1d2-47b6-4f0e-8a5d-91b2e6f4c7a8')
 DEVICE_TYPES = ('FPGA', 'GPU')
 
 # PCI vendor ids with a name in the vendor trait (others: VENDOR_ID_<id>).
-VENDOR_NAMES = {'8086': 'INTEL', '10de': 'NVIDIA', '1002': 'AMD',
-                '15b3': 'MELLANOX', '19e5': 'HUAWEI', '1bd4': 'INSPUR',
-                '10ee': 'XILINX'}
+VENDOR_NAMES = {
+    '8086': 'INTEL',
+    '10de': 'NVIDIA',
+    '1002': 'AMD',
+    '15b3': 'MELLANOX',
+    '19e5': 'HUAWEI',
+    '1bd4': 'INSPUR',
+    '10ee': 'XILINX',
+}
 
 
 class ProgramError(Exception):
@@ -43,8 +49,11 @@ class ProgramError(Exception):
 def device_uuid(host, driver_name, index):
     """The uuid of device ``index`` (0-based) of ``driver_name`` on
     ``host``."""
-    return str(uuidlib.uuid5(DEVICE_NAMESPACE,
-                             '%s/%s/%d' % (host, driver_name, index)))
+    return str(
+        uuidlib.uuid5(
+            DEVICE_NAMESPACE, '%s/%s/%d' % (host, driver_name, index)
+        )
+    )
 
 
 def provider_uuid(host, device):
@@ -79,8 +88,10 @@ def product_trait(device_type, product_id):
     """``CUSTOM_<TYPE>_PRODUCT_ID_<ID>``, as the device profiles of
     Cyborg's documentation ask for (``CUSTOM_GPU_PRODUCT_ID_1EB8``)."""
     product_id = str(product_id).lower().removeprefix('0x')
-    return 'CUSTOM_%s_PRODUCT_ID_%s' % (_trait_part(device_type),
-                                        _trait_part(product_id))
+    return 'CUSTOM_%s_PRODUCT_ID_%s' % (
+        _trait_part(device_type),
+        _trait_part(product_id),
+    )
 
 
 class AcceleratorDriver(abc.ABC):

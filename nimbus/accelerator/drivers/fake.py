@@ -22,22 +22,44 @@ LOG = logging.getLogger(__name__)
 
 def _opts(count, vendor, product, model, num_accelerators):
     return [
-        cfg.IntOpt('count', default=count, min=0,
-                   help='Devices of this kind on each host.'),
-        cfg.StrOpt('vendor', default=vendor,
-                   help='PCI vendor id of the devices (hex, no 0x).'),
-        cfg.StrOpt('product', default=product,
-                   help='PCI product id of the devices (hex, no 0x).'),
-        cfg.StrOpt('model', default=model,
-                   help='Model name reported for the devices.'),
-        cfg.IntOpt('num_accelerators', default=num_accelerators, min=1,
-                   help='Accelerators each device offers (its inventory '
-                        'total in placement, and its attach handles).'),
-        cfg.FloatOpt('program_seconds', default=0.0, min=0.0,
-                     help='How long programming one attach handle takes.'),
-        cfg.BoolOpt('fail_program', default=False,
-                    help='Programming fails (after program_seconds), for '
-                         'testing the bind failure paths.'),
+        cfg.IntOpt(
+            'count',
+            default=count,
+            min=0,
+            help='Devices of this kind on each host.',
+        ),
+        cfg.StrOpt(
+            'vendor',
+            default=vendor,
+            help='PCI vendor id of the devices (hex, no 0x).',
+        ),
+        cfg.StrOpt(
+            'product',
+            default=product,
+            help='PCI product id of the devices (hex, no 0x).',
+        ),
+        cfg.StrOpt(
+            'model', default=model, help='Model name reported for the devices.'
+        ),
+        cfg.IntOpt(
+            'num_accelerators',
+            default=num_accelerators,
+            min=1,
+            help='Accelerators each device offers (its inventory '
+            'total in placement, and its attach handles).',
+        ),
+        cfg.FloatOpt(
+            'program_seconds',
+            default=0.0,
+            min=0.0,
+            help='How long programming one attach handle takes.',
+        ),
+        cfg.BoolOpt(
+            'fail_program',
+            default=False,
+            help='Programming fails (after program_seconds), for '
+            'testing the bind failure paths.',
+        ),
     ]
 
 
@@ -74,10 +96,15 @@ class FakeDriver(base.AcceleratorDriver):
         return self.conf[self.name]
 
     def _attach_info(self, index, function):
-        return json.dumps({'domain': '0000',
-                           'bus': '%02x' % (self.pci_bus_base + index),
-                           'device': '00', 'function': str(function)},
-                          sort_keys=True)
+        return json.dumps(
+            {
+                'domain': '0000',
+                'bus': '%02x' % (self.pci_bus_base + index),
+                'device': '00',
+                'function': str(function),
+            },
+            sort_keys=True,
+        )
 
     def discover(self):
         opts = self.opts
@@ -85,27 +112,48 @@ class FakeDriver(base.AcceleratorDriver):
         for index in range(opts.count):
             dev_uuid = base.device_uuid(self.host, self.name, index)
             deployable = base.child_uuid(dev_uuid, 'deployable', 0)
-            handles = [{'uuid': base.child_uuid(deployable, 'handle', fn),
-                        'attach_type': 'PCI',
-                        'attach_info': self._attach_info(index, fn),
-                        'in_use': False}
-                       for fn in range(opts.num_accelerators)]
-            devices.append({
-                'uuid': dev_uuid, 'type': self.device_type,
-                'vendor': opts.vendor, 'model': opts.model,
-                'std_board_info': json.dumps(
-                    {'product_id': opts.product, 'vendor_id': opts.vendor,
-                     'class': self.device_type}, sort_keys=True),
-                'vendor_board_info': json.dumps(
-                    {'fake': True, 'index': index}, sort_keys=True),
-                'hostname': self.host, 'driver_name': self.name,
-                'deployables': [{
-                    'uuid': deployable,
-                    'name': base.provider_name(self.host, self.name, index),
-                    'num_accelerators': opts.num_accelerators,
-                    'rp_uuid': base.provider_uuid(self.host, dev_uuid),
+            handles = [
+                {
+                    'uuid': base.child_uuid(deployable, 'handle', fn),
+                    'attach_type': 'PCI',
+                    'attach_info': self._attach_info(index, fn),
+                    'in_use': False,
+                }
+                for fn in range(opts.num_accelerators)
+            ]
+            devices.append(
+                {
+                    'uuid': dev_uuid,
+                    'type': self.device_type,
+                    'vendor': opts.vendor,
+                    'model': opts.model,
+                    'std_board_info': json.dumps(
+                        {
+                            'product_id': opts.product,
+                            'vendor_id': opts.vendor,
+                            'class': self.device_type,
+                        },
+                        sort_keys=True,
+                    ),
+                    'vendor_board_info': json.dumps(
+                        {'fake': True, 'index': index}, sort_keys=True
+                    ),
+                    'hostname': self.host,
                     'driver_name': self.name,
-                    'attach_handles': handles}]})
+                    'deployables': [
+                        {
+                            'uuid': deployable,
+                            'name': base.provider_name(
+                                self.host, self.name, index
+                            ),
+                            'num_accelerators': opts.num_accelerators,
+                            'rp_uuid': base.provider_uuid(self.host, dev_uuid),
+                            'driver_name': self.name,
+                            'attach_handles': handles,
+                        }
+                    ],
+                }
+            )
         return devices
 
     def program(self, device, attach_handle, arq):
@@ -114,17 +162,22 @@ class FakeDriver(base.AcceleratorDriver):
             raise base.ProgramError('the agent is stopping')
         if opts.fail_program:
             raise base.ProgramError(
-                '%s refused the image (fail_program is set)'
-                % device['model'])
+                '%s refused the image (fail_program is set)' % device['model']
+            )
         with self._lock:
             holder = self.programmed.get(attach_handle['uuid'])
             if holder not in (None, arq['uuid']):
                 raise base.ProgramError(
                     'attach handle %s is programmed for ARQ %s'
-                    % (attach_handle['uuid'], holder))
+                    % (attach_handle['uuid'], holder)
+                )
             self.programmed[attach_handle['uuid']] = arq['uuid']
-        LOG.debug('Programmed %s handle %s for ARQ %s', device['uuid'],
-                  attach_handle['uuid'], arq['uuid'])
+        LOG.debug(
+            'Programmed %s handle %s for ARQ %s',
+            device['uuid'],
+            attach_handle['uuid'],
+            arq['uuid'],
+        )
 
     def release(self, device, attach_handle, arq):
         with self._lock:
@@ -141,7 +194,7 @@ class FakeFPGADriver(FakeDriver):
     name = 'fake_fpga'
     device_type = 'FPGA'
     resource_class = 'FPGA'
-    pci_bus_base = 0x5e
+    pci_bus_base = 0x5E
 
 
 class FakeGPUDriver(FakeDriver):
@@ -150,4 +203,4 @@ class FakeGPUDriver(FakeDriver):
     name = 'fake_gpu'
     device_type = 'GPU'
     resource_class = 'PGPU'
-    pci_bus_base = 0x3b
+    pci_bus_base = 0x3B

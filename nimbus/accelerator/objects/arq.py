@@ -30,8 +30,11 @@ def _row(row):
 def devices_asked(group):
     """How many devices (ARQs) one profile group asks for: the sum of its
     ``resources:<RC>`` amounts."""
-    return sum(int(str(value)) for key, value in group.items()
-               if key.startswith('resources:'))
+    return sum(
+        int(str(value))
+        for key, value in group.items()
+        if key.startswith('resources:')
+    )
 
 
 def create_for_profile(adb, profile, project_id=None):
@@ -42,17 +45,24 @@ def create_for_profile(adb, profile, project_id=None):
     rows = []
     for index, group in enumerate(profile['groups']):
         for _ in range(devices_asked(group)):
-            rows.append({
-                'uuid': uuidutils.generate_uuid(), 'state': states.INITIAL,
-                'project_id': project_id,
-                'device_profile_name': profile['name'],
-                'device_profile_group_id': index,
-                'device_profile_group': group, 'event_pending': False,
-                'event_attempts': 0, 'created_at': now})
+            rows.append(
+                {
+                    'uuid': uuidutils.generate_uuid(),
+                    'state': states.INITIAL,
+                    'project_id': project_id,
+                    'device_profile_name': profile['name'],
+                    'device_profile_group_id': index,
+                    'device_profile_group': group,
+                    'event_pending': False,
+                    'event_attempts': 0,
+                    'created_at': now,
+                }
+            )
 
     def insert(conn):
         if rows:
             conn.execute(_ARQ.insert(), rows)
+
     adb.write(insert)
     uuids = [r['uuid'] for r in rows]
     return [get(adb, uuid) for uuid in uuids]
@@ -85,17 +95,27 @@ def transition(conn, uuid, expected, new, **values):
     raises :class:`~nimbus.accelerator.states.InvalidTransition`."""
     states.check(expected, new)
     values.update(state=new, updated_at=base.utcnow())
-    result = conn.execute(_ARQ.update().where(
-        _ARQ.c.uuid == uuid, _ARQ.c.state == expected).values(**values))
+    result = conn.execute(
+        _ARQ.update()
+        .where(_ARQ.c.uuid == uuid, _ARQ.c.state == expected)
+        .values(**values)
+    )
     return result.rowcount == 1
 
 
-_BINDING_CLEARED = dict(hostname=None, device_rp_uuid=None,
-                        instance_uuid=None, attach_handle_uuid=None,
-                        attach_handle_type=None, attach_handle_info=None,
-                        failure_reason=None, event_status=None,
-                        event_pending=False, event_attempts=0,
-                        event_next_at=None)
+_BINDING_CLEARED = dict(
+    hostname=None,
+    device_rp_uuid=None,
+    instance_uuid=None,
+    attach_handle_uuid=None,
+    attach_handle_type=None,
+    attach_handle_info=None,
+    failure_reason=None,
+    event_status=None,
+    event_pending=False,
+    event_attempts=0,
+    event_next_at=None,
+)
 
 
 def start_binds(adb, bindings):
@@ -103,6 +123,7 @@ def start_binds(adb, bindings):
     'device_rp_uuid', 'instance_uuid'[, 'project_id']}}``): all move to
     BindStarted in one transaction, or none (NotFound, InvalidTransition).
     """
+
     def run(conn):
         for uuid, binding in bindings.items():
             row = _get(conn, uuid)
@@ -110,10 +131,11 @@ def start_binds(adb, bindings):
                 raise NotFound(uuid)
             values = dict(_BINDING_CLEARED)
             values.update(binding)
-            if not transition(conn, uuid, row.state, states.BIND_STARTED,
-                              **values):
-                raise states.InvalidTransition(row.state,
-                                               states.BIND_STARTED)
+            if not transition(
+                conn, uuid, row.state, states.BIND_STARTED, **values
+            ):
+                raise states.InvalidTransition(row.state, states.BIND_STARTED)
+
     adb.write(run)
 
 
@@ -123,16 +145,22 @@ def _release(conn, row):
     handles = device_obj.release_handles(conn, row.uuid)
     if not handles or not row.hostname:
         return None
-    return {'host': row.hostname,
-            'arq': {'uuid': row.uuid, 'instance_uuid': row.instance_uuid,
-                    'device_rp_uuid': row.device_rp_uuid,
-                    'attach_handle': handles[0]}}
+    return {
+        'host': row.hostname,
+        'arq': {
+            'uuid': row.uuid,
+            'instance_uuid': row.instance_uuid,
+            'device_rp_uuid': row.device_rp_uuid,
+            'attach_handle': handles[0],
+        },
+    }
 
 
 def unbind(adb, uuids):
     """Unbind the ARQs (state Unbound, binding and pending event cleared,
     attach handle freed). Already unbound or never bound ones are left as
     they are. Returns the releases the agents must do."""
+
     def run(conn):
         releases = []
         for uuid in uuids:
@@ -142,12 +170,14 @@ def unbind(adb, uuids):
             if row.state in (states.INITIAL, states.UNBOUND):
                 continue
             release = _release(conn, row)
-            if not transition(conn, uuid, row.state, states.UNBOUND,
-                              **_BINDING_CLEARED):
+            if not transition(
+                conn, uuid, row.state, states.UNBOUND, **_BINDING_CLEARED
+            ):
                 raise states.InvalidTransition(row.state, states.UNBOUND)
             if release:
                 releases.append(release)
         return releases
+
     return adb.write(run)
 
 
@@ -155,6 +185,7 @@ def delete(adb, uuids=None, instance_uuid=None):
     """Delete ARQs by uuid and/or by instance (missing uuids ignored):
     each moves to Deleting (compare-and-swap), its handle is freed and its
     row removed. Returns ``(deleted uuids, releases for the agents)``."""
+
     def run(conn):
         query = sa.select(_ARQ)
         if uuids is not None:
@@ -164,24 +195,34 @@ def delete(adb, uuids=None, instance_uuid=None):
         deleted, releases = [], []
         for row in conn.execute(query).fetchall():
             if row.state == states.DELETING or not transition(
-                    conn, row.uuid, row.state, states.DELETING):
+                conn, row.uuid, row.state, states.DELETING
+            ):
                 continue
             release = _release(conn, row)
             if release:
                 releases.append(release)
-            conn.execute(_ARQ.delete().where(_ARQ.c.uuid == row.uuid,
-                                             _ARQ.c.state == states.DELETING))
+            conn.execute(
+                _ARQ.delete().where(
+                    _ARQ.c.uuid == row.uuid, _ARQ.c.state == states.DELETING
+                )
+            )
             deleted.append(row.uuid)
         return deleted, releases
+
     return adb.write(run)
 
 
 # --- the binder's side -----------------------------------------------------
 
+
 def pending_binds(adb, limit=50):
     """ARQs in BindStarted, oldest first (including those a restart left)."""
-    query = sa.select(_ARQ).where(_ARQ.c.state == states.BIND_STARTED) \
-        .order_by(_ARQ.c.updated_at, _ARQ.c.id).limit(limit)
+    query = (
+        sa.select(_ARQ)
+        .where(_ARQ.c.state == states.BIND_STARTED)
+        .order_by(_ARQ.c.updated_at, _ARQ.c.id)
+        .limit(limit)
+    )
     return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
 
 
@@ -192,12 +233,17 @@ def claim_handle(adb, arq):
     checks the ARQ is still BindStarted for the same binding. Returns the
     handle dict, or None with no free handle; raises NotFound when the ARQ
     was unbound or deleted meanwhile."""
+
     def run(conn):
         row = _get(conn, arq['uuid'])
-        if row is None or row.state != states.BIND_STARTED or \
-                row.device_rp_uuid != arq['device_rp_uuid']:
+        if (
+            row is None
+            or row.state != states.BIND_STARTED
+            or row.device_rp_uuid != arq['device_rp_uuid']
+        ):
             raise NotFound(arq['uuid'])
         return device_obj.claim_handle(conn, row.device_rp_uuid, row.uuid)
+
     return adb.write(run)
 
 
@@ -211,57 +257,102 @@ def finish_bind(adb, arq, handle, reason=None):
 
     def run(conn):
         row = _get(conn, arq['uuid'])
-        if row is None or row.device_rp_uuid != arq['device_rp_uuid'] or \
-                row.instance_uuid != arq['instance_uuid']:
+        if (
+            row is None
+            or row.device_rp_uuid != arq['device_rp_uuid']
+            or row.instance_uuid != arq['instance_uuid']
+        ):
             return False
         if reason is None:
             return transition(
-                conn, arq['uuid'], states.BIND_STARTED, states.BOUND,
+                conn,
+                arq['uuid'],
+                states.BIND_STARTED,
+                states.BOUND,
                 attach_handle_uuid=handle['uuid'],
                 attach_handle_type=handle['attach_type'],
                 attach_handle_info=handle['attach_info'],
-                failure_reason=None, event_status='completed', **event)
+                failure_reason=None,
+                event_status='completed',
+                **event,
+            )
         device_obj.release_handles(conn, arq['uuid'])
-        return transition(conn, arq['uuid'], states.BIND_STARTED,
-                          states.BIND_FAILED, failure_reason=reason[:1000],
-                          event_status='failed', **event)
+        return transition(
+            conn,
+            arq['uuid'],
+            states.BIND_STARTED,
+            states.BIND_FAILED,
+            failure_reason=reason[:1000],
+            event_status='failed',
+            **event,
+        )
+
     return adb.write(run)
 
 
 def due_events(adb, now=None, limit=50):
     """ARQs whose event is pending and due by ``now``."""
     now = now or base.utcnow()
-    query = sa.select(_ARQ).where(
-        _ARQ.c.event_pending.is_(True),
-        sa.or_(_ARQ.c.event_next_at.is_(None),
-               _ARQ.c.event_next_at <= now)).order_by(
-        _ARQ.c.event_next_at, _ARQ.c.id).limit(limit)
+    query = (
+        sa.select(_ARQ)
+        .where(
+            _ARQ.c.event_pending.is_(True),
+            sa.or_(
+                _ARQ.c.event_next_at.is_(None), _ARQ.c.event_next_at <= now
+            ),
+        )
+        .order_by(_ARQ.c.event_next_at, _ARQ.c.id)
+        .limit(limit)
+    )
     return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
 
 
 def pending_events(adb):
     """Every ARQ whose event is still to be delivered (due or not)."""
-    query = sa.select(_ARQ).where(_ARQ.c.event_pending.is_(True)) \
+    query = (
+        sa.select(_ARQ)
+        .where(_ARQ.c.event_pending.is_(True))
         .order_by(_ARQ.c.id)
+    )
     return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
 
 
 def event_delivered(adb, arq):
     """The event of this binding was accepted: nothing more to send."""
-    adb.write(lambda conn: conn.execute(_ARQ.update().where(
-        _ARQ.c.uuid == arq['uuid'], _ARQ.c.state == arq['state'],
-        _ARQ.c.event_pending.is_(True)).values(event_pending=False)))
+    adb.write(
+        lambda conn: conn.execute(
+            _ARQ.update()
+            .where(
+                _ARQ.c.uuid == arq['uuid'],
+                _ARQ.c.state == arq['state'],
+                _ARQ.c.event_pending.is_(True),
+            )
+            .values(event_pending=False)
+        )
+    )
 
 
 def event_retry_at(adb, arq, next_at):
     """Not delivered yet: one more attempt counted, the next one due at
     ``next_at``."""
-    adb.write(lambda conn: conn.execute(_ARQ.update().where(
-        _ARQ.c.uuid == arq['uuid'], _ARQ.c.state == arq['state'],
-        _ARQ.c.event_pending.is_(True)).values(
-        event_attempts=_ARQ.c.event_attempts + 1, event_next_at=next_at)))
+    adb.write(
+        lambda conn: conn.execute(
+            _ARQ.update()
+            .where(
+                _ARQ.c.uuid == arq['uuid'],
+                _ARQ.c.state == arq['state'],
+                _ARQ.c.event_pending.is_(True),
+            )
+            .values(
+                event_attempts=_ARQ.c.event_attempts + 1, event_next_at=next_at
+            )
+        )
+    )
 
 
 def count_for_profile(conn, name):
-    return conn.execute(sa.select(sa.func.count()).select_from(_ARQ).where(
-        _ARQ.c.device_profile_name == name)).scalar()
+    return conn.execute(
+        sa.select(sa.func.count())
+        .select_from(_ARQ)
+        .where(_ARQ.c.device_profile_name == name)
+    ).scalar()

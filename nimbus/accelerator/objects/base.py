@@ -13,7 +13,8 @@ from nimbus.common import db as common_db
 def utcnow():
     """Naive UTC now at second precision (what every engine stores alike)."""
     return datetime.datetime.now(datetime.timezone.utc).replace(
-        tzinfo=None, microsecond=0)
+        tzinfo=None, microsecond=0
+    )
 
 
 def isotime(value):
@@ -32,10 +33,12 @@ class AcceleratorDB:
 
     def write(self, fn, *args, **kwargs):
         """``fn(conn, *args, **kwargs)`` in one write transaction."""
+
         @common_db.retry_on_deadlock
         def run():
             with self.engine.begin() as conn:
                 return fn(conn, *args, **kwargs)
+
         return run()
 
     def read(self, fn, *args, **kwargs):

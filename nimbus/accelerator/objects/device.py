@@ -17,8 +17,14 @@ _DEV = m.Device.__table__
 _DEP = m.Deployable.__table__
 _AH = m.AttachHandle.__table__
 
-DEVICE_FIELDS = ('type', 'vendor', 'model', 'std_board_info',
-                 'vendor_board_info', 'driver_name')
+DEVICE_FIELDS = (
+    'type',
+    'vendor',
+    'model',
+    'std_board_info',
+    'vendor_board_info',
+    'driver_name',
+)
 DEPLOYABLE_FIELDS = ('name', 'num_accelerators', 'rp_uuid', 'driver_name')
 HANDLE_FIELDS = ('attach_type', 'attach_info')
 
@@ -28,45 +34,59 @@ class NotFound(LookupError):
 
 
 def _handle(row):
-    return {'uuid': row.uuid, 'attach_type': row.attach_type,
-            'attach_info': row.attach_info}
+    return {
+        'uuid': row.uuid,
+        'attach_type': row.attach_type,
+        'attach_info': row.attach_info,
+    }
 
 
 # --- reads -----------------------------------------------------------------
+
 
 def list_devices(adb, filters=None):
     query = sa.select(_DEV).order_by(_DEV.c.id)
     for key, value in (filters or {}).items():
         query = query.where(_DEV.c[key] == value)
-    return adb.read(lambda conn: [dict(r._mapping)
-                                  for r in conn.execute(query)])
+    return adb.read(
+        lambda conn: [dict(r._mapping) for r in conn.execute(query)]
+    )
 
 
 def get_device(adb, uuid):
-    row = adb.read(lambda conn: conn.execute(
-        sa.select(_DEV).where(_DEV.c.uuid == uuid)).first())
+    row = adb.read(
+        lambda conn: conn.execute(
+            sa.select(_DEV).where(_DEV.c.uuid == uuid)
+        ).first()
+    )
     if row is None:
         raise NotFound(uuid)
     return dict(row._mapping)
 
 
 def _deployable_query():
-    return sa.select(_DEP, _DEV.c.uuid.label('device_uuid'),
-                     _DEV.c.hostname).join(
-        _DEV, _DEV.c.id == _DEP.c.device_id).order_by(_DEP.c.id)
+    return (
+        sa.select(_DEP, _DEV.c.uuid.label('device_uuid'), _DEV.c.hostname)
+        .join(_DEV, _DEV.c.id == _DEP.c.device_id)
+        .order_by(_DEP.c.id)
+    )
 
 
 def list_deployables(adb, filters=None):
     query = _deployable_query()
     for key, value in (filters or {}).items():
         query = query.where(_DEP.c[key] == value)
-    return adb.read(lambda conn: [dict(r._mapping)
-                                  for r in conn.execute(query)])
+    return adb.read(
+        lambda conn: [dict(r._mapping) for r in conn.execute(query)]
+    )
 
 
 def get_deployable(adb, uuid):
-    row = adb.read(lambda conn: conn.execute(
-        _deployable_query().where(_DEP.c.uuid == uuid)).first())
+    row = adb.read(
+        lambda conn: conn.execute(
+            _deployable_query().where(_DEP.c.uuid == uuid)
+        ).first()
+    )
     if row is None:
         raise NotFound(uuid)
     return dict(row._mapping)
@@ -75,31 +95,41 @@ def get_deployable(adb, uuid):
 def handles_of_host(adb, host):
     """Every attach handle of ``host``'s devices (uuid -> dict with
     in_use and arq_uuid)."""
-    query = sa.select(_AH).join(_DEP, _DEP.c.id == _AH.c.deployable_id) \
-        .join(_DEV, _DEV.c.id == _DEP.c.device_id) \
+    query = (
+        sa.select(_AH)
+        .join(_DEP, _DEP.c.id == _AH.c.deployable_id)
+        .join(_DEV, _DEV.c.id == _DEP.c.device_id)
         .where(_DEV.c.hostname == host)
-    return adb.read(lambda conn: {r.uuid: dict(r._mapping)
-                                  for r in conn.execute(query)})
+    )
+    return adb.read(
+        lambda conn: {r.uuid: dict(r._mapping) for r in conn.execute(query)}
+    )
 
 
 # --- attach handles, inside an ARQ transaction -----------------------------
+
 
 def claim_handle(conn, rp_uuid, arq_uuid):
     """The handle ``arq_uuid`` already holds, or a free one of the
     deployable whose provider is ``rp_uuid`` marked in use by it
     (compare-and-swap on ``in_use``); None when none is free."""
-    held = conn.execute(sa.select(_AH).where(
-        _AH.c.arq_uuid == arq_uuid)).first()
+    held = conn.execute(
+        sa.select(_AH).where(_AH.c.arq_uuid == arq_uuid)
+    ).first()
     if held is not None:
         return _handle(held)
     free = conn.execute(
-        sa.select(_AH).join(_DEP, _DEP.c.id == _AH.c.deployable_id).where(
-            _DEP.c.rp_uuid == rp_uuid, _AH.c.in_use.is_(False))
-        .order_by(_AH.c.id)).fetchall()
+        sa.select(_AH)
+        .join(_DEP, _DEP.c.id == _AH.c.deployable_id)
+        .where(_DEP.c.rp_uuid == rp_uuid, _AH.c.in_use.is_(False))
+        .order_by(_AH.c.id)
+    ).fetchall()
     for row in free:
-        taken = conn.execute(_AH.update().where(
-            _AH.c.id == row.id, _AH.c.in_use.is_(False)).values(
-            in_use=True, arq_uuid=arq_uuid, updated_at=base.utcnow()))
+        taken = conn.execute(
+            _AH.update()
+            .where(_AH.c.id == row.id, _AH.c.in_use.is_(False))
+            .values(in_use=True, arq_uuid=arq_uuid, updated_at=base.utcnow())
+        )
         if taken.rowcount == 1:
             return _handle(row)
     return None
@@ -107,71 +137,101 @@ def claim_handle(conn, rp_uuid, arq_uuid):
 
 def release_handles(conn, arq_uuid):
     """Free the handles ``arq_uuid`` holds; returns them."""
-    rows = conn.execute(sa.select(_AH).where(
-        _AH.c.arq_uuid == arq_uuid)).fetchall()
+    rows = conn.execute(
+        sa.select(_AH).where(_AH.c.arq_uuid == arq_uuid)
+    ).fetchall()
     if rows:
-        conn.execute(_AH.update().where(_AH.c.arq_uuid == arq_uuid).values(
-            in_use=False, arq_uuid=None, updated_at=base.utcnow()))
+        conn.execute(
+            _AH.update()
+            .where(_AH.c.arq_uuid == arq_uuid)
+            .values(in_use=False, arq_uuid=None, updated_at=base.utcnow())
+        )
     return [_handle(r) for r in rows]
 
 
 # --- the agents' report ----------------------------------------------------
 
+
 def _upsert(conn, table, uuid, values, now):
     row = conn.execute(sa.select(table).where(table.c.uuid == uuid)).first()
     if row is None:
-        conn.execute(table.insert().values(uuid=uuid, created_at=now,
-                                           **values))
-        return conn.execute(sa.select(table.c.id).where(
-            table.c.uuid == uuid)).scalar_one()
+        conn.execute(
+            table.insert().values(uuid=uuid, created_at=now, **values)
+        )
+        return conn.execute(
+            sa.select(table.c.id).where(table.c.uuid == uuid)
+        ).scalar_one()
     if any(getattr(row, k) != v for k, v in values.items()):
-        conn.execute(table.update().where(table.c.id == row.id).values(
-            updated_at=now, **values))
+        conn.execute(
+            table.update()
+            .where(table.c.id == row.id)
+            .values(updated_at=now, **values)
+        )
     return row.id
 
 
 def _handles_in_use(conn, deployable_ids):
     if not deployable_ids:
         return set()
-    return {r.deployable_id for r in conn.execute(
-        sa.select(_AH.c.deployable_id).where(
-            _AH.c.deployable_id.in_(deployable_ids),
-            _AH.c.in_use.is_(True)))}
+    return {
+        r.deployable_id
+        for r in conn.execute(
+            sa.select(_AH.c.deployable_id).where(
+                _AH.c.deployable_id.in_(deployable_ids), _AH.c.in_use.is_(True)
+            )
+        )
+    }
 
 
 def _prune(conn, host, seen_devices, seen_deployables, seen_handles):
     """Remove what ``host`` no longer reports, except what an ARQ holds
     (a handle in use keeps its deployable and device)."""
-    for row in conn.execute(sa.select(_AH, _DEP.c.device_id).join(
-            _DEP, _DEP.c.id == _AH.c.deployable_id).join(
-            _DEV, _DEV.c.id == _DEP.c.device_id).where(
-            _DEV.c.hostname == host)).fetchall():
+    for row in conn.execute(
+        sa.select(_AH, _DEP.c.device_id)
+        .join(_DEP, _DEP.c.id == _AH.c.deployable_id)
+        .join(_DEV, _DEV.c.id == _DEP.c.device_id)
+        .where(_DEV.c.hostname == host)
+    ).fetchall():
         if row.uuid in seen_handles:
             continue
         if row.in_use:
-            LOG.warning('Host %s no longer reports attach handle %s, but '
-                        'accelerator request %s uses it: kept', host,
-                        row.uuid, row.arq_uuid)
+            LOG.warning(
+                'Host %s no longer reports attach handle %s, but '
+                'accelerator request %s uses it: kept',
+                host,
+                row.uuid,
+                row.arq_uuid,
+            )
             continue
         conn.execute(_AH.delete().where(_AH.c.id == row.id))
-    deployables = conn.execute(sa.select(_DEP).join(
-        _DEV, _DEV.c.id == _DEP.c.device_id).where(
-        _DEV.c.hostname == host)).fetchall()
+    deployables = conn.execute(
+        sa.select(_DEP)
+        .join(_DEV, _DEV.c.id == _DEP.c.device_id)
+        .where(_DEV.c.hostname == host)
+    ).fetchall()
     busy = _handles_in_use(conn, [d.id for d in deployables])
     for row in deployables:
         if row.uuid in seen_deployables or row.id in busy:
             continue
         conn.execute(_AH.delete().where(_AH.c.deployable_id == row.id))
         conn.execute(_DEP.delete().where(_DEP.c.id == row.id))
-    for row in conn.execute(sa.select(_DEV).where(
-            _DEV.c.hostname == host)).fetchall():
+    for row in conn.execute(
+        sa.select(_DEV).where(_DEV.c.hostname == host)
+    ).fetchall():
         if row.uuid in seen_devices:
             continue
-        left = conn.execute(sa.select(sa.func.count()).select_from(
-            _DEP).where(_DEP.c.device_id == row.id)).scalar()
+        left = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(_DEP)
+            .where(_DEP.c.device_id == row.id)
+        ).scalar()
         if left:
-            LOG.warning('Host %s no longer reports device %s, but an '
-                        'accelerator request holds it: kept', host, row.uuid)
+            LOG.warning(
+                'Host %s no longer reports device %s, but an '
+                'accelerator request holds it: kept',
+                host,
+                row.uuid,
+            )
             continue
         conn.execute(_DEV.delete().where(_DEV.c.id == row.id))
 
@@ -204,4 +264,5 @@ def report(adb, host, devices):
                     seen_handles.add(handle['uuid'])
         _prune(conn, host, seen_devices, seen_deployables, seen_handles)
         return len(seen_devices)
+
     return adb.write(run)

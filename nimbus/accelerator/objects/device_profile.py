@@ -24,28 +24,42 @@ class InUse(ValueError):
     """ARQs still name the profile."""
 
     def __init__(self, name, count):
-        super().__init__('device profile %s is used by %d accelerator '
-                         'request(s); delete them first' % (name, count))
+        super().__init__(
+            'device profile %s is used by %d accelerator '
+            'request(s); delete them first' % (name, count)
+        )
         self.name = name
 
 
 def _row(row):
-    return {'uuid': row.uuid, 'name': row.name,
-            'description': row.description, 'groups': row.groups,
-            'created_at': row.created_at, 'updated_at': row.updated_at}
+    return {
+        'uuid': row.uuid,
+        'name': row.name,
+        'description': row.description,
+        'groups': row.groups,
+        'created_at': row.created_at,
+        'updated_at': row.updated_at,
+    }
 
 
 def create(adb, name, groups, description=None, uuid=None):
     """The new profile (a dict); DuplicateName when the name is taken."""
-    values = {'uuid': uuid or uuidutils.generate_uuid(), 'name': name,
-              'description': description, 'groups': groups,
-              'created_at': base.utcnow()}
+    values = {
+        'uuid': uuid or uuidutils.generate_uuid(),
+        'name': name,
+        'description': description,
+        'groups': groups,
+        'created_at': base.utcnow(),
+    }
 
     def insert(conn):
-        if conn.execute(sa.select(_DP.c.id).where(
-                _DP.c.name == name)).first() is not None:
+        if (
+            conn.execute(sa.select(_DP.c.id).where(_DP.c.name == name)).first()
+            is not None
+        ):
             raise DuplicateName(name)
         conn.execute(_DP.insert().values(**values))
+
     try:
         adb.write(insert)
     except sa_exc.IntegrityError:
@@ -62,8 +76,11 @@ def list_profiles(adb, name=None):
 
 
 def _get(adb, column, value):
-    row = adb.read(lambda conn: conn.execute(
-        sa.select(_DP).where(column == value)).first())
+    row = adb.read(
+        lambda conn: conn.execute(
+            sa.select(_DP).where(column == value)
+        ).first()
+    )
     if row is None:
         raise NotFound(value)
     return _row(row)
@@ -86,22 +103,27 @@ def _delete(conn, profile_row):
 
 def delete(adb, uuid):
     """Delete by uuid; NotFound, or InUse while ARQs name it."""
+
     def run(conn):
         row = conn.execute(sa.select(_DP).where(_DP.c.uuid == uuid)).first()
         if row is None:
             raise NotFound(uuid)
         _delete(conn, row)
+
     adb.write(run)
 
 
 def delete_by_names(adb, names):
     """Delete every named profile in one transaction: all or none
     (NotFound naming the first missing, InUse naming the first used)."""
+
     def run(conn):
         for name in names:
             row = conn.execute(
-                sa.select(_DP).where(_DP.c.name == name)).first()
+                sa.select(_DP).where(_DP.c.name == name)
+            ).first()
             if row is None:
                 raise NotFound(name)
             _delete(conn, row)
+
     adb.write(run)

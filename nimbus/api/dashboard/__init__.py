@@ -25,8 +25,11 @@ class Dashboard:
         self.conf = opts
         self.cache = snapshot.SnapshotCache(ttl=opts.cache_ttl)
         if hub is None and transport is not None:
-            hub = stream.DecisionHub(transport, queue_size=opts.queue_size,
-                                     max_streams=opts.max_streams)
+            hub = stream.DecisionHub(
+                transport,
+                queue_size=opts.queue_size,
+                max_streams=opts.max_streams,
+            )
         self.hub = hub
 
     def stop(self):

@@ -28,25 +28,33 @@ FAILED_LIMIT = 50
 
 def _flavor_amounts(flavor):
     flavor = flavor or {}
-    return {'VCPU': int(flavor.get('vcpus') or 0),
-            'MEMORY_MB': int(flavor.get('memory_mb') or 0),
-            'DISK_GB': int(flavor.get('root_gb') or 0) +
-            int(flavor.get('ephemeral_gb') or 0)}
+    return {
+        'VCPU': int(flavor.get('vcpus') or 0),
+        'MEMORY_MB': int(flavor.get('memory_mb') or 0),
+        'DISK_GB': int(flavor.get('root_gb') or 0)
+        + int(flavor.get('ephemeral_gb') or 0),
+    }
 
 
 def _node_capacity(node):
-    return {'VCPU': int(node.vcpus * node.cpu_allocation_ratio),
-            'MEMORY_MB': int(node.memory_mb * node.ram_allocation_ratio),
-            'DISK_GB': int(node.local_gb * node.disk_allocation_ratio)}
+    return {
+        'VCPU': int(node.vcpus * node.cpu_allocation_ratio),
+        'MEMORY_MB': int(node.memory_mb * node.ram_allocation_ratio),
+        'DISK_GB': int(node.local_gb * node.disk_allocation_ratio),
+    }
 
 
 _NODE_COLUMNS = (
-    cell_models.ComputeNode.host, cell_models.ComputeNode.hypervisor_hostname,
-    cell_models.ComputeNode.uuid, cell_models.ComputeNode.vcpus,
-    cell_models.ComputeNode.memory_mb, cell_models.ComputeNode.local_gb,
+    cell_models.ComputeNode.host,
+    cell_models.ComputeNode.hypervisor_hostname,
+    cell_models.ComputeNode.uuid,
+    cell_models.ComputeNode.vcpus,
+    cell_models.ComputeNode.memory_mb,
+    cell_models.ComputeNode.local_gb,
     cell_models.ComputeNode.cpu_allocation_ratio,
     cell_models.ComputeNode.ram_allocation_ratio,
-    cell_models.ComputeNode.disk_allocation_ratio)
+    cell_models.ComputeNode.disk_allocation_ratio,
+)
 
 
 def _cell_hosts(cells, cell):
@@ -54,20 +62,32 @@ def _cell_hosts(cells, cell):
     the columns shown: a node's JSON facts are not decoded)."""
     hosts = {}
     with cells.db(cell).session() as session:
-        for node in session.execute(sa.select(*_NODE_COLUMNS).order_by(
-                cell_models.ComputeNode.host)):
+        for node in session.execute(
+            sa.select(*_NODE_COLUMNS).order_by(cell_models.ComputeNode.host)
+        ):
             capacity = _node_capacity(node)
             hosts[(node.host, node.hypervisor_hostname)] = {
-                'host': node.host, 'node': node.hypervisor_hostname,
-                'uuid': node.uuid, 'cell': cell.name,
-                'cell_uuid': cell.uuid, 'servers': 0,
-                'resources': {rc: {'used': 0, 'capacity': capacity[rc]}
-                              for rc in RESOURCE_CLASSES}}
-        rows = session.execute(sa.select(
-            cell_models.Instance.host, cell_models.Instance.node,
-            cell_models.Instance.flavor).where(
+                'host': node.host,
+                'node': node.hypervisor_hostname,
+                'uuid': node.uuid,
+                'cell': cell.name,
+                'cell_uuid': cell.uuid,
+                'servers': 0,
+                'resources': {
+                    rc: {'used': 0, 'capacity': capacity[rc]}
+                    for rc in RESOURCE_CLASSES
+                },
+            }
+        rows = session.execute(
+            sa.select(
+                cell_models.Instance.host,
+                cell_models.Instance.node,
+                cell_models.Instance.flavor,
+            ).where(
                 cell_models.Instance.deleted.is_(False),
-                cell_models.Instance.host.is_not(None)))
+                cell_models.Instance.host.is_not(None),
+            )
+        )
         for host, node, flavor in rows:
             entry = hosts.get((host, node))
             if entry is None:
@@ -97,13 +117,21 @@ def hosts(api_db, cells):
         for rc in RESOURCE_CLASSES:
             for key in ('used', 'capacity'):
                 totals[rc][key] += entry['resources'][rc][key]
-    return {'hosts': result, 'cells': cell_list,
-            'aggregates': [{'name': a['name'],
-                            'availability_zone': a['availability_zone'],
-                            'hosts': len(a['hosts'])} for a in aggregates],
-            'resource_classes': list(RESOURCE_CLASSES),
-            'totals': totals,
-            'servers': sum(e['servers'] for e in result)}
+    return {
+        'hosts': result,
+        'cells': cell_list,
+        'aggregates': [
+            {
+                'name': a['name'],
+                'availability_zone': a['availability_zone'],
+                'hosts': len(a['hosts']),
+            }
+            for a in aggregates
+        ],
+        'resource_classes': list(RESOURCE_CLASSES),
+        'totals': totals,
+        'servers': sum(e['servers'] for e in result),
+    }
 
 
 def _iso(value):
@@ -118,44 +146,66 @@ def failed_builds(api_db, cells, limit=FAILED_LIMIT):
     for cell in cells.cells(include_cell0=True):
         with cells.db(cell).session() as session:
             query = sa.select(cell_models.Instance).where(
-                cell_models.Instance.deleted.is_(False))
+                cell_models.Instance.deleted.is_(False)
+            )
             if not cell.is_cell0:
                 query = query.where(cell_models.Instance.vm_state == 'error')
-            rows = session.execute(query.order_by(
-                cell_models.Instance.id.desc()).limit(limit)).scalars().all()
+            rows = (
+                session.execute(
+                    query.order_by(cell_models.Instance.id.desc()).limit(limit)
+                )
+                .scalars()
+                .all()
+            )
             uuids = [r.uuid for r in rows]
             faults = {}
             if uuids:
-                for fault in session.execute(sa.select(
-                        cell_models.InstanceFault).where(
-                            cell_models.InstanceFault.instance_uuid.in_(
-                                uuids)).order_by(
-                                    cell_models.InstanceFault.id)).scalars():
+                for fault in session.execute(
+                    sa.select(cell_models.InstanceFault)
+                    .where(cell_models.InstanceFault.instance_uuid.in_(uuids))
+                    .order_by(cell_models.InstanceFault.id)
+                ).scalars():
                     faults[fault.instance_uuid] = {
-                        'code': fault.code, 'message': fault.message,
+                        'code': fault.code,
+                        'message': fault.message,
                         'host': fault.host,
-                        'created': _iso(fault.created_at)}
+                        'created': _iso(fault.created_at),
+                    }
             for row in rows:
-                failed.append({
-                    'uuid': row.uuid, 'name': row.display_name,
-                    'cell': cell.name, 'host': row.host,
-                    'vm_state': row.vm_state,
-                    'flavor': (row.flavor or {}).get('name'),
-                    'created': _iso(row.created_at),
-                    'fault': faults.get(row.uuid), 'attempts': []})
+                failed.append(
+                    {
+                        'uuid': row.uuid,
+                        'name': row.display_name,
+                        'cell': cell.name,
+                        'host': row.host,
+                        'vm_state': row.vm_state,
+                        'flavor': (row.flavor or {}).get('name'),
+                        'created': _iso(row.created_at),
+                        'fault': faults.get(row.uuid),
+                        'attempts': [],
+                    }
+                )
     failed.sort(key=lambda f: f['created'] or '', reverse=True)
     failed = failed[:limit]
     by_uuid = {f['uuid']: f for f in failed}
     if by_uuid:
         with api_db.session() as session:
-            for rec in session.execute(sa.select(
-                    api_models.SchedulingRecord).where(
-                        api_models.SchedulingRecord.instance_uuid.in_(
-                            list(by_uuid))).order_by(
-                                api_models.SchedulingRecord.id)).scalars():
-                by_uuid[rec.instance_uuid]['attempts'].append({
-                    'outcome': rec.outcome, 'detail': rec.detail,
-                    'created': _iso(rec.created_at)})
+            for rec in session.execute(
+                sa.select(api_models.SchedulingRecord)
+                .where(
+                    api_models.SchedulingRecord.instance_uuid.in_(
+                        list(by_uuid)
+                    )
+                )
+                .order_by(api_models.SchedulingRecord.id)
+            ).scalars():
+                by_uuid[rec.instance_uuid]['attempts'].append(
+                    {
+                        'outcome': rec.outcome,
+                        'detail': rec.detail,
+                        'created': _iso(rec.created_at),
+                    }
+                )
     return {'failed_builds': failed}
 
 

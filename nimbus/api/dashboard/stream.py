@@ -67,8 +67,14 @@ class DecisionHub:
     ``max_streams``: open streams at once (more: :class:`TooManyStreams`).
     """
 
-    def __init__(self, transport=None, listen=None, queue_size=100,
-                 max_streams=8, recent=50):
+    def __init__(
+        self,
+        transport=None,
+        listen=None,
+        queue_size=100,
+        max_streams=8,
+        recent=50,
+    ):
         self.transport = transport
         self._listen = listen or self._bus_listener
         self.queue_size = queue_size
@@ -84,9 +90,11 @@ class DecisionHub:
 
     def _bus_listener(self, callback):
         from nimbus.scheduler import notifications
+
         if self.transport is None:
-            raise RuntimeError('no notification transport for the '
-                               'decision stream')
+            raise RuntimeError(
+                'no notification transport for the decision stream'
+            )
         pool = 'nimbus-dashboard-%s-%d' % (socket.gethostname(), os.getpid())
         return notifications.listen(self.transport, callback, pool=pool)
 
@@ -103,7 +111,8 @@ class DecisionHub:
             if len(self._subs) >= self.max_streams:
                 raise TooManyStreams(
                     'All %d dashboard event streams are in use.'
-                    % self.max_streams)
+                    % self.max_streams
+                )
             sub = Subscription(self, self.queue_size)
             self._subs.add(sub)
             start = self._listener is None
@@ -119,14 +128,16 @@ class DecisionHub:
         """Hand ``payload`` to every subscriber; drop the ones that lag."""
         with self._lock:
             self.recent.append(payload)
-            del self.recent[:-self.recent_size]
+            del self.recent[: -self.recent_size]
             subs = list(self._subs)
         for sub in subs:
             if sub.offer(payload):
                 self.delivered += 1
                 continue
-            LOG.info('dashboard: dropping an event stream %d decisions '
-                     'behind', sub.queue.qsize())
+            LOG.info(
+                'dashboard: dropping an event stream %d decisions behind',
+                sub.queue.qsize(),
+            )
             self.dropped += 1
             self.unsubscribe(sub)
             sub.drop()

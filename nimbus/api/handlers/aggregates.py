@@ -16,11 +16,15 @@ LOG = logging.getLogger(__name__)
 def view(req, agg, members=True):
     """An aggregate as Nova shows it; its create response (``members``
     False) has no ``hosts`` and no ``metadata``."""
-    body = {'id': agg['id'], 'name': agg['name'],
-            'availability_zone': agg['availability_zone'],
-            'created_at': util.isotime(agg['created_at']),
-            'updated_at': util.isotime(agg['updated_at']),
-            'deleted': False, 'deleted_at': None}
+    body = {
+        'id': agg['id'],
+        'name': agg['name'],
+        'availability_zone': agg['availability_zone'],
+        'created_at': util.isotime(agg['created_at']),
+        'updated_at': util.isotime(agg['updated_at']),
+        'deleted': False,
+        'deleted_at': None,
+    }
     if members:
         body.update(hosts=agg['hosts'], metadata=agg['metadata'])
     if util.version(req) >= (2, 41):
@@ -30,16 +34,16 @@ def view(req, agg, members=True):
 
 def _notify(req, method, agg):
     """Tell the schedulers (their host states cache aggregates)."""
-    payload = {k: agg[k] for k in ('id', 'uuid', 'name', 'hosts',
-                                   'metadata')}
+    payload = {k: agg[k] for k in ('id', 'uuid', 'name', 'hosts', 'metadata')}
     if method == 'update_aggregates':
         payload = [payload]
     util.notify_scheduler(req, method, payload)
 
 
 def _mirror_to_placement(req, host, agg_uuid, add):
-    placement_sync.mirror_aggregate(util.deps(req).placement, util.ctx(req),
-                                    host, agg_uuid, add)
+    placement_sync.mirror_aggregate(
+        util.deps(req).placement, util.ctx(req), host, agg_uuid, add
+    )
 
 
 def _get(req, aggregate_id):
@@ -49,8 +53,9 @@ def _get(req, aggregate_id):
     try:
         number = int(str(aggregate_id), 10)
     except ValueError:
-        raise util.bad_request('Invalid aggregate id %s: expected an '
-                               'integer.' % aggregate_id)
+        raise util.bad_request(
+            'Invalid aggregate id %s: expected an integer.' % aggregate_id
+        )
     try:
         return agg_obj.get(util.deps(req).api_db, number)
     except agg_obj.AggregateNotFound:
@@ -59,8 +64,11 @@ def _get(req, aggregate_id):
 
 def index(req, resp):
     util.authorize(req, policies.AGGREGATES % 'index')
-    resp.media = {'aggregates': [view(req, a) for a in
-                                 agg_obj.list_all(util.deps(req).api_db)]}
+    resp.media = {
+        'aggregates': [
+            view(req, a) for a in agg_obj.list_all(util.deps(req).api_db)
+        ]
+    }
 
 
 def show(req, resp, aggregate_id):
@@ -81,17 +89,23 @@ def _check_zone_conflicts(req, hosts, zone, skip_id):
         if clash:
             raise util.bad_request(
                 'Cannot put host %s in availability zone %s: it is in '
-                'availability zone %s through aggregate %s.' % (
-                    sorted(clash)[0], zone, other['availability_zone'],
-                    other['name']))
+                'availability zone %s through aggregate %s.'
+                % (
+                    sorted(clash)[0],
+                    zone,
+                    other['availability_zone'],
+                    other['name'],
+                )
+            )
 
 
 def create(req, resp):
     util.authorize(req, policies.AGGREGATES % 'create')
     body = json_body(req, schema.CREATE)['aggregate']
     try:
-        agg = agg_obj.create(util.deps(req).api_db, body['name'],
-                             body.get('availability_zone'))
+        agg = agg_obj.create(
+            util.deps(req).api_db, body['name'], body.get('availability_zone')
+        )
     except agg_obj.AggregateExists:
         raise util.conflict('Aggregate %s already exists.' % body['name'])
     _notify(req, 'update_aggregates', agg)
@@ -104,13 +118,17 @@ def update(req, resp, aggregate_id):
     agg = _get(req, aggregate_id)
     set_zone = 'availability_zone' in body
     if set_zone:
-        _check_zone_conflicts(req, agg['hosts'], body['availability_zone'],
-                              agg['id'])
+        _check_zone_conflicts(
+            req, agg['hosts'], body['availability_zone'], agg['id']
+        )
     try:
-        agg = agg_obj.update(util.deps(req).api_db, agg['id'],
-                             name=body.get('name'),
-                             availability_zone=body.get('availability_zone'),
-                             set_zone=set_zone)
+        agg = agg_obj.update(
+            util.deps(req).api_db,
+            agg['id'],
+            name=body.get('name'),
+            availability_zone=body.get('availability_zone'),
+            set_zone=set_zone,
+        )
     except agg_obj.AggregateExists:
         raise util.conflict('Aggregate %s already exists.' % body['name'])
     _notify(req, 'update_aggregates', agg)
@@ -121,8 +139,9 @@ def delete(req, resp, aggregate_id):
     util.authorize(req, policies.AGGREGATES % 'delete')
     agg = _get(req, aggregate_id)
     if agg['hosts']:
-        raise util.bad_request('Aggregate %s is not empty: remove its hosts '
-                               'first.' % aggregate_id)
+        raise util.bad_request(
+            'Aggregate %s is not empty: remove its hosts first.' % aggregate_id
+        )
     agg_obj.delete(util.deps(req).api_db, agg['id'])
     _notify(req, 'delete_aggregate', agg)
     resp.status = 200
@@ -139,10 +158,10 @@ def action(req, resp, aggregate_id):
         if not service_obj.known_host(deps.api_db, deps.cells, host):
             raise util.not_found('Compute host', host)
         if host in agg['hosts']:
-            raise util.conflict('Host %s is already in aggregate %s.'
-                                % (host, aggregate_id))
-        _check_zone_conflicts(req, [host], agg['availability_zone'],
-                              agg['id'])
+            raise util.conflict(
+                'Host %s is already in aggregate %s.' % (host, aggregate_id)
+            )
+        _check_zone_conflicts(req, [host], agg['availability_zone'], agg['id'])
         agg = agg_obj.add_host(deps.api_db, agg['id'], host)
         _mirror_to_placement(req, host, agg['uuid'], add=True)
     elif name == 'remove_host':
@@ -160,8 +179,9 @@ def action(req, resp, aggregate_id):
         if agg_obj.AZ_KEY in metadata:
             zone = metadata[agg_obj.AZ_KEY]
             if zone is not None and ':' in zone:
-                raise util.bad_request('An availability zone name may not '
-                                       'contain ":".')
+                raise util.bad_request(
+                    'An availability zone name may not contain ":".'
+                )
             _check_zone_conflicts(req, agg['hosts'], zone, agg['id'])
         agg = agg_obj.set_metadata(deps.api_db, agg['id'], metadata)
     _notify(req, 'update_aggregates', agg)

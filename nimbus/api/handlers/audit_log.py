@@ -12,8 +12,13 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import services as service_obj
 
-FORMATS = ('%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%d %H:%M:%S', '%Y-%m-%dT%H:%M:%S',
-           '%Y-%m-%dT%H:%M:%S.%f', '%Y-%m-%d')
+FORMATS = (
+    '%Y-%m-%d %H:%M:%S.%f',
+    '%Y-%m-%d %H:%M:%S',
+    '%Y-%m-%dT%H:%M:%S',
+    '%Y-%m-%dT%H:%M:%S.%f',
+    '%Y-%m-%d',
+)
 
 
 def _parse(value):
@@ -35,15 +40,26 @@ def last_period(before):
 def _log(req, before):
     deps = util.deps(req)
     start, end = last_period(before)
-    hosts = sorted(s['host'] for s in service_obj.list_services(
-        deps.cells, deps.conf.service_down_time, util.utcnow())
-        if s['binary'].endswith('compute'))
-    return {'hosts_not_run': hosts, 'log': {}, 'num_hosts': len(hosts),
-            'num_hosts_done': 0, 'num_hosts_not_run': len(hosts),
-            'num_hosts_running': 0,
-            'overall_status': '0 of %d hosts done. 0 errors.' % len(hosts),
-            'period_beginning': str(start), 'period_ending': str(end),
-            'total_errors': 0, 'total_instances': 0}
+    hosts = sorted(
+        s['host']
+        for s in service_obj.list_services(
+            deps.cells, deps.conf.service_down_time, util.utcnow()
+        )
+        if s['binary'].endswith('compute')
+    )
+    return {
+        'hosts_not_run': hosts,
+        'log': {},
+        'num_hosts': len(hosts),
+        'num_hosts_done': 0,
+        'num_hosts_not_run': len(hosts),
+        'num_hosts_running': 0,
+        'overall_status': '0 of %d hosts done. 0 errors.' % len(hosts),
+        'period_beginning': str(start),
+        'period_ending': str(end),
+        'total_errors': 0,
+        'total_instances': 0,
+    }
 
 
 def index(req, resp):
@@ -53,5 +69,6 @@ def index(req, resp):
 
 def show(req, resp, before_timestamp):
     util.authorize(req, policies.AUDIT_LOG % 'show')
-    resp.media = {'instance_usage_audit_log': _log(
-        req, _parse(before_timestamp))}
+    resp.media = {
+        'instance_usage_audit_log': _log(req, _parse(before_timestamp))
+    }

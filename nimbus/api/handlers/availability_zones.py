@@ -9,7 +9,8 @@ from nimbus.api.objects import services as service_obj
 def _zones(req, include_internal):
     deps = util.deps(req)
     services = service_obj.list_services(
-        deps.cells, deps.conf.service_down_time, util.utcnow())
+        deps.cells, deps.conf.service_down_time, util.utcnow()
+    )
     zones_by_host = agg_obj.zones_by_host(deps.api_db)
     zones = {}
     for service in services:
@@ -18,18 +19,19 @@ def _zones(req, include_internal):
         if not is_compute and not include_internal:
             continue
         for name in zone.split(','):
-            entry = zones.setdefault(name, {'available': False,
-                                            'hosts': {}})
+            entry = zones.setdefault(name, {'available': False, 'hosts': {}})
             usable = service['up'] and not service['disabled']
             if is_compute and usable:
                 entry['available'] = True
             if not is_compute:
                 entry['available'] = entry['available'] or service['up']
             entry['hosts'].setdefault(service['host'], {})[
-                service['binary']] = {
-                    'available': service['up'],
-                    'active': not service['disabled'],
-                    'updated_at': util.isotime(service['updated_at'])}
+                service['binary']
+            ] = {
+                'available': service['up'],
+                'active': not service['disabled'],
+                'updated_at': util.isotime(service['updated_at']),
+            }
     # Zones of aggregates whose hosts run no service yet still exist.
     for name in agg_obj.zone_names(deps.api_db):
         zones.setdefault(name, {'available': False, 'hosts': {}})
@@ -39,14 +41,28 @@ def _zones(req, include_internal):
 def index(req, resp):
     util.authorize(req, policies.AZ % 'list')
     zones = _zones(req, include_internal=False)
-    resp.media = {'availabilityZoneInfo': [
-        {'zoneName': name, 'zoneState': {'available': z['available']},
-         'hosts': None} for name, z in sorted(zones.items())]}
+    resp.media = {
+        'availabilityZoneInfo': [
+            {
+                'zoneName': name,
+                'zoneState': {'available': z['available']},
+                'hosts': None,
+            }
+            for name, z in sorted(zones.items())
+        ]
+    }
 
 
 def detail(req, resp):
     util.authorize(req, policies.AZ % 'detail')
     zones = _zones(req, include_internal=True)
-    resp.media = {'availabilityZoneInfo': [
-        {'zoneName': name, 'zoneState': {'available': z['available']},
-         'hosts': z['hosts'] or None} for name, z in sorted(zones.items())]}
+    resp.media = {
+        'availabilityZoneInfo': [
+            {
+                'zoneName': name,
+                'zoneState': {'available': z['available']},
+                'hosts': z['hosts'] or None,
+            }
+            for name, z in sorted(zones.items())
+        ]
+    }

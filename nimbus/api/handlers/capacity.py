@@ -22,8 +22,11 @@ QUERY = {
     'type': 'object',
     'properties': {
         'flavor': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-        'availability_zone': {'type': 'string', 'minLength': 1,
-                              'maxLength': 255},
+        'availability_zone': {
+            'type': 'string',
+            'minLength': 1,
+            'maxLength': 255,
+        },
         'group': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         'image': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         'hosts': {'type': 'string', 'enum': ['true', 'false']},
@@ -38,14 +41,18 @@ def _flavor(req, ref):
         return flavor_obj.get(util.deps(req).api_db, ref)
     except flavor_obj.FlavorNotFound:
         pass
-    named = [f for f in flavor_obj.list_all(util.deps(req).api_db,
-                                            is_public=None)
-             if f['name'] == ref]
+    named = [
+        f
+        for f in flavor_obj.list_all(util.deps(req).api_db, is_public=None)
+        if f['name'] == ref
+    ]
     if len(named) != 1:
         raise errors.HTTPError(
             404 if not named else 409,
-            'Flavor %s could not be found.' % ref if not named
-            else 'Flavor name %s is ambiguous: use its id.' % ref)
+            'Flavor %s could not be found.' % ref
+            if not named
+            else 'Flavor name %s is ambiguous: use its id.' % ref,
+        )
     return named[0]
 
 
@@ -69,17 +76,28 @@ def answer(req, params):
         image = server_create.lookup_image(req, params['image'])
     hints = {'group': params['group']} if params.get('group') else {}
     hints = server_create.normalise_hints(hints)
-    zone, host, node = server_create._zone(req,
-                                           params.get('availability_zone'))
+    zone, host, node = server_create._zone(
+        req, params.get('availability_zone')
+    )
     per_host = params.get('hosts', 'true') == 'true'
     answers = []
     for ref in refs:
         flavor = _flavor(req, ref)
         spec = server_create.request_spec_for(
-            req, flavor, image, zone, hints, [], force_host=host,
-            force_node=node)
-        result = scheduler_api.capacity(util.ctx(req), spec,
-                                        per_host=per_host)
-        answers.append(dict(result, flavor={'id': flavor['flavorid'],
-                                            'name': flavor['name']}))
+            req,
+            flavor,
+            image,
+            zone,
+            hints,
+            [],
+            force_host=host,
+            force_node=node,
+        )
+        result = scheduler_api.capacity(util.ctx(req), spec, per_host=per_host)
+        answers.append(
+            dict(
+                result,
+                flavor={'id': flavor['flavorid'], 'name': flavor['name']},
+            )
+        )
     return answers

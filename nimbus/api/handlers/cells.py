@@ -19,14 +19,28 @@ def _counts(session, column, *where):
 def index(req, resp):
     util.authorize(req, policies.CELLS)
     with util.deps(req).api_db.session() as session:
-        cells = session.execute(sa.select(models.CellMapping).order_by(
-            models.CellMapping.name)).scalars().all()
+        cells = (
+            session.execute(
+                sa.select(models.CellMapping).order_by(models.CellMapping.name)
+            )
+            .scalars()
+            .all()
+        )
         hosts = _counts(session, models.HostMapping.cell_id)
         servers = _counts(
-            session, models.InstanceMapping.cell_id,
-            models.InstanceMapping.queued_for_delete.is_(False))
-        resp.media = {'cells': [
-            {'uuid': cell.uuid, 'name': cell.name,
-             'disabled': bool(cell.disabled),
-             'hosts': hosts.get(cell.id, 0),
-             'servers': servers.get(cell.id, 0)} for cell in cells]}
+            session,
+            models.InstanceMapping.cell_id,
+            models.InstanceMapping.queued_for_delete.is_(False),
+        )
+        resp.media = {
+            'cells': [
+                {
+                    'uuid': cell.uuid,
+                    'name': cell.name,
+                    'disabled': bool(cell.disabled),
+                    'hosts': hosts.get(cell.id, 0),
+                    'servers': servers.get(cell.id, 0),
+                }
+                for cell in cells
+            ]
+        }

@@ -39,16 +39,22 @@ CAPACITY_QUERY = {
     'type': 'object',
     'properties': {
         'flavor': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-        'availability_zone': {'type': 'string', 'minLength': 1,
-                              'maxLength': 255},
+        'availability_zone': {
+            'type': 'string',
+            'minLength': 1,
+            'maxLength': 255,
+        },
     },
     'required': ['flavor'],
 }
 
 
 def _static(name):
-    return importlib.resources.files('nimbus.api.dashboard').joinpath(
-        'static', name).read_bytes()
+    return (
+        importlib.resources.files('nimbus.api.dashboard')
+        .joinpath('static', name)
+        .read_bytes()
+    )
 
 
 def page(req, resp):
@@ -79,8 +85,9 @@ def _board(req):
 def hosts(req, resp):
     board = _board(req)
     deps = util.deps(req)
-    body = board.cache.get('hosts', lambda: snapshot.hosts(deps.api_db,
-                                                            deps.cells))
+    body = board.cache.get(
+        'hosts', lambda: snapshot.hosts(deps.api_db, deps.cells)
+    )
     resp.media = body
 
 
@@ -88,7 +95,8 @@ def failures(req, resp):
     board = _board(req)
     deps = util.deps(req)
     resp.media = board.cache.get(
-        'failures', lambda: snapshot.failed_builds(deps.api_db, deps.cells))
+        'failures', lambda: snapshot.failed_builds(deps.api_db, deps.cells)
+    )
 
 
 def capacity(req, resp):
@@ -101,13 +109,14 @@ def capacity(req, resp):
 def decisions(req, resp):
     board = _board(req)
     hub = board.hub
-    resp.media = {'decisions': list(reversed(hub.latest())) if hub else [],
-                  'streaming': hub is not None}
+    resp.media = {
+        'decisions': list(reversed(hub.latest())) if hub else [],
+        'streaming': hub is not None,
+    }
 
 
 def _event(name, payload):
-    return b'event: %s\ndata: %s\n\n' % (name.encode(),
-                                         orjson.dumps(payload))
+    return b'event: %s\ndata: %s\n\n' % (name.encode(), orjson.dumps(payload))
 
 
 def _events(sub, keepalive, lifetime, clock=time.monotonic):
@@ -135,8 +144,11 @@ def _events(sub, keepalive, lifetime, clock=time.monotonic):
 def events(req, resp):
     board = _board(req)
     if board.hub is None:
-        raise errors.HTTPError(503, 'The decision stream is not configured '
-                                    'on this API (no notification transport).')
+        raise errors.HTTPError(
+            503,
+            'The decision stream is not configured '
+            'on this API (no notification transport).',
+        )
     try:
         sub = board.hub.subscribe()
     except stream.TooManyStreams as exc:
@@ -144,8 +156,9 @@ def events(req, resp):
     resp.content_type = 'text/event-stream'
     resp.set_header('Cache-Control', 'no-cache')
     resp.set_header('X-Accel-Buffering', 'no')
-    resp.stream = _events(sub, board.conf.keepalive,
-                          board.conf.stream_lifetime)
+    resp.stream = _events(
+        sub, board.conf.keepalive, board.conf.stream_lifetime
+    )
 
 
 ROUTES = [

@@ -12,29 +12,44 @@ from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import common
 from nimbus.common.wsgi import json_body
 
-NAMES = {'network-changed': (2, 1), 'network-vif-plugged': (2, 1),
-         'network-vif-unplugged': (2, 1), 'network-vif-deleted': (2, 1),
-         'volume-extended': (2, 51), 'power-update': (2, 76),
-         'accelerator-request-bound': (2, 82), 'volume-reimaged': (2, 93)}
+NAMES = {
+    'network-changed': (2, 1),
+    'network-vif-plugged': (2, 1),
+    'network-vif-unplugged': (2, 1),
+    'network-vif-deleted': (2, 1),
+    'volume-extended': (2, 51),
+    'power-update': (2, 76),
+    'accelerator-request-bound': (2, 82),
+    'volume-reimaged': (2, 93),
+}
 
 
 def create_schema(version):
     names = sorted(n for n, v in NAMES.items() if version >= v)
     return {
         'type': 'object',
-        'properties': {'events': {
-            'type': 'array', 'minItems': 1,
-            'items': {
-                'type': 'object',
-                'properties': {
-                    'server_uuid': common.UUID,
-                    'name': {'type': 'string', 'enum': names},
-                    'status': {'type': 'string', 'enum': [
-                        'failed', 'completed', 'in-progress']},
-                    'tag': {'type': 'string', 'maxLength': 255}},
-                'required': ['server_uuid', 'name'],
-                'additionalProperties': False}}},
-        'required': ['events'], 'additionalProperties': False,
+        'properties': {
+            'events': {
+                'type': 'array',
+                'minItems': 1,
+                'items': {
+                    'type': 'object',
+                    'properties': {
+                        'server_uuid': common.UUID,
+                        'name': {'type': 'string', 'enum': names},
+                        'status': {
+                            'type': 'string',
+                            'enum': ['failed', 'completed', 'in-progress'],
+                        },
+                        'tag': {'type': 'string', 'maxLength': 255},
+                    },
+                    'required': ['server_uuid', 'name'],
+                    'additionalProperties': False,
+                },
+            }
+        },
+        'required': ['events'],
+        'additionalProperties': False,
     }
 
 
@@ -48,8 +63,9 @@ def create(req, resp):
         result = dict(event)
         result.setdefault('status', 'completed')
         try:
-            record = server_obj.get(deps.api_db, deps.cells,
-                                    event['server_uuid'])
+            record = server_obj.get(
+                deps.api_db, deps.cells, event['server_uuid']
+            )
         except server_obj.ServerNotFound:
             result.update(code=404, status='failed')
             results.append(result)
@@ -67,11 +83,15 @@ def create(req, resp):
         results.append(result)
         key = (record['cell'].uuid, record['host'], event['server_uuid'])
         entry = to_send.setdefault(key, (record['cell'], []))
-        entry[1].append({'name': event['name'], 'tag': event.get('tag'),
-                         'status': result['status']})
+        entry[1].append(
+            {
+                'name': event['name'],
+                'tag': event.get('tag'),
+                'status': result['status'],
+            }
+        )
     for (_cell_uuid, host, uuid), (cell, events) in to_send.items():
-        deps.compute_api(cell).external_instance_event(ctx, host, uuid,
-                                                       events)
+        deps.compute_api(cell).external_instance_event(ctx, host, uuid, events)
     if not to_send:
         raise util.not_found('Instances for', 'any event')
     resp.status = 200 if all(r['code'] == 200 for r in results) else 207

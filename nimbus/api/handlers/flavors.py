@@ -18,8 +18,11 @@ def _get(req, flavor_id):
 
 
 def view(req, flavor, detail):
-    body = {'id': flavor['flavorid'], 'name': flavor['name'],
-            'links': util.links(req, 'flavors', flavor['flavorid'])}
+    body = {
+        'id': flavor['flavorid'],
+        'name': flavor['name'],
+        'links': util.links(req, 'flavors', flavor['flavorid']),
+    }
     version = util.version(req)
     if version >= (2, 55):
         body['description'] = flavor['description']
@@ -28,13 +31,18 @@ def view(req, flavor, detail):
     swap = flavor['swap']
     if version < (2, 75) and not swap:
         swap = ''
-    body.update({
-        'ram': flavor['memory_mb'], 'vcpus': flavor['vcpus'],
-        'disk': flavor['root_gb'],
-        'OS-FLV-EXT-DATA:ephemeral': flavor['ephemeral_gb'],
-        'OS-FLV-DISABLED:disabled': flavor['disabled'],
-        'os-flavor-access:is_public': flavor['is_public'],
-        'swap': swap, 'rxtx_factor': flavor['rxtx_factor']})
+    body.update(
+        {
+            'ram': flavor['memory_mb'],
+            'vcpus': flavor['vcpus'],
+            'disk': flavor['root_gb'],
+            'OS-FLV-EXT-DATA:ephemeral': flavor['ephemeral_gb'],
+            'OS-FLV-DISABLED:disabled': flavor['disabled'],
+            'os-flavor-access:is_public': flavor['is_public'],
+            'swap': swap,
+            'rxtx_factor': flavor['rxtx_factor'],
+        }
+    )
     if version >= (2, 61):
         body['extra_specs'] = flavor['extra_specs']
     return body
@@ -45,21 +53,27 @@ def _list(req, resp, detail):
     is_public = True
     if util.ctx(req).is_admin:
         raw = params.get('is_public', 'true').lower()
-        is_public = None if raw in ('none', 'all') else util.boolish(
-            raw, 'is_public')
+        is_public = (
+            None if raw in ('none', 'all') else util.boolish(raw, 'is_public')
+        )
     items = flavor_obj.list_all(
-        util.deps(req).api_db, is_public=is_public,
+        util.deps(req).api_db,
+        is_public=is_public,
         min_ram=int(params['minRam']) if 'minRam' in params else None,
         min_disk=int(params['minDisk']) if 'minDisk' in params else None,
         sort_key=params.get('sort_key', 'flavorid'),
-        sort_dir=params.get('sort_dir', 'asc'))
+        sort_dir=params.get('sort_dir', 'asc'),
+    )
     limit = util.limit_of(req, params)
     items, more = util.page(items, lambda f: f['flavorid'], params, limit)
     body = {'flavors': [view(req, f, detail) for f in items]}
     if more and items:
         body['flavors_links'] = util.next_link(
-            req, 'flavors/detail' if detail else 'flavors',
-            items[-1]['flavorid'], params)
+            req,
+            'flavors/detail' if detail else 'flavors',
+            items[-1]['flavorid'],
+            params,
+        )
     resp.media = body
 
 
@@ -82,28 +96,34 @@ def _int(value):
 def create(req, resp):
     util.authorize(req, policies.FLAVORS % 'create')
     version = util.version(req)
-    body = json_body(req, schema.CREATE_V255 if version >= (2, 55)
-                     else schema.CREATE)['flavor']
-    for field in ('ram', 'vcpus', 'disk', 'OS-FLV-EXT-DATA:ephemeral',
-                  'swap'):
+    body = json_body(
+        req, schema.CREATE_V255 if version >= (2, 55) else schema.CREATE
+    )['flavor']
+    for field in ('ram', 'vcpus', 'disk', 'OS-FLV-EXT-DATA:ephemeral', 'swap'):
         if isinstance(body.get(field), str) and body[field] == '':
-            raise util.bad_request("Invalid input for field/attribute %s."
-                                   % field)
+            raise util.bad_request(
+                'Invalid input for field/attribute %s.' % field
+            )
     if int(body['ram']) < 1 or int(body['vcpus']) < 1:
         raise util.bad_request('ram and vcpus must be at least 1.')
     flavorid = body.get('id')
     values = {
-        'flavorid': (uuidutils.generate_uuid() if flavorid is None
-                     else str(flavorid)),
-        'name': body['name'], 'memory_mb': int(body['ram']),
-        'vcpus': int(body['vcpus']), 'root_gb': int(body['disk']),
+        'flavorid': (
+            uuidutils.generate_uuid() if flavorid is None else str(flavorid)
+        ),
+        'name': body['name'],
+        'memory_mb': int(body['ram']),
+        'vcpus': int(body['vcpus']),
+        'root_gb': int(body['disk']),
         'ephemeral_gb': _int(body.get('OS-FLV-EXT-DATA:ephemeral')),
         'swap': _int(body.get('swap')),
         'rxtx_factor': float(body.get('rxtx_factor', 1.0)),
         'is_public': util.boolish(
             body.get('os-flavor-access:is_public', True),
-            'os-flavor-access:is_public'),
-        'description': body.get('description')}
+            'os-flavor-access:is_public',
+        ),
+        'description': body.get('description'),
+    }
     try:
         flavor = flavor_obj.create(util.deps(req).api_db, values)
     except flavor_obj.FlavorExists as exc:
@@ -113,13 +133,15 @@ def create(req, resp):
 
 def update(req, resp, flavor_id):
     if util.version(req) < (2, 55):
-        raise util.errors.HTTPError(405, 'Updating a flavor needs '
-                                    'microversion 2.55 or later.')
+        raise util.errors.HTTPError(
+            405, 'Updating a flavor needs microversion 2.55 or later.'
+        )
     util.authorize(req, policies.FLAVORS % 'update')
     body = json_body(req, schema.UPDATE)['flavor']
     try:
         flavor = flavor_obj.update_description(
-            util.deps(req).api_db, flavor_id, body['description'])
+            util.deps(req).api_db, flavor_id, body['description']
+        )
     except flavor_obj.FlavorNotFound:
         raise util.not_found('Flavor', flavor_id)
     resp.media = {'flavor': view(req, flavor, True)}
@@ -135,6 +157,7 @@ def delete(req, resp, flavor_id):
 
 
 # -- extra specs -------------------------------------------------------------
+
 
 def _validated(specs):
     out = {}
@@ -188,8 +211,8 @@ def specs_show(req, resp, flavor_id, key):
     specs = _get(req, flavor_id)['extra_specs']
     if key not in specs:
         raise util.errors.HTTPError(
-            404, 'Flavor %s has no extra specs with key %s.'
-            % (flavor_id, key))
+            404, 'Flavor %s has no extra specs with key %s.' % (flavor_id, key)
+        )
     resp.media = {key: specs[key]}
 
 
@@ -211,13 +234,14 @@ def specs_delete(req, resp, flavor_id, key):
     util.authorize(req, policies.EXTRA_SPECS % 'delete')
     _check_groups(req, flavor_id, removed=key)
     try:
-        found = flavor_obj.delete_extra_spec(util.deps(req).api_db,
-                                             flavor_id, key)
+        found = flavor_obj.delete_extra_spec(
+            util.deps(req).api_db, flavor_id, key
+        )
     except flavor_obj.FlavorNotFound:
         raise util.not_found('Flavor', flavor_id)
     if not found:
         raise util.errors.HTTPError(
-            404, 'Flavor %s has no extra specs with key %s.'
-            % (flavor_id, key))
+            404, 'Flavor %s has no extra specs with key %s.' % (flavor_id, key)
+        )
     # Nova answers an extra spec's removal with 200 and no body.
     resp.status = 200

@@ -11,8 +11,12 @@ from nimbus.api.objects import services as service_obj
 from nimbus.db.cell import models as cell_models
 
 REMOVED_IN = (2, 43)
-LIST_QUERY = {'type': 'object', 'properties': {
-    'zone': {'type': 'string', 'minLength': 1, 'maxLength': 255}}}
+LIST_QUERY = {
+    'type': 'object',
+    'properties': {
+        'zone': {'type': 'string', 'minLength': 1, 'maxLength': 255}
+    },
+}
 
 
 def _check_version(req):
@@ -22,8 +26,9 @@ def _check_version(req):
 
 def _services(req):
     deps = util.deps(req)
-    return service_obj.list_services(deps.cells, deps.conf.service_down_time,
-                                     util.utcnow())
+    return service_obj.list_services(
+        deps.cells, deps.conf.service_down_time, util.utcnow()
+    )
 
 
 def index(req, resp):
@@ -38,14 +43,22 @@ def index(req, resp):
         if 'zone' in params and zone != params['zone']:
             continue
         topic = service['topic'] or service['binary'].replace('nimbus-', '')
-        hosts.append({'host_name': service['host'], 'service': topic,
-                      'zone': zone})
+        hosts.append(
+            {'host_name': service['host'], 'service': topic, 'zone': zone}
+        )
     resp.media = {'hosts': hosts}
 
 
 def _resource(host, project, cpu, memory_mb, disk_gb):
-    return {'resource': {'host': host, 'project': project, 'cpu': cpu,
-                         'memory_mb': memory_mb, 'disk_gb': disk_gb}}
+    return {
+        'resource': {
+            'host': host,
+            'project': project,
+            'cpu': cpu,
+            'memory_mb': memory_mb,
+            'disk_gb': disk_gb,
+        }
+    }
 
 
 def show(req, resp, host_name):
@@ -53,29 +66,40 @@ def show(req, resp, host_name):
     _check_version(req)
     util.authorize(req, policies.HOSTS % 'show')
     deps = util.deps(req)
-    nodes = [n for n in service_obj.list_nodes(deps.cells)
-             if n['host'] == host_name]
+    nodes = [
+        n for n in service_obj.list_nodes(deps.cells) if n['host'] == host_name
+    ]
     if not nodes:
         raise util.not_found('Compute host', host_name)
-    total = [sum(n[k] for n in nodes)
-             for k in ('vcpus', 'memory_mb', 'local_gb')]
-    used_now = [sum(n[k] for n in nodes)
-                for k in ('vcpus_used', 'memory_mb_used', 'local_gb_used')]
+    total = [
+        sum(n[k] for n in nodes) for k in ('vcpus', 'memory_mb', 'local_gb')
+    ]
+    used_now = [
+        sum(n[k] for n in nodes)
+        for k in ('vcpus_used', 'memory_mb_used', 'local_gb_used')
+    ]
     projects = {}
     model = cell_models.Instance
     with deps.cells.db(nodes[0]['cell']).session() as session:
-        for project_id, flavor in session.execute(sa.select(
-                model.project_id, model.flavor).where(
-                    model.host == host_name, model.deleted.is_(False))):
+        for project_id, flavor in session.execute(
+            sa.select(model.project_id, model.flavor).where(
+                model.host == host_name, model.deleted.is_(False)
+            )
+        ):
             sums = projects.setdefault(project_id, [0, 0, 0])
             sums[0] += int(flavor.get('vcpus') or 0)
             sums[1] += int(flavor.get('memory_mb') or 0)
             sums[2] += int(flavor.get('root_gb') or 0) + int(
-                flavor.get('ephemeral_gb') or 0)
+                flavor.get('ephemeral_gb') or 0
+            )
     used_max = [sum(p[i] for p in projects.values()) for i in range(3)]
-    body = [_resource(host_name, '(total)', *total),
-            _resource(host_name, '(used_now)', *used_now),
-            _resource(host_name, '(used_max)', *used_max)]
-    body.extend(_resource(host_name, project, *sums)
-                for project, sums in sorted(projects.items()))
+    body = [
+        _resource(host_name, '(total)', *total),
+        _resource(host_name, '(used_now)', *used_now),
+        _resource(host_name, '(used_max)', *used_max),
+    ]
+    body.extend(
+        _resource(host_name, project, *sums)
+        for project, sums in sorted(projects.items())
+    )
     resp.media = {'host': body}

@@ -14,8 +14,11 @@ def _matching(req, pattern, rule):
     if util.version(req) >= REMOVED_IN:
         raise util.not_found('Resource', 'os-hypervisors/%s' % pattern)
     util.authorize(req, policies.HYPERVISORS % rule)
-    nodes = [n for n in service_obj.list_nodes(util.deps(req).cells)
-             if pattern in n['hypervisor_hostname']]
+    nodes = [
+        n
+        for n in service_obj.list_nodes(util.deps(req).cells)
+        if pattern in n['hypervisor_hostname']
+    ]
     if not nodes:
         raise util.not_found('Hypervisor matching', pattern)
     return nodes
@@ -26,9 +29,12 @@ def search(req, resp, hypervisor_id):
     with ``/os-hypervisors/{hypervisor_id}``)."""
     nodes = _matching(req, hypervisor_id, 'search')
     services = hypervisors._services(req)
-    resp.media = {'hypervisors': [
-        hypervisors.view(req, n, services.get(n['host']), False)
-        for n in nodes]}
+    resp.media = {
+        'hypervisors': [
+            hypervisors.view(req, n, services.get(n['host']), False)
+            for n in nodes
+        ]
+    }
 
 
 def servers(req, resp, hypervisor_id):
@@ -39,7 +45,11 @@ def servers(req, resp, hypervisor_id):
     body = []
     for node in nodes:
         instances = service_obj.instances_on_node(
-            cells, node['cell'], node['host'], node['hypervisor_hostname'])
-        body.append(hypervisors.view(req, node, services.get(node['host']),
-                                     False, instances or None))
+            cells, node['cell'], node['host'], node['hypervisor_hostname']
+        )
+        body.append(
+            hypervisors.view(
+                req, node, services.get(node['host']), False, instances or None
+            )
+        )
     resp.media = {'hypervisors': body}

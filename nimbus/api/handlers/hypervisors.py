@@ -9,14 +9,22 @@ from nimbus.api.schemas import common
 
 LIST_QUERY = {
     'type': 'object',
-    'properties': dict(common.PAGING, **{
-        'hypervisor_hostname_pattern': {'type': 'string', 'minLength': 1,
-                                        'maxLength': 255},
-        'with_servers': common.BOOL_STR,
-    }),
+    'properties': dict(
+        common.PAGING,
+        **{
+            'hypervisor_hostname_pattern': {
+                'type': 'string',
+                'minLength': 1,
+                'maxLength': 255,
+            },
+            'with_servers': common.BOOL_STR,
+        },
+    ),
 }
-SHOW_QUERY = {'type': 'object',
-              'properties': {'with_servers': common.BOOL_STR}}
+SHOW_QUERY = {
+    'type': 'object',
+    'properties': {'with_servers': common.BOOL_STR},
+}
 
 
 def _id(req, node):
@@ -25,49 +33,66 @@ def _id(req, node):
 
 def view(req, node, service, detail, servers=None):
     version = util.version(req)
-    body = {'id': _id(req, node),
-            'hypervisor_hostname': node['hypervisor_hostname'],
-            'state': 'up' if service and service['up'] else 'down',
-            'status': 'disabled' if (service is None or
-                                     service['disabled']) else 'enabled'}
+    body = {
+        'id': _id(req, node),
+        'hypervisor_hostname': node['hypervisor_hostname'],
+        'state': 'up' if service and service['up'] else 'down',
+        'status': 'disabled'
+        if (service is None or service['disabled'])
+        else 'enabled',
+    }
     if servers is not None:
         body['servers'] = servers
     if not detail:
         return body
-    body.update({
-        'host_ip': node['host_ip'],
-        'hypervisor_type': node['hypervisor_type'],
-        'hypervisor_version': node['hypervisor_version'],
-        'service': {
-            'host': node['host'],
-            'id': (service['uuid'] if version >= (2, 53) else service['id'])
-            if service else None,
-            'disabled_reason': service['disabled_reason']
-            if service else None},
-    })
+    body.update(
+        {
+            'host_ip': node['host_ip'],
+            'hypervisor_type': node['hypervisor_type'],
+            'hypervisor_version': node['hypervisor_version'],
+            'service': {
+                'host': node['host'],
+                'id': (
+                    service['uuid'] if version >= (2, 53) else service['id']
+                )
+                if service
+                else None,
+                'disabled_reason': service['disabled_reason']
+                if service
+                else None,
+            },
+        }
+    )
     if version >= (2, 88):
         body['uptime'] = None
         return body
     cpu_info = node['cpu_info'] or {}
-    body.update({
-        'vcpus': node['vcpus'], 'memory_mb': node['memory_mb'],
-        'local_gb': node['local_gb'], 'vcpus_used': node['vcpus_used'],
-        'memory_mb_used': node['memory_mb_used'],
-        'local_gb_used': node['local_gb_used'],
-        'free_ram_mb': node['memory_mb'] - node['memory_mb_used'],
-        'free_disk_gb': node['local_gb'] - node['local_gb_used'],
-        'current_workload': node['current_workload'],
-        'running_vms': node['running_vms'],
-        'disk_available_least': node['local_gb'] - node['local_gb_used'],
-        'cpu_info': cpu_info if version >= (2, 28) else json.dumps(cpu_info),
-    })
+    body.update(
+        {
+            'vcpus': node['vcpus'],
+            'memory_mb': node['memory_mb'],
+            'local_gb': node['local_gb'],
+            'vcpus_used': node['vcpus_used'],
+            'memory_mb_used': node['memory_mb_used'],
+            'local_gb_used': node['local_gb_used'],
+            'free_ram_mb': node['memory_mb'] - node['memory_mb_used'],
+            'free_disk_gb': node['local_gb'] - node['local_gb_used'],
+            'current_workload': node['current_workload'],
+            'running_vms': node['running_vms'],
+            'disk_available_least': node['local_gb'] - node['local_gb_used'],
+            'cpu_info': cpu_info
+            if version >= (2, 28)
+            else json.dumps(cpu_info),
+        }
+    )
     return body
 
 
 def _services(req):
     deps = util.deps(req)
     return service_obj.compute_services_by_host(
-        deps.cells, deps.conf.service_down_time, util.utcnow())
+        deps.cells, deps.conf.service_down_time, util.utcnow()
+    )
 
 
 def _servers(req, node, params):
@@ -76,13 +101,17 @@ def _servers(req, node, params):
     if not util.boolish(params['with_servers'], 'with_servers'):
         return None
     return service_obj.instances_on_node(
-        util.deps(req).cells, node['cell'], node['host'],
-        node['hypervisor_hostname'])
+        util.deps(req).cells,
+        node['cell'],
+        node['host'],
+        node['hypervisor_hostname'],
+    )
 
 
 def _list(req, resp, detail):
-    util.authorize(req, policies.HYPERVISORS % (
-        'list-detail' if detail else 'list'))
+    util.authorize(
+        req, policies.HYPERVISORS % ('list-detail' if detail else 'list')
+    )
     params = util.query(req, LIST_QUERY)
     version = util.version(req)
     if version < (2, 53):
@@ -92,9 +121,12 @@ def _list(req, resp, detail):
         params.pop('limit', None)
         params.pop('marker', None)
     if 'hypervisor_hostname_pattern' in params and (
-            'limit' in params or 'marker' in params):
-        raise util.bad_request('Paging over a list of hypervisors with a '
-                               'hostname pattern is not supported.')
+        'limit' in params or 'marker' in params
+    ):
+        raise util.bad_request(
+            'Paging over a list of hypervisors with a '
+            'hostname pattern is not supported.'
+        )
     nodes = service_obj.list_nodes(util.deps(req).cells)
     pattern = params.get('hypervisor_hostname_pattern')
     if pattern is not None:
@@ -104,13 +136,25 @@ def _list(req, resp, detail):
     limit = util.limit_of(req, params)
     nodes, more = util.page(nodes, lambda n: _id(req, n), params, limit)
     services = _services(req)
-    body = {'hypervisors': [
-        view(req, n, services.get(n['host']), detail,
-             _servers(req, n, params)) for n in nodes]}
+    body = {
+        'hypervisors': [
+            view(
+                req,
+                n,
+                services.get(n['host']),
+                detail,
+                _servers(req, n, params),
+            )
+            for n in nodes
+        ]
+    }
     if more and nodes:
         body['hypervisors_links'] = util.next_link(
-            req, 'os-hypervisors/detail' if detail else 'os-hypervisors',
-            _id(req, nodes[-1]), params)
+            req,
+            'os-hypervisors/detail' if detail else 'os-hypervisors',
+            _id(req, nodes[-1]),
+            params,
+        )
     resp.media = body
 
 
@@ -129,18 +173,24 @@ def show(req, resp, hypervisor_id):
     for node in service_obj.list_nodes(util.deps(req).cells):
         if str(_id(req, node)) == hypervisor_id:
             service = _services(req).get(node['host'])
-            resp.media = {'hypervisor': view(
-                req, node, service, True, _servers(req, node, params))}
+            resp.media = {
+                'hypervisor': view(
+                    req, node, service, True, _servers(req, node, params)
+                )
+            }
             return
     if version >= (2, 53):
-        raise util.bad_request('Invalid uuid %s' % hypervisor_id) \
-            if not _looks_like_uuid(hypervisor_id) else \
-            util.not_found('Hypervisor', hypervisor_id)
+        raise (
+            util.bad_request('Invalid uuid %s' % hypervisor_id)
+            if not _looks_like_uuid(hypervisor_id)
+            else util.not_found('Hypervisor', hypervisor_id)
+        )
     raise util.not_found('Hypervisor', hypervisor_id)
 
 
 def _looks_like_uuid(value):
     from oslo_utils import uuidutils
+
     return uuidutils.is_uuid_like(value)
 
 
@@ -150,12 +200,23 @@ def statistics(req, resp):
         raise util.not_found('Resource', 'statistics')
     util.authorize(req, policies.HYPERVISORS % 'list-detail')
     nodes = service_obj.list_nodes(util.deps(req).cells)
-    total = {k: sum(n[k] for n in nodes) for k in (
-        'vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
-        'local_gb_used', 'current_workload', 'running_vms')}
-    total.update(count=len(nodes),
-                 free_ram_mb=total['memory_mb'] - total['memory_mb_used'],
-                 free_disk_gb=total['local_gb'] - total['local_gb_used'],
-                 disk_available_least=total['local_gb'] -
-                 total['local_gb_used'])
+    total = {
+        k: sum(n[k] for n in nodes)
+        for k in (
+            'vcpus',
+            'memory_mb',
+            'local_gb',
+            'vcpus_used',
+            'memory_mb_used',
+            'local_gb_used',
+            'current_workload',
+            'running_vms',
+        )
+    }
+    total.update(
+        count=len(nodes),
+        free_ram_mb=total['memory_mb'] - total['memory_mb_used'],
+        free_disk_gb=total['local_gb'] - total['local_gb_used'],
+        disk_available_least=total['local_gb'] - total['local_gb_used'],
+    )
     resp.media = {'hypervisor_statistics': total}

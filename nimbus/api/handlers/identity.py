@@ -18,13 +18,20 @@ PATHS = (PREFIX, PREFIX + '/', PREFIX + '/v3', PREFIX + '/v3/')
 
 
 def _v3(req):
-    return {'id': 'v3.14', 'status': 'stable',
-            'updated': '2020-04-07T00:00:00Z',
-            'links': [{'rel': 'self',
-                       'href': util.base_url(req) + PREFIX + '/v3/'}],
-            'media-types': [{'base': 'application/json',
-                             'type': 'application/'
-                                     'vnd.openstack.identity-v3+json'}]}
+    return {
+        'id': 'v3.14',
+        'status': 'stable',
+        'updated': '2020-04-07T00:00:00Z',
+        'links': [
+            {'rel': 'self', 'href': util.base_url(req) + PREFIX + '/v3/'}
+        ],
+        'media-types': [
+            {
+                'base': 'application/json',
+                'type': 'application/vnd.openstack.identity-v3+json',
+            }
+        ],
+    }
 
 
 def version(req, resp):

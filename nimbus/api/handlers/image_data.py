@@ -30,10 +30,14 @@ CHUNK = 64 * 1024
 
 
 def _version_list(base):
-    return [{'id': 'v' + version,
-             'status': 'CURRENT' if index == 0 else 'SUPPORTED',
-             'links': [{'rel': 'self', 'href': base + '/v2/'}]}
-            for index, version in enumerate(VERSIONS)]
+    return [
+        {
+            'id': 'v' + version,
+            'status': 'CURRENT' if index == 0 else 'SUPPORTED',
+            'links': [{'rel': 'self', 'href': base + '/v2/'}],
+        }
+        for index, version in enumerate(VERSIONS)
+    ]
 
 
 def versions(req, resp):
@@ -49,18 +53,22 @@ def upload(req, resp, image_id):
     image = images.get_visible(req, image_id)
     images.check_owner(req, image)
     if image['size'] is not None:
-        raise errors.HTTPError(409, 'Image %s already has data; it cannot '
-                               'be uploaded again.' % image_id)
+        raise errors.HTTPError(
+            409,
+            'Image %s already has data; it cannot '
+            'be uploaded again.' % image_id,
+        )
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type != 'application/octet-stream':
-        raise errors.HTTPError(415, 'The media type %s is not supported, '
-                               'use application/octet-stream'
-                               % (content_type or 'None'))
+        raise errors.HTTPError(
+            415,
+            'The media type %s is not supported, '
+            'use application/octet-stream' % (content_type or 'None'),
+        )
     conf = util.deps(req).conf
     path = image_obj.data_path(conf, image_id)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    md5, sha512, size = hashlib.md5(usedforsecurity=False), \
-        hashlib.sha512(), 0
+    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
     partial = path + '.part'
     with open(partial, 'wb') as out:
         while True:
@@ -72,10 +80,16 @@ def upload(req, resp, image_id):
             sha512.update(chunk)
             size += len(chunk)
     os.replace(partial, path)
-    image_obj.update(util.deps(req).api_db, image_id,
-                     {'size': size, 'status': 'active'},
-                     {'checksum': md5.hexdigest(), 'os_hash_algo': 'sha512',
-                      'os_hash_value': sha512.hexdigest()})
+    image_obj.update(
+        util.deps(req).api_db,
+        image_id,
+        {'size': size, 'status': 'active'},
+        {
+            'checksum': md5.hexdigest(),
+            'os_hash_algo': 'sha512',
+            'os_hash_value': sha512.hexdigest(),
+        },
+    )
     resp.status = 204
 
 
@@ -89,4 +103,3 @@ def download(req, resp, image_id):
     resp.content_type = 'application/octet-stream'
     resp.content_length = os.path.getsize(path)
     resp.stream = open(path, 'rb')
-

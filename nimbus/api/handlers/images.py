@@ -14,26 +14,42 @@ from nimbus.api.schemas import images as schema
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
-_COLUMNS = {'name', 'visibility', 'container_format', 'disk_format',
-            'min_disk', 'min_ram'}
+_COLUMNS = {
+    'name',
+    'visibility',
+    'container_format',
+    'disk_format',
+    'min_disk',
+    'min_ram',
+}
 PATCH_TYPE = 'application/openstack-images-v2.1-json-patch'
 
 
 def view(image):
-    body = {'id': image['id'], 'name': image['name'],
-            'status': image['status'], 'visibility': image['visibility'],
-            'owner': image['owner'], 'protected': False, 'os_hidden': False,
-            'container_format': image['container_format'],
-            'disk_format': image['disk_format'],
-            'min_disk': image['min_disk'], 'min_ram': image['min_ram'],
-            'size': image['size'], 'virtual_size': None, 'checksum': None,
-            'os_hash_algo': None, 'os_hash_value': None,
-            'tags': [], 'created_at': util.isotime(image['created_at']),
-            'updated_at': util.isotime(image['updated_at'] or
-                                       image['created_at']),
-            'self': '/v2/images/%s' % image['id'],
-            'file': '/v2/images/%s/file' % image['id'],
-            'schema': '/v2/schemas/image'}
+    body = {
+        'id': image['id'],
+        'name': image['name'],
+        'status': image['status'],
+        'visibility': image['visibility'],
+        'owner': image['owner'],
+        'protected': False,
+        'os_hidden': False,
+        'container_format': image['container_format'],
+        'disk_format': image['disk_format'],
+        'min_disk': image['min_disk'],
+        'min_ram': image['min_ram'],
+        'size': image['size'],
+        'virtual_size': None,
+        'checksum': None,
+        'os_hash_algo': None,
+        'os_hash_value': None,
+        'tags': [],
+        'created_at': util.isotime(image['created_at']),
+        'updated_at': util.isotime(image['updated_at'] or image['created_at']),
+        'self': '/v2/images/%s' % image['id'],
+        'file': '/v2/images/%s/file' % image['id'],
+        'schema': '/v2/schemas/image',
+    }
     props = dict(image['properties'])
     for key in ('tags', 'protected', 'os_hidden'):
         if key in props:
@@ -48,8 +64,11 @@ def get_visible(req, image_id):
     except image_obj.ImageNotFound:
         raise util.not_found('Image', image_id)
     ctx = util.ctx(req)
-    if (image['visibility'] not in ('public', 'community') and
-            not ctx.is_admin and image['owner'] != ctx.project_id):
+    if (
+        image['visibility'] not in ('public', 'community')
+        and not ctx.is_admin
+        and image['owner'] != ctx.project_id
+    ):
         raise util.not_found('Image', image_id)
     return image
 
@@ -59,16 +78,25 @@ def index(req, resp):
     params = util.query(req, schema.INDEX_QUERY)
     ctx = util.ctx(req)
     items = image_obj.list_all(
-        util.deps(req).api_db, project_id=ctx.project_id,
-        is_admin=ctx.is_admin, name=params.get('name'),
-        visibility=params.get('visibility'), status=params.get('status'))
+        util.deps(req).api_db,
+        project_id=ctx.project_id,
+        is_admin=ctx.is_admin,
+        name=params.get('name'),
+        visibility=params.get('visibility'),
+        status=params.get('status'),
+    )
     limit = util.limit_of(req, params)
     items, more = util.page(items, lambda i: i['id'], params, limit)
-    body = {'images': [view(i) for i in items], 'first': '/v2/images',
-            'schema': '/v2/schemas/images'}
+    body = {
+        'images': [view(i) for i in items],
+        'first': '/v2/images',
+        'schema': '/v2/schemas/images',
+    }
     if more and items:
-        body['next'] = '/v2/images?marker=%s&limit=%d' % (items[-1]['id'],
-                                                         limit)
+        body['next'] = '/v2/images?marker=%s&limit=%d' % (
+            items[-1]['id'],
+            limit,
+        )
     resp.media = body
 
 
@@ -79,12 +107,12 @@ def show(req, resp, image_id):
 
 def _split(body):
     columns = {k: v for k, v in body.items() if k in _COLUMNS}
-    props = {k: v for k, v in body.items()
-             if k not in _COLUMNS and k != 'id'}
+    props = {k: v for k, v in body.items() if k not in _COLUMNS and k != 'id'}
     bad = set(props) & schema.READ_ONLY
     if bad:
-        raise errors.HTTPError(403, 'Attribute %s is read-only.'
-                               % sorted(bad)[0])
+        raise errors.HTTPError(
+            403, 'Attribute %s is read-only.' % sorted(bad)[0]
+        )
     return columns, props
 
 
@@ -96,8 +124,9 @@ def create(req, resp):
     columns['id'] = body.get('id') or uuidutils.generate_uuid()
     columns['owner'] = util.ctx(req).project_id
     if columns['visibility'] == 'public' and not util.ctx(req).is_admin:
-        raise errors.HTTPError(403, 'Only administrators may publish '
-                               'public images.')
+        raise errors.HTTPError(
+            403, 'Only administrators may publish public images.'
+        )
     try:
         image = image_obj.create(util.deps(req).api_db, columns, props)
     except image_obj.ImageExists:
@@ -110,8 +139,9 @@ def create(req, resp):
 def check_owner(req, image):
     ctx = util.ctx(req)
     if not ctx.is_admin and image['owner'] != ctx.project_id:
-        raise errors.HTTPError(403, 'You are not permitted to modify '
-                               'image %s.' % image['id'])
+        raise errors.HTTPError(
+            403, 'You are not permitted to modify image %s.' % image['id']
+        )
 
 
 def update(req, resp, image_id):
@@ -122,8 +152,9 @@ def update(req, resp, image_id):
     columns, props = _split(body)
     removed = [k for k, v in props.items() if v is None]
     props = {k: v for k, v in props.items() if v is not None}
-    image = image_obj.update(util.deps(req).api_db, image_id, columns,
-                             props, removed)
+    image = image_obj.update(
+        util.deps(req).api_db, image_id, columns, props, removed
+    )
     resp.media = view(image)
 
 
@@ -131,8 +162,9 @@ def patch(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'modify')
     image = get_visible(req, image_id)
     check_owner(req, image)
-    ops = util.json_body_any(req, schema.PATCH,
-                             (PATCH_TYPE, 'application/json'))
+    ops = util.json_body_any(
+        req, schema.PATCH, (PATCH_TYPE, 'application/json')
+    )
     columns, props, removed = {}, {}, []
     for op in ops:
         key = op['path'][1:]
@@ -140,20 +172,23 @@ def patch(req, resp, image_id):
             raise errors.HTTPError(403, 'Attribute %s is read-only.' % key)
         if op['op'] == 'remove':
             if key in _COLUMNS:
-                raise errors.HTTPError(403, 'Attribute %s cannot be '
-                                       'removed.' % key)
+                raise errors.HTTPError(
+                    403, 'Attribute %s cannot be removed.' % key
+                )
             removed.append(key)
             continue
         if 'value' not in op:
-            raise util.bad_request("Operation %s on %s needs a 'value'."
-                                   % (op['op'], key))
+            raise util.bad_request(
+                "Operation %s on %s needs a 'value'." % (op['op'], key)
+            )
         if key in _COLUMNS:
             columns[key] = op['value']
         else:
             props[key] = op['value']
     util.validate_data(dict(columns, **props), schema.UPDATE)
-    image = image_obj.update(util.deps(req).api_db, image_id, columns,
-                             props, removed)
+    image = image_obj.update(
+        util.deps(req).api_db, image_id, columns, props, removed
+    )
     resp.media = view(image)
 
 

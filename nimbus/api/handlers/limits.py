@@ -36,9 +36,16 @@ USED_FIELDS = {
     'totalFloatingIpsUsed': None,
 }
 REMOVED = [
-    ((2, 36), ('maxSecurityGroups', 'maxSecurityGroupRules',
-               'maxTotalFloatingIps', 'totalSecurityGroupsUsed',
-               'totalFloatingIpsUsed')),
+    (
+        (2, 36),
+        (
+            'maxSecurityGroups',
+            'maxSecurityGroupRules',
+            'maxTotalFloatingIps',
+            'totalSecurityGroupsUsed',
+            'totalFloatingIpsUsed',
+        ),
+    ),
     ((2, 39), ('maxImageMeta',)),
     ((2, 57), ('maxPersonality', 'maxPersonalitySize')),
 ]
@@ -59,8 +66,9 @@ def index(req, resp):
     project_id = params.get('tenant_id') or ctx.project_id
     util.authorize(req, policies.LIMITS, {'project_id': ctx.project_id})
     if project_id != ctx.project_id:
-        util.authorize(req, policies.LIMITS_OTHER_PROJECT,
-                       {'project_id': project_id})
+        util.authorize(
+            req, policies.LIMITS_OTHER_PROJECT, {'project_id': project_id}
+        )
     deps = util.deps(req)
     limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
     used = quota_sets.count_usage(req, project_id)

@@ -19,11 +19,13 @@ def _limits_body(limits, names, ident=None):
 
 def count_usage(req, project_id):
     try:
-        return quota_usage.project_usage(util.deps(req), util.ctx(req),
-                                         project_id)
+        return quota_usage.project_usage(
+            util.deps(req), util.ctx(req), project_id
+        )
     except quota_usage.UsageUnavailable as exc:
-        raise errors.HTTPError(503, 'Quota usage could not be counted: %s'
-                               % exc)
+        raise errors.HTTPError(
+            503, 'Quota usage could not be counted: %s' % exc
+        )
 
 
 def _target(project_id):
@@ -39,8 +41,9 @@ def _as_limits(values, field_names):
         value = int(values[name])
         if value < -1:
             raise util.bad_request(
-                "Invalid input for field/attribute %s. Value: %s. %s is "
-                "less than the minimum of -1" % (name, values[name], value))
+                'Invalid input for field/attribute %s. Value: %s. %s is '
+                'less than the minimum of -1' % (name, values[name], value)
+            )
         limits[name] = value
     return limits
 
@@ -50,8 +53,11 @@ def show(req, resp, project_id):
     util.query(req, schema.SHOW_QUERY)
     deps = util.deps(req)
     limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
-    resp.media = {'quota_set': _limits_body(
-        limits, quotas.resources(util.version(req)), project_id)}
+    resp.media = {
+        'quota_set': _limits_body(
+            limits, quotas.resources(util.version(req)), project_id
+        )
+    }
 
 
 def detail(req, resp, project_id):
@@ -62,8 +68,11 @@ def detail(req, resp, project_id):
     used = count_usage(req, project_id)
     body = {'id': project_id}
     for name in quotas.resources(util.version(req)):
-        body[name] = {'limit': limits[name], 'in_use': used.get(name, 0),
-                      'reserved': 0}
+        body[name] = {
+            'limit': limits[name],
+            'in_use': used.get(name, 0),
+            'reserved': 0,
+        }
     resp.media = {'quota_set': body}
 
 
@@ -71,8 +80,11 @@ def defaults(req, resp, project_id):
     util.authorize(req, policies.QUOTAS % 'defaults', _target(project_id))
     deps = util.deps(req)
     limits = quotas.defaults(deps.conf, deps.api_db)
-    resp.media = {'quota_set': _limits_body(
-        limits, quotas.resources(util.version(req)), project_id)}
+    resp.media = {
+        'quota_set': _limits_body(
+            limits, quotas.resources(util.version(req)), project_id
+        )
+    }
 
 
 def update(req, resp, project_id):
@@ -91,7 +103,8 @@ def update(req, resp, project_id):
             if limit != -1 and limit < in_use:
                 raise util.bad_request(
                     'Quota limit %d for %s must be greater than or equal to '
-                    'already used and reserved %d.' % (limit, name, in_use))
+                    'already used and reserved %d.' % (limit, name, in_use)
+                )
     quotas.set_project_limits(deps.api_db, project_id, new)
     limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
     resp.media = {'quota_set': _limits_body(limits, names)}
@@ -111,15 +124,19 @@ def class_show(req, resp, class_name):
     util.authorize(req, policies.QUOTA_CLASSES % 'show')
     deps = util.deps(req)
     limits = quotas.class_limits(deps.conf, deps.api_db, class_name)
-    resp.media = {'quota_class_set': _limits_body(
-        limits, schema.class_resources(util.version(req)), class_name)}
+    resp.media = {
+        'quota_class_set': _limits_body(
+            limits, schema.class_resources(util.version(req)), class_name
+        )
+    }
 
 
 def class_update(req, resp, class_name):
     util.authorize(req, policies.QUOTA_CLASSES % 'update')
     if len(class_name) > 255:
-        raise util.bad_request('Quota class name is longer than 255 '
-                               'characters.')
+        raise util.bad_request(
+            'Quota class name is longer than 255 characters.'
+        )
     version = util.version(req)
     names = schema.class_resources(version)
     body = json_body(req, schema.quota_class_update(version))

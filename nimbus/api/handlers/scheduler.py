@@ -18,10 +18,12 @@ DRY_RUN = {
         'flavorRef': {'type': ['string', 'integer'], 'minLength': 1},
         'imageRef': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         'scheduler_hints': server_schema.HINTS,
-        'availability_zone': {'type': 'string', 'minLength': 1,
-                              'maxLength': 255},
-        'num_instances': {'type': 'integer', 'minimum': 1,
-                          'maximum': 10000},
+        'availability_zone': {
+            'type': 'string',
+            'minLength': 1,
+            'maxLength': 255,
+        },
+        'num_instances': {'type': 'integer', 'minimum': 1, 'maximum': 10000},
     },
     'required': ['flavorRef'],
     'additionalProperties': False,
@@ -29,11 +31,14 @@ DRY_RUN = {
 
 RECORDS_QUERY = {
     'type': 'object',
-    'properties': dict(common.PAGING, **{
-        'instance_uuid': common.UUID,
-        'request_id': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-        'outcome': {'type': 'string', 'minLength': 1, 'maxLength': 32},
-    }),
+    'properties': dict(
+        common.PAGING,
+        **{
+            'instance_uuid': common.UUID,
+            'request_id': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+            'outcome': {'type': 'string', 'minLength': 1, 'maxLength': 32},
+        },
+    ),
 }
 
 
@@ -48,21 +53,25 @@ def dry_run(req, resp):
     if body.get('imageRef'):
         image = server_create.lookup_image(req, body['imageRef'])
     hints = server_create.normalise_hints(body.get('scheduler_hints'))
-    zone, host, node = server_create._zone(req,
-                                           body.get('availability_zone'))
+    zone, host, node = server_create._zone(req, body.get('availability_zone'))
     count = body.get('num_instances', 1)
     spec = server_create.request_spec_for(
-        req, flavor, image, zone, hints, [], force_host=host,
-        force_node=node)
+        req, flavor, image, zone, hints, [], force_host=host, force_node=node
+    )
     spec['num_instances'] = spec['min_count'] = count
     result = scheduler_api.dry_run(util.ctx(req), spec)
     resp.media = {'dry_run': result}
 
 
 def _record(row):
-    return {'id': row.id, 'request_id': row.request_id,
-            'instance_uuid': row.instance_uuid, 'outcome': row.outcome,
-            'detail': row.detail, 'created_at': util.isotime(row.created_at)}
+    return {
+        'id': row.id,
+        'request_id': row.request_id,
+        'instance_uuid': row.instance_uuid,
+        'outcome': row.outcome,
+        'detail': row.detail,
+        'created_at': util.isotime(row.created_at),
+    }
 
 
 def records(req, resp):
@@ -72,12 +81,15 @@ def records(req, resp):
         raise util.bad_request("Give 'instance_uuid' or 'request_id'.")
     with util.deps(req).api_db.session() as session:
         query = sa.select(models.SchedulingRecord).order_by(
-            models.SchedulingRecord.id)
+            models.SchedulingRecord.id
+        )
         for key in ('instance_uuid', 'request_id', 'outcome'):
             if key in params:
                 query = query.where(
-                    getattr(models.SchedulingRecord, key) == params[key])
+                    getattr(models.SchedulingRecord, key) == params[key]
+                )
         rows = [_record(r) for r in session.execute(query).scalars()]
-    rows, _more = util.page(rows, lambda r: r['id'], params,
-                            util.limit_of(req, params))
+    rows, _more = util.page(
+        rows, lambda r: r['id'], params, util.limit_of(req, params)
+    )
     resp.media = {'records': rows}

@@ -56,8 +56,11 @@ def lookup_image(req, ref):
     except image_obj.ImageNotFound:
         raise util.bad_request('Image %s could not be found.' % image_id)
     ctx = util.ctx(req)
-    if (image['visibility'] not in ('public', 'community', 'shared') and
-            not ctx.is_admin and image['owner'] != ctx.project_id):
+    if (
+        image['visibility'] not in ('public', 'community', 'shared')
+        and not ctx.is_admin
+        and image['owner'] != ctx.project_id
+    ):
         raise util.bad_request('Image %s could not be found.' % image_id)
     if image['status'] != 'active':
         raise util.bad_request('Image %s is not active.' % image_id)
@@ -75,14 +78,16 @@ def normalise_hints(hints):
         try:
             json.loads(out['query'])
         except ValueError:
-            raise util.bad_request("Invalid scheduler hint 'query': not "
-                                   "valid JSON.")
+            raise util.bad_request(
+                "Invalid scheduler hint 'query': not valid JSON."
+            )
     mask = out.pop('cidr_mask', None)
     if mask is not None and 'cidr' not in out:
         out['cidr'] = '/' + str(mask).lstrip('/')
     if 'cidr' in out and 'build_near_host_ip' not in out:
-        raise util.bad_request("Scheduler hint 'cidr' needs "
-                               "'build_near_host_ip'.")
+        raise util.bad_request(
+            "Scheduler hint 'cidr' needs 'build_near_host_ip'."
+        )
     return out
 
 
@@ -101,8 +106,9 @@ def _zone(req, requested):
         # the one its request filter and AvailabilityZoneFilter apply.
         known.add(agg_obj.default_zone(conf))
         if zone not in known:
-            raise util.bad_request('The requested availability zone is not '
-                                   'available: %s' % zone)
+            raise util.bad_request(
+                'The requested availability zone is not available: %s' % zone
+            )
     return zone, host or None, node or None
 
 
@@ -114,16 +120,25 @@ def _group(req, hints, new_uuids):
     try:
         group = group_obj.get(deps.api_db, uuid)
     except group_obj.GroupNotFound:
-        raise util.bad_request('Invalid scheduler hint group: server group '
-                               '%s could not be found.' % uuid)
+        raise util.bad_request(
+            'Invalid scheduler hint group: server group '
+            '%s could not be found.' % uuid
+        )
     ctx = util.ctx(req)
     if not ctx.is_admin and group['project_id'] != ctx.project_id:
-        raise util.bad_request('Invalid scheduler hint group: server group '
-                               '%s could not be found.' % uuid)
+        raise util.bad_request(
+            'Invalid scheduler hint group: server group '
+            '%s could not be found.' % uuid
+        )
     hosts = server_obj.hosts_of(deps.api_db, deps.cells, group['members'])
-    return {'uuid': group['uuid'], 'name': group['name'],
-            'policy': group['policy'], 'rules': group['rules'],
-            'members': group['members'] + list(new_uuids), 'hosts': hosts}
+    return {
+        'uuid': group['uuid'],
+        'name': group['name'],
+        'policy': group['policy'],
+        'rules': group['rules'],
+        'members': group['members'] + list(new_uuids),
+        'hosts': hosts,
+    }
 
 
 def _check_image_properties(image):
@@ -147,42 +162,66 @@ def device_profile_groups(req, flavor):
     if client is None:
         raise util.bad_request(
             'Flavor %s requests device profile %s but no accelerator service '
-            'is configured.' % (flavor['flavorid'], name))
+            'is configured.' % (flavor['flavorid'], name)
+        )
     try:
         return client.get_device_request_groups(util.ctx(req), name)
     except accelerator.DeviceProfileError as exc:
-        raise util.bad_request('Flavor %s requests device profile %s: %s'
-                               % (flavor['flavorid'], name, exc))
+        raise util.bad_request(
+            'Flavor %s requests device profile %s: %s'
+            % (flavor['flavorid'], name, exc)
+        )
     except accelerator.AcceleratorError as exc:
         LOG.warning('Device profile %s: %s', name, exc)
-        raise errors.HTTPError(503, 'The accelerator service could not '
-                                    'resolve device profile %s.' % name)
+        raise errors.HTTPError(
+            503,
+            'The accelerator service could not '
+            'resolve device profile %s.' % name,
+        )
 
 
-def request_spec_for(req, flavor, image, zone, hints, uuids, min_count=1,
-                     force_host=None, force_node=None, is_bfv=False,
-                     extra=None):
+def request_spec_for(
+    req,
+    flavor,
+    image,
+    zone,
+    hints,
+    uuids,
+    min_count=1,
+    force_host=None,
+    force_node=None,
+    is_bfv=False,
+    extra=None,
+):
     """The RequestSpec dict (docs/contracts.md) for a request."""
     ctx = util.ctx(req)
     _check_image_properties(image)
     requested_resources = device_profile_groups(req, flavor)
     spec = {
         'instance_uuids': list(uuids),
-        'num_instances': max(len(uuids), 1), 'min_count': min_count,
-        'project_id': ctx.project_id, 'user_id': ctx.user_id,
+        'num_instances': max(len(uuids), 1),
+        'min_count': min_count,
+        'project_id': ctx.project_id,
+        'user_id': ctx.user_id,
         'flavor': flavor_obj.spec_dict(flavor),
-        'image': None if image is None else {
-            'id': image['id'], 'name': image['name'],
-            'properties': dict(image['properties'])},
+        'image': None
+        if image is None
+        else {
+            'id': image['id'],
+            'name': image['name'],
+            'properties': dict(image['properties']),
+        },
         'availability_zone': zone,
         'scheduler_hints': hints,
         'instance_group': _group(req, hints, uuids),
         'requested_resources': requested_resources,
         'device_profile': flavor['extra_specs'].get('accel:device_profile'),
         'is_bfv': is_bfv,
-        'ignore_hosts': [], 'force_hosts': [force_host] if force_host else [],
+        'ignore_hosts': [],
+        'force_hosts': [force_host] if force_host else [],
         'force_nodes': [force_node] if force_node else [],
-        'retry': None, 'request_id': ctx.request_id,
+        'retry': None,
+        'request_id': ctx.request_id,
     }
     spec.update(extra or {})
     return spec
@@ -205,8 +244,9 @@ def is_volume_backed(root):
         return False
     destination = root.get('destination_type')
     if destination is None:
-        destination = 'local' if root.get('source_type') == 'image' \
-            else 'volume'
+        destination = (
+            'local' if root.get('source_type') == 'image' else 'volume'
+        )
     return destination == 'volume'
 
 
@@ -214,12 +254,17 @@ def _check_image_fits(flavor, image, is_bfv):
     if image is None:
         return
     if flavor['memory_mb'] < (image['min_ram'] or 0):
-        raise util.bad_request("Flavor's memory is too small for requested "
-                               "image.")
-    if not is_bfv and flavor['root_gb'] and \
-            flavor['root_gb'] < (image['min_disk'] or 0):
-        raise util.bad_request("Flavor's disk is too small for requested "
-                               "image.")
+        raise util.bad_request(
+            "Flavor's memory is too small for requested image."
+        )
+    if (
+        not is_bfv
+        and flavor['root_gb']
+        and flavor['root_gb'] < (image['min_disk'] or 0)
+    ):
+        raise util.bad_request(
+            "Flavor's disk is too small for requested image."
+        )
 
 
 def _check_key_and_groups(server):
@@ -227,8 +272,10 @@ def _check_key_and_groups(server):
     (it has no networking): as Nova refuses a key or a group it cannot
     find, with a 400, so does Nimbus."""
     if server.get('key_name') is not None:
-        raise util.bad_request('Invalid key_name provided: keypair %s could '
-                               'not be found.' % server['key_name'])
+        raise util.bad_request(
+            'Invalid key_name provided: keypair %s could '
+            'not be found.' % server['key_name']
+        )
     for group in server.get('security_groups') or ():
         name = group.get('name')
         if name != 'default':
@@ -248,12 +295,16 @@ def _check_quota(req, server, flavor, min_count, max_count):
     try:
         quota_usage.check_metadata(deps, project_id, server.get('metadata'))
         return quota_usage.allowed_instances(
-            deps, util.ctx(req), project_id, flavor, min_count, max_count)
+            deps, util.ctx(req), project_id, flavor, min_count, max_count
+        )
     except quota_usage.QuotaExceeded as exc:
         raise errors.forbidden(str(exc))
     except quota_usage.UsageUnavailable as exc:
-        raise errors.HTTPError(503, 'Quota usage could not be counted, no '
-                                    'server was created: %s' % exc)
+        raise errors.HTTPError(
+            503,
+            'Quota usage could not be counted, no '
+            'server was created: %s' % exc,
+        )
 
 
 def create(req, resp):
@@ -262,13 +313,16 @@ def create(req, resp):
     version = util.version(req)
     body = json_body(req, schema.create_schema(version))
     server = body['server']
-    hints = normalise_hints(body.get('os:scheduler_hints') or
-                            body.get('OS-SCH-HNT:scheduler_hints'))
+    hints = normalise_hints(
+        body.get('os:scheduler_hints')
+        or body.get('OS-SCH-HNT:scheduler_hints')
+    )
     # The handler in front (servers.create) checked the counts against the
     # limit before the schema ran; checked again here, where the list of
     # uuids is built, so no other route into this function can skip it.
     message = schema.count_error(
-        server, util.deps(req).conf.api.max_instances_per_request)
+        server, util.deps(req).conf.api.max_instances_per_request
+    )
     if message is not None:
         raise util.bad_request(message)
     min_count = int(server.get('min_count', 1) or 1)
@@ -280,14 +334,19 @@ def create(req, resp):
     is_bfv = is_volume_backed(root)
     image = None
     image_ref = server.get('imageRef')
-    if not image_ref and not is_bfv and root is not None and \
-            root.get('source_type') == 'image':
+    if (
+        not image_ref
+        and not is_bfv
+        and root is not None
+        and root.get('source_type') == 'image'
+    ):
         image_ref = root.get('uuid')
     if image_ref:
         image = lookup_image(req, image_ref)
     elif not is_bfv:
-        raise util.bad_request("Missing imageRef attribute: a server boots "
-                               "from an image.")
+        raise util.bad_request(
+            'Missing imageRef attribute: a server boots from an image.'
+        )
     _check_image_fits(flavor, image, is_bfv)
     _check_key_and_groups(server)
     zone, force_host, force_node = _zone(req, server.get('availability_zone'))
@@ -296,17 +355,31 @@ def create(req, resp):
         util.authorize(req, policies.SERVERS % 'create:forced_host')
         extra['requested_destination'] = {
             'host': server.get('host'),
-            'node': server.get('hypervisor_hostname')}
+            'node': server.get('hypervisor_hostname'),
+        }
     max_count = _check_quota(req, server, flavor, min_count, max_count)
     uuids = [uuidutils.generate_uuid() for _ in range(max_count)]
-    spec = request_spec_for(req, flavor, image, zone, hints, uuids,
-                            min_count, force_host, force_node, is_bfv, extra)
+    spec = request_spec_for(
+        req,
+        flavor,
+        image,
+        zone,
+        hints,
+        uuids,
+        min_count,
+        force_host,
+        force_node,
+        is_bfv,
+        extra,
+    )
     if spec['instance_group'] is not None:
         try:
             quota_usage.check_group_members(
-                util.deps(req), ctx.project_id,
+                util.deps(req),
+                ctx.project_id,
                 len(spec['instance_group']['members']) - len(uuids),
-                len(uuids))
+                len(uuids),
+            )
         except quota_usage.QuotaExceeded as exc:
             raise errors.forbidden(str(exc))
     reservation_id = 'r-' + _password(8).lower()
@@ -316,53 +389,73 @@ def create(req, resp):
         name = server['name']
         if max_count > 1:
             name = '%s-%d' % (server['name'], index + 1)
-        instances.append({
-            'uuid': uuid, 'display_name': name,
-            'project_id': ctx.project_id, 'user_id': ctx.user_id,
-            'vm_state': states.BUILDING, 'task_state': states.SCHEDULING,
-            'power_state': 0, 'flavor': flavor_obj.spec_dict(flavor),
-            'image_ref': image['id'] if image else None,
-            'availability_zone': zone,
-            'metadata': server.get('metadata') or {},
-            'reservation_id': reservation_id, 'launch_index': index,
-            'description': server.get('description'),
-            'key_name': server.get('key_name'),
-            'hostname': server.get('hostname') or name,
-            'tags': server.get('tags') or [],
-            'access_ip_v4': server.get('accessIPv4') or '',
-            'access_ip_v6': server.get('accessIPv6') or '',
-            'disk_config': server.get('OS-DCF:diskConfig', 'MANUAL'),
-            'security_groups': [{'name': 'default'}],
-            'created_at': now, 'updated_at': None,
-        })
+        instances.append(
+            {
+                'uuid': uuid,
+                'display_name': name,
+                'project_id': ctx.project_id,
+                'user_id': ctx.user_id,
+                'vm_state': states.BUILDING,
+                'task_state': states.SCHEDULING,
+                'power_state': 0,
+                'flavor': flavor_obj.spec_dict(flavor),
+                'image_ref': image['id'] if image else None,
+                'availability_zone': zone,
+                'metadata': server.get('metadata') or {},
+                'reservation_id': reservation_id,
+                'launch_index': index,
+                'description': server.get('description'),
+                'key_name': server.get('key_name'),
+                'hostname': server.get('hostname') or name,
+                'tags': server.get('tags') or [],
+                'access_ip_v4': server.get('accessIPv4') or '',
+                'access_ip_v6': server.get('accessIPv6') or '',
+                'disk_config': server.get('OS-DCF:diskConfig', 'MANUAL'),
+                'security_groups': [{'name': 'default'}],
+                'created_at': now,
+                'updated_at': None,
+            }
+        )
     deps = util.deps(req)
-    server_obj.create_build_requests(deps.api_db, instances, spec,
-                                     hints.get('group'))
+    server_obj.create_build_requests(
+        deps.api_db, instances, spec, hints.get('group')
+    )
     group = spec['instance_group']
     if group is not None:
-        util.notify_scheduler(req, 'update_server_group', {
-            k: group[k] for k in ('uuid', 'name', 'policy', 'rules',
-                                  'members')})
+        util.notify_scheduler(
+            req,
+            'update_server_group',
+            {
+                k: group[k]
+                for k in ('uuid', 'name', 'policy', 'rules', 'members')
+            },
+        )
     try:
         deps.conductor_api.schedule_and_build_instances(ctx, spec, uuids)
     except Exception:
         LOG.exception('Could not reach the conductor for %s', uuids)
         server_obj.undo_build_requests(deps.api_db, uuids)
-        raise errors.HTTPError(503, 'The conductor could not be reached; '
-                                    'no server was created.')
+        raise errors.HTTPError(
+            503, 'The conductor could not be reached; no server was created.'
+        )
     resp.status = 202
     return_reservation = server.get('return_reservation_id')
     if isinstance(return_reservation, str):
-        return_reservation = util.boolish(return_reservation,
-                                          'return_reservation_id')
+        return_reservation = util.boolish(
+            return_reservation, 'return_reservation_id'
+        )
     if return_reservation:
         resp.media = {'reservation_id': reservation_id}
         return
     # Nova's create response: no name, no status (tempest's create_server
     # schema allows only these keys).
     first = {'id': uuids[0], 'links': util.links(req, 'servers', uuids[0])}
-    first.update({'OS-DCF:diskConfig': instances[0]['disk_config'],
-                  'security_groups': instances[0]['security_groups']})
+    first.update(
+        {
+            'OS-DCF:diskConfig': instances[0]['disk_config'],
+            'security_groups': instances[0]['security_groups'],
+        }
+    )
     if deps.conf.api.enable_instance_password:
         first['adminPass'] = server.get('adminPass') or _password()
     resp.set_header('Location', first['links'][0]['href'])

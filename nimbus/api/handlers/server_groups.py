@@ -12,45 +12,71 @@ from nimbus.common.wsgi import json_body
 
 LOG = logging.getLogger(__name__)
 
-POLICIES = ['affinity', 'anti-affinity', 'soft-affinity',
-            'soft-anti-affinity']
+POLICIES = ['affinity', 'anti-affinity', 'soft-affinity', 'soft-anti-affinity']
 
 CREATE_LEGACY = {
     'type': 'object',
-    'properties': {'server_group': {
-        'type': 'object',
-        'properties': {
-            'name': common.NAME,
-            'policies': {'type': 'array', 'minItems': 1, 'maxItems': 1,
-                         'items': {'type': 'string', 'enum': POLICIES}}},
-        'required': ['name', 'policies'], 'additionalProperties': False}},
-    'required': ['server_group'], 'additionalProperties': False,
+    'properties': {
+        'server_group': {
+            'type': 'object',
+            'properties': {
+                'name': common.NAME,
+                'policies': {
+                    'type': 'array',
+                    'minItems': 1,
+                    'maxItems': 1,
+                    'items': {'type': 'string', 'enum': POLICIES},
+                },
+            },
+            'required': ['name', 'policies'],
+            'additionalProperties': False,
+        }
+    },
+    'required': ['server_group'],
+    'additionalProperties': False,
 }
 
 CREATE_V264 = {
     'type': 'object',
-    'properties': {'server_group': {
-        'type': 'object',
-        'properties': {
-            'name': common.NAME,
-            'policy': {'type': 'string', 'enum': POLICIES},
-            'rules': {'type': 'object', 'properties': {
-                'max_server_per_host': {
-                    'type': ['integer', 'string'], 'pattern': '^[0-9]+$',
-                    'minimum': 1}},
-                'additionalProperties': False}},
-        'required': ['name', 'policy'], 'additionalProperties': False}},
-    'required': ['server_group'], 'additionalProperties': False,
+    'properties': {
+        'server_group': {
+            'type': 'object',
+            'properties': {
+                'name': common.NAME,
+                'policy': {'type': 'string', 'enum': POLICIES},
+                'rules': {
+                    'type': 'object',
+                    'properties': {
+                        'max_server_per_host': {
+                            'type': ['integer', 'string'],
+                            'pattern': '^[0-9]+$',
+                            'minimum': 1,
+                        }
+                    },
+                    'additionalProperties': False,
+                },
+            },
+            'required': ['name', 'policy'],
+            'additionalProperties': False,
+        }
+    },
+    'required': ['server_group'],
+    'additionalProperties': False,
 }
 
-LIST_QUERY = {'type': 'object', 'properties': dict(common.PAGING, **{
-    'all_projects': {'type': 'string'}})}
+LIST_QUERY = {
+    'type': 'object',
+    'properties': dict(common.PAGING, **{'all_projects': {'type': 'string'}}),
+}
 
 
 def view(req, group):
     version = util.version(req)
-    body = {'id': group['uuid'], 'name': group['name'],
-            'members': group['members']}
+    body = {
+        'id': group['uuid'],
+        'name': group['name'],
+        'members': group['members'],
+    }
     if version >= (2, 64):
         body['policy'] = group['policy']
         body['rules'] = group['rules'] or {}
@@ -82,12 +108,14 @@ def index(req, resp):
     params = util.query(req, LIST_QUERY)
     project_id = util.ctx(req).project_id
     if 'all_projects' in params and util.boolish(
-            params['all_projects'] or 'true', 'all_projects'):
+        params['all_projects'] or 'true', 'all_projects'
+    ):
         util.authorize(req, policies.GROUPS % 'index:all_projects')
         project_id = None
     groups = group_obj.list_all(util.deps(req).api_db, project_id)
-    groups, _more = util.page(groups, lambda g: g['uuid'], params,
-                              util.limit_of(req, params))
+    groups, _more = util.page(
+        groups, lambda g: g['uuid'], params, util.limit_of(req, params)
+    )
     resp.media = {'server_groups': [view(req, g) for g in groups]}
 
 
@@ -103,28 +131,40 @@ def create(req, resp):
         body = json_body(req, CREATE_V264)['server_group']
         policy, rules = body['policy'], dict(body.get('rules') or {})
         if rules and policy != 'anti-affinity':
-            raise util.bad_request("Only the 'anti-affinity' policy takes "
-                                   "rules.")
+            raise util.bad_request(
+                "Only the 'anti-affinity' policy takes rules."
+            )
         if 'max_server_per_host' in rules:
             rules['max_server_per_host'] = int(rules['max_server_per_host'])
             if rules['max_server_per_host'] < 1:
-                raise util.bad_request('max_server_per_host must be at '
-                                       'least 1.')
+                raise util.bad_request(
+                    'max_server_per_host must be at least 1.'
+                )
     else:
         body = json_body(req, CREATE_LEGACY)['server_group']
         policy, rules = body['policies'][0], {}
         if policy.startswith('soft-') and version < (2, 15):
-            raise util.bad_request('Policy %s needs microversion 2.15.'
-                                   % policy)
+            raise util.bad_request(
+                'Policy %s needs microversion 2.15.' % policy
+            )
     ctx = util.ctx(req)
     try:
         quota_usage.check_server_group(util.deps(req), ctx, ctx.project_id)
     except quota_usage.QuotaExceeded as exc:
         raise errors.forbidden(str(exc))
-    group = group_obj.create(util.deps(req).api_db, body['name'], policy,
-                             rules, ctx.project_id, ctx.user_id)
-    util.notify_scheduler(req, 'update_server_group', {
-        k: group[k] for k in ('uuid', 'name', 'policy', 'rules', 'members')})
+    group = group_obj.create(
+        util.deps(req).api_db,
+        body['name'],
+        policy,
+        rules,
+        ctx.project_id,
+        ctx.user_id,
+    )
+    util.notify_scheduler(
+        req,
+        'update_server_group',
+        {k: group[k] for k in ('uuid', 'name', 'policy', 'rules', 'members')},
+    )
     resp.media = {'server_group': view(req, group)}
 
 
@@ -138,8 +178,11 @@ def _tell_schedulers_deleted(req, group):
     try:
         api.delete_server_group(util.ctx(req), group['uuid'])
     except Exception:
-        LOG.warning('Could not tell the schedulers that server group %s was '
-                    'deleted', group['uuid'], exc_info=True)
+        LOG.warning(
+            'Could not tell the schedulers that server group %s was deleted',
+            group['uuid'],
+            exc_info=True,
+        )
 
 
 def delete(req, resp, group_id):

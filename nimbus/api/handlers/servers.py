@@ -50,8 +50,9 @@ def _list(req, resp, detail):
         filters['vm_state'] = _STATUS_TO_VM_STATE[params['status'].upper()]
         if filters['vm_state'] == states.DELETED:
             if not is_admin:
-                raise util.bad_request('Only administrators may list '
-                                       'deleted servers.')
+                raise util.bad_request(
+                    'Only administrators may list deleted servers.'
+                )
             filters['deleted'] = True
     if 'deleted' in params:
         filters['deleted'] = util.boolish(params['deleted'], 'deleted')
@@ -69,22 +70,32 @@ def _list(req, resp, detail):
         try:
             re.compile(name)
         except re.error:
-            raise util.bad_request('Invalid regular expression in query '
-                                   'parameter name.')
+            raise util.bad_request(
+                'Invalid regular expression in query parameter name.'
+            )
     where = _record_filter(params)
     deps = util.deps(req)
     limit = util.limit_of(req, params)
     try:
         records, more, unreachable = server_obj.list_page(
-            deps.api_db, deps.cells, project_id, filters,
+            deps.api_db,
+            deps.cells,
+            project_id,
+            filters,
             sort_key=params.get('sort_key', 'created_at'),
-            sort_dir=params.get('sort_dir', 'desc'), limit=limit,
-            marker=params.get('marker'), name=name, where=where)
+            sort_dir=params.get('sort_dir', 'desc'),
+            limit=limit,
+            marker=params.get('marker'),
+            name=name,
+            where=where,
+        )
     except server_obj.MarkerNotFound:
         raise util.bad_request('marker [%s] not found' % params['marker'])
     if unreachable:
-        LOG.warning('Listed servers without those of unreachable cell(s) '
-                    '%s', ', '.join(unreachable))
+        LOG.warning(
+            'Listed servers without those of unreachable cell(s) %s',
+            ', '.join(unreachable),
+        )
     if detail:
         servers = [server_views.detail(req, r) for r in records]
     else:
@@ -92,8 +103,11 @@ def _list(req, resp, detail):
     body = {'servers': servers}
     if more and records:
         body['servers_links'] = util.next_link(
-            req, 'servers/detail' if detail else 'servers',
-            records[-1]['uuid'], params)
+            req,
+            'servers/detail' if detail else 'servers',
+            records[-1]['uuid'],
+            params,
+        )
     resp.media = body
 
 
@@ -108,11 +122,14 @@ def _change_window(req, params):
     for name in names:
         if name in params:
             window[name.replace('-', '_')] = _parse_change_time(
-                name, params[name])
+                name, params[name]
+            )
     since, before = window.get('changes_since'), window.get('changes_before')
     if since is not None and before is not None and since > before:
-        raise util.bad_request('The value of changes-since must be less '
-                               'than or equal to changes-before.')
+        raise util.bad_request(
+            'The value of changes-since must be less '
+            'than or equal to changes-before.'
+        )
     return window
 
 
@@ -123,7 +140,8 @@ def _parse_change_time(name, value):
         raise util.bad_request(
             'Invalid input for query parameters %s. Value: %s. It is not '
             'an ISO 8601 time (for example 2026-01-31T12:00:00Z).'
-            % (name, value))
+            % (name, value)
+        )
     return timeutils.normalize_time(moment)
 
 
@@ -134,11 +152,17 @@ def _record_filter(params):
         return None
 
     def where(record):
-        if 'flavor' in params and (record.get('flavor') or {}).get(
-                'flavorid') != params['flavor']:
+        if (
+            'flavor' in params
+            and (record.get('flavor') or {}).get('flavorid')
+            != params['flavor']
+        ):
             return False
-        return 'reservation_id' not in params or record.get(
-            'reservation_id') == params['reservation_id']
+        return (
+            'reservation_id' not in params
+            or record.get('reservation_id') == params['reservation_id']
+        )
+
     return where
 
 
@@ -177,7 +201,8 @@ def _count_error(req):
     if not isinstance(server, dict):
         return None
     return schema.count_error(
-        server, util.deps(req).conf.api.max_instances_per_request)
+        server, util.deps(req).conf.api.max_instances_per_request
+    )
 
 
 def index(req, resp):
@@ -195,11 +220,16 @@ def get_authorized(req, server_id, rule):
     except server_obj.ServerNotFound:
         raise util.not_found('Instance', server_id)
     except server_obj.CellUnreachable as exc:
-        raise errors.HTTPError(503, 'The cell of server %s (%s) cannot be '
-                                    'reached; try again later.'
-                               % (server_id, exc))
-    if not util.can(req, rule, {'project_id': record['project_id'],
-                                'user_id': record.get('user_id')}):
+        raise errors.HTTPError(
+            503,
+            'The cell of server %s (%s) cannot be '
+            'reached; try again later.' % (server_id, exc),
+        )
+    if not util.can(
+        req,
+        rule,
+        {'project_id': record['project_id'], 'user_id': record.get('user_id')},
+    ):
         # Another project's server does not exist, as far as you know.
         raise util.not_found('Instance', server_id)
     return record
@@ -211,19 +241,31 @@ def show(req, resp, server_id):
     if util.version(req) >= (2, 71):
         # Nova shows a server's groups in show (not in lists) from 2.71.
         body['server_groups'] = group_obj.of_instance(
-            util.deps(req).api_db, record['uuid'])
+            util.deps(req).api_db, record['uuid']
+        )
     resp.media = {'server': body}
 
 
 # What Nova's update response leaves out of the detail view.
-_NOT_IN_UPDATE = ('key_name', 'security_groups', 'config_drive',
-                  'os-extended-volumes:volumes_attached', 'host_status',
-                  'OS-EXT-AZ:availability_zone', 'fault')
+_NOT_IN_UPDATE = (
+    'key_name',
+    'security_groups',
+    'config_drive',
+    'os-extended-volumes:volumes_attached',
+    'host_status',
+    'OS-EXT-AZ:availability_zone',
+    'fault',
+)
 _NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
 
-_UPDATE_FIELDS = {'name': 'display_name', 'description': 'description',
-                  'accessIPv4': 'access_ip_v4', 'accessIPv6': 'access_ip_v6',
-                  'hostname': 'hostname', 'OS-DCF:diskConfig': 'disk_config'}
+_UPDATE_FIELDS = {
+    'name': 'display_name',
+    'description': 'description',
+    'accessIPv4': 'access_ip_v4',
+    'accessIPv6': 'access_ip_v6',
+    'hostname': 'hostname',
+    'OS-DCF:diskConfig': 'disk_config',
+}
 
 
 def update(req, resp, server_id):
@@ -238,12 +280,16 @@ def update(req, resp, server_id):
         raise util.not_found('Server', server_id)
     record = get_authorized(req, server_id, policies.SERVERS % 'update')
     shown = server_views.detail(req, record)
-    view = {key: value for key, value in shown.items()
-            if key not in _NOT_IN_UPDATE and
-            not key.startswith(_NOT_IN_UPDATE_PREFIXES)}
+    view = {
+        key: value
+        for key, value in shown.items()
+        if key not in _NOT_IN_UPDATE
+        and not key.startswith(_NOT_IN_UPDATE_PREFIXES)
+    }
     if version >= (2, 71):
-        view['server_groups'] = group_obj.of_instance(deps.api_db,
-                                                      record['uuid'])
+        view['server_groups'] = group_obj.of_instance(
+            deps.api_db, record['uuid']
+        )
     resp.media = {'server': view}
 
 
@@ -272,9 +318,13 @@ def delete(req, resp, server_id):
         record = get_authorized(req, server_id, policies.SERVERS % 'delete')
         cell = record['cell']
     host = record.get('host')
-    if cell.is_cell0 or not host or not service_obj.compute_is_up(
-            deps.cells, cell, host, deps.conf.service_down_time,
-            util.utcnow()):
+    if (
+        cell.is_cell0
+        or not host
+        or not service_obj.compute_is_up(
+            deps.cells, cell, host, deps.conf.service_down_time, util.utcnow()
+        )
+    ):
         _local_delete(req, cell, server_id, host)
     elif server_obj.mark_deleting(deps.cells, cell, server_id):
         deps.compute_api(cell).terminate_instance(ctx, host, server_id)
@@ -286,21 +336,29 @@ def delete(req, resp, server_id):
 def _local_delete(req, cell, server_id, host):
     deps = util.deps(req)
     if host:
-        LOG.info('Deleting %s locally: nimbus-compute on %s is down',
-                 server_id, host)
+        LOG.info(
+            'Deleting %s locally: nimbus-compute on %s is down',
+            server_id,
+            host,
+        )
     if deps.placement is not None:
         # First, so that a placement outage fails the delete (503, try
         # again) instead of leaving an allocation nobody would free.
         try:
             deps.placement.remove_allocations(util.ctx(req), server_id)
         except Exception:
-            LOG.warning('Could not remove the allocations of %s',
-                        server_id, exc_info=True)
-            raise errors.HTTPError(503, 'Placement could not be reached to '
-                                        'free the server\'s resources; it '
-                                        'was not deleted. Try again.')
-    if not server_obj.mark_deleted(deps.cells, cell, server_id,
-                                   util.utcnow()):
+            LOG.warning(
+                'Could not remove the allocations of %s',
+                server_id,
+                exc_info=True,
+            )
+            raise errors.HTTPError(
+                503,
+                'Placement could not be reached to '
+                "free the server's resources; it "
+                'was not deleted. Try again.',
+            )
+    if not server_obj.mark_deleted(deps.cells, cell, server_id, util.utcnow()):
         return  # somebody else deleted it first
     if host:
         _tell_schedulers(req, host, server_id)
@@ -314,5 +372,8 @@ def _tell_schedulers(req, host, server_id):
     try:
         api.delete_instance_info(util.ctx(req), host, server_id)
     except Exception:  # a cache hint; the periodic reload covers it
-        LOG.warning('Could not tell the schedulers about the delete of %s',
-                    server_id, exc_info=True)
+        LOG.warning(
+            'Could not tell the schedulers about the delete of %s',
+            server_id,
+            exc_info=True,
+        )

@@ -15,13 +15,16 @@ def _down_time(req):
 
 def view(req, service, zones):
     version = util.version(req)
-    body = {'id': service['uuid'] if version >= (2, 53) else service['id'],
-            'binary': service['binary'], 'host': service['host'],
-            'zone': agg_obj.service_zone(util.deps(req).conf, service, zones),
-            'status': 'disabled' if service['disabled'] else 'enabled',
-            'state': 'up' if service['up'] else 'down',
-            'updated_at': util.isotime(service['updated_at']),
-            'disabled_reason': service['disabled_reason']}
+    body = {
+        'id': service['uuid'] if version >= (2, 53) else service['id'],
+        'binary': service['binary'],
+        'host': service['host'],
+        'zone': agg_obj.service_zone(util.deps(req).conf, service, zones),
+        'status': 'disabled' if service['disabled'] else 'enabled',
+        'state': 'up' if service['up'] else 'down',
+        'updated_at': util.isotime(service['updated_at']),
+        'disabled_reason': service['disabled_reason'],
+    }
     if version >= (2, 11):
         body['forced_down'] = service['forced_down']
     return body
@@ -32,7 +35,7 @@ def _binary(name):
     Nimbus's (``nimbus-compute``): clients written for Nova, Tempest among
     them, filter by them."""
     if name and name.startswith('nova-'):
-        return 'nimbus-' + name[len('nova-'):]
+        return 'nimbus-' + name[len('nova-') :]
     return name
 
 
@@ -40,8 +43,12 @@ def index(req, resp):
     util.authorize(req, policies.SERVICES % 'list')
     params = util.query(req, schema.LIST_QUERY)
     services = service_obj.list_services(
-        util.deps(req).cells, _down_time(req), util.utcnow(),
-        params.get('host'), _binary(params.get('binary')))
+        util.deps(req).cells,
+        _down_time(req),
+        util.utcnow(),
+        params.get('host'),
+        _binary(params.get('binary')),
+    )
     zones = agg_obj.zones_by_host(util.deps(req).api_db)
     resp.media = {'services': [view(req, s, zones) for s in services]}
 
@@ -55,26 +62,40 @@ def _legacy_update(req, resp, action):
         values = {'disabled': True}
     elif action == 'disable-log-reason':
         if 'disabled_reason' not in body:
-            raise util.bad_request("Missing disabled_reason field")
-        values = {'disabled': True,
-                  'disabled_reason': body['disabled_reason']}
+            raise util.bad_request('Missing disabled_reason field')
+        values = {'disabled': True, 'disabled_reason': body['disabled_reason']}
     elif action == 'force-down':
         if 'forced_down' not in body:
-            raise util.bad_request("Missing forced_down field")
+            raise util.bad_request('Missing forced_down field')
         values = {'forced_down': body['forced_down']}
     deps = util.deps(req)
     try:
         cell, row_id = service_obj.find_by_host_binary(
-            deps.cells, body['host'], _binary(body['binary']))
+            deps.cells, body['host'], _binary(body['binary'])
+        )
     except service_obj.ServiceNotFound:
-        raise util.not_found('Service', '%s/%s' % (body['host'],
-                                                   body['binary']))
-    service = service_obj.update(deps.cells, row_id, values,
-                                 _down_time(req), util.utcnow(), cell=cell)
+        raise util.not_found(
+            'Service', '%s/%s' % (body['host'], body['binary'])
+        )
+    service = service_obj.update(
+        deps.cells, row_id, values, _down_time(req), util.utcnow(), cell=cell
+    )
     _mirror(req, service, values)
-    util.notify_scheduler(req, 'update_service', {
-        k: service[k] for k in ('host', 'binary', 'disabled',
-                                'disabled_reason', 'forced_down', 'up')})
+    util.notify_scheduler(
+        req,
+        'update_service',
+        {
+            k: service[k]
+            for k in (
+                'host',
+                'binary',
+                'disabled',
+                'disabled_reason',
+                'forced_down',
+                'up',
+            )
+        },
+    )
     result = {'host': body['host'], 'binary': body['binary']}
     if 'disabled' in values:
         result['status'] = 'disabled' if values['disabled'] else 'enabled'
@@ -87,43 +108,66 @@ def _legacy_update(req, resp, action):
 
 def _mirror(req, service, values):
     if 'disabled' in values and service['binary'] == 'nimbus-compute':
-        placement_sync.mirror_disabled(util.deps(req).placement,
-                                       util.ctx(req), service['host'],
-                                       values['disabled'])
+        placement_sync.mirror_disabled(
+            util.deps(req).placement,
+            util.ctx(req),
+            service['host'],
+            values['disabled'],
+        )
 
 
 def update(req, resp, service_id):
     util.authorize(req, policies.SERVICES % 'update')
     version = util.version(req)
     if version < (2, 53):
-        if service_id not in ('enable', 'disable', 'disable-log-reason',
-                              'force-down'):
+        if service_id not in (
+            'enable',
+            'disable',
+            'disable-log-reason',
+            'force-down',
+        ):
             raise util.not_found('Service action', service_id)
         return _legacy_update(req, resp, service_id)
     body = json_body(req, schema.UPDATE_V253)
     values = {}
     if 'status' in body:
         values['disabled'] = body['status'] == 'disabled'
-        values['disabled_reason'] = (body.get('disabled_reason')
-                                     if values['disabled'] else None)
+        values['disabled_reason'] = (
+            body.get('disabled_reason') if values['disabled'] else None
+        )
     elif 'disabled_reason' in body:
-        raise util.bad_request("'disabled_reason' may only be given with "
-                               "'status': 'disabled'.")
+        raise util.bad_request(
+            "'disabled_reason' may only be given with 'status': 'disabled'."
+        )
     if body.get('disabled_reason') and body.get('status') == 'enabled':
-        raise util.bad_request("'disabled_reason' may only be given with "
-                               "'status': 'disabled'.")
+        raise util.bad_request(
+            "'disabled_reason' may only be given with 'status': 'disabled'."
+        )
     if 'forced_down' in body:
         values['forced_down'] = body['forced_down']
     deps = util.deps(req)
     try:
-        service = service_obj.update(deps.cells, service_id, values,
-                                     _down_time(req), util.utcnow())
+        service = service_obj.update(
+            deps.cells, service_id, values, _down_time(req), util.utcnow()
+        )
     except service_obj.ServiceNotFound:
         raise util.not_found('Service', service_id)
     _mirror(req, service, values)
-    util.notify_scheduler(req, 'update_service', {
-        k: service[k] for k in ('host', 'binary', 'disabled',
-                                'disabled_reason', 'forced_down', 'up')})
+    util.notify_scheduler(
+        req,
+        'update_service',
+        {
+            k: service[k]
+            for k in (
+                'host',
+                'binary',
+                'disabled',
+                'disabled_reason',
+                'forced_down',
+                'up',
+            )
+        },
+    )
     zones = agg_obj.zones_by_host(deps.api_db)
     resp.media = {'service': view(req, service, zones)}
 
@@ -133,9 +177,9 @@ def delete(req, resp, service_id):
     if util.version(req) >= (2, 53) and str(service_id).isdigit():
         raise util.bad_request('Invalid uuid %s' % service_id)
     try:
-        service_obj.delete(util.deps(req).api_db, util.deps(req).cells,
-                           service_id)
+        service_obj.delete(
+            util.deps(req).api_db, util.deps(req).cells, service_id
+        )
     except service_obj.ServiceNotFound:
         raise util.not_found('Service', service_id)
     resp.status = 204
-

@@ -31,6 +31,7 @@ class InvalidMetadata(ValueError):
 
 def _option_min(group, name):
     from nimbus.scheduler import conf as sched_conf
+
     for grp, opts in sched_conf.GROUPS:
         if grp == group:
             for opt in opts:
@@ -44,9 +45,12 @@ def _plugin_classes(namespace):
     points (the plugin contract, built-ins included), so the API needs no
     import of the scheduler's modules."""
     manager = extension.ExtensionManager(
-        namespace, invoke_on_load=False,
+        namespace,
+        invoke_on_load=False,
         on_load_failure_callback=lambda mgr, ep, exc: LOG.warning(
-            'Scheduler plugin %s failed to load: %s', ep, exc))
+            'Scheduler plugin %s failed to load: %s', ep, exc
+        ),
+    )
     return [ext.plugin for ext in manager]
 
 
@@ -59,11 +63,17 @@ def numeric_metadata_rules():
     rules = {}
     for cls in _plugin_classes('nimbus.scheduler.weighers'):
         key = getattr(cls, 'aggregate_key', None) or getattr(
-            cls, 'multiplier_option', None)
+            cls, 'multiplier_option', None
+        )
         if key:
-            rules[key] = ('number', _option_min(
-                getattr(cls, 'multiplier_group', 'filter_scheduler'),
-                getattr(cls, 'multiplier_option', None)), False)
+            rules[key] = (
+                'number',
+                _option_min(
+                    getattr(cls, 'multiplier_group', 'filter_scheduler'),
+                    getattr(cls, 'multiplier_option', None),
+                ),
+                False,
+            )
     for cls in _plugin_classes('nimbus.scheduler.filters'):
         key = getattr(cls, 'ratio_key', None)
         if key:
@@ -86,17 +96,27 @@ def check_metadata(metadata):
         try:
             number = int(text) if kind == 'integer' else float(text)
         except ValueError:
-            raise InvalidMetadata('Aggregate metadata %s must be %s, got %r.'
-                                  % (key, 'an integer' if kind == 'integer'
-                                     else 'a number', value))
+            raise InvalidMetadata(
+                'Aggregate metadata %s must be %s, got %r.'
+                % (
+                    key,
+                    'an integer' if kind == 'integer' else 'a number',
+                    value,
+                )
+            )
         if not math.isfinite(number):
-            raise InvalidMetadata('Aggregate metadata %s must be a finite '
-                                  'number, got %r.' % (key, value))
-        if minimum is not None and (number <= minimum if strict
-                                    else number < minimum):
-            raise InvalidMetadata('Aggregate metadata %s must be %s %g, got '
-                                  '%r.' % (key, 'above' if strict else
-                                           'at least', minimum, value))
+            raise InvalidMetadata(
+                'Aggregate metadata %s must be a finite '
+                'number, got %r.' % (key, value)
+            )
+        if minimum is not None and (
+            number <= minimum if strict else number < minimum
+        ):
+            raise InvalidMetadata(
+                'Aggregate metadata %s must be %s %g, got '
+                '%r.'
+                % (key, 'above' if strict else 'at least', minimum, value)
+            )
 
 
 class AggregateExists(Exception):
@@ -105,11 +125,16 @@ class AggregateExists(Exception):
 
 def to_dict(row):
     metadata = {m.key: m.value for m in row.metadata_items}
-    return {'id': row.id, 'uuid': row.uuid, 'name': row.name,
-            'availability_zone': metadata.get(AZ_KEY),
-            'hosts': sorted(h.host for h in row.hosts),
-            'metadata': metadata, 'created_at': row.created_at,
-            'updated_at': row.updated_at}
+    return {
+        'id': row.id,
+        'uuid': row.uuid,
+        'name': row.name,
+        'availability_zone': metadata.get(AZ_KEY),
+        'hosts': sorted(h.host for h in row.hosts),
+        'metadata': metadata,
+        'created_at': row.created_at,
+        'updated_at': row.updated_at,
+    }
 
 
 def _row(session, aggregate_id):
@@ -126,9 +151,12 @@ def get(db, aggregate_id):
 
 def list_all(db):
     with db.session() as session:
-        return [to_dict(r) for r in session.execute(
-            sa.select(models.Aggregate).order_by(models.Aggregate.id))
-            .scalars()]
+        return [
+            to_dict(r)
+            for r in session.execute(
+                sa.select(models.Aggregate).order_by(models.Aggregate.id)
+            ).scalars()
+        ]
 
 
 def zones_by_host(db):
@@ -163,31 +191,46 @@ def service_zone(conf, service, zones_by_host):
 
 
 def zone_names(db):
-    return {a['availability_zone'] for a in list_all(db)
-            if a['availability_zone']}
+    return {
+        a['availability_zone'] for a in list_all(db) if a['availability_zone']
+    }
 
 
 def create(db, name, availability_zone=None):
     with db.session() as session:
-        if session.execute(sa.select(models.Aggregate).where(
-                models.Aggregate.name == name)).scalar() is not None:
+        if (
+            session.execute(
+                sa.select(models.Aggregate).where(
+                    models.Aggregate.name == name
+                )
+            ).scalar()
+            is not None
+        ):
             raise AggregateExists(name)
         row = models.Aggregate(uuid=uuidutils.generate_uuid(), name=name)
         if availability_zone:
-            row.metadata_items.append(models.AggregateMetadata(
-                key=AZ_KEY, value=availability_zone))
+            row.metadata_items.append(
+                models.AggregateMetadata(key=AZ_KEY, value=availability_zone)
+            )
         session.add(row)
         session.flush()
         return to_dict(row)
 
 
-def update(db, aggregate_id, name=None, availability_zone=None,
-           set_zone=False):
+def update(
+    db, aggregate_id, name=None, availability_zone=None, set_zone=False
+):
     with db.session() as session:
         row = _row(session, aggregate_id)
         if name is not None and name != row.name:
-            if session.execute(sa.select(models.Aggregate).where(
-                    models.Aggregate.name == name)).scalar() is not None:
+            if (
+                session.execute(
+                    sa.select(models.Aggregate).where(
+                        models.Aggregate.name == name
+                    )
+                ).scalar()
+                is not None
+            ):
                 raise AggregateExists(name)
             row.name = name
         if set_zone:
@@ -229,8 +272,9 @@ def _set_metadata(row, metadata):
         elif key in existing:
             existing[key].value = value
         else:
-            row.metadata_items.append(models.AggregateMetadata(
-                key=key, value=value))
+            row.metadata_items.append(
+                models.AggregateMetadata(key=key, value=value)
+            )
 
 
 def set_metadata(db, aggregate_id, metadata):

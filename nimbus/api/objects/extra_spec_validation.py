@@ -19,8 +19,9 @@ def _namespace_pattern(validator):
         return None
     pattern = re.escape(validator.namespace)
     for param in validator.parameters:
-        pattern = pattern.replace(re.escape('{%s}' % param['name']),
-                                  '(?:%s)' % param['pattern'])
+        pattern = pattern.replace(
+            re.escape('{%s}' % param['name']), '(?:%s)' % param['pattern']
+        )
     return '^%s$' % pattern
 
 

@@ -15,26 +15,46 @@ class FlavorExists(Exception):
 
 
 def to_dict(row):
-    return {'id': row.id, 'flavorid': row.flavorid, 'name': row.name,
-            'vcpus': row.vcpus, 'memory_mb': row.memory_mb,
-            'root_gb': row.root_gb, 'ephemeral_gb': row.ephemeral_gb,
-            'swap': row.swap, 'rxtx_factor': row.rxtx_factor,
-            'is_public': row.is_public, 'disabled': row.disabled,
-            'description': row.description,
-            'created_at': row.created_at, 'updated_at': row.updated_at,
-            'extra_specs': {s.key: s.value for s in row.extra_specs}}
+    return {
+        'id': row.id,
+        'flavorid': row.flavorid,
+        'name': row.name,
+        'vcpus': row.vcpus,
+        'memory_mb': row.memory_mb,
+        'root_gb': row.root_gb,
+        'ephemeral_gb': row.ephemeral_gb,
+        'swap': row.swap,
+        'rxtx_factor': row.rxtx_factor,
+        'is_public': row.is_public,
+        'disabled': row.disabled,
+        'description': row.description,
+        'created_at': row.created_at,
+        'updated_at': row.updated_at,
+        'extra_specs': {s.key: s.value for s in row.extra_specs},
+    }
 
 
 def spec_dict(flavor):
     """The flavor as the RequestSpec and the instance carry it."""
-    return {k: flavor[k] for k in ('name', 'flavorid', 'vcpus', 'memory_mb',
-                                   'root_gb', 'ephemeral_gb', 'swap',
-                                   'extra_specs')}
+    return {
+        k: flavor[k]
+        for k in (
+            'name',
+            'flavorid',
+            'vcpus',
+            'memory_mb',
+            'root_gb',
+            'ephemeral_gb',
+            'swap',
+            'extra_specs',
+        )
+    }
 
 
 def _get_row(session, flavorid):
-    row = session.execute(sa.select(models.Flavor).where(
-        models.Flavor.flavorid == flavorid)).scalar()
+    row = session.execute(
+        sa.select(models.Flavor).where(models.Flavor.flavorid == flavorid)
+    ).scalar()
     if row is None:
         raise FlavorNotFound(flavorid)
     return row
@@ -45,11 +65,18 @@ def get(db, flavorid):
         return to_dict(_get_row(session, flavorid))
 
 
-def list_all(db, is_public=True, min_ram=None, min_disk=None,
-             sort_key='flavorid', sort_dir='asc'):
+def list_all(
+    db,
+    is_public=True,
+    min_ram=None,
+    min_disk=None,
+    sort_key='flavorid',
+    sort_dir='asc',
+):
     with db.session() as session:
         query = sa.select(models.Flavor).where(
-            models.Flavor.disabled.is_(False))
+            models.Flavor.disabled.is_(False)
+        )
         if is_public is not None:
             query = query.where(models.Flavor.is_public.is_(is_public))
         if min_ram is not None:
@@ -65,21 +92,30 @@ def list_all(db, is_public=True, min_ram=None, min_disk=None,
 def create(db, values):
     try:
         with db.session() as session:
-            clash = session.execute(sa.select(models.Flavor).where(sa.or_(
-                models.Flavor.flavorid == values['flavorid'],
-                models.Flavor.name == values['name']))).scalar()
+            clash = session.execute(
+                sa.select(models.Flavor).where(
+                    sa.or_(
+                        models.Flavor.flavorid == values['flavorid'],
+                        models.Flavor.name == values['name'],
+                    )
+                )
+            ).scalar()
             if clash is not None:
-                which = ('name %s' % values['name']
-                         if clash.name == values['name']
-                         else 'ID %s' % values['flavorid'])
+                which = (
+                    'name %s' % values['name']
+                    if clash.name == values['name']
+                    else 'ID %s' % values['flavorid']
+                )
                 raise FlavorExists('Flavor with %s already exists.' % which)
             row = models.Flavor(**values)
             session.add(row)
             session.flush()
             return to_dict(row)
     except sa_exc.IntegrityError:
-        raise FlavorExists('Flavor with name %s or ID %s already exists.'
-                           % (values['name'], values['flavorid']))
+        raise FlavorExists(
+            'Flavor with name %s or ID %s already exists.'
+            % (values['name'], values['flavorid'])
+        )
 
 
 def update_description(db, flavorid, description):
@@ -103,8 +139,9 @@ def set_extra_specs(db, flavorid, specs):
             if key in existing:
                 existing[key].value = value
             else:
-                row.extra_specs.append(models.FlavorExtraSpec(
-                    key=key, value=value))
+                row.extra_specs.append(
+                    models.FlavorExtraSpec(key=key, value=value)
+                )
         session.flush()
         return to_dict(row)['extra_specs']
 

@@ -8,8 +8,14 @@ import sqlalchemy as sa
 from nimbus.common.db import types as db_types
 from nimbus.db.api import models
 
-_COLUMNS = ('name', 'visibility', 'container_format', 'disk_format',
-            'min_disk', 'min_ram')
+_COLUMNS = (
+    'name',
+    'visibility',
+    'container_format',
+    'disk_format',
+    'min_disk',
+    'min_ram',
+)
 
 
 class ImageNotFound(Exception):
@@ -22,13 +28,21 @@ class ImageExists(Exception):
 
 def to_dict(row):
     props = dict(row.properties or {})
-    return {'id': row.id, 'name': row.name, 'status': row.status,
-            'visibility': row.visibility, 'owner': row.owner,
-            'container_format': row.container_format,
-            'disk_format': row.disk_format, 'min_disk': row.min_disk,
-            'min_ram': row.min_ram, 'size': row.size,
-            'created_at': row.created_at, 'updated_at': row.updated_at,
-            'properties': props}
+    return {
+        'id': row.id,
+        'name': row.name,
+        'status': row.status,
+        'visibility': row.visibility,
+        'owner': row.owner,
+        'container_format': row.container_format,
+        'disk_format': row.disk_format,
+        'min_disk': row.min_disk,
+        'min_ram': row.min_ram,
+        'size': row.size,
+        'created_at': row.created_at,
+        'updated_at': row.updated_at,
+        'properties': props,
+    }
 
 
 def get(db, image_id):
@@ -39,11 +53,18 @@ def get(db, image_id):
         return to_dict(row)
 
 
-def list_all(db, project_id=None, is_admin=False, name=None,
-             visibility=None, status=None):
+def list_all(
+    db,
+    project_id=None,
+    is_admin=False,
+    name=None,
+    visibility=None,
+    status=None,
+):
     with db.session() as session:
         query = sa.select(models.Image).order_by(
-            models.Image.created_at.desc(), models.Image.id)
+            models.Image.created_at.desc(), models.Image.id
+        )
         if name is not None:
             query = query.where(models.Image.name == name)
         if status is not None:
@@ -51,9 +72,12 @@ def list_all(db, project_id=None, is_admin=False, name=None,
         if visibility not in (None, 'all'):
             query = query.where(models.Image.visibility == visibility)
         if not is_admin:
-            query = query.where(sa.or_(
-                models.Image.visibility.in_(('public', 'community')),
-                models.Image.owner == project_id))
+            query = query.where(
+                sa.or_(
+                    models.Image.visibility.in_(('public', 'community')),
+                    models.Image.owner == project_id,
+                )
+            )
         return [to_dict(r) for r in session.execute(query).scalars()]
 
 
@@ -61,8 +85,7 @@ def create(db, values, properties):
     with db.session() as session:
         if session.get(models.Image, values['id']) is not None:
             raise ImageExists(values['id'])
-        row = models.Image(status='active', properties=properties,
-                           **values)
+        row = models.Image(status='active', properties=properties, **values)
         session.add(row)
         session.flush()
         return to_dict(row)

@@ -36,16 +36,26 @@ def mirror_aggregate(placement, ctxt, host, agg_uuid, add):
         provider = _provider(placement, ctxt, host)
         if provider is None:
             return
-        current = placement.request(
-            ctxt, 'GET', '/resource_providers/%s/aggregates'
-            % provider['uuid']).json().get('aggregates', [])
-        wanted = (set(current) | {agg_uuid} if add
-                  else set(current) - {agg_uuid})
+        current = (
+            placement.request(
+                ctxt,
+                'GET',
+                '/resource_providers/%s/aggregates' % provider['uuid'],
+            )
+            .json()
+            .get('aggregates', [])
+        )
+        wanted = (
+            set(current) | {agg_uuid} if add else set(current) - {agg_uuid}
+        )
         if wanted != set(current):
             placement.set_aggregates(ctxt, provider['uuid'], sorted(wanted))
     except Exception:
-        LOG.exception('Could not mirror aggregate %s of host %s to '
-                      'placement', agg_uuid, host)
+        LOG.exception(
+            'Could not mirror aggregate %s of host %s to placement',
+            agg_uuid,
+            host,
+        )
 
 
 def mirror_disabled(placement, ctxt, host, disabled):
@@ -57,11 +67,14 @@ def mirror_disabled(placement, ctxt, host, disabled):
         if provider is None:
             return
         if disabled:
-            placement.update_traits(ctxt, provider['uuid'],
-                                    add=[DISABLED_TRAIT])
+            placement.update_traits(
+                ctxt, provider['uuid'], add=[DISABLED_TRAIT]
+            )
         else:
-            placement.update_traits(ctxt, provider['uuid'],
-                                    remove=[DISABLED_TRAIT])
+            placement.update_traits(
+                ctxt, provider['uuid'], remove=[DISABLED_TRAIT]
+            )
     except Exception:
-        LOG.exception('Could not mirror the service state of %s to '
-                      'placement', host)
+        LOG.exception(
+            'Could not mirror the service state of %s to placement', host
+        )

@@ -29,16 +29,20 @@ class UsageUnavailable(Exception):
 def _instances(api_db, project_id):
     model = api_models.InstanceMapping
     with api_db.session() as session:
-        return session.execute(sa.select(sa.func.count()).where(
-            model.project_id == project_id,
-            model.queued_for_delete.is_(False))).scalar()
+        return session.execute(
+            sa.select(sa.func.count()).where(
+                model.project_id == project_id,
+                model.queued_for_delete.is_(False),
+            )
+        ).scalar()
 
 
 def _server_groups(api_db, project_id):
     model = api_models.InstanceGroup
     with api_db.session() as session:
-        return session.execute(sa.select(sa.func.count()).where(
-            model.project_id == project_id)).scalar()
+        return session.execute(
+            sa.select(sa.func.count()).where(model.project_id == project_id)
+        ).scalar()
 
 
 def _flavor_sums(flavors):
@@ -51,37 +55,58 @@ def _flavor_sums(flavors):
 
 def _cores_ram_from_databases(api_db, cells, project_id):
     with api_db.session() as session:
-        flavors = [row.instance.get('flavor') for row in session.execute(
-            sa.select(api_models.BuildRequest).where(
-                api_models.BuildRequest.project_id == project_id)).scalars()]
+        flavors = [
+            row.instance.get('flavor')
+            for row in session.execute(
+                sa.select(api_models.BuildRequest).where(
+                    api_models.BuildRequest.project_id == project_id
+                )
+            ).scalars()
+        ]
     for cell in cells.cells(include_cell0=True):
         model = cell_models.Instance
         try:
             with cells.db(cell).session() as session:
-                flavors.extend(session.execute(sa.select(model.flavor).where(
-                    model.project_id == project_id,
-                    model.deleted.is_(False))).scalars())
+                flavors.extend(
+                    session.execute(
+                        sa.select(model.flavor).where(
+                            model.project_id == project_id,
+                            model.deleted.is_(False),
+                        )
+                    ).scalars()
+                )
         except Exception as exc:
             # As Nova's legacy counting: a cell that does not answer adds
             # nothing (its servers are not counted until it is back).
-            LOG.warning('Cell %s is unreachable (%s); its servers are left '
-                        'out of the quota usage', cell.name, exc)
+            LOG.warning(
+                'Cell %s is unreachable (%s); its servers are left '
+                'out of the quota usage',
+                cell.name,
+                exc,
+            )
     return _flavor_sums(flavors)
 
 
 def _cores_ram_from_placement(placement, ctx, project_id):
     if placement is None:
-        raise UsageUnavailable('[quota] count_usage_from_placement is set '
-                               'but nimbus-api has no placement endpoint')
+        raise UsageUnavailable(
+            '[quota] count_usage_from_placement is set '
+            'but nimbus-api has no placement endpoint'
+        )
     try:
-        response = placement.request(ctx, 'GET', '/usages',
-                                     params={'project_id': project_id},
-                                     version='1.9')
+        response = placement.request(
+            ctx,
+            'GET',
+            '/usages',
+            params={'project_id': project_id},
+            version='1.9',
+        )
     except Exception as exc:
         raise UsageUnavailable('placement is unreachable: %s' % exc)
     if response.status_code != 200:
-        raise UsageUnavailable('placement answered %s to GET /usages'
-                               % response.status_code)
+        raise UsageUnavailable(
+            'placement answered %s to GET /usages' % response.status_code
+        )
     usages = response.json().get('usages', {})
     return int(usages.get('VCPU', 0)), int(usages.get('MEMORY_MB', 0))
 
@@ -89,14 +114,17 @@ def _cores_ram_from_placement(placement, ctx, project_id):
 def project_usage(deps, ctx, project_id):
     """``{resource: in_use}`` for every counted resource of the project."""
     if deps.conf.quota.count_usage_from_placement:
-        cores, ram = _cores_ram_from_placement(deps.placement, ctx,
-                                               project_id)
+        cores, ram = _cores_ram_from_placement(deps.placement, ctx, project_id)
     else:
-        cores, ram = _cores_ram_from_databases(deps.api_db, deps.cells,
-                                               project_id)
-    return {'instances': _instances(deps.api_db, project_id),
-            'cores': cores, 'ram': ram,
-            'server_groups': _server_groups(deps.api_db, project_id)}
+        cores, ram = _cores_ram_from_databases(
+            deps.api_db, deps.cells, project_id
+        )
+    return {
+        'instances': _instances(deps.api_db, project_id),
+        'cores': cores,
+        'ram': ram,
+        'server_groups': _server_groups(deps.api_db, project_id),
+    }
 
 
 def _headroom(limit, used):
@@ -104,12 +132,17 @@ def _headroom(limit, used):
 
 
 def _message(overs, requested, used, limits):
-    return ('Quota exceeded for %s: Requested %s, but already used %s of %s '
-            '%s' % (', '.join(overs),
-                    ', '.join(str(requested[r]) for r in overs),
-                    ', '.join(str(used[r]) for r in overs),
-                    ', '.join(str(limits[r]) for r in overs),
-                    ', '.join(overs)))
+    return (
+        'Quota exceeded for %s: Requested %s, but already used %s of %s '
+        '%s'
+        % (
+            ', '.join(overs),
+            ', '.join(str(requested[r]) for r in overs),
+            ', '.join(str(used[r]) for r in overs),
+            ', '.join(str(limits[r]) for r in overs),
+            ', '.join(overs),
+        )
+    )
 
 
 def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
@@ -119,8 +152,11 @@ def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
     :class:`QuotaExceeded` when not even ``min_count`` fit."""
     limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
     used = project_usage(deps, ctx, project_id)
-    per_instance = {'instances': 1, 'cores': int(flavor['vcpus']),
-                    'ram': int(flavor['memory_mb'])}
+    per_instance = {
+        'instances': 1,
+        'cores': int(flavor['vcpus']),
+        'ram': int(flavor['memory_mb']),
+    }
     allowed = max_count
     for resource, each in per_instance.items():
         room = _headroom(limits[resource], used[resource])
@@ -129,38 +165,52 @@ def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
     if allowed >= min_count:
         return allowed
     requested = {r: each * max_count for r, each in per_instance.items()}
-    requested['instances'] = (str(max_count) if min_count == max_count
-                              else '%d-%d' % (min_count, max_count))
-    overs = [r for r, each in per_instance.items()
-             if limits[r] >= 0 and used[r] + each * max_count > limits[r]]
+    requested['instances'] = (
+        str(max_count)
+        if min_count == max_count
+        else '%d-%d' % (min_count, max_count)
+    )
+    overs = [
+        r
+        for r, each in per_instance.items()
+        if limits[r] >= 0 and used[r] + each * max_count > limits[r]
+    ]
     raise QuotaExceeded(_message(overs, requested, used, limits))
 
 
 def check_metadata(deps, project_id, metadata):
-    limit = quotas.project_limits(deps.conf, deps.api_db,
-                                  project_id)['metadata_items']
+    limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
+        'metadata_items'
+    ]
     if limit >= 0 and len(metadata or {}) > limit:
-        raise QuotaExceeded('Quota exceeded for metadata_items: Requested '
-                            '%d, but the limit is %d metadata items'
-                            % (len(metadata), limit))
+        raise QuotaExceeded(
+            'Quota exceeded for metadata_items: Requested '
+            '%d, but the limit is %d metadata items' % (len(metadata), limit)
+        )
 
 
 def check_group_members(deps, project_id, current, count):
     """Adding ``count`` servers to a group of ``current`` members stays
     within ``server_group_members``."""
-    limit = quotas.project_limits(deps.conf, deps.api_db,
-                                  project_id)['server_group_members']
+    limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
+        'server_group_members'
+    ]
     if limit >= 0 and current + count > limit:
-        raise QuotaExceeded('Quota exceeded, too many servers in group: '
-                            'Requested %d, but already used %d of %d '
-                            'server_group_members' % (count, current, limit))
+        raise QuotaExceeded(
+            'Quota exceeded, too many servers in group: '
+            'Requested %d, but already used %d of %d '
+            'server_group_members' % (count, current, limit)
+        )
 
 
 def check_server_group(deps, ctx, project_id):
-    limit = quotas.project_limits(deps.conf, deps.api_db,
-                                  project_id)['server_groups']
+    limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
+        'server_groups'
+    ]
     used = _server_groups(deps.api_db, project_id)
     if limit >= 0 and used + 1 > limit:
-        raise QuotaExceeded('Quota exceeded, too many server groups: '
-                            'Requested 1, but already used %d of %d '
-                            'server_groups' % (used, limit))
+        raise QuotaExceeded(
+            'Quota exceeded, too many server groups: '
+            'Requested 1, but already used %d of %d '
+            'server_groups' % (used, limit)
+        )

@@ -27,10 +27,17 @@ OPTIONS = {
 }
 # Network proxies below microversion 2.36: shown with the values Nova
 # used, never enforced (there is no nova-network), and not updatable.
-LEGACY = {'fixed_ips': -1, 'floating_ips': 10, 'security_groups': 10,
-          'security_group_rules': 20}
-REMOVED_2_57 = ('injected_files', 'injected_file_content_bytes',
-                'injected_file_path_bytes')
+LEGACY = {
+    'fixed_ips': -1,
+    'floating_ips': 10,
+    'security_groups': 10,
+    'security_group_rules': 20,
+}
+REMOVED_2_57 = (
+    'injected_files',
+    'injected_file_content_bytes',
+    'injected_file_path_bytes',
+)
 # Resources counted per project (the others are per request or per user).
 COUNTED = ('instances', 'cores', 'ram', 'server_groups')
 
@@ -47,8 +54,12 @@ def resources(version):
 
 def _rows(api_db, model, column, key):
     with api_db.session() as session:
-        return {row.resource: row.hard_limit for row in session.execute(
-            sa.select(model).where(column == key)).scalars()}
+        return {
+            row.resource: row.hard_limit
+            for row in session.execute(
+                sa.select(model).where(column == key)
+            ).scalars()
+        }
 
 
 def class_limits(conf, api_db, class_name=DEFAULT_CLASS):
@@ -57,8 +68,14 @@ def class_limits(conf, api_db, class_name=DEFAULT_CLASS):
     resource; another class shows the options too, as Nova does)."""
     limits = {name: conf.quota[opt] for name, opt in OPTIONS.items()}
     limits.update(LEGACY)
-    limits.update(_rows(api_db, api_models.QuotaClass,
-                        api_models.QuotaClass.class_name, class_name))
+    limits.update(
+        _rows(
+            api_db,
+            api_models.QuotaClass,
+            api_models.QuotaClass.class_name,
+            class_name,
+        )
+    )
     return limits
 
 
@@ -70,14 +87,18 @@ def defaults(conf, api_db):
 def project_limits(conf, api_db, project_id):
     """The effective limits of ``project_id``."""
     limits = defaults(conf, api_db)
-    limits.update(_rows(api_db, api_models.Quota,
-                        api_models.Quota.project_id, project_id))
+    limits.update(
+        _rows(
+            api_db, api_models.Quota, api_models.Quota.project_id, project_id
+        )
+    )
     return limits
 
 
 def _upsert(session, model, where, resource, hard_limit):
-    row = session.execute(sa.select(model).where(
-        *where, model.resource == resource)).scalar()
+    row = session.execute(
+        sa.select(model).where(*where, model.resource == resource)
+    ).scalar()
     if row is None:
         return False
     row.hard_limit = hard_limit
@@ -89,24 +110,47 @@ def set_project_limits(api_db, project_id, limits):
     model = api_models.Quota
     with api_db.session() as session:
         for resource, hard_limit in limits.items():
-            if not _upsert(session, model, (model.project_id == project_id,),
-                           resource, hard_limit):
-                session.add(model(project_id=project_id, resource=resource,
-                                  hard_limit=hard_limit))
+            if not _upsert(
+                session,
+                model,
+                (model.project_id == project_id,),
+                resource,
+                hard_limit,
+            ):
+                session.add(
+                    model(
+                        project_id=project_id,
+                        resource=resource,
+                        hard_limit=hard_limit,
+                    )
+                )
 
 
 def delete_project_limits(api_db, project_id):
     """Forget the project's own limits: it gets the defaults again."""
     with api_db.session() as session:
-        session.execute(sa.delete(api_models.Quota).where(
-            api_models.Quota.project_id == project_id))
+        session.execute(
+            sa.delete(api_models.Quota).where(
+                api_models.Quota.project_id == project_id
+            )
+        )
 
 
 def set_class_limits(api_db, class_name, limits):
     model = api_models.QuotaClass
     with api_db.session() as session:
         for resource, hard_limit in limits.items():
-            if not _upsert(session, model, (model.class_name == class_name,),
-                           resource, hard_limit):
-                session.add(model(class_name=class_name, resource=resource,
-                                  hard_limit=hard_limit))
+            if not _upsert(
+                session,
+                model,
+                (model.class_name == class_name,),
+                resource,
+                hard_limit,
+            ):
+                session.add(
+                    model(
+                        class_name=class_name,
+                        resource=resource,
+                        hard_limit=hard_limit,
+                    )
+                )

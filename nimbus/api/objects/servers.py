@@ -37,37 +37,62 @@ def _from_build_request(instance):
     record.setdefault('task_state', states.SCHEDULING)
     record['created_at'] = _parse_time(record.get('created_at'))
     record['updated_at'] = _parse_time(record.get('updated_at'))
-    record.update(host=None, node=None, cell=None, fault=None,
-                  launched_at=None, terminated_at=None, deleted=False,
-                  power_state=0, metadata=(record.get('metadata') or
-                                           record.get('metadata_items') or {}))
+    record.update(
+        host=None,
+        node=None,
+        cell=None,
+        fault=None,
+        launched_at=None,
+        terminated_at=None,
+        deleted=False,
+        power_state=0,
+        metadata=(
+            record.get('metadata') or record.get('metadata_items') or {}
+        ),
+    )
     return record
 
 
 def _from_instance(row, cell, fault=None):
     extra = row.metadata_items or {}
     record = dict(row.server_attributes or {})
-    record.update({
-        'uuid': row.uuid, 'display_name': row.display_name,
-        'project_id': row.project_id, 'user_id': row.user_id,
-        'host': row.host, 'node': row.node, 'vm_state': row.vm_state,
-        'task_state': row.task_state, 'power_state': row.power_state,
-        'flavor': row.flavor or {}, 'image_ref': row.image_ref,
-        'availability_zone': row.availability_zone,
-        'metadata': extra, 'created_at': row.created_at,
-        'updated_at': row.updated_at, 'launched_at': row.launched_at,
-        'terminated_at': row.terminated_at, 'deleted': row.deleted,
-        'cell': cell, 'fault': fault,
-    })
+    record.update(
+        {
+            'uuid': row.uuid,
+            'display_name': row.display_name,
+            'project_id': row.project_id,
+            'user_id': row.user_id,
+            'host': row.host,
+            'node': row.node,
+            'vm_state': row.vm_state,
+            'task_state': row.task_state,
+            'power_state': row.power_state,
+            'flavor': row.flavor or {},
+            'image_ref': row.image_ref,
+            'availability_zone': row.availability_zone,
+            'metadata': extra,
+            'created_at': row.created_at,
+            'updated_at': row.updated_at,
+            'launched_at': row.launched_at,
+            'terminated_at': row.terminated_at,
+            'deleted': row.deleted,
+            'cell': cell,
+            'fault': fault,
+        }
+    )
     return record
 
 
 def _fault_dict(row):
     if row is None:
         return None
-    return {'code': row.code, 'message': row.message,
-            'details': row.details, 'created': row.created_at,
-            'host': row.host}
+    return {
+        'code': row.code,
+        'message': row.message,
+        'details': row.details,
+        'created': row.created_at,
+        'host': row.host,
+    }
 
 
 def _faults(session, uuids):
@@ -76,12 +101,16 @@ def _faults(session, uuids):
     rows = session.execute(
         sa.select(cell_models.InstanceFault)
         .where(cell_models.InstanceFault.instance_uuid.in_(uuids))
-        .order_by(cell_models.InstanceFault.created_at.asc(),
-                  cell_models.InstanceFault.id.asc())).scalars()
+        .order_by(
+            cell_models.InstanceFault.created_at.asc(),
+            cell_models.InstanceFault.id.asc(),
+        )
+    ).scalars()
     return {r.instance_uuid: _fault_dict(r) for r in rows}
 
 
 # -- create ------------------------------------------------------------------
+
 
 def create_build_requests(api_db, instances, request_spec, group_uuid=None):
     """Store build requests, the request spec and instance mappings.
@@ -91,53 +120,84 @@ def create_build_requests(api_db, instances, request_spec, group_uuid=None):
     """
     with api_db.session() as session:
         for instance in instances:
-            session.add(api_models.BuildRequest(
-                instance_uuid=instance['uuid'],
-                project_id=instance['project_id'],
-                user_id=instance.get('user_id'), instance=instance))
-            session.add(api_models.RequestSpec(
-                instance_uuid=instance['uuid'], spec=request_spec))
-            session.add(api_models.InstanceMapping(
-                instance_uuid=instance['uuid'], cell_id=None,
-                project_id=instance['project_id'],
-                user_id=instance.get('user_id')))
+            session.add(
+                api_models.BuildRequest(
+                    instance_uuid=instance['uuid'],
+                    project_id=instance['project_id'],
+                    user_id=instance.get('user_id'),
+                    instance=instance,
+                )
+            )
+            session.add(
+                api_models.RequestSpec(
+                    instance_uuid=instance['uuid'], spec=request_spec
+                )
+            )
+            session.add(
+                api_models.InstanceMapping(
+                    instance_uuid=instance['uuid'],
+                    cell_id=None,
+                    project_id=instance['project_id'],
+                    user_id=instance.get('user_id'),
+                )
+            )
         if group_uuid is not None:
-            group = session.execute(sa.select(api_models.InstanceGroup).where(
-                api_models.InstanceGroup.uuid == group_uuid)).scalar()
+            group = session.execute(
+                sa.select(api_models.InstanceGroup).where(
+                    api_models.InstanceGroup.uuid == group_uuid
+                )
+            ).scalar()
             for instance in instances:
-                group.members.append(api_models.InstanceGroupMember(
-                    instance_uuid=instance['uuid']))
+                group.members.append(
+                    api_models.InstanceGroupMember(
+                        instance_uuid=instance['uuid']
+                    )
+                )
 
 
 def undo_build_requests(api_db, uuids):
     """Remove what :func:`create_build_requests` wrote (cast failed)."""
     with api_db.session() as session:
-        for model in (api_models.BuildRequest, api_models.RequestSpec,
-                      api_models.InstanceMapping,
-                      api_models.InstanceGroupMember):
-            session.execute(sa.delete(model).where(
-                model.instance_uuid.in_(uuids)))
+        for model in (
+            api_models.BuildRequest,
+            api_models.RequestSpec,
+            api_models.InstanceMapping,
+            api_models.InstanceGroupMember,
+        ):
+            session.execute(
+                sa.delete(model).where(model.instance_uuid.in_(uuids))
+            )
 
 
 # -- find --------------------------------------------------------------------
 
+
 def _mapping(api_db, uuid):
     with api_db.session() as session:
-        return session.execute(sa.select(api_models.InstanceMapping).where(
-            api_models.InstanceMapping.instance_uuid == uuid)).scalar()
+        return session.execute(
+            sa.select(api_models.InstanceMapping).where(
+                api_models.InstanceMapping.instance_uuid == uuid
+            )
+        ).scalar()
 
 
 def _build_request(api_db, uuid):
     with api_db.session() as session:
-        row = session.execute(sa.select(api_models.BuildRequest).where(
-            api_models.BuildRequest.instance_uuid == uuid)).scalar()
+        row = session.execute(
+            sa.select(api_models.BuildRequest).where(
+                api_models.BuildRequest.instance_uuid == uuid
+            )
+        ).scalar()
         return None if row is None else row.instance
 
 
 def _instance(cells, cell, uuid):
     with cells.db(cell).session() as session:
-        row = session.execute(sa.select(cell_models.Instance).where(
-            cell_models.Instance.uuid == uuid)).scalar()
+        row = session.execute(
+            sa.select(cell_models.Instance).where(
+                cell_models.Instance.uuid == uuid
+            )
+        ).scalar()
         if row is None:
             return None
         return _from_instance(row, cell, _faults(session, [uuid]).get(uuid))
@@ -173,11 +233,24 @@ def get(api_db, cells, uuid):
 # -- list --------------------------------------------------------------------
 
 _EPOCH = datetime.datetime(1970, 1, 1)
-SORT_KEYS = ('created_at', 'display_name', 'uuid', 'updated_at', 'host',
-             'vm_state', 'availability_zone')
+SORT_KEYS = (
+    'created_at',
+    'display_name',
+    'uuid',
+    'updated_at',
+    'host',
+    'vm_state',
+    'availability_zone',
+)
 # Equality filters that are instance columns (pushed into each cell's SQL).
-_COLUMN_FILTERS = ('host', 'node', 'vm_state', 'user_id', 'image_ref',
-                   'availability_zone')
+_COLUMN_FILTERS = (
+    'host',
+    'node',
+    'vm_state',
+    'user_id',
+    'image_ref',
+    'availability_zone',
+)
 
 
 class MarkerNotFound(Exception):
@@ -197,9 +270,18 @@ def _record_key(sort_key):
     return lambda r: (r.get(sort_key) or default, r['uuid'])
 
 
-def list_page(api_db, cells, project_id=None, filters=None,
-              sort_key='created_at', sort_dir='desc', limit=1000,
-              marker=None, name=None, where=None):
+def list_page(
+    api_db,
+    cells,
+    project_id=None,
+    filters=None,
+    sort_key='created_at',
+    sort_dir='desc',
+    limit=1000,
+    marker=None,
+    name=None,
+    where=None,
+):
     """One page of servers: build requests and every cell, merge-sorted.
 
     Each cell answers its part in SQL: ``project_id``, the equality
@@ -223,16 +305,38 @@ def list_page(api_db, cells, project_id=None, filters=None,
     if marker is not None:
         marker_key = _marker_key(api_db, cells, marker, sort_key)
     unreachable = []
-    sources = [_cell_rows(cells, cell, project_id, filters, sort_key,
-                          reverse, limit, marker_key, name, where,
-                          unreachable)
-               for cell in cells.cells()]
-    sources.append(_build_request_rows(api_db, project_id, filters,
-                                       sort_key, reverse, marker_key, name,
-                                       where))
+    sources = [
+        _cell_rows(
+            cells,
+            cell,
+            project_id,
+            filters,
+            sort_key,
+            reverse,
+            limit,
+            marker_key,
+            name,
+            where,
+            unreachable,
+        )
+        for cell in cells.cells()
+    ]
+    sources.append(
+        _build_request_rows(
+            api_db,
+            project_id,
+            filters,
+            sort_key,
+            reverse,
+            marker_key,
+            name,
+            where,
+        )
+    )
     page, seen = [], set()
-    for record in heapq.merge(*sources, key=_record_key(sort_key),
-                              reverse=reverse):
+    for record in heapq.merge(
+        *sources, key=_record_key(sort_key), reverse=reverse
+    ):
         if record['uuid'] in seen:
             continue  # a build request whose instance is already in a cell
         seen.add(record['uuid'])
@@ -282,15 +386,34 @@ def _sql_filters(query, project_id, filters, name):
     return query
 
 
-def _cell_rows(cells, cell, project_id, filters, sort_key, reverse, limit,
-               marker_key, name, where, unreachable):
+def _cell_rows(
+    cells,
+    cell,
+    project_id,
+    filters,
+    sort_key,
+    reverse,
+    limit,
+    marker_key,
+    name,
+    where,
+    unreachable,
+):
     """The cell's matching instances in order, read in keyset batches."""
     model = cell_models.Instance
     column = getattr(model, sort_key)
-    expr = column if sort_key == 'uuid' else sa.func.coalesce(
-        column, sa.literal(_null_default(sort_key), column.type))
-    order = (expr.desc(), model.uuid.desc()) if reverse else \
-        (expr.asc(), model.uuid.asc())
+    expr = (
+        column
+        if sort_key == 'uuid'
+        else sa.func.coalesce(
+            column, sa.literal(_null_default(sort_key), column.type)
+        )
+    )
+    order = (
+        (expr.desc(), model.uuid.desc())
+        if reverse
+        else (expr.asc(), model.uuid.asc())
+    )
     batch = limit + 1 if where is None else max(limit + 1, 200)
     after = marker_key
     while True:
@@ -302,11 +425,19 @@ def _cell_rows(cells, cell, project_id, filters, sort_key, reverse, limit,
             query = query.where(sa.or_(beyond, sa.and_(expr == value, tie)))
         try:
             with cells.db(cell).session() as session:
-                rows = [_from_instance(r, cell) for r in session.execute(
-                    query.order_by(*order).limit(batch)).scalars()]
+                rows = [
+                    _from_instance(r, cell)
+                    for r in session.execute(
+                        query.order_by(*order).limit(batch)
+                    ).scalars()
+                ]
         except Exception as exc:
-            LOG.warning('Cell %s is unreachable (%s); its servers are left '
-                        'out of the list', cell.name, exc)
+            LOG.warning(
+                'Cell %s is unreachable (%s); its servers are left '
+                'out of the list',
+                cell.name,
+                exc,
+            )
             unreachable.append(cell.name)
             return
         for record in rows:
@@ -323,28 +454,38 @@ def _in_change_window(record, filters):
     before = filters.get('changes_before')
     if updated is None:
         return since is None and before is None
-    return ((since is None or updated >= since) and
-            (before is None or updated <= before))
+    return (since is None or updated >= since) and (
+        before is None or updated <= before
+    )
 
 
-def _build_request_rows(api_db, project_id, filters, sort_key, reverse,
-                        marker_key, name, where):
-    if (filters.get('deleted') or filters.get('host') or
-            filters.get('node') or
-            filters.get('vm_state') not in (None, states.BUILDING)):
+def _build_request_rows(
+    api_db, project_id, filters, sort_key, reverse, marker_key, name, where
+):
+    if (
+        filters.get('deleted')
+        or filters.get('host')
+        or filters.get('node')
+        or filters.get('vm_state') not in (None, states.BUILDING)
+    ):
         return []
     with api_db.session() as session:
         query = sa.select(api_models.BuildRequest)
         if project_id is not None:
-            query = query.where(api_models.BuildRequest.project_id ==
-                                project_id)
-        records = [_from_build_request(r.instance)
-                   for r in session.execute(query).scalars()]
+            query = query.where(
+                api_models.BuildRequest.project_id == project_id
+            )
+        records = [
+            _from_build_request(r.instance)
+            for r in session.execute(query).scalars()
+        ]
     pattern = re.compile(name) if name is not None else None
     keep = []
     for record in records:
-        if any(filters.get(key) not in (None, record.get(key))
-               for key in ('user_id', 'image_ref', 'availability_zone')):
+        if any(
+            filters.get(key) not in (None, record.get(key))
+            for key in ('user_id', 'image_ref', 'availability_zone')
+        ):
             continue
         if pattern and not pattern.search(record.get('display_name') or ''):
             continue
@@ -356,8 +497,11 @@ def _build_request_rows(api_db, project_id, filters, sort_key, reverse,
     key = _record_key(sort_key)
     keep.sort(key=key, reverse=reverse)
     if marker_key is not None:
-        keep = [r for r in keep
-                if (key(r) < marker_key if reverse else key(r) > marker_key)]
+        keep = [
+            r
+            for r in keep
+            if (key(r) < marker_key if reverse else key(r) > marker_key)
+        ]
     return keep
 
 
@@ -379,52 +523,79 @@ def _attach_faults(cells, page):
 
 # -- delete ------------------------------------------------------------------
 
+
 def delete_build_request(api_db, uuid):
     """Delete an unscheduled server; False if it already left for a cell."""
     with api_db.session() as session:
-        result = session.execute(sa.delete(api_models.BuildRequest).where(
-            api_models.BuildRequest.instance_uuid == uuid))
+        result = session.execute(
+            sa.delete(api_models.BuildRequest).where(
+                api_models.BuildRequest.instance_uuid == uuid
+            )
+        )
         if not result.rowcount:
             return False
         for model in (api_models.RequestSpec, api_models.InstanceGroupMember):
-            session.execute(sa.delete(model).where(
-                model.instance_uuid == uuid))
-        session.execute(sa.delete(api_models.InstanceMapping).where(
-            api_models.InstanceMapping.instance_uuid == uuid,
-            api_models.InstanceMapping.cell_id.is_(None)))
+            session.execute(
+                sa.delete(model).where(model.instance_uuid == uuid)
+            )
+        session.execute(
+            sa.delete(api_models.InstanceMapping).where(
+                api_models.InstanceMapping.instance_uuid == uuid,
+                api_models.InstanceMapping.cell_id.is_(None),
+            )
+        )
         return True
 
 
 def queue_for_delete(api_db, uuid):
     with api_db.session() as session:
-        session.execute(sa.update(api_models.InstanceMapping).where(
-            api_models.InstanceMapping.instance_uuid == uuid).values(
-                queued_for_delete=True))
-        session.execute(sa.delete(api_models.InstanceGroupMember).where(
-            api_models.InstanceGroupMember.instance_uuid == uuid))
+        session.execute(
+            sa.update(api_models.InstanceMapping)
+            .where(api_models.InstanceMapping.instance_uuid == uuid)
+            .values(queued_for_delete=True)
+        )
+        session.execute(
+            sa.delete(api_models.InstanceGroupMember).where(
+                api_models.InstanceGroupMember.instance_uuid == uuid
+            )
+        )
 
 
 def mark_deleted(cells, cell, uuid, now):
     """Mark the instance deleted in its cell (compare-and-swap)."""
     with cells.db(cell).session() as session:
-        result = session.execute(sa.update(cell_models.Instance).where(
-            cell_models.Instance.uuid == uuid,
-            cell_models.Instance.vm_state.in_(states.sources_of(
-                states.DELETED)),
-            cell_models.Instance.deleted.is_(False)).values(
-                vm_state=states.DELETED, task_state=None, deleted=True,
-                deleted_at=now, terminated_at=now))
+        result = session.execute(
+            sa.update(cell_models.Instance)
+            .where(
+                cell_models.Instance.uuid == uuid,
+                cell_models.Instance.vm_state.in_(
+                    states.sources_of(states.DELETED)
+                ),
+                cell_models.Instance.deleted.is_(False),
+            )
+            .values(
+                vm_state=states.DELETED,
+                task_state=None,
+                deleted=True,
+                deleted_at=now,
+                terminated_at=now,
+            )
+        )
         return bool(result.rowcount)
 
 
 def mark_deleting(cells, cell, uuid):
     """Set task_state deleting; False when already deleted."""
     with cells.db(cell).session() as session:
-        result = session.execute(sa.update(cell_models.Instance).where(
-            cell_models.Instance.uuid == uuid,
-            cell_models.Instance.deleted.is_(False),
-            cell_models.Instance.vm_state != states.DELETED).values(
-                task_state=states.DELETING))
+        result = session.execute(
+            sa.update(cell_models.Instance)
+            .where(
+                cell_models.Instance.uuid == uuid,
+                cell_models.Instance.deleted.is_(False),
+                cell_models.Instance.vm_state != states.DELETED,
+            )
+            .values(task_state=states.DELETING)
+        )
         return bool(result.rowcount)
 
 
@@ -433,11 +604,15 @@ def hosts_of(api_db, cells, uuids):
     if not uuids:
         return []
     with api_db.session() as session:
-        rows = session.execute(sa.select(
-            api_models.InstanceMapping.instance_uuid,
-            api_models.InstanceMapping.cell_id).where(
+        rows = session.execute(
+            sa.select(
+                api_models.InstanceMapping.instance_uuid,
+                api_models.InstanceMapping.cell_id,
+            ).where(
                 api_models.InstanceMapping.instance_uuid.in_(uuids),
-                api_models.InstanceMapping.cell_id.is_not(None))).all()
+                api_models.InstanceMapping.cell_id.is_not(None),
+            )
+        ).all()
     by_cell = {}
     for uuid, cell_id in rows:
         by_cell.setdefault(cell_id, []).append(uuid)
@@ -445,17 +620,28 @@ def hosts_of(api_db, cells, uuids):
     for cell_id, cell_uuids in by_cell.items():
         cell = cells.by_id(cell_id)
         with cells.db(cell).session() as session:
-            hosts.update(h for (h,) in session.execute(sa.select(
-                cell_models.Instance.host).where(
-                    cell_models.Instance.uuid.in_(cell_uuids),
-                    cell_models.Instance.deleted.is_(False))).all() if h)
+            hosts.update(
+                h
+                for (h,) in session.execute(
+                    sa.select(cell_models.Instance.host).where(
+                        cell_models.Instance.uuid.in_(cell_uuids),
+                        cell_models.Instance.deleted.is_(False),
+                    )
+                ).all()
+                if h
+            )
     return sorted(hosts)
 
 
 # What PUT /servers/{id} may change: the record's key -> where a cell keeps
 # it (a column, else the instance's ``server_attributes``).
-UPDATABLE = ('display_name', 'description', 'access_ip_v4', 'access_ip_v6',
-             'hostname')
+UPDATABLE = (
+    'display_name',
+    'description',
+    'access_ip_v4',
+    'access_ip_v6',
+    'hostname',
+)
 
 
 def update(api_db, cells, record, values):
@@ -463,8 +649,10 @@ def update(api_db, cells, record, values):
     request or a cell's instance; False when it is gone."""
     if record['cell'] is None:
         with api_db.session() as session:
-            row = session.execute(sa.select(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == record['uuid'])
+            row = session.execute(
+                sa.select(api_models.BuildRequest).where(
+                    api_models.BuildRequest.instance_uuid == record['uuid']
+                )
             ).scalar()
             if row is not None:
                 row.instance = dict(row.instance, **values)
@@ -477,9 +665,12 @@ def update(api_db, cells, record, values):
         if record['cell'] is None:
             return False
     with cells.db(record['cell']).session() as session:
-        row = session.execute(sa.select(cell_models.Instance).where(
-            cell_models.Instance.uuid == record['uuid'],
-            cell_models.Instance.deleted.is_(False))).scalar()
+        row = session.execute(
+            sa.select(cell_models.Instance).where(
+                cell_models.Instance.uuid == record['uuid'],
+                cell_models.Instance.deleted.is_(False),
+            )
+        ).scalar()
         if row is None:
             return False
         attributes = dict(row.server_attributes or {})

@@ -22,14 +22,20 @@ def is_up(row, down_time, now):
 
 
 def service_dict(row, cell, down_time, now):
-    return {'id': row.id, 'uuid': row.uuid, 'host': row.host,
-            'binary': row.binary, 'topic': row.topic,
-            'disabled': row.disabled, 'disabled_reason': row.disabled_reason,
-            'forced_down': row.forced_down,
-            'up': is_up(row, down_time, now),
-            'updated_at': row.last_seen_up or row.updated_at or
-            row.created_at,
-            'availability_zone': row.availability_zone, 'cell': cell}
+    return {
+        'id': row.id,
+        'uuid': row.uuid,
+        'host': row.host,
+        'binary': row.binary,
+        'topic': row.topic,
+        'disabled': row.disabled,
+        'disabled_reason': row.disabled_reason,
+        'forced_down': row.forced_down,
+        'up': is_up(row, down_time, now),
+        'updated_at': row.last_seen_up or row.updated_at or row.created_at,
+        'availability_zone': row.availability_zone,
+        'cell': cell,
+    }
 
 
 def list_services(cells, down_time, now, host=None, binary=None):
@@ -37,7 +43,8 @@ def list_services(cells, down_time, now, host=None, binary=None):
     for cell in cells.cells():
         with cells.db(cell).session() as session:
             query = sa.select(cell_models.Service).order_by(
-                cell_models.Service.id)
+                cell_models.Service.id
+            )
             if host is not None:
                 query = query.where(cell_models.Service.host == host)
             if binary is not None:
@@ -51,12 +58,17 @@ def _find(cells, service_id):
     """``(cell, row id)`` of a service by uuid or integer id."""
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            column = (cell_models.Service.id if str(service_id).isdigit()
-                      else cell_models.Service.uuid)
-            value = int(service_id) if str(service_id).isdigit() \
-                else service_id
-            row = session.execute(sa.select(cell_models.Service).where(
-                column == value)).scalar()
+            column = (
+                cell_models.Service.id
+                if str(service_id).isdigit()
+                else cell_models.Service.uuid
+            )
+            value = (
+                int(service_id) if str(service_id).isdigit() else service_id
+            )
+            row = session.execute(
+                sa.select(cell_models.Service).where(column == value)
+            ).scalar()
             if row is not None:
                 return cell, row.id
     raise ServiceNotFound(service_id)
@@ -65,9 +77,12 @@ def _find(cells, service_id):
 def find_by_host_binary(cells, host, binary):
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            row = session.execute(sa.select(cell_models.Service).where(
-                cell_models.Service.host == host,
-                cell_models.Service.binary == binary)).scalar()
+            row = session.execute(
+                sa.select(cell_models.Service).where(
+                    cell_models.Service.host == host,
+                    cell_models.Service.binary == binary,
+                )
+            ).scalar()
             if row is not None:
                 return cell, row.id
     raise ServiceNotFound('%s/%s' % (host, binary))
@@ -94,29 +109,48 @@ def delete(api_db, cells, service_id):
         host, binary = row.host, row.binary
         session.delete(row)
         if binary.endswith('compute'):
-            session.execute(sa.delete(cell_models.ComputeNode).where(
-                cell_models.ComputeNode.host == host))
+            session.execute(
+                sa.delete(cell_models.ComputeNode).where(
+                    cell_models.ComputeNode.host == host
+                )
+            )
     if binary.endswith('compute'):
         with api_db.session() as session:
-            session.execute(sa.delete(api_models.HostMapping).where(
-                api_models.HostMapping.host == host))
-            session.execute(sa.delete(api_models.AggregateHost).where(
-                api_models.AggregateHost.host == host))
+            session.execute(
+                sa.delete(api_models.HostMapping).where(
+                    api_models.HostMapping.host == host
+                )
+            )
+            session.execute(
+                sa.delete(api_models.AggregateHost).where(
+                    api_models.AggregateHost.host == host
+                )
+            )
 
 
 def compute_is_up(cells, cell, host, down_time, now):
     """True when ``host``'s compute service in ``cell`` is up: it exists,
     is not forced down and heartbeated within ``down_time`` seconds."""
     with cells.db(cell).session() as session:
-        rows = session.execute(sa.select(cell_models.Service).where(
-            cell_models.Service.host == host,
-            cell_models.Service.binary.like('%compute'))).scalars().all()
+        rows = (
+            session.execute(
+                sa.select(cell_models.Service).where(
+                    cell_models.Service.host == host,
+                    cell_models.Service.binary.like('%compute'),
+                )
+            )
+            .scalars()
+            .all()
+        )
         return any(is_up(row, down_time, now) for row in rows)
 
 
 def compute_services_by_host(cells, down_time, now):
-    return {s['host']: s for s in list_services(cells, down_time, now)
-            if s['binary'].endswith('compute')}
+    return {
+        s['host']: s
+        for s in list_services(cells, down_time, now)
+        if s['binary'].endswith('compute')
+    }
 
 
 def list_nodes(cells):
@@ -124,11 +158,15 @@ def list_nodes(cells):
     result = []
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            for row in session.execute(sa.select(
-                    cell_models.ComputeNode).order_by(
-                        cell_models.ComputeNode.id)).scalars():
-                node = {c.name: getattr(row, c.name)
-                        for c in cell_models.ComputeNode.__table__.columns}
+            for row in session.execute(
+                sa.select(cell_models.ComputeNode).order_by(
+                    cell_models.ComputeNode.id
+                )
+            ).scalars():
+                node = {
+                    c.name: getattr(row, c.name)
+                    for c in cell_models.ComputeNode.__table__.columns
+                }
                 node['cell'] = cell
                 result.append(node)
     return result
@@ -136,24 +174,37 @@ def list_nodes(cells):
 
 def instances_on_node(cells, cell, host, node):
     with cells.db(cell).session() as session:
-        return [{'uuid': u, 'name': n} for u, n in session.execute(
-            sa.select(cell_models.Instance.uuid,
-                      cell_models.Instance.display_name).where(
-                cell_models.Instance.host == host,
-                cell_models.Instance.node == node,
-                cell_models.Instance.deleted.is_(False))).all()]
+        return [
+            {'uuid': u, 'name': n}
+            for u, n in session.execute(
+                sa.select(
+                    cell_models.Instance.uuid,
+                    cell_models.Instance.display_name,
+                ).where(
+                    cell_models.Instance.host == host,
+                    cell_models.Instance.node == node,
+                    cell_models.Instance.deleted.is_(False),
+                )
+            ).all()
+        ]
 
 
 def known_host(api_db, cells, host):
     """True when ``host`` is a mapped host or runs a compute service."""
     with api_db.session() as session:
-        if session.execute(sa.select(api_models.HostMapping.id).where(
-                api_models.HostMapping.host == host)).first():
+        if session.execute(
+            sa.select(api_models.HostMapping.id).where(
+                api_models.HostMapping.host == host
+            )
+        ).first():
             return True
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            if session.execute(sa.select(cell_models.Service.id).where(
+            if session.execute(
+                sa.select(cell_models.Service.id).where(
                     cell_models.Service.host == host,
-                    cell_models.Service.binary.like('%compute'))).first():
+                    cell_models.Service.binary.like('%compute'),
+                )
+            ).first():
                 return True
     return False

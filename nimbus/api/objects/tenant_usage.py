@@ -31,24 +31,34 @@ def instances_in(cells, start, stop, project_id=None):
     rows = []
     for cell in cells.cells(include_cell0=True):
         query = sa.select(model).where(
-            sa.or_(model.terminated_at.is_(None),
-                   model.terminated_at >= start),
-            sa.or_(model.launched_at.is_(None), model.launched_at <= stop))
+            sa.or_(
+                model.terminated_at.is_(None), model.terminated_at >= start
+            ),
+            sa.or_(model.launched_at.is_(None), model.launched_at <= stop),
+        )
         if project_id is not None:
             query = query.where(model.project_id == project_id)
         try:
             with cells.db(cell).session() as session:
                 for row in session.execute(query).scalars():
-                    rows.append({
-                        'uuid': row.uuid, 'name': row.display_name or '',
-                        'project_id': row.project_id,
-                        'flavor': row.flavor or {},
-                        'vm_state': row.vm_state,
-                        'launched_at': row.launched_at,
-                        'terminated_at': row.terminated_at,
-                        'created_at': row.created_at})
+                    rows.append(
+                        {
+                            'uuid': row.uuid,
+                            'name': row.display_name or '',
+                            'project_id': row.project_id,
+                            'flavor': row.flavor or {},
+                            'vm_state': row.vm_state,
+                            'launched_at': row.launched_at,
+                            'terminated_at': row.terminated_at,
+                            'created_at': row.created_at,
+                        }
+                    )
         except Exception as exc:
-            LOG.warning('Cell %s is unreachable (%s); its servers are left '
-                        'out of the usage', cell.name, exc)
+            LOG.warning(
+                'Cell %s is unreachable (%s); its servers are left '
+                'out of the usage',
+                cell.name,
+                exc,
+            )
     rows.sort(key=lambda r: (r['created_at'], r['uuid']))
     return rows

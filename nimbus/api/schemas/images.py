@@ -5,14 +5,41 @@ from nimbus.api.schemas import common
 _CORE = {
     'id': common.UUID,
     'name': {'type': ['string', 'null'], 'maxLength': 255},
-    'visibility': {'type': 'string',
-                   'enum': ['public', 'private', 'shared', 'community']},
-    'container_format': {'type': ['string', 'null'], 'enum': [
-        None, 'ami', 'ari', 'aki', 'bare', 'ovf', 'ova', 'docker',
-        'compressed']},
-    'disk_format': {'type': ['string', 'null'], 'enum': [
-        None, 'ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2',
-        'vdi', 'iso', 'ploop']},
+    'visibility': {
+        'type': 'string',
+        'enum': ['public', 'private', 'shared', 'community'],
+    },
+    'container_format': {
+        'type': ['string', 'null'],
+        'enum': [
+            None,
+            'ami',
+            'ari',
+            'aki',
+            'bare',
+            'ovf',
+            'ova',
+            'docker',
+            'compressed',
+        ],
+    },
+    'disk_format': {
+        'type': ['string', 'null'],
+        'enum': [
+            None,
+            'ami',
+            'ari',
+            'aki',
+            'vhd',
+            'vhdx',
+            'vmdk',
+            'raw',
+            'qcow2',
+            'vdi',
+            'iso',
+            'ploop',
+        ],
+    },
     # Stored in 32-bit columns (a larger value was a 500 on MariaDB).
     'min_disk': {'type': 'integer', 'minimum': 0, 'maximum': 2147483647},
     'min_ram': {'type': 'integer', 'minimum': 0, 'maximum': 2147483647},
@@ -21,9 +48,22 @@ _CORE = {
     'tags': {'type': 'array', 'items': {'type': 'string', 'maxLength': 255}},
 }
 CORE_KEYS = set(_CORE)
-READ_ONLY = {'status', 'owner', 'size', 'checksum', 'created_at',
-             'updated_at', 'self', 'file', 'schema', 'virtual_size',
-             'direct_url', 'locations', 'os_hash_algo', 'os_hash_value'}
+READ_ONLY = {
+    'status',
+    'owner',
+    'size',
+    'checksum',
+    'created_at',
+    'updated_at',
+    'self',
+    'file',
+    'schema',
+    'virtual_size',
+    'direct_url',
+    'locations',
+    'os_hash_algo',
+    'os_hash_value',
+}
 
 CREATE = {
     'type': 'object',
@@ -36,8 +76,7 @@ UPDATE = {
     'type': 'object',
     'properties': {k: v for k, v in _CORE.items() if k != 'id'},
     'propertyNames': {'pattern': r'^[a-zA-Z0-9_:.-]{1,255}$'},
-    'additionalProperties': {'type': ['string', 'null'],
-                             'maxLength': 65535},
+    'additionalProperties': {'type': ['string', 'null'], 'maxLength': 65535},
 }
 
 PATCH = {
@@ -46,7 +85,10 @@ PATCH = {
         'type': 'object',
         'properties': {
             'op': {'type': 'string', 'enum': ['add', 'replace', 'remove']},
-            'path': {'type': 'string', 'pattern': r'^/[a-zA-Z0-9_:.-]{1,255}$'},
+            'path': {
+                'type': 'string',
+                'pattern': r'^/[a-zA-Z0-9_:.-]{1,255}$',
+            },
             'value': {},
         },
         'required': ['op', 'path'],
@@ -56,10 +98,15 @@ PATCH = {
 
 INDEX_QUERY = {
     'type': 'object',
-    'properties': dict(common.PAGING, **{
-        'name': {'type': 'string'},
-        'visibility': {'type': 'string', 'enum': [
-            'public', 'private', 'shared', 'community', 'all']},
-        'status': {'type': 'string'},
-    }),
+    'properties': dict(
+        common.PAGING,
+        **{
+            'name': {'type': 'string'},
+            'visibility': {
+                'type': 'string',
+                'enum': ['public', 'private', 'shared', 'community', 'all'],
+            },
+            'status': {'type': 'string'},
+        },
+    ),
 }

@@ -7,8 +7,11 @@ resources a body may name depend on the microversion.
 
 from nimbus.api.objects import quotas
 
-LIMIT = {'type': ['integer', 'string'], 'pattern': r'^-?[0-9]+$',
-         'minimum': -1}
+LIMIT = {
+    'type': ['integer', 'string'],
+    'pattern': r'^-?[0-9]+$',
+    'minimum': -1,
+}
 
 
 def _body(key, names, extra=None):
@@ -16,17 +19,40 @@ def _body(key, names, extra=None):
     props.update(extra or {})
     return {
         'type': 'object',
-        'properties': {key: {'type': 'object', 'properties': props,
-                             'additionalProperties': False}},
-        'required': [key], 'additionalProperties': False,
+        'properties': {
+            key: {
+                'type': 'object',
+                'properties': props,
+                'additionalProperties': False,
+            }
+        },
+        'required': [key],
+        'additionalProperties': False,
     }
 
 
 def quota_set_update(version):
-    return _body('quota_set', quotas.resources(version), {
-        'force': {'type': ['boolean', 'string'],
-                  'enum': [True, False, 'True', 'False', 'true', 'false',
-                           'TRUE', 'FALSE', '1', '0']}})
+    return _body(
+        'quota_set',
+        quotas.resources(version),
+        {
+            'force': {
+                'type': ['boolean', 'string'],
+                'enum': [
+                    True,
+                    False,
+                    'True',
+                    'False',
+                    'true',
+                    'false',
+                    'TRUE',
+                    'FALSE',
+                    '1',
+                    '0',
+                ],
+            }
+        },
+    )
 
 
 def class_resources(version):
@@ -45,9 +71,17 @@ def quota_class_update(version):
     return _body('quota_class_set', class_resources(version))
 
 
-SHOW_QUERY = {'type': 'object', 'properties': {
-    'user_id': {'type': 'string', 'minLength': 1, 'maxLength': 255}}}
+SHOW_QUERY = {
+    'type': 'object',
+    'properties': {
+        'user_id': {'type': 'string', 'minLength': 1, 'maxLength': 255}
+    },
+}
 
-LIMITS_QUERY = {'type': 'object', 'properties': {
-    'tenant_id': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-    'reserved': {'type': 'string'}}}
+LIMITS_QUERY = {
+    'type': 'object',
+    'properties': {
+        'tenant_id': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'reserved': {'type': 'string'},
+    },
+}

@@ -2,8 +2,12 @@
 
 from nimbus.api.schemas import common
 
-_REASON = {'type': 'string', 'minLength': 1, 'maxLength': 255,
-           'pattern': r'^[^\x00-\x1f\x7f]*$'}
+_REASON = {
+    'type': 'string',
+    'minLength': 1,
+    'maxLength': 255,
+    'pattern': r'^[^\x00-\x1f\x7f]*$',
+}
 
 UPDATE_V253 = {
     'type': 'object',
@@ -30,6 +34,5 @@ UPDATE_LEGACY = {
 
 LIST_QUERY = {
     'type': 'object',
-    'properties': {'host': {'type': 'string'},
-                   'binary': {'type': 'string'}},
+    'properties': {'host': {'type': 'string'}, 'binary': {'type': 'string'}},
 }

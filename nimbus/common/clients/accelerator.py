@@ -34,23 +34,37 @@ GROUP = 'accelerator_client'
 REQUESTER_PREFIX = 'device_profile_'
 
 ACCELERATOR_CLIENT_OPTS = [
-    cfg.URIOpt('endpoint', default=None,
-               help='Base URL of the accelerator API, version included '
-                    '(e.g. http://127.0.0.1:6666/v2). Unset (the default): '
-                    'there is no accelerator service, and the compute API '
-                    'refuses servers whose flavor names a device profile '
-                    '(accel:device_profile) with a 400.'),
-    cfg.StrOpt('auth_strategy', default='noauth2',
-               choices=['noauth2', 'keystone'],
-               help='noauth2: send the token "nimbus:service" with roles '
-                    'admin,service. keystone: authenticate through a '
-                    'keystoneauth session loaded from this group (auth_type '
-                    'and the plugin\'s options, or auth_section).'),
-    cfg.IntOpt('timeout', default=30, min=1,
-               help='Seconds before an accelerator API request times out.'),
-    cfg.IntOpt('retries', default=3, min=0,
-               help='Retries of an accelerator API request after a '
-                    'transient error (unreachable, 502, 503, 504).'),
+    cfg.URIOpt(
+        'endpoint',
+        default=None,
+        help='Base URL of the accelerator API, version included '
+        '(e.g. http://127.0.0.1:6666/v2). Unset (the default): '
+        'there is no accelerator service, and the compute API '
+        'refuses servers whose flavor names a device profile '
+        '(accel:device_profile) with a 400.',
+    ),
+    cfg.StrOpt(
+        'auth_strategy',
+        default='noauth2',
+        choices=['noauth2', 'keystone'],
+        help='noauth2: send the token "nimbus:service" with roles '
+        'admin,service. keystone: authenticate through a '
+        'keystoneauth session loaded from this group (auth_type '
+        "and the plugin's options, or auth_section).",
+    ),
+    cfg.IntOpt(
+        'timeout',
+        default=30,
+        min=1,
+        help='Seconds before an accelerator API request times out.',
+    ),
+    cfg.IntOpt(
+        'retries',
+        default=3,
+        min=0,
+        help='Retries of an accelerator API request after a '
+        'transient error (unreachable, 502, 503, 504).',
+    ),
 ]
 
 TRANSIENT = (502, 503, 504)
@@ -90,7 +104,7 @@ def request_groups(groups):
         resources, required, forbidden = {}, [], []
         for key, value in group.items():
             if key.startswith('resources:'):
-                rc = key[len('resources:'):]
+                rc = key[len('resources:') :]
                 try:
                     amount = int(str(value))
                 except ValueError:
@@ -98,10 +112,11 @@ def request_groups(groups):
                 if not rc or amount < 1:
                     raise DeviceProfileError(
                         'group %d: %s=%r is not a positive amount'
-                        % (index, key, value))
+                        % (index, key, value)
+                    )
                 resources[rc] = amount
             elif key.startswith('trait:'):
-                trait = key[len('trait:'):]
+                trait = key[len('trait:') :]
                 if value == 'required':
                     required.append(trait)
                 elif value == 'forbidden':
@@ -109,14 +124,18 @@ def request_groups(groups):
                 else:
                     raise DeviceProfileError(
                         "group %d: %s must be 'required' or 'forbidden', "
-                        'not %r' % (index, key, value))
+                        'not %r' % (index, key, value)
+                    )
         if not resources:
-            raise DeviceProfileError('group %d asks for no resources'
-                                     % index)
-        out.append({'requester_id': '%s%d' % (REQUESTER_PREFIX, index),
-                    'resources': resources,
-                    'required_traits': sorted(required),
-                    'forbidden_traits': sorted(forbidden)})
+            raise DeviceProfileError('group %d asks for no resources' % index)
+        out.append(
+            {
+                'requester_id': '%s%d' % (REQUESTER_PREFIX, index),
+                'resources': resources,
+                'required_traits': sorted(required),
+                'forbidden_traits': sorted(forbidden),
+            }
+        )
     return out
 
 
@@ -124,8 +143,15 @@ class AcceleratorClient:
     """``AcceleratorClient(endpoint, session=None, timeout=30)``; ``session``
     is any ``requests.Session``."""
 
-    def __init__(self, endpoint, session=None, timeout=30,
-                 auth_strategy='noauth2', retries=3, retry_wait=0.5):
+    def __init__(
+        self,
+        endpoint,
+        session=None,
+        timeout=30,
+        auth_strategy='noauth2',
+        retries=3,
+        retry_wait=0.5,
+    ):
         self.endpoint = endpoint.rstrip('/')
         self.session = session or requests.Session()
         self.timeout = timeout
@@ -143,27 +169,32 @@ class AcceleratorClient:
         @tenacity.retry(
             retry=tenacity.retry_if_exception_type(TransientError),
             stop=tenacity.stop_after_attempt(self.retries + 1),
-            wait=tenacity.wait_exponential(multiplier=self.retry_wait,
-                                           max=10),
-            reraise=True)
+            wait=tenacity.wait_exponential(multiplier=self.retry_wait, max=10),
+            reraise=True,
+        )
         def attempt():
             try:
                 response = self.session.request(
-                    method, self.endpoint + path, headers=headers,
-                    timeout=self.timeout, **kwargs)
+                    method,
+                    self.endpoint + path,
+                    headers=headers,
+                    timeout=self.timeout,
+                    **kwargs,
+                )
             except requests.RequestException as exc:
-                raise TransientError('accelerator API unreachable: %s'
-                                     % exc)
+                raise TransientError('accelerator API unreachable: %s' % exc)
             if response.status_code in TRANSIENT:
-                raise TransientError('accelerator API answered %d' %
-                                     response.status_code)
+                raise TransientError(
+                    'accelerator API answered %d' % response.status_code
+                )
             return response
 
         response = attempt()
         if response.status_code not in ok:
-            raise AcceleratorError('%s %s: accelerator API answered %d: %s'
-                                   % (method, path, response.status_code,
-                                      response.text[:300]))
+            raise AcceleratorError(
+                '%s %s: accelerator API answered %d: %s'
+                % (method, path, response.status_code, response.text[:300])
+            )
         return response
 
     @staticmethod
@@ -171,11 +202,14 @@ class AcceleratorClient:
         try:
             arqs = response.json()['arqs']
         except (ValueError, KeyError, TypeError):
-            raise AcceleratorError('accelerator API answered an unexpected '
-                                   'body for accelerator requests')
+            raise AcceleratorError(
+                'accelerator API answered an unexpected '
+                'body for accelerator requests'
+            )
         if not isinstance(arqs, list):
-            raise AcceleratorError('accelerator API answered arqs that are '
-                                   'not a list')
+            raise AcceleratorError(
+                'accelerator API answered arqs that are not a list'
+            )
         return arqs
 
     def create_arqs(self, ctxt, device_profile_name):
@@ -183,8 +217,12 @@ class AcceleratorClient:
         one per device a group asks for, each with its
         ``device_profile_group_id``."""
         response = self._request(
-            ctxt, 'POST', '/accelerator_requests', ok=(200, 201),
-            json={'device_profile_name': device_profile_name})
+            ctxt,
+            'POST',
+            '/accelerator_requests',
+            ok=(200, 201),
+            json={'device_profile_name': device_profile_name},
+        )
         return self._arqs(response)
 
     def bind_arqs(self, ctxt, bindings):
@@ -197,9 +235,15 @@ class AcceleratorClient:
         for arq_uuid, binding in bindings.items():
             patch[arq_uuid] = [
                 {'path': '/' + field, 'op': 'add', 'value': binding[field]}
-                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')]
-        self._request(ctxt, 'PATCH', '/accelerator_requests',
-                      ok=(200, 202, 204), json=patch)
+                for field in ('hostname', 'device_rp_uuid', 'instance_uuid')
+            ]
+        self._request(
+            ctxt,
+            'PATCH',
+            '/accelerator_requests',
+            ok=(200, 202, 204),
+            json=patch,
+        )
 
     def get_arqs_for_instance(self, ctxt, instance_uuid, only_resolved=False):
         """The instance's ARQs; with ``only_resolved`` None while some are
@@ -207,8 +251,9 @@ class AcceleratorClient:
         params = {'instance': instance_uuid}
         if only_resolved:
             params['bind_state'] = 'resolved'
-        response = self._request(ctxt, 'GET', '/accelerator_requests',
-                                 ok=(200, 423), params=params)
+        response = self._request(
+            ctxt, 'GET', '/accelerator_requests', ok=(200, 423), params=params
+        )
         if response.status_code == 423:
             return None
         return self._arqs(response)
@@ -217,37 +262,45 @@ class AcceleratorClient:
         """The ARQs with these uuids (missing ones left out), in order."""
         arqs = []
         for arq_uuid in arq_uuids:
-            response = self._request(ctxt, 'GET',
-                                     '/accelerator_requests/' + arq_uuid,
-                                     ok=(200, 404))
+            response = self._request(
+                ctxt, 'GET', '/accelerator_requests/' + arq_uuid, ok=(200, 404)
+            )
             if response.status_code == 404:
                 continue
             try:
                 arqs.append(response.json())
             except ValueError:
-                raise AcceleratorError('accelerator API answered an '
-                                       'unexpected body for ARQ %s'
-                                       % arq_uuid)
+                raise AcceleratorError(
+                    'accelerator API answered an '
+                    'unexpected body for ARQ %s' % arq_uuid
+                )
         return arqs
 
     def list_arqs(self, ctxt):
         """Every ARQ the service holds (``GET /accelerator_requests``)."""
-        return self._arqs(self._request(ctxt, 'GET',
-                                        '/accelerator_requests'))
+        return self._arqs(self._request(ctxt, 'GET', '/accelerator_requests'))
 
     def delete_arqs_for_instance(self, ctxt, instance_uuid):
         """Delete (and unbind) every ARQ of the instance; idempotent."""
-        self._request(ctxt, 'DELETE', '/accelerator_requests',
-                      ok=(200, 202, 204, 404),
-                      params={'instance': instance_uuid})
+        self._request(
+            ctxt,
+            'DELETE',
+            '/accelerator_requests',
+            ok=(200, 202, 204, 404),
+            params={'instance': instance_uuid},
+        )
 
     def delete_arqs(self, ctxt, arq_uuids):
         """Delete these ARQs (bound or not); idempotent."""
         if not arq_uuids:
             return
-        self._request(ctxt, 'DELETE', '/accelerator_requests',
-                      ok=(200, 202, 204, 404),
-                      params={'arqs': ','.join(arq_uuids)})
+        self._request(
+            ctxt,
+            'DELETE',
+            '/accelerator_requests',
+            ok=(200, 202, 204, 404),
+            params={'arqs': ','.join(arq_uuids)},
+        )
 
     def _headers(self, ctxt):
         headers = {'Accept': 'application/json'}
@@ -255,8 +308,9 @@ class AcceleratorClient:
             headers['X-Auth-Token'] = 'nimbus:service'
             headers['X-Roles'] = 'admin,service'
         request_id = ctxt is not None and (
-            getattr(ctxt, 'global_request_id', None) or
-            getattr(ctxt, 'request_id', None))
+            getattr(ctxt, 'global_request_id', None)
+            or getattr(ctxt, 'request_id', None)
+        )
         if request_id:
             headers['X-Openstack-Request-Id'] = request_id
         return headers
@@ -265,20 +319,27 @@ class AcceleratorClient:
         """The device profile called ``name`` (a dict with ``groups``)."""
         try:
             response = self.session.get(
-                self.endpoint + '/device_profiles', params={'name': name},
-                headers=self._headers(ctxt), timeout=self.timeout)
+                self.endpoint + '/device_profiles',
+                params={'name': name},
+                headers=self._headers(ctxt),
+                timeout=self.timeout,
+            )
         except requests.RequestException as exc:
             raise AcceleratorError('accelerator API unreachable: %s' % exc)
         if response.status_code == 404:
             raise DeviceProfileError('device profile %s not found' % name)
         if response.status_code >= 400:
-            raise AcceleratorError('accelerator API answered %d: %s' % (
-                response.status_code, response.text[:300]))
+            raise AcceleratorError(
+                'accelerator API answered %d: %s'
+                % (response.status_code, response.text[:300])
+            )
         try:
             profiles = response.json()['device_profiles']
         except (ValueError, KeyError, TypeError):
-            raise AcceleratorError('accelerator API answered an unexpected '
-                                   'body for device profile %s' % name)
+            raise AcceleratorError(
+                'accelerator API answered an unexpected '
+                'body for device profile %s' % name
+            )
         for profile in profiles or []:
             if isinstance(profile, dict) and profile.get('name') == name:
                 return profile
@@ -301,8 +362,10 @@ def from_conf(conf, session=None):
     group = getattr(conf, GROUP)
     if not group.endpoint:
         return None
-    return AcceleratorClient(group.endpoint,
-                             session=auth.sender(conf, GROUP, session),
-                             timeout=group.timeout,
-                             auth_strategy=group.auth_strategy,
-                             retries=group.retries)
+    return AcceleratorClient(
+        group.endpoint,
+        session=auth.sender(conf, GROUP, session),
+        timeout=group.timeout,
+        auth_strategy=group.auth_strategy,
+        retries=group.retries,
+    )

@@ -24,8 +24,11 @@ class AuthConfigError(Exception):
 def _session_opts():
     # The client groups have their own ``timeout`` (with a default), which
     # the session loader reads as well.
-    return [opt for opt in ks_loading.get_session_conf_options()
-            if opt.dest != 'timeout']
+    return [
+        opt
+        for opt in ks_loading.get_session_conf_options()
+        if opt.dest != 'timeout'
+    ]
 
 
 def register_opts(conf, group):
@@ -36,8 +39,11 @@ def register_opts(conf, group):
 
 def list_opts():
     """The keystoneauth options one client group shows in the sample."""
-    return (_session_opts() + ks_loading.get_auth_common_conf_options() +
-            ks_loading.get_auth_plugin_conf_options(SAMPLE_PLUGIN))
+    return (
+        _session_opts()
+        + ks_loading.get_auth_common_conf_options()
+        + ks_loading.get_auth_plugin_conf_options(SAMPLE_PLUGIN)
+    )
 
 
 def load_session(conf, group):
@@ -52,7 +58,8 @@ def load_session(conf, group):
     if auth is None:
         raise AuthConfigError(
             '[%s] auth_strategy = keystone but neither auth_type nor '
-            'auth_section is set in [%s]' % (group, group))
+            'auth_section is set in [%s]' % (group, group)
+        )
     return ks_loading.load_session_from_conf_options(conf, group, auth=auth)
 
 
@@ -67,8 +74,7 @@ class KeystoneSender:
 
     def request(self, method, url, **kwargs):
         try:
-            return self.session.request(url, method, raise_exc=False,
-                                        **kwargs)
+            return self.session.request(url, method, raise_exc=False, **kwargs)
         except ks_exc.ConnectionError as exc:
             raise requests.ConnectionError(str(exc))
 

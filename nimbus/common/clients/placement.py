@@ -36,7 +36,7 @@ class _ProviderRace(Exception):
 
 # Outcomes of :meth:`PlacementClient.claim`.
 CLAIMED = 'claimed'
-REFUSED = 'refused'                      # no room (any 409 that is not a race)
+REFUSED = 'refused'  # no room (any 409 that is not a race)
 CONSUMER_CONFLICT = 'consumer_conflict'  # the consumer changed under us
 
 
@@ -60,8 +60,11 @@ class ClaimOutcome:
         return self.claimed
 
     def __repr__(self):
-        return 'ClaimOutcome(%r, %r, attempts=%d)' % (self.status, self.detail,
-                                                      self.attempts)
+        return 'ClaimOutcome(%r, %r, attempts=%d)' % (
+            self.status,
+            self.detail,
+            self.attempts,
+        )
 
 
 class ResourceProviderGenerationConflict(exception.PlacementConflict):
@@ -85,8 +88,14 @@ def error_detail(response):
 class PlacementClient:
     """Placement REST client. ``session`` is any ``requests.Session``."""
 
-    def __init__(self, endpoint, session=None, auth_strategy='noauth2',
-                 timeout=60, retries=5):
+    def __init__(
+        self,
+        endpoint,
+        session=None,
+        auth_strategy='noauth2',
+        timeout=60,
+        retries=5,
+    ):
         """``session`` sends the requests: a ``requests.Session``, or with
         ``auth_strategy='keystone'`` a :class:`auth.KeystoneSender` (which
         adds the token)."""
@@ -103,19 +112,25 @@ class PlacementClient:
         """The client of ``[placement_client]``; ``session`` (for noauth2
         only) replaces the HTTP session, e.g. with PlacementDirect."""
         group = conf.placement_client
-        return cls(group.endpoint,
-                   session=auth.sender(conf, 'placement_client', session),
-                   auth_strategy=group.auth_strategy, timeout=group.timeout,
-                   retries=group.retries)
+        return cls(
+            group.endpoint,
+            session=auth.sender(conf, 'placement_client', session),
+            auth_strategy=group.auth_strategy,
+            timeout=group.timeout,
+            retries=group.retries,
+        )
 
     # -- transport ---------------------------------------------------------
 
     def _headers(self, ctxt, version):
-        headers = {'OpenStack-API-Version': 'placement %s' % version,
-                   'Accept': 'application/json'}
+        headers = {
+            'OpenStack-API-Version': 'placement %s' % version,
+            'Accept': 'application/json',
+        }
         request_id = ctxt is not None and (
-            getattr(ctxt, 'global_request_id', None) or
-            getattr(ctxt, 'request_id', None))
+            getattr(ctxt, 'global_request_id', None)
+            or getattr(ctxt, 'request_id', None)
+        )
         if request_id:
             headers['X-Openstack-Request-Id'] = request_id
         if self.auth_strategy == 'noauth2':
@@ -123,8 +138,9 @@ class PlacementClient:
             headers['X-Roles'] = 'admin,service'
         return headers
 
-    def request(self, ctxt, method, path, json=None, params=None,
-                version=MICROVERSION):
+    def request(
+        self, ctxt, method, path, json=None, params=None, version=MICROVERSION
+    ):
         """One request, retried on connection errors and 5xx answers."""
         url = self.endpoint + path
         headers = self._headers(ctxt, version)
@@ -134,63 +150,99 @@ class PlacementClient:
             retry=tenacity.retry_if_exception_type(_Retry),
             stop=tenacity.stop_after_attempt(self.retries + 1),
             wait=tenacity.wait_exponential(multiplier=0.1, max=5),
-            reraise=True)
+            reraise=True,
+        )
         def send():
             try:
-                response = sender.request(method, url, json=json,
-                                          params=params, headers=headers,
-                                          timeout=self.timeout)
+                response = sender.request(
+                    method,
+                    url,
+                    json=json,
+                    params=params,
+                    headers=headers,
+                    timeout=self.timeout,
+                )
             except requests.ConnectionError as exc:
-                LOG.warning('Placement unreachable (%s %s): %s', method,
-                            path, exc)
+                LOG.warning(
+                    'Placement unreachable (%s %s): %s', method, path, exc
+                )
                 raise _Retry(str(exc))
             if response.status_code >= 500:
-                LOG.warning('Placement %s %s answered %s', method, path,
-                            response.status_code)
+                LOG.warning(
+                    'Placement %s %s answered %s',
+                    method,
+                    path,
+                    response.status_code,
+                )
                 raise _Retry(response.text[:200])
             return response
 
         try:
             return send()
         except _Retry as exc:
-            raise exception.PlacementError(reason='%s %s: %s'
-                                           % (method, path, exc))
+            raise exception.PlacementError(
+                reason='%s %s: %s' % (method, path, exc)
+            )
 
     def _check(self, response, what):
         if response.status_code >= 400:
             if response.status_code == 409:
                 raise exception.PlacementConflict(
                     '%s: %s' % (what, error_detail(response)),
-                    error_code=error_code(response))
+                    error_code=error_code(response),
+                )
             raise exception.PlacementError(
-                reason='%s: %s %s' % (what, response.status_code,
-                                      error_detail(response)))
+                reason='%s: %s %s'
+                % (what, response.status_code, error_detail(response))
+            )
         return response
 
     # -- scheduling --------------------------------------------------------
 
     def get_allocation_candidates(self, ctxt, params):
         """Body of GET /allocation_candidates for ``params`` (pairs)."""
-        response = self.request(ctxt, 'GET', '/allocation_candidates',
-                                params=list(params))
+        response = self.request(
+            ctxt, 'GET', '/allocation_candidates', params=list(params)
+        )
         return self._check(response, 'allocation candidates').json()
 
-    def claim_resources(self, ctxt, consumer_uuid, allocation_request,
-                        project_id, user_id, consumer_generation=None,
-                        consumer_type='INSTANCE'):
+    def claim_resources(
+        self,
+        ctxt,
+        consumer_uuid,
+        allocation_request,
+        project_id,
+        user_id,
+        consumer_generation=None,
+        consumer_type='INSTANCE',
+    ):
         """Claim ``allocation_request`` for a consumer.
 
         Returns True when claimed and False when placement refused (the
         resources went to someone else, or the consumer changed under us).
         :meth:`claim` says which.
         """
-        return self.claim(ctxt, consumer_uuid, allocation_request, project_id,
-                          user_id, consumer_generation=consumer_generation,
-                          consumer_type=consumer_type).claimed
+        return self.claim(
+            ctxt,
+            consumer_uuid,
+            allocation_request,
+            project_id,
+            user_id,
+            consumer_generation=consumer_generation,
+            consumer_type=consumer_type,
+        ).claimed
 
-    def claim(self, ctxt, consumer_uuid, allocation_request, project_id,
-              user_id, consumer_generation=None, consumer_type='INSTANCE',
-              race_retries=None):
+    def claim(
+        self,
+        ctxt,
+        consumer_uuid,
+        allocation_request,
+        project_id,
+        user_id,
+        consumer_generation=None,
+        consumer_type='INSTANCE',
+        race_retries=None,
+    ):
         """PUT /allocations/{consumer} and say what happened (ClaimOutcome).
 
         Placement answers 409 for three different reasons and only the code
@@ -210,13 +262,16 @@ class PlacementClient:
           PUT again, up to ``race_retries`` more times (default
           ``retries``) with exponential backoff, then REFUSED.
         """
-        body = {'allocations': {
-                    rp: {'resources': alloc['resources']}
-                    for rp, alloc in
-                    allocation_request['allocations'].items()},
-                'project_id': project_id, 'user_id': user_id,
-                'consumer_generation': consumer_generation,
-                'consumer_type': consumer_type}
+        body = {
+            'allocations': {
+                rp: {'resources': alloc['resources']}
+                for rp, alloc in allocation_request['allocations'].items()
+            },
+            'project_id': project_id,
+            'user_id': user_id,
+            'consumer_generation': consumer_generation,
+            'consumer_type': consumer_type,
+        }
         path = '/allocations/%s' % consumer_uuid
         retries = self.retries if race_retries is None else race_retries
         attempts = []
@@ -225,7 +280,8 @@ class PlacementClient:
             retry=tenacity.retry_if_exception_type(_ProviderRace),
             stop=tenacity.stop_after_attempt(retries + 1),
             wait=tenacity.wait_exponential(multiplier=0.02, max=1),
-            reraise=True)
+            reraise=True,
+        )
         def put():
             attempts.append(1)
             response = self.request(ctxt, 'PUT', path, json=body)
@@ -233,31 +289,43 @@ class PlacementClient:
                 return ClaimOutcome(CLAIMED, attempts=len(attempts))
             if response.status_code != 409:
                 self._check(response, 'claim for %s' % consumer_uuid)
-                return ClaimOutcome(REFUSED, error_detail(response),
-                                    len(attempts))
+                return ClaimOutcome(
+                    REFUSED, error_detail(response), len(attempts)
+                )
             detail = error_detail(response)
             if error_code(response) != CONCURRENT_UPDATE:
                 LOG.info('Claim for %s refused: %s', consumer_uuid, detail)
                 return ClaimOutcome(REFUSED, detail, len(attempts))
-            conflict = self._consumer_conflict(ctxt, consumer_uuid, body,
-                                               consumer_generation)
+            conflict = self._consumer_conflict(
+                ctxt, consumer_uuid, body, consumer_generation
+            )
             if conflict is None:
-                LOG.info('Claim for %s lost a provider-generation race '
-                         '(attempt %d): %s', consumer_uuid, len(attempts),
-                         detail)
+                LOG.info(
+                    'Claim for %s lost a provider-generation race '
+                    '(attempt %d): %s',
+                    consumer_uuid,
+                    len(attempts),
+                    detail,
+                )
                 raise _ProviderRace(detail)
             if conflict is CLAIMED:
                 return ClaimOutcome(CLAIMED, 'already held', len(attempts))
-            LOG.warning('Claim for %s: consumer generation conflict: %s',
-                        consumer_uuid, conflict)
+            LOG.warning(
+                'Claim for %s: consumer generation conflict: %s',
+                consumer_uuid,
+                conflict,
+            )
             return ClaimOutcome(CONSUMER_CONFLICT, conflict, len(attempts))
 
         try:
             return put()
         except _ProviderRace as exc:
             return ClaimOutcome(
-                REFUSED, 'provider generation kept changing after %d '
-                'attempts: %s' % (len(attempts), exc.detail), len(attempts))
+                REFUSED,
+                'provider generation kept changing after %d '
+                'attempts: %s' % (len(attempts), exc.detail),
+                len(attempts),
+            )
 
     def _consumer_conflict(self, ctxt, consumer_uuid, body, sent_generation):
         """After a concurrent_update 409: None when the consumer is as the
@@ -267,31 +335,40 @@ class PlacementClient:
         allocations = current.get('allocations') or {}
         have = current.get('consumer_generation')
         if not allocations:
-            have = None     # placement drops consumers without allocations
+            have = None  # placement drops consumers without allocations
         if have == sent_generation:
             return None
         mine = {rp: a['resources'] for rp, a in body['allocations'].items()}
         theirs = {rp: a.get('resources') for rp, a in allocations.items()}
-        if (mine == theirs and current.get('project_id') == body['project_id']
-                and current.get('user_id') == body['user_id']):
+        if (
+            mine == theirs
+            and current.get('project_id') == body['project_id']
+            and current.get('user_id') == body['user_id']
+        ):
             return CLAIMED
-        return ('consumer generation conflict: the claim expected generation '
-                '%s but consumer %s is at generation %s (it already holds '
-                'allocations on %s)' % (
-                    'null' if sent_generation is None else sent_generation,
-                    consumer_uuid, have,
-                    ', '.join(sorted(allocations)) or 'nothing'))
+        return (
+            'consumer generation conflict: the claim expected generation '
+            '%s but consumer %s is at generation %s (it already holds '
+            'allocations on %s)'
+            % (
+                'null' if sent_generation is None else sent_generation,
+                consumer_uuid,
+                have,
+                ', '.join(sorted(allocations)) or 'nothing',
+            )
+        )
 
     def get_allocations_for_consumer(self, ctxt, consumer_uuid):
-        response = self.request(ctxt, 'GET', '/allocations/%s'
-                                % consumer_uuid)
-        return self._check(response, 'allocations of %s'
-                           % consumer_uuid).json()
+        response = self.request(ctxt, 'GET', '/allocations/%s' % consumer_uuid)
+        return self._check(
+            response, 'allocations of %s' % consumer_uuid
+        ).json()
 
     def remove_allocations(self, ctxt, consumer_uuid):
         """Delete every allocation of a consumer (absent is fine)."""
-        response = self.request(ctxt, 'DELETE', '/allocations/%s'
-                                % consumer_uuid)
+        response = self.request(
+            ctxt, 'DELETE', '/allocations/%s' % consumer_uuid
+        )
         if response.status_code in (204, 404):
             return response.status_code == 204
         self._check(response, 'removing allocations of %s' % consumer_uuid)
@@ -300,40 +377,50 @@ class PlacementClient:
         """Drop a consumer's allocations against ``rp_uuids`` only."""
         for _ in range(self.retries + 1):
             current = self.get_allocations_for_consumer(ctxt, consumer_uuid)
-            allocations = {rp: {'resources': a['resources']}
-                           for rp, a in current['allocations'].items()
-                           if rp not in set(rp_uuids)}
+            allocations = {
+                rp: {'resources': a['resources']}
+                for rp, a in current['allocations'].items()
+                if rp not in set(rp_uuids)
+            }
             if len(allocations) == len(current['allocations']):
                 return
-            body = {'allocations': allocations,
-                    'project_id': current.get('project_id'),
-                    'user_id': current.get('user_id'),
-                    'consumer_generation': current.get('consumer_generation')}
-            response = self.request(ctxt, 'PUT', '/allocations/%s'
-                                    % consumer_uuid, json=body)
+            body = {
+                'allocations': allocations,
+                'project_id': current.get('project_id'),
+                'user_id': current.get('user_id'),
+                'consumer_generation': current.get('consumer_generation'),
+            }
+            response = self.request(
+                ctxt, 'PUT', '/allocations/%s' % consumer_uuid, json=body
+            )
             if response.status_code == 204:
                 return
             if response.status_code != 409:
-                self._check(response, 'updating allocations of %s'
-                            % consumer_uuid)
+                self._check(
+                    response, 'updating allocations of %s' % consumer_uuid
+                )
         raise exception.PlacementConflict(
-            'Could not update allocations of %s' % consumer_uuid)
+            'Could not update allocations of %s' % consumer_uuid
+        )
 
     # -- provider trees (computes) -----------------------------------------
 
     def get_provider(self, ctxt, rp_uuid):
-        response = self.request(ctxt, 'GET', '/resource_providers/%s'
-                                % rp_uuid)
+        response = self.request(
+            ctxt, 'GET', '/resource_providers/%s' % rp_uuid
+        )
         if response.status_code == 404:
             return None
         return self._check(response, 'provider %s' % rp_uuid).json()
 
     def find_provider_by_name(self, ctxt, name):
         """The provider called ``name`` (a compute's root), or None."""
-        response = self.request(ctxt, 'GET', '/resource_providers',
-                                params={'name': name})
+        response = self.request(
+            ctxt, 'GET', '/resource_providers', params={'name': name}
+        )
         providers = self._check(response, 'provider %s' % name).json()[
-            'resource_providers']
+            'resource_providers'
+        ]
         return providers[0] if providers else None
 
     def update_traits(self, ctxt, rp_uuid, add=(), remove=()):
@@ -341,26 +428,40 @@ class PlacementClient:
         self.ensure_traits(ctxt, add)
         for _ in range(self.retries + 1):
             provider = self.get_provider(ctxt, rp_uuid)
-            current = set(self._check(self.request(
-                ctxt, 'GET', '/resource_providers/%s/traits' % rp_uuid),
-                'traits').json()['traits'])
+            current = set(
+                self._check(
+                    self.request(
+                        ctxt, 'GET', '/resource_providers/%s/traits' % rp_uuid
+                    ),
+                    'traits',
+                ).json()['traits']
+            )
             wanted = (current | set(add)) - set(remove)
             if wanted == current:
                 return
             response = self.request(
-                ctxt, 'PUT', '/resource_providers/%s/traits' % rp_uuid,
-                json={'traits': sorted(wanted),
-                      'resource_provider_generation': provider['generation']})
+                ctxt,
+                'PUT',
+                '/resource_providers/%s/traits' % rp_uuid,
+                json={
+                    'traits': sorted(wanted),
+                    'resource_provider_generation': provider['generation'],
+                },
+            )
             if response.status_code == 200:
                 return
-            if not (response.status_code == 409 and
-                    error_code(response) == CONCURRENT_UPDATE):
+            if not (
+                response.status_code == 409
+                and error_code(response) == CONCURRENT_UPDATE
+            ):
                 self._check(response, 'traits of %s' % rp_uuid)
         raise ResourceProviderGenerationConflict(
-            'traits of %s kept changing' % rp_uuid)
+            'traits of %s kept changing' % rp_uuid
+        )
 
-    def ensure_resource_provider(self, ctxt, rp_uuid, name,
-                                 parent_provider_uuid=None):
+    def ensure_resource_provider(
+        self, ctxt, rp_uuid, name, parent_provider_uuid=None
+    ):
         """The provider, created when it does not exist yet (then the
         answer carries ``'created': True``)."""
         provider = self.get_provider(ctxt, rp_uuid)
@@ -369,36 +470,45 @@ class PlacementClient:
         body = {'uuid': rp_uuid, 'name': name}
         if parent_provider_uuid:
             body['parent_provider_uuid'] = parent_provider_uuid
-        response = self.request(ctxt, 'POST', '/resource_providers',
-                                json=body)
+        response = self.request(ctxt, 'POST', '/resource_providers', json=body)
         if response.status_code == 409:
             # Created concurrently (or the name is taken by a stale
             # provider); the caller sees which on the next read.
             provider = self.get_provider(ctxt, rp_uuid)
             if provider is not None:
                 return provider
-        provider = self._check(response, 'creating provider %s'
-                               % name).json()
+        provider = self._check(response, 'creating provider %s' % name).json()
         provider['created'] = True
         return provider
 
     def get_provider_tree(self, ctxt, root_uuid):
         """Every provider of a tree with inventories, traits, aggregates."""
-        response = self.request(ctxt, 'GET', '/resource_providers',
-                                params={'in_tree': root_uuid})
+        response = self.request(
+            ctxt, 'GET', '/resource_providers', params={'in_tree': root_uuid}
+        )
         providers = self._check(response, 'tree %s' % root_uuid).json()[
-            'resource_providers']
+            'resource_providers'
+        ]
         for provider in providers:
             uuid = provider['uuid']
             provider['inventories'] = self._check(
-                self.request(ctxt, 'GET', '/resource_providers/%s/inventories'
-                             % uuid), 'inventories').json()['inventories']
+                self.request(
+                    ctxt, 'GET', '/resource_providers/%s/inventories' % uuid
+                ),
+                'inventories',
+            ).json()['inventories']
             provider['traits'] = self._check(
-                self.request(ctxt, 'GET', '/resource_providers/%s/traits'
-                             % uuid), 'traits').json()['traits']
+                self.request(
+                    ctxt, 'GET', '/resource_providers/%s/traits' % uuid
+                ),
+                'traits',
+            ).json()['traits']
             provider['aggregates'] = self._check(
-                self.request(ctxt, 'GET', '/resource_providers/%s/aggregates'
-                             % uuid), 'aggregates').json()['aggregates']
+                self.request(
+                    ctxt, 'GET', '/resource_providers/%s/aggregates' % uuid
+                ),
+                'aggregates',
+            ).json()['aggregates']
         return providers
 
     def _generations(self, ctxt, rp_uuid, generation):
@@ -419,18 +529,26 @@ class PlacementClient:
         ``resource_provider_generation``).
         """
         for current in self._generations(ctxt, rp_uuid, generation):
-            body = {'resource_provider_generation': current,
-                    'inventories': inventories}
-            response = self.request(ctxt, 'PUT',
-                                    '/resource_providers/%s/inventories'
-                                    % rp_uuid, json=body)
+            body = {
+                'resource_provider_generation': current,
+                'inventories': inventories,
+            }
+            response = self.request(
+                ctxt,
+                'PUT',
+                '/resource_providers/%s/inventories' % rp_uuid,
+                json=body,
+            )
             if response.status_code == 200:
                 return response.json()
-            if not (response.status_code == 409 and
-                    error_code(response) == CONCURRENT_UPDATE):
+            if not (
+                response.status_code == 409
+                and error_code(response) == CONCURRENT_UPDATE
+            ):
                 self._check(response, 'inventory of %s' % rp_uuid)
         raise ResourceProviderGenerationConflict(
-            'inventory of %s kept changing' % rp_uuid)
+            'inventory of %s kept changing' % rp_uuid
+        )
 
     def ensure_resource_classes(self, ctxt, resource_classes):
         """Create the custom resource classes among ``resource_classes``
@@ -440,16 +558,17 @@ class PlacementClient:
         for name in sorted(set(resource_classes) - self._resource_classes):
             if not name.startswith('CUSTOM_'):
                 continue
-            response = self.request(ctxt, 'PUT', '/resource_classes/%s'
-                                    % name)
+            response = self.request(ctxt, 'PUT', '/resource_classes/%s' % name)
             self._check(response, 'resource class %s' % name)
             self._resource_classes.add(name)
 
     def ensure_traits(self, ctxt, traits):
         for trait in traits:
             if trait.startswith('CUSTOM_'):
-                self._check(self.request(ctxt, 'PUT', '/traits/%s' % trait),
-                            'trait %s' % trait)
+                self._check(
+                    self.request(ctxt, 'PUT', '/traits/%s' % trait),
+                    'trait %s' % trait,
+                )
 
     def set_traits(self, ctxt, rp_uuid, traits, generation=None):
         """Replace a provider's traits (``generation`` as for
@@ -457,31 +576,47 @@ class PlacementClient:
         self.ensure_traits(ctxt, traits)
         for current in self._generations(ctxt, rp_uuid, generation):
             response = self.request(
-                ctxt, 'PUT', '/resource_providers/%s/traits' % rp_uuid,
-                json={'traits': sorted(traits),
-                      'resource_provider_generation': current})
+                ctxt,
+                'PUT',
+                '/resource_providers/%s/traits' % rp_uuid,
+                json={
+                    'traits': sorted(traits),
+                    'resource_provider_generation': current,
+                },
+            )
             if response.status_code == 200:
                 return response.json()
-            if not (response.status_code == 409 and
-                    error_code(response) == CONCURRENT_UPDATE):
+            if not (
+                response.status_code == 409
+                and error_code(response) == CONCURRENT_UPDATE
+            ):
                 self._check(response, 'traits of %s' % rp_uuid)
         raise ResourceProviderGenerationConflict(
-            'traits of %s kept changing' % rp_uuid)
+            'traits of %s kept changing' % rp_uuid
+        )
 
     def set_aggregates(self, ctxt, rp_uuid, aggregates):
         for _ in range(self.retries + 1):
             provider = self.get_provider(ctxt, rp_uuid)
             response = self.request(
-                ctxt, 'PUT', '/resource_providers/%s/aggregates' % rp_uuid,
-                json={'aggregates': sorted(aggregates),
-                      'resource_provider_generation': provider['generation']})
+                ctxt,
+                'PUT',
+                '/resource_providers/%s/aggregates' % rp_uuid,
+                json={
+                    'aggregates': sorted(aggregates),
+                    'resource_provider_generation': provider['generation'],
+                },
+            )
             if response.status_code == 200:
                 return
-            if not (response.status_code == 409 and
-                    error_code(response) == CONCURRENT_UPDATE):
+            if not (
+                response.status_code == 409
+                and error_code(response) == CONCURRENT_UPDATE
+            ):
                 self._check(response, 'aggregates of %s' % rp_uuid)
         raise ResourceProviderGenerationConflict(
-            'aggregates of %s kept changing' % rp_uuid)
+            'aggregates of %s kept changing' % rp_uuid
+        )
 
     def get_allocations_for_provider_tree(self, ctxt, root_uuid):
         """Every allocation of every consumer of a local provider tree.
@@ -490,23 +625,34 @@ class PlacementClient:
         provider, then read each consumer's whole allocation (which may
         include sharing providers outside the tree).
         """
-        response = self.request(ctxt, 'GET', '/resource_providers',
-                                params={'in_tree': root_uuid})
+        response = self.request(
+            ctxt, 'GET', '/resource_providers', params={'in_tree': root_uuid}
+        )
         providers = self._check(response, 'tree').json()['resource_providers']
         consumers = set()
         for provider in providers:
-            allocs = self._check(self.request(
-                ctxt, 'GET', '/resource_providers/%s/allocations'
-                % provider['uuid']), 'provider allocations').json()
+            allocs = self._check(
+                self.request(
+                    ctxt,
+                    'GET',
+                    '/resource_providers/%s/allocations' % provider['uuid'],
+                ),
+                'provider allocations',
+            ).json()
             consumers.update(allocs['allocations'])
-        return {c: self.get_allocations_for_consumer(ctxt, c)
-                for c in sorted(consumers)}
+        return {
+            c: self.get_allocations_for_consumer(ctxt, c)
+            for c in sorted(consumers)
+        }
 
     def reshape(self, ctxt, inventories, allocations):
         """POST /reshaper. Raises PlacementConflict (with error_code)."""
-        response = self.request(ctxt, 'POST', '/reshaper',
-                                json={'inventories': inventories,
-                                      'allocations': allocations})
+        response = self.request(
+            ctxt,
+            'POST',
+            '/reshaper',
+            json={'inventories': inventories, 'allocations': allocations},
+        )
         if response.status_code == 204:
             return
         self._check(response, 'reshape')

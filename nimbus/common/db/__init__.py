@@ -63,12 +63,17 @@ def create_engine(url, hot_path=False):
     if url.startswith('sqlite'):
         path = url.split(':///', 1)[-1]
         if path and path != ':memory:' and not url.endswith(':memory:'):
-            os.makedirs(os.path.dirname(os.path.abspath(path)) or '.',
-                        exist_ok=True)
+            os.makedirs(
+                os.path.dirname(os.path.abspath(path)) or '.', exist_ok=True
+            )
         engine = sa.create_engine(
-            url, connect_args={'check_same_thread': False, 'timeout': 30},
-            pool_size=20, max_overflow=20)
+            url,
+            connect_args={'check_same_thread': False, 'timeout': 30},
+            pool_size=20,
+            max_overflow=20,
+        )
         event.listen(engine, 'connect', _sqlite_on_connect)
+
         # pysqlite's own transaction handling defers BEGIN; take the write
         # lock at BEGIN so two writers never deadlock on lock upgrades.
         @event.listens_for(engine, 'connect')
@@ -78,9 +83,14 @@ def create_engine(url, hot_path=False):
         @event.listens_for(engine, 'begin')
         def _begin(conn):
             conn.exec_driver_sql('BEGIN IMMEDIATE')
+
         return engine
-    kwargs = {'pool_pre_ping': not hot_path, 'pool_recycle': 3600,
-              'pool_size': 10, 'max_overflow': 20}
+    kwargs = {
+        'pool_pre_ping': not hot_path,
+        'pool_recycle': 3600,
+        'pool_size': 10,
+        'max_overflow': 20,
+    }
     if hot_path:
         kwargs['pool_reset_on_return'] = None
     if url.startswith('mysql'):
@@ -94,8 +104,9 @@ class Database:
     def __init__(self, url, hot_path=False):
         self.url = normalize_url(url)
         self.engine = create_engine(self.url, hot_path=hot_path)
-        self.sessionmaker = orm.sessionmaker(bind=self.engine,
-                                             expire_on_commit=False)
+        self.sessionmaker = orm.sessionmaker(
+            bind=self.engine, expire_on_commit=False
+        )
 
     @property
     def dialect(self):
@@ -153,7 +164,8 @@ def retry_on_deadlock(func=None, attempts=10):
         retry=tenacity.retry_if_exception(_is_retriable),
         stop=tenacity.stop_after_attempt(attempts),
         wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
-        reraise=True)
+        reraise=True,
+    )
     if func is None:
         return decorator
     return decorator(func)
@@ -173,15 +185,19 @@ def sync(url, script_location, revision='head'):
 def run_alembic_env(target_metadata):
     """The body of every ``env.py``: online migrations on the given URL."""
     from alembic import context as alembic_context
+
     config = alembic_context.config
     url = config.attributes.get('nimbus_url') or config.get_main_option(
-        'sqlalchemy.url')
+        'sqlalchemy.url'
+    )
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            alembic_context.configure(connection=connection,
-                                      target_metadata=target_metadata,
-                                      render_as_batch=True)
+            alembic_context.configure(
+                connection=connection,
+                target_metadata=target_metadata,
+                render_as_batch=True,
+            )
             with alembic_context.begin_transaction():
                 alembic_context.run_migrations()
             connection.commit()

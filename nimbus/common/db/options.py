@@ -8,24 +8,34 @@ uses.
 from oslo_config import cfg
 
 API_DB_OPTS = [
-    cfg.StrOpt('connection', secret=True,
-               help='SQLAlchemy URL of the API database (flavors, build '
-                    'requests, request specs, cell and host mappings, '
-                    'aggregates, server groups, images). Example: '
-                    'mysql+pymysql://nimbus:secret@db/nimbus_api'),
+    cfg.StrOpt(
+        'connection',
+        secret=True,
+        help='SQLAlchemy URL of the API database (flavors, build '
+        'requests, request specs, cell and host mappings, '
+        'aggregates, server groups, images). Example: '
+        'mysql+pymysql://nimbus:secret@db/nimbus_api',
+    )
 ]
 
 CELL_DB_OPTS = [
-    cfg.StrOpt('connection', secret=True,
-               help='SQLAlchemy URL of this cell\'s database, for a cell '
-                    'conductor. Other services find cell databases through '
-                    'the cell mappings in the API database.'),
+    cfg.StrOpt(
+        'connection',
+        secret=True,
+        help="SQLAlchemy URL of this cell's database, for a cell "
+        'conductor. Other services find cell databases through '
+        'the cell mappings in the API database.',
+    )
 ]
 
 COMMON_OPTS = [
-    cfg.IntOpt('max_retries', default=10, min=0,
-               help='Attempts at a transaction that hit a deadlock or a '
-                    'lost connection before giving up.'),
+    cfg.IntOpt(
+        'max_retries',
+        default=10,
+        min=0,
+        help='Attempts at a transaction that hit a deadlock or a '
+        'lost connection before giving up.',
+    )
 ]
 
 
@@ -35,5 +45,7 @@ def register_opts(conf):
 
 
 def list_opts():
-    return [('api_database', API_DB_OPTS),
-            ('database', CELL_DB_OPTS + COMMON_OPTS)]
+    return [
+        ('api_database', API_DB_OPTS),
+        ('database', CELL_DB_OPTS + COMMON_OPTS),
+    ]

@@ -23,10 +23,14 @@ from nimbus.common import secrets
 
 LOG = logging.getLogger(__name__)
 
-ALLOWED_EXMODS = ['nimbus.common.exception', 'nimbus.common.rpc',
-                  'nimbus.scheduler.exception', 'nimbus.conductor.exception',
-                  'nimbus.compute.exception',
-                  'nimbus.accelerator.agent.exception']
+ALLOWED_EXMODS = [
+    'nimbus.common.exception',
+    'nimbus.common.rpc',
+    'nimbus.scheduler.exception',
+    'nimbus.conductor.exception',
+    'nimbus.compute.exception',
+    'nimbus.accelerator.agent.exception',
+]
 
 # id(conf) -> (conf, {url: transport}). The entry holds its conf, so the id
 # cannot be reused by another conf while the entry exists, and the lookup
@@ -55,12 +59,12 @@ def bus_of(url):
     try:
         parsed = messaging.TransportURL.parse(_URL_CONF, url)
     except (messaging.InvalidTransportURL, ValueError) as exc:
-        raise ValueError('invalid transport URL %s: %s'
-                         % (mask_url(url), exc))
+        raise ValueError('invalid transport URL %s: %s' % (mask_url(url), exc))
     driver = (parsed.transport or '').split('+')[0]
     port = _DEFAULT_PORTS.get(driver)
-    hosts = frozenset(((h.hostname or '').lower(), h.port or port)
-                      for h in parsed.hosts)
+    hosts = frozenset(
+        ((h.hostname or '').lower(), h.port or port) for h in parsed.hosts
+    )
     vhost = parsed.virtual_host or ''
     if driver != 'inproc' and vhost in ('', '/'):
         vhost = '/'  # RabbitMQ's default vhost, however it is spelled
@@ -106,9 +110,11 @@ def transport_url_of(conf):
         location = conf.get_location('transport_url')
     except cfg.NoSuchOptError:
         location = None
-    if location is not None and \
-            location.location != cfg.Locations.opt_default and \
-            conf.transport_url:
+    if (
+        location is not None
+        and location.location != cfg.Locations.opt_default
+        and conf.transport_url
+    ):
         return conf.transport_url
     return EMBEDDED_URL
 
@@ -126,7 +132,8 @@ def require_broker(conf, prog):
     raise NoBroker(
         '%s: %s; the in-process bus works only inside nimbus all-in-one. '
         'Set [DEFAULT] transport_url = rabbit://USER:PASS@HOST:5672/VHOST '
-        'in the config file' % (prog, reason))
+        'in the config file' % (prog, reason)
+    )
 
 
 class _ClosingChannelNotice(logging_std.Filter):
@@ -137,8 +144,10 @@ class _ClosingChannelNotice(logging_std.Filter):
 
     def filter(self, record):
         try:
-            return not (str(record.msg).startswith('Received method') and
-                        tuple(record.args[0]) == (60, 30))
+            return not (
+                str(record.msg).startswith('Received method')
+                and tuple(record.args[0]) == (60, 30)
+            )
         except (TypeError, IndexError, KeyError):
             return True
 
@@ -163,7 +172,8 @@ def get_transport(conf, url=None):
         transport = entry[1].get(url)
         if transport is None:
             transport = entry[1][url] = messaging.get_rpc_transport(
-                conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+                conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS
+            )
             logging_std.getLogger('amqp').addFilter(_AMQP_FILTER)
         return transport
 
@@ -179,8 +189,9 @@ def get_notification_transport(conf, url=None):
             entry = _TRANSPORTS[id(conf)] = (conf, {})
         transport = entry[1].get(key)
         if transport is None:
-            transport = entry[1][key] = \
-                messaging.get_notification_transport(conf, url=url)
+            transport = entry[1][key] = messaging.get_notification_transport(
+                conf, url=url
+            )
         return transport
 
 
@@ -214,16 +225,19 @@ def cleanup_transports(conf=None):
             entries = [entry] if entry and entry[0] is conf else []
             if entries:
                 del _TRANSPORTS[id(conf)]
+
     def close(transport):
         try:
             transport.cleanup()
         except Exception:  # best effort at exit
             LOG.debug('transport cleanup failed', exc_info=True)
+
     # At once: each waits up to a poll interval for its reply listener.
-    threads = [threading.Thread(target=close, args=(transport,),
-                                daemon=True)
-               for _conf, transports in entries
-               for transport in transports.values()]
+    threads = [
+        threading.Thread(target=close, args=(transport,), daemon=True)
+        for _conf, transports in entries
+        for transport in transports.values()
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -240,15 +254,20 @@ class Serializer(messaging.NoOpSerializer):
         return nimbus_context.RequestContext.from_dict(ctxt)
 
 
-def get_client(transport, topic, version, server=None, conf=None,
-               version_cap=None):
+def get_client(
+    transport, topic, version, server=None, conf=None, version_cap=None
+):
     target = messaging.Target(topic=topic, version=version, server=server)
     kwargs = {}
     if conf is not None:
         kwargs['timeout'] = conf.rpc.rpc_response_timeout
-    return messaging.get_rpc_client(transport, target,
-                                    version_cap=version_cap,
-                                    serializer=Serializer(), **kwargs)
+    return messaging.get_rpc_client(
+        transport,
+        target,
+        version_cap=version_cap,
+        serializer=Serializer(),
+        **kwargs,
+    )
 
 
 def get_server(transport, topic, endpoints, server, version='1.0'):
@@ -257,10 +276,13 @@ def get_server(transport, topic, endpoints, server, version='1.0'):
     of a newer version) is refused with oslo.messaging's NoSuchMethod."""
     target = messaging.Target(topic=topic, server=server, version=version)
     return messaging.get_rpc_server(
-        transport, target, [_RemoteEndpoint(e) for e in endpoints],
+        transport,
+        target,
+        [_RemoteEndpoint(e) for e in endpoints],
         executor='threading',
         serializer=Serializer(),
-        access_policy=messaging.ExplicitRPCAccessPolicy)
+        access_policy=messaging.ExplicitRPCAccessPolicy,
+    )
 
 
 _REMOTE = threading.local()
@@ -289,6 +311,7 @@ class _RemoteEndpoint:
                 return attr(ctxt, **kwargs)
             finally:
                 _REMOTE.active = outer
+
         return remote
 
 
@@ -302,8 +325,9 @@ def _answer(exc):
 def _type_names(expected):
     if not isinstance(expected, tuple):
         expected = (expected,)
-    return ' or '.join('null' if t is type(None) else t.__name__
-                       for t in expected)
+    return ' or '.join(
+        'null' if t is type(None) else t.__name__ for t in expected
+    )
 
 
 def expose(cast=False, required=(), types=None, expected=()):
@@ -332,11 +356,12 @@ def expose(cast=False, required=(), types=None, expected=()):
         signature = inspect.signature(func)
 
         def check(kwargs):
-            missing = [name for name in required
-                       if kwargs.get(name) is None]
+            missing = [name for name in required if kwargs.get(name) is None]
             if missing:
-                raise InvalidMessage('%s: missing argument(s) %s'
-                                     % (func.__name__, ', '.join(missing)))
+                raise InvalidMessage(
+                    '%s: missing argument(s) %s'
+                    % (func.__name__, ', '.join(missing))
+                )
             try:
                 signature.bind(None, None, **kwargs)
             except TypeError as exc:
@@ -344,13 +369,24 @@ def expose(cast=False, required=(), types=None, expected=()):
             for name, expected in types.items():
                 value = kwargs.get(name)
                 if value is not None and (
-                        not isinstance(value, expected) or
-                        isinstance(value, bool) and bool not in (
-                            expected if isinstance(expected, tuple)
-                            else (expected,))):
-                    raise InvalidMessage('%s: %s must be %s, not %s' % (
-                        func.__name__, name, _type_names(expected),
-                        type(value).__name__))
+                    not isinstance(value, expected)
+                    or isinstance(value, bool)
+                    and bool
+                    not in (
+                        expected
+                        if isinstance(expected, tuple)
+                        else (expected,)
+                    )
+                ):
+                    raise InvalidMessage(
+                        '%s: %s must be %s, not %s'
+                        % (
+                            func.__name__,
+                            name,
+                            _type_names(expected),
+                            type(value).__name__,
+                        )
+                    )
 
         @functools.wraps(func)
         def wrapper(self, ctxt, **kwargs):
@@ -367,8 +403,13 @@ def expose(cast=False, required=(), types=None, expected=()):
                 _answer(exc)
             except expected as exc:
                 _answer(exc)
+
         wrapper.exposed = True
-        wrapper.validates = {'cast': cast, 'required': tuple(required),
-                             'types': types}
+        wrapper.validates = {
+            'cast': cast,
+            'required': tuple(required),
+            'types': types,
+        }
         return wrapper
+
     return decorator

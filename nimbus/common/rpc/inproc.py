@@ -89,9 +89,13 @@ class _Bus:
         process without bound."""
         with self.lock:
             if target.fanout:
-                keys = [k for k in self.queues
-                        if k[0] == exchange and k[1] == target.topic
-                        and k[2] is not None]
+                keys = [
+                    k
+                    for k in self.queues
+                    if k[0] == exchange
+                    and k[1] == target.topic
+                    and k[2] is not None
+                ]
             elif target.server:
                 keys = [(exchange, target.topic, target.server)]
             else:
@@ -132,8 +136,9 @@ class _ReplyChannel:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while not self._items:
-                remaining = (None if deadline is None
-                             else deadline - time.monotonic())
+                remaining = (
+                    None if deadline is None else deadline - time.monotonic()
+                )
                 if remaining is not None and remaining <= 0:
                     return None
                 self._cond.wait(remaining)
@@ -141,7 +146,6 @@ class _ReplyChannel:
 
 
 class InProcIncomingMessage(base.RpcIncomingMessage):
-
     def __init__(self, ctxt, message, reply_channel, client_timeout):
         super().__init__(ctxt, message)
         self._reply_channel = reply_channel
@@ -153,7 +157,8 @@ class InProcIncomingMessage(base.RpcIncomingMessage):
         if failure is not None:
             failure = driver_common.serialize_remote_exception(failure)
         self._reply_channel.put(
-            ('reply', jsonutils.dumps({'result': reply, 'failure': failure})))
+            ('reply', jsonutils.dumps({'result': reply, 'failure': failure}))
+        )
 
     def heartbeat(self):
         if self._reply_channel is not None:
@@ -196,21 +201,26 @@ class InProcListener(base.PollStyleListener):
                 if self._pending:
                     self._pending = 0
                     continue
-                remaining = (None if deadline is None
-                             else deadline - time.monotonic())
+                remaining = (
+                    None if deadline is None else deadline - time.monotonic()
+                )
                 if remaining is not None and remaining <= 0:
                     return None
                 # Wake up now and then even without traffic so that a
                 # stop() racing with an empty queue is always noticed.
-                self._cond.wait(1.0 if remaining is None
-                                else min(remaining, 1.0))
+                self._cond.wait(
+                    1.0 if remaining is None else min(remaining, 1.0)
+                )
                 self._pending = 0
 
     def _incoming(self, key, envelope):
         ctxt, payload, reply_channel, client_timeout = envelope
         return InProcIncomingMessage(
-            jsonutils.loads(ctxt), jsonutils.loads(payload), reply_channel,
-            client_timeout)
+            jsonutils.loads(ctxt),
+            jsonutils.loads(payload),
+            reply_channel,
+            client_timeout,
+        )
 
     def stop(self):
         with self._cond:
@@ -224,8 +234,9 @@ class InProcListener(base.PollStyleListener):
 class InProcDriver(base.BaseDriver):
     """The oslo.messaging driver registered as the ``inproc`` transport."""
 
-    def __init__(self, conf, url, default_exchange=None,
-                 allowed_remote_exmods=None):
+    def __init__(
+        self, conf, url, default_exchange=None, allowed_remote_exmods=None
+    ):
         super().__init__(conf, url, default_exchange, allowed_remote_exmods)
         self._bus = get_bus(url.virtual_host or '')
 
@@ -235,11 +246,24 @@ class InProcDriver(base.BaseDriver):
     def _exchange(self, target):
         return target.exchange or self._default_exchange
 
-    def send(self, target, ctxt, message, wait_for_reply=None, timeout=None,
-             call_monitor_timeout=None, retry=None, transport_options=None):
+    def send(
+        self,
+        target,
+        ctxt,
+        message,
+        wait_for_reply=None,
+        timeout=None,
+        call_monitor_timeout=None,
+        retry=None,
+        transport_options=None,
+    ):
         reply_channel = _ReplyChannel() if wait_for_reply else None
-        envelope = (jsonutils.dumps(ctxt), jsonutils.dumps(message),
-                    reply_channel, call_monitor_timeout)
+        envelope = (
+            jsonutils.dumps(ctxt),
+            jsonutils.dumps(message),
+            reply_channel,
+            call_monitor_timeout,
+        )
         self._bus.publish(self._exchange(target), target, envelope)
         if not wait_for_reply:
             return None
@@ -250,47 +274,69 @@ class InProcDriver(base.BaseDriver):
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
             if call_monitor_timeout:
-                wait = (call_monitor_timeout if wait is None
-                        else min(wait, call_monitor_timeout))
+                wait = (
+                    call_monitor_timeout
+                    if wait is None
+                    else min(wait, call_monitor_timeout)
+                )
             if wait is not None and wait <= 0:
                 item = None
             else:
                 item = channel.get(wait)
             if item is None:
                 raise om_exc.MessagingTimeout(
-                    'Timed out waiting for a reply on topic %s'
-                    % target.topic)
+                    'Timed out waiting for a reply on topic %s' % target.topic
+                )
             kind, body = item
             if kind == 'heartbeat':
                 continue
             body = jsonutils.loads(body)
             if body['failure'] is not None:
                 raise driver_common.deserialize_remote_exception(
-                    body['failure'], self._allowed_remote_exmods)
+                    body['failure'], self._allowed_remote_exmods
+                )
             return body['result']
 
     def send_notification(self, target, ctxt, message, version, retry=None):
-        envelope = (jsonutils.dumps(ctxt), jsonutils.dumps(message), None,
-                    None)
-        self._bus.publish(self._exchange(target), target, envelope,
-                          limit=NOTIFICATION_BACKLOG)
+        envelope = (
+            jsonutils.dumps(ctxt),
+            jsonutils.dumps(message),
+            None,
+            None,
+        )
+        self._bus.publish(
+            self._exchange(target),
+            target,
+            envelope,
+            limit=NOTIFICATION_BACKLOG,
+        )
 
     def listen(self, target, batch_size, batch_timeout):
         exchange = self._exchange(target)
-        keys = [(exchange, target.topic, target.server),
-                (exchange, target.topic, None)]
+        keys = [
+            (exchange, target.topic, target.server),
+            (exchange, target.topic, None),
+        ]
         listener = InProcListener(self._bus, keys)
-        return base.PollStyleListenerAdapter(listener, batch_size,
-                                             batch_timeout)
+        return base.PollStyleListenerAdapter(
+            listener, batch_size, batch_timeout
+        )
 
-    def listen_for_notifications(self, targets_and_priorities, pool,
-                                 batch_size, batch_timeout):
-        keys = [(target.exchange or self._default_exchange,
-                 '%s.%s' % (target.topic, priority), None)
-                for target, priority in targets_and_priorities]
+    def listen_for_notifications(
+        self, targets_and_priorities, pool, batch_size, batch_timeout
+    ):
+        keys = [
+            (
+                target.exchange or self._default_exchange,
+                '%s.%s' % (target.topic, priority),
+                None,
+            )
+            for target, priority in targets_and_priorities
+        ]
         listener = InProcListener(self._bus, keys)
-        return base.PollStyleListenerAdapter(listener, batch_size,
-                                             batch_timeout)
+        return base.PollStyleListenerAdapter(
+            listener, batch_size, batch_timeout
+        )
 
     def cleanup(self):
         pass

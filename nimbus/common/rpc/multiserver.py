@@ -63,15 +63,21 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
             self(message)
             for incoming in self.incoming[before:]:
                 incoming.nimbus_server = server
+
         return impl_rabbit.Consumer(
-            exchange_name=self._exchange, queue_name=name,
-            routing_key=name, type='topic', durable=conn.durable,
+            exchange_name=self._exchange,
+            queue_name=name,
+            routing_key=name,
+            type='topic',
+            durable=conn.durable,
             exchange_auto_delete=conn.amqp_auto_delete,
-            queue_auto_delete=conn.amqp_auto_delete, callback=callback,
+            queue_auto_delete=conn.amqp_auto_delete,
+            callback=callback,
             rabbit_ha_queues=conn.rabbit_ha_queues,
             enable_cancel_on_failover=conn.enable_cancel_on_failover,
             rabbit_quorum_queue=conn.rabbit_quorum_queue,
-            rabbit_quorum_queue_config=conn.rabbit_quorum_queue_config)
+            rabbit_quorum_queue_config=conn.rabbit_quorum_queue_config,
+        )
 
     def _in_poll_thread(self, func, timeout=60):
         """Run ``func`` in the thread that polls the connection (kombu
@@ -85,15 +91,20 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
             try:
                 func()
             except Exception as exc:
-                LOG.exception('Changing the consumers of %s failed',
-                              self._topic)
+                LOG.exception(
+                    'Changing the consumers of %s failed', self._topic
+                )
                 errors.append(exc)
             finally:
                 done.set()
+
         self._message_operations_handler.do(task)
         if not done.wait(timeout):
-            LOG.warning('The %s listener took over %ss to change its '
-                        'consumers', self._topic, timeout)
+            LOG.warning(
+                'The %s listener took over %ss to change its consumers',
+                self._topic,
+                timeout,
+            )
         elif errors:
             raise errors[0]
 
@@ -108,19 +119,22 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
             with conn._connection_lock:
                 for consumer in consumers:
                     conn.ensure(functools.partial(consumer.declare, conn))
+
         self._in_poll_thread(declare_all, timeout=300)
 
     def add(self, servers):
         """Declare and consume the queues of ``servers`` (from the next
         ``consume`` round of the polling thread)."""
         conn = self.conn.connection
-        consumers = [(s, self._consumer(s)) for s in servers
-                     if s not in self._by_server]
+        consumers = [
+            (s, self._consumer(s)) for s in servers if s not in self._by_server
+        ]
 
         def declare_all():
             for server, consumer in consumers:
                 conn.declare_consumer(consumer)
                 self._by_server[server] = consumer
+
         self._in_poll_thread(declare_all)
 
     def remove(self, servers):
@@ -142,6 +156,7 @@ class _RabbitListener(amqpdriver.RpcAMQPListener):
                 else:
                     with conn._connection_lock:
                         consumer.cancel(tag)
+
         self._in_poll_thread(cancel_all)
 
 
@@ -158,8 +173,9 @@ class _InProcListener(inproc.InProcListener):
 
     def add(self, servers):
         keys = [self._key(s) for s in servers]
-        self._keys = list(self._keys) + [k for k in keys
-                                         if k not in self._keys]
+        self._keys = list(self._keys) + [
+            k for k in keys if k not in self._keys
+        ]
         self._bus.subscribe(keys, self)
         self.wake()
 
@@ -186,8 +202,10 @@ class _Dispatcher:
         # Wrapped as rpc.get_server wraps them: an expected exception
         # reaches the caller without an error and a traceback logged here.
         self._dispatchers[server] = rpc_dispatcher.RPCDispatcher(
-            [rpc._RemoteEndpoint(e) for e in endpoints], rpc.Serializer(),
-            messaging.ExplicitRPCAccessPolicy)
+            [rpc._RemoteEndpoint(e) for e in endpoints],
+            rpc.Serializer(),
+            messaging.ExplicitRPCAccessPolicy,
+        )
 
     def remove(self, server):
         self._dispatchers.pop(server, None)
@@ -196,21 +214,24 @@ class _Dispatcher:
         server = getattr(incoming, 'nimbus_server', None)
         dispatcher = self._dispatchers.get(server)
         if dispatcher is None:
-            LOG.warning('Dropped %s for %s: not served here (any more)',
-                        incoming.message.get('method'), server)
+            LOG.warning(
+                'Dropped %s for %s: not served here (any more)',
+                incoming.message.get('method'),
+                server,
+            )
             return None
         return dispatcher.dispatch(incoming)
 
 
 class _Server(rpc_server.RPCServer):
-
     def __init__(self, transport, target, dispatcher, listener):
         super().__init__(transport, target, dispatcher, executor='threading')
         self._multi_listener = listener
 
     def _create_listener(self):
-        return driver_base.PollStyleListenerAdapter(self._multi_listener, 1,
-                                                    None)
+        return driver_base.PollStyleListenerAdapter(
+            self._multi_listener, 1, None
+        )
 
 
 class MultiServer:
@@ -232,12 +253,17 @@ class MultiServer:
         elif isinstance(driver, amqpdriver.AMQPDriverBase):
             self._listener = _RabbitListener(driver, exchange, topic)
         else:
-            raise ValueError('%s cannot serve many hosts on one connection'
-                             % type(driver).__name__)
+            raise ValueError(
+                '%s cannot serve many hosts on one connection'
+                % type(driver).__name__
+            )
         self._dispatcher = _Dispatcher()
         self._server = _Server(
-            transport, messaging.Target(topic=topic, version=version),
-            self._dispatcher, self._listener)
+            transport,
+            messaging.Target(topic=topic, version=version),
+            self._dispatcher,
+            self._listener,
+        )
         self._lock = threading.Lock()
         self._servers = set()
 

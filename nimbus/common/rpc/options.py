@@ -11,25 +11,41 @@ from oslo_config import cfg
 import oslo_messaging as messaging
 
 RPC_OPTS = [
-    cfg.StrOpt('transport_url', secret=True, default=None,
-               help='The bus of this service, when it differs from '
-                    '[DEFAULT] transport_url (the standard oslo.messaging '
-                    'option, which is read when this one is unset). '
-                    '``rabbit://user:pass@host:5672/vhost`` in production. '
-                    'For a compute or a cell conductor this is the cell\'s '
-                    'bus; the API-level services use the API bus. When '
-                    'neither option is set the bus is ``inproc://``, the '
-                    'in-process bus that only ``nimbus all-in-one`` can use: '
-                    'the daemons refuse to start on it.'),
-    cfg.IntOpt('rpc_response_timeout', default=60, min=1,
-               help='Seconds to wait for the reply to an RPC call.'),
-    cfg.IntOpt('rpc_call_monitor_timeout', default=30, min=0,
-               help='For long calls (select_destinations): fail when the '
-                    'server has sent no heartbeat for this many seconds. '
-                    '0 disables heartbeats.'),
-    cfg.IntOpt('long_rpc_timeout', default=1800, min=1,
-               help='Overall limit of calls that heartbeat (a multi-create '
-                    'of thousands of instances).'),
+    cfg.StrOpt(
+        'transport_url',
+        secret=True,
+        default=None,
+        help='The bus of this service, when it differs from '
+        '[DEFAULT] transport_url (the standard oslo.messaging '
+        'option, which is read when this one is unset). '
+        '``rabbit://user:pass@host:5672/vhost`` in production. '
+        "For a compute or a cell conductor this is the cell's "
+        'bus; the API-level services use the API bus. When '
+        'neither option is set the bus is ``inproc://``, the '
+        'in-process bus that only ``nimbus all-in-one`` can use: '
+        'the daemons refuse to start on it.',
+    ),
+    cfg.IntOpt(
+        'rpc_response_timeout',
+        default=60,
+        min=1,
+        help='Seconds to wait for the reply to an RPC call.',
+    ),
+    cfg.IntOpt(
+        'rpc_call_monitor_timeout',
+        default=30,
+        min=0,
+        help='For long calls (select_destinations): fail when the '
+        'server has sent no heartbeat for this many seconds. '
+        '0 disables heartbeats.',
+    ),
+    cfg.IntOpt(
+        'long_rpc_timeout',
+        default=1800,
+        min=1,
+        help='Overall limit of calls that heartbeat (a multi-create '
+        'of thousands of instances).',
+    ),
 ]
 
 
@@ -44,10 +60,16 @@ def register_opts(conf):
 # Options oslo.messaging registers only on the global CONF but reads from
 # whatever conf the transport was built with.
 _GLOBAL_ONLY_OPTS = (
-    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
-     'oslo_messaging_tracing'),
-    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
-     'oslo_messaging_metrics'),
+    (
+        'oslo_messaging._tracing.client',
+        'oslo_messaging_tracing',
+        'oslo_messaging_tracing',
+    ),
+    (
+        'oslo_messaging._metrics.client',
+        'oslo_messaging_metrics',
+        'oslo_messaging_metrics',
+    ),
 )
 
 
@@ -65,8 +87,9 @@ def _register_messaging_opts(conf):
     except ImportError:  # pragma: no cover
         return
     for group, opts in om_opts.list_opts():
-        name = group if isinstance(group, str) else getattr(group, 'name',
-                                                            None)
+        name = (
+            group if isinstance(group, str) else getattr(group, 'name', None)
+        )
         if name == 'DEFAULT':
             name = None
         try:
@@ -84,8 +107,10 @@ def _register_messaging_opts(conf):
     # a cast sent while a consumer is still reconnecting after a broker
     # restart waits in its queue instead of reaching an exchange with no
     # queue bound and vanishing (a build request lost for good).
-    for name, value in (('heartbeat_rate', STOP_HEARTBEAT_RATE),
-                        ('amqp_durable_queues', True)):
+    for name, value in (
+        ('heartbeat_rate', STOP_HEARTBEAT_RATE),
+        ('amqp_durable_queues', True),
+    ):
         try:
             conf.set_default(name, value, group='oslo_messaging_rabbit')
         except (cfg.NoSuchOptError, cfg.NoSuchGroupError):  # pragma: no cover

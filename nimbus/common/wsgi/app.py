@@ -38,15 +38,17 @@ class _RouteResource:
         refuse = _method_not_allowed(', '.join(allowed))
         for method in falcon.constants.COMBINED_METHODS:
             if method not in allowed:
-                setattr(self, 'on_' + method.lower().replace('-', '_'),
-                        refuse)
+                setattr(self, 'on_' + method.lower().replace('-', '_'), refuse)
 
 
 def _method_not_allowed(allow):
     def refuse(req, resp, **params):
         raise errors.HTTPError(
-            405, 'Method %s is not allowed on this resource.' % req.method,
-            headers={'allow': allow})
+            405,
+            'Method %s is not allowed on this resource.' % req.method,
+            headers={'allow': allow},
+        )
+
     return refuse
 
 
@@ -57,8 +59,10 @@ LIST_LIMIT_OPTION = '[wsgi] max_request_list_length'
 
 def _too_large(limit):
     return errors.HTTPError(
-        413, 'The request body is larger than %d bytes, the limit set by '
-             '%s.' % (limit, BODY_LIMIT_OPTION))
+        413,
+        'The request body is larger than %d bytes, the limit set by '
+        '%s.' % (limit, BODY_LIMIT_OPTION),
+    )
 
 
 class _RequestLimits:
@@ -82,8 +86,10 @@ class _RequestLimits:
             raise _too_large(self.body)
         if len(req.query_string or '') > self.query:
             raise errors.HTTPError(
-                400, 'The query string is longer than %d bytes, the limit '
-                     'set by %s.' % (self.query, QUERY_LIMIT_OPTION))
+                400,
+                'The query string is longer than %d bytes, the limit '
+                'set by %s.' % (self.query, QUERY_LIMIT_OPTION),
+            )
 
 
 class _RequestId:
@@ -93,8 +99,11 @@ class _RequestId:
     def process_request(self, req, resp):
         req.context['request_id'] = 'req-' + uuidutils.generate_uuid()
         inbound = req.get_header('X-Openstack-Request-Id')
-        if inbound and inbound.startswith('req-') and \
-                uuidutils.is_uuid_like(inbound[4:]):
+        if (
+            inbound
+            and inbound.startswith('req-')
+            and uuidutils.is_uuid_like(inbound[4:])
+        ):
             # The caller's id: logged as the global request id, so one
             # request can be followed through every service it touched.
             req.context['global_request_id'] = inbound
@@ -106,11 +115,17 @@ class _RequestId:
                 resp.set_header(name, request_id)
         # The access log: one line per request, carrying the request id
         # (the context set by _Auth is this thread's current context).
-        LOG.info('%s "%s %s%s" status: %s microversion: %s',
-                 req.remote_addr, req.method, req.path,
-                 ('?' + req.query_string) if req.query_string else '',
-                 resp.status.split()[0] if isinstance(resp.status, str)
-                 else resp.status, req.context.get('version', '-'))
+        LOG.info(
+            '%s "%s %s%s" status: %s microversion: %s',
+            req.remote_addr,
+            req.method,
+            req.path,
+            ('?' + req.query_string) if req.query_string else '',
+            resp.status.split()[0]
+            if isinstance(resp.status, str)
+            else resp.status,
+            req.context.get('version', '-'),
+        )
 
 
 # Set in the WSGI environ for middleware around the app (placement's
@@ -139,18 +154,24 @@ class _Auth:
     def process_request(self, req, resp):
         if req.path in self.public_paths and req.method == 'GET':
             req.context['ctx'] = nimbus_context.RequestContext(
-                request_id=req.context['request_id'], overwrite=True)
+                request_id=req.context['request_id'], overwrite=True
+            )
             return
         if self.strategy == 'noauth2':
             token = req.get_header('X-Auth-Token')
             if not token:
-                raise errors.HTTPError(401, 'No X-Auth-Token header: noauth2 '
-                                       'expects "user[:project]".')
+                raise errors.HTTPError(
+                    401,
+                    'No X-Auth-Token header: noauth2 '
+                    'expects "user[:project]".',
+                )
             user, _, project = token.partition(':')
             project = project or user
-            roles = [r.strip().lower() for r in
-                     (req.get_header('X-Roles') or '').split(',')
-                     if r.strip()]
+            roles = [
+                r.strip().lower()
+                for r in (req.get_header('X-Roles') or '').split(',')
+                if r.strip()
+            ]
             if user == 'admin' and 'admin' not in roles:
                 roles.append('admin')
             if req.get_header('OpenStack-System-Scope'):
@@ -162,18 +183,23 @@ class _Auth:
                 raise errors.HTTPError(401, 'Authentication required.')
             user = req.get_header('X-User-Id')
             project = req.get_header('X-Project-Id')
-            roles = [r.strip().lower() for r in
-                     (req.get_header('X-Roles') or '').split(',')
-                     if r.strip()]
+            roles = [
+                r.strip().lower()
+                for r in (req.get_header('X-Roles') or '').split(',')
+                if r.strip()
+            ]
         req.context['ctx'] = nimbus_context.RequestContext(
-            user_id=user, project_id=project, roles=roles,
+            user_id=user,
+            project_id=project,
+            roles=roles,
             # keystonemiddleware's header for a system-scoped token (noauth2
             # takes it from the client); policies' scope_types check it
             system_scope=req.get_header('OpenStack-System-Scope') or None,
             is_admin='admin' in roles,
             request_id=req.context['request_id'],
             global_request_id=req.context.get('global_request_id'),
-            overwrite=True)
+            overwrite=True,
+        )
 
 
 class _Microversion:
@@ -207,21 +233,32 @@ class _Microversion:
 def _error_serializer(style):
     def serialize(req, resp, exc):
         status = getattr(exc, 'status_int', None) or int(
-            str(exc.status).split()[0])
-        version = None if req.context.get('version_unknown') else \
-            req.context.get('version')
-        body = style(status, exc.title, exc.description,
-                     getattr(exc, 'error_code', None),
-                     req.context.get('request_id'), version=version,
-                     version_limits=getattr(exc, 'version_limits', None))
+            str(exc.status).split()[0]
+        )
+        version = (
+            None
+            if req.context.get('version_unknown')
+            else req.context.get('version')
+        )
+        body = style(
+            status,
+            exc.title,
+            exc.description,
+            getattr(exc, 'error_code', None),
+            req.context.get('request_id'),
+            version=version,
+            version_limits=getattr(exc, 'version_limits', None),
+        )
         resp.data = orjson.dumps(body)
         resp.content_type = falcon.MEDIA_JSON
+
     return serialize
 
 
 def _handle_nimbus_exception(req, resp, exc, params):
-    raise errors.HTTPError(exc.code, secrets.mask(exc.message),
-                           getattr(exc, 'error_code', None))
+    raise errors.HTTPError(
+        exc.code, secrets.mask(exc.message), getattr(exc, 'error_code', None)
+    )
 
 
 def _handle_route_not_found(req, resp, exc, params):
@@ -235,42 +272,67 @@ def _handle_unexpected(req, resp, exc, params):
     if _is_stale(exc):
         # The row vanished or changed between reading and writing it (a
         # concurrent delete on a database with row locks): a conflict.
-        LOG.info('Concurrent change on %s %s: %s', req.method, req.path,
-                 exc)
-        raise errors.HTTPError(409, 'The resource was changed or deleted '
-                                    'by another request meanwhile; read it '
-                                    'again and retry.')
+        LOG.info('Concurrent change on %s %s: %s', req.method, req.path, exc)
+        raise errors.HTTPError(
+            409,
+            'The resource was changed or deleted '
+            'by another request meanwhile; read it '
+            'again and retry.',
+        )
     if _is_data_error(exc):
         # A value the database cannot hold (out of range for its column,
         # too long, an invalid character for it) came from the request:
         # a schema let it through. The request is at fault, not the server.
-        LOG.warning('Value refused by the database on %s %s: %s',
-                    req.method, req.path, exc)
-        raise errors.HTTPError(400, 'A value of the request is out of range '
-                                    'or not valid for where it is stored.')
+        LOG.warning(
+            'Value refused by the database on %s %s: %s',
+            req.method,
+            req.path,
+            exc,
+        )
+        raise errors.HTTPError(
+            400,
+            'A value of the request is out of range '
+            'or not valid for where it is stored.',
+        )
     LOG.exception('Unexpected error handling %s %s', req.method, req.path)
-    raise errors.HTTPError(500, 'An unexpected error prevented the server '
-                                'from fulfilling the request (request %s).'
-                           % req.context.get('request_id'))
+    raise errors.HTTPError(
+        500,
+        'An unexpected error prevented the server '
+        'from fulfilling the request (request %s).'
+        % req.context.get('request_id'),
+    )
 
 
 def _is_stale(exc):
     from sqlalchemy.orm import exc as orm_exc
+
     return isinstance(exc, orm_exc.StaleDataError)
 
 
 def _is_data_error(exc):
     from sqlalchemy import exc as sa_exc
+
     return isinstance(exc, sa_exc.DataError)
 
 
-def build_app(routes, *, auth_strategy, service_type, min_version,
-              max_version, error_style, public_paths=('/',),
-              request_id_headers=('x-openstack-request-id',),
-              echo_version_headers=(), legacy_version_headers=(),
-              keystone_conf=None, keystone_middleware=None,
-              max_body_size=None, max_query_length=None,
-              max_list_length=None):
+def build_app(
+    routes,
+    *,
+    auth_strategy,
+    service_type,
+    min_version,
+    max_version,
+    error_style,
+    public_paths=('/',),
+    request_id_headers=('x-openstack-request-id',),
+    echo_version_headers=(),
+    legacy_version_headers=(),
+    keystone_conf=None,
+    keystone_middleware=None,
+    max_body_size=None,
+    max_query_length=None,
+    max_list_length=None,
+):
     """The WSGI callable for a route table.
 
     ``error_style`` is ``'placement'`` or ``'compute'``. With
@@ -284,20 +346,27 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     max_query_string_length``) and ``max_list_length`` every list and
     object of a JSON body (400, ``[wsgi] max_request_list_length``).
     """
-    negotiator = microversion.Negotiator(service_type, min_version,
-                                         max_version, legacy_version_headers)
-    app = falcon.App(middleware=[
-        _RequestId(request_id_headers),
-        _RequestLimits(max_body_size or 1048576, max_query_length or 8192,
-                       max_list_length or 1000),
-        _Auth(auth_strategy, public_paths),
-        _Microversion(negotiator, echo_version_headers),
-    ])
+    negotiator = microversion.Negotiator(
+        service_type, min_version, max_version, legacy_version_headers
+    )
+    app = falcon.App(
+        middleware=[
+            _RequestId(request_id_headers),
+            _RequestLimits(
+                max_body_size or 1048576,
+                max_query_length or 8192,
+                max_list_length or 1000,
+            ),
+            _Auth(auth_strategy, public_paths),
+            _Microversion(negotiator, echo_version_headers),
+        ]
+    )
     app.req_options.auto_parse_qs_csv = False
     app.req_options.keep_blank_qs_values = True
     app.req_options.strip_url_path_trailing_slash = False
-    json_handler = falcon.media.JSONHandler(dumps=orjson.dumps,
-                                            loads=orjson.loads)
+    json_handler = falcon.media.JSONHandler(
+        dumps=orjson.dumps, loads=orjson.loads
+    )
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.set_error_serializer(_error_serializer(errors.STYLES[error_style]))
@@ -307,11 +376,17 @@ def build_app(routes, *, auth_strategy, service_type, min_version,
     for path, handlers in routes:
         app.add_route(path, _RouteResource(handlers))
     if auth_strategy == 'keystone':
-        wsgi_app = _with_keystone(app, keystone_conf, set(public_paths),
-                                  keystone_middleware or _auth_token)
+        wsgi_app = _with_keystone(
+            app,
+            keystone_conf,
+            set(public_paths),
+            keystone_middleware or _auth_token,
+        )
     else:
+
         def wsgi_app(environ, start_response):
             return app(environ, start_response)
+
     wsgi_app.error_body = error_body(error_style)
     return wsgi_app
 
@@ -325,16 +400,19 @@ def error_body(error_style):
 
     def body(status, detail):
         import http
+
         try:
             title = http.HTTPStatus(status).phrase
         except ValueError:
             title = str(status)
         return orjson.dumps(style(status, title, detail, None, None))
+
     return body
 
 
 def _auth_token(app, conf):
     from keystonemiddleware import auth_token
+
     return auth_token.AuthProtocol(app, {'oslo_config_config': conf})
 
 
@@ -345,6 +423,7 @@ def _with_keystone(app, conf, public_paths, middleware):
         if (environ.get('PATH_INFO') or '/') in public_paths:
             return app(environ, start_response)
         return protected(environ, start_response)
+
     return dispatch
 
 
@@ -353,8 +432,10 @@ def read_body(req):
     longer one (a chunked body has no length to refuse it by) is a 413."""
     limit = req.context.get('max_body')
     stream = req.bounded_stream
-    if req.content_length is None and 'chunked' in (
-            req.get_header('Transfer-Encoding') or '').lower():
+    if (
+        req.content_length is None
+        and 'chunked' in (req.get_header('Transfer-Encoding') or '').lower()
+    ):
         # The server (cheroot, gunicorn) de-chunks wsgi.input: read it to
         # its end, never more than the limit and a byte.
         stream = req.stream
@@ -382,9 +463,12 @@ def parse_json(req, raw, code=None, empty=None):
         where = _longest_over(data, limit)
         if where is not None:
             raise errors.HTTPError(
-                400, 'A list or object of the request body has more than %d '
-                     'items (at %r), the limit set by %s.'
-                     % (limit, where or '/', LIST_LIMIT_OPTION), code)
+                400,
+                'A list or object of the request body has more than %d '
+                'items (at %r), the limit set by %s.'
+                % (limit, where or '/', LIST_LIMIT_OPTION),
+                code,
+            )
     return data
 
 
@@ -404,8 +488,9 @@ def _longest_over(data, limit):
             return path
         for key, item in items:
             if isinstance(item, (dict, list)):
-                stack.append((item, '%s/%s' % (path, key) if path
-                              else str(key)))
+                stack.append(
+                    (item, '%s/%s' % (path, key) if path else str(key))
+                )
     return None
 
 
@@ -418,13 +503,19 @@ def json_body(req, schema=None, code=None):
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type != 'application/json':
         raise errors.HTTPError(
-            415, 'The media type %s is not supported, use application/json'
-            % (content_type or 'None'), code)
+            415,
+            'The media type %s is not supported, use application/json'
+            % (content_type or 'None'),
+            code,
+        )
     data = parse_json(req, read_body(req), code)
     if schema is not None:
         error = validation.first_error(schema, data)
         if error is not None:
             raise errors.HTTPError(
-                400, 'JSON does not validate: %s%s' % (
-                    error.message, validation.where(error)), code)
+                400,
+                'JSON does not validate: %s%s'
+                % (error.message, validation.where(error)),
+                code,
+            )
     return data

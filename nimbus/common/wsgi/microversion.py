@@ -65,8 +65,9 @@ class Version:
 class Negotiator:
     """Reads the requested version and checks it against [min, max]."""
 
-    def __init__(self, service_type, min_version, max_version,
-                 legacy_headers=()):
+    def __init__(
+        self, service_type, min_version, max_version, legacy_headers=()
+    ):
         self.service_type = service_type
         self.min = Version.parse(min_version)
         self.max = Version.parse(max_version)
@@ -74,8 +75,10 @@ class Negotiator:
 
     def negotiate(self, headers):
         requested = microversion_parse.get_version(
-            headers, service_type=self.service_type,
-            legacy_headers=list(self.legacy_headers))
+            headers,
+            service_type=self.service_type,
+            legacy_headers=list(self.legacy_headers),
+        )
         if requested is None:
             return self.min
         requested = requested.strip()
@@ -85,13 +88,17 @@ class Negotiator:
             version = Version.parse(requested)
         except ValueError:
             raise errors.HTTPError(
-                400, 'invalid version string: %s' % requested,
-                'placement.undefined_code')
+                400,
+                'invalid version string: %s' % requested,
+                'placement.undefined_code',
+            )
         if not version.matches(self.min, self.max):
             error = errors.HTTPError(
-                406, 'Unacceptable version header: %s (supported %s to %s)'
+                406,
+                'Unacceptable version header: %s (supported %s to %s)'
                 % (requested, self.min, self.max),
-                'placement.undefined_code')
+                'placement.undefined_code',
+            )
             error.version_limits = (self.min, self.max)
             raise error
         return version

@@ -38,15 +38,31 @@ _PARAM = re.compile(r'{([^}]+)}')
 # large (413), a non-JSON body (415).
 COMMON_ERRORS = (400, 401, 403, 404, 405, 406, 409, 413, 415)
 
-_SUCCESS = {'GET': (200,), 'HEAD': (200,), 'POST': (200, 201, 202, 204),
-            'PUT': (200, 201, 204), 'PATCH': (200,), 'DELETE': (202, 204)}
+_SUCCESS = {
+    'GET': (200,),
+    'HEAD': (200,),
+    'POST': (200, 201, 202, 204),
+    'PUT': (200, 201, 204),
+    'PATCH': (200,),
+    'DELETE': (202, 204),
+}
 
-_REASONS = {200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content',
-            400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-            404: 'Not Found', 405: 'Method Not Allowed',
-            406: 'Not Acceptable', 409: 'Conflict',
-            413: 'Payload Too Large', 415: 'Unsupported Media Type',
-            503: 'Service Unavailable'}
+_REASONS = {
+    200: 'OK',
+    201: 'Created',
+    202: 'Accepted',
+    204: 'No Content',
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    406: 'Not Acceptable',
+    409: 'Conflict',
+    413: 'Payload Too Large',
+    415: 'Unsupported Media Type',
+    503: 'Service Unavailable',
+}
 
 
 @dataclasses.dataclass
@@ -103,14 +119,25 @@ def _query_parameters(query):
         out = []
         for name in sorted(props):
             schema = _schema(props[name])
-            param = {'name': name, 'in': 'query',
-                     'required': name in required, 'schema': schema}
+            param = {
+                'name': name,
+                'in': 'query',
+                'required': name in required,
+                'schema': schema,
+            }
             if schema.get('type') == 'array':
                 param.update(style='form', explode=True)
             out.append(param)
         return out
-    return [{'name': name, 'in': 'query', 'required': False,
-             'schema': {'type': 'string'}} for name in sorted(query)]
+    return [
+        {
+            'name': name,
+            'in': 'query',
+            'required': False,
+            'schema': {'type': 'string'},
+        }
+        for name in sorted(query)
+    ]
 
 
 def _responses(method, op, version_header):
@@ -124,15 +151,20 @@ def _responses(method, op, version_header):
         if links:
             response['links'] = {
                 name: {'operationId': target, 'parameters': dict(params)}
-                for name, (target, params) in sorted(links.items())}
+                for name, (target, params) in sorted(links.items())
+            }
         if version_header:
-            response['headers'] = {version_header: {
-                'schema': {'type': 'string'},
-                'description': 'The microversion that answered.'}}
+            response['headers'] = {
+                version_header: {
+                    'schema': {'type': 'string'},
+                    'description': 'The microversion that answered.',
+                }
+            }
         responses[str(status)] = response
     for status in sorted(set(COMMON_ERRORS) | set(op.errors)):
-        responses[str(status)] = {'$ref': '#/components/responses/%s'
-                                  % _error_name(status)}
+        responses[str(status)] = {
+            '$ref': '#/components/responses/%s' % _error_name(status)
+        }
     return responses
 
 
@@ -141,13 +173,27 @@ def _error_name(status):
 
 
 def _error_response(status):
-    return {'description': _REASONS.get(status, str(status)),
-            'content': {'application/json': {
-                'schema': {'$ref': '#/components/schemas/Error'}}}}
+    return {
+        'description': _REASONS.get(status, str(status)),
+        'content': {
+            'application/json': {
+                'schema': {'$ref': '#/components/schemas/Error'}
+            }
+        },
+    }
 
 
-def document(routes, *, title, api_version, error_schema, operations=None,
-             microversion=None, public_paths=(), description=''):
+def document(
+    routes,
+    *,
+    title,
+    api_version,
+    error_schema,
+    operations=None,
+    microversion=None,
+    public_paths=(),
+    description='',
+):
     """The OpenAPI 3.1 document (a dict) of ``routes``.
 
     - ``routes``: ``[(path, {METHOD: handler})]``, the API's route table.
@@ -169,16 +215,26 @@ def document(routes, *, title, api_version, error_schema, operations=None,
             method = method.upper()
             op = operations.get((method, path)) or Operation()
             statuses.update(op.errors)
-            params = [{'name': name, 'in': 'path', 'required': True,
-                       'schema': _schema(op.path_schemas.get(
-                           name, {'type': 'string', 'minLength': 1}))}
-                      for name in names]
+            params = [
+                {
+                    'name': name,
+                    'in': 'path',
+                    'required': True,
+                    'schema': _schema(
+                        op.path_schemas.get(
+                            name, {'type': 'string', 'minLength': 1}
+                        )
+                    ),
+                }
+                for name in names
+            ]
             params += _query_parameters(op.query)
             if microversion:
-                params.append({'$ref': '#/components/parameters/'
-                                       'Microversion'})
-            entry = {'operationId': operation_id(method, path),
-                     'responses': _responses(method, op, version_header)}
+                params.append({'$ref': '#/components/parameters/Microversion'})
+            entry = {
+                'operationId': operation_id(method, path),
+                'responses': _responses(method, op, version_header),
+            }
             if op.summary:
                 entry['summary'] = op.summary
             if params:
@@ -186,30 +242,42 @@ def document(routes, *, title, api_version, error_schema, operations=None,
             if op.body is not None:
                 entry['requestBody'] = {
                     'required': op.body_required,
-                    'content': {'application/json': {
-                        'schema': _schema(op.body)}}}
+                    'content': {
+                        'application/json': {'schema': _schema(op.body)}
+                    },
+                }
             if path in public_paths and method == 'GET':
                 entry['security'] = []
             item[method.lower()] = entry
-    unknown = set(operations) - {(m.upper(), p) for p, hs in routes
-                                 for m in hs}
+    unknown = set(operations) - {
+        (m.upper(), p) for p, hs in routes for m in hs
+    }
     if unknown:
-        raise ValueError('operations not in the route table: %s'
-                         % sorted(unknown))
+        raise ValueError(
+            'operations not in the route table: %s' % sorted(unknown)
+        )
     components = {
         'schemas': {'Error': _schema(error_schema)},
-        'responses': {_error_name(status): _error_response(status)
-                      for status in sorted(statuses)},
-        'securitySchemes': {'token': {
-            'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token'}},
+        'responses': {
+            _error_name(status): _error_response(status)
+            for status in sorted(statuses)
+        },
+        'securitySchemes': {
+            'token': {'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token'}
+        },
     }
     if microversion:
         header, service, low, high = microversion
-        components['parameters'] = {'Microversion': {
-            'name': header, 'in': 'header', 'required': False,
-            'description': 'The microversion, "%s X.Y" between %s and %s, '
-                           'or "%s latest".' % (service, low, high, service),
-            'schema': {'type': 'string'}}}
+        components['parameters'] = {
+            'Microversion': {
+                'name': header,
+                'in': 'header',
+                'required': False,
+                'description': 'The microversion, "%s X.Y" between %s and %s, '
+                'or "%s latest".' % (service, low, high, service),
+                'schema': {'type': 'string'},
+            }
+        }
     info = {'title': title, 'version': api_version}
     if description:
         info['description'] = description
@@ -225,4 +293,3 @@ def document(routes, *, title, api_version, error_schema, operations=None,
 def dumps(doc):
     """``doc`` as stable, indented JSON text (sorted keys, final newline)."""
     return json.dumps(doc, indent=2, sort_keys=True) + '\n'
-

@@ -30,11 +30,14 @@ class _JSONErrorRequest(cheroot_server.HTTPRequest):
         if error_body is None or status[:1] not in '45':
             return super().simple_response(status, msg)
         detail = msg.decode('ISO-8859-1') if isinstance(msg, bytes) else msg
-        body = error_body(int(status[:3]),
-                          (detail or status[4:]).strip().rstrip('.') + '.')
-        head = ['%s %s' % (self.server.protocol, status),
-                'Content-Length: %d' % len(body),
-                'Content-Type: application/json']
+        body = error_body(
+            int(status[:3]), (detail or status[4:]).strip().rstrip('.') + '.'
+        )
+        head = [
+            '%s %s' % (self.server.protocol, status),
+            'Content-Length: %d' % len(body),
+            'Content-Type: application/json',
+        ]
         if status[:3] in ('413', '414'):
             # As cheroot does: the rest of the request was not read.
             self.close_connection = True
@@ -56,14 +59,15 @@ class EmbeddedServer:
 
     def __init__(self, app, host, port, threads=16, name='api'):
         self.name = name
-        self._server = cheroot_wsgi.Server((host, port), app,
-                                           numthreads=threads,
-                                           server_name=name)
+        self._server = cheroot_wsgi.Server(
+            (host, port), app, numthreads=threads, server_name=name
+        )
         self._server.ConnectionClass = _JSONErrorConnection
         self._server.prepare()
         self.host, self.port = self._server.bind_addr[:2]
-        self._thread = threading.Thread(target=self._server.serve,
-                                        name='wsgi-%s' % name, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve, name='wsgi-%s' % name, daemon=True
+        )
 
     @property
     def url(self):

@@ -24,10 +24,12 @@ def _is_integer(checker, instance):
 
 
 _TYPES = jsonschema.Draft7Validator.TYPE_CHECKER.redefine(
-    'integer', _is_integer)
+    'integer', _is_integer
+)
 
-StrictValidator = validators.extend(jsonschema.Draft7Validator,
-                                    type_checker=_TYPES)
+StrictValidator = validators.extend(
+    jsonschema.Draft7Validator, type_checker=_TYPES
+)
 
 _FORMATS = jsonschema.FormatChecker()
 _CACHE = {}
@@ -42,8 +44,12 @@ def validator(schema, formats=True):
     if entry is None or entry[0] is not schema:
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()  # schemas built per request must not pile up
-        entry = (schema, StrictValidator(
-            schema, format_checker=_FORMATS if formats else None))
+        entry = (
+            schema,
+            StrictValidator(
+                schema, format_checker=_FORMATS if formats else None
+            ),
+        )
         _CACHE[key] = entry
     return entry[1]
 
@@ -52,7 +58,8 @@ def first_error(schema, data, formats=True):
     """The most relevant :class:`jsonschema.ValidationError` of ``data``
     against ``schema``, or None when it validates."""
     return jsonschema.exceptions.best_match(
-        validator(schema, formats).iter_errors(data))
+        validator(schema, formats).iter_errors(data)
+    )
 
 
 def where(error):

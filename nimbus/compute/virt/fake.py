@@ -42,19 +42,22 @@ def host_size(conf, host):
         if not high or high <= low:
             return low
         return low + draw.randint(0, (high - low) // step) * step
-    return (pick(opts.vcpus, opts.vcpus_max),
-            pick(opts.memory_mb, opts.memory_mb_max, 1024),
-            pick(opts.disk_gb, opts.disk_gb_max))
+
+    return (
+        pick(opts.vcpus, opts.vcpus_max),
+        pick(opts.memory_mb, opts.memory_mb_max, 1024),
+        pick(opts.disk_gb, opts.disk_gb_max),
+    )
 
 
 class FakeDriver(driver.ComputeDriver):
-
     def __init__(self, conf, host):
         super().__init__(conf, host)
         self.opts = conf.fake_driver
         self._lock = threading.Lock()
-        self._path = os.path.join(conf.state_path, 'fake-virt',
-                                  '%s.json' % host)
+        self._path = os.path.join(
+            conf.state_path, 'fake-virt', '%s.json' % host
+        )
         self._guests = self._load()
         self._halted = threading.Event()
         self.vcpus, self.memory_mb, self.disk_gb = host_size(conf, host)
@@ -77,20 +80,27 @@ class FakeDriver(driver.ComputeDriver):
         cells = self.opts.numa_cells
         cpus = list(range(self.vcpus))
         per_cell = max(1, len(cpus) // cells)
-        numa = [{'id': i,
-                 'cpuset': cpus[i * per_cell:(i + 1) * per_cell],
-                 'pinned_cpus': [],
-                 'memory_mb': self.memory_mb // cells,
-                 'memory_usage': 0}
-                for i in range(cells)]
+        numa = [
+            {
+                'id': i,
+                'cpuset': cpus[i * per_cell : (i + 1) * per_cell],
+                'pinned_cpus': [],
+                'memory_mb': self.memory_mb // cells,
+                'memory_usage': 0,
+            }
+            for i in range(cells)
+        ]
         return {
             'vcpus': self.vcpus,
             'memory_mb': self.memory_mb,
             'local_gb': self.disk_gb,
             'hypervisor_type': self.opts.hypervisor_type,
             'hypervisor_version': self.opts.hypervisor_version,
-            'cpu_info': {'arch': 'x86_64', 'vendor': 'Intel',
-                         'features': list(self.opts.cpu_features)},
+            'cpu_info': {
+                'arch': 'x86_64',
+                'vendor': 'Intel',
+                'features': list(self.opts.cpu_features),
+            },
             'numa_topology': {'cells': numa},
             'pci_stats': [],
             'supported_instances': [['x86_64', 'qemu', 'hvm']],
@@ -98,8 +108,9 @@ class FakeDriver(driver.ComputeDriver):
         }
 
     def pgpu_uuid(self, root_uuid, index):
-        return str(uuidlib.uuid5(_PGPU_NAMESPACE, '%s/%d' % (root_uuid,
-                                                              index)))
+        return str(
+            uuidlib.uuid5(_PGPU_NAMESPACE, '%s/%d' % (root_uuid, index))
+        )
 
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
         root = provider_tree.find_by_name(nodename)
@@ -108,20 +119,32 @@ class FakeDriver(driver.ComputeDriver):
 
         def ratio(rc):
             return driver.allocation_ratio(self.conf, rc, current)
+
         inventory = {
-            'VCPU': {'total': self.vcpus,
-                     'reserved': conf.reserved_host_cpus,
-                     'min_unit': 1, 'max_unit': self.vcpus,
-                     'step_size': 1, 'allocation_ratio': ratio('VCPU')},
-            'MEMORY_MB': {'total': self.memory_mb,
-                          'reserved': conf.reserved_host_memory_mb,
-                          'min_unit': 1, 'max_unit': self.memory_mb,
-                          'step_size': 1,
-                          'allocation_ratio': ratio('MEMORY_MB')},
-            'DISK_GB': {'total': self.disk_gb,
-                        'reserved': conf.reserved_host_disk_mb // 1024,
-                        'min_unit': 1, 'max_unit': self.disk_gb,
-                        'step_size': 1, 'allocation_ratio': ratio('DISK_GB')},
+            'VCPU': {
+                'total': self.vcpus,
+                'reserved': conf.reserved_host_cpus,
+                'min_unit': 1,
+                'max_unit': self.vcpus,
+                'step_size': 1,
+                'allocation_ratio': ratio('VCPU'),
+            },
+            'MEMORY_MB': {
+                'total': self.memory_mb,
+                'reserved': conf.reserved_host_memory_mb,
+                'min_unit': 1,
+                'max_unit': self.memory_mb,
+                'step_size': 1,
+                'allocation_ratio': ratio('MEMORY_MB'),
+            },
+            'DISK_GB': {
+                'total': self.disk_gb,
+                'reserved': conf.reserved_host_disk_mb // 1024,
+                'min_unit': 1,
+                'max_unit': self.disk_gb,
+                'step_size': 1,
+                'allocation_ratio': ratio('DISK_GB'),
+            },
         }
         old_root_pgpu = root.inventory.get('CUSTOM_PGPU')
         if self.opts.pgpus and old_root_pgpu is not None:
@@ -132,8 +155,13 @@ class FakeDriver(driver.ComputeDriver):
             self._move_pgpu_allocations(root.uuid, allocations)
         provider_tree.update_inventory(root.uuid, inventory)
         # The fake driver attaches bound accelerators at spawn.
-        traits = {'COMPUTE_NODE', 'COMPUTE_ACCELERATORS', 'HW_CPU_X86_AVX2'
-                  if 'avx2' in self.opts.cpu_features else 'HW_CPU_X86_SSE42'}
+        traits = {
+            'COMPUTE_NODE',
+            'COMPUTE_ACCELERATORS',
+            'HW_CPU_X86_AVX2'
+            if 'avx2' in self.opts.cpu_features
+            else 'HW_CPU_X86_SSE42',
+        }
         traits |= set(self.opts.traits)
         # Keep traits others set (COMPUTE_STATUS_DISABLED) on the root.
         keep = {t for t in root.traits if t == 'COMPUTE_STATUS_DISABLED'}
@@ -141,16 +169,28 @@ class FakeDriver(driver.ComputeDriver):
         for index in range(self.opts.pgpus):
             child = self.pgpu_uuid(root.uuid, index)
             if not provider_tree.exists(child):
-                provider_tree.new_child('%s_pgpu%d' % (nodename, index),
-                                        root.uuid, child)
-            provider_tree.update_inventory(child, {'CUSTOM_PGPU': {
-                'total': 4, 'reserved': 0, 'min_unit': 1, 'max_unit': 4,
-                'step_size': 1, 'allocation_ratio': 1.0}})
+                provider_tree.new_child(
+                    '%s_pgpu%d' % (nodename, index), root.uuid, child
+                )
+            provider_tree.update_inventory(
+                child,
+                {
+                    'CUSTOM_PGPU': {
+                        'total': 4,
+                        'reserved': 0,
+                        'min_unit': 1,
+                        'max_unit': 4,
+                        'step_size': 1,
+                        'allocation_ratio': 1.0,
+                    }
+                },
+            )
             provider_tree.update_traits(child, {'CUSTOM_GPU_PRODUCT_ID_1EB8'})
 
     def _move_pgpu_allocations(self, root_uuid, allocations):
-        slots = {self.pgpu_uuid(root_uuid, i): 4
-                 for i in range(self.opts.pgpus)}
+        slots = {
+            self.pgpu_uuid(root_uuid, i): 4 for i in range(self.opts.pgpus)
+        }
         for record in allocations.values():
             root_alloc = record['allocations'].get(root_uuid)
             if not root_alloc:
@@ -161,13 +201,16 @@ class FakeDriver(driver.ComputeDriver):
                 take = min(amount, slots[child])
                 if take == 0:
                     raise exception.ReshapeFailed(
-                        reason='not enough PGPU capacity on the children')
+                        reason='not enough PGPU capacity on the children'
+                    )
                 slots[child] -= take
                 amount -= take
                 child_alloc = record['allocations'].setdefault(
-                    child, {'resources': {}})
+                    child, {'resources': {}}
+                )
                 child_alloc['resources']['CUSTOM_PGPU'] = (
-                    child_alloc['resources'].get('CUSTOM_PGPU', 0) + take)
+                    child_alloc['resources'].get('CUSTOM_PGPU', 0) + take
+                )
 
     def halt(self):
         """Simulate the host dying (``kill -9``): spawns under way stop
@@ -180,8 +223,9 @@ class FakeDriver(driver.ComputeDriver):
         if self._halted.is_set():
             raise HostHalted(self.host)
         if self.opts.fail_builds:
-            raise RuntimeError('simulated hypervisor failure on %s'
-                               % self.host)
+            raise RuntimeError(
+                'simulated hypervisor failure on %s' % self.host
+            )
         with self._lock:
             self._guests[instance['uuid']] = {
                 'name': instance.get('display_name'),

@@ -30,16 +30,18 @@ class HostMapping(TimestampMixin, Base):
     __tablename__ = 'host_mappings'
     id = sa.Column(sa.Integer, primary_key=True)
     host = sa.Column(sa.String(255), nullable=False, unique=True)
-    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
-                        nullable=False)
+    cell_id = sa.Column(
+        sa.Integer, sa.ForeignKey('cell_mappings.id'), nullable=False
+    )
 
 
 class InstanceMapping(TimestampMixin, Base):
     __tablename__ = 'instance_mappings'
     id = sa.Column(sa.Integer, primary_key=True)
     instance_uuid = sa.Column(sa.String(36), nullable=False, unique=True)
-    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
-                        nullable=True)
+    cell_id = sa.Column(
+        sa.Integer, sa.ForeignKey('cell_mappings.id'), nullable=True
+    )
     project_id = sa.Column(sa.String(255), nullable=False, index=True)
     user_id = sa.Column(sa.String(255), nullable=True)
     queued_for_delete = sa.Column(sa.Boolean, nullable=False, default=False)
@@ -78,17 +80,20 @@ class Flavor(TimestampMixin, Base):
     is_public = sa.Column(sa.Boolean, nullable=False, default=True)
     disabled = sa.Column(sa.Boolean, nullable=False, default=False)
     description = sa.Column(sa.Text, nullable=True)
-    extra_specs = orm.relationship('FlavorExtraSpec', lazy='selectin',
-                                   cascade='all, delete-orphan')
+    extra_specs = orm.relationship(
+        'FlavorExtraSpec', lazy='selectin', cascade='all, delete-orphan'
+    )
 
 
 class FlavorExtraSpec(Base):
     __tablename__ = 'flavor_extra_specs'
     __table_args__ = (sa.UniqueConstraint('flavor_id', 'key'),)
     id = sa.Column(sa.Integer, primary_key=True)
-    flavor_id = sa.Column(sa.Integer, sa.ForeignKey('flavors.id',
-                                                    ondelete='CASCADE'),
-                          nullable=False)
+    flavor_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('flavors.id', ondelete='CASCADE'),
+        nullable=False,
+    )
     key = sa.Column(sa.String(255), nullable=False)
     value = sa.Column(sa.String(255), nullable=False)
 
@@ -98,19 +103,23 @@ class Aggregate(TimestampMixin, Base):
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
     name = sa.Column(sa.String(255), nullable=False, unique=True)
-    hosts = orm.relationship('AggregateHost', lazy='selectin',
-                             cascade='all, delete-orphan')
-    metadata_items = orm.relationship('AggregateMetadata', lazy='selectin',
-                                      cascade='all, delete-orphan')
+    hosts = orm.relationship(
+        'AggregateHost', lazy='selectin', cascade='all, delete-orphan'
+    )
+    metadata_items = orm.relationship(
+        'AggregateMetadata', lazy='selectin', cascade='all, delete-orphan'
+    )
 
 
 class AggregateHost(Base):
     __tablename__ = 'aggregate_hosts'
     __table_args__ = (sa.UniqueConstraint('aggregate_id', 'host'),)
     id = sa.Column(sa.Integer, primary_key=True)
-    aggregate_id = sa.Column(sa.Integer, sa.ForeignKey('aggregates.id',
-                                                       ondelete='CASCADE'),
-                             nullable=False)
+    aggregate_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('aggregates.id', ondelete='CASCADE'),
+        nullable=False,
+    )
     host = sa.Column(sa.String(255), nullable=False, index=True)
 
 
@@ -118,9 +127,11 @@ class AggregateMetadata(Base):
     __tablename__ = 'aggregate_metadata'
     __table_args__ = (sa.UniqueConstraint('aggregate_id', 'key'),)
     id = sa.Column(sa.Integer, primary_key=True)
-    aggregate_id = sa.Column(sa.Integer, sa.ForeignKey('aggregates.id',
-                                                       ondelete='CASCADE'),
-                             nullable=False)
+    aggregate_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('aggregates.id', ondelete='CASCADE'),
+        nullable=False,
+    )
     key = sa.Column(sa.String(255), nullable=False)
     value = sa.Column(sa.String(255), nullable=False)
 
@@ -136,17 +147,20 @@ class InstanceGroup(TimestampMixin, Base):
     user_id = sa.Column(sa.String(255), nullable=True)
     policy = sa.Column(sa.String(64), nullable=False)
     rules = sa.Column(JSONText, nullable=True)
-    members = orm.relationship('InstanceGroupMember', lazy='selectin',
-                               cascade='all, delete-orphan')
+    members = orm.relationship(
+        'InstanceGroupMember', lazy='selectin', cascade='all, delete-orphan'
+    )
 
 
 class InstanceGroupMember(Base):
     __tablename__ = 'instance_group_members'
     __table_args__ = (sa.UniqueConstraint('group_id', 'instance_uuid'),)
     id = sa.Column(sa.Integer, primary_key=True)
-    group_id = sa.Column(sa.Integer, sa.ForeignKey('instance_groups.id',
-                                                   ondelete='CASCADE'),
-                         nullable=False)
+    group_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('instance_groups.id', ondelete='CASCADE'),
+        nullable=False,
+    )
     instance_uuid = sa.Column(sa.String(36), nullable=False, index=True)
 
 

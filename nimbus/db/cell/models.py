@@ -42,8 +42,7 @@ class ComputeNode(TimestampMixin, Base):
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
     host = sa.Column(sa.String(255), nullable=False, index=True)
     hypervisor_hostname = sa.Column(sa.String(255), nullable=False)
-    hypervisor_type = sa.Column(sa.String(255), nullable=False,
-                                default='fake')
+    hypervisor_type = sa.Column(sa.String(255), nullable=False, default='fake')
     hypervisor_version = sa.Column(sa.Integer, nullable=False, default=1)
     cpu_info = sa.Column(JSONText, nullable=True)
     host_ip = sa.Column(sa.String(64), nullable=True)
@@ -88,8 +87,7 @@ class Instance(TimestampMixin, Base):
     accel_uuids = sa.Column(JSONText, nullable=True)
     # 0003: the server group (late group check on the compute) and the
     # request spec with the untried alternates of a build under way.
-    instance_group_uuid = sa.Column(sa.String(36), nullable=True,
-                                    index=True)
+    instance_group_uuid = sa.Column(sa.String(36), nullable=True, index=True)
     build_alternates = sa.Column(JSONText, nullable=True)
     # 0004: what only the compute API reads back (nimbus.common.server_attributes).
     server_attributes = sa.Column(JSONText, nullable=True)

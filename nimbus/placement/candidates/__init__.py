@@ -24,6 +24,7 @@ The result is deterministic (anchors sorted by root uuid) unless
 ``randomize_allocation_candidates`` is set; then anchors are visited in a
 random order and the final list is shuffled with ``options.rng``.
 """
+
 from __future__ import annotations
 
 import gc
@@ -36,14 +37,31 @@ from nimbus.placement.candidates.engine import _Search
 from nimbus.placement.candidates.errors import CandidatesQueryError
 from nimbus.placement.candidates.model import Inventory, Provider, Snapshot
 from nimbus.placement.candidates.params import (
-    ParsedRequest, RequestGroup, check_names, parse_member_of, parse_request,
-    parse_resources, parse_trait_expr)
+    ParsedRequest,
+    RequestGroup,
+    check_names,
+    parse_member_of,
+    parse_request,
+    parse_resources,
+    parse_trait_expr,
+)
 
-__all__ = ['get_allocation_candidates', 'get_allocation_candidates_json',
-           'CandidatesQueryError',
-           'parse_trait_expr', 'parse_member_of', 'parse_resources',
-           'parse_request', 'Inventory', 'Provider', 'Snapshot',
-           'ParsedRequest', 'RequestGroup', 'find_candidates', 'check_names']
+__all__ = [
+    'get_allocation_candidates',
+    'get_allocation_candidates_json',
+    'CandidatesQueryError',
+    'parse_trait_expr',
+    'parse_member_of',
+    'parse_resources',
+    'parse_request',
+    'Inventory',
+    'Provider',
+    'Snapshot',
+    'ParsedRequest',
+    'RequestGroup',
+    'find_candidates',
+    'check_names',
+]
 
 MIN_VERSION = (1, 10)
 MAX_VERSION = (1, 39)
@@ -80,19 +98,25 @@ def _no_gc():
                 gc.enable()
 
 
-def find_candidates(snapshot: Snapshot, req: ParsedRequest, microversion,
-                    options):
+def find_candidates(
+    snapshot: Snapshot, req: ParsedRequest, microversion, options
+):
     """Return the list of candidates ``(items, mappings)`` for a parsed
     request: ``items`` a tuple of ``(rp_uuid, rc, amount)`` (amounts of
     several groups summed per provider), ``mappings`` a sorted tuple of
     ``(suffix, (rp_uuid, ..))``.  Candidates are unique; below 1.34 (no
     mappings in the response) unique by allocations alone."""
-    search = _Search(snapshot, req, nested_aware=microversion >= (1, 29),
-                     with_mappings=microversion >= (1, 34))
+    search = _Search(
+        snapshot,
+        req,
+        nested_aware=microversion >= (1, 29),
+        with_mappings=microversion >= (1, 34),
+    )
     if not search.anchors:
         return []
-    randomize = bool(getattr(options, 'randomize_allocation_candidates',
-                             False))
+    randomize = bool(
+        getattr(options, 'randomize_allocation_candidates', False)
+    )
     rng = getattr(options, 'rng', None)
     if randomize and rng is None:
         rng = random.Random()
@@ -107,8 +131,12 @@ def find_candidates(snapshot: Snapshot, req: ParsedRequest, microversion,
     stop_at = min(stops) if stops else None
     if stop_at == 0:
         return []
-    strategy = getattr(options, 'allocation_candidates_generation_strategy',
-                       'depth-first') or 'depth-first'
+    strategy = (
+        getattr(
+            options, 'allocation_candidates_generation_strategy', 'depth-first'
+        )
+        or 'depth-first'
+    )
     cands = search.generate(strategy, rng, randomize, stop_at)
     if randomize:
         rng.shuffle(cands)
@@ -120,7 +148,8 @@ def _prepare(snapshot, params, microversion):
     if not MIN_VERSION <= mv <= MAX_VERSION:
         raise CandidatesQueryError(
             'Microversion %d.%d is outside the supported range 1.10-1.39 for '
-            'GET /allocation_candidates.' % mv)
+            'GET /allocation_candidates.' % mv
+        )
     req = parse_request(params, mv)
     check_names(req, snapshot.resource_classes, snapshot.traits)
     requested = set()
@@ -129,8 +158,9 @@ def _prepare(snapshot, params, microversion):
     return mv, req, requested
 
 
-def get_allocation_candidates(snapshot: Snapshot, params, microversion,
-                              options) -> dict:
+def get_allocation_candidates(
+    snapshot: Snapshot, params, microversion, options
+) -> dict:
     """Body of ``GET /allocation_candidates`` (see module docstring)."""
     mv, req, requested = _prepare(snapshot, params, microversion)
     with _no_gc():
@@ -138,7 +168,8 @@ def get_allocation_candidates(snapshot: Snapshot, params, microversion,
         return {
             'allocation_requests': render.allocation_requests(cands, mv),
             'provider_summaries': render.provider_summaries(
-                snapshot, cands, mv, requested),
+                snapshot, cands, mv, requested
+            ),
         }
 
 
@@ -147,8 +178,9 @@ def _json_body(snapshot, req, mv, options, requested):
     return render.body_json(snapshot, cands, mv, requested)
 
 
-def get_allocation_candidates_json(snapshot: Snapshot, params, microversion,
-                                   options) -> bytes:
+def get_allocation_candidates_json(
+    snapshot: Snapshot, params, microversion, options
+) -> bytes:
     """The same body as :func:`get_allocation_candidates`, serialised.
 
     Faster for large answers: provider summaries come pre-serialised from

@@ -13,6 +13,7 @@ Candidates are produced lazily: per anchor one generator; the anchors are
 chained (depth-first) or visited round-robin (breadth-first), and generation
 stops once ``limit`` / ``max_allocation_candidates`` candidates are found.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -48,8 +49,13 @@ def _rounds(suffix, lists):
 class _Search:
     """One request's search state (not shared between threads)."""
 
-    def __init__(self, snap: Snapshot, req, nested_aware: bool,
-                 with_mappings: bool = True):
+    def __init__(
+        self,
+        snap: Snapshot,
+        req,
+        nested_aware: bool,
+        with_mappings: bool = True,
+    ):
         self.snap = snap
         self.with_mappings = with_mappings
         self.req = req
@@ -58,28 +64,39 @@ class _Search:
         anchor_ok = None
         if req.root_required or req.root_forbidden:
             anchor_ok = groups_mod.roots_with_traits(
-                snap, req.root_required, req.root_forbidden)
+                snap, req.root_required, req.root_forbidden
+            )
         self.unnumbered = None
-        self.granular = []          # (group, {anchor: [pieces]})
+        self.granular = []  # (group, {anchor: [pieces]})
         anchors = None
         for suffix, g in req.groups.items():
             if g.granular:
                 # Pieces do not depend on the suffix: the same group asked
                 # again on this snapshot reuses them (read-only).
-                key = ('granular', tuple(sorted(g.resources.items())),
-                       g.required, g.forbidden, g.member_of,
-                       g.forbidden_aggs, g.in_tree, req.root_required,
-                       req.root_forbidden)
+                key = (
+                    'granular',
+                    tuple(sorted(g.resources.items())),
+                    g.required,
+                    g.forbidden,
+                    g.member_of,
+                    g.forbidden_aggs,
+                    g.in_tree,
+                    req.root_required,
+                    req.root_forbidden,
+                )
                 opts = snap.memo.get(key)
                 if opts is None:
-                    opts = groups_mod.remember(snap, key,
-                                               groups_mod.granular_options(
-                                                   snap, g, anchor_ok))
+                    opts = groups_mod.remember(
+                        snap,
+                        key,
+                        groups_mod.granular_options(snap, g, anchor_ok),
+                    )
                 self.granular.append((g, opts))
                 keys = opts.keys()
             else:
                 self.unnumbered = groups_mod.UnnumberedOptions(
-                    snap, g, anchor_ok)
+                    snap, g, anchor_ok
+                )
                 keys = self.unnumbered.anchors
             anchors = set(keys) if anchors is None else anchors & keys
             if not anchors:
@@ -88,7 +105,7 @@ class _Search:
 
     def anchor_candidates(self, anchor):
         """Yield (alloc_items, mappings) for one anchor."""
-        levels = []        # (suffix, granular?, options)
+        levels = []  # (suffix, granular?, options)
         if self.unnumbered is not None:
             levels.append(('', False, self.unnumbered.options(anchor)))
         gran = [(g.suffix, opts[anchor]) for g, opts in self.granular]
@@ -142,18 +159,19 @@ class _Search:
                 if not ok:
                     continue
                 chosen[i] = piece
-                if level_checks and not all(subtree_ok(c)
-                                            for c in level_checks):
+                if level_checks and not all(
+                    subtree_ok(c) for c in level_checks
+                ):
                     continue
                 if last:
                     yield self._assemble(levels, chosen)
                     continue
-                for (p, rc, amt) in alloc:
+                for p, rc, amt in alloc:
                     used[(p, rc)] = used.get((p, rc), 0) + amt
                 if isolate and is_gran:
                     iso.add(provs[0])
                 yield from rec(i + 1)
-                for (p, rc, amt) in alloc:
+                for p, rc, amt in alloc:
                     left = used[(p, rc)] - amt
                     if left:
                         used[(p, rc)] = left
@@ -192,8 +210,11 @@ class _Search:
     def _stream(self, anchors, strategy):
         single = (self.unnumbered is not None) + len(self.granular) == 1
         if strategy == 'breadth-first':
-            if single and self.unnumbered is not None and all(
-                    self.unnumbered.singles):
+            if (
+                single
+                and self.unnumbered is not None
+                and all(self.unnumbered.singles)
+            ):
                 # at most one candidate per anchor: round-robin is the
                 # plain anchor order
                 return self.unnumbered.iter_anchors(anchors)
@@ -201,16 +222,20 @@ class _Search:
                 g, opts = self.granular[0]
                 return _rounds(g.suffix, [opts[a] for a in anchors])
             if single:
-                return _roundrobin([self._single_group_iter(a)
-                                    for a in anchors])
+                return _roundrobin(
+                    [self._single_group_iter(a) for a in anchors]
+                )
             return _roundrobin([self.anchor_candidates(a) for a in anchors])
         if single:
             if self.unnumbered is not None:
                 return self.unnumbered.iter_anchors(anchors)
             g, opts = self.granular[0]
             mapkey = g.suffix
-            return ((alloc, ((mapkey, provs),))
-                    for a in anchors for alloc, provs in opts[a])
+            return (
+                (alloc, ((mapkey, provs),))
+                for a in anchors
+                for alloc, provs in opts[a]
+            )
         return (c for a in anchors for c in self.anchor_candidates(a))
 
     def generate(self, strategy, rng, randomize, stop_at):
@@ -224,8 +249,7 @@ class _Search:
         exclude_nested = not self.nested_aware and self.snap.has_trees
         # Without mappings in the output (< 1.34) two candidates that differ
         # only in which group used which provider look identical: keep one.
-        alloc_only_key = (not self.with_mappings
-                          and len(self.req.groups) > 1)
+        alloc_only_key = not self.with_mappings and len(self.req.groups) > 1
         seen = set()
         out = []
         for cand in stream:
@@ -239,8 +263,10 @@ class _Search:
                 if key in seen:
                     continue
                 seen.add(key)
-            elif sharing and (any(p in sharing for p, _r, _a in items) or any(
-                    p in sharing for _s, ps in mappings for p in ps)):
+            elif sharing and (
+                any(p in sharing for p, _r, _a in items)
+                or any(p in sharing for _s, ps in mappings for p in ps)
+            ):
                 key = (frozenset(items), mappings)
                 if key in seen:
                     continue

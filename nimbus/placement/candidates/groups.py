@@ -26,6 +26,7 @@ Rules (Placement 1.39 semantics):
   be on neither the provider nor the anchor.  With ``in_tree`` only
   providers of that tree are used, sharing providers of other trees not.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -78,10 +79,14 @@ def granular_options(snap: Snapshot, g, anchor_ok) -> dict[str, list]:
     if not ok:
         return {}
     cand = None
-    for rc, amt in sorted(g.resources.items(),
-                          key=lambda kv: len(snap.by_rc.get(kv[0], ()))):
-        s = {u for (u, _r, free, mn, mx, st) in snap.by_rc.get(rc, ())
-             if amt <= free and mn <= amt <= mx and amt % st == 0}
+    for rc, amt in sorted(
+        g.resources.items(), key=lambda kv: len(snap.by_rc.get(kv[0], ()))
+    ):
+        s = {
+            u
+            for (u, _r, free, mn, mx, st) in snap.by_rc.get(rc, ())
+            if amt <= free and mn <= amt <= mx and amt % st == 0
+        }
         cand = s if cand is None else cand & s
         if not cand:
             return {}
@@ -126,9 +131,11 @@ def fitting(snap: Snapshot, rc, amt):
     key = ('fit', rc, amt)
     hit = snap.memo.get(key)
     if hit is None:
-        pairs = [(root, u) for (u, root, free, mn, mx, st)
-                 in snap.by_rc.get(rc, ())
-                 if amt <= free and mn <= amt <= mx and not amt % st]
+        pairs = [
+            (root, u)
+            for (u, root, free, mn, mx, st) in snap.by_rc.get(rc, ())
+            if amt <= free and mn <= amt <= mx and not amt % st
+        ]
         hit = remember(snap, key, (pairs, dict(pairs)))
     return hit
 
@@ -155,8 +162,15 @@ class UnnumberedOptions:
     anchor -> sorted list of provider uuids.
     """
 
-    __slots__ = ('snap', 'group', 'rcs', 'amounts', 'per_rc', 'singles',
-                 'anchors')
+    __slots__ = (
+        'snap',
+        'group',
+        'rcs',
+        'amounts',
+        'per_rc',
+        'singles',
+        'anchors',
+    )
 
     def __init__(self, snap: Snapshot, g, anchor_ok):
         self.snap = snap
@@ -192,8 +206,12 @@ class UnnumberedOptions:
             bad |= _union(snap.by_trait, g.forbidden)
         bad_aggs = _union(snap.by_agg, g.forbidden_aggs)
         bad |= bad_aggs
-        filtered = bool(tree_root is not None or local_ok is not None
-                        or in_aggs is not None or bad)
+        filtered = bool(
+            tree_root is not None
+            or local_ok is not None
+            or in_aggs is not None
+            or bad
+        )
         sharing = snap.sharing
         common = None
         for rc, amt in zip(self.rcs, self.amounts):
@@ -201,21 +219,29 @@ class UnnumberedOptions:
             extra = []
             if sharing and tree_root is None:
                 for root, u in pairs:
-                    if (u not in sharing or u in bad
-                            or (in_aggs is not None and u not in in_aggs)):
+                    if (
+                        u not in sharing
+                        or u in bad
+                        or (in_aggs is not None and u not in in_aggs)
+                    ):
                         continue
                     for a in snap.anchors[u]:
-                        if (a != root and a not in bad_aggs
-                                and (local_ok is None or a in local_ok)):
+                        if (
+                            a != root
+                            and a not in bad_aggs
+                            and (local_ok is None or a in local_ok)
+                        ):
                             extra.append((a, u))
             if filtered:
-                pairs = [(root, u) for root, u in pairs
-                         if u not in bad
-                         and (tree_root is None or root == tree_root)
-                         and (local_ok is None or root in local_ok)
-                         and root not in bad_aggs
-                         and (in_aggs is None or u in in_aggs
-                              or root in in_aggs)]
+                pairs = [
+                    (root, u)
+                    for root, u in pairs
+                    if u not in bad
+                    and (tree_root is None or root == tree_root)
+                    and (local_ok is None or root in local_ok)
+                    and root not in bad_aggs
+                    and (in_aggs is None or u in in_aggs or root in in_aggs)
+                ]
             if extra:
                 pairs = pairs + extra
             if not filtered and not extra:
@@ -239,16 +265,19 @@ class UnnumberedOptions:
                 return
             self.per_rc.append(by_anchor)
             self.singles.append(single)
-            common = (set(by_anchor) if common is None
-                      else common & by_anchor.keys())
+            common = (
+                set(by_anchor) if common is None else common & by_anchor.keys()
+            )
             if not common:
                 self.per_rc = []
                 return
         self.anchors = common or set()
 
     def _lists(self, anchor):
-        return [d[anchor] if not single else [d[anchor]]
-                for d, single in zip(self.per_rc, self.singles)]
+        return [
+            d[anchor] if not single else [d[anchor]]
+            for d, single in zip(self.per_rc, self.singles)
+        ]
 
     def options(self, anchor: str):
         """Yield the pieces of this group for one anchor, in stable order."""

@@ -37,6 +37,7 @@ and ``group_policy`` with their first, ``required<S>`` with its last before
 the resourceless-group rules of 1.36, ``placement.undefined_code`` for the
 rest.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,12 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 
 from nimbus.placement.candidates.errors import (
-    BAD_VALUE, DUPLICATE_KEY, MISSING_VALUE, UNDEFINED, CandidatesQueryError)
+    BAD_VALUE,
+    DUPLICATE_KEY,
+    MISSING_VALUE,
+    UNDEFINED,
+    CandidatesQueryError,
+)
 
 # The JSON schema validator's words for a key the schema does not allow,
 # which clients and tests look for (as OpenStack Placement answers).
@@ -53,10 +59,18 @@ _NUMERIC_SUFFIX = re.compile(r'^[1-9][0-9]*$')
 _VERBOSE_SUFFIX = re.compile(r'^[a-zA-Z0-9_-]{1,64}$')
 _LIMIT = re.compile(r'^[1-9][0-9]*$')
 
-_PREFIX_MIN = {'resources': (1, 10), 'required': (1, 17),
-               'member_of': (1, 21), 'in_tree': (1, 31)}
-_WIDE_MIN = {'limit': (1, 16), 'group_policy': (1, 25),
-             'root_required': (1, 35), 'same_subtree': (1, 36)}
+_PREFIX_MIN = {
+    'resources': (1, 10),
+    'required': (1, 17),
+    'member_of': (1, 21),
+    'in_tree': (1, 31),
+}
+_WIDE_MIN = {
+    'limit': (1, 16),
+    'group_policy': (1, 25),
+    'root_required': (1, 35),
+    'same_subtree': (1, 36),
+}
 
 
 def _mv(v):
@@ -105,26 +119,30 @@ def parse_resources(value: str, name: str = 'resources') -> dict[str, int]:
     """
     if value.strip() == '':
         raise CandidatesQueryError(
-            "Badly formed %s parameter: expected a value like "
-            "'VCPU:2,MEMORY_MB:1024', got an empty string." % name)
+            'Badly formed %s parameter: expected a value like '
+            "'VCPU:2,MEMORY_MB:1024', got an empty string." % name
+        )
     result: dict[str, int] = {}
     for item in value.split(','):
         parts = item.split(':')
         if len(parts) != 2 or not parts[0].strip():
             raise CandidatesQueryError(
-                "Badly formed %s parameter: expected RESOURCE_CLASS:AMOUNT "
-                "items like 'VCPU:2,MEMORY_MB:1024', got %r." % (name, item))
+                'Badly formed %s parameter: expected RESOURCE_CLASS:AMOUNT '
+                "items like 'VCPU:2,MEMORY_MB:1024', got %r." % (name, item)
+            )
         rc, amount = parts[0].strip(), parts[1].strip()
         try:
             amount_i = int(amount)
         except ValueError:
             raise CandidatesQueryError(
-                "Requested resource %s in %s expected positive integer "
-                "amount. Got: %s." % (rc, name, amount)) from None
+                'Requested resource %s in %s expected positive integer '
+                'amount. Got: %s.' % (rc, name, amount)
+            ) from None
         if amount_i < 1:
             raise CandidatesQueryError(
-                "Requested resource %s in %s requires amount >= 1. Got: %d."
-                % (rc, name, amount_i))
+                'Requested resource %s in %s requires amount >= 1. Got: %d.'
+                % (rc, name, amount_i)
+            )
         # A class named twice counts with its last amount (as Placement).
         result[rc] = amount_i
     return result
@@ -134,13 +152,15 @@ def _split_names(text: str, name: str, raw: str) -> list[str]:
     items = [s.strip() for s in text.split(',')]
     if not all(items):
         raise CandidatesQueryError(
-            "Invalid query string parameters: %s has an empty trait name "
-            "in %r." % (name, raw))
+            'Invalid query string parameters: %s has an empty trait name '
+            'in %r.' % (name, raw)
+        )
     return items
 
 
-def parse_trait_expr(values: list[str], microversion: tuple[int, int],
-                     name: str = 'required'):
+def parse_trait_expr(
+    values: list[str], microversion: tuple[int, int], name: str = 'required'
+):
     """Parse every value of one ``required<suffix>`` parameter.
 
     Returns ``(required, forbidden)``: ``required`` is a list of frozensets
@@ -161,29 +181,33 @@ def parse_trait_expr(values: list[str], microversion: tuple[int, int],
             if not allow_any:
                 raise CandidatesQueryError(
                     "Invalid query string parameters: the 'in:' syntax in %s "
-                    "requires microversion 1.39 or later. Got: %s"
-                    % (name, raw))
+                    'requires microversion 1.39 or later. Got: %s'
+                    % (name, raw)
+                )
             items = _split_names(raw[3:], name, raw)
             if any(t.startswith('!') for t in items):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: forbidden traits "
+                    'Invalid query string parameters: forbidden traits '
                     "('!') are not allowed inside an 'in:' list of %s. "
-                    "Got: %s" % (name, raw))
+                    'Got: %s' % (name, raw)
+                )
             required.append(frozenset(items))
             continue
         for t in _split_names(raw, name, raw):
             if t.startswith('!'):
                 if not allow_forbidden:
                     raise CandidatesQueryError(
-                        "Invalid query string parameters: forbidden traits "
+                        'Invalid query string parameters: forbidden traits '
                         "('!TRAIT') in %s require microversion 1.22 or "
-                        "later. Got: %s" % (name, raw))
+                        'later. Got: %s' % (name, raw)
+                    )
                 # Any number of '!' forbid the trait, as in Placement.
                 bare = t.lstrip('!').strip()
                 if not bare:
                     raise CandidatesQueryError(
-                        "Invalid query string parameters: malformed "
-                        "forbidden trait %r in %s." % (t, name))
+                        'Invalid query string parameters: malformed '
+                        'forbidden trait %r in %s.' % (t, name)
+                    )
                 forbidden.add(bare)
             else:
                 required.append(frozenset((t,)))
@@ -199,8 +223,9 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def parse_member_of(values: list[str], microversion: tuple[int, int],
-                    name: str = 'member_of'):
+def parse_member_of(
+    values: list[str], microversion: tuple[int, int], name: str = 'member_of'
+):
     """Parse every value of one ``member_of<suffix>`` parameter.
 
     Returns ``(required, forbidden)``: ``required`` is a list of frozensets
@@ -211,8 +236,9 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
     """
     if len(values) > 1 and microversion < (1, 24):
         raise CandidatesQueryError(
-            "Multiple %s parameters are not supported before microversion "
-            "1.24." % name)
+            'Multiple %s parameters are not supported before microversion '
+            '1.24.' % name
+        )
     required: list[frozenset[str]] = []
     forbidden: set[str] = set()
     for raw in values:
@@ -221,16 +247,18 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
         if negative:
             if microversion < (1, 32):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: forbidden aggregates "
+                    'Invalid query string parameters: forbidden aggregates '
                     "('!') in %s require microversion 1.32 or later. Got: %s"
-                    % (name, raw))
+                    % (name, raw)
+                )
             value = value[1:]
         if value.startswith('in:'):
             items = [s.strip() for s in value[3:].split(',')]
         elif ',' in value:
             raise CandidatesQueryError(
                 "Multiple values for %r must be prefixed with the 'in:' (or "
-                "'!in:') keyword. Got: %s" % (name, raw))
+                "'!in:') keyword. Got: %s" % (name, raw)
+            )
         else:
             items = [value.strip()]
         for agg in items:
@@ -238,11 +266,13 @@ def parse_member_of(values: list[str], microversion: tuple[int, int],
                 raise CandidatesQueryError(
                     "Invalid query string parameters: '!' is not allowed "
                     "inside an 'in:' list of %s; use '!in:' instead. Got: %s"
-                    % (name, raw))
+                    % (name, raw)
+                )
             if not _is_uuid(agg):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: Expected %r parameter "
-                    "to contain valid UUID(s). Got: %s" % (name, agg))
+                    'Invalid query string parameters: Expected %r parameter '
+                    'to contain valid UUID(s). Got: %s' % (name, agg)
+                )
         items = [_canonical_uuid(agg) for agg in items]
         if negative:
             forbidden.update(items)
@@ -261,18 +291,25 @@ def _not_allowed(key: str, mv: tuple[int, int], hint: str = '') -> str:
     properties before 1.25, group patterns from then on), which tools and
     tests look for; ``hint`` says what would allow it."""
     if mv < (1, 25):
-        words = 'Additional properties are not allowed (%r was unexpected)' \
-            % key
+        words = (
+            'Additional properties are not allowed (%r was unexpected)' % key
+        )
     else:
         suffix = '[a-zA-Z0-9_-]{1,64}' if mv >= (1, 33) else '[1-9][0-9]*'
-        patterns = sorted('^%s(%s)?$' % (prefix, suffix)
-                          for prefix, need in _PREFIX_MIN.items()
-                          if mv >= need)
+        patterns = sorted(
+            '^%s(%s)?$' % (prefix, suffix)
+            for prefix, need in _PREFIX_MIN.items()
+            if mv >= need
+        )
         words = '%r does not match any of the regexes: %s' % (
-            key, ', '.join(repr(p) for p in patterns))
-    return ("Invalid query string parameters: %s. Failed validating "
-            "'additionalProperties' in schema.%s" % (
-                words, ' ' + hint if hint else ''))
+            key,
+            ', '.join(repr(p) for p in patterns),
+        )
+    return (
+        'Invalid query string parameters: %s. Failed validating '
+        "'additionalProperties' in schema.%s"
+        % (words, ' ' + hint if hint else '')
+    )
 
 
 def _check_key(key: str, mv: tuple[int, int]):
@@ -281,9 +318,14 @@ def _check_key(key: str, mv: tuple[int, int]):
     if key in _WIDE_MIN:
         need = _WIDE_MIN[key]
         if mv < need:
-            raise CandidatesQueryError(_not_allowed(
-                key, mv, '(%r requires microversion %s or later; requested '
-                '%s.)' % (key, _mv(need), _mv(mv))))
+            raise CandidatesQueryError(
+                _not_allowed(
+                    key,
+                    mv,
+                    '(%r requires microversion %s or later; requested '
+                    '%s.)' % (key, _mv(need), _mv(mv)),
+                )
+            )
         return None
     m = _GROUP_KEY.match(key)
     if not m:
@@ -291,30 +333,51 @@ def _check_key(key: str, mv: tuple[int, int]):
     prefix, suffix = m.groups()
     need = _PREFIX_MIN[prefix]
     if mv < need:
-        raise CandidatesQueryError(_not_allowed(
-            key, mv, '(%r requires microversion %s or later; requested %s.)'
-            % (key, _mv(need), _mv(mv))))
+        raise CandidatesQueryError(
+            _not_allowed(
+                key,
+                mv,
+                '(%r requires microversion %s or later; requested %s.)'
+                % (key, _mv(need), _mv(mv)),
+            )
+        )
     if suffix:
         if mv < (1, 25):
-            raise CandidatesQueryError(_not_allowed(
-                key, mv, '(Suffixed request groups require microversion '
-                '1.25 or later.)'))
+            raise CandidatesQueryError(
+                _not_allowed(
+                    key,
+                    mv,
+                    '(Suffixed request groups require microversion '
+                    '1.25 or later.)',
+                )
+            )
         if _NUMERIC_SUFFIX.match(suffix):
             pass
         elif mv < (1, 33):
-            raise CandidatesQueryError(_not_allowed(
-                key, mv, '(Non-numeric request group suffixes require '
-                'microversion 1.33 or later.)'
-                if _VERBOSE_SUFFIX.match(suffix) else ''))
+            raise CandidatesQueryError(
+                _not_allowed(
+                    key,
+                    mv,
+                    '(Non-numeric request group suffixes require '
+                    'microversion 1.33 or later.)'
+                    if _VERBOSE_SUFFIX.match(suffix)
+                    else '',
+                )
+            )
         elif not _VERBOSE_SUFFIX.match(suffix):
-            raise CandidatesQueryError(_not_allowed(
-                key, mv, '(A group suffix is 1-64 characters of '
-                '[a-zA-Z0-9_-].)'))
+            raise CandidatesQueryError(
+                _not_allowed(
+                    key,
+                    mv,
+                    '(A group suffix is 1-64 characters of [a-zA-Z0-9_-].)',
+                )
+            )
     return prefix, suffix
 
 
-def parse_request(params: dict[str, list[str]],
-                  mv: tuple[int, int]) -> ParsedRequest:
+def parse_request(
+    params: dict[str, list[str]], mv: tuple[int, int]
+) -> ParsedRequest:
     """Check syntax and microversion rules; no database names are checked."""
     groups: dict[str, dict] = {}
     wide = {}
@@ -328,7 +391,8 @@ def parse_request(params: dict[str, list[str]],
     if mv < (1, 25) and 'resources' not in params:
         raise CandidatesQueryError(
             "Invalid query string parameters: 'resources' is a required "
-            "property. Failed validating 'required' in schema.")
+            "property. Failed validating 'required' in schema."
+        )
 
     parsed_groups: dict[str, RequestGroup] = {}
     for suffix in sorted(groups, key=lambda s: (s != '', s)):
@@ -350,8 +414,9 @@ def parse_request(params: dict[str, list[str]],
             value = params[key][-1]
             if not _is_uuid(value):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: Expected %r parameter "
-                    "to be a format of uuid. Got: %s" % (key, value))
+                    'Invalid query string parameters: Expected %r parameter '
+                    'to be a format of uuid. Got: %s' % (key, value)
+                )
             g.in_tree = _canonical_uuid(value)
         parsed_groups[suffix] = g
 
@@ -361,36 +426,42 @@ def parse_request(params: dict[str, list[str]],
         for value in params['limit']:
             if not _LIMIT.match(value):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: %r does not match "
+                    'Invalid query string parameters: %r does not match '
                     "'^[1-9][0-9]*$'. Failed validating 'pattern' in "
                     "schema['properties']['limit']. ('limit' is a positive "
-                    "integer.)" % value)
+                    'integer.)' % value
+                )
         out.limit = int(params['limit'][0])
     if 'group_policy' in wide:
         for value in params['group_policy']:
             if value not in ('none', 'isolate'):
                 raise CandidatesQueryError(
-                    "Invalid query string parameters: %r is not one of "
+                    'Invalid query string parameters: %r is not one of '
                     "['none', 'isolate']. Failed validating 'enum' in "
-                    "schema['properties']['group_policy']." % value)
+                    "schema['properties']['group_policy']." % value
+                )
         out.group_policy = params['group_policy'][0]
     if 'root_required' in wide:
         if len(params['root_required']) != 1:
             raise CandidatesQueryError(
-                "Query parameter 'root_required' may only be specified "
-                "once.", DUPLICATE_KEY)
+                "Query parameter 'root_required' may only be specified once.",
+                DUPLICATE_KEY,
+            )
         value = params['root_required'][0]
         if value.startswith('in:'):
             raise CandidatesQueryError(
                 "Invalid query string parameters: 'root_required' does not "
-                "support the 'in:' syntax. Got: %s" % value)
+                "support the 'in:' syntax. Got: %s" % value
+            )
         req, forb = parse_trait_expr([value], mv, 'root_required')
         req_set = frozenset(t for s in req for t in s)
         conflicts = req_set & forb
         if conflicts:
             raise CandidatesQueryError(
-                "Conflicting required and forbidden traits found in "
-                "root_required: %s" % ', '.join(sorted(conflicts)), BAD_VALUE)
+                'Conflicting required and forbidden traits found in '
+                'root_required: %s' % ', '.join(sorted(conflicts)),
+                BAD_VALUE,
+            )
         out.root_required, out.root_forbidden = req_set, forb
     if 'same_subtree' in wide:
         subtrees = []
@@ -398,8 +469,10 @@ def parse_request(params: dict[str, list[str]],
             suffixes = frozenset(s.strip() for s in value.split(','))
             if '' in suffixes:
                 raise CandidatesQueryError(
-                    "Empty string (unsuffixed group) can not be specified in "
-                    "'same_subtree'. Got: %r" % value, BAD_VALUE)
+                    'Empty string (unsuffixed group) can not be specified in '
+                    "'same_subtree'. Got: %r" % value,
+                    BAD_VALUE,
+                )
             subtrees.append(suffixes)
         out.same_subtrees = tuple(subtrees)
     _check_groups(out, mv)
@@ -412,66 +485,86 @@ def _check_groups(req: ParsedRequest, mv):
         resourceless = [s for s, g in groups.items() if not g.resources]
         if len(resourceless) == len(groups):
             raise CandidatesQueryError(
-                "There must be at least one resources or resources[$S] "
-                "parameter.", MISSING_VALUE)
+                'There must be at least one resources or resources[$S] '
+                'parameter.',
+                MISSING_VALUE,
+            )
         if '' in resourceless:
             raise CandidatesQueryError(
-                "The unsuffixed request group (required, member_of or "
-                "in_tree) must also specify 'resources'.", BAD_VALUE)
+                'The unsuffixed request group (required, member_of or '
+                "in_tree) must also specify 'resources'.",
+                BAD_VALUE,
+            )
         in_subtree = set().union(*req.same_subtrees)
         bad = [s for s in resourceless if s not in in_subtree]
         if bad:
             raise CandidatesQueryError(
-                "Resourceless suffixed group request should be specified in "
+                'Resourceless suffixed group request should be specified in '
                 "'same_subtree' query param: bad group(s) - %s." % bad,
-                BAD_VALUE)
+                BAD_VALUE,
+            )
         unknown = sorted(s for s in in_subtree if s not in groups)
         if unknown:
             raise CandidatesQueryError(
                 "Real suffixes should be specified in 'same_subtree': %s not "
-                "found in %s." % (unknown, sorted(groups)), BAD_VALUE)
+                'found in %s.' % (unknown, sorted(groups)),
+                BAD_VALUE,
+            )
     else:
-        orphans = ['required' + s for s, g in groups.items()
-                   if (g.required or g.forbidden) and not g.resources]
+        orphans = [
+            'required' + s
+            for s, g in groups.items()
+            if (g.required or g.forbidden) and not g.resources
+        ]
         if orphans:
             raise CandidatesQueryError(
-                "All traits parameters must be associated with resources. "
-                "Found the following orphaned traits keys: %s"
-                % ', '.join(orphans))
-        orphans = ['member_of' + s for s, g in groups.items()
-                   if (g.member_of or g.forbidden_aggs) and not g.resources]
+                'All traits parameters must be associated with resources. '
+                'Found the following orphaned traits keys: %s'
+                % ', '.join(orphans)
+            )
+        orphans = [
+            'member_of' + s
+            for s, g in groups.items()
+            if (g.member_of or g.forbidden_aggs) and not g.resources
+        ]
         if orphans:
             raise CandidatesQueryError(
-                "All member_of parameters must be associated with resources. "
-                "Found the following orphaned member_of keys: %s"
-                % ', '.join(orphans))
+                'All member_of parameters must be associated with resources. '
+                'Found the following orphaned member_of keys: %s'
+                % ', '.join(orphans)
+            )
         bare = ['in_tree' + s for s, g in groups.items() if not g.resources]
         if bare:
             raise CandidatesQueryError(
-                "All request groups must specify resources. Found: %s"
-                % ', '.join(bare))
+                'All request groups must specify resources. Found: %s'
+                % ', '.join(bare)
+            )
         if not groups:
             raise CandidatesQueryError(
                 "At least one request group ('resources' or "
-                "'resources{$S}') is required.")
+                "'resources{$S}') is required."
+            )
     if mv >= (1, 22):
         conflicts = []
         for s, g in groups.items():
             for any_of in g.required:
                 if any_of <= g.forbidden:
-                    conflicts.append('required%s: (%s)'
-                                     % (s, ', '.join(sorted(any_of))))
+                    conflicts.append(
+                        'required%s: (%s)' % (s, ', '.join(sorted(any_of)))
+                    )
         if conflicts:
             raise CandidatesQueryError(
-                "Conflicting required and forbidden traits found in the "
-                "following traits keys: %s" % ', '.join(sorted(conflicts)))
+                'Conflicting required and forbidden traits found in the '
+                'following traits keys: %s' % ', '.join(sorted(conflicts))
+            )
     if req.group_policy is None:
         granular = [s for s in groups if s]
         if len(granular) > 1:
             raise CandidatesQueryError(
                 "The 'group_policy' parameter is required when specifying "
-                "more than one suffixed request group (got %s)."
-                % ', '.join('resources' + s for s in granular))
+                'more than one suffixed request group (got %s).'
+                % ', '.join('resources' + s for s in granular)
+            )
 
 
 def check_names(req: ParsedRequest, resource_classes, traits):
@@ -480,8 +573,9 @@ def check_names(req: ParsedRequest, resource_classes, traits):
         for rc in g.resources:
             if rc not in resource_classes:
                 raise CandidatesQueryError(
-                    "Invalid resource class in resources%s parameter: No such "
-                    "resource class %s." % (g.suffix, rc))
+                    'Invalid resource class in resources%s parameter: No such '
+                    'resource class %s.' % (g.suffix, rc)
+                )
     missing = set()
     for g in req.groups.values():
         for any_of in g.required:
@@ -491,9 +585,17 @@ def check_names(req: ParsedRequest, resource_classes, traits):
     missing |= req.root_forbidden - traits
     if missing:
         raise CandidatesQueryError(
-            "No such trait(s): %s." % ', '.join(sorted(missing)))
+            'No such trait(s): %s.' % ', '.join(sorted(missing))
+        )
 
 
-__all__ = ['RequestGroup', 'ParsedRequest', 'parse_resources',
-           'parse_trait_expr', 'parse_member_of', 'parse_request',
-           'check_names', 'UNDEFINED']
+__all__ = [
+    'RequestGroup',
+    'ParsedRequest',
+    'parse_resources',
+    'parse_trait_expr',
+    'parse_member_of',
+    'parse_request',
+    'check_names',
+    'UNDEFINED',
+]

@@ -15,6 +15,7 @@ Shapes by microversion:
   every provider of each tree that supplies resources is listed; before,
   only the providers in the allocation requests.
 """
+
 from __future__ import annotations
 
 import orjson
@@ -28,12 +29,18 @@ def allocation_requests(cands, mv):
         for items, mappings in cands:
             if len(mappings) == 1 and len(mappings[0][1]) == 1:
                 # one group on one provider: the common case
-                allocs = {mappings[0][1][0]: {'resources': {
-                    rc: amt for _p, rc, amt in items}}}
+                allocs = {
+                    mappings[0][1][0]: {
+                        'resources': {rc: amt for _p, rc, amt in items}
+                    }
+                }
                 if with_mappings:
-                    append({'allocations': allocs,
-                            'mappings': {mappings[0][0]: [
-                                mappings[0][1][0]]}})
+                    append(
+                        {
+                            'allocations': allocs,
+                            'mappings': {mappings[0][0]: [mappings[0][1][0]]},
+                        }
+                    )
                 else:
                     append({'allocations': allocs})
                 continue
@@ -45,8 +52,12 @@ def allocation_requests(cands, mv):
                 else:
                     entry['resources'][rc] = amt
             if with_mappings:
-                append({'allocations': allocs,
-                        'mappings': {s: list(ps) for s, ps in mappings}})
+                append(
+                    {
+                        'allocations': allocs,
+                        'mappings': {s: list(ps) for s, ps in mappings},
+                    }
+                )
             else:
                 append({'allocations': allocs})
     else:
@@ -54,9 +65,14 @@ def allocation_requests(cands, mv):
             per = {}
             for p, rc, amt in items:
                 per.setdefault(p, {})[rc] = amt
-            append({'allocations': [
-                {'resource_provider': {'uuid': p}, 'resources': res}
-                for p, res in per.items()]})
+            append(
+                {
+                    'allocations': [
+                        {'resource_provider': {'uuid': p}, 'resources': res}
+                        for p, res in per.items()
+                    ]
+                }
+            )
     return out
 
 
@@ -89,19 +105,27 @@ def provider_summaries(snap, cands, mv, requested_rcs):
         for u in uuids:
             p = provs[u]
             out[u] = {
-                'resources': {rc: {'capacity': cap, 'used': used}
-                              for rc, cap, used in summ_res[u]},
+                'resources': {
+                    rc: {'capacity': cap, 'used': used}
+                    for rc, cap, used in summ_res[u]
+                },
                 'traits': list(sorted_traits[u]),
                 'parent_provider_uuid': p.parent_uuid,
-                'root_provider_uuid': p.root_uuid}
+                'root_provider_uuid': p.root_uuid,
+            }
         return out
     for u in uuids:
         if all_rcs:
-            res = {rc: {'capacity': cap, 'used': used}
-                   for rc, cap, used in summ_res[u]}
+            res = {
+                rc: {'capacity': cap, 'used': used}
+                for rc, cap, used in summ_res[u]
+            }
         else:
-            res = {rc: {'capacity': cap, 'used': used}
-                   for rc, cap, used in summ_res[u] if rc in requested_rcs}
+            res = {
+                rc: {'capacity': cap, 'used': used}
+                for rc, cap, used in summ_res[u]
+                if rc in requested_rcs
+            }
         entry = {'resources': res}
         if with_traits:
             entry['traits'] = list(sorted_traits[u])
@@ -124,11 +148,16 @@ def provider_summaries(snap, cands, mv, requested_rcs):
 # on a single provider (the common case) are written from a template; any
 # other candidate goes through orjson.
 
+
 def _summary_fragment(snap, u, nested):
     p = snap.providers[u]
-    entry = {'resources': {rc: {'capacity': cap, 'used': used}
-                           for rc, cap, used in snap.summary_resources[u]},
-             'traits': list(snap.sorted_traits[u])}
+    entry = {
+        'resources': {
+            rc: {'capacity': cap, 'used': used}
+            for rc, cap, used in snap.summary_resources[u]
+        },
+        'traits': list(snap.sorted_traits[u]),
+    }
     if nested:
         entry['parent_provider_uuid'] = p.parent_uuid
         entry['root_provider_uuid'] = p.root_uuid
@@ -149,8 +178,8 @@ def _summaries_json(snap, uuids, nested):
 
 def _requests_json(cands, mv):
     with_mappings = mv >= (1, 34)
-    resources = {}   # ((rc, amount), ..) -> JSON text
-    suffixes = {}    # suffix -> JSON text
+    resources = {}  # ((rc, amount), ..) -> JSON text
+    suffixes = {}  # suffix -> JSON text
     out = []
     append = out.append
     for cand in cands:
@@ -165,13 +194,14 @@ def _requests_json(cands, mv):
                 s = suffixes.get(suffix)
                 if s is None:
                     s = suffixes[suffix] = orjson.dumps(suffix).decode()
-                append('{"allocations":{"%s":{"resources":%s}},'
-                       '"mappings":{%s:["%s"]}}' % (p, res, s, p))
+                append(
+                    '{"allocations":{"%s":{"resources":%s}},'
+                    '"mappings":{%s:["%s"]}}' % (p, res, s, p)
+                )
             else:
                 append('{"allocations":{"%s":{"resources":%s}}}' % (p, res))
         else:
-            append(orjson.dumps(allocation_requests((cand,), mv)[0])
-                   .decode())
+            append(orjson.dumps(allocation_requests((cand,), mv)[0]).decode())
     return ','.join(out).encode()
 
 
@@ -179,12 +209,20 @@ def body_json(snap, cands, mv, requested_rcs):
     """The whole response body as JSON bytes (same content as the dicts)."""
     if mv < (1, 27) or not snap.plain_uuids:
         # Older shapes depend on the requested classes: the dict path.
-        return orjson.dumps({
-            'allocation_requests': allocation_requests(cands, mv),
-            'provider_summaries': provider_summaries(
-                snap, cands, mv, requested_rcs)})
-    return b''.join((
-        b'{"allocation_requests":[', _requests_json(cands, mv),
-        b'],"provider_summaries":{',
-        _summaries_json(snap, uuids_of(snap, cands, mv), mv >= (1, 29)),
-        b'}}'))
+        return orjson.dumps(
+            {
+                'allocation_requests': allocation_requests(cands, mv),
+                'provider_summaries': provider_summaries(
+                    snap, cands, mv, requested_rcs
+                ),
+            }
+        )
+    return b''.join(
+        (
+            b'{"allocation_requests":[',
+            _requests_json(cands, mv),
+            b'],"provider_summaries":{',
+            _summaries_json(snap, uuids_of(snap, cands, mv), mv >= (1, 29)),
+            b'}}',
+        )
+    )

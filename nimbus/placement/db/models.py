@@ -43,8 +43,10 @@ class Trait(Base):
 
 class ResourceProvider(Base):
     __tablename__ = 'resource_providers'
-    __table_args__ = (sa.Index('ix_rp_root', 'root_provider_id'),
-                      sa.Index('ix_rp_parent', 'parent_provider_id'))
+    __table_args__ = (
+        sa.Index('ix_rp_root', 'root_provider_id'),
+        sa.Index('ix_rp_parent', 'parent_provider_id'),
+    )
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
     name = sa.Column(sa.String(200), nullable=False, unique=True)
@@ -57,9 +59,10 @@ class ResourceProvider(Base):
 
 class Inventory(Base):
     __tablename__ = 'inventories'
-    __table_args__ = (sa.UniqueConstraint('resource_provider_id',
-                                          'resource_class_id'),
-                      sa.Index('ix_inv_rc', 'resource_class_id'))
+    __table_args__ = (
+        sa.UniqueConstraint('resource_provider_id', 'resource_class_id'),
+        sa.Index('ix_inv_rc', 'resource_class_id'),
+    )
     id = sa.Column(sa.Integer, primary_key=True)
     resource_provider_id = sa.Column(sa.Integer, nullable=False)
     resource_class_id = sa.Column(sa.Integer, nullable=False)
@@ -81,8 +84,9 @@ class ConsumerType(Base):
 
 class Consumer(Base):
     __tablename__ = 'consumers'
-    __table_args__ = (sa.Index('ix_consumer_project_user', 'project_id',
-                               'user_id'),)
+    __table_args__ = (
+        sa.Index('ix_consumer_project_user', 'project_id', 'user_id'),
+    )
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
     project_id = sa.Column(sa.String(255), nullable=False)
@@ -95,9 +99,12 @@ class Consumer(Base):
 
 class Allocation(Base):
     __tablename__ = 'allocations'
-    __table_args__ = (sa.Index('ix_alloc_rp_rc', 'resource_provider_id',
-                               'resource_class_id'),
-                      sa.Index('ix_alloc_consumer', 'consumer_id'))
+    __table_args__ = (
+        sa.Index(
+            'ix_alloc_rp_rc', 'resource_provider_id', 'resource_class_id'
+        ),
+        sa.Index('ix_alloc_consumer', 'consumer_id'),
+    )
     id = sa.Column(sa.Integer, primary_key=True)
     resource_provider_id = sa.Column(sa.Integer, nullable=False)
     consumer_id = sa.Column(sa.String(36), nullable=False)

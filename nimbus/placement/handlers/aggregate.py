@@ -21,25 +21,28 @@ def list_for_provider(state, req, resp, uuid):
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp['generation'], agg_obj.provider_aggregates(conn, rp['id'])
+
     _send(req, resp, *state.pdb.read(load))
 
 
 @util.since((1, 1))
 def set_for_provider(state, req, resp, uuid):
-    util.authorize(state, req,
-                   'placement:resource_providers:aggregates:update')
+    util.authorize(
+        state, req, 'placement:resource_providers:aggregates:update'
+    )
     new = util.version(req) >= (1, 19)
     data = util.body(req, schema.PUT_1_19 if new else schema.PUT_1_1)
-    aggs = [util.normalize_uuid(a) for a in
-            (data['aggregates'] if new else data)]
+    aggs = [
+        util.normalize_uuid(a) for a in (data['aggregates'] if new else data)
+    ]
 
     def run(conn):
         rp, rows = rp_obj.get_ref_with(
-            conn, uuid, *agg_obj.PROVIDER_AGGREGATE_COLUMNS)
-        gen = data['resource_provider_generation'] if new else \
-            rp['generation']
+            conn, uuid, *agg_obj.PROVIDER_AGGREGATE_COLUMNS
+        )
+        gen = data['resource_provider_generation'] if new else rp['generation']
         return agg_obj.set_provider_aggregates(
-            conn, rp['id'], gen, aggs, increment=new,
-            have={r[0] for r in rows})
-    _send(req, resp, state.pdb.write(run, late_lock=True),
-          sorted(set(aggs)))
+            conn, rp['id'], gen, aggs, increment=new, have={r[0] for r in rows}
+        )
+
+    _send(req, resp, state.pdb.write(run, late_lock=True), sorted(set(aggs)))

@@ -21,28 +21,42 @@ def to_request(uuid, data, version):
             merged.setdefault(rp, {}).update(item['resources'])
         allocs = merged
     else:
-        allocs = {util.normalize_uuid(rp): dict(v['resources'])
-                  for rp, v in allocs.items()}
+        allocs = {
+            util.normalize_uuid(rp): dict(v['resources'])
+            for rp, v in allocs.items()
+        }
     generation = alloc_obj.NO_GENERATION
     if version >= (1, 28):
         generation = data.get('consumer_generation')
     return alloc_obj.Request(
-        util.normalize_uuid(uuid), allocs, data.get('project_id'),
-        data.get('user_id'), generation, data.get('consumer_type'))
+        util.normalize_uuid(uuid),
+        allocs,
+        data.get('project_id'),
+        data.get('user_id'),
+        generation,
+        data.get('consumer_type'),
+    )
 
 
 def _write(state, fn, *args):
     """An allocation write, retried on provider generation races."""
-    alloc_obj.write_retrying(state.pdb, state.allocation_conflict_retry_count,
-                             fn, *args, structure=False, usage=True)
+    alloc_obj.write_retrying(
+        state.pdb,
+        state.allocation_conflict_retry_count,
+        fn,
+        *args,
+        structure=False,
+        usage=True,
+    )
 
 
 @util.json_only
 def show(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:list')
     version = util.version(req)
-    allocs, consumer = state.pdb.read(alloc_obj.for_consumer,
-                                      util.normalize_uuid(consumer_uuid))
+    allocs, consumer = state.pdb.read(
+        alloc_obj.for_consumer, util.normalize_uuid(consumer_uuid)
+    )
     body = {'allocations': allocs}
     if version >= (1, 12) and consumer is not None:
         body['project_id'] = consumer['project_id']
@@ -81,16 +95,18 @@ def post(state, req, resp):
     util.authorize(state, req, 'placement:allocations:manage')
     version = util.version(req)
     data = util.body(req, schema.post_schema(version))
-    requests = [to_request(uuid, one, version) for uuid, one in
-                sorted(data.items())]
+    requests = [
+        to_request(uuid, one, version) for uuid, one in sorted(data.items())
+    ]
     _write(state, alloc_obj.replace, requests)
     util.no_content(resp)
 
 
 def delete(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:delete')
-    _write(state, alloc_obj.delete_consumer,
-           util.normalize_uuid(consumer_uuid))
+    _write(
+        state, alloc_obj.delete_consumer, util.normalize_uuid(consumer_uuid)
+    )
     util.no_content(resp)
 
 
@@ -101,7 +117,10 @@ def for_provider(state, req, resp, uuid):
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp['generation'], alloc_obj.for_provider(
-            conn, rp['id'], with_generation=util.version(req) >= (1, 28))
+            conn, rp['id'], with_generation=util.version(req) >= (1, 28)
+        )
+
     gen, allocs = state.pdb.read(load)
-    util.send(req, resp, {'allocations': allocs,
-                          'resource_provider_generation': gen})
+    util.send(
+        req, resp, {'allocations': allocs, 'resource_provider_generation': gen}
+    )

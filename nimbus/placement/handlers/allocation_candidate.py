@@ -13,12 +13,16 @@ from nimbus.placement.handlers import util
 @util.json_only
 def list_candidates(state, req, resp):
     from nimbus.placement import candidates
+
     util.authorize(state, req, 'placement:allocation_candidates:list')
     snapshot = state.cache.get()
     try:
         body = candidates.get_allocation_candidates_json(
-            snapshot, util.params(req), util.version(req).as_tuple(),
-            state.candidate_options)
+            snapshot,
+            util.params(req),
+            util.version(req).as_tuple(),
+            state.candidate_options,
+        )
     except candidate_errors.CandidatesQueryError as exc:
         raise exception.BadRequest(exc.detail, error_code=exc.code)
     util.send_json(req, resp, body)

@@ -16,8 +16,7 @@ def check_capacity(req, rc, inv):
     max_unit, any ratio that gives such a capacity is accepted).
     """
     inv = inv_obj.with_defaults(inv)
-    capacity = int((inv['total'] - inv['reserved']) *
-                   inv['allocation_ratio'])
+    capacity = int((inv['total'] - inv['reserved']) * inv['allocation_ratio'])
     if util.version(req) >= (1, 26):
         bad, rule = capacity < 0, 'must not be negative'
     else:
@@ -26,9 +25,16 @@ def check_capacity(req, rc, inv):
         raise exception.BadRequest(
             'Unable to update inventory for resource provider: invalid '
             'inventory for %s: capacity (total %d - reserved %d) * '
-            'allocation_ratio %s = %d %s.' % (
-                rc, inv['total'], inv['reserved'], inv['allocation_ratio'],
-                capacity, rule))
+            'allocation_ratio %s = %d %s.'
+            % (
+                rc,
+                inv['total'],
+                inv['reserved'],
+                inv['allocation_ratio'],
+                capacity,
+                rule,
+            )
+        )
     return inv
 
 
@@ -39,43 +45,56 @@ def _url(uuid, rc=None):
 
 @util.json_only
 def list_inventories(state, req, resp, uuid):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:list')
+    util.authorize(state, req, 'placement:resource_providers:inventories:list')
 
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp, inv_obj.get_all(conn, rp['id'])
+
     rp, invs = state.pdb.read(load)
-    util.send(req, resp, {'inventories': invs,
-                          'resource_provider_generation': rp['generation']})
+    util.send(
+        req,
+        resp,
+        {
+            'inventories': invs,
+            'resource_provider_generation': rp['generation'],
+        },
+    )
 
 
 @util.json_only
 def show(state, req, resp, uuid, rc):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:show')
+    util.authorize(state, req, 'placement:resource_providers:inventories:show')
 
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp, inv_obj.get_all(conn, rp['id'])
+
     rp, invs = state.pdb.read(load)
     if rc not in invs:
         raise exception.NotFound(
-            'No inventory of class %s for %s' % (rc, uuid))
-    util.send(req, resp, dict(invs[rc],
-                              resource_provider_generation=rp['generation']))
+            'No inventory of class %s for %s' % (rc, uuid)
+        )
+    util.send(
+        req,
+        resp,
+        dict(invs[rc], resource_provider_generation=rp['generation']),
+    )
 
 
 def _write(state, fn, uuid, *args):
     """``fn(conn, rp, *args) -> (generation, inventories)`` in a write."""
+
     def run(conn):
         return fn(conn, rp_obj.get_ref(conn, uuid), *args)
+
     return state.pdb.write(run, late_lock=True)
 
 
 def create(state, req, resp, uuid):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:create')
+    util.authorize(
+        state, req, 'placement:resource_providers:inventories:create'
+    )
     data = util.body(req, schema.POST_INVENTORY)
     rc = data.pop('resource_class')
     # The schema allows a generation but, as in OpenStack Placement, POST
@@ -85,15 +104,18 @@ def create(state, req, resp, uuid):
 
     def add(conn, rp, rc, inv):
         return inv_obj.add_one(conn, rp, rp['generation'], rc, inv)
+
     gen, invs = _write(state, add, uuid, rc, inv)
     util.location(req, resp, _url(uuid, rc))
-    util.send(req, resp, dict(invs[rc], resource_provider_generation=gen),
-              status=201)
+    util.send(
+        req, resp, dict(invs[rc], resource_provider_generation=gen), status=201
+    )
 
 
 def update(state, req, resp, uuid, rc):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:update')
+    util.authorize(
+        state, req, 'placement:resource_providers:inventories:update'
+    )
     data = util.body(req, schema.BASE_INVENTORY)
     gen = data.pop('resource_provider_generation')
     inv = check_capacity(req, rc, data)
@@ -102,42 +124,57 @@ def update(state, req, resp, uuid, rc):
 
 
 def set_all(state, req, resp, uuid):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:update')
+    util.authorize(
+        state, req, 'placement:resource_providers:inventories:update'
+    )
     data = util.body(req, schema.PUT_INVENTORIES)
-    invs = {rc: check_capacity(req, rc, inv)
-            for rc, inv in data['inventories'].items()}
+    invs = {
+        rc: check_capacity(req, rc, inv)
+        for rc, inv in data['inventories'].items()
+    }
+
     def run(conn):
-        rp, existing = rp_obj.get_ref_with(conn, uuid,
-                                           *inv_obj.EXISTING_COLUMNS)
-        return inv_obj.replace_all(conn, rp,
-                                   data['resource_provider_generation'],
-                                   invs, existing=existing)
+        rp, existing = rp_obj.get_ref_with(
+            conn, uuid, *inv_obj.EXISTING_COLUMNS
+        )
+        return inv_obj.replace_all(
+            conn,
+            rp,
+            data['resource_provider_generation'],
+            invs,
+            existing=existing,
+        )
+
     gen, invs = state.pdb.write(run, late_lock=True)
-    util.send(req, resp, {'inventories': invs,
-                          'resource_provider_generation': gen})
+    util.send(
+        req, resp, {'inventories': invs, 'resource_provider_generation': gen}
+    )
 
 
 def delete(state, req, resp, uuid, rc):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:delete')
+    util.authorize(
+        state, req, 'placement:resource_providers:inventories:delete'
+    )
     try:
         _write(state, inv_obj.delete_one, uuid, rc)
     except exception.InventoryInUse as exc:
         # OpenStack Placement codes this one concurrent_update (removing
         # an in-use class with PUT or DELETE of all is inventory.inuse).
-        raise exception.Conflict(exc.message,
-                                 error_code=exception.CONCURRENT_UPDATE)
+        raise exception.Conflict(
+            exc.message, error_code=exception.CONCURRENT_UPDATE
+        )
     util.no_content(resp)
 
 
 @util.since((1, 5), status=405)
 def delete_all(state, req, resp, uuid):
-    util.authorize(state, req,
-                   'placement:resource_providers:inventories:delete')
+    util.authorize(
+        state, req, 'placement:resource_providers:inventories:delete'
+    )
 
     def run(conn):
         rp = rp_obj.get_ref(conn, uuid)
         return inv_obj.set_all(conn, rp, rp['generation'], {})
+
     state.pdb.write(run)
     util.no_content(resp)

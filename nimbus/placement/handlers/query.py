@@ -35,18 +35,22 @@ def parse(qs, version, snapshot):
                 raise exception.BadRequest(
                     "Invalid query string parameters: %r is not a 'uuid'. "
                     "Failed validating 'format' in schema['properties'][%r]."
-                    % (value, key))
+                    % (value, key)
+                )
             filters[key] = util.normalize_uuid(value)
     try:
         if 'member_of' in qs:
             filters['member_of'] = candidates.parse_member_of(
-                qs['member_of'], mv)
+                qs['member_of'], mv
+            )
         if 'required' in qs:
-            filters['required'] = _required(qs['required'], mv,
-                                            snapshot.traits)
+            filters['required'] = _required(
+                qs['required'], mv, snapshot.traits
+            )
         if 'resources' in qs:
-            filters['resources'] = _resources(qs['resources'][-1],
-                                              snapshot.resource_classes)
+            filters['resources'] = _resources(
+                qs['resources'][-1], snapshot.resource_classes
+            )
     except candidates.CandidatesQueryError as exc:
         raise exception.BadRequest(exc.detail, error_code=exc.code)
     return filters
@@ -58,7 +62,8 @@ def _required(values, mv, known):
     if missing:
         raise exception.BadRequest(
             'Invalid trait(s) in "required" parameter: No such trait(s): '
-            '%s.' % ', '.join(missing))
+            '%s.' % ', '.join(missing)
+        )
     # A trait both required and forbidden simply matches no provider.
     return required, forbidden
 
@@ -68,12 +73,21 @@ def _resources(value, known):
     for rc in resources:
         if rc not in known:
             raise exception.BadRequest(
-                'Invalid resource class in resources parameter: %s' % rc)
+                'Invalid resource class in resources parameter: %s' % rc
+            )
     return resources
 
 
-def filter_providers(snapshot, *, name=None, uuid=None, member_of=None,
-                     resources=None, in_tree=None, required=None):
+def filter_providers(
+    snapshot,
+    *,
+    name=None,
+    uuid=None,
+    member_of=None,
+    resources=None,
+    in_tree=None,
+    required=None,
+):
     """Providers of ``snapshot`` matching every filter, in id order."""
     out = []
     tree_root = None

@@ -15,14 +15,25 @@ def reshape(state, req, resp):
     data = util.body(req, schema.reshaper_schema(version))
     inventories = {}
     for rp_uuid, entry in data['inventories'].items():
-        invs = {rc: inventory.check_capacity(req, rc, inv)
-                for rc, inv in entry['inventories'].items()}
+        invs = {
+            rc: inventory.check_capacity(req, rc, inv)
+            for rc, inv in entry['inventories'].items()
+        }
         inventories[util.normalize_uuid(rp_uuid)] = (
-            entry['resource_provider_generation'], invs)
-    requests = [allocation.to_request(uuid, one, version)
-                for uuid, one in sorted(data['allocations'].items())]
+            entry['resource_provider_generation'],
+            invs,
+        )
+    requests = [
+        allocation.to_request(uuid, one, version)
+        for uuid, one in sorted(data['allocations'].items())
+    ]
     alloc_obj.write_retrying(
-        state.pdb, state.allocation_conflict_retry_count,
-        reshaper_obj.reshape, inventories, requests, structure=True,
-        usage=True)
+        state.pdb,
+        state.allocation_conflict_retry_count,
+        reshaper_obj.reshape,
+        inventories,
+        requests,
+        structure=True,
+        usage=True,
+    )
     util.no_content(resp)

@@ -10,8 +10,10 @@ def _path(name):
 
 
 def _represent(req, name):
-    return {'name': name,
-            'links': [{'rel': 'self', 'href': util.url(req, _path(name))}]}
+    return {
+        'name': name,
+        'links': [{'rel': 'self', 'href': util.url(req, _path(name))}],
+    }
 
 
 @util.since((1, 2))
@@ -19,8 +21,11 @@ def _represent(req, name):
 def list_classes(state, req, resp):
     util.authorize(state, req, 'placement:resource_classes:list')
     rows = state.pdb.read(rc_obj.list_all)
-    util.send(req, resp, {'resource_classes': [
-        _represent(req, r['name']) for r in rows]})
+    util.send(
+        req,
+        resp,
+        {'resource_classes': [_represent(req, r['name']) for r in rows]},
+    )
 
 
 @util.since((1, 2))
@@ -28,8 +33,12 @@ def list_classes(state, req, resp):
 def show(state, req, resp, name):
     util.authorize(state, req, 'placement:resource_classes:show')
     row = state.pdb.read(rc_obj.get, name)
-    util.send(req, resp, _represent(req, row['name']),
-              last_modified=row['updated_at'] or row['created_at'])
+    util.send(
+        req,
+        resp,
+        _represent(req, row['name']),
+        last_modified=row['updated_at'] or row['created_at'],
+    )
 
 
 @util.since((1, 2))

@@ -11,9 +11,11 @@ from nimbus.placement.schemas import resource_provider as schema
 def links(prefix, uuid, version):
     """The provider's links; ``prefix`` is where the app is mounted."""
     base = '%s/resource_providers/%s' % (prefix, uuid)
-    out = [{'rel': 'self', 'href': base},
-           {'rel': 'inventories', 'href': base + '/inventories'},
-           {'rel': 'usages', 'href': base + '/usages'}]
+    out = [
+        {'rel': 'self', 'href': base},
+        {'rel': 'inventories', 'href': base + '/inventories'},
+        {'rel': 'usages', 'href': base + '/usages'},
+    ]
     if version >= (1, 1):
         out.append({'rel': 'aggregates', 'href': base + '/aggregates'})
     if version >= (1, 6):
@@ -24,8 +26,12 @@ def links(prefix, uuid, version):
 
 
 def represent(prefix, uuid, name, generation, parent, root, version):
-    out = {'uuid': uuid, 'name': name, 'generation': generation,
-           'links': links(prefix, uuid, version)}
+    out = {
+        'uuid': uuid,
+        'name': name,
+        'generation': generation,
+        'links': links(prefix, uuid, version),
+    }
     if version >= (1, 14):
         out['parent_provider_uuid'] = parent
         out['root_provider_uuid'] = root
@@ -33,24 +39,33 @@ def represent(prefix, uuid, name, generation, parent, root, version):
 
 
 def _from_row(req, row, version):
-    return represent(req.root_path, row['uuid'], row['name'],
-                     row['generation'],
-                     row['parent_provider_uuid'], row['root_provider_uuid'],
-                     version)
+    return represent(
+        req.root_path,
+        row['uuid'],
+        row['name'],
+        row['generation'],
+        row['parent_provider_uuid'],
+        row['root_provider_uuid'],
+        version,
+    )
 
 
 def create(state, req, resp):
     util.authorize(state, req, 'placement:resource_providers:create')
     version = util.version(req)
     data = util.body(req, schema.post_schema(version))
-    uuid = util.normalize_uuid(data.get('uuid') or
-                               uuidutils.generate_uuid())
-    row = rp_obj.create_in(state.pdb, uuid, data['name'],
-                           data.get('parent_provider_uuid'))
+    uuid = util.normalize_uuid(data.get('uuid') or uuidutils.generate_uuid())
+    row = rp_obj.create_in(
+        state.pdb, uuid, data['name'], data.get('parent_provider_uuid')
+    )
     if version >= (1, 20):
         util.location(req, resp, '/resource_providers/%s' % uuid)
-        util.send(req, resp, _from_row(req, row, version),
-                  last_modified=row['updated_at'])
+        util.send(
+            req,
+            resp,
+            _from_row(req, row, version),
+            last_modified=row['updated_at'],
+        )
     else:
         util.created(req, resp, '/resource_providers/%s' % uuid)
 
@@ -59,8 +74,12 @@ def create(state, req, resp):
 def show(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:show')
     row = state.pdb.read(rp_obj.get, uuid)
-    util.send(req, resp, _from_row(req, row, util.version(req)),
-              last_modified=row['updated_at'] or row['created_at'])
+    util.send(
+        req,
+        resp,
+        _from_row(req, row, util.version(req)),
+        last_modified=row['updated_at'] or row['created_at'],
+    )
 
 
 def update(state, req, resp, uuid):
@@ -72,10 +91,19 @@ def update(state, req, resp, uuid):
         parent = data['parent_provider_uuid']
         if parent is not None:
             parent = util.normalize_uuid(parent)
-    row = state.pdb.write(rp_obj.update, uuid, data['name'], parent,
-                          allow_reparent=version >= (1, 37))
-    util.send(req, resp, _from_row(req, row, version),
-              last_modified=row['updated_at'])
+    row = state.pdb.write(
+        rp_obj.update,
+        uuid,
+        data['name'],
+        parent,
+        allow_reparent=version >= (1, 37),
+    )
+    util.send(
+        req,
+        resp,
+        _from_row(req, row, version),
+        last_modified=row['updated_at'],
+    )
 
 
 def delete(state, req, resp, uuid):
@@ -93,7 +121,18 @@ def list_providers(state, req, resp):
     filters = query.parse(util.params(req), version, snapshot)
     found = query.filter_providers(snapshot, **filters)
     prefix = req.root_path
-    body = {'resource_providers': [
-        represent(prefix, p.uuid, p.name, p.generation, p.parent_uuid,
-                  p.root_uuid, version) for p in found]}
+    body = {
+        'resource_providers': [
+            represent(
+                prefix,
+                p.uuid,
+                p.name,
+                p.generation,
+                p.parent_uuid,
+                p.root_uuid,
+                version,
+            )
+            for p in found
+        ]
+    }
     util.send(req, resp, body)

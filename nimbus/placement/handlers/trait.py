@@ -28,15 +28,17 @@ def list_traits(state, req, resp):
             kwargs['prefix'] = value
         elif not colon:
             raise exception.BadRequest(
-                "Badly formatted name parameter. Expected name query string "
-                "parameter in form: ?name=[in|startswith]:[name1,name2|prefix]"
-                ". Got: \"%s\"" % name)
+                'Badly formatted name parameter. Expected name query string '
+                'parameter in form: ?name=[in|startswith]:[name1,name2|prefix]'
+                '. Got: "%s"' % name
+            )
     associated = util.single(req, 'associated')
     if associated is not None:
         if associated.lower() not in ('true', 'false'):
             raise exception.BadRequest(
                 'Invalid query string parameters: associated must be true or '
-                'false. Got: %s' % associated)
+                'false. Got: %s' % associated
+            )
         kwargs['associated'] = associated.lower() == 'true'
     names = state.pdb.read(trait_obj.list_names, **kwargs)
     util.send(req, resp, {'traits': names})
@@ -62,8 +64,9 @@ def update(state, req, resp, name):
     util.authorize(state, req, 'placement:traits:update')
     if not _CUSTOM.match(name) or len(name) > 255:
         raise exception.BadRequest(
-            "The trait %s does not match the pattern '%s'." % (
-                name, schema.CUSTOM_NAME))
+            "The trait %s does not match the pattern '%s'."
+            % (name, schema.CUSTOM_NAME)
+        )
     created = state.pdb.write(trait_obj.ensure, name)
     util.location(req, resp, '/traits/%s' % name)
     resp.status = '201 Created' if created else '204 No Content'
@@ -85,9 +88,11 @@ def list_for_provider(state, req, resp, uuid):
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp['generation'], trait_obj.provider_traits(conn, rp['id'])
+
     gen, names = state.pdb.read(load)
-    util.send(req, resp, {'traits': names,
-                          'resource_provider_generation': gen})
+    util.send(
+        req, resp, {'traits': names, 'resource_provider_generation': gen}
+    )
 
 
 @util.since((1, 6))
@@ -97,14 +102,21 @@ def set_for_provider(state, req, resp, uuid):
 
     def run(conn):
         rp, rows = rp_obj.get_ref_with(
-            conn, uuid, *trait_obj.PROVIDER_TRAIT_COLUMNS)
+            conn, uuid, *trait_obj.PROVIDER_TRAIT_COLUMNS
+        )
         return trait_obj.set_provider_traits(
-            conn, rp['id'], data['resource_provider_generation'],
-            data['traits'], have={r[0] for r in rows})
+            conn,
+            rp['id'],
+            data['resource_provider_generation'],
+            data['traits'],
+            have={r[0] for r in rows},
+        )
+
     gen = state.pdb.write(run, late_lock=True)
     names = sorted(set(data['traits']))
-    util.send(req, resp, {'traits': names,
-                          'resource_provider_generation': gen})
+    util.send(
+        req, resp, {'traits': names, 'resource_provider_generation': gen}
+    )
 
 
 @util.since((1, 6))
@@ -114,5 +126,6 @@ def delete_for_provider(state, req, resp, uuid):
     def run(conn):
         rp = rp_obj.get_ref(conn, uuid)
         trait_obj.set_provider_traits(conn, rp['id'], rp['generation'], [])
+
     state.pdb.write(run)
     util.no_content(resp)

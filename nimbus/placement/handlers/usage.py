@@ -19,9 +19,11 @@ def for_provider(state, req, resp, uuid):
     def load(conn):
         rp = rp_obj.get(conn, uuid)
         return rp['generation'], usage_obj.for_provider(conn, rp['id'])
+
     gen, usages = state.pdb.read(load)
-    util.send(req, resp, {'usages': usages,
-                          'resource_provider_generation': gen})
+    util.send(
+        req, resp, {'usages': usages, 'resource_provider_generation': gen}
+    )
 
 
 @util.since((1, 9))
@@ -36,26 +38,38 @@ def for_project(state, req, resp):
     if not project_id:
         raise exception.BadRequest(
             "Invalid query string parameters: 'project_id' is a required "
-            "property. Failed validating 'required' in schema.")
+            "property. Failed validating 'required' in schema."
+        )
     user_id = util.single(req, 'user_id')
     for name, value in (('project_id', project_id), ('user_id', user_id)):
         if value is not None and not 1 <= len(value) <= 255:
             # Placement's schema: 1 to 255 characters.
             raise exception.BadRequest(
-                "Invalid query string parameters: %r is too %s (%s must be "
-                "1 to 255 characters)" % (
+                'Invalid query string parameters: %r is too %s (%s must be '
+                '1 to 255 characters)'
+                % (
                     value if len(value) <= 40 else value[:40] + '...',
-                    'long' if len(value) > 255 else 'short', name))
-    util.authorize(state, req, 'placement:usages',
-                   {'project_id': project_id, 'user_id':
-                    req.context['ctx'].user_id})
+                    'long' if len(value) > 255 else 'short',
+                    name,
+                )
+            )
+    util.authorize(
+        state,
+        req,
+        'placement:usages',
+        {'project_id': project_id, 'user_id': req.context['ctx'].user_id},
+    )
     ctype = util.single(req, 'consumer_type')
     if ctype is not None and not _CONSUMER_TYPE.match(ctype):
         # Placement's schema: a type name, 'all' or 'unknown'
         raise exception.BadRequest(
-            "Invalid query string parameters: %r does not match %r. Failed "
+            'Invalid query string parameters: %r does not match %r. Failed '
             "validating 'pattern' in schema['properties']['consumer_type']."
-            % (ctype, _CONSUMER_TYPE.pattern))
+            % (ctype, _CONSUMER_TYPE.pattern)
+        )
     rows = state.pdb.read(usage_obj.for_project, project_id, user_id, ctype)
-    util.send(req, resp, {'usages': usage_obj.summarize(
-        rows, version >= (1, 38), ctype)})
+    util.send(
+        req,
+        resp,
+        {'usages': usage_obj.summarize(rows, version >= (1, 38), ctype)},
+    )

@@ -14,7 +14,6 @@ from nimbus.common.wsgi import validation
 from nimbus.placement import exception
 
 
-
 def version(req):
     return req.context['version']
 
@@ -25,16 +24,18 @@ def since(major_minor, status=404):
     Like Placement: 404 by default, 405 for a method added later to an
     existing route (DELETE of all inventories, 1.5).
     """
+
     def wrap(fn):
         @functools.wraps(fn)
         def handler(state, req, resp, **kw):
             if version(req) < major_minor:
                 if status == 405:
                     raise errors.HTTPError(405, 'Method not allowed.')
-                raise errors.HTTPError(404, 'The resource could not be '
-                                            'found.')
+                raise errors.HTTPError(404, 'The resource could not be found.')
             return fn(state, req, resp, **kw)
+
         return handler
+
     return wrap
 
 
@@ -42,20 +43,25 @@ def json_only(fn):
     """Decorator of the GET handlers that answer JSON: 406 when an
     ``Accept`` header is given and does not accept application/json
     (wildcards and q-values count; an unparsable header is ignored)."""
+
     @functools.wraps(fn)
     def handler(state, req, resp, **kw):
         accept = req.get_header('Accept')
         if accept and accept != 'application/json' and accept != '*/*':
             try:
-                acceptable = mediatypes.quality('application/json',
-                                                accept) > 0.0
+                acceptable = (
+                    mediatypes.quality('application/json', accept) > 0.0
+                )
             except ValueError:
                 acceptable = True
             if not acceptable:
                 raise errors.HTTPError(
-                    406, 'Only application/json is provided',
-                    exception.UNDEFINED)
+                    406,
+                    'Only application/json is provided',
+                    exception.UNDEFINED,
+                )
         return fn(state, req, resp, **kw)
+
     return handler
 
 
@@ -76,8 +82,13 @@ def http_date(ts=None):
 
 def send(req, resp, body, status=200, last_modified=None):
     """Serialise ``body`` with orjson; cache headers from 1.15."""
-    send_json(req, resp, None if body is None else orjson.dumps(body),
-              status, last_modified)
+    send_json(
+        req,
+        resp,
+        None if body is None else orjson.dumps(body),
+        status,
+        last_modified,
+    )
 
 
 # A large body goes to the WSGI server in pieces of this size. cheroot's
@@ -91,8 +102,9 @@ def send_json(req, resp, data, status=200, last_modified=None):
     resp.status = falcon.code_to_http_status(status)
     if data is not None:
         if len(data) > CHUNK:
-            resp.stream = [data[i:i + CHUNK]
-                           for i in range(0, len(data), CHUNK)]
+            resp.stream = [
+                data[i : i + CHUNK] for i in range(0, len(data), CHUNK)
+            ]
             resp.content_length = len(data)
         else:
             resp.data = data
@@ -101,7 +113,8 @@ def send_json(req, resp, data, status=200, last_modified=None):
         resp.set_header('cache-control', 'no-cache')
         if last_modified is not None:
             ts = last_modified.replace(
-                tzinfo=__import__('datetime').timezone.utc).timestamp()
+                tzinfo=__import__('datetime').timezone.utc
+            ).timestamp()
         else:
             ts = None
         resp.set_header('last-modified', http_date(ts))
@@ -143,12 +156,16 @@ def check_query(req, allowed):
     if extra:
         # The JSON schema validator's own words, which clients look for.
         raise errors.HTTPError(
-            400, 'Invalid query string parameters: Additional properties '
-                 'are not allowed (%s %s unexpected). Failed validating '
-                 "'additionalProperties' in schema." % (
-                     ', '.join(repr(e) for e in extra),
-                     'was' if len(extra) == 1 else 'were'),
-            exception.UNDEFINED)
+            400,
+            'Invalid query string parameters: Additional properties '
+            'are not allowed (%s %s unexpected). Failed validating '
+            "'additionalProperties' in schema."
+            % (
+                ', '.join(repr(e) for e in extra),
+                'was' if len(extra) == 1 else 'were',
+            ),
+            exception.UNDEFINED,
+        )
 
 
 def single(req, name):
@@ -162,9 +179,17 @@ def single(req, name):
 def validate(data, schema, what='JSON'):
     error = validation.first_error(schema, data, formats=False)
     if error is not None:
-        raise errors.HTTPError(400, '%s does not validate: %s%s. %s' % (
-            what, error.message, validation.where(error),
-            failed_validating(error)), exception.UNDEFINED)
+        raise errors.HTTPError(
+            400,
+            '%s does not validate: %s%s. %s'
+            % (
+                what,
+                error.message,
+                validation.where(error),
+                failed_validating(error),
+            ),
+            exception.UNDEFINED,
+        )
 
 
 def failed_validating(error):
@@ -186,7 +211,7 @@ def authorize(state, req, rule, target=None):
     try:
         state.policy_cache.authorize(req.context['ctx'], rule, target)
     except errors.HTTPError:
-        req.env['nimbus.placement.bare_error'] = True   # handler.BARE_ERROR
+        req.env['nimbus.placement.bare_error'] = True  # handler.BARE_ERROR
         raise
 
 
@@ -201,9 +226,18 @@ class PolicyCache:
     reloads it on the first check after expiry.
     """
 
-    _FIELDS = ('user_id', 'project_id', 'is_admin', 'system_scope',
-               'domain_id', 'user_domain_id', 'project_domain_id',
-               'is_admin_project', 'service_user_id', 'service_project_id')
+    _FIELDS = (
+        'user_id',
+        'project_id',
+        'is_admin',
+        'system_scope',
+        'domain_id',
+        'user_domain_id',
+        'project_domain_id',
+        'is_admin_project',
+        'service_user_id',
+        'service_project_id',
+    )
 
     def __init__(self, enforcer, ttl=1.0, size=4096):
         self.enforcer = enforcer
@@ -216,9 +250,21 @@ class PolicyCache:
         creds = tuple(getattr(ctx, f, None) for f in self._FIELDS)
         roles = tuple(getattr(ctx, 'roles', None) or ())
         service_roles = tuple(getattr(ctx, 'service_roles', None) or ())
-        tgt = None if target is None else tuple(sorted(
-            (k, v if isinstance(v, (str, int, type(None))) else repr(v))
-            for k, v in target.items()))
+        tgt = (
+            None
+            if target is None
+            else tuple(
+                sorted(
+                    (
+                        k,
+                        v
+                        if isinstance(v, (str, int, type(None)))
+                        else repr(v),
+                    )
+                    for k, v in target.items()
+                )
+            )
+        )
         return rule, creds, roles, service_roles, tgt
 
     def authorize(self, ctx, rule, target=None):
@@ -237,12 +283,18 @@ class PolicyCache:
             self._decisions[key] = denied
         if denied:
             raise errors.HTTPError(
-                403, 'Policy does not allow %s to be performed.' % rule)
+                403, 'Policy does not allow %s to be performed.' % rule
+            )
 
 
 def normalize_uuid(value):
     value = value.lower()
     if '-' not in value and len(value) == 32:
-        value = '%s-%s-%s-%s-%s' % (value[:8], value[8:12], value[12:16],
-                                    value[16:20], value[20:])
+        value = '%s-%s-%s-%s-%s' % (
+            value[:8],
+            value[8:12],
+            value[12:16],
+            value[16:20],
+            value[20:],
+        )
     return value

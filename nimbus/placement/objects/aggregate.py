@@ -7,19 +7,22 @@ from nimbus.placement.objects import base
 
 
 _PROVIDER_AGGREGATES = sa.select(m.RPA.c.aggregate_uuid).where(
-    m.RPA.c.resource_provider_id == sa.bindparam('b_rp'))
+    m.RPA.c.resource_provider_id == sa.bindparam('b_rp')
+)
 _INSERT = m.RPA.insert()
 # For resource_provider.get_ref_with: a provider's aggregate uuids.
 PROVIDER_AGGREGATE_COLUMNS = (m.RPA.c.aggregate_uuid,)
 
 
 def provider_aggregates(conn, rp_id):
-    return sorted(r[0] for r in conn.execute(_PROVIDER_AGGREGATES,
-                                             {'b_rp': rp_id}))
+    return sorted(
+        r[0] for r in conn.execute(_PROVIDER_AGGREGATES, {'b_rp': rp_id})
+    )
 
 
-def set_provider_aggregates(conn, rp_id, generation, aggregates,
-                            increment=True, have=None):
+def set_provider_aggregates(
+    conn, rp_id, generation, aggregates, increment=True, have=None
+):
     """Replace a provider's aggregates. Generation-guarded from 1.19.
 
     Returns the new generation; the provider's aggregates are then
@@ -30,8 +33,7 @@ def set_provider_aggregates(conn, rp_id, generation, aggregates,
     if increment:
         # Read before the generation compare-and-swap: if that succeeds,
         # no one changed the aggregates in between (every change moves it).
-        have = set(provider_aggregates(conn, rp_id) if have is None
-                   else have)
+        have = set(provider_aggregates(conn, rp_id) if have is None else have)
         new_gen = base.increment_generation(conn, rp_id, generation)
     else:
         base.take_counter_lock(conn)
@@ -39,12 +41,18 @@ def set_provider_aggregates(conn, rp_id, generation, aggregates,
     want = set(aggregates)
     gone = have - want
     if gone:
-        conn.execute(m.RPA.delete()
-                     .where(m.RPA.c.resource_provider_id == rp_id)
-                     .where(m.RPA.c.aggregate_uuid.in_(gone)))
+        conn.execute(
+            m.RPA.delete()
+            .where(m.RPA.c.resource_provider_id == rp_id)
+            .where(m.RPA.c.aggregate_uuid.in_(gone))
+        )
     added = want - have
     if added:
-        conn.execute(_INSERT, [
-            {'resource_provider_id': rp_id, 'aggregate_uuid': a}
-            for a in sorted(added)])
+        conn.execute(
+            _INSERT,
+            [
+                {'resource_provider_id': rp_id, 'aggregate_uuid': a}
+                for a in sorted(added)
+            ],
+        )
     return new_gen

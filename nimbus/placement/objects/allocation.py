@@ -32,24 +32,39 @@ NO_GENERATION = object()
 
 
 def get_consumer(conn, uuid):
-    return conn.execute(
-        sa.select(m.CONSUMER.c.id, m.CONSUMER.c.uuid, m.CONSUMER.c.project_id,
-                  m.CONSUMER.c.user_id, m.CONSUMER.c.generation,
-                  m.CTYPE.c.name.label('consumer_type'))
-        .select_from(m.CONSUMER.outerjoin(
-            m.CTYPE, m.CTYPE.c.id == m.CONSUMER.c.consumer_type_id))
-        .where(m.CONSUMER.c.uuid == uuid)).mappings().first()
+    return (
+        conn.execute(
+            sa.select(
+                m.CONSUMER.c.id,
+                m.CONSUMER.c.uuid,
+                m.CONSUMER.c.project_id,
+                m.CONSUMER.c.user_id,
+                m.CONSUMER.c.generation,
+                m.CTYPE.c.name.label('consumer_type'),
+            )
+            .select_from(
+                m.CONSUMER.outerjoin(
+                    m.CTYPE, m.CTYPE.c.id == m.CONSUMER.c.consumer_type_id
+                )
+            )
+            .where(m.CONSUMER.c.uuid == uuid)
+        )
+        .mappings()
+        .first()
+    )
 
 
 def for_consumer(conn, uuid):
     """``({rp_uuid: {"generation", "resources"}}, consumer row or None)``."""
     rows = conn.execute(
-        sa.select(m.RP.c.uuid, m.RP.c.generation, m.RC.c.name,
-                  m.ALLOC.c.used)
-        .select_from(m.ALLOC.join(m.RP, m.RP.c.id ==
-                                  m.ALLOC.c.resource_provider_id)
-                     .join(m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id))
-        .where(m.ALLOC.c.consumer_id == uuid)).all()
+        sa.select(m.RP.c.uuid, m.RP.c.generation, m.RC.c.name, m.ALLOC.c.used)
+        .select_from(
+            m.ALLOC.join(
+                m.RP, m.RP.c.id == m.ALLOC.c.resource_provider_id
+            ).join(m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id)
+        )
+        .where(m.ALLOC.c.consumer_id == uuid)
+    ).all()
     out = {}
     for rp_uuid, gen, rc, used in rows:
         entry = out.setdefault(rp_uuid, {'generation': gen, 'resources': {}})
@@ -61,13 +76,19 @@ def for_provider(conn, rp_id, with_generation=False):
     """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider, with
     each consumer's ``consumer_generation`` if asked (1.28)."""
     rows = conn.execute(
-        sa.select(m.ALLOC.c.consumer_id, m.RC.c.name, m.ALLOC.c.used,
-                  m.CONSUMER.c.generation)
-        .select_from(m.ALLOC.join(m.RC, m.RC.c.id ==
-                                  m.ALLOC.c.resource_class_id)
-                     .outerjoin(m.CONSUMER, m.CONSUMER.c.uuid ==
-                                m.ALLOC.c.consumer_id))
-        .where(m.ALLOC.c.resource_provider_id == rp_id)).all()
+        sa.select(
+            m.ALLOC.c.consumer_id,
+            m.RC.c.name,
+            m.ALLOC.c.used,
+            m.CONSUMER.c.generation,
+        )
+        .select_from(
+            m.ALLOC.join(
+                m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id
+            ).outerjoin(m.CONSUMER, m.CONSUMER.c.uuid == m.ALLOC.c.consumer_id)
+        )
+        .where(m.ALLOC.c.resource_provider_id == rp_id)
+    ).all()
     out = {}
     for consumer, rc, used, generation in rows:
         entry = out.get(consumer)
@@ -82,12 +103,14 @@ def for_provider(conn, rp_id, with_generation=False):
 def _consumer_type_id(conn, name):
     if name is None:
         return None
-    row = conn.execute(sa.select(m.CTYPE.c.id).where(
-        m.CTYPE.c.name == name)).first()
+    row = conn.execute(
+        sa.select(m.CTYPE.c.id).where(m.CTYPE.c.name == name)
+    ).first()
     if row:
         return row[0]
-    return conn.execute(m.CTYPE.insert().values(name=name))\
-        .inserted_primary_key[0]
+    return conn.execute(
+        m.CTYPE.insert().values(name=name)
+    ).inserted_primary_key[0]
 
 
 class Request:
@@ -98,11 +121,24 @@ class Request:
     consumer) or :data:`NO_GENERATION` before 1.28.
     """
 
-    __slots__ = ('uuid', 'allocations', 'project_id', 'user_id',
-                 'generation', 'consumer_type')
+    __slots__ = (
+        'uuid',
+        'allocations',
+        'project_id',
+        'user_id',
+        'generation',
+        'consumer_type',
+    )
 
-    def __init__(self, uuid, allocations, project_id=None, user_id=None,
-                 generation=NO_GENERATION, consumer_type=None):
+    def __init__(
+        self,
+        uuid,
+        allocations,
+        project_id=None,
+        user_id=None,
+        generation=NO_GENERATION,
+        consumer_type=None,
+    ):
         self.uuid = uuid
         self.allocations = allocations
         self.project_id = project_id or INCOMPLETE_ID
@@ -119,11 +155,19 @@ def prepare(conn, requests):
     set is empty (the only old providers whose generation is bumped).
     """
     uuids = [r.uuid for r in requests]
-    consumers = {row['uuid']: row for row in conn.execute(
-        sa.select(m.CONSUMER.c.uuid, m.CONSUMER.c.id,
-                  m.CONSUMER.c.generation, m.CONSUMER.c.project_id,
-                  m.CONSUMER.c.user_id, m.CONSUMER.c.consumer_type_id)
-        .where(m.CONSUMER.c.uuid.in_(uuids))).mappings()}
+    consumers = {
+        row['uuid']: row
+        for row in conn.execute(
+            sa.select(
+                m.CONSUMER.c.uuid,
+                m.CONSUMER.c.id,
+                m.CONSUMER.c.generation,
+                m.CONSUMER.c.project_id,
+                m.CONSUMER.c.user_id,
+                m.CONSUMER.c.consumer_type_id,
+            ).where(m.CONSUMER.c.uuid.in_(uuids))
+        ).mappings()
+    }
     for req in requests:
         if req.generation is NO_GENERATION:
             continue
@@ -131,12 +175,17 @@ def prepare(conn, requests):
         have = current['generation'] if current else None
         if have != req.generation:
             raise exception.ConcurrentUpdate(
-                'consumer generation conflict - expected %s but got %s' % (
+                'consumer generation conflict - expected %s but got %s'
+                % (
                     'null' if have is None else have,
-                    'null' if req.generation is None else req.generation))
+                    'null' if req.generation is None else req.generation,
+                )
+            )
     old = conn.execute(
         sa.select(m.ALLOC.c.consumer_id, m.ALLOC.c.resource_provider_id)
-        .distinct().where(m.ALLOC.c.consumer_id.in_(uuids))).all()
+        .distinct()
+        .where(m.ALLOC.c.consumer_id.in_(uuids))
+    ).all()
     if old:
         conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id.in_(uuids)))
     # As Placement 16: a provider that only loses a consumer's allocations
@@ -156,15 +205,18 @@ def apply(conn, requests, prepared):
     if missing:
         raise exception.BadRequest(
             "Allocation for resource provider '%s' that does not exist."
-            % missing[0])
-    rc_names = {rc for r in requests for res in r.allocations.values()
-                for rc in res}
+            % missing[0]
+        )
+    rc_names = {
+        rc for r in requests for res in r.allocations.values() for rc in res
+    }
     rc_ids = base.name_ids(conn, m.RC, rc_names)
     unknown = sorted(rc_names - set(rc_ids))
     if unknown:
         raise exception.BadRequest(
             'Unable to allocate inventory: unknown resource class %s'
-            % unknown[0])
+            % unknown[0]
+        )
     wanted = {}
     for req in requests:
         for rp_uuid, res in req.allocations.items():
@@ -174,12 +226,19 @@ def apply(conn, requests, prepared):
     generations = _generations(conn, rps, old_rps)
     _check_capacity(conn, requests, rps, rc_ids, wanted)
     now = base.utcnow()
-    rows = [{'resource_provider_id': rps[rp_uuid][0], 'consumer_id': req.uuid,
-             'resource_class_id': rc_ids[rc], 'used': amount,
-             'created_at': now, 'updated_at': now}
-            for req in requests
-            for rp_uuid, res in req.allocations.items()
-            for rc, amount in res.items()]
+    rows = [
+        {
+            'resource_provider_id': rps[rp_uuid][0],
+            'consumer_id': req.uuid,
+            'resource_class_id': rc_ids[rc],
+            'used': amount,
+            'created_at': now,
+            'updated_at': now,
+        }
+        for req in requests
+        for rp_uuid, res in req.allocations.items()
+        for rc, amount in res.items()
+    ]
     if rows:
         conn.execute(m.ALLOC.insert(), rows)
     _increment_generations(conn, generations)
@@ -193,9 +252,13 @@ def _generations(conn, rps, old_rps):
     generations = {rp_id: gen for rp_id, gen in rps.values()}
     others = old_rps - set(generations)
     if others:
-        generations.update(conn.execute(
-            sa.select(m.RP.c.id, m.RP.c.generation)
-            .where(m.RP.c.id.in_(others))).all())
+        generations.update(
+            conn.execute(
+                sa.select(m.RP.c.id, m.RP.c.generation).where(
+                    m.RP.c.id.in_(others)
+                )
+            ).all()
+        )
     return generations
 
 
@@ -205,9 +268,13 @@ def _increment_generations(conn, generations):
         return
     res = conn.execute(
         m.RP.update()
-        .where(sa.tuple_(m.RP.c.id, m.RP.c.generation).in_(
-            list(generations.items())))
-        .values(generation=m.RP.c.generation + 1))
+        .where(
+            sa.tuple_(m.RP.c.id, m.RP.c.generation).in_(
+                list(generations.items())
+            )
+        )
+        .values(generation=m.RP.c.generation + 1)
+    )
     if res.rowcount != len(generations):
         raise exception.ProviderGenerationRace()
 
@@ -216,18 +283,35 @@ def _check_capacity(conn, requests, rps, rc_ids, wanted):
     if not wanted:
         return
     rp_ids = {k[0] for k in wanted}
-    invs = {(r[0], r[1]): r[2:] for r in conn.execute(
-        sa.select(m.INV.c.resource_provider_id, m.INV.c.resource_class_id,
-                  m.INV.c.total, m.INV.c.reserved, m.INV.c.min_unit,
-                  m.INV.c.max_unit, m.INV.c.step_size,
-                  m.INV.c.allocation_ratio)
-        .where(m.INV.c.resource_provider_id.in_(rp_ids)))}
-    used = {(r[0], r[1]): r[2] for r in conn.execute(
-        sa.select(m.ALLOC.c.resource_provider_id,
-                  m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
-        .where(m.ALLOC.c.resource_provider_id.in_(rp_ids))
-        .group_by(m.ALLOC.c.resource_provider_id,
-                  m.ALLOC.c.resource_class_id))}
+    invs = {
+        (r[0], r[1]): r[2:]
+        for r in conn.execute(
+            sa.select(
+                m.INV.c.resource_provider_id,
+                m.INV.c.resource_class_id,
+                m.INV.c.total,
+                m.INV.c.reserved,
+                m.INV.c.min_unit,
+                m.INV.c.max_unit,
+                m.INV.c.step_size,
+                m.INV.c.allocation_ratio,
+            ).where(m.INV.c.resource_provider_id.in_(rp_ids))
+        )
+    }
+    used = {
+        (r[0], r[1]): r[2]
+        for r in conn.execute(
+            sa.select(
+                m.ALLOC.c.resource_provider_id,
+                m.ALLOC.c.resource_class_id,
+                sa.func.sum(m.ALLOC.c.used),
+            )
+            .where(m.ALLOC.c.resource_provider_id.in_(rp_ids))
+            .group_by(
+                m.ALLOC.c.resource_provider_id, m.ALLOC.c.resource_class_id
+            )
+        )
+    }
     uuid_of = {v[0]: k for k, v in rps.items()}
     rc_of = {v: k for k, v in rc_ids.items()}
     for req in requests:
@@ -237,25 +321,36 @@ def _check_capacity(conn, requests, rps, rc_ids, wanted):
                 if inv is None:
                     raise exception.Conflict(
                         "Unable to allocate inventory: Inventory for '%s' on "
-                        "resource provider '%s' invalid." % (rc, rp_uuid))
+                        "resource provider '%s' invalid." % (rc, rp_uuid)
+                    )
                 _total, _res, min_unit, max_unit, step, _ratio = inv
-                if amount < min_unit or amount > max_unit or \
-                        amount % step:
-                    raise exception.CapacityExceeded(detail=(
-                        'Unable to allocate %d %s on resource provider %s: '
-                        'must be between min_unit %d and max_unit %d in '
-                        'steps of %d.' % (amount, rc, rp_uuid, min_unit,
-                                          max_unit, step)))
+                if amount < min_unit or amount > max_unit or amount % step:
+                    raise exception.CapacityExceeded(
+                        detail=(
+                            'Unable to allocate %d %s on resource provider %s: '
+                            'must be between min_unit %d and max_unit %d in '
+                            'steps of %d.'
+                            % (amount, rc, rp_uuid, min_unit, max_unit, step)
+                        )
+                    )
     for key, amount in wanted.items():
         total, reserved, _mn, _mx, _st, ratio = invs[key]
         capacity = int((total - reserved) * ratio)
         current = used.get(key, 0) or 0
         if current + amount > capacity:
-            raise exception.CapacityExceeded(detail=(
-                'Unable to allocate %d %s on resource provider %s: %d of '
-                'capacity %d already used.' % (
-                    amount, rc_of[key[1]], uuid_of[key[0]], current,
-                    capacity)))
+            raise exception.CapacityExceeded(
+                detail=(
+                    'Unable to allocate %d %s on resource provider %s: %d of '
+                    'capacity %d already used.'
+                    % (
+                        amount,
+                        rc_of[key[1]],
+                        uuid_of[key[0]],
+                        current,
+                        capacity,
+                    )
+                )
+            )
 
 
 def _save_consumers(conn, requests, consumers, now):
@@ -268,18 +363,31 @@ def _save_consumers(conn, requests, consumers, now):
             continue
         type_id = _consumer_type_id(conn, req.consumer_type)
         if current is None:
-            conn.execute(m.CONSUMER.insert().values(
-                uuid=req.uuid, project_id=req.project_id,
-                user_id=req.user_id, generation=1,
-                consumer_type_id=type_id, created_at=now, updated_at=now))
+            conn.execute(
+                m.CONSUMER.insert().values(
+                    uuid=req.uuid,
+                    project_id=req.project_id,
+                    user_id=req.user_id,
+                    generation=1,
+                    consumer_type_id=type_id,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
             continue
-        values = {'generation': m.CONSUMER.c.generation + 1,
-                  'updated_at': now, 'project_id': req.project_id,
-                  'user_id': req.user_id}
+        values = {
+            'generation': m.CONSUMER.c.generation + 1,
+            'updated_at': now,
+            'project_id': req.project_id,
+            'user_id': req.user_id,
+        }
         if type_id is not None:
             values['consumer_type_id'] = type_id
-        conn.execute(m.CONSUMER.update()
-                     .where(m.CONSUMER.c.id == current['id']).values(**values))
+        conn.execute(
+            m.CONSUMER.update()
+            .where(m.CONSUMER.c.id == current['id'])
+            .values(**values)
+        )
     if gone:
         conn.execute(m.CONSUMER.delete().where(m.CONSUMER.c.id.in_(gone)))
 
@@ -302,20 +410,29 @@ def write_retrying(pdb, attempts, fn, *args, **kwargs):
         try:
             return pdb.write(fn, *args, **kwargs)
         except exception.ProviderGenerationRace:
-            LOG.debug('Allocation write lost a provider generation race '
-                      '(attempt %d of %d)', attempt, attempts)
-    LOG.warning('Allocation write still lost a provider generation race '
-                'after %d attempts', attempts)
+            LOG.debug(
+                'Allocation write lost a provider generation race '
+                '(attempt %d of %d)',
+                attempt,
+                attempts,
+            )
+    LOG.warning(
+        'Allocation write still lost a provider generation race '
+        'after %d attempts',
+        attempts,
+    )
     raise exception.ConcurrentUpdate(what='A resource provider')
 
 
 def delete_consumer(conn, uuid):
     """DELETE /allocations/{consumer}: 404 when there is nothing."""
-    exists = conn.execute(sa.select(m.ALLOC.c.id).where(
-        m.ALLOC.c.consumer_id == uuid).limit(1)).first()
+    exists = conn.execute(
+        sa.select(m.ALLOC.c.id).where(m.ALLOC.c.consumer_id == uuid).limit(1)
+    ).first()
     if exists is None:
         raise exception.NoAllocations(
-            "No allocations for consumer '%s'" % uuid)
+            "No allocations for consumer '%s'" % uuid
+        )
     # Placement 16 deletes them without bumping any provider generation
     # (unlike PUT or POST of empty allocations, which do).
     conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id == uuid))

@@ -32,7 +32,8 @@ from nimbus.placement.db import models as m
 def utcnow():
     """Naive UTC now at second precision (what every engine stores alike)."""
     return datetime.datetime.now(datetime.timezone.utc).replace(
-        tzinfo=None, microsecond=0)
+        tzinfo=None, microsecond=0
+    )
 
 
 class PlacementDB:
@@ -49,16 +50,23 @@ class PlacementDB:
         # handler sleeps. A server database releases the row lock before
         # the log flush, so its writers must not queue on a process lock
         # held across COMMIT (that would serialise the flushes too).
-        self._write_lock = threading.Lock() if self.dialect == 'sqlite' \
+        self._write_lock = (
+            threading.Lock()
+            if self.dialect == 'sqlite'
             else contextlib.nullcontext()
+        )
         self._state_lock = threading.Lock()
         self._state_conn = None
-        self._state_sql = str(_STATE.compile(
-            dialect=self.read_engine.dialect,
-            compile_kwargs={'literal_binds': True}))
+        self._state_sql = str(
+            _STATE.compile(
+                dialect=self.read_engine.dialect,
+                compile_kwargs={'literal_binds': True},
+            )
+        )
 
-    def write(self, fn, *args, structure=True, usage=False, late_lock=False,
-              **kwargs):
+    def write(
+        self, fn, *args, structure=True, usage=False, late_lock=False, **kwargs
+    ):
         """Run ``fn(conn, *args, **kwargs)`` in a write transaction.
 
         ``late_lock``: ``fn`` calls :func:`take_counter_lock` before its
@@ -84,6 +92,7 @@ class PlacementDB:
                     # (retriable) disconnect behind it.
                     if not conn.invalidated:
                         conn.info.pop(_PENDING, None)
+
         try:
             return run()
         except sa_exc.DBAPIError:
@@ -96,9 +105,11 @@ class PlacementDB:
         """Run ``fn(conn, *args, **kwargs)`` in a read transaction, again
         on a fresh connection when the first one was lost (the engine does
         not ping before use, see :func:`nimbus.common.db.create_engine`)."""
+
         def run():
             with self.read_engine.connect() as conn:
                 return fn(conn, *args, **kwargs)
+
         return common_db.retry_on_deadlock(run, attempts=3)()
 
     def state(self):
@@ -115,7 +126,8 @@ class PlacementDB:
                     raw = self.read_engine.raw_connection()
                     raw.detach()  # ours for good, not a pool slot
                     self.read_engine.dialect.set_isolation_level(
-                        raw.dbapi_connection, 'AUTOCOMMIT')
+                        raw.dbapi_connection, 'AUTOCOMMIT'
+                    )
                     self._state_conn = raw
                 cur = self._state_conn.dbapi_connection.cursor()
                 try:
@@ -138,9 +150,12 @@ class PlacementDB:
 
 
 def _sqlite_read_engine(url):
-    engine = sa.create_engine(url, connect_args={'check_same_thread': False,
-                                                 'timeout': 30},
-                              pool_size=20, max_overflow=20)
+    engine = sa.create_engine(
+        url,
+        connect_args={'check_same_thread': False, 'timeout': 30},
+        pool_size=20,
+        max_overflow=20,
+    )
 
     @event.listens_for(engine, 'connect')
     def _connect(dbapi_conn, _record):
@@ -152,6 +167,7 @@ def _sqlite_read_engine(url):
     @event.listens_for(engine, 'begin')
     def _begin(conn):
         conn.exec_driver_sql('BEGIN')
+
     return engine
 
 
@@ -168,19 +184,27 @@ def _bump_stmt(structure, usage):
     return m.STATE.update().where(m.STATE.c.id == 1).values(**values)
 
 
-_BUMP = {(s, u): _bump_stmt(s, u) for s in (False, True)
-         for u in (False, True)}
+_BUMP = {
+    (s, u): _bump_stmt(s, u) for s in (False, True) for u in (False, True)
+}
 _STATE = sa.select(m.STATE.c.structure, m.STATE.c.usage).where(
-    m.STATE.c.id == 1)
-_NAME_IDS = {table.name: sa.select(table.c.name, table.c.id).where(
-    table.c.name.in_(sa.bindparam('names', expanding=True)))
-    for table in (m.RC, m.TRAIT)}
+    m.STATE.c.id == 1
+)
+_NAME_IDS = {
+    table.name: sa.select(table.c.name, table.c.id).where(
+        table.c.name.in_(sa.bindparam('names', expanding=True))
+    )
+    for table in (m.RC, m.TRAIT)
+}
 _PROVIDER_IDS = sa.select(m.RP.c.uuid, m.RP.c.id, m.RP.c.generation).where(
-    m.RP.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
-_INCREMENT = (m.RP.update()
-              .where(m.RP.c.id == sa.bindparam('b_id'))
-              .where(m.RP.c.generation == sa.bindparam('b_expected'))
-              .values(generation=sa.bindparam('b_new')))
+    m.RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))
+)
+_INCREMENT = (
+    m.RP.update()
+    .where(m.RP.c.id == sa.bindparam('b_id'))
+    .where(m.RP.c.generation == sa.bindparam('b_expected'))
+    .values(generation=sa.bindparam('b_new'))
+)
 
 
 def bump(conn, structure=True, usage=False):
@@ -230,14 +254,16 @@ def name_ids(conn, table, names):
     stmt = _NAME_IDS.get(table.name)
     if stmt is None:
         stmt = sa.select(table.c.name, table.c.id).where(
-            table.c.name.in_(sa.bindparam('names', expanding=True)))
+            table.c.name.in_(sa.bindparam('names', expanding=True))
+        )
     rows = dict(conn.execute(stmt, {'names': missing}).all())
     standard = {n: i for n, i in rows.items() if not n.startswith('CUSTOM_')}
     if standard:
         with _STANDARD_IDS_LOCK:
             per_engine = _STANDARD_IDS.setdefault(conn.engine, {})
-            per_engine[table.name] = dict(per_engine.get(table.name, {}),
-                                          **standard)
+            per_engine[table.name] = dict(
+                per_engine.get(table.name, {}), **standard
+            )
     found.update(rows)
     return found
 
@@ -254,9 +280,12 @@ def provider_ids(conn, uuids):
 def increment_generation(conn, rp_id, expected, what='resource provider'):
     """Compare-and-swap the provider generation; 409 on a lost race."""
     from nimbus.placement import exception
+
     take_counter_lock(conn)
-    res = conn.execute(_INCREMENT, {'b_id': rp_id, 'b_expected': expected,
-                                    'b_new': expected + 1})
+    res = conn.execute(
+        _INCREMENT,
+        {'b_id': rp_id, 'b_expected': expected, 'b_new': expected + 1},
+    )
     if res.rowcount != 1:
         raise exception.ConcurrentUpdate(what=what)
     return expected + 1

@@ -16,10 +16,21 @@ from nimbus.placement.objects import base
 
 LOG = logging.getLogger(__name__)
 
-FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-          'allocation_ratio')
-DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647,
-            'step_size': 1, 'allocation_ratio': 1.0}
+FIELDS = (
+    'total',
+    'reserved',
+    'min_unit',
+    'max_unit',
+    'step_size',
+    'allocation_ratio',
+)
+DEFAULTS = {
+    'reserved': 0,
+    'min_unit': 1,
+    'max_unit': 2147483647,
+    'step_size': 1,
+    'allocation_ratio': 1.0,
+}
 
 
 def with_defaults(inv):
@@ -34,19 +45,22 @@ def normalized(inventories):
     out = {}
     for rc, inv in inventories.items():
         inv = with_defaults(inv)
-        out[rc] = {f: (float(inv[f]) if f == 'allocation_ratio'
-                       else int(inv[f])) for f in FIELDS}
+        out[rc] = {
+            f: (float(inv[f]) if f == 'allocation_ratio' else int(inv[f]))
+            for f in FIELDS
+        }
     return out
 
 
 # Built once (see objects.base).
-_GET_ALL = (sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
-            .select_from(m.INV.join(m.RC,
-                                    m.RC.c.id == m.INV.c.resource_class_id))
-            .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp')))
-_EXISTING = (sa.select(m.INV.c.resource_class_id,
-                       *[m.INV.c[f] for f in FIELDS])
-             .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp')))
+_GET_ALL = (
+    sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
+    .select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
+    .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp'))
+)
+_EXISTING = sa.select(
+    m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS]
+).where(m.INV.c.resource_provider_id == sa.bindparam('b_rp'))
 _INSERT = m.INV.insert()
 
 
@@ -59,10 +73,15 @@ def get_all(conn, rp_id):
 def _used_classes(conn, rp_id, rc_ids):
     if not rc_ids:
         return set()
-    return {r[0] for r in conn.execute(
-        sa.select(m.ALLOC.c.resource_class_id).distinct()
-        .where(m.ALLOC.c.resource_provider_id == rp_id)
-        .where(m.ALLOC.c.resource_class_id.in_(list(rc_ids))))}
+    return {
+        r[0]
+        for r in conn.execute(
+            sa.select(m.ALLOC.c.resource_class_id)
+            .distinct()
+            .where(m.ALLOC.c.resource_provider_id == rp_id)
+            .where(m.ALLOC.c.resource_class_id.in_(list(rc_ids)))
+        )
+    }
 
 
 def _rc_ids(conn, names):
@@ -70,7 +89,8 @@ def _rc_ids(conn, names):
     missing = sorted(set(names) - set(ids))
     if missing:
         raise exception.BadRequest(
-            'Unknown resource class in inventory: %s' % ', '.join(missing))
+            'Unknown resource class in inventory: %s' % ', '.join(missing)
+        )
     return ids
 
 
@@ -92,33 +112,46 @@ def set_all(conn, rp, generation, inventories, rc_ids=None, existing=None):
     if existing is None:
         existing = conn.execute(_EXISTING, {'b_rp': rp_id}).all()
     existing = {r[0]: tuple(r[1:]) for r in existing}
-    want = {ids[name]: with_defaults(inv)
-            for name, inv in inventories.items()}
+    want = {ids[name]: with_defaults(inv) for name, inv in inventories.items()}
     removed = set(existing) - set(want)
     new_gen = base.increment_generation(conn, rp_id, generation)
     in_use = _used_classes(conn, rp_id, removed)
     if in_use:
-        names = dict(conn.execute(sa.select(m.RC.c.id, m.RC.c.name)
-                                  .where(m.RC.c.id.in_(in_use))).all())
+        names = dict(
+            conn.execute(
+                sa.select(m.RC.c.id, m.RC.c.name).where(m.RC.c.id.in_(in_use))
+            ).all()
+        )
         raise exception.InventoryInUse(
-            rcs=', '.join(sorted(names.values())), uuid=rp['uuid'])
+            rcs=', '.join(sorted(names.values())), uuid=rp['uuid']
+        )
     if removed:
-        conn.execute(m.INV.delete()
-                     .where(m.INV.c.resource_provider_id == rp_id)
-                     .where(m.INV.c.resource_class_id.in_(removed)))
+        conn.execute(
+            m.INV.delete()
+            .where(m.INV.c.resource_provider_id == rp_id)
+            .where(m.INV.c.resource_class_id.in_(removed))
+        )
     now = base.utcnow()
     inserts = []
     for rc_id, inv in want.items():
         old = existing.get(rc_id)
         if old is None:
-            inserts.append(dict(inv, resource_provider_id=rp_id,
-                                resource_class_id=rc_id, created_at=now,
-                                updated_at=now))
+            inserts.append(
+                dict(
+                    inv,
+                    resource_provider_id=rp_id,
+                    resource_class_id=rc_id,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
         elif tuple(old) != tuple(inv[f] for f in FIELDS):
-            conn.execute(m.INV.update()
-                         .where(m.INV.c.resource_provider_id == rp_id)
-                         .where(m.INV.c.resource_class_id == rc_id)
-                         .values(updated_at=now, **inv))
+            conn.execute(
+                m.INV.update()
+                .where(m.INV.c.resource_provider_id == rp_id)
+                .where(m.INV.c.resource_class_id == rc_id)
+                .values(updated_at=now, **inv)
+            )
     if inserts:
         conn.execute(_INSERT, inserts)
     _warn_over_capacity(conn, rp, want, existing)
@@ -129,25 +162,35 @@ def _warn_over_capacity(conn, rp, want, existing):
     shrunk = [rc for rc, inv in want.items() if rc in existing]
     if not shrunk:
         return
-    used = dict(conn.execute(
-        sa.select(m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
-        .where(m.ALLOC.c.resource_provider_id == rp['id'])
-        .where(m.ALLOC.c.resource_class_id.in_(shrunk))
-        .group_by(m.ALLOC.c.resource_class_id)).all())
+    used = dict(
+        conn.execute(
+            sa.select(m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
+            .where(m.ALLOC.c.resource_provider_id == rp['id'])
+            .where(m.ALLOC.c.resource_class_id.in_(shrunk))
+            .group_by(m.ALLOC.c.resource_class_id)
+        ).all()
+    )
     for rc_id, amount in used.items():
         inv = want[rc_id]
         cap = int((inv['total'] - inv['reserved']) * inv['allocation_ratio'])
         if amount > cap:
-            LOG.warning('Resource provider %s is now over capacity for '
-                        'resource class id %s: %s used, capacity %s',
-                        rp['uuid'], rc_id, amount, cap)
+            LOG.warning(
+                'Resource provider %s is now over capacity for '
+                'resource class id %s: %s used, capacity %s',
+                rp['uuid'],
+                rc_id,
+                amount,
+                cap,
+            )
 
 
 def replace_all(conn, rp, generation, inventories, existing=None):
     """:func:`set_all`, returning ``(generation, inventories)`` like the
     single-class functions below."""
-    return (set_all(conn, rp, generation, inventories, existing=existing),
-            normalized(inventories))
+    return (
+        set_all(conn, rp, generation, inventories, existing=existing),
+        normalized(inventories),
+    )
 
 
 def add_one(conn, rp, generation, rc_name, inv):
@@ -159,7 +202,8 @@ def add_one(conn, rp, generation, rc_name, inv):
         raise exception.Conflict(
             'Update to resource provider %s failed: inventory for %s '
             'already exists.' % (rp['uuid'], rc_name),
-            error_code=exception.CONCURRENT_UPDATE)
+            error_code=exception.CONCURRENT_UPDATE,
+        )
     current[rc_name] = inv
     return set_all(conn, rp, generation, current), normalized(current)
 
@@ -169,7 +213,8 @@ def update_one(conn, rp, generation, rc_name, inv):
     if rc_name not in current:
         raise exception.BadRequest(
             'No inventory record with resource class for resource provider '
-            '%s' % rp['uuid'])
+            '%s' % rp['uuid']
+        )
     current[rc_name] = inv
     return set_all(conn, rp, generation, current), normalized(current)
 
@@ -178,6 +223,7 @@ def delete_one(conn, rp, rc_name):
     current = get_all(conn, rp['id'])
     if rc_name not in current:
         raise exception.NotFound(
-            'No inventory of class %s found for delete' % rc_name)
+            'No inventory of class %s found for delete' % rc_name
+        )
     del current[rc_name]
     return set_all(conn, rp, rp['generation'], current), normalized(current)

@@ -25,7 +25,8 @@ def reshape(conn, inventories, requests):
     unknown = sorted(rc_names - set(rc_ids))
     if unknown:
         raise exception.BadRequest(
-            'Unknown resource class in inventory: %s' % ', '.join(unknown))
+            'Unknown resource class in inventory: %s' % ', '.join(unknown)
+        )
     prepared = allocation.prepare(conn, requests)
     for rp_uuid, (generation, invs) in sorted(inventories.items()):
         try:
@@ -33,9 +34,9 @@ def reshape(conn, inventories, requests):
         except exception.NotFound:
             raise exception.BadRequest(
                 'Resource provider %s in inventories not found.' % rp_uuid,
-                error_code=exception.PROVIDER_NOT_FOUND)
-        new_gen = inventory.set_all(conn, rp, generation, invs,
-                                    rc_ids=rc_ids)
+                error_code=exception.PROVIDER_NOT_FOUND,
+            )
+        new_gen = inventory.set_all(conn, rp, generation, invs, rc_ids=rc_ids)
         if invs:
             # Placement 16 writes a non-empty inventory twice (an interim
             # union of old and new classes before the allocations, the

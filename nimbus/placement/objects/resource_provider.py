@@ -9,37 +9,54 @@ from nimbus.placement.objects import base
 
 _PARENT = m.RP.alias('parent')
 _ROOT = m.RP.alias('root')
-_COLUMNS = (m.RP.c.id, m.RP.c.uuid, m.RP.c.name, m.RP.c.generation,
-            _PARENT.c.uuid.label('parent_provider_uuid'),
-            _ROOT.c.uuid.label('root_provider_uuid'),
-            m.RP.c.created_at, m.RP.c.updated_at,
-            m.RP.c.parent_provider_id, m.RP.c.root_provider_id)
+_COLUMNS = (
+    m.RP.c.id,
+    m.RP.c.uuid,
+    m.RP.c.name,
+    m.RP.c.generation,
+    _PARENT.c.uuid.label('parent_provider_uuid'),
+    _ROOT.c.uuid.label('root_provider_uuid'),
+    m.RP.c.created_at,
+    m.RP.c.updated_at,
+    m.RP.c.parent_provider_id,
+    m.RP.c.root_provider_id,
+)
 
 UNSET = object()
 
 
 def _select():
-    return (sa.select(*_COLUMNS)
-            .select_from(m.RP.outerjoin(
-                _PARENT, _PARENT.c.id == m.RP.c.parent_provider_id)
-                .outerjoin(_ROOT, _ROOT.c.id == m.RP.c.root_provider_id)))
+    return sa.select(*_COLUMNS).select_from(
+        m.RP.outerjoin(
+            _PARENT, _PARENT.c.id == m.RP.c.parent_provider_id
+        ).outerjoin(_ROOT, _ROOT.c.id == m.RP.c.root_provider_id)
+    )
 
 
 # Built once (see objects.base): the statements of the hot paths.
 _GET = _select().where(m.RP.c.uuid == sa.bindparam('b_uuid'))
 _REF = sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation).where(
-    m.RP.c.uuid == sa.bindparam('b_uuid'))
-_PARENT_OF = (sa.select(_PARENT.c.id, _PARENT.c.root_provider_id,
-                        _ROOT.c.uuid, _PARENT.c.uuid)
-              .select_from(_PARENT.join(
-                  _ROOT, _ROOT.c.id == _PARENT.c.root_provider_id))
-              .where(_PARENT.c.uuid == sa.bindparam('b_uuid')))
-_CLASHES = sa.select(m.RP.c.uuid).where(sa.or_(
-    m.RP.c.uuid == sa.bindparam('b_uuid'),
-    m.RP.c.name == sa.bindparam('b_name')))
+    m.RP.c.uuid == sa.bindparam('b_uuid')
+)
+_PARENT_OF = (
+    sa.select(
+        _PARENT.c.id, _PARENT.c.root_provider_id, _ROOT.c.uuid, _PARENT.c.uuid
+    )
+    .select_from(_PARENT.join(_ROOT, _ROOT.c.id == _PARENT.c.root_provider_id))
+    .where(_PARENT.c.uuid == sa.bindparam('b_uuid'))
+)
+_CLASHES = sa.select(m.RP.c.uuid).where(
+    sa.or_(
+        m.RP.c.uuid == sa.bindparam('b_uuid'),
+        m.RP.c.name == sa.bindparam('b_name'),
+    )
+)
 _INSERT = m.RP.insert()
-_SET_ROOT = m.RP.update().where(m.RP.c.id == sa.bindparam('b_id')).values(
-    root_provider_id=sa.bindparam('b_root'))
+_SET_ROOT = (
+    m.RP.update()
+    .where(m.RP.c.id == sa.bindparam('b_id'))
+    .values(root_provider_id=sa.bindparam('b_root'))
+)
 
 
 def _not_found(uuid):
@@ -80,9 +97,13 @@ def get_ref_with(conn, uuid, *columns):
         table = columns[0].table
         stmt = _REF_WITH[key] = (
             sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation, *columns)
-            .select_from(m.RP.outerjoin(
-                table, table.c.resource_provider_id == m.RP.c.id))
-            .where(m.RP.c.uuid == sa.bindparam('b_uuid')))
+            .select_from(
+                m.RP.outerjoin(
+                    table, table.c.resource_provider_id == m.RP.c.id
+                )
+            )
+            .where(m.RP.c.uuid == sa.bindparam('b_uuid'))
+        )
     rows = conn.execute(stmt, {'b_uuid': uuid}).all()
     if not rows:
         raise _not_found(uuid)
@@ -111,26 +132,40 @@ def create(conn, uuid, name, parent_uuid=None):
         parent = conn.execute(_PARENT_OF, {'b_uuid': parent_uuid}).first()
         if parent is None:
             raise exception.BadRequest(
-                'parent provider UUID %s does not exist.' % parent_uuid)
+                'parent provider UUID %s does not exist.' % parent_uuid
+            )
     now = base.utcnow()
     base.take_counter_lock(conn)
     try:
-        rp_id = conn.execute(_INSERT, {
-            'uuid': uuid, 'name': name, 'generation': 0,
-            'parent_provider_id': parent[0] if parent else None,
-            'root_provider_id': parent[1] if parent else None,
-            'created_at': now, 'updated_at': now}).inserted_primary_key[0]
+        rp_id = conn.execute(
+            _INSERT,
+            {
+                'uuid': uuid,
+                'name': name,
+                'generation': 0,
+                'parent_provider_id': parent[0] if parent else None,
+                'root_provider_id': parent[1] if parent else None,
+                'created_at': now,
+                'updated_at': now,
+            },
+        ).inserted_primary_key[0]
     except sa_exc.IntegrityError as exc:
         raise _Clash() from exc
     if parent is None:
         conn.execute(_SET_ROOT, {'b_id': rp_id, 'b_root': rp_id})
     # Everything the row holds is known: no need to read it back.
-    return {'id': rp_id, 'uuid': uuid, 'name': name, 'generation': 0,
-            'parent_provider_uuid': parent[3] if parent else None,
-            'root_provider_uuid': parent[2] if parent else uuid,
-            'created_at': now, 'updated_at': now,
-            'parent_provider_id': parent[0] if parent else None,
-            'root_provider_id': parent[1] if parent else rp_id}
+    return {
+        'id': rp_id,
+        'uuid': uuid,
+        'name': name,
+        'generation': 0,
+        'parent_provider_uuid': parent[3] if parent else None,
+        'root_provider_uuid': parent[2] if parent else uuid,
+        'created_at': now,
+        'updated_at': now,
+        'parent_provider_id': parent[0] if parent else None,
+        'root_provider_id': parent[1] if parent else rp_id,
+    }
 
 
 def create_in(pdb, uuid, name, parent_uuid=None):
@@ -141,35 +176,48 @@ def create_in(pdb, uuid, name, parent_uuid=None):
     try:
         return pdb.write(create, uuid, name, parent_uuid, late_lock=True)
     except _Clash:
-        clashes = pdb.read(lambda conn: [r[0] for r in conn.execute(
-            _CLASHES, {'b_uuid': uuid, 'b_name': name})])
+        clashes = pdb.read(
+            lambda conn: [
+                r[0]
+                for r in conn.execute(
+                    _CLASHES, {'b_uuid': uuid, 'b_name': name}
+                )
+            ]
+        )
     if uuid in clashes:
         raise exception.Conflict(
             'Conflicting resource provider uuid: %s already exists.' % uuid,
-            error_code=exception.DUPLICATE_NAME)
+            error_code=exception.DUPLICATE_NAME,
+        )
     if clashes:
         raise exception.DuplicateName(
-            'Conflicting resource provider name: %s already exists.' % name)
+            'Conflicting resource provider name: %s already exists.' % name
+        )
     # Neither is taken now: the parent went away meanwhile (its foreign
     # key), or the clashing provider was deleted since.
     raise exception.ConcurrentUpdate(what='resource provider')
 
 
 def _check_name_free(conn, name, own_id=None):
-    row = conn.execute(sa.select(m.RP.c.id).where(m.RP.c.name == name))\
-        .first()
+    row = conn.execute(sa.select(m.RP.c.id).where(m.RP.c.name == name)).first()
     if row is not None and row[0] != own_id:
         raise exception.DuplicateName(
-            'Conflicting resource provider name: %s already exists.' % name)
+            'Conflicting resource provider name: %s already exists.' % name
+        )
 
 
 def _descendants(conn, rp_id):
     found = [rp_id]
     frontier = [rp_id]
     while frontier:
-        frontier = [r[0] for r in conn.execute(
-            sa.select(m.RP.c.id).where(
-                m.RP.c.parent_provider_id.in_(frontier)))]
+        frontier = [
+            r[0]
+            for r in conn.execute(
+                sa.select(m.RP.c.id).where(
+                    m.RP.c.parent_provider_id.in_(frontier)
+                )
+            )
+        ]
         found.extend(frontier)
     return found
 
@@ -185,33 +233,41 @@ def update(conn, uuid, name, parent_uuid=UNSET, allow_reparent=False):
     _check_name_free(conn, name, rp['id'])
     values = {'name': name, 'updated_at': base.utcnow()}
     new_root = None
-    if parent_uuid is not UNSET and \
-            parent_uuid != rp['parent_provider_uuid']:
+    if parent_uuid is not UNSET and parent_uuid != rp['parent_provider_uuid']:
         if rp['parent_provider_uuid'] is not None and not allow_reparent:
             if parent_uuid is None:
                 raise exception.BadRequest(
-                    'Un-parenting a provider is not currently allowed.')
+                    'Un-parenting a provider is not currently allowed.'
+                )
             raise exception.BadRequest(
-                'Re-parenting a provider is not currently allowed.')
+                'Re-parenting a provider is not currently allowed.'
+            )
         subtree = _descendants(conn, rp['id'])
         if parent_uuid is None:
             values['parent_provider_id'] = None
             new_root = rp['id']
         else:
             parent = conn.execute(
-                sa.select(m.RP.c.id, m.RP.c.root_provider_id)
-                .where(m.RP.c.uuid == parent_uuid)).first()
+                sa.select(m.RP.c.id, m.RP.c.root_provider_id).where(
+                    m.RP.c.uuid == parent_uuid
+                )
+            ).first()
             if parent is None:
                 raise exception.BadRequest(
-                    'parent provider UUID %s does not exist.' % parent_uuid)
+                    'parent provider UUID %s does not exist.' % parent_uuid
+                )
             if parent[0] in subtree:
                 raise exception.BadRequest(
-                    'creating loop in the provider tree is not allowed.')
+                    'creating loop in the provider tree is not allowed.'
+                )
             values['parent_provider_id'] = parent[0]
             new_root = parent[1]
         if new_root != rp['root_provider_id']:
-            conn.execute(m.RP.update().where(m.RP.c.id.in_(subtree))
-                         .values(root_provider_id=new_root))
+            conn.execute(
+                m.RP.update()
+                .where(m.RP.c.id.in_(subtree))
+                .values(root_provider_id=new_root)
+            )
     conn.execute(m.RP.update().where(m.RP.c.id == rp['id']).values(**values))
     return get(conn, uuid)
 
@@ -219,18 +275,26 @@ def update(conn, uuid, name, parent_uuid=UNSET, allow_reparent=False):
 def delete(conn, uuid):
     rp = get(conn, uuid)
     rp_id = rp['id']
-    if conn.execute(sa.select(m.RP.c.id).where(
-            m.RP.c.parent_provider_id == rp_id).limit(1)).first():
+    if conn.execute(
+        sa.select(m.RP.c.id).where(m.RP.c.parent_provider_id == rp_id).limit(1)
+    ).first():
         raise exception.Conflict(
             'Unable to delete parent resource provider %s: It has child '
             'resource providers.' % uuid,
-            error_code=exception.PROVIDER_CANNOT_DELETE_PARENT)
-    if conn.execute(sa.select(m.ALLOC.c.id).where(
-            m.ALLOC.c.resource_provider_id == rp_id).limit(1)).first():
+            error_code=exception.PROVIDER_CANNOT_DELETE_PARENT,
+        )
+    if conn.execute(
+        sa.select(m.ALLOC.c.id)
+        .where(m.ALLOC.c.resource_provider_id == rp_id)
+        .limit(1)
+    ).first():
         raise exception.Conflict(
             'Unable to delete resource provider %s: Resource provider has '
-            'allocations.' % uuid, error_code=exception.PROVIDER_IN_USE)
+            'allocations.' % uuid,
+            error_code=exception.PROVIDER_IN_USE,
+        )
     for table in (m.INV, m.RPT, m.RPA):
-        conn.execute(table.delete().where(
-            table.c.resource_provider_id == rp_id))
+        conn.execute(
+            table.delete().where(table.c.resource_provider_id == rp_id)
+        )
     conn.execute(m.RP.delete().where(m.RP.c.id == rp_id))

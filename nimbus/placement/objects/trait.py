@@ -14,17 +14,24 @@ def sync_standard(conn):
     """Add missing standard traits; drop unused ones no longer standard."""
     have = {r[0] for r in conn.execute(sa.select(m.TRAIT.c.name))}
     now = base.utcnow()
-    missing = [{'name': n, 'created_at': now} for n in STANDARD
-               if n not in have]
+    missing = [
+        {'name': n, 'created_at': now} for n in STANDARD if n not in have
+    ]
     if missing:
         conn.execute(m.TRAIT.insert(), missing)
     std = set(STANDARD)
-    stale = [n for n in have if n not in std and
-             not n.startswith(os_traits.CUSTOM_NAMESPACE)]
+    stale = [
+        n
+        for n in have
+        if n not in std and not n.startswith(os_traits.CUSTOM_NAMESPACE)
+    ]
     if stale:
         used = sa.select(m.RPT.c.trait_id)
-        conn.execute(m.TRAIT.delete().where(m.TRAIT.c.name.in_(stale))
-                     .where(m.TRAIT.c.id.not_in(used)))
+        conn.execute(
+            m.TRAIT.delete()
+            .where(m.TRAIT.c.name.in_(stale))
+            .where(m.TRAIT.c.id.not_in(used))
+        )
 
 
 def list_names(conn, names=None, prefix=None, associated=None):
@@ -32,18 +39,22 @@ def list_names(conn, names=None, prefix=None, associated=None):
     if names is not None:
         query = query.where(m.TRAIT.c.name.in_(list(names)))
     if prefix is not None:
-        query = query.where(m.TRAIT.c.name.startswith(prefix,
-                                                      autoescape=True))
+        query = query.where(m.TRAIT.c.name.startswith(prefix, autoescape=True))
     if associated is not None:
         used = sa.select(m.RPT.c.trait_id)
-        query = query.where(m.TRAIT.c.id.in_(used) if associated
-                            else m.TRAIT.c.id.not_in(used))
+        query = query.where(
+            m.TRAIT.c.id.in_(used) if associated else m.TRAIT.c.id.not_in(used)
+        )
     return [r[0] for r in conn.execute(query)]
 
 
 def exists(conn, name):
-    return conn.execute(sa.select(m.TRAIT.c.id).where(
-        m.TRAIT.c.name == name)).first() is not None
+    return (
+        conn.execute(
+            sa.select(m.TRAIT.c.id).where(m.TRAIT.c.name == name)
+        ).first()
+        is not None
+    )
 
 
 def ensure(conn, name):
@@ -57,33 +68,38 @@ def ensure(conn, name):
 def delete(conn, name):
     if not name.startswith(os_traits.CUSTOM_NAMESPACE):
         raise exception.BadRequest('Cannot delete standard trait %s.' % name)
-    row = conn.execute(sa.select(m.TRAIT.c.id).where(
-        m.TRAIT.c.name == name)).first()
+    row = conn.execute(
+        sa.select(m.TRAIT.c.id).where(m.TRAIT.c.name == name)
+    ).first()
     if row is None:
         raise exception.NotFound('No such trait(s): %s.' % name)
-    if conn.execute(sa.select(m.RPT.c.trait_id).where(
-            m.RPT.c.trait_id == row[0]).limit(1)).first():
+    if conn.execute(
+        sa.select(m.RPT.c.trait_id).where(m.RPT.c.trait_id == row[0]).limit(1)
+    ).first():
         raise exception.Conflict(
-            'The trait %s is in use by a resource provider.' % name)
+            'The trait %s is in use by a resource provider.' % name
+        )
     conn.execute(m.TRAIT.delete().where(m.TRAIT.c.id == row[0]))
 
 
 # Built once (see objects.base).
-_PROVIDER_TRAITS = (sa.select(m.TRAIT.c.name)
-                    .select_from(m.RPT.join(m.TRAIT,
-                                            m.TRAIT.c.id == m.RPT.c.trait_id))
-                    .where(m.RPT.c.resource_provider_id ==
-                           sa.bindparam('b_rp')))
+_PROVIDER_TRAITS = (
+    sa.select(m.TRAIT.c.name)
+    .select_from(m.RPT.join(m.TRAIT, m.TRAIT.c.id == m.RPT.c.trait_id))
+    .where(m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
+)
 _TRAIT_IDS = sa.select(m.RPT.c.trait_id).where(
-    m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
+    m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
+)
 _INSERT_RPT = m.RPT.insert()
 # For resource_provider.get_ref_with: a provider's trait ids.
 PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
 
 
 def provider_traits(conn, rp_id):
-    return sorted(r[0] for r in conn.execute(_PROVIDER_TRAITS,
-                                             {'b_rp': rp_id}))
+    return sorted(
+        r[0] for r in conn.execute(_PROVIDER_TRAITS, {'b_rp': rp_id})
+    )
 
 
 def set_provider_traits(conn, rp_id, generation, names, have=None):
@@ -95,8 +111,9 @@ def set_provider_traits(conn, rp_id, generation, names, have=None):
     ids = base.name_ids(conn, m.TRAIT, names)
     missing = sorted(set(names) - set(ids))
     if missing:
-        raise exception.BadRequest('No such trait(s): %s.' %
-                                   ', '.join(missing))
+        raise exception.BadRequest(
+            'No such trait(s): %s.' % ', '.join(missing)
+        )
     # Read before the generation compare-and-swap: if that succeeds, no
     # one changed the traits in between (every change moves it).
     if have is None:
@@ -106,19 +123,24 @@ def set_provider_traits(conn, rp_id, generation, names, have=None):
     if have == want:
         # Nothing changes: the generation is checked, not moved (as in
         # OpenStack Placement).
-        current = conn.execute(sa.select(m.RP.c.generation).where(
-            m.RP.c.id == rp_id)).scalar()
+        current = conn.execute(
+            sa.select(m.RP.c.generation).where(m.RP.c.id == rp_id)
+        ).scalar()
         if current != generation:
             raise exception.ConcurrentUpdate(what='The resource provider')
         return generation
     new_gen = base.increment_generation(conn, rp_id, generation)
     gone = have - want
     if gone:
-        conn.execute(m.RPT.delete()
-                     .where(m.RPT.c.resource_provider_id == rp_id)
-                     .where(m.RPT.c.trait_id.in_(gone)))
+        conn.execute(
+            m.RPT.delete()
+            .where(m.RPT.c.resource_provider_id == rp_id)
+            .where(m.RPT.c.trait_id.in_(gone))
+        )
     added = want - have
     if added:
-        conn.execute(_INSERT_RPT, [
-            {'resource_provider_id': rp_id, 'trait_id': t} for t in added])
+        conn.execute(
+            _INSERT_RPT,
+            [{'resource_provider_id': rp_id, 'trait_id': t} for t in added],
+        )
     return new_gen

@@ -7,35 +7,47 @@ from nimbus.placement.db import models as m
 
 def for_provider(conn, rp_id):
     """``{rc: used}`` for every class the provider has inventory of."""
-    names = dict(conn.execute(
-        sa.select(m.INV.c.resource_class_id, m.RC.c.name)
-        .select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
-        .where(m.INV.c.resource_provider_id == rp_id)).all())
-    used = dict(conn.execute(
-        sa.select(m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
-        .where(m.ALLOC.c.resource_provider_id == rp_id)
-        .group_by(m.ALLOC.c.resource_class_id)).all())
-    out = {name: int(used.get(rc_id, 0) or 0) for rc_id, name in
-           names.items()}
+    names = dict(
+        conn.execute(
+            sa.select(m.INV.c.resource_class_id, m.RC.c.name)
+            .select_from(
+                m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id)
+            )
+            .where(m.INV.c.resource_provider_id == rp_id)
+        ).all()
+    )
+    used = dict(
+        conn.execute(
+            sa.select(m.ALLOC.c.resource_class_id, sa.func.sum(m.ALLOC.c.used))
+            .where(m.ALLOC.c.resource_provider_id == rp_id)
+            .group_by(m.ALLOC.c.resource_class_id)
+        ).all()
+    )
+    out = {name: int(used.get(rc_id, 0) or 0) for rc_id, name in names.items()}
     for rc_id, amount in used.items():
         if rc_id not in names:
-            name = conn.execute(sa.select(m.RC.c.name).where(
-                m.RC.c.id == rc_id)).scalar()
+            name = conn.execute(
+                sa.select(m.RC.c.name).where(m.RC.c.id == rc_id)
+            ).scalar()
             out[name] = int(amount)
     return out
 
 
 def for_project(conn, project_id, user_id=None, consumer_type=None):
     """Rows ``(consumer_type or None, consumer uuid, rc, used)``."""
-    query = (sa.select(m.CTYPE.c.name, m.CONSUMER.c.uuid, m.RC.c.name,
-                       m.ALLOC.c.used)
-             .select_from(
-                 m.ALLOC.join(m.CONSUMER,
-                              m.CONSUMER.c.uuid == m.ALLOC.c.consumer_id)
-                 .join(m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id)
-                 .outerjoin(m.CTYPE,
-                            m.CTYPE.c.id == m.CONSUMER.c.consumer_type_id))
-             .where(m.CONSUMER.c.project_id == project_id))
+    query = (
+        sa.select(
+            m.CTYPE.c.name, m.CONSUMER.c.uuid, m.RC.c.name, m.ALLOC.c.used
+        )
+        .select_from(
+            m.ALLOC.join(
+                m.CONSUMER, m.CONSUMER.c.uuid == m.ALLOC.c.consumer_id
+            )
+            .join(m.RC, m.RC.c.id == m.ALLOC.c.resource_class_id)
+            .outerjoin(m.CTYPE, m.CTYPE.c.id == m.CONSUMER.c.consumer_type_id)
+        )
+        .where(m.CONSUMER.c.project_id == project_id)
+    )
     if user_id is not None:
         query = query.where(m.CONSUMER.c.user_id == user_id)
     if consumer_type == 'unknown':

@@ -5,31 +5,52 @@ import copy
 from nimbus.placement.schemas.common import UUID_RE
 from nimbus.placement.schemas import inventory
 
-RESOURCES = {'type': 'object', 'minProperties': 1,
-             'patternProperties': {'^[A-Z0-9_]+$': {
-                 'type': 'integer', 'minimum': 1,
-                 'maximum': inventory.MAX_INT}},
-             'additionalProperties': False}
+RESOURCES = {
+    'type': 'object',
+    'minProperties': 1,
+    'patternProperties': {
+        '^[A-Z0-9_]+$': {
+            'type': 'integer',
+            'minimum': 1,
+            'maximum': inventory.MAX_INT,
+        }
+    },
+    'additionalProperties': False,
+}
 _ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
-CONSUMER_TYPE = {'type': 'string', 'pattern': '^[A-Z0-9_]+$',
-                 'minLength': 1, 'maxLength': 255}
+CONSUMER_TYPE = {
+    'type': 'string',
+    'pattern': '^[A-Z0-9_]+$',
+    'minLength': 1,
+    'maxLength': 255,
+}
 CONSUMER_GENERATION = {'type': ['integer', 'null']}
 
 PUT_1_0 = {
     'type': 'object',
     'properties': {
         'allocations': {
-            'type': 'array', 'minItems': 1,
-            'items': {'type': 'object', 'properties': {
-                'resource_provider': {
-                    'type': 'object',
-                    'properties': {'uuid': {'type': 'string',
-                                            'pattern': UUID_RE}},
-                    'required': ['uuid'], 'additionalProperties': False},
-                'resources': RESOURCES},
+            'type': 'array',
+            'minItems': 1,
+            'items': {
+                'type': 'object',
+                'properties': {
+                    'resource_provider': {
+                        'type': 'object',
+                        'properties': {
+                            'uuid': {'type': 'string', 'pattern': UUID_RE}
+                        },
+                        'required': ['uuid'],
+                        'additionalProperties': False,
+                    },
+                    'resources': RESOURCES,
+                },
                 'required': ['resource_provider', 'resources'],
-                'additionalProperties': False}},
-        'project_id': _ID, 'user_id': _ID,
+                'additionalProperties': False,
+            },
+        },
+        'project_id': _ID,
+        'user_id': _ID,
     },
     'required': ['allocations'],
     'additionalProperties': False,
@@ -38,18 +59,28 @@ PUT_1_8 = copy.deepcopy(PUT_1_0)
 PUT_1_8['required'] += ['project_id', 'user_id']
 
 ALLOCATIONS_DICT = {
-    'type': 'object', 'minProperties': 1,
-    'patternProperties': {UUID_RE: {
-        'type': 'object',
-        'properties': {'resources': RESOURCES,
-                       'generation': {'type': 'integer'}},
-        'required': ['resources'], 'additionalProperties': False}},
+    'type': 'object',
+    'minProperties': 1,
+    'patternProperties': {
+        UUID_RE: {
+            'type': 'object',
+            'properties': {
+                'resources': RESOURCES,
+                'generation': {'type': 'integer'},
+            },
+            'required': ['resources'],
+            'additionalProperties': False,
+        }
+    },
     'additionalProperties': False,
 }
 PUT_1_12 = {
     'type': 'object',
-    'properties': {'allocations': ALLOCATIONS_DICT,
-                   'project_id': _ID, 'user_id': _ID},
+    'properties': {
+        'allocations': ALLOCATIONS_DICT,
+        'project_id': _ID,
+        'user_id': _ID,
+    },
     'required': ['allocations', 'project_id', 'user_id'],
     'additionalProperties': False,
 }
@@ -60,10 +91,15 @@ PUT_1_28['required'].append('consumer_generation')
 # 1.34: the request group -> providers mappings of an allocation request
 # may be sent back as they came from GET /allocation_candidates; they are
 # accepted and not stored.
-MAPPINGS = {'type': 'object', 'minProperties': 1,
-            'additionalProperties': {
-                'type': 'array', 'minItems': 1,
-                'items': {'type': 'string', 'pattern': UUID_RE}}}
+MAPPINGS = {
+    'type': 'object',
+    'minProperties': 1,
+    'additionalProperties': {
+        'type': 'array',
+        'minItems': 1,
+        'items': {'type': 'string', 'pattern': UUID_RE},
+    },
+}
 PUT_1_34 = copy.deepcopy(PUT_1_28)
 PUT_1_34['properties']['mappings'] = MAPPINGS
 PUT_1_38 = copy.deepcopy(PUT_1_34)
@@ -72,9 +108,13 @@ PUT_1_38['required'].append('consumer_type')
 
 
 def put_schema(version):
-    for v, schema in (((1, 38), PUT_1_38), ((1, 34), PUT_1_34),
-                      ((1, 28), PUT_1_28),
-                      ((1, 12), PUT_1_12), ((1, 8), PUT_1_8)):
+    for v, schema in (
+        ((1, 38), PUT_1_38),
+        ((1, 34), PUT_1_34),
+        ((1, 28), PUT_1_28),
+        ((1, 12), PUT_1_12),
+        ((1, 8), PUT_1_8),
+    ):
         if version >= v:
             return schema
     return PUT_1_0
@@ -83,9 +123,12 @@ def put_schema(version):
 def _post(one):
     one = copy.deepcopy(one)
     one['properties']['allocations']['minProperties'] = 0
-    return {'type': 'object', 'minProperties': 1,
-            'patternProperties': {UUID_RE: one},
-            'additionalProperties': False}
+    return {
+        'type': 'object',
+        'minProperties': 1,
+        'patternProperties': {UUID_RE: one},
+        'additionalProperties': False,
+    }
 
 
 POST_1_13 = _post(PUT_1_12)
@@ -111,10 +154,12 @@ def _reshaper(post):
     return {
         'type': 'object',
         'properties': {
-            'inventories': {'type': 'object',
-                            'patternProperties': {UUID_RE: invs},
-                            'minProperties': 1,
-                            'additionalProperties': False},
+            'inventories': {
+                'type': 'object',
+                'patternProperties': {UUID_RE: invs},
+                'minProperties': 1,
+                'additionalProperties': False,
+            },
             'allocations': alloc,
         },
         'required': ['inventories', 'allocations'],

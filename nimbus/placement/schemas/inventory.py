@@ -13,7 +13,7 @@ BASE_INVENTORY = {
         'max_unit': {'type': 'integer', 'maximum': MAX_INT, 'minimum': 1},
         'step_size': {'type': 'integer', 'maximum': MAX_INT, 'minimum': 1},
         # No lower bound: the capacity check decides (as Placement).
-        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e+38},
+        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e38},
     },
     'required': ['total', 'resource_provider_generation'],
     'additionalProperties': False,

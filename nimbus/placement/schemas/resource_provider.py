@@ -15,7 +15,8 @@ POST_1_0 = {
 }
 POST_1_14 = copy.deepcopy(POST_1_0)
 POST_1_14['properties']['parent_provider_uuid'] = {
-    'anyOf': [{'type': 'string', 'pattern': UUID_RE}, {'type': 'null'}]}
+    'anyOf': [{'type': 'string', 'pattern': UUID_RE}, {'type': 'null'}]
+}
 
 PUT_1_0 = copy.deepcopy(POST_1_0)
 del PUT_1_0['properties']['uuid']
@@ -23,9 +24,13 @@ PUT_1_14 = copy.deepcopy(POST_1_14)
 del PUT_1_14['properties']['uuid']
 
 # Query parameters allowed on GET /resource_providers, by microversion.
-LIST_PARAMS = [((1, 0), ('name', 'uuid')), ((1, 3), ('member_of',)),
-               ((1, 4), ('resources',)), ((1, 14), ('in_tree',)),
-               ((1, 18), ('required',))]
+LIST_PARAMS = [
+    ((1, 0), ('name', 'uuid')),
+    ((1, 3), ('member_of',)),
+    ((1, 4), ('resources',)),
+    ((1, 14), ('in_tree',)),
+    ((1, 18), ('required',)),
+]
 
 
 def list_params(version):

@@ -17,14 +17,14 @@ class SameHostFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def is_enabled_for(self, spec):
-        return bool(spec.hint_list("same_host"))
+        return bool(spec.hint_list('same_host'))
 
     def host_passes(self, host_state, spec):
         instances = host_state.instances
-        return any(u in instances for u in spec.hint_list("same_host"))
+        return any(u in instances for u in spec.hint_list('same_host'))
 
     def reject_reason(self, host_state, spec):
-        return "host runs none of the same_host instances"
+        return 'host runs none of the same_host instances'
 
 
 class DifferentHostFilter(BaseHostFilter):
@@ -37,14 +37,16 @@ class DifferentHostFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def is_enabled_for(self, spec):
-        return bool(spec.hint_list("different_host"))
+        return bool(spec.hint_list('different_host'))
 
     def host_passes(self, host_state, spec):
         instances = host_state.instances
-        return not any(u in instances for u in spec.hint_list("different_host"))
+        return not any(
+            u in instances for u in spec.hint_list('different_host')
+        )
 
     def reject_reason(self, host_state, spec):
-        return "host runs one of the different_host instances"
+        return 'host runs one of the different_host instances'
 
 
 class SimpleCIDRAffinityFilter(BaseHostFilter):
@@ -57,18 +59,20 @@ class SimpleCIDRAffinityFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def is_enabled_for(self, spec):
-        return bool(spec.get_hint("build_near_host_ip"))
+        return bool(spec.get_hint('build_near_host_ip'))
 
     def _network(self, spec):
-        ip = spec.get_hint("build_near_host_ip")
-        cidr = spec.get_hint("cidr") or "/0"
-        return ipaddress.ip_network(f"{ip}{cidr}", strict=False)
+        ip = spec.get_hint('build_near_host_ip')
+        cidr = spec.get_hint('cidr') or '/0'
+        return ipaddress.ip_network(f'{ip}{cidr}', strict=False)
 
     def host_passes(self, host_state, spec):
         if not host_state.host_ip:
             return False
         try:
-            return ipaddress.ip_address(host_state.host_ip) in self._network(spec)
+            return ipaddress.ip_address(host_state.host_ip) in self._network(
+                spec
+            )
         except ValueError:
             return False
 
@@ -76,8 +80,8 @@ class SimpleCIDRAffinityFilter(BaseHostFilter):
         try:
             net = self._network(spec)
         except ValueError:
-            return "build_near_host_ip/cidr hint is not a valid network"
-        return f"host_ip {host_state.host_ip} is outside {net}"
+            return 'build_near_host_ip/cidr hint is not a valid network'
+        return f'host_ip {host_state.host_ip} is outside {net}'
 
 
 def _group(spec, policy):
@@ -107,11 +111,11 @@ class ServerGroupAntiAffinityFilter(BaseHostFilter):
     depends_on_request_progress = True
 
     def is_enabled_for(self, spec):
-        return _group(spec, "anti-affinity") is not None
+        return _group(spec, 'anti-affinity') is not None
 
     def _max(self, group):
         try:
-            return int((group.rules or {}).get("max_server_per_host", 1))
+            return int((group.rules or {}).get('max_server_per_host', 1))
         except (TypeError, ValueError):
             return 1
 
@@ -131,16 +135,21 @@ class ServerGroupAntiAffinityFilter(BaseHostFilter):
         out = []
         for h in hosts:
             inst = h.instances
-            n = sum(1 for m in members if m in inst) if len(members) < len(inst) else \
-                sum(1 for u in inst if u in members)
+            n = (
+                sum(1 for m in members if m in inst)
+                if len(members) < len(inst)
+                else sum(1 for u in inst if u in members)
+            )
             if max(n, used.get(h.host, 0)) < limit:
                 out.append(h)
         return out
 
     def reject_reason(self, host_state, spec):
         group = spec.instance_group
-        return (f"host already has {group_count_on_host(group, host_state)} members of "
-                f"anti-affinity group {group.name or group.uuid} (max {self._max(group)})")
+        return (
+            f'host already has {group_count_on_host(group, host_state)} members of '
+            f'anti-affinity group {group.name or group.uuid} (max {self._max(group)})'
+        )
 
 
 class ServerGroupAffinityFilter(BaseHostFilter):
@@ -154,7 +163,7 @@ class ServerGroupAffinityFilter(BaseHostFilter):
     depends_on_request_progress = True
 
     def is_enabled_for(self, spec):
-        return _group(spec, "affinity") is not None
+        return _group(spec, 'affinity') is not None
 
     def host_passes(self, host_state, spec):
         hosts = spec.instance_group.hosts
@@ -167,4 +176,4 @@ class ServerGroupAffinityFilter(BaseHostFilter):
         return [h for h in hosts if h.host in group_hosts]
 
     def reject_reason(self, host_state, spec):
-        return f"affinity group members are on {sorted(set(spec.instance_group.hosts))}"
+        return f'affinity group members are on {sorted(set(spec.instance_group.hosts))}'

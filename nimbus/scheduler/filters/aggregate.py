@@ -7,13 +7,13 @@ from __future__ import annotations
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
 from nimbus.extra_specs.ops import Requirement
 
-_SCOPE = "aggregate_instance_extra_specs"
+_SCOPE = 'aggregate_instance_extra_specs'
 
 
 def _split(values):
     out = set()
     for v in values:
-        out.update(x.strip() for x in str(v).split(","))
+        out.update(x.strip() for x in str(v).split(','))
     return out
 
 
@@ -32,14 +32,15 @@ class AggregateInstanceExtraSpecsFilter(BaseHostFilter):
         def compute():
             out = []
             for key, value in spec.flavor.extra_specs.items():
-                parts = key.split(":", 1)
+                parts = key.split(':', 1)
                 if len(parts) == 2:
                     if parts[0] != _SCOPE:
                         continue
                     key = parts[1]
                 out.append((key, Requirement(value)))
             return out
-        return cached(spec, "agg_extra_specs", compute)
+
+        return cached(spec, 'agg_extra_specs', compute)
 
     def is_enabled_for(self, spec):
         return bool(self._reqs(spec))
@@ -57,14 +58,14 @@ class AggregateInstanceExtraSpecsFilter(BaseHostFilter):
         for key, req in self._reqs(spec):
             values = meta.get(key)
             if not values:
-                return f"no aggregate of the host sets {key!r}"
+                return f'no aggregate of the host sets {key!r}'
             if not any(req.matches(v) for v in _split(values)):
-                return f"aggregate {key}={sorted(values)} does not match {req.text!r}"
-        return "passes"
+                return f'aggregate {key}={sorted(values)} does not match {req.text!r}'
+        return 'passes'
 
 
 class _AggregateResourceFilter(BaseHostFilter):
-    ratio_key = ""
+    ratio_key = ''
 
     def _room(self, host_state):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -80,8 +81,10 @@ class _AggregateResourceFilter(BaseHostFilter):
 
     def reject_reason(self, host_state, spec):
         total, used, ratio = self._room(host_state)
-        return (f"needs {self._needed(spec)}, host has {total * ratio - used:g} free "
-                f"({self.ratio_key} {ratio:g})")
+        return (
+            f'needs {self._needed(spec)}, host has {total * ratio - used:g} free '
+            f'({self.ratio_key} {ratio:g})'
+        )
 
 
 class AggregateCoreFilter(_AggregateResourceFilter):
@@ -92,11 +95,14 @@ class AggregateCoreFilter(_AggregateResourceFilter):
     ``cpu_allocation_ratio=2.0`` on a 16-core host allows 32 vCPUs.
     """
 
-    ratio_key = "cpu_allocation_ratio"
+    ratio_key = 'cpu_allocation_ratio'
 
     def _room(self, h):
-        return h.vcpus_total, h.vcpus_used, h.aggregate_min(self.ratio_key,
-                                                           h.cpu_allocation_ratio)
+        return (
+            h.vcpus_total,
+            h.vcpus_used,
+            h.aggregate_min(self.ratio_key, h.cpu_allocation_ratio),
+        )
 
     def _needed(self, spec):
         return spec.flavor.vcpus
@@ -110,11 +116,14 @@ class AggregateRamFilter(_AggregateResourceFilter):
     ``ram_allocation_ratio=1.0`` forbids RAM overcommit in that aggregate.
     """
 
-    ratio_key = "ram_allocation_ratio"
+    ratio_key = 'ram_allocation_ratio'
 
     def _room(self, h):
-        return h.memory_mb, h.memory_mb_used, h.aggregate_min(self.ratio_key,
-                                                             h.ram_allocation_ratio)
+        return (
+            h.memory_mb,
+            h.memory_mb_used,
+            h.aggregate_min(self.ratio_key, h.ram_allocation_ratio),
+        )
 
     def _needed(self, spec):
         return spec.flavor.memory_mb
@@ -128,14 +137,17 @@ class AggregateDiskFilter(_AggregateResourceFilter):
     ``disk_allocation_ratio=1.5``.
     """
 
-    ratio_key = "disk_allocation_ratio"
+    ratio_key = 'disk_allocation_ratio'
 
     def is_enabled_for(self, spec):
         return not spec.is_bfv or spec.flavor.ephemeral_gb or spec.flavor.swap
 
     def _room(self, h):
-        return h.local_gb, h.local_gb_used, h.aggregate_min(self.ratio_key,
-                                                           h.disk_allocation_ratio)
+        return (
+            h.local_gb,
+            h.local_gb_used,
+            h.aggregate_min(self.ratio_key, h.disk_allocation_ratio),
+        )
 
     def _needed(self, spec):
         f = spec.flavor
@@ -153,14 +165,16 @@ class AggregateNumInstancesFilter(BaseHostFilter):
     """
 
     def _limit(self, h):
-        return h.aggregate_min("max_instances_per_host",
-                               self.conf.filter_scheduler.max_instances_per_host)
+        return h.aggregate_min(
+            'max_instances_per_host',
+            self.conf.filter_scheduler.max_instances_per_host,
+        )
 
     def host_passes(self, host_state, spec):
         return host_state.num_instances < self._limit(host_state)
 
     def reject_reason(self, host_state, spec):
-        return f"host has {host_state.num_instances} instances, limit {self._limit(host_state):g}"
+        return f'host has {host_state.num_instances} instances, limit {self._limit(host_state):g}'
 
 
 class AggregateIoOpsFilter(BaseHostFilter):
@@ -173,14 +187,16 @@ class AggregateIoOpsFilter(BaseHostFilter):
     """
 
     def _limit(self, h):
-        return h.aggregate_min("max_io_ops_per_host",
-                               self.conf.filter_scheduler.max_io_ops_per_host)
+        return h.aggregate_min(
+            'max_io_ops_per_host',
+            self.conf.filter_scheduler.max_io_ops_per_host,
+        )
 
     def host_passes(self, host_state, spec):
         return host_state.num_io_ops < self._limit(host_state)
 
     def reject_reason(self, host_state, spec):
-        return f"host has {host_state.num_io_ops} I/O operations, limit {self._limit(host_state):g}"
+        return f'host has {host_state.num_io_ops} I/O operations, limit {self._limit(host_state):g}'
 
 
 class AggregateTypeAffinityFilter(BaseHostFilter):
@@ -194,20 +210,22 @@ class AggregateTypeAffinityFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def host_passes(self, host_state, spec):
-        values = host_state.aggregate_metadata.get("instance_type")
+        values = host_state.aggregate_metadata.get('instance_type')
         if not values:
             return True
         return spec.flavor.name in _split(values)
 
     def reject_reason(self, host_state, spec):
-        values = sorted(_split(host_state.aggregate_metadata.get("instance_type", ())))
-        return f"aggregate allows flavors {values}, not {spec.flavor.name!r}"
+        values = sorted(
+            _split(host_state.aggregate_metadata.get('instance_type', ()))
+        )
+        return f'aggregate allows flavors {values}, not {spec.flavor.name!r}'
 
 
 def _tenant_values(meta):
     out = set()
     for key, values in meta.items():
-        if key == "filter_tenant_id" or key.startswith("filter_tenant_id"):
+        if key == 'filter_tenant_id' or key.startswith('filter_tenant_id'):
             out |= _split(values)
     return out
 
@@ -229,7 +247,7 @@ class AggregateMultiTenancyIsolation(BaseHostFilter):
         return not allowed or spec.project_id in allowed
 
     def reject_reason(self, host_state, spec):
-        return (f"host is reserved for projects {sorted(_tenant_values(host_state.aggregate_metadata))}")
+        return f'host is reserved for projects {sorted(_tenant_values(host_state.aggregate_metadata))}'
 
 
 class AggregateImagePropertiesIsolation(BaseHostFilter):
@@ -250,7 +268,11 @@ class AggregateImagePropertiesIsolation(BaseHostFilter):
     def _mismatch(self, host_state, spec):
         fs = self.conf.filter_scheduler
         ns = fs.aggregate_image_properties_isolation_namespace
-        prefix = f"{ns}{fs.aggregate_image_properties_isolation_separator}" if ns else None
+        prefix = (
+            f'{ns}{fs.aggregate_image_properties_isolation_separator}'
+            if ns
+            else None
+        )
         props = spec.image_props
         for key, values in host_state.aggregate_metadata.items():
             if prefix and not key.startswith(prefix):
@@ -272,5 +294,5 @@ class AggregateImagePropertiesIsolation(BaseHostFilter):
     def reject_reason(self, host_state, spec):
         m = self._mismatch(host_state, spec)
         if m is None:
-            return "passes"
-        return f"aggregate {m[0]}={m[1]}, image has {m[2]!r}"
+            return 'passes'
+        return f'aggregate {m[0]}={m[1]}, image has {m[2]!r}'

@@ -7,7 +7,7 @@ def request_cache(spec) -> dict:
     """A dict that lives as long as this RequestSpec object (never sent on the wire).
     Filters and weighers put per-request constants here (parsed extra specs, ...)."""
     try:
-        return spec.__dict__.setdefault("_sched_cache", {})
+        return spec.__dict__.setdefault('_sched_cache', {})
     except AttributeError:  # pragma: no cover - specs without __dict__
         return {}
 
@@ -51,7 +51,9 @@ class BaseHostFilter:
     def is_enabled_for(self, spec) -> bool:
         return True
 
-    def host_passes(self, host_state, spec) -> bool:  # pragma: no cover - abstract
+    def host_passes(
+        self, host_state, spec
+    ) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def filter_all(self, hosts: list, spec) -> list:
@@ -59,4 +61,4 @@ class BaseHostFilter:
         return [h for h in hosts if passes(h, spec)]
 
     def reject_reason(self, host_state, spec) -> str:
-        return "host does not pass"
+        return 'host does not pass'

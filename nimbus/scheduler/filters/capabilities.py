@@ -9,7 +9,10 @@ from nimbus.scheduler.filters.base import BaseHostFilter, cached
 from nimbus.extra_specs.ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
-HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {"_agg_min_cache", "static_memo"}
+HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {
+    '_agg_min_cache',
+    'static_memo',
+}
 # Past this many remembered verdicts a host forgets them all (one per
 # distinct flavor or image judged, so rarely).
 MEMO_LIMIT = 512
@@ -20,7 +23,9 @@ def resolve(host_state, path):
     A top-level name that is no attribute, or whose attribute is None, is looked up in
     ``host_state.stats`` (what the compute reports as stats). None if missing."""
     first = path[0]
-    value = getattr(host_state, first, None) if first in HOST_ATTRIBUTES else None
+    value = (
+        getattr(host_state, first, None) if first in HOST_ATTRIBUTES else None
+    )
     if value is None:
         value = (host_state.stats or {}).get(first)
     for part in path[1:]:
@@ -47,9 +52,9 @@ def capability_requirements(extra_specs: dict) -> list:
     scopes are ignored."""
     out = []
     for key, value in extra_specs.items():
-        parts = key.split(":")
+        parts = key.split(':')
         if len(parts) > 1:
-            if parts[0] != "capabilities" or len(parts) < 2:
+            if parts[0] != 'capabilities' or len(parts) < 2:
                 continue
             out.append((parts[1:], Requirement(value), False))
         else:
@@ -107,8 +112,11 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
     """
 
     def _reqs(self, spec):
-        return cached(spec, "capabilities_reqs",
-                      lambda: capability_requirements(spec.flavor.extra_specs))
+        return cached(
+            spec,
+            'capabilities_reqs',
+            lambda: capability_requirements(spec.flavor.extra_specs),
+        )
 
     def is_enabled_for(self, spec):
         return bool(self._reqs(spec))
@@ -121,23 +129,30 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         the static ones (CPU flags, hypervisor, stats) holds until its
         compute node record changes, so the batch path remembers it per
         host; ``free_ram_mb`` and the like are judged every time."""
+
         def compute():
             reqs = self._reqs(spec)
             static = [r for r in reqs if _is_static(r[0])]
-            key = ("capabilities",) + tuple(
+            key = ('capabilities',) + tuple(
                 (tuple(path), req.text, stats_only)
-                for path, req, stats_only in static)
+                for path, req, stats_only in static
+            )
             return key, static, [r for r in reqs if not _is_static(r[0])]
-        return cached(spec, "capabilities_split", compute)
+
+        return cached(spec, 'capabilities_split', compute)
 
     def filter_all(self, hosts, spec):
         key, static, dynamic = self._split(spec)
 
         def judge(h):
             return _satisfies(h, static)
-        return [h for h in hosts
-                if (not static or remembered(h, key, judge))
-                and (not dynamic or _satisfies(h, dynamic))]
+
+        return [
+            h
+            for h in hosts
+            if (not static or remembered(h, key, judge))
+            and (not dynamic or _satisfies(h, dynamic))
+        ]
 
     def reject_reason(self, host_state, spec):
         for path, req, stats_only in self._reqs(spec):
@@ -145,14 +160,16 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
                 continue
             value = resolve(host_state, path)
             if not req.matches(value):
-                where = "stats " if stats_only else ""
-                return f"{where}{':'.join(path)} is {value!r}, needs {req.text!r}"
-        return "passes"
+                where = 'stats ' if stats_only else ''
+                return (
+                    f'{where}{":".join(path)} is {value!r}, needs {req.text!r}'
+                )
+        return 'passes'
 
 
-_ARCH_KEYS = ("hw_architecture", "architecture")
-_HV_KEYS = ("img_hv_type", "hypervisor_type")
-_MODE_KEYS = ("hw_vm_mode", "vm_mode")
+_ARCH_KEYS = ('hw_architecture', 'architecture')
+_HV_KEYS = ('img_hv_type', 'hypervisor_type')
+_MODE_KEYS = ('hw_vm_mode', 'vm_mode')
 
 
 def _first(props, keys):
@@ -162,7 +179,7 @@ def _first(props, keys):
     return None
 
 
-_HV_ALIASES = {"kvm": "qemu"}
+_HV_ALIASES = {'kvm': 'qemu'}
 
 
 class ImagePropertiesFilter(BaseHostFilter):
@@ -181,12 +198,16 @@ class ImagePropertiesFilter(BaseHostFilter):
     def _wanted(self, spec):
         def compute():
             props = spec.image_props
-            arch, hv, mode = (_first(props, _ARCH_KEYS), _first(props, _HV_KEYS),
-                              _first(props, _MODE_KEYS))
+            arch, hv, mode = (
+                _first(props, _ARCH_KEYS),
+                _first(props, _HV_KEYS),
+                _first(props, _MODE_KEYS),
+            )
             hv = _HV_ALIASES.get(hv, hv)
-            version = props.get("img_hv_requested_version")
+            version = props.get('img_hv_requested_version')
             return arch, hv, mode, (Requirement(version) if version else None)
-        return cached(spec, "image_props_wanted", compute)
+
+        return cached(spec, 'image_props_wanted', compute)
 
     def is_enabled_for(self, spec):
         arch, hv, mode, version = self._wanted(spec)
@@ -195,10 +216,11 @@ class ImagePropertiesFilter(BaseHostFilter):
     def filter_all(self, hosts, spec):
         # Everything this filter reads is a static fact of the host.
         arch, hv, mode, version = wanted = self._wanted(spec)
-        key = ("image", arch, hv, mode, version.text if version else None)
+        key = ('image', arch, hv, mode, version.text if version else None)
 
         def judge(h):
             return self._passes(h, wanted)
+
         return [h for h in hosts if remembered(h, key, judge)]
 
     def host_passes(self, host_state, spec):
@@ -207,7 +229,9 @@ class ImagePropertiesFilter(BaseHostFilter):
     @staticmethod
     def _passes(host_state, wanted):
         arch, hv, mode, version = wanted
-        if version is not None and not version.matches(host_state.hypervisor_version):
+        if version is not None and not version.matches(
+            host_state.hypervisor_version
+        ):
             return False
         if not (arch or hv or mode):
             return True
@@ -225,8 +249,12 @@ class ImagePropertiesFilter(BaseHostFilter):
 
     def reject_reason(self, host_state, spec):
         arch, hv, mode, version = self._wanted(spec)
-        if version is not None and not version.matches(host_state.hypervisor_version):
-            return (f"hypervisor_version {host_state.hypervisor_version} does not match "
-                    f"{version.text!r}")
-        want = "/".join(x or "*" for x in (arch, hv, mode))
-        return f"image needs {want}, host supports {host_state.supported_instances or 'nothing'}"
+        if version is not None and not version.matches(
+            host_state.hypervisor_version
+        ):
+            return (
+                f'hypervisor_version {host_state.hypervisor_version} does not match '
+                f'{version.text!r}'
+            )
+        want = '/'.join(x or '*' for x in (arch, hv, mode))
+        return f'image needs {want}, host supports {host_state.supported_instances or "nothing"}'

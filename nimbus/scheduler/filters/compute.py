@@ -37,8 +37,8 @@ class ComputeFilter(BaseHostFilter):
 
     def reject_reason(self, host_state, spec):
         if not host_state.service_up:
-            return "compute service is down"
-        return f"compute service is disabled ({host_state.disabled_reason or 'no reason'})"
+            return 'compute service is down'
+        return f'compute service is disabled ({host_state.disabled_reason or "no reason"})'
 
 
 class AvailabilityZoneFilter(BaseHostFilter):
@@ -55,22 +55,24 @@ class AvailabilityZoneFilter(BaseHostFilter):
         return bool(spec.availability_zone)
 
     def host_passes(self, host_state, spec):
-        wanted = {z.strip() for z in spec.availability_zone.split(",")}
-        have = set((host_state.availability_zone or "").split(","))
+        wanted = {z.strip() for z in spec.availability_zone.split(',')}
+        have = set((host_state.availability_zone or '').split(','))
         return bool(wanted & have)
 
     def filter_all(self, hosts, spec):
-        wanted = {z.strip() for z in spec.availability_zone.split(",")}
+        wanted = {z.strip() for z in spec.availability_zone.split(',')}
         out = []
         for h in hosts:
-            az = h.availability_zone or ""
-            if az in wanted or ("," in az and wanted & set(az.split(","))):
+            az = h.availability_zone or ''
+            if az in wanted or (',' in az and wanted & set(az.split(','))):
                 out.append(h)
         return out
 
     def reject_reason(self, host_state, spec):
-        return (f"host is in zone {host_state.availability_zone!r}, "
-                f"request wants {spec.availability_zone!r}")
+        return (
+            f'host is in zone {host_state.availability_zone!r}, '
+            f'request wants {spec.availability_zone!r}'
+        )
 
 
 class NumInstancesFilter(BaseHostFilter):
@@ -88,8 +90,10 @@ class NumInstancesFilter(BaseHostFilter):
         return host_state.num_instances < self._limit(host_state)
 
     def reject_reason(self, host_state, spec):
-        return (f"host has {host_state.num_instances} instances, "
-                f"limit {self._limit(host_state):g}")
+        return (
+            f'host has {host_state.num_instances} instances, '
+            f'limit {self._limit(host_state):g}'
+        )
 
 
 class IoOpsFilter(BaseHostFilter):
@@ -106,8 +110,10 @@ class IoOpsFilter(BaseHostFilter):
         return host_state.num_io_ops < self._limit(host_state)
 
     def reject_reason(self, host_state, spec):
-        return (f"host has {host_state.num_io_ops} I/O operations, "
-                f"limit {self._limit(host_state):g}")
+        return (
+            f'host has {host_state.num_io_ops} I/O operations, '
+            f'limit {self._limit(host_state):g}'
+        )
 
 
 class RetryFilter(BaseHostFilter):
@@ -121,14 +127,14 @@ class RetryFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def is_enabled_for(self, spec):
-        return bool(spec.retry and spec.retry.get("hosts"))
+        return bool(spec.retry and spec.retry.get('hosts'))
 
     def host_passes(self, host_state, spec):
-        tried = {tuple(h) for h in spec.retry.get("hosts", [])}
+        tried = {tuple(h) for h in spec.retry.get('hosts', [])}
         return (host_state.host, host_state.nodename) not in tried
 
     def reject_reason(self, host_state, spec):
-        return "host was already tried for this request"
+        return 'host was already tried for this request'
 
 
 class MetricsFilter(BaseHostFilter):
@@ -144,8 +150,8 @@ class MetricsFilter(BaseHostFilter):
     def _names(self):
         names = []
         for item in self.conf.metrics.weight_setting:
-            if "=" in item:
-                names.append(item.split("=", 1)[0].strip())
+            if '=' in item:
+                names.append(item.split('=', 1)[0].strip())
         return names
 
     def is_enabled_for(self, spec):
@@ -157,7 +163,7 @@ class MetricsFilter(BaseHostFilter):
 
     def reject_reason(self, host_state, spec):
         missing = [n for n in self._names() if n not in host_state.metrics]
-        return f"host lacks metrics {', '.join(missing)}"
+        return f'host lacks metrics {", ".join(missing)}'
 
 
 class IsolatedHostsFilter(BaseHostFilter):
@@ -187,5 +193,5 @@ class IsolatedHostsFilter(BaseHostFilter):
 
     def reject_reason(self, host_state, spec):
         if host_state.host in self.conf.filter_scheduler.isolated_hosts:
-            return "host is isolated and the image is not"
-        return "image is isolated and the host is not"
+            return 'host is isolated and the image is not'
+        return 'image is isolated and the host is not'

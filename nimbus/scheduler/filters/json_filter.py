@@ -18,6 +18,7 @@ def _cmp(fn):
         if len(args) < 2:
             return False
         return all(fn(args[0], b) for b in args[1:])
+
     return op
 
 
@@ -35,9 +36,15 @@ def _not(args):
 
 
 OPS = {
-    "=": _eq, "<": _cmp(operator.lt), ">": _cmp(operator.gt), "<=": _cmp(operator.le),
-    ">=": _cmp(operator.ge), "in": _in, "not": _not,
-    "or": lambda args: any(args), "and": lambda args: all(args),
+    '=': _eq,
+    '<': _cmp(operator.lt),
+    '>': _cmp(operator.gt),
+    '<=': _cmp(operator.le),
+    '>=': _cmp(operator.ge),
+    'in': _in,
+    'not': _not,
+    'or': lambda args: any(args),
+    'and': lambda args: all(args),
 }
 
 
@@ -46,12 +53,19 @@ def evaluate(expr, host_state):
     ``"$cpu_info.arch"``) reads a host attribute; lists whose head is an operator are
     expressions; anything else is a literal."""
     if isinstance(expr, str):
-        if expr.startswith("$"):
-            return resolve(host_state, expr[1:].split("."))
+        if expr.startswith('$'):
+            return resolve(host_state, expr[1:].split('.'))
         return expr
-    if isinstance(expr, list) and expr and isinstance(expr[0], str) and expr[0] in OPS:
+    if (
+        isinstance(expr, list)
+        and expr
+        and isinstance(expr[0], str)
+        and expr[0] in OPS
+    ):
         args = [evaluate(a, host_state) for a in expr[1:]]
-        if expr[0] not in ("and", "or", "not", "=", "in") and any(a is None for a in args):
+        if expr[0] not in ('and', 'or', 'not', '=', 'in') and any(
+            a is None for a in args
+        ):
             return False
         try:
             return OPS[expr[0]](args)
@@ -66,9 +80,11 @@ def parse(query):
     try:
         parsed = json.loads(query)
     except (TypeError, ValueError) as exc:
-        raise InvalidQuery(f"query hint is not JSON: {exc}") from exc
+        raise InvalidQuery(f'query hint is not JSON: {exc}') from exc
     if not isinstance(parsed, list) or not parsed or parsed[0] not in OPS:
-        raise InvalidQuery("query must be a list whose first element is an operator")
+        raise InvalidQuery(
+            'query must be a list whose first element is an operator'
+        )
     return parsed
 
 
@@ -88,14 +104,15 @@ class JsonFilter(BaseHostFilter):
 
     def _query(self, spec):
         def compute():
-            raw = spec.get_hint("query")
+            raw = spec.get_hint('query')
             if not raw:
                 return None
             try:
                 return parse(raw)
             except InvalidQuery as exc:
                 return exc
-        return cached(spec, "json_query", compute)
+
+        return cached(spec, 'json_query', compute)
 
     def is_enabled_for(self, spec):
         return self._query(spec) is not None
@@ -110,4 +127,4 @@ class JsonFilter(BaseHostFilter):
         q = self._query(spec)
         if isinstance(q, InvalidQuery):
             return str(q)
-        return f"query {json.dumps(q)} is false for this host"
+        return f'query {json.dumps(q)} is false for this host'

@@ -8,12 +8,14 @@ from nimbus.scheduler.filters.base import BaseHostFilter, cached
 
 def requested_topology(spec):
     """The request's NUMA topology (cached per request), None, or an InvalidNUMARequest."""
+
     def compute():
         try:
             return numa.instance_topology(spec)
         except numa.InvalidNUMARequest as exc:
             return exc
-    return cached(spec, "numa_topology", compute)
+
+    return cached(spec, 'numa_topology', compute)
 
 
 def host_fit_wanted(spec) -> bool:
@@ -26,8 +28,12 @@ def host_fit(host_state, spec):
     topo = requested_topology(spec)
     if topo is None or isinstance(topo, numa.InvalidNUMARequest):
         return None
-    return numa.fit(host_state.numa_cells, topo, host_state.cpu_allocation_ratio,
-                    host_state.ram_allocation_ratio)
+    return numa.fit(
+        host_state.numa_cells,
+        topo,
+        host_state.cpu_allocation_ratio,
+        host_state.ram_allocation_ratio,
+    )
 
 
 class NUMATopologyFilter(BaseHostFilter):
@@ -50,13 +56,23 @@ class NUMATopologyFilter(BaseHostFilter):
         topo = requested_topology(spec)
         if isinstance(topo, numa.InvalidNUMARequest):
             return False
-        return numa.fit(host_state.numa_cells, topo, host_state.cpu_allocation_ratio,
-                        host_state.ram_allocation_ratio) is not None
+        return (
+            numa.fit(
+                host_state.numa_cells,
+                topo,
+                host_state.cpu_allocation_ratio,
+                host_state.ram_allocation_ratio,
+            )
+            is not None
+        )
 
     def reject_reason(self, host_state, spec):
         topo = requested_topology(spec)
         if isinstance(topo, numa.InvalidNUMARequest):
             return str(topo)
-        return numa.explain_misfit(host_state.numa_cells, topo,
-                                   host_state.cpu_allocation_ratio,
-                                   host_state.ram_allocation_ratio)
+        return numa.explain_misfit(
+            host_state.numa_cells,
+            topo,
+            host_state.cpu_allocation_ratio,
+            host_state.ram_allocation_ratio,
+        )

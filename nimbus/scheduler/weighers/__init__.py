@@ -3,23 +3,32 @@ registered under the ``nimbus.scheduler.weighers`` entry point namespace."""
 
 from nimbus.scheduler.weighers.base import BaseHostWeigher, normalize  # noqa: F401
 
-ENTRY_POINT_NAMESPACE = "nimbus.scheduler.weighers"
+ENTRY_POINT_NAMESPACE = 'nimbus.scheduler.weighers'
 
 
 def builtin_weighers() -> list:
     from nimbus.scheduler.weighers import affinity, misc, resources
+
     return [
-        resources.RAMWeigher, resources.CPUWeigher, resources.DiskWeigher,
-        resources.IoOpsWeigher, resources.PCIWeigher,
-        affinity.ServerGroupSoftAffinityWeigher, affinity.ServerGroupSoftAntiAffinityWeigher,
-        misc.BuildFailureWeigher, misc.CrossCellWeigher, misc.MetricsWeigher,
-        resources.NumInstancesWeigher, misc.HypervisorVersionWeigher,
+        resources.RAMWeigher,
+        resources.CPUWeigher,
+        resources.DiskWeigher,
+        resources.IoOpsWeigher,
+        resources.PCIWeigher,
+        affinity.ServerGroupSoftAffinityWeigher,
+        affinity.ServerGroupSoftAntiAffinityWeigher,
+        misc.BuildFailureWeigher,
+        misc.CrossCellWeigher,
+        misc.MetricsWeigher,
+        resources.NumInstancesWeigher,
+        misc.HypervisorVersionWeigher,
         misc.ImagePropertiesWeigher,
     ]
 
 
 def all_weighers() -> list:
     from nimbus.scheduler import plugins
+
     classes = builtin_weighers()
     for cls in plugins.entry_point_classes(ENTRY_POINT_NAMESPACE):
         if cls not in classes:

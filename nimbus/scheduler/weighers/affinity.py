@@ -7,7 +7,7 @@ from nimbus.scheduler.weighers.base import BaseHostWeigher
 
 
 class _GroupWeigher(BaseHostWeigher):
-    policy = ""
+    policy = ''
     sign = 1
 
     def is_enabled_for(self, spec):
@@ -29,8 +29,8 @@ class ServerGroupSoftAffinityWeigher(_GroupWeigher):
     Example: a group of 3 lands on one host while it fits, then spills over.
     """
 
-    multiplier_option = "soft_affinity_weight_multiplier"
-    policy = "soft-affinity"
+    multiplier_option = 'soft_affinity_weight_multiplier'
+    policy = 'soft-affinity'
     sign = 1
 
 
@@ -42,6 +42,6 @@ class ServerGroupSoftAntiAffinityWeigher(_GroupWeigher):
     Example: 4 instances on 2 hosts end up 2 + 2.
     """
 
-    multiplier_option = "soft_anti_affinity_weight_multiplier"
-    policy = "soft-anti-affinity"
+    multiplier_option = 'soft_anti_affinity_weight_multiplier'
+    policy = 'soft-anti-affinity'
     sign = -1

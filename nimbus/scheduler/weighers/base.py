@@ -23,16 +23,20 @@ def normalize(values: list) -> list:
 
 def weigh_detail(hosts, weighers, spec) -> list[dict]:
     """Per host: total weight and, per weigher, raw / normalised / multiplier / weighted."""
-    details = [{"weight": 0.0, "weighers": {}} for _ in hosts]
+    details = [{'weight': 0.0, 'weighers': {}} for _ in hosts]
     for w in weighers:
         raw = [w.weigh(h, spec) for h in hosts]
         norm = normalize(raw)
         for i, h in enumerate(hosts):
             m = w.weight_multiplier(h)
             weighted = m * norm[i]
-            details[i]["weight"] = details[i]["weight"] + weighted
-            details[i]["weighers"][w.name] = {"raw": raw[i], "normalized": norm[i],
-                                              "multiplier": m, "weighted": weighted}
+            details[i]['weight'] = details[i]['weight'] + weighted
+            details[i]['weighers'][w.name] = {
+                'raw': raw[i],
+                'normalized': norm[i],
+                'multiplier': m,
+                'weighted': weighted,
+            }
     return details
 
 
@@ -53,7 +57,7 @@ class BaseHostWeigher:
       reason, like a filter's (``MetricsWeigher`` with ``[metrics] required``).
     """
 
-    multiplier_group = "filter_scheduler"
+    multiplier_group = 'filter_scheduler'
     multiplier_option: str | None = None
     aggregate_key: str | None = None
 
@@ -71,8 +75,12 @@ class BaseHostWeigher:
     def default_multiplier(self) -> float:
         if self.multiplier_option is None or self.conf is None:
             return 1.0
-        return float(getattr(getattr(self.conf, self.multiplier_group),
-                             self.multiplier_option))
+        return float(
+            getattr(
+                getattr(self.conf, self.multiplier_group),
+                self.multiplier_option,
+            )
+        )
 
     def weight_multiplier(self, host_state) -> float:
         key = self.override_key
@@ -116,7 +124,9 @@ class WeigherRequirement:
         return self.weigher.name
 
     def is_enabled_for(self, spec) -> bool:
-        return self.weigher.is_enabled_for(spec) and self.weigher.rejects_hosts(spec)
+        return self.weigher.is_enabled_for(
+            spec
+        ) and self.weigher.rejects_hosts(spec)
 
     def host_passes(self, host_state, spec) -> bool:
         return self.weigher.unweighable_reason(host_state, spec) is None
@@ -126,10 +136,13 @@ class WeigherRequirement:
         return [h for h in hosts if reason(h, spec) is None]
 
     def reject_reason(self, host_state, spec) -> str:
-        return self.weigher.unweighable_reason(host_state, spec) or "passes"
+        return self.weigher.unweighable_reason(host_state, spec) or 'passes'
 
 
 def requirements_of(weighers) -> list:
     """WeigherRequirement filters for the weighers that may reject hosts."""
-    return [WeigherRequirement(w) for w in weighers
-            if type(w).unweighable_reason is not BaseHostWeigher.unweighable_reason]
+    return [
+        WeigherRequirement(w)
+        for w in weighers
+        if type(w).unweighable_reason is not BaseHostWeigher.unweighable_reason
+    ]

@@ -20,7 +20,7 @@ class BuildFailureWeigher(BaseHostWeigher):
     takes instances when it is the only one left.
     """
 
-    multiplier_option = "build_failure_weight_multiplier"
+    multiplier_option = 'build_failure_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return -host_state.failed_builds
@@ -30,7 +30,7 @@ class BuildFailureWeigher(BaseHostWeigher):
 
 
 def source_cell(spec):
-    return (spec.extra or {}).get("source_cell_uuid")
+    return (spec.extra or {}).get('source_cell_uuid')
 
 
 class CrossCellWeigher(BaseHostWeigher):
@@ -43,7 +43,7 @@ class CrossCellWeigher(BaseHostWeigher):
     Example: resizing an instance of cell1 prefers cell1's hosts over cell2's.
     """
 
-    multiplier_option = "cross_cell_move_weight_multiplier"
+    multiplier_option = 'cross_cell_move_weight_multiplier'
 
     def is_enabled_for(self, spec):
         return source_cell(spec) is not None
@@ -60,7 +60,7 @@ class HypervisorVersionWeigher(BaseHostWeigher):
     negative prefers older). Example: during an upgrade new builds go to upgraded hosts.
     """
 
-    multiplier_option = "hypervisor_version_weight_multiplier"
+    multiplier_option = 'hypervisor_version_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.hypervisor_version
@@ -84,11 +84,15 @@ class ImagePropertiesWeigher(BaseHostWeigher):
     that already runs ubuntu servers.
     """
 
-    multiplier_option = "image_props_weight_multiplier"
+    multiplier_option = 'image_props_weight_multiplier'
 
     def _setting(self):
-        return {k: float(v) for k, v in
-                (self.conf.filter_scheduler.image_props_weight_setting or {}).items()}
+        return {
+            k: float(v)
+            for k, v in (
+                self.conf.filter_scheduler.image_props_weight_setting or {}
+            ).items()
+        }
 
     def is_enabled_for(self, spec):
         return bool(spec.image_props)
@@ -100,7 +104,7 @@ class ImagePropertiesWeigher(BaseHostWeigher):
         setting = self._setting()
         total = 0.0
         for inst in host_state.instances.values():
-            iprops = inst.get("image_properties") or {}
+            iprops = inst.get('image_properties') or {}
             for k, v in props.items():
                 if setting and k not in setting:
                     continue
@@ -112,13 +116,13 @@ class ImagePropertiesWeigher(BaseHostWeigher):
 def parse_weight_setting(items) -> list[tuple[str, float]]:
     out = []
     for item in items or []:
-        if "=" not in item:
+        if '=' not in item:
             continue
-        name, ratio = item.split("=", 1)
+        name, ratio = item.split('=', 1)
         try:
             out.append((name.strip(), float(ratio)))
         except ValueError:
-            LOG.warning("ignoring bad [metrics] weight_setting entry %r", item)
+            LOG.warning('ignoring bad [metrics] weight_setting entry %r', item)
     return out
 
 
@@ -138,30 +142,42 @@ class MetricsWeigher(BaseHostWeigher):
     cpu.percent=-1.0``.
     """
 
-    multiplier_group = "metrics"
-    multiplier_option = "weight_multiplier"
-    aggregate_key = "metrics_weight_multiplier"
+    multiplier_group = 'metrics'
+    multiplier_option = 'weight_multiplier'
+    aggregate_key = 'metrics_weight_multiplier'
 
     def _setting(self, spec):
-        return cached(spec, "metrics_setting",
-                      lambda: parse_weight_setting(self.conf.metrics.weight_setting))
+        return cached(
+            spec,
+            'metrics_setting',
+            lambda: parse_weight_setting(self.conf.metrics.weight_setting),
+        )
 
     def is_enabled_for(self, spec):
         return bool(self._setting(spec))
 
     def rejects_hosts(self, spec):
-        return bool(self.conf.metrics.required) and self.default_multiplier() != 0.0
+        return (
+            bool(self.conf.metrics.required)
+            and self.default_multiplier() != 0.0
+        )
 
     def _missing(self, host_state, spec):
         metrics = host_state.metrics
-        return [name for name, _ratio in self._setting(spec) if metrics.get(name) is None]
+        return [
+            name
+            for name, _ratio in self._setting(spec)
+            if metrics.get(name) is None
+        ]
 
     def unweighable_reason(self, host_state, spec):
         missing = self._missing(host_state, spec)
         if not missing:
             return None
-        return (f"metric {', '.join(missing)} unavailable and [metrics] required is "
-                f"true: the host cannot be weighed")
+        return (
+            f'metric {", ".join(missing)} unavailable and [metrics] required is '
+            f'true: the host cannot be weighed'
+        )
 
     def weigh(self, host_state, spec):
         setting = self._setting(spec)

@@ -14,7 +14,7 @@ class RAMWeigher(BaseHostWeigher):
     fills hosts one by one.
     """
 
-    multiplier_option = "ram_weight_multiplier"
+    multiplier_option = 'ram_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.free_ram_mb
@@ -31,7 +31,7 @@ class CPUWeigher(BaseHostWeigher):
     Example: ``cpu_weight_multiplier=2.0`` doubles CPU's say against RAM.
     """
 
-    multiplier_option = "cpu_weight_multiplier"
+    multiplier_option = 'cpu_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.free_vcpus
@@ -47,7 +47,7 @@ class DiskWeigher(BaseHostWeigher):
     Example: ``disk_weight_multiplier=0`` ignores disk.
     """
 
-    multiplier_option = "disk_weight_multiplier"
+    multiplier_option = 'disk_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.free_disk_mb
@@ -63,7 +63,7 @@ class IoOpsWeigher(BaseHostWeigher):
     io_ops_weight_multiplier`` (default -1.0). Example: +1.0 packs busy hosts.
     """
 
-    multiplier_option = "io_ops_weight_multiplier"
+    multiplier_option = 'io_ops_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.num_io_ops
@@ -80,7 +80,7 @@ class NumInstancesWeigher(BaseHostWeigher):
     hosts with fewer instances.
     """
 
-    multiplier_option = "num_instances_weight_multiplier"
+    multiplier_option = 'num_instances_weight_multiplier'
 
     def weigh(self, host_state, spec):
         return host_state.num_instances
@@ -100,7 +100,7 @@ class PCIWeigher(BaseHostWeigher):
     a 1-device request the second.
     """
 
-    multiplier_option = "pci_weight_multiplier"
+    multiplier_option = 'pci_weight_multiplier'
 
     def weigh(self, host_state, spec):
         free = host_state.pci_device_count()
@@ -111,6 +111,6 @@ class PCIWeigher(BaseHostWeigher):
         out = []
         for h in hosts:
             pools = h.pci_pools
-            free = sum(int(p.get("count", 0)) for p in pools) if pools else 0
+            free = sum(int(p.get('count', 0)) for p in pools) if pools else 0
             out.append(-(free - r))
         return out

@@ -49,22 +49,35 @@ class Events:
 
 def device(host, index, kind='FPGA', handles=1):
     n = '%012d' % index
-    return {'uuid': '11111111-0000-4000-8000-' + n, 'type': kind,
-            'vendor': '0x8086', 'model': 'fake-%s' % kind.lower(),
-            'std_board_info': '{}', 'vendor_board_info': 'fake',
-            'hostname': host, 'driver_name': 'fake',
-            'deployables': [{
+    return {
+        'uuid': '11111111-0000-4000-8000-' + n,
+        'type': kind,
+        'vendor': '0x8086',
+        'model': 'fake-%s' % kind.lower(),
+        'std_board_info': '{}',
+        'vendor_board_info': 'fake',
+        'hostname': host,
+        'driver_name': 'fake',
+        'deployables': [
+            {
                 'uuid': '22222222-0000-4000-8000-' + n,
                 'name': '%s_%s_%d' % (host, kind, index),
                 'num_accelerators': handles,
                 'rp_uuid': '33333333-0000-4000-8000-' + n,
                 'driver_name': 'fake',
-                'attach_handles': [{
-                    'uuid': '44444444-%04d-4000-8000-%s' % (h, n),
-                    'attach_type': 'PCI',
-                    'attach_info': '{"bus": "5e", "device": "%02d", '
-                                   '"domain": "0000", "function": "0"}' % h,
-                    'in_use': False} for h in range(handles)]}]}
+                'attach_handles': [
+                    {
+                        'uuid': '44444444-%04d-4000-8000-%s' % (h, n),
+                        'attach_type': 'PCI',
+                        'attach_info': '{"bus": "5e", "device": "%02d", '
+                        '"domain": "0000", "function": "0"}' % h,
+                        'in_use': False,
+                    }
+                    for h in range(handles)
+                ],
+            }
+        ],
+    }
 
 
 class API:
@@ -74,16 +87,18 @@ class API:
         self.client, self.adb, self.binder = client, adb, binder
         self.agent, self.events = agent, events
 
-    def request(self, method, path, headers=None, version=None, body=None,
-                **kwargs):
+    def request(
+        self, method, path, headers=None, version=None, body=None, **kwargs
+    ):
         headers = dict(ADMIN if headers is None else headers)
         if version:
             headers['OpenStack-API-Version'] = 'accelerator %s' % version
         if body is not None:
             kwargs['body'] = orjson.dumps(body)
             headers.setdefault('Content-Type', 'application/json')
-        return self.client.simulate_request(method, path, headers=headers,
-                                            **kwargs)
+        return self.client.simulate_request(
+            method, path, headers=headers, **kwargs
+        )
 
     def get(self, path, **kw):
         return self.request('GET', path, **kw)
@@ -99,27 +114,37 @@ class API:
 
     def profile(self, name='fpga-1', groups=None, **kw):
         groups = groups or [{'resources:FPGA': '1'}]
-        response = self.post('/v2/device_profiles',
-                             [{'name': name, 'groups': groups}], **kw)
+        response = self.post(
+            '/v2/device_profiles', [{'name': name, 'groups': groups}], **kw
+        )
         assert response.status_code == 201, response.text
         return response.json
 
     def arqs(self, name='fpga-1', headers=None):
-        response = self.post('/v2/accelerator_requests',
-                             {'device_profile_name': name},
-                             headers=headers or SERVICE)
+        response = self.post(
+            '/v2/accelerator_requests',
+            {'device_profile_name': name},
+            headers=headers or SERVICE,
+        )
         assert response.status_code == 201, response.text
         return response.json['arqs']
 
     def bind(self, arqs, rp_index=0, instance=INSTANCE, headers=None):
-        patch = {arq['uuid']: [
-            {'path': '/hostname', 'op': 'add', 'value': HOST},
-            {'path': '/device_rp_uuid', 'op': 'add',
-             'value': '33333333-0000-4000-8000-%012d' % rp_index},
-            {'path': '/instance_uuid', 'op': 'add', 'value': instance}]
-            for arq in arqs}
-        return self.patch('/v2/accelerator_requests', patch,
-                          headers=headers or SERVICE)
+        patch = {
+            arq['uuid']: [
+                {'path': '/hostname', 'op': 'add', 'value': HOST},
+                {
+                    'path': '/device_rp_uuid',
+                    'op': 'add',
+                    'value': '33333333-0000-4000-8000-%012d' % rp_index,
+                },
+                {'path': '/instance_uuid', 'op': 'add', 'value': instance},
+            ]
+            for arq in arqs
+        }
+        return self.patch(
+            '/v2/accelerator_requests', patch, headers=headers or SERVICE
+        )
 
     def bind_pass(self):
         self.binder.run_once()
@@ -134,14 +159,18 @@ def error_text(response):
 def api(tmp_path):
     conf = config.build_conf([])
     policy_opts._register(conf)
-    conf.set_override('connection', 'sqlite:///%s' % (
-        tmp_path / 'accelerator.sqlite'), group='accelerator_database')
+    conf.set_override(
+        'connection',
+        'sqlite:///%s' % (tmp_path / 'accelerator.sqlite'),
+        group='accelerator_database',
+    )
     conf.set_override('auth_strategy', 'noauth2', group='api')
     conf.set_override('max_request_body_size', 2048, group='wsgi')
     adb = wsgi.make_adb(conf)
     agent, events = Agent(), Events()
     binder = binder_mod.Binder(adb, agent, events)
     app = wsgi.make_app(conf, binder=binder, agent=agent, adb=adb)
-    device_obj.report(adb, HOST, [device(HOST, 0, handles=2),
-                                  device(HOST, 1, kind='GPU')])
+    device_obj.report(
+        adb, HOST, [device(HOST, 0, handles=2), device(HOST, 1, kind='GPU')]
+    )
     return API(falcon.testing.TestClient(app), adb, binder, agent, events)

@@ -17,16 +17,31 @@ ARQS = '/v2/accelerator_requests'
 RP0 = '33333333-0000-4000-8000-000000000000'
 OTHER_INSTANCE = '0b0c0d0e-0000-4000-8000-00000000abcd'
 
-FIELDS = {'uuid', 'state', 'device_profile_name', 'device_profile_group_id',
-          'hostname', 'device_rp_uuid', 'instance_uuid',
-          'attach_handle_type', 'attach_handle_info', 'device_profile_group',
-          'links', 'created_at', 'updated_at'}
+FIELDS = {
+    'uuid',
+    'state',
+    'device_profile_name',
+    'device_profile_group_id',
+    'hostname',
+    'device_rp_uuid',
+    'instance_uuid',
+    'attach_handle_type',
+    'attach_handle_info',
+    'device_profile_group',
+    'links',
+    'created_at',
+    'updated_at',
+}
 
 
 def test_one_arq_per_device_a_group_asks_for(api):
-    api.profile('two-groups', groups=[
-        {'resources:FPGA': '2', 'trait:CUSTOM_A': 'required'},
-        {'resources:PGPU': 1}])
+    api.profile(
+        'two-groups',
+        groups=[
+            {'resources:FPGA': '2', 'trait:CUSTOM_A': 'required'},
+            {'resources:PGPU': 1},
+        ],
+    )
     arqs = api.arqs('two-groups')
     assert [a['device_profile_group_id'] for a in arqs] == [0, 0, 1]
     assert len({a['uuid'] for a in arqs}) == 3
@@ -47,12 +62,15 @@ def test_project_id_is_shown_from_2_1(api):
     assert 'project_id' not in api.get(ARQS + '/' + arq['uuid']).json
 
 
-@pytest.mark.parametrize('body,status,needle', [
-    ({'device_profile_name': 'nope'}, 404, 'nope'),
-    ({}, 400, "'device_profile_name' is a required property"),
-    ({'device_profile_name': 3}, 400, 'device_profile_name'),
-    ({'device_profile_name': 'x', 'colour': 1}, 400, 'colour'),
-])
+@pytest.mark.parametrize(
+    'body,status,needle',
+    [
+        ({'device_profile_name': 'nope'}, 404, 'nope'),
+        ({}, 400, "'device_profile_name' is a required property"),
+        ({'device_profile_name': 3}, 400, 'device_profile_name'),
+        ({'device_profile_name': 'x', 'colour': 1}, 400, 'colour'),
+    ],
+)
 def test_bad_creates(api, body, status, needle):
     response = api.post(ARQS, body, headers=SERVICE)
     assert response.status_code == status
@@ -66,12 +84,17 @@ def test_bind_is_recorded_then_done_by_the_binder(api):
     assert response.status_code == 202
     shown = api.get(ARQS + '/' + arq['uuid']).json
     assert shown['state'] == states.BIND_STARTED
-    assert (shown['hostname'], shown['device_rp_uuid'],
-            shown['instance_uuid']) == (HOST, RP0, INSTANCE)
+    assert (
+        shown['hostname'],
+        shown['device_rp_uuid'],
+        shown['instance_uuid'],
+    ) == (HOST, RP0, INSTANCE)
     # Still binding: the compute's resolved query is told to wait.
-    response = api.get(ARQS, params={'instance': INSTANCE,
-                                     'bind_state': 'resolved'},
-                       headers=SERVICE)
+    response = api.get(
+        ARQS,
+        params={'instance': INSTANCE, 'bind_state': 'resolved'},
+        headers=SERVICE,
+    )
     assert response.status_code == 423
     assert arq['uuid'] in error_text(response)
     api.bind_pass()
@@ -79,11 +102,17 @@ def test_bind_is_recorded_then_done_by_the_binder(api):
     assert shown['state'] == states.BOUND
     assert shown['attach_handle_type'] == 'PCI'
     assert shown['attach_handle_info'] == {
-        'bus': '5e', 'device': '00', 'domain': '0000', 'function': '0'}
+        'bus': '5e',
+        'device': '00',
+        'domain': '0000',
+        'function': '0',
+    }
     assert api.events.sent == [(arq['uuid'], INSTANCE, 'completed')]
-    resolved = api.get(ARQS, params={'instance': INSTANCE,
-                                     'bind_state': 'resolved'},
-                       headers=SERVICE)
+    resolved = api.get(
+        ARQS,
+        params={'instance': INSTANCE, 'bind_state': 'resolved'},
+        headers=SERVICE,
+    )
     assert resolved.status_code == 200
     assert [a['uuid'] for a in resolved.json['arqs']] == [arq['uuid']]
 
@@ -94,11 +123,13 @@ def test_a_failed_bind_is_resolved_too(api):
     api.agent.fail = 'bitstream rejected'
     api.bind([arq])
     api.bind_pass()
-    assert api.get(ARQS + '/' + arq['uuid']).json['state'] == \
-        states.BIND_FAILED
+    assert (
+        api.get(ARQS + '/' + arq['uuid']).json['state'] == states.BIND_FAILED
+    )
     assert api.events.sent == [(arq['uuid'], INSTANCE, 'failed')]
-    response = api.get(ARQS, params={'instance': INSTANCE,
-                                     'bind_state': 'resolved'})
+    response = api.get(
+        ARQS, params={'instance': INSTANCE, 'bind_state': 'resolved'}
+    )
     assert response.status_code == 200
 
 
@@ -117,9 +148,13 @@ def test_unbind_by_remove(api):
     [arq] = api.arqs()
     api.bind([arq])
     api.bind_pass()
-    patch = {arq['uuid']: [{'path': '/hostname', 'op': 'remove'},
-                           {'path': '/device_rp_uuid', 'op': 'remove'},
-                           {'path': '/instance_uuid', 'op': 'remove'}]}
+    patch = {
+        arq['uuid']: [
+            {'path': '/hostname', 'op': 'remove'},
+            {'path': '/device_rp_uuid', 'op': 'remove'},
+            {'path': '/instance_uuid', 'op': 'remove'},
+        ]
+    }
     assert api.patch(ARQS, patch, headers=SERVICE).status_code == 202
     shown = api.get(ARQS + '/' + arq['uuid']).json
     assert shown['state'] == states.UNBOUND
@@ -142,31 +177,72 @@ def test_binding_a_bound_arq_is_409(api):
 
 
 def _ops(**fields):
-    return [{'path': '/' + k, 'op': 'add', 'value': v}
-            for k, v in fields.items()]
+    return [
+        {'path': '/' + k, 'op': 'add', 'value': v} for k, v in fields.items()
+    ]
 
 
-@pytest.mark.parametrize('make_patch,status,needle', [
-    (lambda u: {u: _ops(hostname=HOST, device_rp_uuid=RP0)}, 400,
-     '/instance_uuid'),
-    (lambda u: {u: _ops(hostname=HOST, device_rp_uuid='x',
-                        instance_uuid=INSTANCE)}, 400, "'x'"),
-    (lambda u: {u: _ops(hostname=HOST, device_rp_uuid=RP0,
-                        instance_uuid=INSTANCE) + [
-        {'path': '/hostname', 'op': 'remove'}]}, 400, 'not both'),
-    (lambda u: {u: [{'path': '/state', 'op': 'add', 'value': 'Bound'}]},
-     400, '/state'),
-    (lambda u: {u: [{'path': '/hostname', 'op': 'replace', 'value': 'h'}]},
-     400, 'replace'),
-    (lambda u: {u: [{'path': '/hostname', 'op': 'add'}] + _ops(
-        device_rp_uuid=RP0, instance_uuid=INSTANCE)}, 400, 'no value'),
-    (lambda u: {'not-a-uuid': _ops(hostname=HOST)}, 400, 'not-a-uuid'),
-    (lambda u: {u: []}, 400, u'[]'),
-    (lambda u: {}, 400, 'JSON does not validate'),
-    (lambda u: {'5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11': _ops(
-        hostname=HOST, device_rp_uuid=RP0, instance_uuid=INSTANCE)}, 404,
-     '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11'),
-])
+@pytest.mark.parametrize(
+    'make_patch,status,needle',
+    [
+        (
+            lambda u: {u: _ops(hostname=HOST, device_rp_uuid=RP0)},
+            400,
+            '/instance_uuid',
+        ),
+        (
+            lambda u: {
+                u: _ops(
+                    hostname=HOST, device_rp_uuid='x', instance_uuid=INSTANCE
+                )
+            },
+            400,
+            "'x'",
+        ),
+        (
+            lambda u: {
+                u: _ops(
+                    hostname=HOST, device_rp_uuid=RP0, instance_uuid=INSTANCE
+                )
+                + [{'path': '/hostname', 'op': 'remove'}]
+            },
+            400,
+            'not both',
+        ),
+        (
+            lambda u: {u: [{'path': '/state', 'op': 'add', 'value': 'Bound'}]},
+            400,
+            '/state',
+        ),
+        (
+            lambda u: {
+                u: [{'path': '/hostname', 'op': 'replace', 'value': 'h'}]
+            },
+            400,
+            'replace',
+        ),
+        (
+            lambda u: {
+                u: [{'path': '/hostname', 'op': 'add'}]
+                + _ops(device_rp_uuid=RP0, instance_uuid=INSTANCE)
+            },
+            400,
+            'no value',
+        ),
+        (lambda u: {'not-a-uuid': _ops(hostname=HOST)}, 400, 'not-a-uuid'),
+        (lambda u: {u: []}, 400, '[]'),
+        (lambda u: {}, 400, 'JSON does not validate'),
+        (
+            lambda u: {
+                '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11': _ops(
+                    hostname=HOST, device_rp_uuid=RP0, instance_uuid=INSTANCE
+                )
+            },
+            404,
+            '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11',
+        ),
+    ],
+)
 def test_bad_patches(api, make_patch, status, needle):
     api.profile()
     [arq] = api.arqs()
@@ -179,13 +255,23 @@ def test_bad_patches(api, make_patch, status, needle):
 def test_project_id_patch_needs_2_1(api):
     api.profile()
     [arq] = api.arqs()
-    patch = {arq['uuid']: _ops(hostname=HOST, device_rp_uuid=RP0,
-                               instance_uuid=INSTANCE, project_id='p9')}
+    patch = {
+        arq['uuid']: _ops(
+            hostname=HOST,
+            device_rp_uuid=RP0,
+            instance_uuid=INSTANCE,
+            project_id='p9',
+        )
+    }
     assert api.patch(ARQS, patch, headers=SERVICE).status_code == 400
-    assert api.patch(ARQS, patch, headers=SERVICE,
-                     version='2.1').status_code == 202
-    assert api.get(ARQS + '/' + arq['uuid'],
-                   version='2.1').json['project_id'] == 'p9'
+    assert (
+        api.patch(ARQS, patch, headers=SERVICE, version='2.1').status_code
+        == 202
+    )
+    assert (
+        api.get(ARQS + '/' + arq['uuid'], version='2.1').json['project_id']
+        == 'p9'
+    )
 
 
 def test_list_by_instance(api):
@@ -196,11 +282,12 @@ def test_list_by_instance(api):
     listed = api.get(ARQS, params={'instance': INSTANCE}).json['arqs']
     assert [a['uuid'] for a in listed] == [first['uuid']]
     assert len(api.get(ARQS).json['arqs']) == 2
-    for params, needle in (({'instance': 'x'}, "'x'"),
-                           ({'bind_state': 'resolved'}, 'instance'),
-                           ({'instance': INSTANCE, 'bind_state': 'bound'},
-                            'bind_state'),
-                           ({'host': 'h'}, "'host'")):
+    for params, needle in (
+        ({'instance': 'x'}, "'x'"),
+        ({'bind_state': 'resolved'}, 'instance'),
+        ({'instance': INSTANCE, 'bind_state': 'bound'}, 'bind_state'),
+        ({'host': 'h'}, "'host'"),
+    ):
         response = api.get(ARQS, params=params)
         assert response.status_code == 400
         assert needle in error_text(response)
@@ -216,14 +303,21 @@ def test_delete_by_uuids_frees_the_device(api):
     first, second = api.arqs()
     api.bind([first])
     api.bind_pass()
-    response = api.delete(ARQS, params={'arqs': '%s,%s' % (
-        first['uuid'], second['uuid'])}, headers=SERVICE)
+    response = api.delete(
+        ARQS,
+        params={'arqs': '%s,%s' % (first['uuid'], second['uuid'])},
+        headers=SERVICE,
+    )
     assert response.status_code == 204
     assert api.get(ARQS).json['arqs'] == []
     assert [a['uuid'] for _h, a in api.agent.released] == [first['uuid']]
     # Idempotent.
-    assert api.delete(ARQS, params={'arqs': first['uuid']},
-                      headers=SERVICE).status_code == 204
+    assert (
+        api.delete(
+            ARQS, params={'arqs': first['uuid']}, headers=SERVICE
+        ).status_code
+        == 204
+    )
 
 
 def test_delete_one_by_its_path(api):
@@ -234,14 +328,12 @@ def test_delete_one_by_its_path(api):
     api.bind_pass()
     response = api.delete(ARQS + '/' + first['uuid'], headers=SERVICE)
     assert response.status_code == 204
-    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [
-        second['uuid']]
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [second['uuid']]
     assert [a['uuid'] for _h, a in api.agent.released] == [first['uuid']]
     again = api.delete(ARQS + '/' + first['uuid'], headers=SERVICE)
     assert again.status_code == 404
     assert first['uuid'] in str(again.json)
-    assert api.delete(ARQS + '/not-a-uuid',
-                      headers=SERVICE).status_code == 400
+    assert api.delete(ARQS + '/not-a-uuid', headers=SERVICE).status_code == 400
 
 
 def test_delete_by_instance(api):
@@ -249,18 +341,21 @@ def test_delete_by_instance(api):
     first, second = api.arqs()
     api.bind([first])
     api.bind([second], instance=OTHER_INSTANCE)
-    response = api.delete(ARQS, params={'instance': INSTANCE},
-                          headers=SERVICE)
+    response = api.delete(ARQS, params={'instance': INSTANCE}, headers=SERVICE)
     assert response.status_code == 204
-    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [
-        second['uuid']]
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [second['uuid']]
 
 
-@pytest.mark.parametrize('params,needle', [
-    ({}, "'arqs'"), ({'arqs': 'a', 'instance': INSTANCE}, 'exactly one'),
-    ({'arqs': 'x,y'}, "'x'"), ({'instance': 'x'}, "'x'"),
-    ({'other': '1'}, "'other'"),
-])
+@pytest.mark.parametrize(
+    'params,needle',
+    [
+        ({}, "'arqs'"),
+        ({'arqs': 'a', 'instance': INSTANCE}, 'exactly one'),
+        ({'arqs': 'x,y'}, "'x'"),
+        ({'instance': 'x'}, "'x'"),
+        ({'other': '1'}, "'other'"),
+    ],
+)
 def test_malformed_deletes_are_400(api, params, needle):
     response = api.delete(ARQS, params=params, headers=SERVICE)
     assert response.status_code == 400
@@ -269,9 +364,17 @@ def test_malformed_deletes_are_400(api, params, needle):
 
 # --- RBAC -------------------------------------------------------------------
 
-@pytest.mark.parametrize('headers,status', [
-    (MEMBER, 403), (READER, 403), (OTHER_MEMBER, 403), (SERVICE, 202),
-    (ADMIN, 202)])
+
+@pytest.mark.parametrize(
+    'headers,status',
+    [
+        (MEMBER, 403),
+        (READER, 403),
+        (OTHER_MEMBER, 403),
+        (SERVICE, 202),
+        (ADMIN, 202),
+    ],
+)
 def test_only_service_or_admin_binds(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
@@ -279,18 +382,20 @@ def test_only_service_or_admin_binds(api, headers, status):
     assert response.status_code == status
     if status == 403:
         assert 'cyborg:arq:update' in error_text(response)
-        assert api.get(ARQS + '/' + arq['uuid']).json['state'] == \
-            states.INITIAL
+        assert (
+            api.get(ARQS + '/' + arq['uuid']).json['state'] == states.INITIAL
+        )
 
 
-@pytest.mark.parametrize('headers,status', [
-    (MEMBER, 403), (READER, 403), (SERVICE, 204), (ADMIN, 204)])
+@pytest.mark.parametrize(
+    'headers,status',
+    [(MEMBER, 403), (READER, 403), (SERVICE, 204), (ADMIN, 204)],
+)
 def test_only_service_or_admin_deletes_by_instance(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
     api.bind([arq])
-    response = api.delete(ARQS, params={'instance': INSTANCE},
-                          headers=headers)
+    response = api.delete(ARQS, params={'instance': INSTANCE}, headers=headers)
     assert response.status_code == status
     assert len(api.get(ARQS).json['arqs']) == (1 if status == 403 else 0)
 
@@ -299,22 +404,35 @@ def test_members_create_and_see_their_project_only(api):
     api.profile()
     [mine] = api.arqs(headers=MEMBER)
     [theirs] = api.arqs(headers=OTHER_MEMBER)
-    assert api.post(ARQS, {'device_profile_name': 'fpga-1'},
-                    headers=READER).status_code == 403
+    assert (
+        api.post(
+            ARQS, {'device_profile_name': 'fpga-1'}, headers=READER
+        ).status_code
+        == 403
+    )
     listed = api.get(ARQS, headers=MEMBER).json['arqs']
     assert [a['uuid'] for a in listed] == [mine['uuid']]
     listed = api.get(ARQS, headers=READER).json['arqs']
     assert [a['uuid'] for a in listed] == [mine['uuid']]
-    assert api.get(ARQS + '/' + mine['uuid'],
-                   headers=MEMBER).status_code == 200
-    assert api.get(ARQS + '/' + theirs['uuid'],
-                   headers=MEMBER).status_code == 404
+    assert (
+        api.get(ARQS + '/' + mine['uuid'], headers=MEMBER).status_code == 200
+    )
+    assert (
+        api.get(ARQS + '/' + theirs['uuid'], headers=MEMBER).status_code == 404
+    )
     assert len(api.get(ARQS, headers=SERVICE).json['arqs']) == 2
     assert len(api.get(ARQS, headers=ADMIN).json['arqs']) == 2
     # A member deletes their own by uuid, not another project's.
-    assert api.delete(ARQS, params={'arqs': theirs['uuid']},
-                      headers=MEMBER).status_code == 404
-    assert api.delete(ARQS, params={'arqs': mine['uuid']},
-                      headers=MEMBER).status_code == 204
-    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [
-        theirs['uuid']]
+    assert (
+        api.delete(
+            ARQS, params={'arqs': theirs['uuid']}, headers=MEMBER
+        ).status_code
+        == 404
+    )
+    assert (
+        api.delete(
+            ARQS, params={'arqs': mine['uuid']}, headers=MEMBER
+        ).status_code
+        == 204
+    )
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [theirs['uuid']]

@@ -17,7 +17,8 @@ def test_root_discovery_needs_no_token(api, path):
     assert (version['min_version'], version['max_version']) == ('2.0', '2.3')
     assert version['status'] == 'CURRENT'
     assert version['links'][0]['href'].endswith(
-        ('/accelerator/v2' if path == '/accelerator' else '/v2'))
+        ('/accelerator/v2' if path == '/accelerator' else '/v2')
+    )
 
 
 @pytest.mark.parametrize('path', ['/v2', '/accelerator/v2'])
@@ -27,7 +28,8 @@ def test_v2_discovery(api, path):
     body = response.json
     assert body['id'] == 'v2.0' and body['max_version'] == '2.3'
     assert body['device_profiles'][0]['href'].endswith(
-        path + '/device_profiles')
+        path + '/device_profiles'
+    )
 
 
 def test_default_version_is_2_0(api):
@@ -39,8 +41,9 @@ def test_default_version_is_2_0(api):
 def test_supported_versions_are_echoed(api, version):
     response = api.get('/v2/device_profiles', version=version)
     assert response.status_code == 200
-    assert response.headers['OpenStack-API-Version'] == \
-        'accelerator ' + version
+    assert (
+        response.headers['OpenStack-API-Version'] == 'accelerator ' + version
+    )
 
 
 def test_latest_is_2_3(api):
@@ -63,13 +66,16 @@ def test_a_malformed_version_is_400(api):
 
 def test_every_route_is_also_under_the_prefix(api):
     created = api.profile('prefixed')
-    response = api.get('/accelerator/v2/device_profiles/' +
-                       created['uuid'])
+    response = api.get('/accelerator/v2/device_profiles/' + created['uuid'])
     assert response.status_code == 200
     assert response.json['device_profile']['links'][0]['href'].endswith(
-        '/accelerator/v2/device_profiles/' + created['uuid'])
-    for path in ('/accelerator/v2/accelerator_requests',
-                 '/accelerator/v2/devices', '/accelerator/v2/deployables'):
+        '/accelerator/v2/device_profiles/' + created['uuid']
+    )
+    for path in (
+        '/accelerator/v2/accelerator_requests',
+        '/accelerator/v2/devices',
+        '/accelerator/v2/deployables',
+    ):
         assert api.get(path).status_code == 200
 
 
@@ -88,15 +94,19 @@ def test_unknown_path_is_404_and_wrong_method_405(api):
 
 def test_a_body_over_the_limit_is_413(api):
     groups = [{'accel:pad%d' % i: 'x' * 50} for i in range(60)]
-    response = api.post('/v2/device_profiles',
-                        [{'name': 'big', 'groups': groups}])
+    response = api.post(
+        '/v2/device_profiles', [{'name': 'big', 'groups': groups}]
+    )
     assert response.status_code == 413
     assert 'max_request_body_size' in error_text(response)
 
 
 def test_error_bodies_are_cyborg_shaped(api):
-    response = api.post('/v2/device_profiles', [{'groups': [
-        {'resources:FPGA': 1}]}], headers=ADMIN)
+    response = api.post(
+        '/v2/device_profiles',
+        [{'groups': [{'resources:FPGA': 1}]}],
+        headers=ADMIN,
+    )
     assert response.status_code == 400
     assert set(response.json) == {'error_message'}
     assert "'name' is a required property" in error_text(response)

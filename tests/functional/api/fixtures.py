@@ -23,8 +23,7 @@ class FakeConductor:
         self.calls = []
         self.fail = fail
 
-    def schedule_and_build_instances(self, ctx, request_spec,
-                                     instance_uuids):
+    def schedule_and_build_instances(self, ctx, request_spec, instance_uuids):
         if self.fail:
             raise RuntimeError('bus down')
         self.calls.append((ctx, request_spec, instance_uuids))
@@ -36,12 +35,20 @@ class FakeCompute:
         self.log = log
 
     def terminate_instance(self, ctx, host, instance_uuid):
-        self.log.append(('terminate_instance', self.cell.name, host,
-                         instance_uuid))
+        self.log.append(
+            ('terminate_instance', self.cell.name, host, instance_uuid)
+        )
 
     def external_instance_event(self, ctx, host, instance_uuid, events):
-        self.log.append(('external_instance_event', self.cell.name, host,
-                         instance_uuid, events))
+        self.log.append(
+            (
+                'external_instance_event',
+                self.cell.name,
+                host,
+                instance_uuid,
+                events,
+            )
+        )
 
 
 class FakeScheduler:
@@ -50,15 +57,23 @@ class FakeScheduler:
 
     def dry_run(self, ctx, request_spec):
         self.calls.append(('dry_run', request_spec))
-        return {'ranked': [{'host': 'host1', 'weight': 1.0}],
-                'rejected': [{'host': 'host2', 'filter': 'ComputeFilter',
-                              'reason': 'service disabled'}]}
+        return {
+            'ranked': [{'host': 'host1', 'weight': 1.0}],
+            'rejected': [
+                {
+                    'host': 'host2',
+                    'filter': 'ComputeFilter',
+                    'reason': 'service disabled',
+                }
+            ],
+        }
 
     def __getattr__(self, name):
         if name.startswith('update_') or name.startswith('delete_'):
             # One payload is recorded as itself, several as a tuple.
             return lambda ctx, *args: self.calls.append(
-                (name, args[0] if len(args) == 1 else args))
+                (name, args[0] if len(args) == 1 else args)
+            )
         raise AttributeError(name)
 
 
@@ -89,8 +104,10 @@ class ApiFixture:
         nimbus_db.sync_api(self.api_url)
         nimbus_db.sync_cell(self.cell0_url)
         nimbus_db.sync_cell(self.cell1_url)
-        values = {'api': {'auth_strategy': 'noauth2'},
-                  'api_database': {'connection': self.api_url}}
+        values = {
+            'api': {'auth_strategy': 'noauth2'},
+            'api_database': {'connection': self.api_url},
+        }
         for group, opts in (overrides or {}).items():
             values.setdefault(group, {}).update(opts)
         args = []
@@ -101,23 +118,36 @@ class ApiFixture:
         self.conf = config.build_conf(args, overrides=values)
         self.api_db = common_db.get_database(self.api_url)
         with self.api_db.session() as session:
-            session.add(api_models.CellMapping(
-                uuid=cells_mod.CELL0_UUID, name='cell0',
-                transport_url='inproc:///cell0',
-                database_connection=self.cell0_url))
-            session.add(api_models.CellMapping(
-                uuid=CELL1_UUID, name='cell1',
-                transport_url='inproc:///cell1',
-                database_connection=self.cell1_url))
+            session.add(
+                api_models.CellMapping(
+                    uuid=cells_mod.CELL0_UUID,
+                    name='cell0',
+                    transport_url='inproc:///cell0',
+                    database_connection=self.cell0_url,
+                )
+            )
+            session.add(
+                api_models.CellMapping(
+                    uuid=CELL1_UUID,
+                    name='cell1',
+                    transport_url='inproc:///cell1',
+                    database_connection=self.cell1_url,
+                )
+            )
         self.cells = cells_mod.CellDirectory(self.conf, self.api_db)
         self.conductor = FakeConductor()
         self.scheduler = FakeScheduler()
         self.compute_log = []
         self.app = api_app.make_app(
-            self.conf, api_db=self.api_db, cells=self.cells,
-            conductor_api=self.conductor, scheduler_api=self.scheduler,
+            self.conf,
+            api_db=self.api_db,
+            cells=self.cells,
+            conductor_api=self.conductor,
+            scheduler_api=self.scheduler,
             compute_api_factory=lambda cell: FakeCompute(
-                cell, self.compute_log))
+                cell, self.compute_log
+            ),
+        )
         self.client = testing.TestClient(self.app)
         self._lock = threading.Lock()
 
@@ -130,18 +160,30 @@ class ApiFixture:
             headers['OpenStack-API-Version'] = 'compute %s' % version
         return headers
 
-    def req(self, method, path, body=None, user='demo', project=None,
-            roles=None, version=None, headers=None, **kwargs):
+    def req(
+        self,
+        method,
+        path,
+        body=None,
+        user='demo',
+        project=None,
+        roles=None,
+        version=None,
+        headers=None,
+        **kwargs,
+    ):
         all_headers = self.headers(user, project, roles, version)
         all_headers.update(headers or {})
         if body is not None:
             kwargs['json'] = body
-        return self.client.simulate_request(method, path,
-                                            headers=all_headers, **kwargs)
+        return self.client.simulate_request(
+            method, path, headers=all_headers, **kwargs
+        )
 
     def admin(self, method, path, body=None, version=None, **kwargs):
-        return self.req(method, path, body, user='admin', version=version,
-                        **kwargs)
+        return self.req(
+            method, path, body, user='admin', version=version, **kwargs
+        )
 
     # -- data ------------------------------------------------------------
     @property
@@ -152,22 +194,43 @@ class ApiFixture:
     def cell0(self):
         return self.cells.cell0()
 
-    def add_compute(self, host, cell=None, disabled=False, up=True,
-                    vcpus=8, memory_mb=16384, local_gb=100):
+    def add_compute(
+        self,
+        host,
+        cell=None,
+        disabled=False,
+        up=True,
+        vcpus=8,
+        memory_mb=16384,
+        local_gb=100,
+    ):
         cell = cell or self.cell1
         now = datetime.datetime.utcnow()
         seen = now if up else now - datetime.timedelta(hours=1)
         node_uuid = uuidutils.generate_uuid()
         with self.cells.db(cell).session() as session:
-            session.add(cell_models.Service(
-                uuid=uuidutils.generate_uuid(), host=host,
-                binary='nimbus-compute', topic='compute', disabled=disabled,
-                last_seen_up=seen))
-            session.add(cell_models.ComputeNode(
-                uuid=node_uuid, host=host, hypervisor_hostname=host,
-                vcpus=vcpus, memory_mb=memory_mb, local_gb=local_gb,
-                host_ip='192.0.2.%d' % (len(host) + 10),
-                cpu_info={'arch': 'x86_64'}))
+            session.add(
+                cell_models.Service(
+                    uuid=uuidutils.generate_uuid(),
+                    host=host,
+                    binary='nimbus-compute',
+                    topic='compute',
+                    disabled=disabled,
+                    last_seen_up=seen,
+                )
+            )
+            session.add(
+                cell_models.ComputeNode(
+                    uuid=node_uuid,
+                    host=host,
+                    hypervisor_hostname=host,
+                    vcpus=vcpus,
+                    memory_mb=memory_mb,
+                    local_gb=local_gb,
+                    host_ip='192.0.2.%d' % (len(host) + 10),
+                    cpu_info={'arch': 'x86_64'},
+                )
+            )
         with self.api_db.session() as session:
             session.add(api_models.HostMapping(host=host, cell_id=cell.id))
         return node_uuid
@@ -175,54 +238,96 @@ class ApiFixture:
     def add_service(self, host, binary, cell=None):
         cell = cell or self.cell1
         with self.cells.db(cell).session() as session:
-            session.add(cell_models.Service(
-                uuid=uuidutils.generate_uuid(), host=host, binary=binary,
-                last_seen_up=datetime.datetime.utcnow()))
+            session.add(
+                cell_models.Service(
+                    uuid=uuidutils.generate_uuid(),
+                    host=host,
+                    binary=binary,
+                    last_seen_up=datetime.datetime.utcnow(),
+                )
+            )
 
-    def add_flavor(self, flavorid='1', name='m1.small', vcpus=1,
-                   memory_mb=512, root_gb=1, extra_specs=None):
+    def add_flavor(
+        self,
+        flavorid='1',
+        name='m1.small',
+        vcpus=1,
+        memory_mb=512,
+        root_gb=1,
+        extra_specs=None,
+    ):
         with self.api_db.session() as session:
-            flavor = api_models.Flavor(flavorid=flavorid, name=name,
-                                       vcpus=vcpus, memory_mb=memory_mb,
-                                       root_gb=root_gb)
+            flavor = api_models.Flavor(
+                flavorid=flavorid,
+                name=name,
+                vcpus=vcpus,
+                memory_mb=memory_mb,
+                root_gb=root_gb,
+            )
             for key, value in (extra_specs or {}).items():
-                flavor.extra_specs.append(api_models.FlavorExtraSpec(
-                    key=key, value=value))
+                flavor.extra_specs.append(
+                    api_models.FlavorExtraSpec(key=key, value=value)
+                )
             session.add(flavor)
 
     def add_image(self, image_id=None, properties=None, **kwargs):
         image_id = image_id or uuidutils.generate_uuid()
         with self.api_db.session() as session:
-            session.add(api_models.Image(id=image_id, name='cirros',
-                                         properties=properties or {},
-                                         **kwargs))
+            session.add(
+                api_models.Image(
+                    id=image_id,
+                    name='cirros',
+                    properties=properties or {},
+                    **kwargs,
+                )
+            )
         return image_id
 
-    def place(self, uuid, cell=None, host='host1', vm_state='active',
-              fault=None):
+    def place(
+        self, uuid, cell=None, host='host1', vm_state='active', fault=None
+    ):
         """Do what the conductor does: move a build request to a cell."""
         cell = cell or self.cell1
         with self.api_db.session() as session:
-            br = session.query(api_models.BuildRequest).filter_by(
-                instance_uuid=uuid).one()
+            br = (
+                session.query(api_models.BuildRequest)
+                .filter_by(instance_uuid=uuid)
+                .one()
+            )
             instance = br.instance
             session.delete(br)
             session.query(api_models.InstanceMapping).filter_by(
-                instance_uuid=uuid).update({'cell_id': cell.id})
+                instance_uuid=uuid
+            ).update({'cell_id': cell.id})
         with self.cells.db(cell).session() as session:
-            session.add(cell_models.Instance(
-                uuid=uuid, display_name=instance['display_name'],
-                project_id=instance['project_id'],
-                user_id=instance['user_id'], host=host, node=host,
-                vm_state=vm_state, task_state=None,
-                flavor=instance['flavor'], image_ref=instance['image_ref'],
-                availability_zone=instance['availability_zone'],
-                metadata_items=instance['metadata'],
-                server_attributes={
-                    key: instance[key] for key in
-                    conductor_instances.SERVER_ATTRIBUTES
-                    if key in instance}))
+            session.add(
+                cell_models.Instance(
+                    uuid=uuid,
+                    display_name=instance['display_name'],
+                    project_id=instance['project_id'],
+                    user_id=instance['user_id'],
+                    host=host,
+                    node=host,
+                    vm_state=vm_state,
+                    task_state=None,
+                    flavor=instance['flavor'],
+                    image_ref=instance['image_ref'],
+                    availability_zone=instance['availability_zone'],
+                    metadata_items=instance['metadata'],
+                    server_attributes={
+                        key: instance[key]
+                        for key in conductor_instances.SERVER_ATTRIBUTES
+                        if key in instance
+                    },
+                )
+            )
             if fault:
-                session.add(cell_models.InstanceFault(
-                    instance_uuid=uuid, code=500, message=fault[0],
-                    details=fault[1], host=host))
+                session.add(
+                    cell_models.InstanceFault(
+                        instance_uuid=uuid,
+                        code=500,
+                        message=fault[0],
+                        details=fault[1],
+                        host=host,
+                    )
+                )

@@ -6,13 +6,38 @@ from nimbus.api import handler
 from nimbus.common import db as common_db
 from tests.functional.api import fixtures
 
-_IDS = {'server_id': 'x', 'flavor_id': 'x', 'key': 'k', 'service_id': 'x',
-        'hypervisor_id': 'x', 'aggregate_id': '1', 'group_id': 'x',
-        'image_id': 'x'}
-_BODIES = [None, 'null', '[]', '"x"', '{"a": 1}', '{', '{"server": []}',
-           '{"flavor": {"name": null}}', '{"events": "x"}', '1e999']
-_QUERIES = ['', 'limit=abc', 'marker=zz', 'limit=-5', 'all_tenants=maybe',
-            'status=odd&name=(', 'with_servers=%ff', 'is_public=maybe']
+_IDS = {
+    'server_id': 'x',
+    'flavor_id': 'x',
+    'key': 'k',
+    'service_id': 'x',
+    'hypervisor_id': 'x',
+    'aggregate_id': '1',
+    'group_id': 'x',
+    'image_id': 'x',
+}
+_BODIES = [
+    None,
+    'null',
+    '[]',
+    '"x"',
+    '{"a": 1}',
+    '{',
+    '{"server": []}',
+    '{"flavor": {"name": null}}',
+    '{"events": "x"}',
+    '1e999',
+]
+_QUERIES = [
+    '',
+    'limit=abc',
+    'marker=zz',
+    'limit=-5',
+    'all_tenants=maybe',
+    'status=odd&name=(',
+    'with_servers=%ff',
+    'is_public=maybe',
+]
 
 
 # The dashboard's event stream takes no input; without a notification
@@ -53,8 +78,9 @@ def test_never_500(shared_api, method, url, query, body, user):
     headers = api.headers(user, version='latest')
     if body is not None:
         headers['Content-Type'] = 'application/json'
-    r = api.client.simulate_request(method, url, query_string=query,
-                                    body=body, headers=headers)
+    r = api.client.simulate_request(
+        method, url, query_string=query, body=body, headers=headers
+    )
     assert r.status_code < 500, (r.status_code, r.text)
     if r.status_code >= 400:
         assert r.json and list(r.json.values())[0]['code'] == r.status_code

@@ -18,9 +18,16 @@ def world(api):
 
 
 def _image_bdm(image, **extra):
-    return dict({'uuid': image, 'boot_index': 0, 'source_type': 'image',
-                 'destination_type': 'local',
-                 'delete_on_termination': True}, **extra)
+    return dict(
+        {
+            'uuid': image,
+            'boot_index': 0,
+            'source_type': 'image',
+            'destination_type': 'local',
+            'delete_on_termination': True,
+        },
+        **extra,
+    )
 
 
 def _boot(api, **server):
@@ -32,36 +39,56 @@ def _boot(api, **server):
 
 def _disk_gb(api, spec):
     query = request_filters.Query()
-    request_filters.flavor_resources(query, spec_obj.RequestSpec.from_dict(
-        spec), api.conf, [])
+    request_filters.flavor_resources(
+        query, spec_obj.RequestSpec.from_dict(spec), api.conf, []
+    )
     return query.group('').resources.get('DISK_GB')
 
 
 def test_image_to_local_disk_is_not_boot_from_volume(world):
     # What `openstack server create --image` sends.
-    spec = _boot(world, imageRef=world.image,
-                 block_device_mapping_v2=[_image_bdm(world.image)])
+    spec = _boot(
+        world,
+        imageRef=world.image,
+        block_device_mapping_v2=[_image_bdm(world.image)],
+    )
     assert spec['is_bfv'] is False
     assert spec['image']['id'] == world.image
     assert _disk_gb(world, spec) == 20
 
 
 def test_image_from_the_root_mapping_when_there_is_no_image_ref(world):
-    spec = _boot(world, block_device_mapping_v2=[
-        _image_bdm(world.image, boot_index='0')])
+    spec = _boot(
+        world,
+        block_device_mapping_v2=[_image_bdm(world.image, boot_index='0')],
+    )
     assert spec['is_bfv'] is False
     assert spec['image']['id'] == world.image
     assert _disk_gb(world, spec) == 20
 
 
-@pytest.mark.parametrize('root', [
-    {'boot_index': 0, 'source_type': 'volume', 'destination_type': 'volume',
-     'uuid': 'f0f0f0f0-0000-4000-8000-000000000001'},
-    {'boot_index': '0', 'source_type': 'image', 'destination_type': 'volume',
-     'volume_size': 10},
-    {'boot_index': 0, 'source_type': 'volume',
-     'uuid': 'f0f0f0f0-0000-4000-8000-000000000001'},
-])
+@pytest.mark.parametrize(
+    'root',
+    [
+        {
+            'boot_index': 0,
+            'source_type': 'volume',
+            'destination_type': 'volume',
+            'uuid': 'f0f0f0f0-0000-4000-8000-000000000001',
+        },
+        {
+            'boot_index': '0',
+            'source_type': 'image',
+            'destination_type': 'volume',
+            'volume_size': 10,
+        },
+        {
+            'boot_index': 0,
+            'source_type': 'volume',
+            'uuid': 'f0f0f0f0-0000-4000-8000-000000000001',
+        },
+    ],
+)
 def test_a_volume_root_is_boot_from_volume(world, root):
     if root.get('source_type') == 'image':
         root = dict(root, uuid=world.image)
@@ -71,26 +98,50 @@ def test_a_volume_root_is_boot_from_volume(world, root):
 
 
 def test_a_local_blank_disk_beside_an_image_is_not_a_root(world):
-    spec = _boot(world, imageRef=world.image, block_device_mapping_v2=[
-        {'boot_index': -1, 'source_type': 'blank',
-         'destination_type': 'local', 'volume_size': 1}])
+    spec = _boot(
+        world,
+        imageRef=world.image,
+        block_device_mapping_v2=[
+            {
+                'boot_index': -1,
+                'source_type': 'blank',
+                'destination_type': 'local',
+                'volume_size': 1,
+            }
+        ],
+    )
     assert spec['is_bfv'] is False
     assert _disk_gb(world, spec) == 20
 
 
 def test_no_image_and_no_volume_root_is_400(world):
-    body = {'server': {'name': 'vm', 'flavorRef': '1',
-                       'block_device_mapping_v2': [
-                           {'boot_index': -1, 'source_type': 'blank',
-                            'destination_type': 'local'}]}}
+    body = {
+        'server': {
+            'name': 'vm',
+            'flavorRef': '1',
+            'block_device_mapping_v2': [
+                {
+                    'boot_index': -1,
+                    'source_type': 'blank',
+                    'destination_type': 'local',
+                }
+            ],
+        }
+    }
     assert world.req('POST', '/v2.1/servers', body).status_code == 400
 
 
-@pytest.mark.parametrize('bdms, root', [
-    (None, None), ([], None),
-    ([{'boot_index': 1}, {'boot_index': '0', 'x': 1}], {'boot_index': '0',
-                                                        'x': 1}),
-    ([{'boot_index': None}], None),
-])
+@pytest.mark.parametrize(
+    'bdms, root',
+    [
+        (None, None),
+        ([], None),
+        (
+            [{'boot_index': 1}, {'boot_index': '0', 'x': 1}],
+            {'boot_index': '0', 'x': 1},
+        ),
+        ([{'boot_index': None}], None),
+    ],
+)
 def test_root_bdm(bdms, root):
     assert server_create.root_bdm(bdms) == root

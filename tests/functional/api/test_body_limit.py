@@ -18,8 +18,9 @@ LIMIT = 4096
 
 @pytest.fixture
 def api(tmp_path):
-    fixture = fixtures.ApiFixture(tmp_path, overrides={
-        'wsgi': {'max_request_body_size': LIMIT}})
+    fixture = fixtures.ApiFixture(
+        tmp_path, overrides={'wsgi': {'max_request_body_size': LIMIT}}
+    )
     fixture.add_flavor('1')
     fixture.image = fixture.add_image()
     yield fixture
@@ -27,27 +28,42 @@ def api(tmp_path):
 
 
 def _server_body(padding):
-    return orjson.dumps({'server': {'name': 'vm', 'flavorRef': '1',
-                                    'imageRef': 'x',
-                                    'metadata': {'pad': 'x' * padding}}})
+    return orjson.dumps(
+        {
+            'server': {
+                'name': 'vm',
+                'flavorRef': '1',
+                'imageRef': 'x',
+                'metadata': {'pad': 'x' * padding},
+            }
+        }
+    )
 
 
 def test_a_body_over_the_limit_is_413_naming_the_option(api):
     r = api.client.simulate_post(
-        '/v2.1/servers', body=_server_body(LIMIT),
-        headers=dict(api.headers('demo'),
-                     **{'Content-Type': 'application/json'}))
+        '/v2.1/servers',
+        body=_server_body(LIMIT),
+        headers=dict(
+            api.headers('demo'), **{'Content-Type': 'application/json'}
+        ),
+    )
     assert r.status_code == 413, r.text
     assert 'max_request_body_size' in r.json['overLimit']['message']
     assert api.conductor.calls == []
 
 
 def test_a_body_under_the_limit_is_read(api):
-    body = orjson.dumps({'server': {'name': 'vm', 'flavorRef': '1',
-                                    'imageRef': api.image}})
+    body = orjson.dumps(
+        {'server': {'name': 'vm', 'flavorRef': '1', 'imageRef': api.image}}
+    )
     r = api.client.simulate_post(
-        '/v2.1/servers', body=body, headers=dict(
-            api.headers('demo'), **{'Content-Type': 'application/json'}))
+        '/v2.1/servers',
+        body=body,
+        headers=dict(
+            api.headers('demo'), **{'Content-Type': 'application/json'}
+        ),
+    )
     assert r.status_code == 202, r.text
 
 
@@ -57,9 +73,12 @@ def test_a_body_without_a_length_is_held_to_the_limit(api):
     it costs nothing, and the request is a 4xx."""
     body = _server_body(LIMIT * 4)
     env = falcon.testing.create_environ(
-        path='/v2.1/servers', method='POST',
-        headers=dict(api.headers('demo'),
-                     **{'Content-Type': 'application/json'}))
+        path='/v2.1/servers',
+        method='POST',
+        headers=dict(
+            api.headers('demo'), **{'Content-Type': 'application/json'}
+        ),
+    )
     env.pop('CONTENT_LENGTH', None)
     env['wsgi.input'] = io.BytesIO(body)
     start = falcon.testing.StartResponseMock()
@@ -71,16 +90,24 @@ def test_a_body_without_a_length_is_held_to_the_limit(api):
 def test_placement_holds_the_same_limit(tmp_path):
     with placement_fixtures.fresh_database(tmp_path) as url:
         conf = placement_fixtures.make_conf(
-            url, wsgi={'max_request_body_size': LIMIT})
-        client = falcon.testing.TestClient(placement_wsgi.make_app(conf),
-                                           headers={
-            'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
-            'OpenStack-API-Version': 'placement latest'})
-        r = client.simulate_post('/resource_providers', body=orjson.dumps(
-            {'name': 'x' * (LIMIT * 2)}))
+            url, wsgi={'max_request_body_size': LIMIT}
+        )
+        client = falcon.testing.TestClient(
+            placement_wsgi.make_app(conf),
+            headers={
+                'X-Auth-Token': 'admin',
+                'Content-Type': 'application/json',
+                'OpenStack-API-Version': 'placement latest',
+            },
+        )
+        r = client.simulate_post(
+            '/resource_providers',
+            body=orjson.dumps({'name': 'x' * (LIMIT * 2)}),
+        )
         assert r.status_code == 413, r.text
         assert 'max_request_body_size' in r.json['errors'][0]['detail']
-        r = client.simulate_post('/resource_providers', body=orjson.dumps(
-            {'name': 'small'}))
+        r = client.simulate_post(
+            '/resource_providers', body=orjson.dumps({'name': 'small'})
+        )
         assert r.status_code == 200, r.text
         common_db.get_database(url).dispose()

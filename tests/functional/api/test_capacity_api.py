@@ -14,8 +14,10 @@ def api(tmp_path):
 
     def capacity(ctx, request_spec, per_host=True):
         calls.append((request_spec, per_host))
-        return {'total': request_spec['flavor']['vcpus'] * 10,
-                'hosts': [] if per_host else None}
+        return {
+            'total': request_spec['flavor']['vcpus'] * 10,
+            'hosts': [] if per_host else None,
+        }
 
     fixture.scheduler.capacity = capacity
     fixture.capacity_calls = calls

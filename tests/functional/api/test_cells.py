@@ -12,5 +12,7 @@ def test_cells_are_admin_only_and_counted(api):
     assert cells['cell1']['hosts'] == 2
     assert cells['cell0']['hosts'] == 0
     assert cells['cell1']['servers'] == 0
-    assert not any('transport_url' in c or 'database_connection' in c
-                   for c in cells.values())
+    assert not any(
+        'transport_url' in c or 'database_connection' in c
+        for c in cells.values()
+    )

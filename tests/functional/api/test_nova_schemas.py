@@ -9,16 +9,19 @@ field too many or too few fails).
 """
 
 import pytest
-from tempest.lib.api_schema.response.compute.v2_1 import \
-    availability_zone as az_schema
-from tempest.lib.api_schema.response.compute.v2_1 import \
-    flavors_extra_specs as specs_schema
-from tempest.lib.api_schema.response.compute.v2_1 import \
-    server_external_events as events_schema
-from tempest.lib.api_schema.response.compute.v2_1 import \
-    servers as servers_v21
-from tempest.lib.api_schema.response.compute.v2_1 import \
-    versions as versions_schema
+from tempest.lib.api_schema.response.compute.v2_1 import (
+    availability_zone as az_schema,
+)
+from tempest.lib.api_schema.response.compute.v2_1 import (
+    flavors_extra_specs as specs_schema,
+)
+from tempest.lib.api_schema.response.compute.v2_1 import (
+    server_external_events as events_schema,
+)
+from tempest.lib.api_schema.response.compute.v2_1 import servers as servers_v21
+from tempest.lib.api_schema.response.compute.v2_1 import (
+    versions as versions_schema,
+)
 from tempest.lib.common import api_version_request
 from tempest.lib.common import rest_client
 from tempest.lib.services.compute import aggregates_client
@@ -64,16 +67,20 @@ def boundaries(client_class):
     out = []
     for info in client_class.schema_versions_info:
         low = info['min'] or '2.1'
-        if api_version_request.APIVersionRequest(low) <= \
-                api_version_request.APIVersionRequest(
-                    api_versions.MAX_VERSION):
+        if api_version_request.APIVersionRequest(
+            low
+        ) <= api_version_request.APIVersionRequest(api_versions.MAX_VERSION):
             out.append(low)
     return out + [api_versions.MAX_VERSION]
 
 
-SERVER_VERSIONS = sorted(set(boundaries(servers_client.ServersClient) +
-                             ['2.63', '2.71', '2.73', '2.90', '2.96']),
-                         key=lambda v: tuple(int(p) for p in v.split('.')))
+SERVER_VERSIONS = sorted(
+    set(
+        boundaries(servers_client.ServersClient)
+        + ['2.63', '2.71', '2.73', '2.90', '2.96']
+    ),
+    key=lambda v: tuple(int(p) for p in v.split('.')),
+)
 
 
 @pytest.fixture
@@ -85,8 +92,11 @@ def world(api):
 
 
 def _boot(api, version, **server):
-    body = {'server': dict({'name': 'vm', 'flavorRef': '1',
-                            'imageRef': api.image}, **server)}
+    body = {
+        'server': dict(
+            {'name': 'vm', 'flavorRef': '1', 'imageRef': api.image}, **server
+        )
+    }
     return api.req('POST', '/v2.1/servers', body, version=version)
 
 
@@ -100,149 +110,285 @@ def test_servers(world, version, user):
     created = check(servers_v21.create_server_with_admin_pass, r)['server']
     assert 'name' not in created
     building = created['id']
-    placed = check(servers_v21.create_server_with_admin_pass,
-                   _boot(world, version))['server']['id']
+    placed = check(
+        servers_v21.create_server_with_admin_pass, _boot(world, version)
+    )['server']['id']
     world.place(placed)
     for uuid in (building, placed):
-        r = world.req('GET', '/v2.1/servers/%s' % uuid, user=user,
-                      project='demo', version=version)
+        r = world.req(
+            'GET',
+            '/v2.1/servers/%s' % uuid,
+            user=user,
+            project='demo',
+            version=version,
+        )
         server = check(schema.get_server, r)['server']
         assert ('server_groups' in server) == (
-            api_version_request.APIVersionRequest(version) >=
-            api_version_request.APIVersionRequest('2.71'))
+            api_version_request.APIVersionRequest(version)
+            >= api_version_request.APIVersionRequest('2.71')
+        )
     r = world.req('GET', '/v2.1/servers/%s' % building, version=version)
     assert r.json['server']['accessIPv4'] == '192.0.2.7'
-    check(schema.list_servers, world.req('GET', '/v2.1/servers', user=user,
-                                         project='demo', version=version))
-    r = world.req('GET', '/v2.1/servers/detail', user=user, project='demo',
-                  version=version)
+    check(
+        schema.list_servers,
+        world.req(
+            'GET', '/v2.1/servers', user=user, project='demo', version=version
+        ),
+    )
+    r = world.req(
+        'GET',
+        '/v2.1/servers/detail',
+        user=user,
+        project='demo',
+        version=version,
+    )
     assert len(check(schema.list_servers_detail, r)['servers']) == 2
     body = {'name': 'renamed', 'accessIPv6': '2001:db8::7'}
     for uuid in (building, placed):
-        r = world.req('PUT', '/v2.1/servers/%s' % uuid, {'server': body},
-                      user=user, project='demo', version=version)
+        r = world.req(
+            'PUT',
+            '/v2.1/servers/%s' % uuid,
+            {'server': body},
+            user=user,
+            project='demo',
+            version=version,
+        )
         updated = check(schema.update_server, r)['server']
         assert updated['name'] == 'renamed'
-        shown = world.req('GET', '/v2.1/servers/%s' % uuid,
-                          version=version).json['server']
+        shown = world.req(
+            'GET', '/v2.1/servers/%s' % uuid, version=version
+        ).json['server']
         assert shown['name'] == 'renamed'
         assert shown['accessIPv6'] == '2001:db8::7'
-    check(servers_v21.delete_server, world.req(
-        'DELETE', '/v2.1/servers/%s' % building, version=version))
+    check(
+        servers_v21.delete_server,
+        world.req('DELETE', '/v2.1/servers/%s' % building, version=version),
+    )
 
 
 def test_reservation_id_finds_the_servers_of_one_multi_create(world):
-    r = _boot(world, '2.1', min_count=2, max_count=2,
-              return_reservation_id=True)
+    r = _boot(
+        world, '2.1', min_count=2, max_count=2, return_reservation_id=True
+    )
     reservation = r.json['reservation_id']
     _boot(world, '2.1')
-    uuids = [s['id'] for s in world.req(
-        'GET', '/v2.1/servers?reservation_id=%s' % reservation
-    ).json['servers']]
+    uuids = [
+        s['id']
+        for s in world.req(
+            'GET', '/v2.1/servers?reservation_id=%s' % reservation
+        ).json['servers']
+    ]
     assert len(uuids) == 2
     world.place(uuids[0])
-    r = world.req('GET', '/v2.1/servers/detail?reservation_id=%s'
-                  % reservation)
+    r = world.req(
+        'GET', '/v2.1/servers/detail?reservation_id=%s' % reservation
+    )
     assert sorted(s['id'] for s in r.json['servers']) == sorted(uuids)
 
 
-@pytest.mark.parametrize('server', [
-    {'key_name': 'nokey'},
-    {'security_groups': [{'name': 'does_not_exist'}]},
-])
+@pytest.mark.parametrize(
+    'server',
+    [{'key_name': 'nokey'}, {'security_groups': [{'name': 'does_not_exist'}]}],
+)
 def test_unknown_keypair_or_security_group_is_400(world, server):
     r = _boot(world, '2.1', **server)
     assert r.status_code == 400
-    assert 'could not be found' in r.json['badRequest']['message'] or \
-        'not found' in r.json['badRequest']['message']
+    assert (
+        'could not be found' in r.json['badRequest']['message']
+        or 'not found' in r.json['badRequest']['message']
+    )
     assert world.conductor.calls == []
 
 
 @pytest.mark.parametrize('version', boundaries(flavors_client.FlavorsClient))
 def test_flavors(api, version):
     schema = schemas_of(flavors_client.FlavorsClient, version)
-    r = api.admin('POST', '/v2.1/flavors', {'flavor': {
-        'name': 'f1', 'ram': 512, 'vcpus': 1, 'disk': 1, 'id': 42,
-        'os-flavor-access:is_public': 'False'}}, version=version)
+    r = api.admin(
+        'POST',
+        '/v2.1/flavors',
+        {
+            'flavor': {
+                'name': 'f1',
+                'ram': 512,
+                'vcpus': 1,
+                'disk': 1,
+                'id': 42,
+                'os-flavor-access:is_public': 'False',
+            }
+        },
+        version=version,
+    )
     flavor = check(schema.create_update_get_flavor_details, r)['flavor']
     assert flavor['id'] == '42'
     assert flavor['os-flavor-access:is_public'] is False
-    check(schema.create_update_get_flavor_details,
-          api.admin('GET', '/v2.1/flavors/42', version=version))
-    check(schema.list_flavors,
-          api.admin('GET', '/v2.1/flavors?is_public=None', version=version))
-    check(schema.list_flavors_details, api.admin(
-        'GET', '/v2.1/flavors/detail?is_public=None', version=version))
-    check(specs_schema.set_get_flavor_extra_specs, api.admin(
-        'POST', '/v2.1/flavors/42/os-extra_specs',
-        {'extra_specs': {'hw:cpu_policy': 'shared'}}, version=version))
-    check(specs_schema.set_get_flavor_extra_specs, api.admin(
-        'GET', '/v2.1/flavors/42/os-extra_specs', version=version))
-    check(specs_schema.set_get_flavor_extra_specs_key, api.admin(
-        'GET', '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
-        version=version))
-    check(specs_schema.set_get_flavor_extra_specs_key, api.admin(
-        'PUT', '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
-        {'hw:cpu_policy': 'dedicated'}, version=version))
-    check(specs_schema.unset_flavor_extra_specs, api.admin(
-        'DELETE', '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
-        version=version))
-    check(schema.delete_flavor,
-          api.admin('DELETE', '/v2.1/flavors/42', version=version))
+    check(
+        schema.create_update_get_flavor_details,
+        api.admin('GET', '/v2.1/flavors/42', version=version),
+    )
+    check(
+        schema.list_flavors,
+        api.admin('GET', '/v2.1/flavors?is_public=None', version=version),
+    )
+    check(
+        schema.list_flavors_details,
+        api.admin(
+            'GET', '/v2.1/flavors/detail?is_public=None', version=version
+        ),
+    )
+    check(
+        specs_schema.set_get_flavor_extra_specs,
+        api.admin(
+            'POST',
+            '/v2.1/flavors/42/os-extra_specs',
+            {'extra_specs': {'hw:cpu_policy': 'shared'}},
+            version=version,
+        ),
+    )
+    check(
+        specs_schema.set_get_flavor_extra_specs,
+        api.admin('GET', '/v2.1/flavors/42/os-extra_specs', version=version),
+    )
+    check(
+        specs_schema.set_get_flavor_extra_specs_key,
+        api.admin(
+            'GET',
+            '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
+            version=version,
+        ),
+    )
+    check(
+        specs_schema.set_get_flavor_extra_specs_key,
+        api.admin(
+            'PUT',
+            '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
+            {'hw:cpu_policy': 'dedicated'},
+            version=version,
+        ),
+    )
+    check(
+        specs_schema.unset_flavor_extra_specs,
+        api.admin(
+            'DELETE',
+            '/v2.1/flavors/42/os-extra_specs/hw:cpu_policy',
+            version=version,
+        ),
+    )
+    check(
+        schema.delete_flavor,
+        api.admin('DELETE', '/v2.1/flavors/42', version=version),
+    )
 
 
-@pytest.mark.parametrize('value, public', [
-    (True, True), (False, False), ('True', True), ('False', False),
-    ('true', True), ('0', False)])
+@pytest.mark.parametrize(
+    'value, public',
+    [
+        (True, True),
+        (False, False),
+        ('True', True),
+        ('False', False),
+        ('true', True),
+        ('0', False),
+    ],
+)
 def test_flavor_is_public_as_nova_accepts_it(api, value, public):
-    r = api.admin('POST', '/v2.1/flavors', {'flavor': {
-        'name': 'f', 'ram': 512, 'vcpus': 1, 'disk': 1,
-        'os-flavor-access:is_public': value}})
+    r = api.admin(
+        'POST',
+        '/v2.1/flavors',
+        {
+            'flavor': {
+                'name': 'f',
+                'ram': 512,
+                'vcpus': 1,
+                'disk': 1,
+                'os-flavor-access:is_public': value,
+            }
+        },
+    )
     assert r.status_code == 200
     assert r.json['flavor']['os-flavor-access:is_public'] is public
 
 
 @pytest.mark.parametrize('flavor_id', [1.0, 'bad id!', ' x', True])
 def test_flavor_id_refused_forms(api, flavor_id):
-    r = api.admin('POST', '/v2.1/flavors', {'flavor': {
-        'name': 'f', 'ram': 512, 'vcpus': 1, 'disk': 1, 'id': flavor_id}})
+    r = api.admin(
+        'POST',
+        '/v2.1/flavors',
+        {
+            'flavor': {
+                'name': 'f',
+                'ram': 512,
+                'vcpus': 1,
+                'disk': 1,
+                'id': flavor_id,
+            }
+        },
+    )
     assert r.status_code == 400
     assert 'id' in r.json['badRequest']['message']
 
 
-@pytest.mark.parametrize('version',
-                         boundaries(aggregates_client.AggregatesClient))
+@pytest.mark.parametrize(
+    'version', boundaries(aggregates_client.AggregatesClient)
+)
 def test_aggregates(api, version):
     api.add_compute('host1')
     schema = schemas_of(aggregates_client.AggregatesClient, version)
-    r = api.admin('POST', '/v2.1/os-aggregates', {'aggregate': {
-        'name': 'a1', 'availability_zone': 'z1'}}, version=version)
+    r = api.admin(
+        'POST',
+        '/v2.1/os-aggregates',
+        {'aggregate': {'name': 'a1', 'availability_zone': 'z1'}},
+        version=version,
+    )
     agg = check(schema.create_aggregate, r)['aggregate']
     assert 'hosts' not in agg and 'metadata' not in agg
     path = '/v2.1/os-aggregates/%s' % agg['id']
     check(schema.get_aggregate, api.admin('GET', path, version=version))
-    check(schema.list_aggregates,
-          api.admin('GET', '/v2.1/os-aggregates', version=version))
-    check(schema.update_aggregate, api.admin(
-        'PUT', path, {'aggregate': {'name': 'a2'}}, version=version))
-    check(schema.aggregate_add_remove_host, api.admin(
-        'POST', path + '/action', {'add_host': {'host': 'host1'}},
-        version=version))
-    check(schema.aggregate_set_metadata, api.admin(
-        'POST', path + '/action', {'set_metadata': {'metadata': {'k': 'v'}}},
-        version=version))
-    check(schema.aggregate_add_remove_host, api.admin(
-        'POST', path + '/action', {'remove_host': {'host': 'host1'}},
-        version=version))
-    check(schema.delete_aggregate, api.admin('DELETE', path,
-                                             version=version))
+    check(
+        schema.list_aggregates,
+        api.admin('GET', '/v2.1/os-aggregates', version=version),
+    )
+    check(
+        schema.update_aggregate,
+        api.admin('PUT', path, {'aggregate': {'name': 'a2'}}, version=version),
+    )
+    check(
+        schema.aggregate_add_remove_host,
+        api.admin(
+            'POST',
+            path + '/action',
+            {'add_host': {'host': 'host1'}},
+            version=version,
+        ),
+    )
+    check(
+        schema.aggregate_set_metadata,
+        api.admin(
+            'POST',
+            path + '/action',
+            {'set_metadata': {'metadata': {'k': 'v'}}},
+            version=version,
+        ),
+    )
+    check(
+        schema.aggregate_add_remove_host,
+        api.admin(
+            'POST',
+            path + '/action',
+            {'remove_host': {'host': 'host1'}},
+            version=version,
+        ),
+    )
+    check(schema.delete_aggregate, api.admin('DELETE', path, version=version))
 
 
 @pytest.mark.parametrize('aggregate_id', ['-1', '999'])
 def test_a_missing_aggregate_is_404(api, aggregate_id):
     path = '/v2.1/os-aggregates/%s' % aggregate_id
-    for method, body in (('GET', None), ('DELETE', None),
-                         ('PUT', {'aggregate': {'name': 'x'}})):
+    for method, body in (
+        ('GET', None),
+        ('DELETE', None),
+        ('PUT', {'aggregate': {'name': 'x'}}),
+    ):
         r = api.admin(method, path, body)
         assert r.status_code == 404, (method, r.text)
         assert aggregate_id in r.json['itemNotFound']['message']
@@ -252,71 +398,98 @@ def test_a_missing_aggregate_is_404(api, aggregate_id):
 
 
 @pytest.mark.parametrize(
-    'version', boundaries(server_groups_client.ServerGroupsClient))
+    'version', boundaries(server_groups_client.ServerGroupsClient)
+)
 def test_server_groups(api, version):
     schema = schemas_of(server_groups_client.ServerGroupsClient, version)
-    if api_version_request.APIVersionRequest(version) >= \
-            api_version_request.APIVersionRequest('2.64'):
+    if api_version_request.APIVersionRequest(
+        version
+    ) >= api_version_request.APIVersionRequest('2.64'):
         body = {'name': 'g', 'policy': 'affinity'}
     else:
         body = {'name': 'g', 'policies': ['affinity']}
-    r = api.req('POST', '/v2.1/os-server-groups', {'server_group': body},
-                version=version)
+    r = api.req(
+        'POST',
+        '/v2.1/os-server-groups',
+        {'server_group': body},
+        version=version,
+    )
     group = check(schema.create_show_server_group, r)['server_group']
     path = '/v2.1/os-server-groups/%s' % group['id']
-    check(schema.create_show_server_group,
-          api.req('GET', path, version=version))
-    check(schema.list_server_groups,
-          api.req('GET', '/v2.1/os-server-groups', version=version))
-    check(schema.delete_server_group,
-          api.req('DELETE', path, version=version))
+    check(
+        schema.create_show_server_group, api.req('GET', path, version=version)
+    )
+    check(
+        schema.list_server_groups,
+        api.req('GET', '/v2.1/os-server-groups', version=version),
+    )
+    check(schema.delete_server_group, api.req('DELETE', path, version=version))
 
 
 # Tempest has no schema for 2.88 (where Nova's hypervisors gained
 # ``uptime`` and lost the statistics), so its schemas are checked up to 2.87.
 @pytest.mark.parametrize(
-    'version', boundaries(hypervisor_client.HypervisorClient)[:-1] +
-    ['2.87'])
+    'version', boundaries(hypervisor_client.HypervisorClient)[:-1] + ['2.87']
+)
 def test_hypervisors(api, version):
     api.add_compute('host1')
     schema = schemas_of(hypervisor_client.HypervisorClient, version)
-    check(schema.list_search_hypervisors,
-          api.admin('GET', '/v2.1/os-hypervisors', version=version))
+    check(
+        schema.list_search_hypervisors,
+        api.admin('GET', '/v2.1/os-hypervisors', version=version),
+    )
     r = api.admin('GET', '/v2.1/os-hypervisors/detail', version=version)
     node = check(schema.list_hypervisors_detail, r)['hypervisors'][0]
-    check(schema.get_hypervisor, api.admin(
-        'GET', '/v2.1/os-hypervisors/%s' % node['id'], version=version))
-    check(schema.get_hypervisor_statistics, api.admin(
-        'GET', '/v2.1/os-hypervisors/statistics', version=version))
+    check(
+        schema.get_hypervisor,
+        api.admin(
+            'GET', '/v2.1/os-hypervisors/%s' % node['id'], version=version
+        ),
+    )
+    check(
+        schema.get_hypervisor_statistics,
+        api.admin('GET', '/v2.1/os-hypervisors/statistics', version=version),
+    )
 
 
-@pytest.mark.parametrize('version',
-                         boundaries(services_client.ServicesClient))
+@pytest.mark.parametrize('version', boundaries(services_client.ServicesClient))
 def test_services(api, version):
     api.add_compute('host1')
     schema = schemas_of(services_client.ServicesClient, version)
     r = api.admin('GET', '/v2.1/os-services', version=version)
     service = check(schema.list_services, r)['services'][0]
-    if api_version_request.APIVersionRequest(version) >= \
-            api_version_request.APIVersionRequest('2.53'):
-        r = api.admin('PUT', '/v2.1/os-services/%s' % service['id'],
-                      {'status': 'disabled'}, version=version)
+    if api_version_request.APIVersionRequest(
+        version
+    ) >= api_version_request.APIVersionRequest('2.53'):
+        r = api.admin(
+            'PUT',
+            '/v2.1/os-services/%s' % service['id'],
+            {'status': 'disabled'},
+            version=version,
+        )
         check(schema.update_service, r)
 
 
 def test_availability_zones(api):
     api.add_compute('host1')
-    check(az_schema.list_availability_zone_list,
-          api.req('GET', '/v2.1/os-availability-zone'))
-    check(az_schema.list_availability_zone_list_detail,
-          api.admin('GET', '/v2.1/os-availability-zone/detail'))
+    check(
+        az_schema.list_availability_zone_list,
+        api.req('GET', '/v2.1/os-availability-zone'),
+    )
+    check(
+        az_schema.list_availability_zone_list_detail,
+        api.admin('GET', '/v2.1/os-availability-zone/detail'),
+    )
 
 
 def test_external_events(world):
     uuid = _boot(world, '2.1').json['server']['id']
     world.place(uuid)
-    r = world.admin('POST', '/v2.1/os-server-external-events', {'events': [
-        {'name': 'network-changed', 'server_uuid': uuid}]})
+    r = world.admin(
+        'POST',
+        '/v2.1/os-server-external-events',
+        {'events': [{'name': 'network-changed', 'server_uuid': uuid}]},
+    )
     check(events_schema.create, r)
 
 
@@ -327,16 +500,39 @@ def test_versions(api):
 
 
 def test_a_private_flavor_is_unknown_to_a_member(world):
-    world.admin('POST', '/v2.1/flavors', {'flavor': {
-        'name': 'private', 'ram': 512, 'vcpus': 1, 'disk': 1, 'id': 'p1',
-        'os-flavor-access:is_public': False}})
+    world.admin(
+        'POST',
+        '/v2.1/flavors',
+        {
+            'flavor': {
+                'name': 'private',
+                'ram': 512,
+                'vcpus': 1,
+                'disk': 1,
+                'id': 'p1',
+                'os-flavor-access:is_public': False,
+            }
+        },
+    )
     r = _boot(world, '2.1', flavorRef='p1')
     assert r.status_code == 400
     assert 'p1' in r.json['badRequest']['message']
     assert world.conductor.calls == []
-    assert world.req('POST', '/v2.1/servers', {'server': {
-        'name': 'vm', 'flavorRef': 'p1', 'imageRef': world.image}},
-        user='admin').status_code == 202
+    assert (
+        world.req(
+            'POST',
+            '/v2.1/servers',
+            {
+                'server': {
+                    'name': 'vm',
+                    'flavorRef': 'p1',
+                    'imageRef': world.image,
+                }
+            },
+            user='admin',
+        ).status_code
+        == 202
+    )
 
 
 def test_services_filter_by_nova_binary_names(api):
@@ -349,12 +545,18 @@ def test_services_filter_by_nova_binary_names(api):
 def test_custom_namespace_extra_specs_are_kept_known_ones_checked(api):
     api.add_flavor('1')
     url = '/v2.1/flavors/1/os-extra_specs'
-    r = api.admin('POST', url, {'extra_specs': {
-        'hw:cpu_policy': 'shared', 'foo:bar': 'baz'}})
+    r = api.admin(
+        'POST',
+        url,
+        {'extra_specs': {'hw:cpu_policy': 'shared', 'foo:bar': 'baz'}},
+    )
     assert r.status_code == 200
     assert r.json['extra_specs']['foo:bar'] == 'baz'
-    for key, value in (('hw:cpu_policy', 'pinned'), ('hw:unknown', '1'),
-                       ('resources1:NOT_A_CLASS', '1')):
+    for key, value in (
+        ('hw:cpu_policy', 'pinned'),
+        ('hw:unknown', '1'),
+        ('resources1:NOT_A_CLASS', '1'),
+    ):
         r = api.admin('POST', url, {'extra_specs': {key: value}})
         assert r.status_code == 400, key
         assert key in r.json['badRequest']['message']

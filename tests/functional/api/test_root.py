@@ -21,8 +21,11 @@ def test_microversion_headers(api):
     assert 'OpenStack-API-Version' in r.headers['Vary']
     r = api.req('GET', '/v2.1/flavors')
     assert r.headers['OpenStack-API-Version'] == 'compute 2.1'
-    r = api.req('GET', '/v2.1/flavors',
-                headers={'X-OpenStack-Nova-API-Version': '2.20'})
+    r = api.req(
+        'GET',
+        '/v2.1/flavors',
+        headers={'X-OpenStack-Nova-API-Version': '2.20'},
+    )
     assert r.headers['OpenStack-API-Version'] == 'compute 2.20'
     r = api.req('GET', '/v2.1/flavors', version='latest')
     assert r.headers['OpenStack-API-Version'] == 'compute 2.96'
@@ -57,14 +60,18 @@ def test_method_not_allowed(api):
 
 def test_non_json_body_is_415(api):
     r = api.client.simulate_post(
-        '/v2.1/servers', body='x',
-        headers=dict(api.headers(), **{'Content-Type': 'text/plain'}))
+        '/v2.1/servers',
+        body='x',
+        headers=dict(api.headers(), **{'Content-Type': 'text/plain'}),
+    )
     assert r.status_code == 415
 
 
 def test_malformed_json_is_400(api):
     r = api.client.simulate_post(
-        '/v2.1/servers', body='{"server": ',
-        headers=dict(api.headers(), **{'Content-Type': 'application/json'}))
+        '/v2.1/servers',
+        body='{"server": ',
+        headers=dict(api.headers(), **{'Content-Type': 'application/json'}),
+    )
     assert r.status_code == 400
     assert 'Malformed JSON' in r.json['badRequest']['message']

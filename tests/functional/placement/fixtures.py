@@ -25,8 +25,10 @@ BACKENDS = ('sqlite', 'mysql', 'postgresql')
 def backend():
     kind = os.environ.get('NIMBUS_TEST_DB', 'sqlite')
     if kind not in BACKENDS:
-        raise ValueError('NIMBUS_TEST_DB=%s: expected one of %s'
-                         % (kind, ', '.join(BACKENDS)))
+        raise ValueError(
+            'NIMBUS_TEST_DB=%s: expected one of %s'
+            % (kind, ', '.join(BACKENDS))
+        )
     return kind
 
 
@@ -49,8 +51,10 @@ def fresh_database(tmp_path):
 
 def make_conf(url, **overrides):
     """A registered ConfigOpts for placement on ``url``."""
-    values = {'placement_database': {'connection': url},
-              'api': {'auth_strategy': 'noauth2'}}
+    values = {
+        'placement_database': {'connection': url},
+        'api': {'auth_strategy': 'noauth2'},
+    }
     for group, opts in overrides.items():
         values.setdefault(group, {}).update(opts)
     conf = config.build_conf([])
@@ -67,9 +71,14 @@ def admin_client(tmp_path):
     an admin at the latest microversion."""
     with fresh_database(tmp_path) as url:
         app = wsgi.make_app(make_conf(url))
-        yield falcon.testing.TestClient(app, headers={
-            'X-Auth-Token': 'admin', 'Content-Type': 'application/json',
-            'OpenStack-API-Version': 'placement latest'})
+        yield falcon.testing.TestClient(
+            app,
+            headers={
+                'X-Auth-Token': 'admin',
+                'Content-Type': 'application/json',
+                'OpenStack-API-Version': 'placement latest',
+            },
+        )
         common_db.get_database(url).dispose()
 
 
@@ -84,11 +93,15 @@ def allow_untyped_empty_201(monkeypatch):
     relaxed, every other check of the validator stays.
     """
     import wsgiref.validate
+
     strict = wsgiref.validate.check_content_type
 
     def check(status, headers):
-        if str(status).startswith('201 ') and \
-                ('content-length', '0') in headers:
+        if (
+            str(status).startswith('201 ')
+            and ('content-length', '0') in headers
+        ):
             return
         strict(status, headers)
+
     monkeypatch.setattr(wsgiref.validate, 'check_content_type', check)

@@ -32,16 +32,24 @@ def _suite(name):
     from gabbi import handlers as gabbi_handlers
     from gabbi import suitemaker
     from gabbi import utils
+
     handler_objects = []
     for handler in gabbi_handlers.RESPONSE_HANDLERS:
         handler_objects.append(handler())
     path = os.path.join(GABBITS, name + '.yaml')
     data = utils.load_yaml(yaml_file=path)
     return suitemaker.test_suite_from_dict(
-        unittest.TestLoader(), name.replace('-', '_'), data, GABBITS,
-        'placement.test', 8001, None, lambda: _dispatch,
+        unittest.TestLoader(),
+        name.replace('-', '_'),
+        data,
+        GABBITS,
+        'placement.test',
+        8001,
+        None,
+        lambda: _dispatch,
         handlers=handler_objects,
-        test_loader_name='placement')
+        test_loader_name='placement',
+    )
 
 
 @pytest.mark.parametrize('name', FILES)
@@ -51,8 +59,10 @@ def test_gabbit(name, tmp_path):
     if name.startswith('rbac-legacy'):
         overrides['oslo_policy'] = {'enforce_new_defaults': False}
     if name.startswith('cors'):
-        overrides['cors'] = {'allowed_origin': ['https://ui.example.com'],
-                             'expose_headers': ['openstack-api-version']}
+        overrides['cors'] = {
+            'allowed_origin': ['https://ui.example.com'],
+            'expose_headers': ['openstack-api-version'],
+        }
     with fixtures.fresh_database(tmp_path) as url:
         conf = fixtures.make_conf(url, **overrides)
         _CURRENT['app'] = wsgi.make_app(conf)
@@ -62,7 +72,9 @@ def test_gabbit(name, tmp_path):
         finally:
             _CURRENT.clear()
             common_db.get_database(url).dispose()
-    problems = ['%s\n%s' % (test.id(), trace)
-                for test, trace in result.failures + result.errors]
+    problems = [
+        '%s\n%s' % (test.id(), trace)
+        for test, trace in result.failures + result.errors
+    ]
     assert not problems, '\n\n'.join(problems)
     assert result.testsRun > 0

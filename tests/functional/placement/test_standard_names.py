@@ -29,16 +29,29 @@ def _traits(client, query=None):
 def test_resource_classes_are_the_standard_set_then_custom(client):
     assert _classes(client) == list(os_resource_classes.STANDARDS)
     for name in ('CUSTOM_GOLD', 'CUSTOM_IRON'):
-        assert client.simulate_post('/resource_classes', body=orjson.dumps(
-            {'name': name})).status_code == 201
-    assert client.simulate_put(
-        '/resource_classes/CUSTOM_BRONZE').status_code == 201
+        assert (
+            client.simulate_post(
+                '/resource_classes', body=orjson.dumps({'name': name})
+            ).status_code
+            == 201
+        )
+    assert (
+        client.simulate_put('/resource_classes/CUSTOM_BRONZE').status_code
+        == 201
+    )
     assert _classes(client) == list(os_resource_classes.STANDARDS) + [
-        'CUSTOM_GOLD', 'CUSTOM_IRON', 'CUSTOM_BRONZE']
-    assert client.simulate_delete(
-        '/resource_classes/CUSTOM_IRON').status_code == 204
+        'CUSTOM_GOLD',
+        'CUSTOM_IRON',
+        'CUSTOM_BRONZE',
+    ]
+    assert (
+        client.simulate_delete('/resource_classes/CUSTOM_IRON').status_code
+        == 204
+    )
     assert _classes(client) == list(os_resource_classes.STANDARDS) + [
-        'CUSTOM_GOLD', 'CUSTOM_BRONZE']
+        'CUSTOM_GOLD',
+        'CUSTOM_BRONZE',
+    ]
 
 
 def test_every_standard_resource_class_can_be_shown(client):
@@ -60,5 +73,4 @@ def test_traits_are_the_standard_set_plus_custom(client):
 
 def test_every_standard_trait_exists(client):
     for name in os_traits.get_traits():
-        assert client.simulate_get('/traits/' + name).status_code == 204, \
-            name
+        assert client.simulate_get('/traits/' + name).status_code == 204, name

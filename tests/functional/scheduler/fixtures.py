@@ -6,8 +6,10 @@ import requests
 from nimbus.allinone import client as client_mod
 from nimbus.allinone.cloud import wait_for  # noqa: F401 (re-exported)
 
-PLACEMENT_HEADERS = {'X-Auth-Token': 'admin',
-                     'OpenStack-API-Version': 'placement 1.39'}
+PLACEMENT_HEADERS = {
+    'X-Auth-Token': 'admin',
+    'OpenStack-API-Version': 'placement 1.39',
+}
 
 
 def admin_client(cloud, microversion='2.72'):
@@ -18,8 +20,9 @@ def admin_client(cloud, microversion='2.72'):
 
 def boot(api, name, flavor, image, hints=None, **extra):
     """POST /servers; returns the id (or the reservation of a multi-create)."""
-    body = api.create_server(name, flavor['id'], image['id'], hints=hints,
-                             **extra)
+    body = api.create_server(
+        name, flavor['id'], image['id'], hints=hints, **extra
+    )
     return body['server']['id'] if 'server' in body else body
 
 
@@ -29,10 +32,13 @@ def settle(api, uuids, timeout=60):
 
     def done():
         servers = {s['id']: s for s in api.servers()}
-        if all(u in servers and servers[u]['status'] in ('ACTIVE', 'ERROR')
-               for u in uuids):
+        if all(
+            u in servers and servers[u]['status'] in ('ACTIVE', 'ERROR')
+            for u in uuids
+        ):
             return servers
         return None
+
     return wait_for(done, timeout=timeout, what='servers to settle')
 
 
@@ -46,8 +52,9 @@ def host_of(server):
 
 
 def placement_get(cloud, path):
-    response = requests.get(cloud.placement_url + path,
-                            headers=PLACEMENT_HEADERS, timeout=30)
+    response = requests.get(
+        cloud.placement_url + path, headers=PLACEMENT_HEADERS, timeout=30
+    )
     response.raise_for_status()
     return response.json()
 
@@ -56,15 +63,21 @@ def provider_usages(cloud):
     """{provider name: {rc: (used, capacity)}} from placement."""
     out = {}
     for rp in placement_get(cloud, '/resource_providers')[
-            'resource_providers']:
-        inv = placement_get(cloud, '/resource_providers/%s/inventories'
-                            % rp['uuid'])['inventories']
-        use = placement_get(cloud, '/resource_providers/%s/usages'
-                            % rp['uuid'])['usages']
+        'resource_providers'
+    ]:
+        inv = placement_get(
+            cloud, '/resource_providers/%s/inventories' % rp['uuid']
+        )['inventories']
+        use = placement_get(
+            cloud, '/resource_providers/%s/usages' % rp['uuid']
+        )['usages']
         out[rp['name']] = {
-            rc: (use.get(rc, 0),
-                 int((i['total'] - i['reserved']) * i['allocation_ratio']))
-            for rc, i in inv.items()}
+            rc: (
+                use.get(rc, 0),
+                int((i['total'] - i['reserved']) * i['allocation_ratio']),
+            )
+            for rc, i in inv.items()
+        }
     return out
 
 
@@ -77,7 +90,8 @@ def create_group(api, name, policy, rules=None):
     if rules:
         body['rules'] = rules
     return api.post('/os-server-groups', {'server_group': body})[
-        'server_group']
+        'server_group'
+    ]
 
 
 def create_aggregate(api, name, hosts, metadata=None, zone=None):
@@ -86,11 +100,15 @@ def create_aggregate(api, name, hosts, metadata=None, zone=None):
         body['availability_zone'] = zone
     agg = api.post('/os-aggregates', {'aggregate': body})['aggregate']
     for host in hosts:
-        agg = api.post('/os-aggregates/%s/action' % agg['id'],
-                       {'add_host': {'host': host}})['aggregate']
+        agg = api.post(
+            '/os-aggregates/%s/action' % agg['id'],
+            {'add_host': {'host': host}},
+        )['aggregate']
     if metadata:
-        agg = api.post('/os-aggregates/%s/action' % agg['id'],
-                       {'set_metadata': {'metadata': metadata}})['aggregate']
+        agg = api.post(
+            '/os-aggregates/%s/action' % agg['id'],
+            {'set_metadata': {'metadata': metadata}},
+        )['aggregate']
     return agg
 
 
@@ -105,13 +123,19 @@ def dry_run(api, flavor, image=None, hints=None, zone=None):
     return api.post('/os-scheduler/dry-run', body)['dry_run']
 
 
-def wait_dry_run(api, flavor, predicate, what, image=None, hints=None,
-                 timeout=30):
+def wait_dry_run(
+    api, flavor, predicate, what, image=None, hints=None, timeout=30
+):
     """Casts to the scheduler (aggregate, service changes) are asynchronous:
     poll the dry run until ``predicate(result)`` holds."""
-    return wait_for(lambda: (lambda r: r if predicate(r) else None)(
-        dry_run(api, flavor, image=image, hints=hints)),
-        timeout=timeout, interval=0.2, what=what)
+    return wait_for(
+        lambda: (lambda r: r if predicate(r) else None)(
+            dry_run(api, flavor, image=image, hints=hints)
+        ),
+        timeout=timeout,
+        interval=0.2,
+        what=what,
+    )
 
 
 def ranked_hosts(result):

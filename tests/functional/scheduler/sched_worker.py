@@ -36,10 +36,14 @@ def main(conf_path, requests_path, go_file, out_path):
         if not outcome.claimed:
             refused.append((args[1], outcome.status))
         return outcome
+
     placement.claim = counting_claim
     mgr = scheduler_manager.build_manager(
-        conf, placement=placement,
-        cells=services.cell_directory(conf), api_db=services.api_db(conf))
+        conf,
+        placement=placement,
+        cells=services.cell_directory(conf),
+        api_db=services.api_db(conf),
+    )
     mgr.host_manager.refresh()
     with open(out_path + '.ready', 'w') as f:
         f.write('ready')
@@ -51,13 +55,18 @@ def main(conf_path, requests_path, go_file, out_path):
         ctxt = context.get_admin_context()
         uuid = spec['instance_uuids'][0]
         try:
-            result = mgr.select_destinations(ctxt, request_spec=spec,
-                                             instance_uuids=[uuid])
-            return uuid, {'host': result[0][0]['service_host'],
-                          'alternates': len(result[0]) - 1}
+            result = mgr.select_destinations(
+                ctxt, request_spec=spec, instance_uuids=[uuid]
+            )
+            return uuid, {
+                'host': result[0][0]['service_host'],
+                'alternates': len(result[0]) - 1,
+            }
         except Exception as exc:  # the test checks every failure's reason
-            return uuid, {'error': type(exc).__name__,
-                          'reason': getattr(exc, 'reason', str(exc))}
+            return uuid, {
+                'error': type(exc).__name__,
+                'reason': getattr(exc, 'reason', str(exc)),
+            }
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         results = dict(pool.map(one, requests))

@@ -13,27 +13,47 @@ from nimbus.allinone.cloud import wait_for
 from tests.functional.scheduler import fixtures as fx
 
 HOSTS = 20
-VCPUS = 4          # per host, allocation ratio 1.0: 80 one-VCPU servers fit
+VCPUS = 4  # per host, allocation ratio 1.0: 80 one-VCPU servers fit
 REQUESTS = 100
 PROCESSES = 3
 
 
 def _spec(instance_uuid):
-    return {'instance_uuids': [instance_uuid], 'num_instances': 1,
-            'min_count': 1, 'project_id': 'p', 'user_id': 'u',
-            'flavor': {'name': 'one', 'flavorid': '1', 'vcpus': 1,
-                       'memory_mb': 256, 'root_gb': 1, 'ephemeral_gb': 0,
-                       'swap': 0, 'extra_specs': {}},
-            'image': None, 'scheduler_hints': {},
-            'request_id': 'req-%s' % instance_uuid}
+    return {
+        'instance_uuids': [instance_uuid],
+        'num_instances': 1,
+        'min_count': 1,
+        'project_id': 'p',
+        'user_id': 'u',
+        'flavor': {
+            'name': 'one',
+            'flavorid': '1',
+            'vcpus': 1,
+            'memory_mb': 256,
+            'root_gb': 1,
+            'ephemeral_gb': 0,
+            'swap': 0,
+            'extra_specs': {},
+        },
+        'image': None,
+        'scheduler_hints': {},
+        'request_id': 'req-%s' % instance_uuid,
+    }
 
 
 def test_three_schedulers_never_overcommit(make_cloud, tmp_path):
-    cloud = make_cloud(hosts=HOSTS, overrides={
-        'fake_driver': {'vcpus': VCPUS},
-        'compute': {'initial_cpu_allocation_ratio': 1.0}})
-    wait_for(lambda: len(fx.provider_usages(cloud)) == HOSTS, timeout=30,
-             what='every compute in placement')
+    cloud = make_cloud(
+        hosts=HOSTS,
+        overrides={
+            'fake_driver': {'vcpus': VCPUS},
+            'compute': {'initial_cpu_allocation_ratio': 1.0},
+        },
+    )
+    wait_for(
+        lambda: len(fx.provider_usages(cloud)) == HOSTS,
+        timeout=30,
+        what='every compute in placement',
+    )
     conf_path = tmp_path / 'conf.json'
     overrides = cloud._overrides()
     # The worker processes log to files of their own, not to the test's.
@@ -48,19 +68,33 @@ def test_three_schedulers_never_overcommit(make_cloud, tmp_path):
         req_path.write_text(json.dumps(mine))
         out = tmp_path / ('out-%d.json' % n)
         outs.append(out)
-        procs.append(subprocess.Popen(
-            [sys.executable, '-m', 'tests.functional.scheduler.sched_worker',
-             str(conf_path), str(req_path), str(go), str(out)],
-            cwd=os.getcwd(), stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / ('err-%d.log' % n), 'w')))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    '-m',
+                    'tests.functional.scheduler.sched_worker',
+                    str(conf_path),
+                    str(req_path),
+                    str(go),
+                    str(out),
+                ],
+                cwd=os.getcwd(),
+                stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / ('err-%d.log' % n), 'w'),
+            )
+        )
     try:
-        wait_for(lambda: all(os.path.exists(str(o) + '.ready')
-                             for o in outs), timeout=120,
-                 what='scheduler processes to load their host states')
+        wait_for(
+            lambda: all(os.path.exists(str(o) + '.ready') for o in outs),
+            timeout=120,
+            what='scheduler processes to load their host states',
+        )
         go.write_text('go')
         for proc in procs:
             assert proc.wait(timeout=300) == 0, (
-                tmp_path / 'err-0.log').read_text()[-3000:]
+                tmp_path / 'err-0.log'
+            ).read_text()[-3000:]
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -85,8 +119,12 @@ def test_three_schedulers_never_overcommit(make_cloud, tmp_path):
         assert r['error'] == 'NoValidHost'
         assert r['reason'].startswith('No valid host: ')
     # Placement agrees with every decision, and nothing is overcommitted.
-    host_uuid = {rp['name']: rp['uuid'] for rp in fx.placement_get(
-        cloud, '/resource_providers')['resource_providers']}
+    host_uuid = {
+        rp['name']: rp['uuid']
+        for rp in fx.placement_get(cloud, '/resource_providers')[
+            'resource_providers'
+        ]
+    }
     for u, r in landed.items():
         allocations = fx.consumer_allocations(cloud, u)
         assert list(allocations) == [host_uuid[r['host']]]

@@ -31,12 +31,17 @@ class TinyPlacement:
 
     def _wanted(self):
         f = self.spec_of().flavor
-        return {'VCPU': f.vcpus, 'MEMORY_MB': f.memory_mb,
-                'DISK_GB': f.root_gb}
+        return {
+            'VCPU': f.vcpus,
+            'MEMORY_MB': f.memory_mb,
+            'DISK_GB': f.root_gb,
+        }
 
     def _fits(self, uuid, resources):
-        return all(self.used[uuid].get(rc, 0) + n <= self.capacity(uuid, rc)
-                   for rc, n in resources.items())
+        return all(
+            self.used[uuid].get(rc, 0) + n <= self.capacity(uuid, rc)
+            for rc, n in resources.items()
+        )
 
     def get_allocation_candidates(self, ctxt, params):
         want = self._wanted()
@@ -45,16 +50,21 @@ class TinyPlacement:
             if not self._fits(uuid, want):
                 continue
             areqs.append({'allocations': {uuid: {'resources': dict(want)}}})
-            summaries[uuid] = {'root_provider_uuid': uuid, 'traits': [],
-                               'resources': {
-                                   rc: {'capacity': self.capacity(uuid, rc),
-                                        'used': self.used[uuid].get(rc, 0)}
-                                   for rc in self.inv[uuid]}}
-        return {'allocation_requests': areqs,
-                'provider_summaries': summaries}
+            summaries[uuid] = {
+                'root_provider_uuid': uuid,
+                'traits': [],
+                'resources': {
+                    rc: {
+                        'capacity': self.capacity(uuid, rc),
+                        'used': self.used[uuid].get(rc, 0),
+                    }
+                    for rc in self.inv[uuid]
+                },
+            }
+        return {'allocation_requests': areqs, 'provider_summaries': summaries}
 
     def claim_resources(self, ctxt, uuid, areq, project_id, user_id):
-        (rp, body), = areq['allocations'].items()
+        ((rp, body),) = areq['allocations'].items()
         if not self._fits(rp, body['resources']):
             return False
         for rc, n in body['resources'].items():
@@ -71,32 +81,58 @@ def _cloud(seed, n):
     az_hosts = []
     for i in range(n):
         node = testing.compute_node(
-            i, rng, vcpus=rng.choice([2, 4, 8]),
+            i,
+            rng,
+            vcpus=rng.choice([2, 4, 8]),
             memory_mb=rng.choice([2048, 4096, 8192]),
             local_gb=rng.choice([20, 40, 100]),
             cpu_allocation_ratio=rng.choice([1.0, 2.0, 4.0]),
-            ram_allocation_ratio=rng.choice([1.0, 1.5]), pci_stats=[])
+            ram_allocation_ratio=rng.choice([1.0, 1.5]),
+            pci_stats=[],
+        )
         nodes.append(node)
-        services.append({'host': node['host'], 'binary': 'nimbus-compute',
-                         'disabled': rng.random() < 0.15, 'up': True})
+        services.append(
+            {
+                'host': node['host'],
+                'binary': 'nimbus-compute',
+                'disabled': rng.random() < 0.15,
+                'up': True,
+            }
+        )
         if rng.random() < 0.5:
             az_hosts.append(node['host'])
         inventories[node['uuid']] = {
-            'VCPU': (node['vcpus'], rng.choice([0, 1]),
-                     node['cpu_allocation_ratio']),
-            'MEMORY_MB': (node['memory_mb'], rng.choice([0, 512]),
-                          node['ram_allocation_ratio']),
-            'DISK_GB': (node['local_gb'], rng.choice([0, 5]), 1.0)}
-    aggs = [{'id': 1, 'uuid': 'agg-az1', 'name': 'az1-agg',
-             'hosts': az_hosts, 'metadata': {'availability_zone': 'az1'}}]
-    return host_manager.InMemoryHostInfoSource(nodes, services, aggs, {},
-                                               []), inventories
+            'VCPU': (
+                node['vcpus'],
+                rng.choice([0, 1]),
+                node['cpu_allocation_ratio'],
+            ),
+            'MEMORY_MB': (
+                node['memory_mb'],
+                rng.choice([0, 512]),
+                node['ram_allocation_ratio'],
+            ),
+            'DISK_GB': (node['local_gb'], rng.choice([0, 5]), 1.0),
+        }
+    aggs = [
+        {
+            'id': 1,
+            'uuid': 'agg-az1',
+            'name': 'az1-agg',
+            'hosts': az_hosts,
+            'metadata': {'availability_zone': 'az1'},
+        }
+    ]
+    return host_manager.InMemoryHostInfoSource(
+        nodes, services, aggs, {}, []
+    ), inventories
 
 
 def _spec(flavor, az, group, k):
     vcpus, mem, disk = flavor
-    spec = testing.spec(vcpus=vcpus, memory_mb=mem, root_gb=disk,
-                        availability_zone=az)
+    spec = testing.spec(
+        vcpus=vcpus, memory_mb=mem, root_gb=disk, availability_zone=az
+    )
     spec.instance_uuids = ['inst-%d' % k]
     spec.instance_group = group
     return spec
@@ -120,8 +156,9 @@ def oracle(seed, n, flavor, az, policy):
     for k in range(10000):
         current['spec'] = spec = _spec(flavor, az, group, k)
         try:
-            result = sched.select_destinations(ctxt, spec,
-                                               return_alternates=False)
+            result = sched.select_destinations(
+                ctxt, spec, return_alternates=False
+            )
         except exception.NoValidHost:
             break
         host = result[0][0]['service_host']
@@ -136,16 +173,25 @@ def answer(seed, n, flavor, az, policy):
     return sched.capacity(context.get_admin_context(), spec)
 
 
-FLAVORS = st.tuples(st.sampled_from([1, 2, 3]),
-                    st.sampled_from([512, 1024, 3000]),
-                    st.sampled_from([1, 10, 30]))
+FLAVORS = st.tuples(
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from([512, 1024, 3000]),
+    st.sampled_from([1, 10, 30]),
+)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 6), flavor=FLAVORS,
-       az=st.sampled_from([None, 'az1']),
-       policy=st.sampled_from([None, 'anti-affinity']))
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 6),
+    flavor=FLAVORS,
+    az=st.sampled_from([None, 'az1']),
+    policy=st.sampled_from([None, 'anti-affinity']),
+)
 def test_capacity_matches_brute_force(seed, n, flavor, az, policy):
     expected = oracle(seed, n, flavor, az, policy)
     got = answer(seed, n, flavor, az, policy)
@@ -164,7 +210,8 @@ def test_shape_and_limiting_resource():
         assert counts[row['limited_by']] == row['fits']
     assert got['runs_out_first'] in ('VCPU', 'MEMORY_MB', 'DISK_GB')
     assert got['per_aggregate'].get('az1-agg', 0) == sum(
-        r['fits'] for r in got['hosts'] if 'az1-agg' in r['aggregates'])
+        r['fits'] for r in got['hosts'] if 'az1-agg' in r['aggregates']
+    )
 
 
 def test_affinity_is_one_host():

@@ -38,11 +38,13 @@ class Placement:
 def _scheduler(conf, url, n=20):
     hm = testing.manager_with(n, conf)
     placement = Placement(hm)
-    transport = messaging.get_notification_transport(cfg.ConfigOpts(),
-                                                     url=url)
+    transport = messaging.get_notification_transport(cfg.ConfigOpts(), url=url)
     notifier = notifications.make_notifier(transport, 'sched-1')
-    return driver_mod.Scheduler(conf, placement, hm, notifier=notifier), \
-        placement, transport
+    return (
+        driver_mod.Scheduler(conf, placement, hm, notifier=notifier),
+        placement,
+        transport,
+    )
 
 
 def _tail(transport, **filters):
@@ -68,15 +70,19 @@ def _run(url):
         assert payload['placement_candidates'] > 0
         assert payload['filters'], 'filter counts are reported'
         assert [i['host'] for i in payload['instances']] == [
-            r[0]['service_host'] for r in result]
+            r[0]['service_host'] for r in result
+        ]
         first = payload['instances'][0]
         assert isinstance(first['weight'], float)
         assert [a['host'] for a in first['alternates']] == [
-            s['service_host'] for s in result[0][1:]]
-        assert all(isinstance(a['weight'], float)
-                   for a in first['alternates'])
+            s['service_host'] for s in result[0][1:]
+        ]
+        assert all(isinstance(a['weight'], float) for a in first['alternates'])
         assert set(payload['timings_ms']) == {
-            'placement', 'filter_weigh_claim', 'total'}
+            'placement',
+            'filter_weigh_claim',
+            'total',
+        }
         assert payload['claim']['retries'] == 0
 
         # A request nothing can hold: an ERROR notification, outcome failed
@@ -107,12 +113,15 @@ def test_decision_on_rabbitmq():
 
 
 def test_filters():
-    payload = {'outcome': 'scheduled',
-               'flavor': {'name': 'm1.small', 'flavorid': '2'},
-               'instances': [{'host': 'host-1'}]}
+    payload = {
+        'outcome': 'scheduled',
+        'flavor': {'name': 'm1.small', 'flavorid': '2'},
+        'instances': [{'host': 'host-1'}],
+    }
     assert notifications.matches(payload)
-    assert notifications.matches(payload, hosts=['host-1'],
-                                 flavors=['2'], outcomes=['scheduled'])
+    assert notifications.matches(
+        payload, hosts=['host-1'], flavors=['2'], outcomes=['scheduled']
+    )
     assert not notifications.matches(payload, hosts=['host-2'])
     assert not notifications.matches(payload, flavors=['m1.large'])
     assert not notifications.matches(payload, outcomes=['failed'])
@@ -122,8 +131,9 @@ def test_off_emits_nothing():
     conf = sconf.make_conf()
     hm = testing.manager_with(5, conf)
     placement = Placement(hm)
-    sched = driver_mod.Scheduler(conf, placement, hm,
-                                 notifier=notifications.DecisionNotifier())
+    sched = driver_mod.Scheduler(
+        conf, placement, hm, notifier=notifications.DecisionNotifier()
+    )
     spec = testing.spec()
     placement.spec = spec
     assert sched.select_destinations(context.get_admin_context(), spec)
@@ -133,6 +143,7 @@ def _follow_while_scheduling(url, **filters):
     import io
     import threading
     from nimbus.cmd import cli_insight
+
     conf = sconf.make_conf()
     sched, placement, transport = _scheduler(conf, url)
     out = io.StringIO()
@@ -140,8 +151,11 @@ def _follow_while_scheduling(url, **filters):
     listening = threading.Event()
 
     def tail():
-        done.append(cli_insight.follow(transport, out, count=1, timeout=20,
-                                       ready=listening, **filters))
+        done.append(
+            cli_insight.follow(
+                transport, out, count=1, timeout=20, ready=listening, **filters
+            )
+        )
 
     thread = threading.Thread(target=tail)
     thread.start()
@@ -157,8 +171,9 @@ def _follow_while_scheduling(url, **filters):
 
 def test_follow_filters_by_flavor_embedded():
     inproc.reset_buses()
-    done, text = _follow_while_scheduling('inproc:///follow',
-                                          flavors=['m1.small'])
+    done, text = _follow_while_scheduling(
+        'inproc:///follow', flavors=['m1.small']
+    )
     assert done == [1]
     assert ' m1.small ' in text and 'm1.tiny' not in text
     assert 'scheduled' in text
@@ -170,6 +185,7 @@ def test_cli_follow_on_rabbitmq():
     import json
     import subprocess
     import sys
+
     url, cleanup = infra.rabbit_vhost()
     try:
         conf = sconf.make_conf()
@@ -180,10 +196,28 @@ def test_cli_follow_on_rabbitmq():
             placement.spec = spec
             sched.select_destinations(ctxt, spec)
         proc = subprocess.run(
-            [sys.executable, '-m', 'nimbus.cmd.cli', 'decisions', '--follow',
-             '--backlog', '--transport-url', url, '--flavor', 'm1.small',
-             '--outcome', 'scheduled', '--count', '1', '--format', 'json'],
-            capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                '-m',
+                'nimbus.cmd.cli',
+                'decisions',
+                '--follow',
+                '--backlog',
+                '--transport-url',
+                url,
+                '--flavor',
+                'm1.small',
+                '--outcome',
+                'scheduled',
+                '--count',
+                '1',
+                '--format',
+                'json',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         payload = json.loads(proc.stdout.strip().splitlines()[-1])
         assert payload['flavor']['name'] == 'm1.small'

@@ -11,25 +11,42 @@ import pytest
 from nimbus.allinone import client as client_mod
 from tests.functional.scheduler import fixtures as fx
 
-HOSTS = {'host-2': {'fake_driver': {'cpu_features': ['sse4_2']}},
-         'host-4': {'fake_driver': {'hypervisor_version': 9000000}}}
+HOSTS = {
+    'host-2': {'fake_driver': {'cpu_features': ['sse4_2']}},
+    'host-4': {'fake_driver': {'hypervisor_version': 9000000}},
+}
 
 
 @pytest.fixture
 def api(make_cloud):
     api = fx.admin_client(make_cloud(hosts=4, host_overrides=HOSTS))
-    api.flavor = api.create_flavor('avx2', 1, 512, 1, extra_specs={
-        'capabilities:cpu_info:features': '<all-in> avx2'})
+    api.flavor = api.create_flavor(
+        'avx2',
+        1,
+        512,
+        1,
+        extra_specs={'capabilities:cpu_info:features': '<all-in> avx2'},
+    )
     api.image = api.create_image('img')
-    (svc,) = [s for s in api.get('/os-services')['services']
-              if s['host'] == 'host-1' and s['binary'] == 'nimbus-compute']
+    (svc,) = [
+        s
+        for s in api.get('/os-services')['services']
+        if s['host'] == 'host-1' and s['binary'] == 'nimbus-compute'
+    ]
     # Forced down (not disabled: a disabled compute also carries
     # COMPUTE_STATUS_DISABLED in placement, which then never proposes it),
     # so the explanation shows ComputeFilter rejecting it.
-    api._call('PUT', api.url + '/os-services/%s' % svc['id'],
-              json={'forced_down': True})
-    fx.wait_dry_run(api, api.flavor, lambda r: 'host-1' not in
-                    fx.ranked_hosts(r), 'host-1 to be forced down')
+    api._call(
+        'PUT',
+        api.url + '/os-services/%s' % svc['id'],
+        json={'forced_down': True},
+    )
+    fx.wait_dry_run(
+        api,
+        api.flavor,
+        lambda r: 'host-1' not in fx.ranked_hosts(r),
+        'host-1 to be forced down',
+    )
     return api
 
 
@@ -37,44 +54,54 @@ def _cli(api, *args):
     exe = os.path.join(os.path.dirname(sys.executable), 'nimbus')
     return subprocess.run(
         [exe, 'schedule', '--url', api.cloud.api_url] + list(args),
-        capture_output=True, text=True, timeout=120,
-        cwd=api.cloud.state_dir)
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=api.cloud.state_dir,
+    )
 
 
 def test_failure_fault_names_every_step_and_records_hold_all(api):
     # host-1 down, host-2 lacks avx2, host-3 too old for the image.
-    newer = api.create_image('newer', {
-        'img_hv_requested_version': '>= 9000001'})
+    newer = api.create_image(
+        'newer', {'img_hv_requested_version': '>= 9000001'}
+    )
     server = fx.boot_and_settle(api, 'doomed', api.flavor, newer)
     assert server['status'] == 'ERROR'
     fault = api.server(server['id'])['fault']
     assert fault['message'].startswith('No valid host was found')
     details = fault['details']
-    for text in ('placement returned 4 hosts',
-                 'ComputeFilter: 4 in, 3 out',
-                 'ComputeCapabilitiesFilter: 3 in, 2 out',
-                 'ImagePropertiesFilter: 2 in, 0 out',
-                 'host-1: ComputeFilter: compute service is down',
-                 'host-2: ComputeCapabilitiesFilter: cpu_info:features',
-                 'host-3: ImagePropertiesFilter: hypervisor_version 8002000'):
+    for text in (
+        'placement returned 4 hosts',
+        'ComputeFilter: 4 in, 3 out',
+        'ComputeCapabilitiesFilter: 3 in, 2 out',
+        'ImagePropertiesFilter: 2 in, 0 out',
+        'host-1: ComputeFilter: compute service is down',
+        'host-2: ComputeCapabilitiesFilter: cpu_info:features',
+        'host-3: ImagePropertiesFilter: hypervisor_version 8002000',
+    ):
         assert text in details, (text, details)
     assert fx.consumer_allocations(api.cloud, server['id']) == {}
 
-    (record,) = api.get('/os-scheduler/records?instance_uuid=%s'
-                        % server['id'])['records']
+    (record,) = api.get(
+        '/os-scheduler/records?instance_uuid=%s' % server['id']
+    )['records']
     assert record['outcome'] == 'failed'
     detail = record['detail']
     assert detail['placement_candidates'] == 4
     assert [(f['name'], f['in'], f['out']) for f in detail['filters']] == [
-        ('ComputeFilter', 4, 3), ('ComputeCapabilitiesFilter', 3, 2),
-        ('ImagePropertiesFilter', 2, 0)]
+        ('ComputeFilter', 4, 3),
+        ('ComputeCapabilitiesFilter', 3, 2),
+        ('ImagePropertiesFilter', 2, 0),
+    ]
     by_host = {r['host']: r for r in detail['rejected']}
     assert set(by_host) == {'host-1', 'host-2', 'host-3', 'host-4'}
     assert by_host['host-4']['filter'] == 'ImagePropertiesFilter'
     assert 'resources=' in detail['placement_query']
     # Records are for admins only.
-    user = client_mod.ComputeClient(api.cloud.api_url, user='u',
-                                    project='p', roles='member')
+    user = client_mod.ComputeClient(
+        api.cloud.api_url, user='u', project='p', roles='member'
+    )
     with pytest.raises(RuntimeError, match='403'):
         user.get('/os-scheduler/records?instance_uuid=%s' % server['id'])
 
@@ -84,16 +111,18 @@ def test_empty_placement_answer_says_what_was_asked(api):
     server = fx.boot_and_settle(api, 'huge', huge, api.image)
     assert server['status'] == 'ERROR'
     details = api.server(server['id'])['fault']['details']
-    assert ('placement returned 0 hosts for GET /allocation_candidates?'
-            in details)
+    assert (
+        'placement returned 0 hosts for GET /allocation_candidates?' in details
+    )
     assert 'VCPU:4096' in details
 
 
 def test_success_is_recorded_with_alternates(api):
     server = fx.boot_and_settle(api, 'ok', api.flavor, api.image)
     assert server['status'] == 'ACTIVE'
-    (record,) = api.get('/os-scheduler/records?instance_uuid=%s'
-                        % server['id'])['records']
+    (record,) = api.get(
+        '/os-scheduler/records?instance_uuid=%s' % server['id']
+    )['records']
     assert record['outcome'] == 'scheduled'
     (inst,) = record['detail']['instances']
     assert inst['host'] == fx.host_of(server)
@@ -109,17 +138,28 @@ def _check_dry_run(result, placed_host=None):
     assert weights == sorted(weights, reverse=True)
     for host in result['ranked']:
         weighers = host['weighers']
-        assert {'RAMWeigher', 'CPUWeigher', 'DiskWeigher', 'IoOpsWeigher',
-                'BuildFailureWeigher', 'HypervisorVersionWeigher'} <= set(
-                    weighers)
+        assert {
+            'RAMWeigher',
+            'CPUWeigher',
+            'DiskWeigher',
+            'IoOpsWeigher',
+            'BuildFailureWeigher',
+            'HypervisorVersionWeigher',
+        } <= set(weighers)
         for values in weighers.values():
-            assert set(values) >= {'raw', 'normalized', 'multiplier',
-                                   'weighted'}
+            assert set(values) >= {
+                'raw',
+                'normalized',
+                'multiplier',
+                'weighted',
+            }
             assert 0.0 <= values['normalized'] <= 1.0
             assert values['weighted'] == pytest.approx(
-                values['normalized'] * values['multiplier'])
+                values['normalized'] * values['multiplier']
+            )
         assert host['weight'] == pytest.approx(
-            sum(v['weighted'] for v in weighers.values()))
+            sum(v['weighted'] for v in weighers.values())
+        )
     # host-4's newer hypervisor normalises to 1, host-3's to 0.
     by_host = {h['host']: h['weighers'] for h in result['ranked']}
     assert by_host['host-4']['HypervisorVersionWeigher']['raw'] == 9000000
@@ -136,9 +176,20 @@ def test_dry_run_rest_and_cli_rank_without_claiming(api):
     _check_dry_run(result)
     assert fx.ranked_hosts(result)[0] == 'host-4'
 
-    proc = _cli(api, '--dry-run', '--flavor', 'avx2', '--image', 'img',
-                '--hint', 'build_near_host_ip=127.0.0.1', '--hint',
-                'cidr=/8', '--format', 'json')
+    proc = _cli(
+        api,
+        '--dry-run',
+        '--flavor',
+        'avx2',
+        '--image',
+        'img',
+        '--hint',
+        'build_near_host_ip=127.0.0.1',
+        '--hint',
+        'cidr=/8',
+        '--format',
+        'json',
+    )
     assert proc.returncode == 0, proc.stderr
     cli_result = json.loads(proc.stdout)
     _check_dry_run(cli_result)
@@ -167,11 +218,24 @@ def test_cli_errors_are_readable(api):
 def test_cli_dry_run_of_several_instances(api):
     # 60000 MB each: two fit on each of host-3 and host-4 (host-1 is down,
     # host-2 lacks avx2), so 4 of 6 would be placed.
-    big = api.create_flavor('big-avx2', 1, 60000, 1, extra_specs={
-        'capabilities:cpu_info:features': '<all-in> avx2'})
+    big = api.create_flavor(
+        'big-avx2',
+        1,
+        60000,
+        1,
+        extra_specs={'capabilities:cpu_info:features': '<all-in> avx2'},
+    )
     before = fx.provider_usages(api.cloud)
-    proc = _cli(api, '--dry-run', '--flavor', 'big-avx2',
-                '--num-instances', '6', '--format', 'json')
+    proc = _cli(
+        api,
+        '--dry-run',
+        '--flavor',
+        'big-avx2',
+        '--num-instances',
+        '6',
+        '--format',
+        'json',
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result['instances'] == 6 and result['placed'] == 4
@@ -182,10 +246,12 @@ def test_cli_dry_run_of_several_instances(api):
         assert placement['compute_node_uuid'] and placement['cell_uuid']
         assert set(placement['alternates']) <= {'host-3', 'host-4'}
     assert result['placements_message'].startswith(
-        '4 of 6 instances would be placed: ')
+        '4 of 6 instances would be placed: '
+    )
 
-    proc = _cli(api, '--dry-run', '--flavor', big['id'],
-                '--num-instances', '6')
+    proc = _cli(
+        api, '--dry-run', '--flavor', big['id'], '--num-instances', '6'
+    )
     assert proc.returncode == 0, proc.stderr
     assert 'Placements of 6 instances' in proc.stdout
     assert result['placements_message'] in ' '.join(proc.stdout.split())
@@ -193,11 +259,14 @@ def test_cli_dry_run_of_several_instances(api):
     table = proc.stdout.split('Placements of 6 instances', 1)[1]
     assert table.count('host-3') >= 2 and table.count('host-4') >= 2
 
-    proc = _cli(api, '--dry-run', '--flavor', 'big-avx2',
-                '--num-instances', '2')
+    proc = _cli(
+        api, '--dry-run', '--flavor', 'big-avx2', '--num-instances', '2'
+    )
     assert proc.returncode == 0, proc.stderr
-    assert '2 of 2 instances would be placed (nothing was claimed).' in \
-        proc.stdout
+    assert (
+        '2 of 2 instances would be placed (nothing was claimed).'
+        in proc.stdout
+    )
     assert 'placements_message' not in proc.stdout
 
     # Nothing was claimed.
@@ -210,8 +279,21 @@ def test_cli_refuses_a_bad_instance_count(tmp_path, value):
     # Refused before any request (nothing listens on the URL given).
     exe = os.path.join(os.path.dirname(sys.executable), 'nimbus')
     proc = subprocess.run(
-        [exe, 'schedule', '--url', 'http://127.0.0.1:9', '--dry-run',
-         '--flavor', 'avx2', '--num-instances', value],
-        capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+        [
+            exe,
+            'schedule',
+            '--url',
+            'http://127.0.0.1:9',
+            '--dry-run',
+            '--flavor',
+            'avx2',
+            '--num-instances',
+            value,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 2
     assert '--num-instances' in proc.stderr and 'at least 1' in proc.stderr

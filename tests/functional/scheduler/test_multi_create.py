@@ -8,9 +8,13 @@ from tests.functional.scheduler import fixtures as fx
 
 def _api(make_cloud):
     # 10 GB of disk per host, 4 GB per server: two servers fit on a host.
-    cloud = make_cloud(hosts=3, overrides={
-        'fake_driver': {'disk_gb': 10},
-        'compute': {'initial_disk_allocation_ratio': 1.0}})
+    cloud = make_cloud(
+        hosts=3,
+        overrides={
+            'fake_driver': {'disk_gb': 10},
+            'compute': {'initial_disk_allocation_ratio': 1.0},
+        },
+    )
     api = fx.admin_client(cloud)
     api.flavor = api.create_flavor('f', 1, 512, 4)
     api.image = api.create_image('img')
@@ -18,19 +22,31 @@ def _api(make_cloud):
 
 
 def _request(api, name, min_count, max_count):
-    api.create_server(name, api.flavor['id'], api.image['id'],
-                      min_count=min_count, max_count=max_count)
-    ids = fx.wait_for(lambda: [s['id'] for s in api.servers()
-                               if s['name'].startswith(name)]
-                      if len([s for s in api.servers() if s['name']
-                              .startswith(name)]) == max_count else None,
-                      timeout=30, what='servers of %s' % name)
+    api.create_server(
+        name,
+        api.flavor['id'],
+        api.image['id'],
+        min_count=min_count,
+        max_count=max_count,
+    )
+    ids = fx.wait_for(
+        lambda: (
+            [s['id'] for s in api.servers() if s['name'].startswith(name)]
+            if len([s for s in api.servers() if s['name'].startswith(name)])
+            == max_count
+            else None
+        ),
+        timeout=30,
+        what='servers of %s' % name,
+    )
     return fx.settle(api, ids)
 
 
 def _disk_used(api):
-    return {rp: res['DISK_GB'][0]
-            for rp, res in fx.provider_usages(api.cloud).items()}
+    return {
+        rp: res['DISK_GB'][0]
+        for rp, res in fx.provider_usages(api.cloud).items()
+    }
 
 
 def test_fewer_than_min_fit_releases_every_claim(make_cloud):
@@ -42,8 +58,9 @@ def test_fewer_than_min_fit_releases_every_claim(make_cloud):
         details = api.server(server_id)['fault']['details']
         assert 'placed 6 of 8 instances (min_count 7)' in details
     assert set(_disk_used(api).values()) == {0}
-    (record, *_rest) = api.get('/os-scheduler/records?instance_uuid=%s'
-                               % next(iter(servers)))['records']
+    (record, *_rest) = api.get(
+        '/os-scheduler/records?instance_uuid=%s' % next(iter(servers))
+    )['records']
     assert record['outcome'] == 'failed'
     assert record['detail']['placed'] == 6
     assert record['detail']['min_count'] == 7
@@ -75,17 +92,29 @@ def test_dry_run_simulates_every_instance(make_cloud):
     """A dry run for 8 instances says where each would go (two per host, as the real
     multi-create above), that 6 of 8 fit, and claims nothing."""
     api = _api(make_cloud)
-    result = api.post('/os-scheduler/dry-run', {
-        'flavorRef': api.flavor['id'], 'imageRef': api.image['id'],
-        'num_instances': 8})['dry_run']
+    result = api.post(
+        '/os-scheduler/dry-run',
+        {
+            'flavorRef': api.flavor['id'],
+            'imageRef': api.image['id'],
+            'num_instances': 8,
+        },
+    )['dry_run']
     assert result['instances'] == 8
     assert result['placed'] == 6
     per_host = collections.Counter(p['host'] for p in result['placements'])
     assert sorted(per_host.values()) == [2, 2, 2]
-    assert result['placements_message'].startswith('6 of 8 instances would be placed')
+    assert result['placements_message'].startswith(
+        '6 of 8 instances would be placed'
+    )
     assert set(_disk_used(api).values()) == {0}
     # the same dry run again gives the same answer: nothing was left consumed
-    again = api.post('/os-scheduler/dry-run', {
-        'flavorRef': api.flavor['id'], 'imageRef': api.image['id'],
-        'num_instances': 8})['dry_run']
+    again = api.post(
+        '/os-scheduler/dry-run',
+        {
+            'flavorRef': api.flavor['id'],
+            'imageRef': api.image['id'],
+            'num_instances': 8,
+        },
+    )['dry_run']
     assert again['placements'] == result['placements']

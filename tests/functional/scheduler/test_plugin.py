@@ -55,7 +55,7 @@ class AcmeWeigher(weighers.BaseHostWeigher):
         return int(host_state.host[-1])
 '''
 
-VALIDATORS = '''
+VALIDATORS = """
 from nimbus.extra_specs import base
 
 
@@ -75,9 +75,9 @@ def register():
     ]
 
     return validators
-'''
+"""
 
-SETUP = '''
+SETUP = """
 from setuptools import setup
 
 setup(
@@ -99,7 +99,7 @@ setup(
         ],
     },
 )
-'''
+"""
 
 
 @pytest.fixture
@@ -114,9 +114,22 @@ def acme(tmp_path):
     (src / 'setup.py').write_text(textwrap.dedent(SETUP))
     target = tmp_path / 'site'
     result = subprocess.run(
-        [sys.executable, '-m', 'pip', 'install', '-q', '--no-deps',
-         '--no-build-isolation', '--target', str(target), str(src)],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            '-m',
+            'pip',
+            'install',
+            '-q',
+            '--no-deps',
+            '--no-build-isolation',
+            '--target',
+            str(target),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     sys.path.insert(0, str(target))
     importlib.invalidate_caches()
@@ -134,12 +147,20 @@ def acme(tmp_path):
 def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
     # Installed outside the venv: only the path entry makes it importable.
     assert acme.__file__.startswith(str(sys.path[0]))
-    cloud = make_cloud(hosts=4, overrides={'filter_scheduler': {
-        'available_filters': ['nimbus.scheduler.filters.all_filters',
-                              'acme_filter'],
-        'enabled_filters': ['ComputeFilter', 'acme_filter'],
-        # Only the plugin's weigher decides.
-        'weight_classes': ['AcmeWeigher']}})
+    cloud = make_cloud(
+        hosts=4,
+        overrides={
+            'filter_scheduler': {
+                'available_filters': [
+                    'nimbus.scheduler.filters.all_filters',
+                    'acme_filter',
+                ],
+                'enabled_filters': ['ComputeFilter', 'acme_filter'],
+                # Only the plugin's weigher decides.
+                'weight_classes': ['AcmeWeigher'],
+            }
+        },
+    )
     api = fx.admin_client(cloud)
     image = api.create_image('img')
     # The API validates the plugin's extra spec with the plugin's validator.
@@ -147,24 +168,32 @@ def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
     response = requests.post(
         api.url + '/flavors/%s/os-extra_specs' % flavor['id'],
         json={'extra_specs': {'acme:foo': 'qux'}},
-        headers={'X-Auth-Token': 'admin'}, timeout=30)
+        headers={'X-Auth-Token': 'admin'},
+        timeout=30,
+    )
     assert response.status_code == 400
     message = response.json()['badRequest']['message']
     assert 'acme:foo' in message and 'qux' in message
-    api.post('/flavors/%s/os-extra_specs' % flavor['id'],
-             {'extra_specs': {'acme:foo': 'baz'}})
+    api.post(
+        '/flavors/%s/os-extra_specs' % flavor['id'],
+        {'extra_specs': {'acme:foo': 'baz'}},
+    )
     acme.CALLS.clear()
 
     result = fx.dry_run(api, flavor, image=image)
-    assert [f['name'] for f in result['filters']] == ['ComputeFilter',
-                                                      'AcmeFilter']
+    assert [f['name'] for f in result['filters']] == [
+        'ComputeFilter',
+        'AcmeFilter',
+    ]
     assert fx.ranked_hosts(result) == ['host-4', 'host-2']
     assert set(result['ranked'][0]['weighers']) == {'AcmeWeigher'}
     rejected = {r['host']: r for r in result['rejected']}
     assert set(rejected) == {'host-1', 'host-3'}
     assert rejected['host-1'] == dict(
-        rejected['host-1'], filter='AcmeFilter',
-        reason='acme:foo=baz needs an even host number')
+        rejected['host-1'],
+        filter='AcmeFilter',
+        reason='acme:foo=baz needs an even host number',
+    )
 
     # The dry run went through the plugin filter in the scheduler.
     assert sorted(acme.CALLS) == [('host-%d' % i, 'baz') for i in range(1, 5)]
@@ -172,10 +201,15 @@ def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
     acme.CALLS.clear()
     first = fx.boot_and_settle(api, 'acme-1', flavor, image)
     assert first['status'] == 'ACTIVE' and fx.host_of(first) == 'host-4'
-    assert {h for h, value in acme.CALLS} == {'host-1', 'host-2', 'host-3',
-                                              'host-4'}
+    assert {h for h, value in acme.CALLS} == {
+        'host-1',
+        'host-2',
+        'host-3',
+        'host-4',
+    }
     # acme:foo=bar lets every host through; the weigher still picks host-4.
-    bar = api.create_flavor('acme-bar', 1, 512, 1,
-                            extra_specs={'acme:foo': 'bar'})
+    bar = api.create_flavor(
+        'acme-bar', 1, 512, 1, extra_specs={'acme:foo': 'bar'}
+    )
     second = fx.boot_and_settle(api, 'acme-2', bar, image)
     assert fx.host_of(second) == 'host-4'

@@ -34,16 +34,28 @@ class Placement:
         self.ctxt = context.get_admin_context()
 
     def get(self, path, **params):
-        response = self.client.request(self.ctxt, 'GET', path,
-                                       params=params or None)
+        response = self.client.request(
+            self.ctxt, 'GET', path, params=params or None
+        )
         assert response.status_code == 200, response.text
         return response.json()
 
     def add_root(self, uuid, name):
         self.client.ensure_resource_provider(self.ctxt, uuid, name)
-        self.client.set_inventory(self.ctxt, uuid, {'VCPU': {
-            'total': 8, 'reserved': 0, 'min_unit': 1, 'max_unit': 8,
-            'step_size': 1, 'allocation_ratio': 1.0}})
+        self.client.set_inventory(
+            self.ctxt,
+            uuid,
+            {
+                'VCPU': {
+                    'total': 8,
+                    'reserved': 0,
+                    'min_unit': 1,
+                    'max_unit': 8,
+                    'step_size': 1,
+                    'allocation_ratio': 1.0,
+                }
+            },
+        )
 
     def tree(self, root):
         """``{name: provider}`` of the tree, with inventories and traits."""
@@ -55,7 +67,8 @@ class Placement:
 def placement(tmp_path):
     url = 'sqlite:///%s/placement.sqlite' % tmp_path
     placement_db.sync(url)
-    conf = config.build_conf([], overrides={
-        'placement_database': {'connection': url}})
+    conf = config.build_conf(
+        [], overrides={'placement_database': {'connection': url}}
+    )
     with direct.PlacementDirect(conf) as session:
         yield Placement(session)

@@ -17,18 +17,30 @@ def fpga(host, index, handles=1, rp_uuid=None):
     tag = '%08x' % (abs(hash((host, index))) % (1 << 32))
     return {
         'uuid': '%s-0000-4000-8000-%012d' % (tag, index),
-        'type': 'FPGA', 'vendor': '0x8086', 'model': 'fake-fpga',
+        'type': 'FPGA',
+        'vendor': '0x8086',
+        'model': 'fake-fpga',
         'std_board_info': '{"product_id": "0xbcc0"}',
-        'vendor_board_info': 'fake', 'hostname': host,
+        'vendor_board_info': 'fake',
+        'hostname': host,
         'driver_name': 'fake_fpga',
-        'deployables': [{
-            'uuid': '%s-0000-4000-9000-%012d' % (tag, index),
-            'name': '%s_fpga_%d' % (host, index), 'num_accelerators': handles,
-            'rp_uuid': rp_uuid or '%s-0000-4000-a000-%012d' % (tag, index),
-            'driver_name': 'fake_fpga',
-            'attach_handles': [{
-                'uuid': '%s-%04d-4000-b000-%012d' % (tag, h, index),
-                'attach_type': 'PCI',
-                'attach_info': '{"bus": "5e", "device": "%02d", '
-                               '"domain": "0000", "function": "0"}' % h,
-                'in_use': False} for h in range(handles)]}]}
+        'deployables': [
+            {
+                'uuid': '%s-0000-4000-9000-%012d' % (tag, index),
+                'name': '%s_fpga_%d' % (host, index),
+                'num_accelerators': handles,
+                'rp_uuid': rp_uuid or '%s-0000-4000-a000-%012d' % (tag, index),
+                'driver_name': 'fake_fpga',
+                'attach_handles': [
+                    {
+                        'uuid': '%s-%04d-4000-b000-%012d' % (tag, h, index),
+                        'attach_type': 'PCI',
+                        'attach_info': '{"bus": "5e", "device": "%02d", '
+                        '"domain": "0000", "function": "0"}' % h,
+                        'in_use': False,
+                    }
+                    for h in range(handles)
+                ],
+            }
+        ],
+    }

@@ -31,24 +31,31 @@ class Reporter:
 
 @pytest.fixture
 def cloud(request, tmp_path, placement):
-    conf = config.build_conf([], overrides={
-        'DEFAULT': {'state_path': str(tmp_path), 'host': 'acc'},
-        'simulated_hosts': {'workers': 4, 'rpc_workers': 2},
-        'fake_gpu': {'count': 2}})
-    transport = rpc.get_transport(conf, 'inproc:///agent-%s'
-                                  % request.node.name)
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {'state_path': str(tmp_path), 'host': 'acc'},
+            'simulated_hosts': {'workers': 4, 'rpc_workers': 2},
+            'fake_gpu': {'count': 2},
+        },
+    )
+    transport = rpc.get_transport(
+        conf, 'inproc:///agent-%s' % request.node.name
+    )
     hosts = simulated.host_names('acc', 3)
     roots = {}
     for host in hosts:
         roots[host] = str(uuid.uuid4())
         placement.add_root(roots[host], host)
     reporter = Reporter()
-    agents = service.build_agents(conf, transport, placement.client,
-                                  reporter, hosts)
+    agents = service.build_agents(
+        conf, transport, placement.client, reporter, hosts
+    )
     assert agents.start() == []
 
     class Cloud:
         pass
+
     cloud = Cloud()
     cloud.conf, cloud.agents, cloud.reporter = conf, agents, reporter
     cloud.roots, cloud.hosts = roots, hosts
@@ -62,15 +69,20 @@ def cloud(request, tmp_path, placement):
 def _arq(device, handle=0):
     deployable = device['deployables'][0]
     attach = deployable['attach_handles'][handle]
-    return {'uuid': str(uuid.uuid4()), 'instance_uuid': str(uuid.uuid4()),
-            'device_rp_uuid': deployable['rp_uuid'],
-            'attach_handle': {k: attach[k] for k in
-                              ('uuid', 'attach_type', 'attach_info')}}
+    return {
+        'uuid': str(uuid.uuid4()),
+        'instance_uuid': str(uuid.uuid4()),
+        'device_rp_uuid': deployable['rp_uuid'],
+        'attach_handle': {
+            k: attach[k] for k in ('uuid', 'attach_type', 'attach_info')
+        },
+    }
 
 
 def _gpu(cloud, host, index=0):
-    return [d for d in cloud.reporter.hosts[host]
-            if d['driver_name'] == 'fake_gpu'][index]
+    return [
+        d for d in cloud.reporter.hosts[host] if d['driver_name'] == 'fake_gpu'
+    ][index]
 
 
 def test_every_host_reports_its_devices(cloud, placement):
@@ -81,10 +93,16 @@ def test_every_host_reports_its_devices(cloud, placement):
         assert {d['hostname'] for d in devices} == {host}
         assert len(devices) == 3
         tree = placement.tree(cloud.roots[host])
-        owned = {name for name, p in tree.items()
-                 if placement_report.OWNER_TRAIT in p['traits']}
-        assert owned == {'%s_fake_fpga_0' % host, '%s_fake_gpu_0' % host,
-                         '%s_fake_gpu_1' % host}
+        owned = {
+            name
+            for name, p in tree.items()
+            if placement_report.OWNER_TRAIT in p['traits']
+        }
+        assert owned == {
+            '%s_fake_fpga_0' % host,
+            '%s_fake_gpu_0' % host,
+            '%s_fake_gpu_1' % host,
+        }
 
 
 def test_program_over_rpc(cloud):
@@ -96,12 +114,15 @@ def test_program_over_rpc(cloud):
     assert driver.programmed == {arq['attach_handle']['uuid']: arq['uuid']}
     # The other hosts' drivers were not involved.
     for other in (cloud.hosts[0], cloud.hosts[2]):
-        assert dict(cloud.agents.agents[other].drivers)[
-            'fake_gpu'].programmed == {}
+        assert (
+            dict(cloud.agents.agents[other].drivers)['fake_gpu'].programmed
+            == {}
+        )
 
 
 def test_a_failed_programming_reaches_the_caller_as_programming_failed(
-        cloud, caplog):
+    cloud, caplog
+):
     cloud.conf.set_override('fail_program', True, group='fake_gpu')
     host = cloud.hosts[0]
     device = _gpu(cloud, host)
@@ -118,15 +139,19 @@ def test_a_failed_programming_reaches_the_caller_as_programming_failed(
 
 def test_a_device_of_another_host_is_refused(cloud):
     device = _gpu(cloud, cloud.hosts[0])
-    with pytest.raises(exception.ProgrammingFailed,
-                       match='no device with resource provider %s on this'
-                       % device['deployables'][0]['rp_uuid']):
+    with pytest.raises(
+        exception.ProgrammingFailed,
+        match='no device with resource provider %s on this'
+        % device['deployables'][0]['rp_uuid'],
+    ):
         cloud.api.program(cloud.ctxt, cloud.hosts[2], _arq(device))
     arq = _arq(device)
     arq['attach_handle']['uuid'] = str(uuid.uuid4())
-    with pytest.raises(exception.ProgrammingFailed,
-                       match='attach handle %s is not one of the device'
-                       % arq['attach_handle']['uuid']):
+    with pytest.raises(
+        exception.ProgrammingFailed,
+        match='attach handle %s is not one of the device'
+        % arq['attach_handle']['uuid'],
+    ):
         cloud.api.program(cloud.ctxt, cloud.hosts[0], arq)
 
 
@@ -134,8 +159,10 @@ def test_a_malformed_arq_is_refused(cloud):
     arq = _arq(_gpu(cloud, cloud.hosts[0]))
     del arq['device_rp_uuid']
     arq['attach_handle'] = 'pci'
-    with pytest.raises(rpc.InvalidMessage,
-                       match='arq lacks device_rp_uuid, attach_handle.uuid'):
+    with pytest.raises(
+        rpc.InvalidMessage,
+        match='arq lacks device_rp_uuid, attach_handle.uuid',
+    ):
         cloud.api.program(cloud.ctxt, cloud.hosts[0], arq)
     with pytest.raises(rpc.InvalidMessage, match='arq must be dict'):
         cloud.api.program(cloud.ctxt, cloud.hosts[0], ['not', 'a', 'dict'])
@@ -153,18 +180,24 @@ def test_release_is_a_cast_that_frees_the_handle(cloud):
     def release(*args):
         real_release(*args)
         released.set()
+
     driver.release = release
     assert cloud.api.release(cloud.ctxt, host, arq) is None
     assert released.wait(30)
     assert driver.programmed == {}
     # The handle is free for another ARQ.
     assert cloud.api.program(cloud.ctxt, host, _arq(device)) == {
-        'programmed': True}
+        'programmed': True
+    }
 
 
 def test_unknown_methods_are_not_served(cloud):
-    client = rpc.get_client(cloud.api._transport, rpcapi.TOPIC,
-                            rpcapi.VERSION, server=cloud.hosts[0])
+    client = rpc.get_client(
+        cloud.api._transport,
+        rpcapi.TOPIC,
+        rpcapi.VERSION,
+        server=cloud.hosts[0],
+    )
     with pytest.raises(messaging.RemoteError) as info:
         client.call(cloud.ctxt, 'stop')
     assert info.value.exc_type == 'NoSuchMethod'

@@ -87,15 +87,28 @@ def _rp(adb):
 def _bind_one(adb, rp_uuid=None):
     profile = {'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}
     arq = arq_obj.create_for_profile(adb, profile, 'p1')[0]
-    arq_obj.start_binds(adb, {arq['uuid']: {
-        'hostname': HOST, 'device_rp_uuid': rp_uuid or _rp(adb),
-        'instance_uuid': INSTANCE}})
+    arq_obj.start_binds(
+        adb,
+        {
+            arq['uuid']: {
+                'hostname': HOST,
+                'device_rp_uuid': rp_uuid or _rp(adb),
+                'instance_uuid': INSTANCE,
+            }
+        },
+    )
     return arq['uuid']
 
 
 def _binder(adb, agent, events, clock=None):
-    return binder_mod.Binder(adb, agent, events, retry_initial=5,
-                             retry_max=40, clock=clock or Clock())
+    return binder_mod.Binder(
+        adb,
+        agent,
+        events,
+        retry_initial=5,
+        retry_max=40,
+        clock=clock or Clock(),
+    )
 
 
 def test_bind_success_programs_binds_then_sends_completed(adb):
@@ -199,8 +212,9 @@ def test_restart_resumes_a_bind_that_had_claimed_its_handle(adb):
 def test_restart_resends_pending_events(adb):
     uuid = _bind_one(adb)
     clock = Clock()
-    _binder(adb, FakeAgent(), FakeEvents(adb, answers=[False]),
-            clock).run_once()
+    _binder(
+        adb, FakeAgent(), FakeEvents(adb, answers=[False]), clock
+    ).run_once()
     assert arq_obj.get(adb, uuid)['event_pending'] is True
     fresh = base.AcceleratorDB(adb.database.url)
     events = FakeEvents(fresh)
@@ -219,8 +233,9 @@ def test_no_compute_endpoint_keeps_events_pending(adb):
 
 def test_unbind_while_programming_releases_the_device(adb):
     uuid = _bind_one(adb)
-    agent = FakeAgent(during_program=lambda arq: arq_obj.unbind(
-        adb, [arq['uuid']]))
+    agent = FakeAgent(
+        during_program=lambda arq: arq_obj.unbind(adb, [arq['uuid']])
+    )
     events = FakeEvents(adb)
     _binder(adb, agent, events).run_once()
     arq = arq_obj.get(adb, uuid)
@@ -233,8 +248,9 @@ def test_unbind_while_programming_releases_the_device(adb):
 
 def test_delete_while_programming_releases_the_device(adb):
     uuid = _bind_one(adb)
-    agent = FakeAgent(during_program=lambda arq: arq_obj.delete(
-        adb, uuids=[arq['uuid']]))
+    agent = FakeAgent(
+        during_program=lambda arq: arq_obj.delete(adb, uuids=[arq['uuid']])
+    )
     _binder(adb, agent, FakeEvents(adb)).run_once()
     with pytest.raises(arq_obj.NotFound):
         arq_obj.get(adb, uuid)
@@ -260,8 +276,7 @@ def test_two_binders_on_one_bind_leave_it_bound(adb):
 def test_unbind_drops_the_pending_event(adb):
     uuid = _bind_one(adb)
     clock = Clock()
-    binder = _binder(adb, FakeAgent(), FakeEvents(adb, answers=[False]),
-                     clock)
+    binder = _binder(adb, FakeAgent(), FakeEvents(adb, answers=[False]), clock)
     binder.run_once()
     releases = arq_obj.unbind(adb, [uuid])
     assert releases[0]['host'] == HOST

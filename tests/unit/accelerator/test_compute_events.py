@@ -37,8 +37,9 @@ class Session:
 
 def _send(answer):
     session = Session(answer)
-    client = compute_events.ComputeEvents('http://api:8774/v2.1/',
-                                          session=session)
+    client = compute_events.ComputeEvents(
+        'http://api:8774/v2.1/', session=session
+    )
     return client.send(ARQ, SERVER, 'completed'), session
 
 
@@ -50,23 +51,33 @@ def test_posts_the_bound_event_at_microversion_2_82():
     assert url == 'http://api:8774/v2.1/os-server-external-events'
     assert kwargs['headers']['OpenStack-API-Version'] == 'compute 2.82'
     assert kwargs['headers']['X-Roles'] == 'admin,service'
-    assert kwargs['json'] == {'events': [{
-        'name': 'accelerator-request-bound', 'server_uuid': SERVER,
-        'tag': ARQ, 'status': 'completed'}]}
+    assert kwargs['json'] == {
+        'events': [
+            {
+                'name': 'accelerator-request-bound',
+                'server_uuid': SERVER,
+                'tag': ARQ,
+                'status': 'completed',
+            }
+        ]
+    }
 
 
-@pytest.mark.parametrize('answer,delivered', [
-    (Response(200, {'events': []}), True),
-    (Response(207, {'events': [{'tag': ARQ, 'code': 200}]}), True),
-    (Response(207, {'events': [{'tag': ARQ, 'code': 422}]}), False),
-    (Response(207, {'events': [{'tag': 'other', 'code': 200}]}), False),
-    (Response(207), False),
-    (Response(422, {'badRequest': {}}), False),
-    (Response(404, {'itemNotFound': {}}), False),
-    (Response(500), False),
-    (Response(503), False),
-    (requests.ConnectionError('refused'), False),
-])
+@pytest.mark.parametrize(
+    'answer,delivered',
+    [
+        (Response(200, {'events': []}), True),
+        (Response(207, {'events': [{'tag': ARQ, 'code': 200}]}), True),
+        (Response(207, {'events': [{'tag': ARQ, 'code': 422}]}), False),
+        (Response(207, {'events': [{'tag': 'other', 'code': 200}]}), False),
+        (Response(207), False),
+        (Response(422, {'badRequest': {}}), False),
+        (Response(404, {'itemNotFound': {}}), False),
+        (Response(500), False),
+        (Response(503), False),
+        (requests.ConnectionError('refused'), False),
+    ],
+)
 def test_answers(answer, delivered):
     (result, reason), _ = _send(answer)
     assert result is delivered
@@ -75,8 +86,10 @@ def test_answers(answer, delivered):
 
 def test_unset_endpoint_means_no_client():
     from nimbus.common import config
+
     conf = config.build_conf([])
     assert compute_events.from_conf(conf) is None
-    conf.set_override('endpoint', 'http://api:8774/v2.1',
-                      group='compute_client')
+    conf.set_override(
+        'endpoint', 'http://api:8774/v2.1', group='compute_client'
+    )
     assert compute_events.from_conf(conf).endpoint == 'http://api:8774/v2.1'

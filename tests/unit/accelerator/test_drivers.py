@@ -22,15 +22,16 @@ def _arq(name):
 
 def test_enabled_drivers_load_by_entry_point_in_their_order():
     conf = _conf()
-    assert conf.accelerator_agent.enabled_drivers == ['fake_fpga',
-                                                      'fake_gpu']
+    assert conf.accelerator_agent.enabled_drivers == ['fake_fpga', 'fake_gpu']
     loaded = drivers.load(conf, 'h1', ['fake_gpu', 'fake_fpga'])
     assert [name for name, _ in loaded] == ['fake_gpu', 'fake_fpga']
     assert isinstance(loaded[0][1], fake.FakeGPUDriver)
     assert isinstance(loaded[1][1], fake.FakeFPGADriver)
     assert loaded[0][1].host == 'h1'
     assert (loaded[0][1].resource_class, loaded[1][1].resource_class) == (
-        'PGPU', 'FPGA')
+        'PGPU',
+        'FPGA',
+    )
 
 
 def test_an_unknown_driver_is_named():
@@ -39,8 +40,14 @@ def test_an_unknown_driver_is_named():
 
 
 def test_devices_follow_the_options():
-    conf = _conf(fake_fpga={'count': 3, 'vendor': '10ee', 'product': '5000',
-                            'num_accelerators': 2})
+    conf = _conf(
+        fake_fpga={
+            'count': 3,
+            'vendor': '10ee',
+            'product': '5000',
+            'num_accelerators': 2,
+        }
+    )
     devices = drivers.load(conf, 'h1', ['fake_fpga'])[0][1].discover()
     assert len(devices) == 3
     for index, device in enumerate(devices):
@@ -57,11 +64,16 @@ def test_devices_follow_the_options():
         assert len(handles) == 2
         assert {h['attach_type'] for h in handles} == {'PCI'}
         assert not any(h['in_use'] for h in handles)
-        assert [json.loads(h['attach_info'])['function']
-                for h in handles] == ['0', '1']
+        assert [json.loads(h['attach_info'])['function'] for h in handles] == [
+            '0',
+            '1',
+        ]
     # Distinct PCI addresses for distinct devices.
-    addresses = {h['attach_info'] for d in devices
-                 for h in d['deployables'][0]['attach_handles']}
+    addresses = {
+        h['attach_info']
+        for d in devices
+        for h in d['deployables'][0]['attach_handles']
+    }
     assert len(addresses) == 6
 
 
@@ -78,8 +90,9 @@ def _uuids(devices):
 def test_uuids_are_derived_from_host_driver_and_index():
     conf = _conf(fake_gpu={'count': 2, 'num_accelerators': 2})
     first = drivers.load(conf, 'h1', ['fake_gpu'])[0][1].discover()
-    again = drivers.load(_conf(fake_gpu={'count': 2, 'num_accelerators': 2}),
-                         'h1', ['fake_gpu'])[0][1].discover()
+    again = drivers.load(
+        _conf(fake_gpu={'count': 2, 'num_accelerators': 2}), 'h1', ['fake_gpu']
+    )[0][1].discover()
     other = drivers.load(conf, 'h2', ['fake_gpu'])[0][1].discover()
     assert _uuids(first) == _uuids(again)
     assert len(set(_uuids(first))) == len(_uuids(first))
@@ -87,7 +100,8 @@ def test_uuids_are_derived_from_host_driver_and_index():
     for index, device in enumerate(first):
         assert device['uuid'] == base.device_uuid('h1', 'fake_gpu', index)
         assert device['deployables'][0]['rp_uuid'] == base.provider_uuid(
-            'h1', device['uuid'])
+            'h1', device['uuid']
+        )
 
 
 def test_vendor_and_product_traits():
@@ -95,10 +109,14 @@ def test_vendor_and_product_traits():
     loaded = dict(drivers.load(conf, 'h1', ['fake_fpga', 'fake_gpu']))
     fpga = loaded['fake_fpga']
     gpu = loaded['fake_gpu']
-    assert gpu.traits(gpu.discover()[0]) == {'CUSTOM_GPU_NVIDIA',
-                                             'CUSTOM_GPU_PRODUCT_ID_1EB8'}
+    assert gpu.traits(gpu.discover()[0]) == {
+        'CUSTOM_GPU_NVIDIA',
+        'CUSTOM_GPU_PRODUCT_ID_1EB8',
+    }
     assert fpga.traits(fpga.discover()[0]) == {
-        'CUSTOM_FPGA_VENDOR_ID_ABCD', 'CUSTOM_FPGA_PRODUCT_ID_0B30'}
+        'CUSTOM_FPGA_VENDOR_ID_ABCD',
+        'CUSTOM_FPGA_PRODUCT_ID_0B30',
+    }
 
 
 def _handle(driver, index=0, function=0):
@@ -110,10 +128,10 @@ def test_programming_holds_a_handle_for_one_arq_until_released():
     driver = fake.FakeGPUDriver(_conf(), 'h1')
     device, handle = _handle(driver)
     driver.program(device, handle, _arq('a1'))
-    driver.program(device, handle, _arq('a1'))     # again: still fine
+    driver.program(device, handle, _arq('a1'))  # again: still fine
     with pytest.raises(base.ProgramError, match='programmed for ARQ a1'):
         driver.program(device, handle, _arq('a2'))
-    driver.release(device, handle, _arq('a2'))     # not its holder
+    driver.release(device, handle, _arq('a2'))  # not its holder
     assert driver.programmed == {handle['uuid']: 'a1'}
     driver.release(device, handle, _arq('a1'))
     driver.program(device, handle, _arq('a2'))
@@ -121,8 +139,7 @@ def test_programming_holds_a_handle_for_one_arq_until_released():
 
 
 def test_fail_program_makes_programming_fail_with_a_reason():
-    driver = fake.FakeFPGADriver(_conf(fake_fpga={'fail_program': True}),
-                                 'h1')
+    driver = fake.FakeFPGADriver(_conf(fake_fpga={'fail_program': True}), 'h1')
     device, handle = _handle(driver)
     with pytest.raises(base.ProgramError, match='fake-arria10 refused'):
         driver.program(device, handle, _arq('a1'))
@@ -130,8 +147,7 @@ def test_fail_program_makes_programming_fail_with_a_reason():
 
 
 def test_slow_programming_waits_and_halt_abandons_it():
-    driver = fake.FakeGPUDriver(_conf(fake_gpu={'program_seconds': 60}),
-                                'h1')
+    driver = fake.FakeGPUDriver(_conf(fake_gpu={'program_seconds': 60}), 'h1')
     device, handle = _handle(driver)
     outcome = []
 
@@ -141,10 +157,11 @@ def test_slow_programming_waits_and_halt_abandons_it():
             outcome.append('programmed')
         except base.ProgramError as exc:
             outcome.append(str(exc))
+
     thread = threading.Thread(target=program)
     thread.start()
     thread.join(0.5)
-    assert thread.is_alive() and outcome == []      # still programming
+    assert thread.is_alive() and outcome == []  # still programming
     driver.halt()
     thread.join(10)
     assert outcome == ['the agent is stopping']

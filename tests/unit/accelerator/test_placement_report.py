@@ -29,8 +29,9 @@ def _conf(tmp_path, **groups):
 
 
 def _agent(conf, placement, host='cn1', reporter=None):
-    return service.AcceleratorAgent(conf, host, placement.client,
-                                    reporter or Reporter())
+    return service.AcceleratorAgent(
+        conf, host, placement.client, reporter or Reporter()
+    )
 
 
 def _root(placement, host='cn1'):
@@ -39,11 +40,13 @@ def _root(placement, host='cn1'):
     return root
 
 
-def test_each_device_becomes_a_child_provider_of_the_host(tmp_path,
-                                                          placement):
+def test_each_device_becomes_a_child_provider_of_the_host(tmp_path, placement):
     root = _root(placement)
-    conf = _conf(tmp_path, fake_fpga={'count': 2},
-                 fake_gpu={'count': 1, 'num_accelerators': 4})
+    conf = _conf(
+        tmp_path,
+        fake_fpga={'count': 2},
+        fake_gpu={'count': 1, 'num_accelerators': 4},
+    )
     reporter = Reporter()
     agent = _agent(conf, placement, reporter=reporter)
     result = agent.report()
@@ -54,31 +57,54 @@ def test_each_device_becomes_a_child_provider_of_the_host(tmp_path,
     assert host == 'cn1' and len(devices) == 3
 
     tree = placement.tree(root)
-    assert set(tree) == {'cn1', 'cn1_fake_fpga_0', 'cn1_fake_fpga_1',
-                         'cn1_fake_gpu_0'}
-    rp_uuids = {d['deployables'][0]['name']: d['deployables'][0]['rp_uuid']
-                for d in devices}
+    assert set(tree) == {
+        'cn1',
+        'cn1_fake_fpga_0',
+        'cn1_fake_fpga_1',
+        'cn1_fake_gpu_0',
+    }
+    rp_uuids = {
+        d['deployables'][0]['name']: d['deployables'][0]['rp_uuid']
+        for d in devices
+    }
     for name in ('cn1_fake_fpga_0', 'cn1_fake_fpga_1'):
         provider = tree[name]
         assert provider['uuid'] == rp_uuids[name]
         assert provider['parent_provider_uuid'] == root
         assert provider['inventories']['FPGA']['total'] == 1
-        assert set(provider['traits']) == {OWNER, 'CUSTOM_FPGA_INTEL',
-                                           'CUSTOM_FPGA_PRODUCT_ID_09C4'}
+        assert set(provider['traits']) == {
+            OWNER,
+            'CUSTOM_FPGA_INTEL',
+            'CUSTOM_FPGA_PRODUCT_ID_09C4',
+        }
     gpu = tree['cn1_fake_gpu_0']
-    assert gpu['inventories'] == {'PGPU': {
-        'total': 4, 'reserved': 0, 'min_unit': 1, 'max_unit': 4,
-        'step_size': 1, 'allocation_ratio': 1.0}}
-    assert set(gpu['traits']) == {OWNER, 'CUSTOM_GPU_NVIDIA',
-                                  'CUSTOM_GPU_PRODUCT_ID_1EB8'}
+    assert gpu['inventories'] == {
+        'PGPU': {
+            'total': 4,
+            'reserved': 0,
+            'min_unit': 1,
+            'max_unit': 4,
+            'step_size': 1,
+            'allocation_ratio': 1.0,
+        }
+    }
+    assert set(gpu['traits']) == {
+        OWNER,
+        'CUSTOM_GPU_NVIDIA',
+        'CUSTOM_GPU_PRODUCT_ID_1EB8',
+    }
     assert gpu['uuid'] == base.provider_uuid('cn1', devices[2]['uuid'])
     # Schedulable: the device answers a request for its class and trait.
     candidates = placement.get(
-        '/allocation_candidates', resources='VCPU:1',
-        resources1='PGPU:1', required1='CUSTOM_GPU_PRODUCT_ID_1EB8',
-        group_policy='none')
-    assert [set(c['allocations']) for c in
-            candidates['allocation_requests']] == [{root, gpu['uuid']}]
+        '/allocation_candidates',
+        resources='VCPU:1',
+        resources1='PGPU:1',
+        required1='CUSTOM_GPU_PRODUCT_ID_1EB8',
+        group_policy='none',
+    )
+    assert [
+        set(c['allocations']) for c in candidates['allocation_requests']
+    ] == [{root, gpu['uuid']}]
 
 
 def test_a_second_report_writes_nothing(tmp_path, placement):
@@ -89,40 +115,61 @@ def test_a_second_report_writes_nothing(tmp_path, placement):
     result = agent.report()
     assert not result.changed and not result.kept
     assert placement.recorder.writes == []
-    assert placement.recorder.calls      # it did read placement
+    assert placement.recorder.calls  # it did read placement
     # A new agent of the same host (a restart) finds it all in place.
     placement.recorder.calls.clear()
-    assert not _agent(_conf(tmp_path, fake_fpga={'count': 2}),
-                      placement).report().changed
+    assert (
+        not _agent(_conf(tmp_path, fake_fpga={'count': 2}), placement)
+        .report()
+        .changed
+    )
     assert placement.recorder.writes == []
 
 
 def test_a_steady_report_reads_only_the_root_and_the_owned_providers(
-        tmp_path, placement):
+    tmp_path, placement
+):
     _root(placement)
-    agent = _agent(_conf(tmp_path, fake_fpga={'count': 4},
-                         fake_gpu={'count': 4}), placement)
+    agent = _agent(
+        _conf(tmp_path, fake_fpga={'count': 4}, fake_gpu={'count': 4}),
+        placement,
+    )
     assert len(agent.report().created) == 8
     placement.recorder.calls.clear()
     assert not agent.report().changed
-    assert placement.recorder.calls == [('GET', '/resource_providers'),
-                                        ('GET', '/resource_providers')]
+    assert placement.recorder.calls == [
+        ('GET', '/resource_providers'),
+        ('GET', '/resource_providers'),
+    ]
 
 
-def test_a_provider_changed_behind_the_agent_is_put_right(tmp_path,
-                                                         placement):
+def test_a_provider_changed_behind_the_agent_is_put_right(tmp_path, placement):
     root = _root(placement)
     agent = _agent(_conf(tmp_path), placement)
     agent.report()
     gpu = placement.tree(root)['cn1_fake_gpu_0']['uuid']
     placement.client.set_traits(placement.ctxt, gpu, [OWNER])
-    placement.client.set_inventory(placement.ctxt, gpu, {'PGPU': {
-        'total': 9, 'reserved': 1, 'min_unit': 1, 'max_unit': 9,
-        'step_size': 1, 'allocation_ratio': 2.0}})
+    placement.client.set_inventory(
+        placement.ctxt,
+        gpu,
+        {
+            'PGPU': {
+                'total': 9,
+                'reserved': 1,
+                'min_unit': 1,
+                'max_unit': 9,
+                'step_size': 1,
+                'allocation_ratio': 2.0,
+            }
+        },
+    )
     assert agent.report().updated == [gpu]
     provider = placement.tree(root)['cn1_fake_gpu_0']
-    assert set(provider['traits']) == {OWNER, 'CUSTOM_GPU_NVIDIA',
-                                       'CUSTOM_GPU_PRODUCT_ID_1EB8'}
+    assert set(provider['traits']) == {
+        OWNER,
+        'CUSTOM_GPU_NVIDIA',
+        'CUSTOM_GPU_PRODUCT_ID_1EB8',
+    }
     assert provider['inventories']['PGPU']['total'] == 1
     assert provider['inventories']['PGPU']['allocation_ratio'] == 1.0
 
@@ -152,11 +199,14 @@ def test_providers_of_vanished_devices_are_removed(tmp_path, placement):
     result = agent.report()
     assert result.removed == [gone]
     assert set(placement.tree(root)) == {
-        'cn1', 'cn1_fake_fpga_0', 'cn1_fake_fpga_1', 'cn1_fake_gpu_0'}
+        'cn1',
+        'cn1_fake_fpga_0',
+        'cn1_fake_fpga_1',
+        'cn1_fake_gpu_0',
+    }
 
 
-def test_a_vanished_device_holding_allocations_is_kept(tmp_path,
-                                                       placement):
+def test_a_vanished_device_holding_allocations_is_kept(tmp_path, placement):
     root = _root(placement)
     conf = _conf(tmp_path)
     agent = _agent(conf, placement)
@@ -164,10 +214,17 @@ def test_a_vanished_device_holding_allocations_is_kept(tmp_path,
     gpu = placement.tree(root)['cn1_fake_gpu_0']['uuid']
     consumer = str(uuid.uuid4())
     claim = placement.client.claim(
-        placement.ctxt, consumer,
-        {'allocations': {root: {'resources': {'VCPU': 1}},
-                         gpu: {'resources': {'PGPU': 1}}}},
-        'project', 'user')
+        placement.ctxt,
+        consumer,
+        {
+            'allocations': {
+                root: {'resources': {'VCPU': 1}},
+                gpu: {'resources': {'PGPU': 1}},
+            }
+        },
+        'project',
+        'user',
+    )
     assert claim.claimed
 
     conf.set_override('count', 0, group='fake_gpu')
@@ -184,35 +241,41 @@ def test_a_vanished_device_holding_allocations_is_kept(tmp_path,
     assert 'cn1_fake_gpu_0' not in placement.tree(root)
 
 
-def test_providers_without_the_ownership_trait_are_left_alone(tmp_path,
-                                                              placement):
+def test_providers_without_the_ownership_trait_are_left_alone(
+    tmp_path, placement
+):
     root = _root(placement)
     other = str(uuid.uuid4())
-    placement.client.ensure_resource_provider(placement.ctxt, other,
-                                              'cn1_nic_0', root)
-    agent = _agent(_conf(tmp_path, fake_fpga={'count': 0},
-                         fake_gpu={'count': 0}), placement)
+    placement.client.ensure_resource_provider(
+        placement.ctxt, other, 'cn1_nic_0', root
+    )
+    agent = _agent(
+        _conf(tmp_path, fake_fpga={'count': 0}, fake_gpu={'count': 0}),
+        placement,
+    )
     result = agent.report()
     assert not result.changed
     assert set(placement.tree(root)) == {'cn1', 'cn1_nic_0'}
 
 
-def test_without_the_root_the_report_waits_and_retries(tmp_path,
-                                                       placement):
+def test_without_the_root_the_report_waits_and_retries(tmp_path, placement):
     conf = _conf(tmp_path)
     reporter = Reporter()
     agent = _agent(conf, placement, host='late', reporter=reporter)
     assert agent.report() is None
     assert agent.placement_pending
-    assert len(reporter.reports) == 1      # the service still heard
+    assert len(reporter.reports) == 1  # the service still heard
     assert placement.recorder.writes == []
     assert agent.retry_placement() is None and agent.placement_pending
     root = _root(placement, 'late')
     assert len(agent.retry_placement().created) == 2
     assert not agent.placement_pending
     assert agent.retry_placement() is None  # nothing pending any more
-    assert set(placement.tree(root)) == {'late', 'late_fake_fpga_0',
-                                         'late_fake_gpu_0'}
+    assert set(placement.tree(root)) == {
+        'late',
+        'late_fake_fpga_0',
+        'late_fake_gpu_0',
+    }
 
 
 class _Boom(base.AcceleratorDriver):
@@ -227,7 +290,8 @@ class _Boom(base.AcceleratorDriver):
 
 
 def test_a_failing_discovery_skips_the_report_and_removes_nothing(
-        tmp_path, placement):
+    tmp_path, placement
+):
     root = _root(placement)
     conf = _conf(tmp_path)
     agent = _agent(conf, placement)
@@ -241,12 +305,17 @@ def test_a_failing_discovery_skips_the_report_and_removes_nothing(
 
 
 def test_the_compute_resource_tracker_leaves_device_providers_alone(
-        tmp_path, placement):
+    tmp_path, placement
+):
     conf = _conf(tmp_path, fake_driver={'pgpus': 1})
     node = resource_tracker.compute_node_uuid('cn1')
     tracker = resource_tracker.ResourceTracker(
-        conf, 'cn1', fake_virt.FakeDriver(conf, 'cn1'), placement.client,
-        cell_conductor=None)
+        conf,
+        'cn1',
+        fake_virt.FakeDriver(conf, 'cn1'),
+        placement.client,
+        cell_conductor=None,
+    )
     tracker.update(placement.ctxt, startup=True)
     agent = _agent(conf, placement)
     agent.report()
@@ -257,8 +326,9 @@ def test_the_compute_resource_tracker_leaves_device_providers_alone(
     placement.recorder.calls.clear()
     tracker.update(placement.ctxt)
     written = {path for method, path in placement.recorder.writes}
-    assert not any(p['uuid'] in path for p in devices.values()
-                   for path in written)
+    assert not any(
+        p['uuid'] in path for p in devices.values() for path in written
+    )
     after = placement.tree(node)
     for name, provider in devices.items():
         assert after[name]['generation'] == provider['generation']

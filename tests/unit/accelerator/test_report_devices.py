@@ -23,12 +23,20 @@ HOST = 'compute1'
 @pytest.fixture
 def env(tmp_path):
     adb = helpers.new_db(tmp_path)
-    conf = config.build_conf([], overrides={
-        'DEFAULT': {'transport_url': 'inproc:///accel-%s' % tmp_path.name}})
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {'transport_url': 'inproc:///accel-%s' % tmp_path.name}
+        },
+    )
     transport = rpc.get_transport(conf)
-    server = service.RPCService(transport, rpcapi.TOPIC, 'accel-test',
-                                [manager.AcceleratorManager(adb)],
-                                version=rpcapi.VERSION).start()
+    server = service.RPCService(
+        transport,
+        rpcapi.TOPIC,
+        'accel-test',
+        [manager.AcceleratorManager(adb)],
+        version=rpcapi.VERSION,
+    ).start()
     api = rpcapi.AcceleratorAPI(transport, conf)
     yield adb, api, context.RequestContext()
     server.stop()
@@ -37,8 +45,11 @@ def env(tmp_path):
 
 
 def _snapshot(adb):
-    return (device_obj.list_devices(adb), device_obj.list_deployables(adb),
-            device_obj.handles_of_host(adb, HOST))
+    return (
+        device_obj.list_devices(adb),
+        device_obj.list_deployables(adb),
+        device_obj.handles_of_host(adb, HOST),
+    )
 
 
 def test_report_records_devices(env):
@@ -47,9 +58,9 @@ def test_report_records_devices(env):
     assert api.report_devices(ctxt, HOST, devices) == {'devices': 2}
     recorded = device_obj.list_devices(adb)
     assert sorted(d['uuid'] for d in recorded) == sorted(
-        d['uuid'] for d in devices)
-    assert all(d['hostname'] == HOST and d['type'] == 'FPGA'
-               for d in recorded)
+        d['uuid'] for d in devices
+    )
+    assert all(d['hostname'] == HOST and d['type'] == 'FPGA' for d in recorded)
     assert len(device_obj.handles_of_host(adb, HOST)) == 3
 
 
@@ -59,7 +70,8 @@ def test_the_same_report_twice_changes_nothing(env):
     api.report_devices(ctxt, HOST, devices)
     before = _snapshot(adb)
     assert api.report_devices(ctxt, HOST, copy.deepcopy(devices)) == {
-        'devices': 2}
+        'devices': 2
+    }
     assert _snapshot(adb) == before
 
 
@@ -76,11 +88,13 @@ def test_a_changed_field_is_updated_in_place(env):
 
 def test_devices_missing_from_a_report_are_removed(env):
     adb, api, ctxt = env
-    api.report_devices(ctxt, HOST, [helpers.fpga(HOST, 0),
-                                    helpers.fpga(HOST, 1)])
+    api.report_devices(
+        ctxt, HOST, [helpers.fpga(HOST, 0), helpers.fpga(HOST, 1)]
+    )
     api.report_devices(ctxt, HOST, [helpers.fpga(HOST, 1)])
     assert [d['uuid'] for d in device_obj.list_devices(adb)] == [
-        helpers.fpga(HOST, 1)['uuid']]
+        helpers.fpga(HOST, 1)['uuid']
+    ]
     assert len(device_obj.list_deployables(adb)) == 1
     assert len(device_obj.handles_of_host(adb, HOST)) == 1
 
@@ -91,7 +105,8 @@ def test_other_hosts_are_untouched(env):
     api.report_devices(ctxt, 'compute2', [helpers.fpga('compute2', 0)])
     api.report_devices(ctxt, HOST, [])
     assert [d['hostname'] for d in device_obj.list_devices(adb)] == [
-        'compute2']
+        'compute2'
+    ]
 
 
 def test_a_device_whose_handle_is_in_use_is_kept(env):
@@ -100,14 +115,23 @@ def test_a_device_whose_handle_is_in_use_is_kept(env):
     api.report_devices(ctxt, HOST, [device])
     rp_uuid = device['deployables'][0]['rp_uuid']
     arq = arq_obj.create_for_profile(
-        adb, {'name': 'p', 'groups': [{'resources:FPGA': 1}]})[0]
-    arq_obj.start_binds(adb, {arq['uuid']: {
-        'hostname': HOST, 'device_rp_uuid': rp_uuid,
-        'instance_uuid': '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f'}})
+        adb, {'name': 'p', 'groups': [{'resources:FPGA': 1}]}
+    )[0]
+    arq_obj.start_binds(
+        adb,
+        {
+            arq['uuid']: {
+                'hostname': HOST,
+                'device_rp_uuid': rp_uuid,
+                'instance_uuid': '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f',
+            }
+        },
+    )
     assert arq_obj.claim_handle(adb, arq_obj.get(adb, arq['uuid']))
     api.report_devices(ctxt, HOST, [])
     assert [d['uuid'] for d in device_obj.list_devices(adb)] == [
-        device['uuid']]
+        device['uuid']
+    ]
     # Once the ARQ lets go, the next report removes it.
     arq_obj.delete(adb, uuids=[arq['uuid']])
     api.report_devices(ctxt, HOST, [])
@@ -119,27 +143,49 @@ def test_the_agent_never_overrides_in_use(env):
     device = helpers.fpga(HOST, 0)
     api.report_devices(ctxt, HOST, [device])
     arq = arq_obj.create_for_profile(
-        adb, {'name': 'p', 'groups': [{'resources:FPGA': 1}]})[0]
-    arq_obj.start_binds(adb, {arq['uuid']: {
-        'hostname': HOST,
-        'device_rp_uuid': device['deployables'][0]['rp_uuid'],
-        'instance_uuid': '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f'}})
+        adb, {'name': 'p', 'groups': [{'resources:FPGA': 1}]}
+    )[0]
+    arq_obj.start_binds(
+        adb,
+        {
+            arq['uuid']: {
+                'hostname': HOST,
+                'device_rp_uuid': device['deployables'][0]['rp_uuid'],
+                'instance_uuid': '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f',
+            }
+        },
+    )
     arq_obj.claim_handle(adb, arq_obj.get(adb, arq['uuid']))
     api.report_devices(ctxt, HOST, [device])  # reports in_use: false
     [handle] = device_obj.handles_of_host(adb, HOST).values()
     assert handle['in_use'] and handle['arq_uuid'] == arq['uuid']
 
 
-@pytest.mark.parametrize('devices', [
-    [{'type': 'FPGA'}],
-    [{'uuid': 'x', 'type': 'NPU'}],
-    [{'uuid': 'x', 'type': 'GPU', 'deployables': [{'uuid': 'd'}]}],
-    [{'uuid': 'x', 'type': 'GPU', 'deployables': [
-        {'uuid': 'd', 'num_accelerators': 1,
-         'attach_handles': [{'uuid': 'h', 'attach_type': 'PCI'}]}]}],
-])
+@pytest.mark.parametrize(
+    'devices',
+    [
+        [{'type': 'FPGA'}],
+        [{'uuid': 'x', 'type': 'NPU'}],
+        [{'uuid': 'x', 'type': 'GPU', 'deployables': [{'uuid': 'd'}]}],
+        [
+            {
+                'uuid': 'x',
+                'type': 'GPU',
+                'deployables': [
+                    {
+                        'uuid': 'd',
+                        'num_accelerators': 1,
+                        'attach_handles': [
+                            {'uuid': 'h', 'attach_type': 'PCI'}
+                        ],
+                    }
+                ],
+            }
+        ],
+    ],
+)
 def test_malformed_reports_are_refused(env, devices):
     adb, api, ctxt = env
-    with pytest.raises(rpc.InvalidMessage, match="report_devices"):
+    with pytest.raises(rpc.InvalidMessage, match='report_devices'):
         api.report_devices(ctxt, HOST, devices)
     assert device_obj.list_devices(adb) == []

@@ -9,24 +9,32 @@ from nimbus.accelerator import states
 from nimbus.accelerator.objects import arq as arq_obj
 from tests.unit.accelerator import helpers
 
-I, BS, B, BF, U, UF, D = (states.INITIAL, states.BIND_STARTED, states.BOUND,
-                          states.BIND_FAILED, states.UNBOUND,
-                          states.UNBIND_FAILED, states.DELETING)
+I, BS, B, BF, U, UF, D = (
+    states.INITIAL,
+    states.BIND_STARTED,
+    states.BOUND,
+    states.BIND_FAILED,
+    states.UNBOUND,
+    states.UNBIND_FAILED,
+    states.DELETING,
+)
 
 # The specification, written out pair by pair (rows: from; columns: to in
 # the order I, BS, B, BF, U, UF, D).
 SPEC = {
-    I:  (0, 1, 0, 0, 0, 0, 1),
+    I: (0, 1, 0, 0, 0, 0, 1),
     BS: (0, 0, 1, 1, 1, 0, 1),
-    B:  (0, 0, 0, 0, 1, 1, 1),
+    B: (0, 0, 0, 0, 1, 1, 1),
     BF: (0, 1, 0, 0, 1, 0, 1),
-    U:  (0, 1, 0, 0, 0, 0, 1),
+    U: (0, 1, 0, 0, 0, 0, 1),
     UF: (0, 0, 0, 0, 1, 0, 1),
-    D:  (0, 0, 0, 0, 0, 0, 0),
+    D: (0, 0, 0, 0, 0, 0, 0),
 }
 ORDER = (I, BS, B, BF, U, UF, D)
-PAIRS = [(a, b, bool(SPEC[a][ORDER.index(b)]))
-         for a, b in itertools.product(ORDER, ORDER)]
+PAIRS = [
+    (a, b, bool(SPEC[a][ORDER.index(b)]))
+    for a, b in itertools.product(ORDER, ORDER)
+]
 
 
 def test_the_table_covers_every_state():
@@ -60,9 +68,15 @@ def _arq_in(adb, state):
     profile = {'name': 'p', 'groups': [{'resources:FPGA': 1}]}
     arq = arq_obj.create_for_profile(adb, profile)[0]
     from nimbus.accelerator.db import models
+
     table = models.AcceleratorRequest.__table__
-    adb.write(lambda conn: conn.execute(table.update().where(
-        table.c.uuid == arq['uuid']).values(state=state)))
+    adb.write(
+        lambda conn: conn.execute(
+            table.update()
+            .where(table.c.uuid == arq['uuid'])
+            .values(state=state)
+        )
+    )
     return arq['uuid']
 
 

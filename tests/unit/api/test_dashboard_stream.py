@@ -31,6 +31,7 @@ def hub():
     def listen(callback):
         started.append(Listener(callback))
         return started[-1]
+
     hub = stream.DecisionHub(listen=listen, queue_size=2, max_streams=3)
     hub.started = started
     return hub
@@ -77,7 +78,7 @@ def test_stop_ends_every_stream_and_the_listener(hub):
     waiter.start()
     hub.stop()
     waiter.join(timeout=5)
-    assert not waiter.is_alive()        # woken at once, not after 30 s
+    assert not waiter.is_alive()  # woken at once, not after 30 s
     assert page.result[-1].startswith(b'event: end')
     assert hub.started[0].stopped
     with pytest.raises(stream.TooManyStreams):
@@ -88,12 +89,15 @@ def test_stream_carries_decisions_then_ends_at_its_lifetime(hub):
     now = [0.0]
     page = hub.subscribe()
     hub.publish({'request_id': 'req-9', 'outcome': 'scheduled'})
-    events = handler._events(page, keepalive=1, lifetime=10,
-                             clock=lambda: now[0])
+    events = handler._events(
+        page, keepalive=1, lifetime=10, clock=lambda: now[0]
+    )
     assert next(events).startswith(b'retry:')
-    assert next(events) == (b'event: decision\ndata: '
-                            b'{"request_id":"req-9","outcome":"scheduled"}'
-                            b'\n\n')
+    assert next(events) == (
+        b'event: decision\ndata: '
+        b'{"request_id":"req-9","outcome":"scheduled"}'
+        b'\n\n'
+    )
     now[0] = 11.0
     assert next(events) == b'event: end\ndata: {"reason":"lifetime"}\n\n'
     assert hub.subscribers == 1
@@ -109,6 +113,7 @@ def test_snapshot_cache_reads_once_per_interval():
     def build():
         reads.append(now[0])
         return {'read': len(reads)}
+
     assert cache.get('hosts', build) == {'read': 1}
     now[0] = 101.5
     assert cache.get('hosts', build) == {'read': 1}

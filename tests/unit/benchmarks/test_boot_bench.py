@@ -7,17 +7,38 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    )
+)
 BENCH = os.path.join(ROOT, 'benchmarks', 'boot_bench.py')
 
 
 def test_all_in_one_run_writes_its_figures(tmp_path):
     out = tmp_path / 'boot.json'
     result = subprocess.run(
-        [sys.executable, BENCH, '--all-in-one', '--hosts', '4', '--rates',
-         '5', '10', '--duration', '1', '--multi', '12', '--json', str(out)],
-        capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+        [
+            sys.executable,
+            BENCH,
+            '--all-in-one',
+            '--hosts',
+            '4',
+            '--rates',
+            '5',
+            '10',
+            '--duration',
+            '1',
+            '--multi',
+            '12',
+            '--json',
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+    )
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     figures = json.loads(out.read_text())
     assert figures['mode'] == 'all-in-one' and figures['hosts'] == 4
@@ -25,8 +46,9 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
     for row in figures['rates']:
         assert row['requests'] == row['offered_per_s']
         assert row['accepted'] == row['requests']
-        assert row['active'] + row['error'] + row['unfinished'] == \
-            row['accepted']
+        assert (
+            row['active'] + row['error'] + row['unfinished'] == row['accepted']
+        )
         assert row['active'] == row['requests']
         assert 0 < row['p50_s'] <= row['p99_s']
         assert set(row['cpu_s']) == {'all-in-one'}

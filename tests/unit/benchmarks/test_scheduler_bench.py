@@ -16,17 +16,24 @@ import pytest
 
 from nimbus.scheduler import testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    )
+)
 BENCH = os.path.join(ROOT, 'benchmarks', 'scheduler_bench.py')
 HOSTS = 200
 
 
 def _run(tmp_path, *args):
     out = tmp_path / 'bench.json'
-    res = subprocess.run([sys.executable, BENCH, *args, '--json', str(out)],
-                         capture_output=True, text=True, timeout=600,
-                         cwd=str(tmp_path))
+    res = subprocess.run(
+        [sys.executable, BENCH, *args, '--json', str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(out.read_text()), res.stdout
 
@@ -37,22 +44,29 @@ def _expected_passing():
     services for ``plain``; for ``props`` also aes and sse4_2, QEMU and a
     hypervisor version of at least 7000000 (the image's x86_64/qemu/hvm
     matches every synthetic host)."""
-    src = testing.make_source(HOSTS, seed=42, cells=2, az_every=3,
-                              disabled_every=50)
+    src = testing.make_source(
+        HOSTS, seed=42, cells=2, az_every=3, disabled_every=50
+    )
     disabled = {s['host'] for s in src.services() if s['disabled']}
     plain = props = 0
     for cn in src.compute_nodes():
-        fits = (cn['vcpus'] * cn['cpu_allocation_ratio'] - cn['vcpus_used'] >= 2
-                and cn['memory_mb'] * cn['ram_allocation_ratio'] -
-                cn['memory_mb_used'] >= 4096
-                and cn['local_gb'] * cn['disk_allocation_ratio'] -
-                cn['local_gb_used'] >= 20)
+        fits = (
+            cn['vcpus'] * cn['cpu_allocation_ratio'] - cn['vcpus_used'] >= 2
+            and cn['memory_mb'] * cn['ram_allocation_ratio']
+            - cn['memory_mb_used']
+            >= 4096
+            and cn['local_gb'] * cn['disk_allocation_ratio']
+            - cn['local_gb_used']
+            >= 20
+        )
         if not fits or cn['host'] in disabled:
             continue
         plain += 1
-        if ({'aes', 'sse4_2'} <= set(cn['cpu_info']['features'])
-                and cn['hypervisor_type'] == 'QEMU'
-                and cn['hypervisor_version'] >= 7000000):
+        if (
+            {'aes', 'sse4_2'} <= set(cn['cpu_info']['features'])
+            and cn['hypervisor_type'] == 'QEMU'
+            and cn['hypervisor_version'] >= 7000000
+        ):
             props += 1
     return {'plain': plain, 'props': props}
 
@@ -65,8 +79,11 @@ def test_decision_json_has_the_issues_shape(tmp_path):
     expected = _expected_passing()
     assert 0 < expected['props'] < expected['plain'] < HOSTS
     for name, result in data['results'].items():
-        assert set(result) == {'decision_ms_median', 'refresh_ms_median',
-                               'hosts_passing'}
+        assert set(result) == {
+            'decision_ms_median',
+            'refresh_ms_median',
+            'hosts_passing',
+        }
         for key in ('decision_ms_median', 'refresh_ms_median'):
             value = result[key]
             assert isinstance(value, (int, float)) and math.isfinite(value)
@@ -79,8 +96,9 @@ def test_decision_json_has_the_issues_shape(tmp_path):
 def test_reference_picks_the_same_host(tmp_path):
     # The reference gets the same filters (weighers' requirements included)
     # and provider summaries as the fast path, so both pick the same host.
-    _data, stdout = _run(tmp_path, '--hosts', str(HOSTS), '--repeat', '1',
-                         '--reference')
+    _data, stdout = _run(
+        tmp_path, '--hosts', str(HOSTS), '--repeat', '1', '--reference'
+    )
     lines = [line for line in stdout.splitlines() if 'reference' in line]
     assert len(lines) == 2, stdout
     assert all(line.endswith('same=True') for line in lines), stdout
@@ -93,8 +111,14 @@ def test_several_sizes_give_a_list(tmp_path):
 
 
 def test_multi_create_goes_through_select_destinations(tmp_path):
-    data, stdout = _run(tmp_path, '--skip-decisions', '--multi-create', '20',
-                        '--multi-create-hosts', '30')
+    data, stdout = _run(
+        tmp_path,
+        '--skip-decisions',
+        '--multi-create',
+        '20',
+        '--multi-create-hosts',
+        '30',
+    )
     mc = data['multi_create']
     assert mc['path'] == 'select_destinations'
     assert mc['hosts'] == 30 and mc['instances'] == 20
@@ -113,6 +137,11 @@ def test_multi_create_goes_through_select_destinations(tmp_path):
 
 @pytest.mark.parametrize('args', [['--hosts', 'many'], ['--nope']])
 def test_bad_arguments(tmp_path, args):
-    res = subprocess.run([sys.executable, BENCH, *args], capture_output=True,
-                         text=True, timeout=120, cwd=str(tmp_path))
+    res = subprocess.run(
+        [sys.executable, BENCH, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+    )
     assert res.returncode == 2

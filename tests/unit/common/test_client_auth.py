@@ -21,7 +21,7 @@ TOKEN = 'gAAAAA-service-token'
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    seen = None     # set per server: a list of (method, path, headers)
+    seen = None  # set per server: a list of (method, path, headers)
 
     def log_message(self, *args):
         pass
@@ -39,31 +39,57 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.server.seen.append(('GET', self.path, dict(self.headers)))
         if self.path.startswith('/v3'):
-            return self._answer(200, {'version': {
-                'id': 'v3.14', 'status': 'stable', 'links': [
-                    {'rel': 'self', 'href': self.server.url + '/v3/'}]}})
+            return self._answer(
+                200,
+                {
+                    'version': {
+                        'id': 'v3.14',
+                        'status': 'stable',
+                        'links': [
+                            {'rel': 'self', 'href': self.server.url + '/v3/'}
+                        ],
+                    }
+                },
+            )
         if self.path.startswith('/device_profiles'):
-            return self._answer(200, {'device_profiles': [
-                {'name': 'gpu', 'groups': [{'resources:PGPU': '1'}]}]})
+            return self._answer(
+                200,
+                {
+                    'device_profiles': [
+                        {'name': 'gpu', 'groups': [{'resources:PGPU': '1'}]}
+                    ]
+                },
+            )
         return self._answer(200, {'resource_providers': []})
 
     def do_POST(self):
         length = int(self.headers.get('Content-Length') or 0)
         body = json.loads(self.rfile.read(length) or b'{}')
-        self.server.seen.append(('POST', self.path, dict(self.headers),
-                                 body))
+        self.server.seen.append(('POST', self.path, dict(self.headers), body))
         if self.path == '/v3/auth/tokens':
-            return self._answer(201, {'token': {
-                'methods': ['password'], 'expires_at':
-                '2999-01-01T00:00:00.000000Z', 'issued_at':
-                '2020-01-01T00:00:00.000000Z', 'catalog': [],
-                'user': {'id': 'u1', 'name': 'nimbus',
-                         'domain': {'id': 'default', 'name': 'Default'}},
-                'project': {'id': 'p1', 'name': 'service',
-                            'domain': {'id': 'default',
-                                       'name': 'Default'}},
-                'roles': [{'id': 'r1', 'name': 'service'}]}},
-                headers=[('X-Subject-Token', TOKEN)])
+            return self._answer(
+                201,
+                {
+                    'token': {
+                        'methods': ['password'],
+                        'expires_at': '2999-01-01T00:00:00.000000Z',
+                        'issued_at': '2020-01-01T00:00:00.000000Z',
+                        'catalog': [],
+                        'user': {
+                            'id': 'u1',
+                            'name': 'nimbus',
+                            'domain': {'id': 'default', 'name': 'Default'},
+                        },
+                        'project': {
+                            'id': 'p1',
+                            'name': 'service',
+                            'domain': {'id': 'default', 'name': 'Default'},
+                        },
+                        'roles': [{'id': 'r1', 'name': 'service'}],
+                    }
+                },
+                headers=[('X-Subject-Token', TOKEN)],
+            )
         return self._answer(404, {})
 
 
@@ -80,12 +106,16 @@ def server():
 
 
 def _keystone_conf(url, group, section=True):
-    credentials = {'auth_type': 'password', 'auth_url': url + '/v3',
-                   'username': 'nimbus', 'password': 'secret',
-                   'project_name': 'service', 'user_domain_name': 'Default',
-                   'project_domain_name': 'Default'}
-    lines = ['[%s]' % group, 'endpoint = %s' % url,
-             'auth_strategy = keystone']
+    credentials = {
+        'auth_type': 'password',
+        'auth_url': url + '/v3',
+        'username': 'nimbus',
+        'password': 'secret',
+        'project_name': 'service',
+        'user_domain_name': 'Default',
+        'project_domain_name': 'Default',
+    }
+    lines = ['[%s]' % group, 'endpoint = %s' % url, 'auth_strategy = keystone']
     if section:
         lines.append('auth_section = keystone_authtoken')
         lines.append('[keystone_authtoken]')
@@ -100,10 +130,12 @@ def _conf(tmp_path, text):
 
 
 @pytest.mark.parametrize('section', [True, False])
-def test_placement_client_gets_a_token_from_keystone(tmp_path, server,
-                                                     section):
-    conf = _conf(tmp_path, _keystone_conf(server.url, 'placement_client',
-                                          section))
+def test_placement_client_gets_a_token_from_keystone(
+    tmp_path, server, section
+):
+    conf = _conf(
+        tmp_path, _keystone_conf(server.url, 'placement_client', section)
+    )
     client = placement.PlacementClient.from_conf(conf)
     assert isinstance(client.session, auth.KeystoneSender)
     assert client.find_provider_by_name(None, 'cn1') is None
@@ -112,8 +144,11 @@ def test_placement_client_gets_a_token_from_keystone(tmp_path, server,
     identity = posts[0][3]['auth']['identity']['password']['user']
     assert identity['name'] == 'nimbus'
     assert identity['password'] == 'secret'
-    get = [s for s in server.seen
-           if s[0] == 'GET' and s[1].startswith('/resource_providers')][0]
+    get = [
+        s
+        for s in server.seen
+        if s[0] == 'GET' and s[1].startswith('/resource_providers')
+    ][0]
     assert get[2]['X-Auth-Token'] == TOKEN
     assert 'X-Roles' not in get[2]
     assert get[2]['OpenStack-API-Version'] == 'placement 1.39'
@@ -122,16 +157,16 @@ def test_placement_client_gets_a_token_from_keystone(tmp_path, server,
 def test_accelerator_client_gets_a_token_from_keystone(tmp_path, server):
     conf = _conf(tmp_path, _keystone_conf(server.url, 'accelerator_client'))
     client = accelerator.from_conf(conf)
-    assert client.get_device_request_groups(None, 'gpu')[0][
-        'resources'] == {'PGPU': 1}
+    assert client.get_device_request_groups(None, 'gpu')[0]['resources'] == {
+        'PGPU': 1
+    }
     get = [s for s in server.seen if s[1].startswith('/device_profiles')][0]
     assert get[2]['X-Auth-Token'] == TOKEN
     assert 'X-Roles' not in get[2]
 
 
 def test_noauth2_sends_the_development_token(tmp_path, server):
-    conf = _conf(tmp_path, '[placement_client]\nendpoint = %s\n'
-                 % server.url)
+    conf = _conf(tmp_path, '[placement_client]\nendpoint = %s\n' % server.url)
     client = placement.PlacementClient.from_conf(conf)
     assert not isinstance(client.session, auth.KeystoneSender)
     client.find_provider_by_name(None, 'cn1')

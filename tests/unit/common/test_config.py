@@ -10,18 +10,30 @@ from oslo_config import cfg
 
 from nimbus.common import config
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-NIMBUS_NAMESPACES = ('nimbus.common', 'nimbus.rpc', 'nimbus.db',
-                     'nimbus.wsgi', 'nimbus.clients', 'nimbus.placement',
-                     'nimbus.scheduler', 'nimbus.compute',
-                     'nimbus.conductor', 'nimbus.api',
-                     'nimbus.accelerator_agent')
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    )
+)
+NIMBUS_NAMESPACES = (
+    'nimbus.common',
+    'nimbus.rpc',
+    'nimbus.db',
+    'nimbus.wsgi',
+    'nimbus.clients',
+    'nimbus.placement',
+    'nimbus.scheduler',
+    'nimbus.compute',
+    'nimbus.conductor',
+    'nimbus.api',
+    'nimbus.accelerator_agent',
+)
 
 
 def test_build_conf_is_private_and_complete():
-    conf = config.build_conf([], overrides={'rpc': {
-        'transport_url': 'inproc:///x'}})
+    conf = config.build_conf(
+        [], overrides={'rpc': {'transport_url': 'inproc:///x'}}
+    )
     assert conf.rpc.transport_url == 'inproc:///x'
     assert conf.scheduler.max_attempts == 3
     assert conf.placement.allocation_conflict_retry_count == 10
@@ -44,8 +56,13 @@ def _options(text):
 
 def test_sample_config_lists_every_nimbus_option(tmp_path):
     out = tmp_path / 'sample.conf'
-    args = [sys.executable, '-m', 'oslo_config.generator', '--output-file',
-            str(out)]
+    args = [
+        sys.executable,
+        '-m',
+        'oslo_config.generator',
+        '--output-file',
+        str(out),
+    ]
     for namespace in NIMBUS_NAMESPACES:
         args += ['--namespace', namespace]
     subprocess.run(args, check=True, capture_output=True, cwd=ROOT)
@@ -53,5 +70,7 @@ def test_sample_config_lists_every_nimbus_option(tmp_path):
     with open(os.path.join(ROOT, 'etc', 'nimbus', 'nimbus.conf.sample')) as f:
         committed = _options(f.read())
     missing = generated - committed
-    assert not missing, ('etc/nimbus/nimbus.conf.sample is stale; run '
-                         '`make sample-config`. Missing: %s' % sorted(missing))
+    assert not missing, (
+        'etc/nimbus/nimbus.conf.sample is stale; run '
+        '`make sample-config`. Missing: %s' % sorted(missing)
+    )

@@ -34,8 +34,9 @@ def _known_options():
     for _, opts in auth_token.list_opts():
         keystone.update(o.dest for o in opts)
     keystone.update(o.dest for o in ks_loading.get_auth_common_conf_options())
-    keystone.update(o.dest for o in
-                    ks_loading.get_auth_plugin_conf_options('password'))
+    keystone.update(
+        o.dest for o in ks_loading.get_auth_plugin_conf_options('password')
+    )
     known['keystone_authtoken'] = keystone
     return known
 
@@ -48,8 +49,14 @@ def _read(path):
 
 def test_there_is_one_config_per_daemon_of_a_two_cell_cloud():
     assert {p.name for p in CONFIGS} == {
-        'nimbus.conf', 'placement.conf', 'cell1.conf', 'cell2.conf',
-        'compute.conf', 'accelerator.conf', 'accelerator-agent.conf'}
+        'nimbus.conf',
+        'placement.conf',
+        'cell1.conf',
+        'cell2.conf',
+        'compute.conf',
+        'accelerator.conf',
+        'accelerator-agent.conf',
+    }
 
 
 @pytest.mark.parametrize('path', CONFIGS, ids=lambda p: p.name)
@@ -58,9 +65,15 @@ def test_every_option_exists(path):
     parser = _read(path)
     unknown = []
     for section in ['DEFAULT'] + parser.sections():
-        names = (parser.defaults() if section == 'DEFAULT'
-                 else {k: v for k, v in parser.items(section)
-                       if k not in parser.defaults()})
+        names = (
+            parser.defaults()
+            if section == 'DEFAULT'
+            else {
+                k: v
+                for k, v in parser.items(section)
+                if k not in parser.defaults()
+            }
+        )
         for name in names:
             group = section.replace('-', '_')
             if name.replace('-', '_') not in known.get(group, ()):
@@ -94,8 +107,10 @@ def test_each_cell_has_its_own_bus_and_database():
     assert len(buses) == 2 and api['DEFAULT']['transport_url'] not in buses
     assert len({c['database']['connection'] for c in cells}) == 2
     compute = _read(EXAMPLES / 'compute.conf')
-    assert compute['DEFAULT']['transport_url'] == \
-        cells[0]['DEFAULT']['transport_url']
+    assert (
+        compute['DEFAULT']['transport_url']
+        == cells[0]['DEFAULT']['transport_url']
+    )
 
 
 def _console_scripts():
@@ -105,8 +120,9 @@ def _console_scripts():
     return {line.split('=')[0].strip() for line in lines if '=' in line}
 
 
-@pytest.mark.parametrize('unit', sorted(UNITS.glob('*.service')),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    'unit', sorted(UNITS.glob('*.service')), ids=lambda p: p.name
+)
 def test_each_unit_starts_a_command_with_a_shipped_config(unit):
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     parser.read(unit)
@@ -121,8 +137,13 @@ def test_each_unit_starts_a_command_with_a_shipped_config(unit):
 
 def test_there_is_a_unit_per_daemon():
     names = {p.name for p in UNITS.glob('*.service')}
-    assert names == {'nimbus-api.service', 'nimbus-placement-api.service',
-                     'nimbus-scheduler.service', 'nimbus-conductor.service',
-                     'nimbus-conductor@.service', 'nimbus-compute.service',
-                     'nimbus-accelerator-api.service',
-                     'nimbus-accelerator-agent.service'}
+    assert names == {
+        'nimbus-api.service',
+        'nimbus-placement-api.service',
+        'nimbus-scheduler.service',
+        'nimbus-conductor.service',
+        'nimbus-conductor@.service',
+        'nimbus-compute.service',
+        'nimbus-accelerator-api.service',
+        'nimbus-accelerator-agent.service',
+    }

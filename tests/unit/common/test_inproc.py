@@ -20,8 +20,11 @@ class Endpoint:
 
     @rpc.expose()
     def echo(self, ctxt, value):
-        return {'value': value, 'request_id': ctxt.request_id,
-                'user': ctxt.user_id}
+        return {
+            'value': value,
+            'request_id': ctxt.request_id,
+            'user': ctxt.user_id,
+        }
 
     @rpc.expose()
     def fail(self, ctxt):
@@ -50,6 +53,7 @@ def bus(request):
         srv.start()
         servers.append(srv)
         return srv
+
     yield conf, transport, serve
     for srv in servers:
         srv.stop()
@@ -63,8 +67,11 @@ def test_call_carries_context_and_json_payload(bus):
     client = rpc.get_client(transport, 't', '1.0', conf=conf)
     ctxt = context.RequestContext(user_id='u1', project_id='p1')
     reply = client.call(ctxt, 'echo', value={'a': [1, 2]})
-    assert reply == {'value': {'a': [1, 2]}, 'request_id': ctxt.request_id,
-                     'user': 'u1'}
+    assert reply == {
+        'value': {'a': [1, 2]},
+        'request_id': ctxt.request_id,
+        'user': 'u1',
+    }
 
 
 def test_remote_exception_arrives_as_the_same_class(bus):
@@ -89,8 +96,7 @@ def test_cast_is_delivered_and_server_targeting_works(bus):
     one, two = Endpoint(), Endpoint()
     serve(one, server='host-a')
     serve(two, server='host-b')
-    client = rpc.get_client(transport, 't', '1.0', server='host-b',
-                            conf=conf)
+    client = rpc.get_client(transport, 't', '1.0', server='host-b', conf=conf)
     client.cast(context.get_admin_context(), 'note', value=7)
     assert two.event.wait(5)
     assert two.seen == [7] and one.seen == []
@@ -102,16 +108,18 @@ def test_vhosts_are_separate_buses(bus):
     other = rpc.get_transport(conf, 'inproc:///some-other-vhost')
     client = rpc.get_client(other, 't', '1.0')
     with pytest.raises(messaging.MessagingTimeout):
-        client.prepare(timeout=0.3).call(context.get_admin_context(),
-                                         'echo', value=1)
+        client.prepare(timeout=0.3).call(
+            context.get_admin_context(), 'echo', value=1
+        )
 
 
 def test_timeout_without_a_server(bus):
     conf, transport, serve = bus
     client = rpc.get_client(transport, 'nobody', '1.0')
     with pytest.raises(messaging.MessagingTimeout):
-        client.prepare(timeout=0.2).call(context.get_admin_context(),
-                                         'echo', value=1)
+        client.prepare(timeout=0.2).call(
+            context.get_admin_context(), 'echo', value=1
+        )
 
 
 def test_heartbeats_keep_a_long_call_alive(bus):
@@ -121,7 +129,8 @@ def test_heartbeats_keep_a_long_call_alive(bus):
     # The call takes 3 s but the monitor window is 2 s: only the server's
     # heartbeats (every 1 s) keep it alive.
     result = client.prepare(timeout=30, call_monitor_timeout=2).call(
-        context.get_admin_context(), 'slow', seconds=3)
+        context.get_admin_context(), 'slow', seconds=3
+    )
     assert result == 'done'
 
 
@@ -134,7 +143,8 @@ def test_missing_heartbeats_fail_the_call():
     start = time.monotonic()
     with pytest.raises(messaging.MessagingTimeout):
         client.prepare(timeout=30, call_monitor_timeout=0.5).call(
-            context.get_admin_context(), 'slow', seconds=1)
+            context.get_admin_context(), 'slow', seconds=1
+        )
     assert time.monotonic() - start < 10
     inproc.reset_buses()
 

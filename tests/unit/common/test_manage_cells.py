@@ -13,8 +13,10 @@ API_BUS = 'rabbit://nimbus:secret@mq:5672/nimbus'
 def manage_conf(tmp_path):
     api_url = 'sqlite:///%s' % (tmp_path / 'api.sqlite')
     path = tmp_path / 'nimbus.conf'
-    path.write_text('[DEFAULT]\ntransport_url = %s\n'
-                    '[api_database]\nconnection = %s\n' % (API_BUS, api_url))
+    path.write_text(
+        '[DEFAULT]\ntransport_url = %s\n'
+        '[api_database]\nconnection = %s\n' % (API_BUS, api_url)
+    )
 
     def run(*args):
         manage.main(['--config-file', str(path)] + list(args))
@@ -25,24 +27,36 @@ def manage_conf(tmp_path):
 
 
 def _create(run, tmp_path, name, url):
-    run('cell', 'create', '--name', name, '--transport-url', url,
+    run(
+        'cell',
+        'create',
+        '--name',
+        name,
+        '--transport-url',
+        url,
         '--database-connection',
-        'sqlite:///%s' % (tmp_path / ('%s.sqlite' % name)))
+        'sqlite:///%s' % (tmp_path / ('%s.sqlite' % name)),
+    )
 
 
-@pytest.mark.parametrize('url', [
-    API_BUS,
-    'rabbit://other:pw@MQ/nimbus',            # same host and vhost
-    'rabbit://a:b@mq2:5672,a:b@mq:5672/nimbus',
-])
+@pytest.mark.parametrize(
+    'url',
+    [
+        API_BUS,
+        'rabbit://other:pw@MQ/nimbus',  # same host and vhost
+        'rabbit://a:b@mq2:5672,a:b@mq:5672/nimbus',
+    ],
+)
 def test_a_cell_on_the_api_bus_is_refused(manage_conf, url):
     run, api_db, tmp_path = manage_conf
     with pytest.raises(SystemExit) as info:
         _create(run, tmp_path, 'cell1', url)
     message = str(info.value)
-    assert message.startswith('cell create: the transport URL of cell '
-                              'cell1 reaches the same broker vhost as the '
-                              'API bus')
+    assert message.startswith(
+        'cell create: the transport URL of cell '
+        'cell1 reaches the same broker vhost as the '
+        'API bus'
+    )
     assert cell_mappings.list_cells(api_db) == []
 
 
@@ -57,7 +71,9 @@ def test_two_cells_on_one_bus_are_refused(manage_conf):
     _create(run, tmp_path, 'cell1', 'rabbit://nimbus:secret@mq/cell1')
     _create(run, tmp_path, 'cell2', 'rabbit://nimbus:secret@mq/cell2')
     assert [c['name'] for c in cell_mappings.list_cells(api_db)] == [
-        'cell1', 'cell2']
+        'cell1',
+        'cell2',
+    ]
 
 
 def test_a_transport_url_that_does_not_parse_is_refused(manage_conf):
@@ -74,5 +90,4 @@ def test_cells_get_the_names_they_are_given(manage_conf):
     cells = {c['name']: c for c in cell_mappings.list_cells(api_db)}
     assert sorted(cells) == ['cell0', 'cell1']
     assert cells['cell0']['uuid'] == '00000000-0000-0000-0000-000000000000'
-    assert cells['cell1']['transport_url'] == \
-        'rabbit://nimbus:secret@mq/cell1'
+    assert cells['cell1']['transport_url'] == 'rabbit://nimbus:secret@mq/cell1'

@@ -19,8 +19,10 @@ class Endpoint:
         self.seen = []
         self.cast_done = threading.Event()
 
-    @rpc.expose(required=('host',), types={'host': str, 'count': int,
-                                           'tags': (list, type(None))})
+    @rpc.expose(
+        required=('host',),
+        types={'host': str, 'count': int, 'tags': (list, type(None))},
+    )
     def lookup(self, ctxt, host, count=1, tags=None):
         if host == 'deeper-check-fails':
             raise rpc.InvalidMessage('lookup: no such kind of host')
@@ -45,15 +47,18 @@ def _ctxt():
     return context.get_admin_context()
 
 
-@pytest.mark.parametrize('kwargs, reason', [
-    ({}, 'missing argument(s) host'),
-    ({'host': None}, 'missing argument(s) host'),
-    ({'host': 'h', 'bogus': 1}, "unexpected keyword argument 'bogus'"),
-    ({'host': 7}, 'host must be str, not int'),
-    ({'host': 'h', 'count': True}, 'count must be int, not bool'),
-    ({'host': 'h', 'tags': 'a,b'}, 'tags must be list or null, not str'),
-    ({'host': 'deeper-check-fails'}, 'no such kind of host'),
-])
+@pytest.mark.parametrize(
+    'kwargs, reason',
+    [
+        ({}, 'missing argument(s) host'),
+        ({'host': None}, 'missing argument(s) host'),
+        ({'host': 'h', 'bogus': 1}, "unexpected keyword argument 'bogus'"),
+        ({'host': 7}, 'host must be str, not int'),
+        ({'host': 'h', 'count': True}, 'count must be int, not bool'),
+        ({'host': 'h', 'tags': 'a,b'}, 'tags must be list or null, not str'),
+        ({'host': 'deeper-check-fails'}, 'no such kind of host'),
+    ],
+)
 def test_a_malformed_call_is_refused_with_invalid_message(kwargs, reason):
     # Dispatched by an RPC server: wrapped, so the server logs no error.
     with pytest.raises(messaging.ExpectedException) as info:
@@ -68,12 +73,15 @@ def test_a_malformed_call_is_refused_with_invalid_message(kwargs, reason):
 
 def test_a_good_call_runs():
     assert Endpoint().lookup(_ctxt(), host='h', count=2) == {
-        'host': 'h', 'count': 2}
+        'host': 'h',
+        'count': 2,
+    }
 
 
-@pytest.mark.parametrize('kwargs', [
-    {}, {'value': 'text'}, {'value': {}, 'extra': 1}, {'value': {'bad': 1}},
-])
+@pytest.mark.parametrize(
+    'kwargs',
+    [{}, {'value': 'text'}, {'value': {}, 'extra': 1}, {'value': {'bad': 1}}],
+)
 def test_a_malformed_cast_is_dropped(kwargs):
     endpoint = Endpoint()
     assert endpoint.note(_ctxt(), **kwargs) is None
@@ -84,7 +92,10 @@ def test_exposed_methods_are_marked():
     assert Endpoint.lookup.exposed and Endpoint.note.exposed
     assert not hasattr(Endpoint.shutdown, 'exposed')
     assert Endpoint.note.validates == {
-        'cast': True, 'required': ('value',), 'types': {'value': dict}}
+        'cast': True,
+        'required': ('value',),
+        'types': {'value': dict},
+    }
 
 
 @pytest.fixture
@@ -109,16 +120,17 @@ def test_over_the_bus_refusals_arrive_and_the_server_keeps_serving(served):
     for method in ('shutdown', 'nope', '_private'):
         with pytest.raises(Exception) as info:
             client.call(_ctxt(), method)
-        assert 'NoSuchMethod' in (type(info.value).__name__ +
-                                  str(info.value))
+        assert 'NoSuchMethod' in (type(info.value).__name__ + str(info.value))
     assert 'shut down' not in endpoint.seen
     client.cast(_ctxt(), 'note', value='not a dict')
     client.cast(_ctxt(), 'shutdown')
     client.cast(_ctxt(), 'note', value={'n': 1})
     assert endpoint.cast_done.wait(10)
     assert endpoint.seen == [{'n': 1}]
-    assert client.call(_ctxt(), 'lookup', host='h') == {'host': 'h',
-                                                        'count': 1}
+    assert client.call(_ctxt(), 'lookup', host='h') == {
+        'host': 'h',
+        'count': 1,
+    }
 
 
 def test_an_expected_exception_is_an_answer_not_a_server_error():

@@ -25,33 +25,42 @@ def test_nothing_set_is_the_in_process_bus_not_oslo_default(tmp_path):
 
 
 def test_default_transport_url_is_honoured(tmp_path):
-    conf = _conf(tmp_path, '[DEFAULT]\n'
-                           'transport_url = rabbit://u:p@mq:5672/nimbus\n')
+    conf = _conf(
+        tmp_path, '[DEFAULT]\ntransport_url = rabbit://u:p@mq:5672/nimbus\n'
+    )
     assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq:5672/nimbus'
     assert rpc.require_broker(conf, 'x') == 'rabbit://u:p@mq:5672/nimbus'
 
 
 def test_rpc_transport_url_still_wins(tmp_path):
-    conf = _conf(tmp_path, '[DEFAULT]\n'
-                           'transport_url = rabbit://u:p@mq:5672/api\n'
-                           '[rpc]\n'
-                           'transport_url = rabbit://u:p@mq:5672/cell1\n')
+    conf = _conf(
+        tmp_path,
+        '[DEFAULT]\n'
+        'transport_url = rabbit://u:p@mq:5672/api\n'
+        '[rpc]\n'
+        'transport_url = rabbit://u:p@mq:5672/cell1\n',
+    )
     assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq:5672/cell1'
 
 
 def test_an_override_of_default_transport_url_counts_as_set():
-    conf = config.build_conf([], overrides={'DEFAULT': {
-        'transport_url': 'rabbit://u:p@mq/v'}})
+    conf = config.build_conf(
+        [], overrides={'DEFAULT': {'transport_url': 'rabbit://u:p@mq/v'}}
+    )
     assert rpc.transport_url_of(conf) == 'rabbit://u:p@mq/v'
 
 
-@pytest.mark.parametrize('text, reason', [
-    ('', 'no transport_url is set'),
-    ('[DEFAULT]\ntransport_url = inproc:///x\n',
-     'transport_url is inproc:///x'),
-    ('[rpc]\ntransport_url = inproc://\n',
-     'transport_url is inproc://'),
-])
+@pytest.mark.parametrize(
+    'text, reason',
+    [
+        ('', 'no transport_url is set'),
+        (
+            '[DEFAULT]\ntransport_url = inproc:///x\n',
+            'transport_url is inproc:///x',
+        ),
+        ('[rpc]\ntransport_url = inproc://\n', 'transport_url is inproc://'),
+    ],
+)
 def test_require_broker_refuses_the_in_process_bus(tmp_path, text, reason):
     conf = _conf(tmp_path, text)
     with pytest.raises(rpc.NoBroker) as info:
@@ -62,21 +71,28 @@ def test_require_broker_refuses_the_in_process_bus(tmp_path, text, reason):
     assert '[DEFAULT] transport_url = rabbit://' in message
 
 
-@pytest.mark.parametrize('module, prog', [
-    ('nimbus.cmd.scheduler', 'nimbus-scheduler'),
-    ('nimbus.cmd.compute', 'nimbus-compute'),
-    ('nimbus.cmd.conductor', 'nimbus-conductor'),
-    ('nimbus.cmd.api', 'nimbus-api'),
-])
-def test_daemons_without_a_broker_exit_with_one_line(tmp_path, module,
-                                                     prog):
+@pytest.mark.parametrize(
+    'module, prog',
+    [
+        ('nimbus.cmd.scheduler', 'nimbus-scheduler'),
+        ('nimbus.cmd.compute', 'nimbus-compute'),
+        ('nimbus.cmd.conductor', 'nimbus-conductor'),
+        ('nimbus.cmd.api', 'nimbus-api'),
+    ],
+)
+def test_daemons_without_a_broker_exit_with_one_line(tmp_path, module, prog):
     path = tmp_path / 'nimbus.conf'
-    path.write_text('[api_database]\nconnection = sqlite:///%s\n'
-                    % (tmp_path / 'api.db'))
+    path.write_text(
+        '[api_database]\nconnection = sqlite:///%s\n' % (tmp_path / 'api.db')
+    )
     env = dict(os.environ, PYTHONWARNINGS='ignore')
     result = subprocess.run(
         [sys.executable, '-m', module, '--config-file', str(path)],
-        capture_output=True, text=True, timeout=60, env=env)
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert result.returncode == 1
     assert 'Traceback' not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -86,16 +102,19 @@ def test_daemons_without_a_broker_exit_with_one_line(tmp_path, module,
 
 # -- the transport cache ------------------------------------------------------
 
+
 @pytest.fixture
 def cleanups(monkeypatch):
     """Record every transport.cleanup() call."""
     import oslo_messaging as messaging
+
     closed = []
     original = messaging.Transport.cleanup
 
     def cleanup(self):
         closed.append(self)
         original(self)
+
     monkeypatch.setattr(messaging.Transport, 'cleanup', cleanup)
     yield closed
     rpc.cleanup_transports()
@@ -107,8 +126,10 @@ def test_transports_are_cached_per_conf_object_and_url(cleanups):
     assert rpc.get_transport(conf_a, 'inproc:///cache-x') is transport
     assert rpc.get_transport(conf_a, 'inproc:///cache-y') is not transport
     assert rpc.get_transport(conf_b, 'inproc:///cache-x') is not transport
-    assert set(rpc.transports_of(conf_a)) == {'inproc:///cache-x',
-                                              'inproc:///cache-y'}
+    assert set(rpc.transports_of(conf_a)) == {
+        'inproc:///cache-x',
+        'inproc:///cache-y',
+    }
 
 
 def test_a_reused_id_never_returns_another_confs_transport(cleanups):
@@ -135,8 +156,7 @@ def test_cleanup_closes_one_confs_transports_or_all(cleanups):
     assert tb in cleanups and rpc.transports_of(conf_b) == {}
 
 
-def test_run_until_signalled_stops_services_and_closes_transports(
-        cleanups):
+def test_run_until_signalled_stops_services_and_closes_transports(cleanups):
     import signal
     import threading
 
@@ -149,6 +169,7 @@ def test_run_until_signalled_stops_services_and_closes_transports(
     class Service:
         def stop(self):
             stopped.append(self)
+
     before = signal.getsignal(signal.SIGINT)
     threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
     service.run_until_signalled([Service()])
@@ -161,12 +182,18 @@ def test_run_until_signalled_stops_services_and_closes_transports(
 def test_the_first_conf_of_a_process_gets_a_transport(tmp_path):
     # oslo.messaging registers its own [DEFAULT] options when it builds a
     # transport; the copies Nimbus registered first must not clash.
-    code = ('from nimbus.common import config, rpc; '
-            'conf = config.build_conf([]); '
-            'rpc.get_transport(conf, "inproc:///first"); '
-            'print(conf.control_exchange)')
-    result = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                            text=True, timeout=60,
-                            env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    code = (
+        'from nimbus.common import config, rpc; '
+        'conf = config.build_conf([]); '
+        'rpc.get_transport(conf, "inproc:///first"); '
+        'print(conf.control_exchange)'
+    )
+    result = subprocess.run(
+        [sys.executable, '-c', code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONWARNINGS='ignore'),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'nimbus'

@@ -7,8 +7,10 @@ from nimbus.common.wsgi import validation
 
 INTEGER = {'type': 'object', 'properties': {'n': {'type': 'integer'}}}
 NUMBER = {'type': 'object', 'properties': {'n': {'type': 'number'}}}
-EITHER = {'type': 'object', 'properties': {'n': {'type': ['integer',
-                                                          'string']}}}
+EITHER = {
+    'type': 'object',
+    'properties': {'n': {'type': ['integer', 'string']}},
+}
 
 
 @given(st.integers())
@@ -33,8 +35,10 @@ def test_booleans_are_not_integers(value):
 
 
 def test_where_names_the_path():
-    schema = {'type': 'object', 'properties': {'a': {
-        'type': 'array', 'items': INTEGER}}}
+    schema = {
+        'type': 'object',
+        'properties': {'a': {'type': 'array', 'items': INTEGER}},
+    }
     error = validation.first_error(schema, {'a': [{'n': 1}, {'n': 1.5}]})
     assert validation.where(error) == " (at 'a/1/n')"
     assert validation.where(validation.first_error(INTEGER, [])) == ''
@@ -43,7 +47,8 @@ def test_where_names_the_path():
 def test_validators_are_built_once_per_schema():
     assert validation.validator(INTEGER) is validation.validator(INTEGER)
     assert validation.validator(INTEGER) is not validation.validator(
-        INTEGER, formats=False)
+        INTEGER, formats=False
+    )
 
 
 def test_formats_are_checked_only_when_asked():

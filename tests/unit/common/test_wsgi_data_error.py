@@ -17,22 +17,33 @@ def client(tmp_path):
         # SQLite takes any size of integer; MariaDB refuses one out of
         # range for INT with DataError (1264), which pymysql raises as
         # this same SQLAlchemy class.
-        raise sa.exc.DataError('INSERT', {}, Exception(
-            "(1264, \"Out of range value for column 'min_ram'\")"))
+        raise sa.exc.DataError(
+            'INSERT',
+            {},
+            Exception('(1264, "Out of range value for column \'min_ram\'")'),
+        )
 
     def race(req, resp):
         raise sa.orm.exc.StaleDataError(
             "UPDATE statement on table 'images' expected to update 1 "
-            "row(s); 0 were matched.")
+            'row(s); 0 were matched.'
+        )
 
     def boom(req, resp):
         raise sa.exc.OperationalError('SELECT', {}, Exception('gone'))
-    app = wsgi.build_app([('/store', {'POST': store}),
-                          ('/race', {'PATCH': race}),
-                          ('/boom', {'GET': boom})],
-                         auth_strategy='noauth2', service_type='compute',
-                         min_version='2.1', max_version='2.1',
-                         error_style='compute')
+
+    app = wsgi.build_app(
+        [
+            ('/store', {'POST': store}),
+            ('/race', {'PATCH': race}),
+            ('/boom', {'GET': boom}),
+        ],
+        auth_strategy='noauth2',
+        service_type='compute',
+        min_version='2.1',
+        max_version='2.1',
+        error_style='compute',
+    )
     yield falcon.testing.TestClient(app, headers={'X-Auth-Token': 'a'})
     engine.dispose()
 

@@ -29,15 +29,22 @@ class Recorder:
         if current not in expected:
             return None
         self.states[uuid] = updates.get('vm_state', current)
-        return {'uuid': uuid, 'display_name': 'vm', 'flavor': {},
-                'node': 'h1', 'vm_state': self.states[uuid]}
+        return {
+            'uuid': uuid,
+            'display_name': 'vm',
+            'flavor': {},
+            'node': 'h1',
+            'vm_state': self.states[uuid],
+        }
 
-    def record_build_attempt(self, ctxt, uuid, host, node, result,
-                             reason=None):
+    def record_build_attempt(
+        self, ctxt, uuid, host, node, result, reason=None
+    ):
         self.calls.append(('attempt', host, result, reason))
 
-    def build_instances(self, ctxt, uuid, spec, host_list, failed_host=None,
-                        reason=None):
+    def build_instances(
+        self, ctxt, uuid, spec, host_list, failed_host=None, reason=None
+    ):
         self.calls.append(('reschedule', host_list, failed_host))
 
     def instances_on_host(self, ctxt, host):
@@ -67,23 +74,38 @@ class Tracker:
 @pytest.fixture
 def runner(tmp_path):
     def make(fail=False, conductor_state=states.BUILDING, threshold=10):
-        conf = config.build_conf([], overrides={
-            'DEFAULT': {'state_path': str(tmp_path)},
-            'fake_driver': {'fail_builds': fail},
-            'compute': {'arq_binding_timeout': 1,
-                        'consecutive_build_service_disable_threshold':
-                            threshold}})
+        conf = config.build_conf(
+            [],
+            overrides={
+                'DEFAULT': {'state_path': str(tmp_path)},
+                'fake_driver': {'fail_builds': fail},
+                'compute': {
+                    'arq_binding_timeout': 1,
+                    'consecutive_build_service_disable_threshold': threshold,
+                },
+            },
+        )
         conductor = Recorder(conductor_state)
         driver = fake.FakeDriver(conf, 'h1')
         events = events_mod.InstanceEvents()
-        return build.BuildRunner(conf, 'h1', driver, conductor, conductor,
-                                 events, Tracker()), conductor, driver, events
+        return (
+            build.BuildRunner(
+                conf, 'h1', driver, conductor, conductor, events, Tracker()
+            ),
+            conductor,
+            driver,
+            events,
+        )
+
     return make
 
 
-SELECTION = {'service_host': 'h1', 'nodename': 'h1',
-             'compute_node_uuid': 'rp', 'allocation_request': {
-                 'allocations': {'rp': {'resources': {'VCPU': 1}}}}}
+SELECTION = {
+    'service_host': 'h1',
+    'nodename': 'h1',
+    'compute_node_uuid': 'rp',
+    'allocation_request': {'allocations': {'rp': {'resources': {'VCPU': 1}}}},
+}
 
 
 def test_success_goes_active_and_records_the_attempt(runner):
@@ -97,8 +119,14 @@ def test_success_goes_active_and_records_the_attempt(runner):
 def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
     r, conductor, driver, _ = runner(fail=True)
     alternates = [dict(SELECTION, service_host='h2')]
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
-            alternates, [])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        alternates,
+        [],
+    )
     kinds = [c[0] for c in conductor.calls]
     assert kinds == ['update', 'free', 'attempt', 'node', 'reschedule']
     assert conductor.calls[-1] == ('reschedule', alternates, 'h1')
@@ -114,17 +142,37 @@ def test_not_building_any_more_means_no_spawn(runner):
 
 def test_waits_for_bound_accelerators(runner):
     r, conductor, driver, events = runner()
-    events.deliver('i', [{'name': 'accelerator-request-bound',
-                          'tag': 'arq-1', 'status': 'completed'}])
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
-            ['arq-1'])
+    events.deliver(
+        'i',
+        [
+            {
+                'name': 'accelerator-request-bound',
+                'tag': 'arq-1',
+                'status': 'completed',
+            }
+        ],
+    )
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [],
+        ['arq-1'],
+    )
     assert conductor.state == states.ACTIVE
 
 
 def test_unbound_accelerators_time_out_into_a_reschedule(runner):
     r, conductor, driver, _ = runner()
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
-            ['arq-1'])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [],
+        ['arq-1'],
+    )
     attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
     assert attempt[2] == 'failed' and 'arq-1' in attempt[3]
     assert conductor.calls[-1][0] == 'reschedule'
@@ -135,10 +183,19 @@ def test_recovery_after_a_crash(runner):
     driver.spawn({'uuid': 'spawned'}, {})
     driver.spawn({'uuid': 'orphan'}, {})
     conductor.on_host = [
-        {'uuid': 'spawned', 'vm_state': states.BUILDING, 'task_state':
-         states.SPAWNING, 'node': 'h1'},
-        {'uuid': 'lost', 'vm_state': states.BUILDING, 'task_state':
-         states.SPAWNING, 'node': 'h1'}]
+        {
+            'uuid': 'spawned',
+            'vm_state': states.BUILDING,
+            'task_state': states.SPAWNING,
+            'node': 'h1',
+        },
+        {
+            'uuid': 'lost',
+            'vm_state': states.BUILDING,
+            'task_state': states.SPAWNING,
+            'node': 'h1',
+        },
+    ]
     r.recover(context.get_admin_context())
     updates = [c for c in conductor.calls if c[0] == 'update']
     assert updates[0][2]['vm_state'] == states.ACTIVE
@@ -154,8 +211,13 @@ def test_recovery_leaves_a_build_the_cell_conductor_settled_first(runner):
     # down: the recovery's compare-and-swap loses and frees nothing twice.
     conductor.states['lost'] = states.ERROR
     conductor.on_host = [
-        {'uuid': 'lost', 'vm_state': states.BUILDING, 'task_state':
-         states.SPAWNING, 'node': 'h1'}]
+        {
+            'uuid': 'lost',
+            'vm_state': states.BUILDING,
+            'task_state': states.SPAWNING,
+            'node': 'h1',
+        }
+    ]
     r.recover(context.get_admin_context())
     assert conductor.states['lost'] == states.ERROR
     assert ('free', 'lost') not in conductor.calls
@@ -166,9 +228,12 @@ def test_guests_without_a_live_instance_are_destroyed(runner):
     r, conductor, driver, _ = runner()
     for uuid in ('live', 'deleted-meanwhile', 'unknown'):
         driver.spawn({'uuid': uuid}, {})
-    destroyed = r.destroy_orphans([
-        {'uuid': 'live', 'vm_state': states.ACTIVE},
-        {'uuid': 'deleted-meanwhile', 'vm_state': states.DELETED}])
+    destroyed = r.destroy_orphans(
+        [
+            {'uuid': 'live', 'vm_state': states.ACTIVE},
+            {'uuid': 'deleted-meanwhile', 'vm_state': states.DELETED},
+        ]
+    )
     assert destroyed == ['deleted-meanwhile', 'unknown']
     assert driver.list_instances() == ['live']
     # Allocations are not the orphan sweep's business.
@@ -183,8 +248,10 @@ class FakeArqs:
         self.deleted = []
 
     def get_arqs(self, ctxt, uuids):
-        return [{'uuid': u, 'state': self.states[u],
-                 'device_rp_uuid': 'dev-' + u} for u in uuids]
+        return [
+            {'uuid': u, 'state': self.states[u], 'device_rp_uuid': 'dev-' + u}
+            for u in uuids
+        ]
 
     def delete_arqs(self, ctxt, uuids):
         self.deleted.append(list(uuids))
@@ -196,8 +263,14 @@ class FakeArqs:
 def test_arqs_already_bound_are_not_waited_for(runner):
     r, conductor, driver, _ = runner()
     r.accelerator = FakeArqs({'arq-1': 'Bound'})
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
-            ['arq-1'])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [],
+        ['arq-1'],
+    )
     assert conductor.state == states.ACTIVE
     assert r.accelerator.deleted == []
 
@@ -205,10 +278,24 @@ def test_arqs_already_bound_are_not_waited_for(runner):
 def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
     r, conductor, driver, events = runner()
     r.accelerator = FakeArqs({'arq-1': 'BindStarted'})
-    events.deliver('i', [{'name': 'accelerator-request-bound',
-                          'tag': 'arq-1', 'status': 'failed'}])
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [],
-            ['arq-1'])
+    events.deliver(
+        'i',
+        [
+            {
+                'name': 'accelerator-request-bound',
+                'tag': 'arq-1',
+                'status': 'failed',
+            }
+        ],
+    )
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [],
+        ['arq-1'],
+    )
     attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
     assert attempt[2] == 'failed' and 'dev-arq-1' in attempt[3]
     assert r.accelerator.deleted == [['arq-1']]
@@ -226,26 +313,43 @@ def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
     r, conductor, driver, events = runner()
     r.conf.set_override('reschedule_on_bind_failure', False, 'accelerator')
     r.accelerator = FakeArqs({'arq-1': 'BindFailed'})
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
-            [dict(SELECTION, service_host='h2')], ['arq-1'])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [dict(SELECTION, service_host='h2')],
+        ['arq-1'],
+    )
     assert conductor.calls[-1] == ('reschedule', [], 'h1')
 
 
-ANTI = {'instance_group': {'uuid': 'g', 'policy': 'anti-affinity',
-                           'rules': {}}}
+ANTI = {
+    'instance_group': {'uuid': 'g', 'policy': 'anti-affinity', 'rules': {}}
+}
 ALTERNATE = dict(SELECTION, service_host='h2', nodename='h2')
 
 
 def _member(uuid, host, vm_state=states.ACTIVE, task_state=None):
-    return {'uuid': uuid, 'host': host, 'vm_state': vm_state,
-            'task_state': task_state}
+    return {
+        'uuid': uuid,
+        'host': host,
+        'vm_state': vm_state,
+        'task_state': task_state,
+    }
 
 
 def test_late_group_check_refuses_without_counting_a_failure(runner):
     r, conductor, driver, _ = runner()
     conductor.members = [_member('other', 'h1')]
-    r.build(context.get_admin_context(), {'uuid': 'i'}, ANTI, SELECTION,
-            [ALTERNATE], [])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        ANTI,
+        SELECTION,
+        [ALTERNATE],
+        [],
+    )
     assert driver.list_instances() == []
     assert conductor.state == states.BUILDING
     kinds = [c[0] for c in conductor.calls]
@@ -262,10 +366,18 @@ def test_late_group_check_refuses_without_counting_a_failure(runner):
 def test_late_group_check_ignores_members_not_past_it(runner):
     r, conductor, driver, _ = runner()
     # Sent here too, but not yet past its own check; and one elsewhere.
-    conductor.members = [_member('rival', 'h1', states.BUILDING, None),
-                         _member('far', 'h2')]
-    r.build(context.get_admin_context(), {'uuid': 'i'}, ANTI, SELECTION,
-            [ALTERNATE], [])
+    conductor.members = [
+        _member('rival', 'h1', states.BUILDING, None),
+        _member('far', 'h2'),
+    ]
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        ANTI,
+        SELECTION,
+        [ALTERNATE],
+        [],
+    )
     assert conductor.state == states.ACTIVE
     assert driver.list_instances() == ['i']
 
@@ -273,20 +385,31 @@ def test_late_group_check_ignores_members_not_past_it(runner):
 def test_late_group_check_honours_max_server_per_host(runner):
     r, conductor, driver, _ = runner()
     conductor.members = [_member('a', 'h1')]
-    spec = {'instance_group': {'uuid': 'g', 'policy': 'anti-affinity',
-                               'rules': {'max_server_per_host': 2}}}
-    r.build(context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION,
-            [], [])
+    spec = {
+        'instance_group': {
+            'uuid': 'g',
+            'policy': 'anti-affinity',
+            'rules': {'max_server_per_host': 2},
+        }
+    }
+    r.build(
+        context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION, [], []
+    )
     assert conductor.state == states.ACTIVE
 
 
 def test_late_group_check_affinity_refuses_a_second_host(runner):
     r, conductor, driver, _ = runner()
-    conductor.members = [_member('a', 'h2', states.BUILDING,
-                                 states.SPAWNING)]
+    conductor.members = [_member('a', 'h2', states.BUILDING, states.SPAWNING)]
     spec = {'instance_group': {'uuid': 'g', 'policy': 'affinity'}}
-    r.build(context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION,
-            [ALTERNATE], [])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        spec,
+        SELECTION,
+        [ALTERNATE],
+        [],
+    )
     assert driver.list_instances() == []
     attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
     assert attempt[2] == 'group-policy' and 'h2' in attempt[3]
@@ -300,16 +423,25 @@ def test_failures_are_reported_and_disable_at_the_threshold(runner):
     assert not [c for c in conductor.calls if c[0] == 'disable']
     r.build(ctxt, {'uuid': 'j'}, {}, SELECTION, [], [])
     assert ('node', 2) in conductor.calls
-    assert ('disable', 'h1', 'nimbus-compute',
-            'Auto-disabled due to 2 consecutive build failures'
-            ) in conductor.calls
+    assert (
+        'disable',
+        'h1',
+        'nimbus-compute',
+        'Auto-disabled due to 2 consecutive build failures',
+    ) in conductor.calls
 
 
 def test_threshold_zero_never_disables(runner):
     r, conductor, _driver, _ = runner(fail=True, threshold=0)
     for n in range(5):
-        r.build(context.get_admin_context(), {'uuid': 'i%d' % n}, {},
-                SELECTION, [], [])
+        r.build(
+            context.get_admin_context(),
+            {'uuid': 'i%d' % n},
+            {},
+            SELECTION,
+            [],
+            [],
+        )
     assert r.tracker.failed_builds == 5
     assert not [c for c in conductor.calls if c[0] == 'disable']
 
@@ -317,11 +449,16 @@ def test_threshold_zero_never_disables(runner):
 def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
     r, conductor, driver, _ = runner()
     r.draining = True
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION,
-            [ALTERNATE], [])
+    r.build(
+        context.get_admin_context(),
+        {'uuid': 'i'},
+        {},
+        SELECTION,
+        [ALTERNATE],
+        [],
+    )
     assert driver.list_instances() == []
-    assert [c[0] for c in conductor.calls] == ['free', 'attempt',
-                                               'reschedule']
+    assert [c[0] for c in conductor.calls] == ['free', 'attempt', 'reschedule']
     assert conductor.calls[1][1:3] == ('h1', 'handed-back')
     assert conductor.calls[2] == ('reschedule', [ALTERNATE], 'h1')
     assert r.tracker.failed_builds == 0

@@ -26,18 +26,24 @@ def _tracker(tmp_path, config_text=None, **fake_driver):
         path = tmp_path / 'nimbus.conf'
         path.write_text(config_text)
         args = ['--config-file', str(path)]
-    conf = config.build_conf(args, overrides={
-        'DEFAULT': {'state_path': str(tmp_path)},
-        'fake_driver': fake_driver})
+    conf = config.build_conf(
+        args,
+        overrides={
+            'DEFAULT': {'state_path': str(tmp_path)},
+            'fake_driver': fake_driver,
+        },
+    )
     conductor = RecordingConductor()
     return resource_tracker.ResourceTracker(
-        conf, 'h1', fake.FakeDriver(conf, 'h1'), None, conductor), conductor
+        conf, 'h1', fake.FakeDriver(conf, 'h1'), None, conductor
+    ), conductor
 
 
 def test_the_fake_drivers_stats_reach_the_node_report(tmp_path):
     # The option as an operator writes it in a config file.
     tracker, conductor = _tracker(
-        tmp_path, '[fake_driver]\nstats = rack:r1,gpu_vendor:acme\n')
+        tmp_path, '[fake_driver]\nstats = rack:r1,gpu_vendor:acme\n'
+    )
     tracker.report_node(None)
     (node,) = conductor.nodes
     assert node['stats'] == {'rack': 'r1', 'gpu_vendor': 'acme'}
@@ -55,10 +61,12 @@ class _Driver(fake.FakeDriver):
 
 
 def test_a_drivers_stats_are_reported_as_strings(tmp_path):
-    conf = config.build_conf([], overrides={
-        'DEFAULT': {'state_path': str(tmp_path)}})
+    conf = config.build_conf(
+        [], overrides={'DEFAULT': {'state_path': str(tmp_path)}}
+    )
     tracker = resource_tracker.ResourceTracker(
-        conf, 'h1', _Driver(conf, 'h1'), None, RecordingConductor())
+        conf, 'h1', _Driver(conf, 'h1'), None, RecordingConductor()
+    )
     assert tracker.node_record()['stats'] == {'cores': '8'}
 
 
@@ -71,16 +79,19 @@ class _CellConductor:
         return node
 
 
-@pytest.mark.parametrize('stats', [['rack', 'r1'], {'rack': 1},
-                                   {'rack': None}, 'rack:r1'])
+@pytest.mark.parametrize(
+    'stats', [['rack', 'r1'], {'rack': 1}, {'rack': None}, 'rack:r1']
+)
 def test_the_conductor_refuses_malformed_stats(stats):
     cell = _CellConductor()
     endpoint = conductor_manager.CellConductorManager(cell)
     # A refused call answers InvalidMessage.
     with pytest.raises(rpc.InvalidMessage, match='stats'):
-        endpoint.compute_node_update(None, node={
-            'uuid': 'u', 'host': 'h', 'stats': stats})
+        endpoint.compute_node_update(
+            None, node={'uuid': 'u', 'host': 'h', 'stats': stats}
+        )
     assert cell.nodes == []
-    endpoint.compute_node_update(None, node={
-        'uuid': 'u', 'host': 'h', 'stats': {'rack': 'r1'}})
+    endpoint.compute_node_update(
+        None, node={'uuid': 'u', 'host': 'h', 'stats': {'rack': 'r1'}}
+    )
     assert cell.nodes[0]['stats'] == {'rack': 'r1'}

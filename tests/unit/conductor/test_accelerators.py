@@ -5,19 +5,30 @@ import pytest
 from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.conductor import accelerators
 
-SELECTION = {'service_host': 'h1', 'allocation_request': {
-    'allocations': {}, 'mappings': {
-        '': ['root'], '_device_profile_0': ['fpga-rp'],
-        '_device_profile_1': ['gpu-rp1', 'gpu-rp2']}}}
-ARQS = [{'uuid': 'a0', 'device_profile_group_id': 0},
-        {'uuid': 'a1', 'device_profile_group_id': 1},
-        {'uuid': 'a2', 'device_profile_group_id': 1}]
+SELECTION = {
+    'service_host': 'h1',
+    'allocation_request': {
+        'allocations': {},
+        'mappings': {
+            '': ['root'],
+            '_device_profile_0': ['fpga-rp'],
+            '_device_profile_1': ['gpu-rp1', 'gpu-rp2'],
+        },
+    },
+}
+ARQS = [
+    {'uuid': 'a0', 'device_profile_group_id': 0},
+    {'uuid': 'a1', 'device_profile_group_id': 1},
+    {'uuid': 'a2', 'device_profile_group_id': 1},
+]
 
 
 def test_match_arqs_follows_the_mappings():
-    assert accelerators.match_arqs(
-        ARQS, SELECTION['allocation_request']) == {
-            'a0': 'fpga-rp', 'a1': 'gpu-rp1', 'a2': 'gpu-rp2'}
+    assert accelerators.match_arqs(ARQS, SELECTION['allocation_request']) == {
+        'a0': 'fpga-rp',
+        'a1': 'gpu-rp1',
+        'a2': 'gpu-rp2',
+    }
 
 
 def test_match_arqs_without_a_mapping_fails():
@@ -29,13 +40,17 @@ def test_create_and_bind_binds_each_arq_to_its_provider():
     client = mock.Mock()
     client.create_arqs.return_value = ARQS
     binder = accelerators.AcceleratorBinder(client)
-    uuids = binder.create_and_bind(None, {'uuid': 'i1'},
-                                   {'device_profile': 'p'}, SELECTION)
+    uuids = binder.create_and_bind(
+        None, {'uuid': 'i1'}, {'device_profile': 'p'}, SELECTION
+    )
     assert uuids == ['a0', 'a1', 'a2']
     client.create_arqs.assert_called_once_with(None, 'p')
     bindings = client.bind_arqs.call_args[0][1]
-    assert bindings['a2'] == {'hostname': 'h1', 'device_rp_uuid': 'gpu-rp2',
-                              'instance_uuid': 'i1'}
+    assert bindings['a2'] == {
+        'hostname': 'h1',
+        'device_rp_uuid': 'gpu-rp2',
+        'instance_uuid': 'i1',
+    }
 
 
 def test_a_failed_bind_deletes_the_arqs():
@@ -44,15 +59,20 @@ def test_a_failed_bind_deletes_the_arqs():
     client.bind_arqs.side_effect = accelerator_client.AcceleratorError('x')
     binder = accelerators.AcceleratorBinder(client)
     with pytest.raises(accelerators.AcceleratorBindError, match='h1'):
-        binder.create_and_bind(None, {'uuid': 'i1'},
-                               {'device_profile': 'p'}, SELECTION)
+        binder.create_and_bind(
+            None, {'uuid': 'i1'}, {'device_profile': 'p'}, SELECTION
+        )
     client.delete_arqs.assert_called_once_with(None, ['a0', 'a1', 'a2'])
 
 
 def test_bind_for_build():
-    assert accelerators.bind_for_build(None, None, {'uuid': 'i'}, {},
-                                       SELECTION) == []
-    with pytest.raises(accelerators.AcceleratorBindError,
-                       match='no accelerator service'):
-        accelerators.bind_for_build(None, None, {'uuid': 'i'},
-                                    {'device_profile': 'p'}, SELECTION)
+    assert (
+        accelerators.bind_for_build(None, None, {'uuid': 'i'}, {}, SELECTION)
+        == []
+    )
+    with pytest.raises(
+        accelerators.AcceleratorBindError, match='no accelerator service'
+    ):
+        accelerators.bind_for_build(
+            None, None, {'uuid': 'i'}, {'device_profile': 'p'}, SELECTION
+        )

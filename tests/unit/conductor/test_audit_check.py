@@ -19,66 +19,102 @@ def ago(seconds):
     return NOW - datetime.timedelta(seconds=seconds)
 
 
-def record(cell=CELL1, vm_state='active', task_state=None, deleted=False,
-           age=1000):
-    return audit.InstanceRecord(U, cell, vm_state, task_state, deleted,
-                                ago(age), ago(age), ago(age) if deleted
-                                else None)
+def record(
+    cell=CELL1, vm_state='active', task_state=None, deleted=False, age=1000
+):
+    return audit.InstanceRecord(
+        U,
+        cell,
+        vm_state,
+        task_state,
+        deleted,
+        ago(age),
+        ago(age),
+        ago(age) if deleted else None,
+    )
 
 
-def snap(consumers=(), instances=(), build_request=False, mapping='cell',
-         arq_instance=None):
+def snap(
+    consumers=(),
+    instances=(),
+    build_request=False,
+    mapping='cell',
+    arq_instance=None,
+):
     mappings = {}
     if mapping == 'cell':
-        mappings[U] = (instances[0].cell.id if instances else CELL1.id,
-                       ago(1000))
+        mappings[U] = (
+            instances[0].cell.id if instances else CELL1.id,
+            ago(1000),
+        )
     elif mapping == 'none':
         mappings[U] = (None, ago(1000))
     return audit.Snapshot(
         consumers={c: {RP: {'VCPU': 1}} for c in consumers},
         arqs=[{'uuid': 'arq-1', 'instance_uuid': arq_instance}]
-        if arq_instance else [],
+        if arq_instance
+        else [],
         build_requests={U: ago(1000)} if build_request else {},
         mappings=mappings,
         instances={U: list(instances)} if instances else {},
-        cells=[CELL0, CELL1])
+        cells=[CELL0, CELL1],
+    )
 
 
 def kinds(snapshot, grace=300, stuck_after=3600):
-    checker = audit.Auditor(None, None, None, grace=grace,
-                            stuck_after=stuck_after)
+    checker = audit.Auditor(
+        None, None, None, grace=grace, stuck_after=stuck_after
+    )
     return [d.kind for d in checker.check(snapshot, now=NOW)]
 
 
-@pytest.mark.parametrize('snapshot, expected', [
-    # Healthy: ACTIVE with its allocation; ERROR in cell0 without one; a
-    # build request still scheduling with its claim.
-    (snap([U], [record()]), []),
-    (snap([], [record(CELL0, 'error')]), []),
-    (snap([U], [], build_request=True, mapping='none'), []),
-    # Deleted everywhere, nothing left: healthy too.
-    (snap([], [record(vm_state='deleted', deleted=True)]), []),
-    # One of each kind.
-    (snap([U], [], mapping=None), ['orphan_allocation']),
-    (snap([U], [record(vm_state='deleted', deleted=True)]),
-     ['deleted_instance_allocation']),
-    (snap([], [record()]), ['active_without_allocation']),
-    (snap([U], [record()], build_request=True), ['stale_build_request']),
-    (snap([], [record(CELL0, 'error')], build_request=True),
-     ['stale_build_request']),
-    (snap([], [], mapping='cell'), ['mapping_to_missing_instance']),
-    (snap([], [], mapping='none'), ['mapping_to_missing_instance']),
-    (snap([U], [record()], mapping=None), ['instance_without_mapping']),
-    (snap([U], [record(vm_state='building', task_state='spawning',
-                       age=7200)]), ['stuck_instance']),
-    (snap([U], [record(task_state='deleting', age=7200)]),
-     ['stuck_instance']),
-    (snap([], [], mapping=None, arq_instance=U), ['orphan_arq']),
-    (snap([], [record(vm_state='deleted', deleted=True)],
-          arq_instance=U), ['orphan_arq']),
-    # An ARQ of a live instance is fine.
-    (snap([U], [record()], arq_instance=U), []),
-])
+@pytest.mark.parametrize(
+    'snapshot, expected',
+    [
+        # Healthy: ACTIVE with its allocation; ERROR in cell0 without one; a
+        # build request still scheduling with its claim.
+        (snap([U], [record()]), []),
+        (snap([], [record(CELL0, 'error')]), []),
+        (snap([U], [], build_request=True, mapping='none'), []),
+        # Deleted everywhere, nothing left: healthy too.
+        (snap([], [record(vm_state='deleted', deleted=True)]), []),
+        # One of each kind.
+        (snap([U], [], mapping=None), ['orphan_allocation']),
+        (
+            snap([U], [record(vm_state='deleted', deleted=True)]),
+            ['deleted_instance_allocation'],
+        ),
+        (snap([], [record()]), ['active_without_allocation']),
+        (snap([U], [record()], build_request=True), ['stale_build_request']),
+        (
+            snap([], [record(CELL0, 'error')], build_request=True),
+            ['stale_build_request'],
+        ),
+        (snap([], [], mapping='cell'), ['mapping_to_missing_instance']),
+        (snap([], [], mapping='none'), ['mapping_to_missing_instance']),
+        (snap([U], [record()], mapping=None), ['instance_without_mapping']),
+        (
+            snap(
+                [U],
+                [record(vm_state='building', task_state='spawning', age=7200)],
+            ),
+            ['stuck_instance'],
+        ),
+        (
+            snap([U], [record(task_state='deleting', age=7200)]),
+            ['stuck_instance'],
+        ),
+        (snap([], [], mapping=None, arq_instance=U), ['orphan_arq']),
+        (
+            snap(
+                [], [record(vm_state='deleted', deleted=True)], arq_instance=U
+            ),
+            ['orphan_arq'],
+        ),
+        # An ARQ of a live instance is fine.
+        (snap([U], [record()], arq_instance=U), []),
+    ],
+)
 def test_each_snapshot_is_its_kind(snapshot, expected):
     assert kinds(snapshot) == expected
 
@@ -87,36 +123,50 @@ def test_two_step_writes_wait_for_the_grace():
     young = record(age=10)
     assert kinds(snap([U], [young], build_request=True)) == []
     assert kinds(snap([U], [young], build_request=True), grace=5) == [
-        'stale_build_request']
+        'stale_build_request'
+    ]
     deleted = record(vm_state='deleted', deleted=True, age=10)
     assert kinds(snap([U], [deleted])) == []
     assert kinds(snap([U], [deleted]), grace=0) == [
-        'deleted_instance_allocation']
+        'deleted_instance_allocation'
+    ]
 
 
 def test_stuck_needs_the_threshold():
     building = record(vm_state='building', task_state='spawning', age=100)
     assert kinds(snap([U], [building])) == []
-    assert kinds(snap([U], [building]), stuck_after=100) == [
-        'stuck_instance']
+    assert kinds(snap([U], [building]), stuck_after=100) == ['stuck_instance']
 
 
 def test_report_counts_summary_and_remaining():
-    items = [audit.Disagreement('orphan_arq', 'a', 'accelerator', 'x'),
-             audit.Disagreement('orphan_allocation', 'b', 'placement', 'y'),
-             audit.Disagreement('stuck_instance', 'c', 'cell1', 'z')]
+    items = [
+        audit.Disagreement('orphan_arq', 'a', 'accelerator', 'x'),
+        audit.Disagreement('orphan_allocation', 'b', 'placement', 'y'),
+        audit.Disagreement('stuck_instance', 'c', 'cell1', 'z'),
+    ]
     items[0].healed = True
     report = audit.Report(items, {'instances': 3})
-    assert report.counts() == {'orphan_allocation': 1, 'stuck_instance': 1,
-                               'orphan_arq': 1}
-    assert report.counts(unhealed_only=True) == {'orphan_allocation': 1,
-                                                 'stuck_instance': 1}
+    assert report.counts() == {
+        'orphan_allocation': 1,
+        'stuck_instance': 1,
+        'orphan_arq': 1,
+    }
+    assert report.counts(unhealed_only=True) == {
+        'orphan_allocation': 1,
+        'stuck_instance': 1,
+    }
     assert [d.uuid for d in report.remaining] == ['b', 'c']
     assert report.summary() == (
         'audit: 3 disagreement(s): orphan_allocation=1, stuck_instance=1, '
-        'orphan_arq=1; healed 1 (3 instances)')
-    assert audit.Report([], {'instances': 0}).summary() == \
-        'audit: no disagreement (0 instances)'
-    assert set(audit.HEALABLE) == {'orphan_allocation',
-                                   'deleted_instance_allocation',
-                                   'stale_build_request', 'orphan_arq'}
+        'orphan_arq=1; healed 1 (3 instances)'
+    )
+    assert (
+        audit.Report([], {'instances': 0}).summary()
+        == 'audit: no disagreement (0 instances)'
+    )
+    assert set(audit.HEALABLE) == {
+        'orphan_allocation',
+        'deleted_instance_allocation',
+        'stale_build_request',
+        'orphan_arq',
+    }

@@ -36,39 +36,63 @@ def cell(tmp_path):
     db = common_db.get_database(url)
 
     def make(timeout=0):
-        conf = config.build_conf([], overrides={
-            'DEFAULT': {'service_down_time': 60},
-            'conductor': {'instance_build_timeout': timeout}})
+        conf = config.build_conf(
+            [],
+            overrides={
+                'DEFAULT': {'service_down_time': 60},
+                'conductor': {'instance_build_timeout': timeout},
+            },
+        )
         placement = FakePlacement()
         return build_check.BuildCheck(conf, db, placement), placement
+
     yield db, make
     common_db.dispose_all()
 
 
 def _service(db, host, seen_ago, forced_down=False):
     with db.session() as session:
-        session.add(models.Service(
-            uuid='svc-' + host, host=host, binary='nimbus-compute',
-            forced_down=forced_down,
-            last_seen_up=NOW - datetime.timedelta(seconds=seen_ago)))
+        session.add(
+            models.Service(
+                uuid='svc-' + host,
+                host=host,
+                binary='nimbus-compute',
+                forced_down=forced_down,
+                last_seen_up=NOW - datetime.timedelta(seconds=seen_ago),
+            )
+        )
 
 
 def _instance(db, uuid, host, vm_state=states.BUILDING, age=10):
     with db.session() as session:
-        row = instances.create(session, {
-            'uuid': uuid, 'project_id': 'p', 'host': host, 'node': host,
-            'vm_state': vm_state, 'flavor': {'vcpus': 1}})
+        row = instances.create(
+            session,
+            {
+                'uuid': uuid,
+                'project_id': 'p',
+                'host': host,
+                'node': host,
+                'vm_state': vm_state,
+                'flavor': {'vcpus': 1},
+            },
+        )
         row.created_at = NOW - datetime.timedelta(seconds=age)
 
 
 def _row(db, uuid):
     with db.session() as session:
         row = instances.get(session, uuid)
-        fault = session.execute(sa.select(models.InstanceFault).where(
-            models.InstanceFault.instance_uuid == uuid)).scalar()
-        return (row.vm_state, row.host,
-                fault.message if fault else None,
-                fault.details if fault else None)
+        fault = session.execute(
+            sa.select(models.InstanceFault).where(
+                models.InstanceFault.instance_uuid == uuid
+            )
+        ).scalar()
+        return (
+            row.vm_state,
+            row.host,
+            fault.message if fault else None,
+            fault.details if fault else None,
+        )
 
 
 def test_a_build_on_a_down_compute_goes_to_error_and_is_freed(cell):
@@ -88,16 +112,23 @@ def test_a_build_on_a_down_compute_goes_to_error_and_is_freed(cell):
     state, host, message, details = _row(db, 'on-down')
     assert (state, host) == (states.ERROR, None)
     assert message == 'Build interrupted: compute down is down'
-    assert details == ('Build interrupted: nimbus-compute on down down '
-                       'since 2030-01-01 11:58:59')
+    assert details == (
+        'Build interrupted: nimbus-compute on down down '
+        'since 2030-01-01 11:58:59'
+    )
     assert 'forced down' in _row(db, 'on-forced')[3]
     assert 'no service record' in _row(db, 'on-unknown')[3]
     assert _row(db, 'on-up')[0] == states.BUILDING
     assert _row(db, 'active-on-down')[0] == states.ACTIVE
     with db.session() as session:
-        assert instances.attempts(session, 'on-down') == [{
-            'host': 'down', 'node': 'down', 'result': 'failed',
-            'reason': details}]
+        assert instances.attempts(session, 'on-down') == [
+            {
+                'host': 'down',
+                'node': 'down',
+                'result': 'failed',
+                'reason': details,
+            }
+        ]
     # The next pass has nothing left to do.
     assert check.run(context.get_admin_context(), now=NOW) == {}
 
@@ -112,7 +143,7 @@ def test_the_build_timeout_fails_slow_builds_on_live_computes(cell):
     assert _row(db, 'old')[2] == 'Build timed out'
     assert _row(db, 'young')[0] == states.BUILDING
     # Without a timeout a slow build on a live compute is left alone.
-    _instance(db, 'ancient', 'up', age=10 ** 6)
+    _instance(db, 'ancient', 'up', age=10**6)
     unlimited, _ = make(timeout=0)
     assert unlimited.run(context.get_admin_context(), now=NOW) == {}
 
@@ -126,8 +157,9 @@ def test_the_compare_and_swap_loses_to_a_compute_that_moved_first(cell):
     # the write: the host no longer matches.
     with db.session() as session:
         assert not instances.fail_build(session, 'i', 'elsewhere', 'm', 'd')
-        instances.transition(session, 'i', [states.BUILDING],
-                             {'vm_state': states.ACTIVE})
+        instances.transition(
+            session, 'i', [states.BUILDING], {'vm_state': states.ACTIVE}
+        )
     assert check.run(context.get_admin_context(), now=NOW) == {}
     assert placement.removed == []
     assert _row(db, 'i')[:3] == (states.ACTIVE, 'down', None)

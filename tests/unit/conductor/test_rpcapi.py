@@ -19,8 +19,9 @@ def _api(replies):
 def test_instance_update_retry_accepts_the_state_it_moved_to():
     done = {'uuid': 'i', 'vm_state': 'active'}
     api, prepared = _api([messaging.MessagingTimeout('lost'), done])
-    result = api.instance_update(context.get_admin_context(), 'i',
-                                 ['building'], {'vm_state': 'active'})
+    result = api.instance_update(
+        context.get_admin_context(), 'i', ['building'], {'vm_state': 'active'}
+    )
     assert result == done
     first, second = prepared.call.call_args_list
     assert first.kwargs['expected_vm_states'] == ['building']
@@ -29,10 +30,15 @@ def test_instance_update_retry_accepts_the_state_it_moved_to():
 
 def test_task_only_updates_retry_unchanged():
     api, prepared = _api([messaging.MessagingTimeout('lost'), {'uuid': 'i'}])
-    api.instance_update(context.get_admin_context(), 'i', ['building'],
-                        {'task_state': 'spawning'})
-    assert [c.kwargs['expected_vm_states'] for c in
-            prepared.call.call_args_list] == [['building'], ['building']]
+    api.instance_update(
+        context.get_admin_context(),
+        'i',
+        ['building'],
+        {'task_state': 'spawning'},
+    )
+    assert [
+        c.kwargs['expected_vm_states'] for c in prepared.call.call_args_list
+    ] == [['building'], ['building']]
 
 
 def test_idempotent_calls_retry_then_give_up():

@@ -36,12 +36,19 @@ class ScriptedScheduler:
         self.calls += 1
         scheduled, failed, answer = self.steps.pop(0)
         with self.api_db.session() as s:
-            for outcome, which in (('scheduled', scheduled),
-                                   ('failed', failed)):
+            for outcome, which in (
+                ('scheduled', scheduled),
+                ('failed', failed),
+            ):
                 for uuid in which:
-                    s.add(api_models.SchedulingRecord(
-                        request_id=spec['request_id'], instance_uuid=uuid,
-                        outcome=outcome, detail={'message': 'x'}))
+                    s.add(
+                        api_models.SchedulingRecord(
+                            request_id=spec['request_id'],
+                            instance_uuid=uuid,
+                            outcome=outcome,
+                            detail={'message': 'x'},
+                        )
+                    )
         if isinstance(answer, BaseException):
             raise answer
         return answer
@@ -53,16 +60,22 @@ class ScriptedScheduler:
         self.events.append((host, info))
 
 
-SPEC = {'request_id': 'req-1', 'min_count': 1, 'num_instances': 2,
-        'instance_uuids': ['u1', 'u2']}
+SPEC = {
+    'request_id': 'req-1',
+    'min_count': 1,
+    'num_instances': 2,
+    'instance_uuids': ['u1', 'u2'],
+}
 SELECTED = [{'service_host': 'host-1'}]
 
 
 def test_a_scheduler_error_releases_nothing(api_db):
     # The scheduler answers an error only after undoing its own claims; u2's
     # consumer holds someone else's allocations (a generation conflict).
-    sched = ScriptedScheduler(api_db, [
-        ((), ('u2',), messaging.RemoteError('PlacementError', 'down'))])
+    sched = ScriptedScheduler(
+        api_db,
+        [((), ('u2',), messaging.RemoteError('PlacementError', 'down'))],
+    )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -74,9 +87,13 @@ def test_a_scheduler_error_releases_nothing(api_db):
 def test_a_lost_answer_releases_only_what_the_scheduler_claimed(api_db):
     # First decision: u1 claimed, u2 met a consumer generation conflict
     # (not ours); the answer is lost. The retry places u1 again.
-    sched = ScriptedScheduler(api_db, [
-        (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
-        (('u1',), ('u2',), [SELECTED, []])])
+    sched = ScriptedScheduler(
+        api_db,
+        [
+            (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
+            (('u1',), ('u2',), [SELECTED, []]),
+        ],
+    )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -89,9 +106,13 @@ def test_a_lost_answer_releases_only_what_the_scheduler_claimed(api_db):
 def test_each_decisions_claims_are_released_once(api_db):
     # Lost answer (u1 released), then the retry fails in the scheduler,
     # which released its own claims: u1 is not released a second time.
-    sched = ScriptedScheduler(api_db, [
-        (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
-        ((), (), RuntimeError('scheduler bug'))])
+    sched = ScriptedScheduler(
+        api_db,
+        [
+            (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
+            ((), (), RuntimeError('scheduler bug')),
+        ],
+    )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -101,9 +122,13 @@ def test_each_decisions_claims_are_released_once(api_db):
 
 
 def test_two_lost_answers_release_both_decisions_claims(api_db):
-    sched = ScriptedScheduler(api_db, [
-        (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
-        (('u1', 'u2'), (), messaging.MessagingTimeout('lost again'))])
+    sched = ScriptedScheduler(
+        api_db,
+        [
+            (('u1',), ('u2',), messaging.MessagingTimeout('lost')),
+            (('u1', 'u2'), (), messaging.MessagingTimeout('lost again')),
+        ],
+    )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -113,12 +138,21 @@ def test_two_lost_answers_release_both_decisions_claims(api_db):
 
 def test_records_of_other_requests_are_not_ours(api_db):
     with api_db.session() as s:
-        s.add(api_models.SchedulingRecord(
-            request_id='req-other', instance_uuid='u1',
-            outcome='scheduled', detail={}))
-    sched = ScriptedScheduler(api_db, [
-        ((), (), messaging.MessagingTimeout('lost')),
-        ((), (), messaging.MessagingTimeout('lost'))])
+        s.add(
+            api_models.SchedulingRecord(
+                request_id='req-other',
+                instance_uuid='u1',
+                outcome='scheduled',
+                detail={},
+            )
+        )
+    sched = ScriptedScheduler(
+        api_db,
+        [
+            ((), (), messaging.MessagingTimeout('lost')),
+            ((), (), messaging.MessagingTimeout('lost')),
+        ],
+    )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -133,9 +167,13 @@ class UnreadableDB:
 def test_unreadable_records_release_nothing(api_db):
     # The scheduler claimed u1 and recorded it, but the conductor cannot
     # read the records: it cannot tell u1's claim from someone else's.
-    sched = ScriptedScheduler(api_db, [
-        (('u1',), (), messaging.MessagingTimeout('lost')),
-        ((), (), RuntimeError('down'))])
+    sched = ScriptedScheduler(
+        api_db,
+        [
+            (('u1',), (), messaging.MessagingTimeout('lost')),
+            ((), (), RuntimeError('down')),
+        ],
+    )
     placement = FakePlacement()
     cond = Conductor(UnreadableDB(), sched, placement)
     cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
@@ -147,17 +185,42 @@ def test_unreadable_records_release_nothing(api_db):
 def test_schedulers_learn_the_image_properties(api_db):
     sched = ScriptedScheduler(api_db, [])
     cond = Conductor(api_db, sched, FakePlacement())
-    spec = dict(SPEC, image={'id': 'img-1', 'properties': {
-        'os_distro': 'ubuntu'}}, instance_group={'uuid': 'g-1'})
-    cond._tell_schedulers(None, 'host-1', {
-        'uuid': 'u1', 'flavor': {'flavorid': 'f1'}, 'image_ref': 'img-1'},
-        spec)
-    cond._tell_schedulers(None, 'host-2', {
-        'uuid': 'u2', 'flavor': {'flavorid': 'f1'}, 'image_ref': None},
-        dict(SPEC, image=None))
+    spec = dict(
+        SPEC,
+        image={'id': 'img-1', 'properties': {'os_distro': 'ubuntu'}},
+        instance_group={'uuid': 'g-1'},
+    )
+    cond._tell_schedulers(
+        None,
+        'host-1',
+        {'uuid': 'u1', 'flavor': {'flavorid': 'f1'}, 'image_ref': 'img-1'},
+        spec,
+    )
+    cond._tell_schedulers(
+        None,
+        'host-2',
+        {'uuid': 'u2', 'flavor': {'flavorid': 'f1'}, 'image_ref': None},
+        dict(SPEC, image=None),
+    )
     assert sched.events == [
-        ('host-1', {'uuid': 'u1', 'flavor_id': 'f1', 'group_uuid': 'g-1',
-                    'image_ref': 'img-1',
-                    'image_properties': {'os_distro': 'ubuntu'}}),
-        ('host-2', {'uuid': 'u2', 'flavor_id': 'f1', 'group_uuid': None,
-                    'image_ref': None, 'image_properties': None})]
+        (
+            'host-1',
+            {
+                'uuid': 'u1',
+                'flavor_id': 'f1',
+                'group_uuid': 'g-1',
+                'image_ref': 'img-1',
+                'image_properties': {'os_distro': 'ubuntu'},
+            },
+        ),
+        (
+            'host-2',
+            {
+                'uuid': 'u2',
+                'flavor_id': 'f1',
+                'group_uuid': None,
+                'image_ref': None,
+                'image_properties': None,
+            },
+        ),
+    ]

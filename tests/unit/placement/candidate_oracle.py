@@ -40,6 +40,7 @@ World: ``{uuid: {'parent': uuid | None, 'inv': {rc: {'total', 'reserved',
 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'}}, 'used': {rc: n},
 'traits': set, 'aggs': set}}``.
 """
+
 import itertools
 import re
 
@@ -48,6 +49,7 @@ _KEY = re.compile(r'^(resources|required|member_of|in_tree)(.*)$')
 
 
 # ------------------------------------------------------------- parsing ---
+
 
 def _any_of_list(values):
     """``required``/``member_of`` values -> (list of sets, forbidden set)."""
@@ -69,14 +71,21 @@ def _any_of_list(values):
 def parse(pairs):
     """Raw query pairs -> request dict (only valid queries are given)."""
     groups = {}
-    req = {'groups': groups, 'policy': None, 'limit': None,
-           'root_need': set(), 'root_ban': set(), 'subtrees': []}
+    req = {
+        'groups': groups,
+        'policy': None,
+        'limit': None,
+        'root_need': set(),
+        'root_ban': set(),
+        'subtrees': [],
+    }
     raw = {}
     for key, value in pairs:
         m = _KEY.match(key)
         if m:
-            raw.setdefault(m.group(2), {}).setdefault(
-                m.group(1), []).append(value)
+            raw.setdefault(m.group(2), {}).setdefault(m.group(1), []).append(
+                value
+            )
         elif key == 'group_policy':
             req['policy'] = value
         elif key == 'limit':
@@ -95,14 +104,19 @@ def parse(pairs):
                 res[rc] = int(amount)
         traits, no_traits = _any_of_list(parts.get('required', []))
         aggs, no_aggs = _any_of_list(parts.get('member_of', []))
-        groups[suffix] = {'res': res, 'traits': traits,
-                          'no_traits': no_traits, 'aggs': aggs,
-                          'no_aggs': no_aggs,
-                          'in_tree': (parts.get('in_tree') or [None])[0]}
+        groups[suffix] = {
+            'res': res,
+            'traits': traits,
+            'no_traits': no_traits,
+            'aggs': aggs,
+            'no_aggs': no_aggs,
+            'in_tree': (parts.get('in_tree') or [None])[0],
+        }
     return req
 
 
 # --------------------------------------------------------------- world ---
+
 
 def root(world, u):
     while world[u]['parent'] is not None:
@@ -126,9 +140,11 @@ def fits(world, u, rc, amount):
     inv = world[u]['inv'].get(rc)
     if inv is None:
         return False
-    return (world[u]['used'].get(rc, 0) + amount <= capacity(inv)
-            and inv['min_unit'] <= amount <= inv['max_unit']
-            and amount % inv['step_size'] == 0)
+    return (
+        world[u]['used'].get(rc, 0) + amount <= capacity(inv)
+        and inv['min_unit'] <= amount <= inv['max_unit']
+        and amount % inv['step_size'] == 0
+    )
 
 
 def served_roots(world, u):
@@ -147,6 +163,7 @@ def _meets(have, any_of_sets):
 
 # ----------------------------------------------------------- candidates ---
 
+
 def _suffixed_pieces(world, g, anchor):
     tree = root(world, g['in_tree']) if g['in_tree'] else None
     for u, p in sorted(world.items()):
@@ -156,8 +173,10 @@ def _suffixed_pieces(world, g, anchor):
             continue
         if not all(fits(world, u, rc, a) for rc, a in g['res'].items()):
             continue
-        if not _meets(p['traits'], g['traits']) or p['traits'] & g[
-                'no_traits']:
+        if (
+            not _meets(p['traits'], g['traits'])
+            or p['traits'] & g['no_traits']
+        ):
             continue
         if not _meets(p['aggs'], g['aggs']) or p['aggs'] & g['no_aggs']:
             continue
@@ -174,15 +193,19 @@ def _unnumbered_pieces(world, g, anchor):
     def usable(u, rc):
         p = world[u]
         own_tree = root(world, u) == anchor
-        if not own_tree and (g['in_tree'] or SHARING not in p['traits']
-                             or anchor not in served_roots(world, u)):
+        if not own_tree and (
+            g['in_tree']
+            or SHARING not in p['traits']
+            or anchor not in served_roots(world, u)
+        ):
             return False
         if not fits(world, u, rc, g['res'][rc]):
             return False
         if p['traits'] & g['no_traits'] or p['aggs'] & g['no_aggs']:
             return False
-        return (_meets(p['aggs'], g['aggs'])
-                or (own_tree and _meets(anchor_aggs, g['aggs'])))
+        return _meets(p['aggs'], g['aggs']) or (
+            own_tree and _meets(anchor_aggs, g['aggs'])
+        )
 
     rcs = sorted(g['res'])
     choices = [[u for u in sorted(world) if usable(u, rc)] for rc in rcs]
@@ -190,8 +213,7 @@ def _unnumbered_pieces(world, g, anchor):
         used = set(combo)
         traits = set().union(*(world[u]['traits'] for u in used))
         if _meets(traits, g['traits']):
-            yield ({(u, rc): g['res'][rc] for u, rc in zip(combo, rcs)},
-                   used)
+            yield ({(u, rc): g['res'][rc] for u, rc in zip(combo, rcs)}, used)
 
 
 def candidates(world, req):
@@ -214,20 +236,30 @@ def candidates(world, req):
         for choice in itertools.product(*per_group):
             mapping = dict(zip(suffixes, (used for _a, used in choice)))
             if not _policy_ok(req, mapping) or not _subtrees_ok(
-                    world, req, mapping):
+                world, req, mapping
+            ):
                 continue
             total = {}
             for alloc, _used in choice:
                 for key, a in alloc.items():
                     total[key] = total.get(key, 0) + a
-            if all(world[u]['used'].get(rc, 0) + a
-                   <= capacity(world[u]['inv'][rc])
-                   and a <= world[u]['inv'][rc]['max_unit']
-                   for (u, rc), a in total.items()):
-                out.add((frozenset((u, rc, a) for (u, rc), a in
-                                   total.items()),
-                         tuple(sorted((s, tuple(sorted(v)))
-                                      for s, v in mapping.items()))))
+            if all(
+                world[u]['used'].get(rc, 0) + a
+                <= capacity(world[u]['inv'][rc])
+                and a <= world[u]['inv'][rc]['max_unit']
+                for (u, rc), a in total.items()
+            ):
+                out.add(
+                    (
+                        frozenset((u, rc, a) for (u, rc), a in total.items()),
+                        tuple(
+                            sorted(
+                                (s, tuple(sorted(v)))
+                                for s, v in mapping.items()
+                            )
+                        ),
+                    )
+                )
     return out
 
 
@@ -241,8 +273,10 @@ def _policy_ok(req, mapping):
 def _subtrees_ok(world, req, mapping):
     for names in req['subtrees']:
         rps = set().union(*(mapping[s] for s in names))
-        if not any(rps <= {v for v in world
-                           if top in ancestors(world, v)} for top in rps):
+        if not any(
+            rps <= {v for v in world if top in ancestors(world, v)}
+            for top in rps
+        ):
             return False
     return True
 
@@ -251,9 +285,12 @@ def expected(world, req, mv):
     """The answer at microversion ``mv`` as a set of comparable keys."""
     full = candidates(world, req)
     if mv < (1, 29):
-        full = {c for c in full
-                if len({root(world, u) for u, _rc, _a in c[0]})
-                == len({u for u, _rc, _a in c[0]})}
+        full = {
+            c
+            for c in full
+            if len({root(world, u) for u, _rc, _a in c[0]})
+            == len({u for u, _rc, _a in c[0]})
+        }
     if mv < (1, 34):
         full = {(items, None) for items, _m in full}
     return full
@@ -271,10 +308,13 @@ def summaries(world, req, mv, answer):
     out = {}
     for u in shown:
         p = world[u]
-        entry = {'resources': {
-            rc: {'capacity': capacity(inv), 'used': p['used'].get(rc, 0)}
-            for rc, inv in p['inv'].items()
-            if mv >= (1, 27) or rc in asked}}
+        entry = {
+            'resources': {
+                rc: {'capacity': capacity(inv), 'used': p['used'].get(rc, 0)}
+                for rc, inv in p['inv'].items()
+                if mv >= (1, 27) or rc in asked
+            }
+        }
         if mv >= (1, 17):
             entry['traits'] = sorted(p['traits'])
         if mv >= (1, 29):
@@ -291,16 +331,24 @@ def answer_of(body, mv):
     for ar in body['allocation_requests']:
         allocs = ar['allocations']
         if isinstance(allocs, list):
-            items = frozenset((a['resource_provider']['uuid'], rc, n)
-                              for a in allocs
-                              for rc, n in a['resources'].items())
+            items = frozenset(
+                (a['resource_provider']['uuid'], rc, n)
+                for a in allocs
+                for rc, n in a['resources'].items()
+            )
         else:
-            items = frozenset((u, rc, n) for u, v in allocs.items()
-                              for rc, n in v['resources'].items())
+            items = frozenset(
+                (u, rc, n)
+                for u, v in allocs.items()
+                for rc, n in v['resources'].items()
+            )
         mappings = None
         if mv >= (1, 34):
-            mappings = tuple(sorted((s, tuple(sorted(v)))
-                                    for s, v in ar['mappings'].items()))
+            mappings = tuple(
+                sorted(
+                    (s, tuple(sorted(v))) for s, v in ar['mappings'].items()
+                )
+            )
         keys.append((items, mappings))
     summ = {}
     for u, s in body['provider_summaries'].items():

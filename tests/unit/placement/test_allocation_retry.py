@@ -23,9 +23,12 @@ RP1 = '00000000-0000-0000-0000-0000000000a1'
 RP2 = '00000000-0000-0000-0000-0000000000a2'
 C1 = '00000000-0000-0000-0000-0000000000c1'
 C2 = '00000000-0000-0000-0000-0000000000c2'
-HEADERS = {'X-Auth-Token': 'admin', 'X-Roles': 'admin,service',
-           'OpenStack-API-Version': 'placement latest',
-           'Content-Type': 'application/json'}
+HEADERS = {
+    'X-Auth-Token': 'admin',
+    'X-Roles': 'admin,service',
+    'OpenStack-API-Version': 'placement latest',
+    'Content-Type': 'application/json',
+}
 
 
 class RacingWriter:
@@ -41,49 +44,75 @@ class RacingWriter:
             generations = original(conn, rps, old_rps)
             self.reads += 1
             if self.reads <= self.races:
-                conn.execute(m.RP.update()
-                             .where(m.RP.c.id.in_(list(generations)))
-                             .values(generation=m.RP.c.generation + 1))
+                conn.execute(
+                    m.RP.update()
+                    .where(m.RP.c.id.in_(list(generations)))
+                    .values(generation=m.RP.c.generation + 1)
+                )
             return generations
+
         monkeypatch.setattr(allocation, '_generations', racing)
 
 
 @pytest.fixture
 def make_client(tmp_path):
     with fixtures.fresh_database(tmp_path) as url:
+
         def make(retries):
-            conf = fixtures.make_conf(url, placement={
-                'allocation_conflict_retry_count': retries})
-            return falcon.testing.TestClient(wsgi.make_app(conf),
-                                             headers=HEADERS)
+            conf = fixtures.make_conf(
+                url, placement={'allocation_conflict_retry_count': retries}
+            )
+            return falcon.testing.TestClient(
+                wsgi.make_app(conf), headers=HEADERS
+            )
+
         yield make
         common_db.get_database(url).dispose()
 
 
 def _call(client, method, path, body=None):
     return client.simulate_request(
-        method, path, body=None if body is None else orjson.dumps(body))
+        method, path, body=None if body is None else orjson.dumps(body)
+    )
 
 
 def _setup(client):
     for uuid, name in ((RP1, 'one'), (RP2, 'two')):
-        assert _call(client, 'POST', '/resource_providers',
-                     {'name': name, 'uuid': uuid}).status_code == 200
-        assert _call(client, 'PUT', '/resource_providers/%s/inventories'
-                     % uuid, {'resource_provider_generation': 0,
-                              'inventories': {'VCPU': {'total': 8}}}
-                     ).status_code == 200
+        assert (
+            _call(
+                client,
+                'POST',
+                '/resource_providers',
+                {'name': name, 'uuid': uuid},
+            ).status_code
+            == 200
+        )
+        assert (
+            _call(
+                client,
+                'PUT',
+                '/resource_providers/%s/inventories' % uuid,
+                {
+                    'resource_provider_generation': 0,
+                    'inventories': {'VCPU': {'total': 8}},
+                },
+            ).status_code
+            == 200
+        )
 
 
 def _claim(rp, vcpu=1, generation=None):
-    return {'allocations': {rp: {'resources': {'VCPU': vcpu}}},
-            'project_id': 'p', 'user_id': 'u', 'consumer_type': 'INSTANCE',
-            'consumer_generation': generation}
+    return {
+        'allocations': {rp: {'resources': {'VCPU': vcpu}}},
+        'project_id': 'p',
+        'user_id': 'u',
+        'consumer_type': 'INSTANCE',
+        'consumer_generation': generation,
+    }
 
 
 def _generation(client, rp):
-    return _call(client, 'GET', '/resource_providers/' + rp).json[
-        'generation']
+    return _call(client, 'GET', '/resource_providers/' + rp).json['generation']
 
 
 def test_race_is_retried_until_an_attempt_wins(make_client, monkeypatch):
@@ -101,7 +130,8 @@ def test_race_is_retried_until_an_attempt_wins(make_client, monkeypatch):
 
 @pytest.mark.parametrize('retries', [1, 4])
 def test_lost_races_answer_409_after_retry_count_attempts(
-        make_client, monkeypatch, retries):
+    make_client, monkeypatch, retries
+):
     client = make_client(retries)
     _setup(client)
     racer = RacingWriter(monkeypatch, races=1000)
@@ -110,16 +140,20 @@ def test_lost_races_answer_409_after_retry_count_attempts(
     assert response.json['errors'][0]['code'] == 'placement.concurrent_update'
     assert racer.reads == retries
     assert _call(client, 'GET', '/allocations/' + C1).json == {
-        'allocations': {}}
+        'allocations': {}
+    }
     assert _generation(client, RP1) == 1
 
 
-def test_post_allocations_is_retried_and_delete_cannot_race(make_client, monkeypatch):
+def test_post_allocations_is_retried_and_delete_cannot_race(
+    make_client, monkeypatch
+):
     client = make_client(2)
     _setup(client)
     racer = RacingWriter(monkeypatch, races=1)
-    response = _call(client, 'POST', '/allocations',
-                     {C1: _claim(RP1), C2: _claim(RP2)})
+    response = _call(
+        client, 'POST', '/allocations', {C1: _claim(RP1), C2: _claim(RP2)}
+    )
     assert response.status_code == 204
     assert racer.reads == 2
     racer.reads, racer.races = 0, 1000
@@ -130,18 +164,27 @@ def test_post_allocations_is_retried_and_delete_cannot_race(make_client, monkeyp
     assert racer.reads == 0
     assert _generation(client, RP1) == before
     assert _call(client, 'GET', '/allocations/' + C1).json == {
-        'allocations': {}}
+        'allocations': {}
+    }
 
 
 def test_reshaper_is_retried(make_client, monkeypatch):
     client = make_client(3)
     _setup(client)
-    assert _call(client, 'PUT', '/allocations/' + C1,
-                 _claim(RP1, 2)).status_code == 204
+    assert (
+        _call(client, 'PUT', '/allocations/' + C1, _claim(RP1, 2)).status_code
+        == 204
+    )
     racer = RacingWriter(monkeypatch, races=2)
-    body = {'inventories': {RP2: {'resource_provider_generation': 1,
-                                  'inventories': {'VCPU': {'total': 4}}}},
-            'allocations': {C1: dict(_claim(RP2, 2), consumer_generation=1)}}
+    body = {
+        'inventories': {
+            RP2: {
+                'resource_provider_generation': 1,
+                'inventories': {'VCPU': {'total': 4}},
+            }
+        },
+        'allocations': {C1: dict(_claim(RP2, 2), consumer_generation=1)},
+    }
     assert _call(client, 'POST', '/reshaper', body).status_code == 204
     assert racer.reads == 3
     allocs = _call(client, 'GET', '/allocations/' + C1).json['allocations']
@@ -150,24 +193,32 @@ def test_reshaper_is_retried(make_client, monkeypatch):
     # RP2 moved 1 -> 4: its inventory twice (Placement's interim and
     # final writes) and the allocations once.
     assert _generation(client, RP2) == 4
-    body = {'inventories': {RP2: {'resource_provider_generation': 4,
-                                  'inventories': {'VCPU': {'total': 8}}}},
-            'allocations': {C1: dict(_claim(RP1, 2), consumer_generation=2)}}
+    body = {
+        'inventories': {
+            RP2: {
+                'resource_provider_generation': 4,
+                'inventories': {'VCPU': {'total': 8}},
+            }
+        },
+        'allocations': {C1: dict(_claim(RP1, 2), consumer_generation=2)},
+    }
     response = _call(client, 'POST', '/reshaper', body)
     assert response.status_code == 409
     assert response.json['errors'][0]['code'] == 'placement.concurrent_update'
     assert racer.reads == 3
 
 
-def test_client_generation_conflicts_are_not_retried(make_client,
-                                                     monkeypatch):
+def test_client_generation_conflicts_are_not_retried(make_client, monkeypatch):
     client = make_client(5)
     _setup(client)
     racer = RacingWriter(monkeypatch, races=0)
-    assert _call(client, 'PUT', '/allocations/' + C1,
-                 _claim(RP1)).status_code == 204
-    response = _call(client, 'PUT', '/allocations/' + C1,
-                     _claim(RP1, 2, generation=7))
+    assert (
+        _call(client, 'PUT', '/allocations/' + C1, _claim(RP1)).status_code
+        == 204
+    )
+    response = _call(
+        client, 'PUT', '/allocations/' + C1, _claim(RP1, 2, generation=7)
+    )
     assert response.status_code == 409
     assert response.json['errors'][0]['code'] == 'placement.concurrent_update'
     # One read for the first write; the stale consumer generation fails
@@ -182,6 +233,7 @@ def test_write_retrying_raises_concurrent_update():
         def write(self, fn, *args, **kwargs):
             calls.append(args)
             raise exception.ProviderGenerationRace()
+
     with pytest.raises(exception.ConcurrentUpdate) as info:
         allocation.write_retrying(FakeDB(), 3, lambda conn: None)
     assert not isinstance(info.value, exception.ProviderGenerationRace)
@@ -193,16 +245,25 @@ def test_generation_compare_and_swap_detects_a_moved_provider(tmp_path):
     with fixtures.fresh_database(tmp_path) as url:
         from nimbus.placement import db as placement_db
         from nimbus.placement.objects import base
+
         placement_db.sync(url)
         pdb = base.PlacementDB(url)
-        rp_id = pdb.write(lambda c: c.execute(m.RP.insert().values(
-            uuid=RP1, name='one', generation=5)).inserted_primary_key[0])
+        rp_id = pdb.write(
+            lambda c: c.execute(
+                m.RP.insert().values(uuid=RP1, name='one', generation=5)
+            ).inserted_primary_key[0]
+        )
 
         def stale(conn):
             allocation._increment_generations(conn, {rp_id: 4})
+
         with pytest.raises(exception.ProviderGenerationRace):
             pdb.write(stale)
         pdb.write(lambda c: allocation._increment_generations(c, {rp_id: 5}))
-        assert pdb.read(lambda c: c.execute(sa.select(
-            m.RP.c.generation)).scalar()) == 6
+        assert (
+            pdb.read(
+                lambda c: c.execute(sa.select(m.RP.c.generation)).scalar()
+            )
+            == 6
+        )
         pdb.database.dispose()

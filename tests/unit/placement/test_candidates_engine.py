@@ -1,4 +1,5 @@
 """Semantics of the candidate engine and the response shapes."""
+
 import random
 import time
 
@@ -7,7 +8,13 @@ import pytest
 from nimbus.placement.candidates import Inventory, get_allocation_candidates
 
 from tests.unit.placement.test_candidates_support import (
-    AGG1, AGG2, AGG3, TreeBuilder, opts, u)
+    AGG1,
+    AGG2,
+    AGG3,
+    TreeBuilder,
+    opts,
+    u,
+)
 
 SHARE = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -21,9 +28,15 @@ def allocs(body):
     """Allocation requests as sorted tuples of (rp, rc, amount)."""
     out = []
     for ar in body['allocation_requests']:
-        out.append(tuple(sorted(
-            (rp, rc, amt) for rp, v in ar['allocations'].items()
-            for rc, amt in v['resources'].items())))
+        out.append(
+            tuple(
+                sorted(
+                    (rp, rc, amt)
+                    for rp, v in ar['allocations'].items()
+                    for rc, amt in v['resources'].items()
+                )
+            )
+        )
     return out
 
 
@@ -37,19 +50,25 @@ def compute():
 
 # ------------------------------------------------------------- shapes ---
 
+
 def test_shape_1_10_list_form(compute):
     body = call(compute.snapshot(), {'resources': 'VCPU:1'}, (1, 10))
-    assert body['allocation_requests'][0] == {'allocations': [
-        {'resource_provider': {'uuid': u(1)}, 'resources': {'VCPU': 1}}]}
+    assert body['allocation_requests'][0] == {
+        'allocations': [
+            {'resource_provider': {'uuid': u(1)}, 'resources': {'VCPU': 1}}
+        ]
+    }
     # only requested classes before 1.27, no traits before 1.17
     assert body['provider_summaries'][u(1)] == {
-        'resources': {'VCPU': {'capacity': 8, 'used': 0}}}
+        'resources': {'VCPU': {'capacity': 8, 'used': 0}}
+    }
 
 
 def test_shape_1_12_dict_form_and_1_17_traits(compute):
     body = call(compute.snapshot(), {'resources': 'VCPU:1'}, (1, 12))
     assert body['allocation_requests'][0] == {
-        'allocations': {u(1): {'resources': {'VCPU': 1}}}}
+        'allocations': {u(1): {'resources': {'VCPU': 1}}}
+    }
     body = call(compute.snapshot(), {'resources': 'VCPU:1'}, (1, 17))
     assert body['provider_summaries'][u(1)]['traits'] == ['T1']
 
@@ -60,7 +79,9 @@ def test_shape_1_27_all_resources_1_29_tree_1_34_mappings(compute):
     assert set(body['provider_summaries'][u(1)]['resources']) == {'VCPU'}
     body = call(snap, {'resources': 'VCPU:1'}, (1, 27))
     assert set(body['provider_summaries'][u(1)]['resources']) == {
-        'VCPU', 'MEMORY_MB'}
+        'VCPU',
+        'MEMORY_MB',
+    }
     assert 'root_provider_uuid' not in body['provider_summaries'][u(1)]
     body = call(snap, {'resources': 'VCPU:1'}, (1, 29))
     assert body['provider_summaries'][u(1)]['parent_provider_uuid'] is None
@@ -81,23 +102,26 @@ def test_response_is_fresh(compute):
     body['provider_summaries'][u(1)]['resources']['VCPU']['used'] = 99
     body['provider_summaries'][u(1)]['traits'].append('X')
     again = call(snap, {'resources': 'VCPU:1'})
-    assert again['provider_summaries'][u(1)]['resources']['VCPU'][
-        'used'] == 0
+    assert again['provider_summaries'][u(1)]['resources']['VCPU']['used'] == 0
     assert again['provider_summaries'][u(1)]['traits'] == ['T1']
 
 
 # ----------------------------------------------------------- capacity ---
 
-@pytest.mark.parametrize('inv,used,amount,ok', [
-    (Inventory(10, reserved=2), 0, 8, True),
-    (Inventory(10, reserved=2), 1, 8, False),
-    (Inventory(10, allocation_ratio=1.5), 10, 5, True),
-    (Inventory(10, allocation_ratio=1.5), 11, 5, False),
-    (Inventory(10, min_unit=2), 0, 1, False),
-    (Inventory(10, max_unit=3), 0, 4, False),
-    (Inventory(10, step_size=2), 0, 3, False),
-    (Inventory(10, step_size=2), 0, 4, True),
-])
+
+@pytest.mark.parametrize(
+    'inv,used,amount,ok',
+    [
+        (Inventory(10, reserved=2), 0, 8, True),
+        (Inventory(10, reserved=2), 1, 8, False),
+        (Inventory(10, allocation_ratio=1.5), 10, 5, True),
+        (Inventory(10, allocation_ratio=1.5), 11, 5, False),
+        (Inventory(10, min_unit=2), 0, 1, False),
+        (Inventory(10, max_unit=3), 0, 4, False),
+        (Inventory(10, step_size=2), 0, 3, False),
+        (Inventory(10, step_size=2), 0, 4, True),
+    ],
+)
 def test_capacity_rules(inv, used, amount, ok):
     b = TreeBuilder()
     b.add(1, inv={'VCPU': inv}, used={'VCPU': used})
@@ -115,13 +139,20 @@ def test_summed_amounts_of_two_groups_respect_capacity():
     body = call(snap, {'resources': 'VCPU:2', 'resources1': 'VCPU:1'})
     assert allocs(body) == [((u(1), 'VCPU', 3),)]
     assert body['allocation_requests'][0]['mappings'] == {
-        '': [u(1)], '1': [u(1)]}
+        '': [u(1)],
+        '1': [u(1)],
+    }
     # 2 + 2 exceeds max_unit 3 although capacity 4 would allow it
-    assert call(snap, {'resources': 'VCPU:2', 'resources1': 'VCPU:2'})[
-        'allocation_requests'] == []
+    assert (
+        call(snap, {'resources': 'VCPU:2', 'resources1': 'VCPU:2'})[
+            'allocation_requests'
+        ]
+        == []
+    )
 
 
 # -------------------------------------------------------------- trees ---
+
 
 @pytest.fixture
 def nic_tree():
@@ -137,7 +168,8 @@ def test_unnumbered_spreads_over_tree(nic_tree):
     body = call(nic_tree.snapshot(), {'resources': 'VCPU:1,SRIOV_NET_VF:1'})
     assert allocs(body) == [
         ((u(1), 'VCPU', 1), (u(2), 'SRIOV_NET_VF', 1)),
-        ((u(1), 'VCPU', 1), (u(3), 'SRIOV_NET_VF', 1))]
+        ((u(1), 'VCPU', 1), (u(3), 'SRIOV_NET_VF', 1)),
+    ]
     # whole tree in summaries from 1.29
     assert set(body['provider_summaries']) == {u(1), u(2), u(3)}
 
@@ -174,8 +206,11 @@ def test_granular_isolate_and_none():
         assert ar['mappings']['1'] != ar['mappings']['2']
     none = call(snap, dict(params, group_policy='none'))
     assert len(none['allocation_requests']) == 4
-    same = [ar for ar in none['allocation_requests']
-            if ar['mappings']['1'] == ar['mappings']['2']]
+    same = [
+        ar
+        for ar in none['allocation_requests']
+        if ar['mappings']['1'] == ar['mappings']['2']
+    ]
     for ar in same:
         (rp,) = ar['allocations']
         assert ar['allocations'][rp]['resources'] == {'SRIOV_NET_VF': 2}
@@ -188,8 +223,11 @@ def test_no_visible_duplicates_before_mappings():
     b.add(2, parent=1, inv={'SRIOV_NET_VF': 4})
     b.add(3, parent=1, inv={'SRIOV_NET_VF': 4})
     snap = b.snapshot()
-    params = {'resources1': 'SRIOV_NET_VF:1', 'resources2': 'SRIOV_NET_VF:1',
-              'group_policy': 'isolate'}
+    params = {
+        'resources1': 'SRIOV_NET_VF:1',
+        'resources2': 'SRIOV_NET_VF:1',
+        'group_policy': 'isolate',
+    }
     assert len(call(snap, params, (1, 34))['allocation_requests']) == 2
     assert len(call(snap, params, (1, 33))['allocation_requests']) == 1
     params['limit'] = '1'
@@ -204,12 +242,17 @@ def test_same_subtree_with_resourceless_group():
     b.add(3, parent=1, inv={'VCPU': 4}, traits={'HW_NUMA_ROOT'})
     b.add(4, parent=2, inv={'SRIOV_NET_VF': 2})
     snap = b.snapshot()
-    params = {'resources_CPU': 'VCPU:1', 'resources_NET': 'SRIOV_NET_VF:1',
-              'required_NUMA': 'HW_NUMA_ROOT', 'group_policy': 'none',
-              'same_subtree': '_NUMA,_CPU,_NET'}
+    params = {
+        'resources_CPU': 'VCPU:1',
+        'resources_NET': 'SRIOV_NET_VF:1',
+        'required_NUMA': 'HW_NUMA_ROOT',
+        'group_policy': 'none',
+        'same_subtree': '_NUMA,_CPU,_NET',
+    }
     body = call(snap, params)
     assert [ar['mappings'] for ar in body['allocation_requests']] == [
-        {'_CPU': [u(2)], '_NET': [u(4)], '_NUMA': [u(2)]}]
+        {'_CPU': [u(2)], '_NET': [u(4)], '_NUMA': [u(2)]}
+    ]
     # without the constraint the second NUMA node's CPUs are usable too
     del params['same_subtree'], params['required_NUMA']
     assert len(call(snap, params)['allocation_requests']) == 2
@@ -217,11 +260,20 @@ def test_same_subtree_with_resourceless_group():
 
 def test_root_required_applies_to_root_only(nic_tree):
     snap = nic_tree.snapshot()
-    assert call(snap, {'resources': 'SRIOV_NET_VF:1',
-                       'root_required': 'T2'})['allocation_requests'] == []
-    assert len(call(snap, {'resources': 'SRIOV_NET_VF:1',
-                           'root_required': '!T2'})[
-        'allocation_requests']) == 2
+    assert (
+        call(snap, {'resources': 'SRIOV_NET_VF:1', 'root_required': 'T2'})[
+            'allocation_requests'
+        ]
+        == []
+    )
+    assert (
+        len(
+            call(
+                snap, {'resources': 'SRIOV_NET_VF:1', 'root_required': '!T2'}
+            )['allocation_requests']
+        )
+        == 2
+    )
 
 
 def test_in_tree():
@@ -232,12 +284,19 @@ def test_in_tree():
     snap = b.snapshot()
     body = call(snap, {'resources': 'VCPU:1', 'in_tree': u(3)})
     assert allocs(body) == [((u(2), 'VCPU', 1),)]
-    body = call(snap, {'resources': 'VCPU:1', 'resources1': 'CUSTOM_PGPU:1',
-                       'in_tree1': u(1)})
+    body = call(
+        snap,
+        {
+            'resources': 'VCPU:1',
+            'resources1': 'CUSTOM_PGPU:1',
+            'in_tree1': u(1),
+        },
+    )
     assert body['allocation_requests'] == []
 
 
 # ---------------------------------------------------------- aggregates ---
+
 
 def test_member_of_on_root_spans_the_tree_for_unnumbered_group():
     b = TreeBuilder()
@@ -260,8 +319,9 @@ def test_member_of_and_or():
     b.add(2, inv={'VCPU': 4}, aggs={AGG2})
     b.add(3, inv={'VCPU': 4}, aggs={AGG1, AGG2})
     snap = b.snapshot()
-    any_of = call(snap, {'resources': 'VCPU:1',
-                         'member_of': 'in:%s,%s' % (AGG1, AGG2)})
+    any_of = call(
+        snap, {'resources': 'VCPU:1', 'member_of': 'in:%s,%s' % (AGG1, AGG2)}
+    )
     assert len(any_of['allocation_requests']) == 3
     both = call(snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]})
     assert allocs(both) == [((u(3), 'VCPU', 1),)]
@@ -303,15 +363,22 @@ def aggregate_world():
 
 
 def providers_used(body):
-    return {tuple(sorted(ar['allocations'])) for ar in
-            body['allocation_requests']}
+    return {
+        tuple(sorted(ar['allocations'])) for ar in body['allocation_requests']
+    }
 
 
 def test_suffixed_groups_inherit_no_member_of_from_unnumbered_group():
     """Checked against OpenStack Placement 16.0.0 (conformance test)."""
     snap = aggregate_world()
-    body = call(snap, {'resources': 'CUSTOM_PGPU:1', 'member_of': AGG1,
-                       'resources1': 'VCPU:1'})
+    body = call(
+        snap,
+        {
+            'resources': 'CUSTOM_PGPU:1',
+            'member_of': AGG1,
+            'resources1': 'VCPU:1',
+        },
+    )
     # 3 (granular VCPU) is not in AGG1 and neither is its root
     assert providers_used(body) == {(u(1), u(2)), (u(3), u(4))}
 
@@ -320,23 +387,38 @@ def test_forbidden_aggregates_apply_to_every_provider_of_the_group():
     """Checked against OpenStack Placement 16.0.0 (conformance test)."""
     snap = aggregate_world()
     # 4 is a child in AGG1: its tree's candidate is refused too
-    body = call(snap, {'resources': 'VCPU:1,CUSTOM_PGPU:1',
-                       'member_of': '!' + AGG1})
+    body = call(
+        snap, {'resources': 'VCPU:1,CUSTOM_PGPU:1', 'member_of': '!' + AGG1}
+    )
     assert body['allocation_requests'] == []
     # the sharing provider 8 is in AGG2 although tree 5 is not
-    body = call(snap, {'resources': 'VCPU:1,DISK_GB:1',
-                       'member_of': '!' + AGG2})
+    body = call(
+        snap, {'resources': 'VCPU:1,DISK_GB:1', 'member_of': '!' + AGG2}
+    )
     assert providers_used(body) == {(u(1),)}
-    body = call(snap, {'resources': 'VCPU:1,DISK_GB:1',
-                       'member_of': '!' + AGG1})
+    body = call(
+        snap, {'resources': 'VCPU:1,DISK_GB:1', 'member_of': '!' + AGG1}
+    )
     assert providers_used(body) == {(u(3), u(8))}
     # the tree a sharing provider serves counts as well: not tree 5
-    body = call(snap, {'resources': 'DISK_GB:1', 'resources1': 'VCPU:1',
-                       'member_of': '!' + AGG1})
+    body = call(
+        snap,
+        {
+            'resources': 'DISK_GB:1',
+            'resources1': 'VCPU:1',
+            'member_of': '!' + AGG1,
+        },
+    )
     assert providers_used(body) == {(u(3), u(8))}
     # a suffixed group's forbidden aggregates are its provider's only
-    body = call(snap, {'resources': 'VCPU:1', 'resources1': 'DISK_GB:1',
-                       'member_of1': '!' + AGG1})
+    body = call(
+        snap,
+        {
+            'resources': 'VCPU:1',
+            'resources1': 'DISK_GB:1',
+            'member_of1': '!' + AGG1,
+        },
+    )
     assert providers_used(body) == {(u(3), u(8)), (u(5), u(8))}
 
 
@@ -348,12 +430,14 @@ def test_unnumbered_member_of_needs_the_sharing_provider_itself():
     b = TreeBuilder()
     b.add(1, inv={'VCPU': 4}, aggs={AGG1, AGG2})
     b.add(8, inv={'DISK_GB': 100}, traits={SHARE}, aggs={AGG2})
-    body = call(b.snapshot(), {'resources': 'VCPU:1,DISK_GB:1',
-                               'member_of': AGG1})
+    body = call(
+        b.snapshot(), {'resources': 'VCPU:1,DISK_GB:1', 'member_of': AGG1}
+    )
     assert body['allocation_requests'] == []
 
 
 # --------------------------------------------------------- generation ---
+
 
 @pytest.fixture
 def many_roots():
@@ -366,37 +450,47 @@ def many_roots():
 
 
 def test_limit_depth_first_is_sorted_by_root(many_roots):
-    body = call(many_roots, {'resources': 'VCPU:1,CUSTOM_PGPU:1',
-                             'limit': '6'})
+    body = call(
+        many_roots, {'resources': 'VCPU:1,CUSTOM_PGPU:1', 'limit': '6'}
+    )
     roots = [min(ar['allocations']) for ar in body['allocation_requests']]
     assert roots == sorted(roots)
     assert len(body['allocation_requests']) == 6
     # summaries limited to the trees used
-    assert {s['root_provider_uuid']
-            for s in body['provider_summaries'].values()} == {u(1), u(2)}
+    assert {
+        s['root_provider_uuid'] for s in body['provider_summaries'].values()
+    } == {u(1), u(2)}
 
 
 def test_breadth_first_round_robins_roots(many_roots):
-    body = call(many_roots, {'resources': 'VCPU:1,CUSTOM_PGPU:1',
-                             'limit': '5'},
-                options=opts('breadth-first'))
-    roots = {s['root_provider_uuid']
-             for s in body['provider_summaries'].values()}
+    body = call(
+        many_roots,
+        {'resources': 'VCPU:1,CUSTOM_PGPU:1', 'limit': '5'},
+        options=opts('breadth-first'),
+    )
+    roots = {
+        s['root_provider_uuid'] for s in body['provider_summaries'].values()
+    }
     assert roots == {u(r) for r in range(1, 6)}
 
 
 def test_max_allocation_candidates(many_roots):
-    body = call(many_roots, {'resources': 'VCPU:1,CUSTOM_PGPU:1'},
-                options=opts(max_ac=3))
+    body = call(
+        many_roots,
+        {'resources': 'VCPU:1,CUSTOM_PGPU:1'},
+        options=opts(max_ac=3),
+    )
     assert len(body['allocation_requests']) == 3
 
 
 def test_randomize_uses_rng(many_roots):
     params = {'resources': 'VCPU:1,CUSTOM_PGPU:1'}
-    a = call(many_roots, params, options=opts(
-        randomize=True, rng=random.Random(1)))
-    b = call(many_roots, params, options=opts(
-        randomize=True, rng=random.Random(1)))
+    a = call(
+        many_roots, params, options=opts(randomize=True, rng=random.Random(1))
+    )
+    b = call(
+        many_roots, params, options=opts(randomize=True, rng=random.Random(1))
+    )
     plain = call(many_roots, params)
     assert a == b
     assert a['allocation_requests'] != plain['allocation_requests']
@@ -448,6 +542,7 @@ def test_impossible_wide_request_is_pruned_fast():
 
 def test_gc_state_is_restored(compute):
     import gc
+
     snap = compute.snapshot()
     assert gc.isenabled()
     call(snap, {'resources': 'VCPU:1'})
@@ -465,8 +560,12 @@ def test_large_snapshot_sanity():
     still catches a quadratic regression."""
     import importlib.util
     import pathlib
-    path = (pathlib.Path(__file__).resolve().parents[3] / 'benchmarks'
-            / 'candidates_bench.py')
+
+    path = (
+        pathlib.Path(__file__).resolve().parents[3]
+        / 'benchmarks'
+        / 'candidates_bench.py'
+    )
     spec = importlib.util.spec_from_file_location('candidates_bench', path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -475,8 +574,13 @@ def test_large_snapshot_sanity():
     body = call(snap, {'resources': 'VCPU:2,MEMORY_MB:4096,DISK_GB:20'})
     assert len(body['allocation_requests']) == 5000
     assert len(body['provider_summaries']) == 6000
-    body = call(snap, {'resources': 'VCPU:2,MEMORY_MB:4096,DISK_GB:20',
-                       'required': 'HW_CPU_X86_AVX2,CUSTOM_FAST_DISK'})
+    body = call(
+        snap,
+        {
+            'resources': 'VCPU:2,MEMORY_MB:4096,DISK_GB:20',
+            'required': 'HW_CPU_X86_AVX2,CUSTOM_FAST_DISK',
+        },
+    )
     assert len(body['allocation_requests']) == 334
     body = call(snap, {'resources1': 'CUSTOM_PGPU:1', 'limit': '50'})
     assert len(body['allocation_requests']) == 50

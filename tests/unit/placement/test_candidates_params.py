@@ -1,12 +1,22 @@
 """Query parsing: every rule, microversion boundary and error."""
+
 import pytest
 
 from nimbus.placement.candidates import (
-    CandidatesQueryError, get_allocation_candidates, parse_member_of,
-    parse_resources, parse_trait_expr)
+    CandidatesQueryError,
+    get_allocation_candidates,
+    parse_member_of,
+    parse_resources,
+    parse_trait_expr,
+)
 
 from tests.unit.placement.test_candidates_support import (
-    AGG1, AGG2, TreeBuilder, opts, u)
+    AGG1,
+    AGG2,
+    TreeBuilder,
+    opts,
+    u,
+)
 
 
 @pytest.fixture
@@ -30,17 +40,32 @@ def error(snap, params, mv=(1, 39)):
 
 # ------------------------------------------------------------ helpers ---
 
+
 def test_parse_resources():
     assert parse_resources('VCPU:2,MEMORY_MB:1024') == {
-        'VCPU': 2, 'MEMORY_MB': 1024}
+        'VCPU': 2,
+        'MEMORY_MB': 1024,
+    }
 
 
 def test_parse_resources_last_amount_of_a_class_counts():
     assert parse_resources('VCPU:1,VCPU:2') == {'VCPU': 2}
 
 
-@pytest.mark.parametrize('value', ['', ' ', 'VCPU', 'VCPU:1:2', 'VCPU:x',
-                                   'VCPU:0', 'VCPU:-1', 'VCPU:1,', ':1'])
+@pytest.mark.parametrize(
+    'value',
+    [
+        '',
+        ' ',
+        'VCPU',
+        'VCPU:1:2',
+        'VCPU:x',
+        'VCPU:0',
+        'VCPU:-1',
+        'VCPU:1,',
+        ':1',
+    ],
+)
 def test_parse_resources_bad(value):
     with pytest.raises(CandidatesQueryError) as exc:
         parse_resources(value)
@@ -64,9 +89,13 @@ def test_parse_trait_expr_boundaries():
     assert '1.39' in exc.value.detail
     # Repeated before 1.39: the last value counts (as Placement).
     assert parse_trait_expr(['A', 'B'], (1, 38)) == (
-        [frozenset({'B'})], frozenset())
+        [frozenset({'B'})],
+        frozenset(),
+    )
     assert parse_trait_expr(['A', 'B'], (1, 39)) == (
-        [frozenset({'A'}), frozenset({'B'})], frozenset())
+        [frozenset({'A'}), frozenset({'B'})],
+        frozenset(),
+    )
     assert parse_trait_expr(['!!A'], (1, 22)) == ([], frozenset({'A'}))
     with pytest.raises(CandidatesQueryError):
         parse_trait_expr(['!!'], (1, 22))
@@ -78,20 +107,24 @@ def test_parse_trait_expr_boundaries():
 
 def test_parse_member_of_shapes():
     req, forb = parse_member_of(
-        ['in:%s,%s' % (AGG1, AGG2), AGG1, '!' + AGG2], (1, 32))
+        ['in:%s,%s' % (AGG1, AGG2), AGG1, '!' + AGG2], (1, 32)
+    )
     assert req == [frozenset({AGG1, AGG2}), frozenset({AGG1})]
     assert forb == frozenset({AGG2})
     req, forb = parse_member_of(['!in:%s,%s' % (AGG1, AGG2)], (1, 39))
     assert req == [] and forb == frozenset({AGG1, AGG2})
 
 
-@pytest.mark.parametrize('values,mv,needle', [
-    ([AGG1, AGG2], (1, 23), '1.24'),
-    (['!' + AGG1], (1, 31), '1.32'),
-    (['%s,%s' % (AGG1, AGG2)], (1, 39), "'in:'"),
-    (['in:%s,!%s' % (AGG1, AGG2)], (1, 39), '!in:'),
-    (['not-a-uuid'], (1, 39), 'UUID'),
-])
+@pytest.mark.parametrize(
+    'values,mv,needle',
+    [
+        ([AGG1, AGG2], (1, 23), '1.24'),
+        (['!' + AGG1], (1, 31), '1.32'),
+        (['%s,%s' % (AGG1, AGG2)], (1, 39), "'in:'"),
+        (['in:%s,!%s' % (AGG1, AGG2)], (1, 39), '!in:'),
+        (['not-a-uuid'], (1, 39), 'UUID'),
+    ],
+)
 def test_parse_member_of_bad(values, mv, needle):
     with pytest.raises(CandidatesQueryError) as exc:
         parse_member_of(values, mv)
@@ -101,23 +134,28 @@ def test_parse_member_of_bad(values, mv, needle):
 
 
 def test_parse_member_of_canonical_uuids():
-    req, forb = parse_member_of([AGG1.upper().replace('-', ''),
-                                 '!' + AGG2.upper()], (1, 39))
+    req, forb = parse_member_of(
+        [AGG1.upper().replace('-', ''), '!' + AGG2.upper()], (1, 39)
+    )
     assert req == [frozenset({AGG1})] and forb == frozenset({AGG2})
 
 
 # ----------------------------------------------- microversion gates ---
 
-@pytest.mark.parametrize('key,value,first', [
-    ('limit', '1', (1, 16)),
-    ('required', 'T1', (1, 17)),
-    ('member_of', AGG1, (1, 21)),
-    ('resources1', 'VCPU:1', (1, 25)),
-    ('group_policy', 'none', (1, 25)),
-    ('in_tree', u(1), (1, 31)),
-    ('resources_X', 'VCPU:1', (1, 33)),
-    ('root_required', 'T1', (1, 35)),
-])
+
+@pytest.mark.parametrize(
+    'key,value,first',
+    [
+        ('limit', '1', (1, 16)),
+        ('required', 'T1', (1, 17)),
+        ('member_of', AGG1, (1, 21)),
+        ('resources1', 'VCPU:1', (1, 25)),
+        ('group_policy', 'none', (1, 25)),
+        ('in_tree', u(1), (1, 31)),
+        ('resources_X', 'VCPU:1', (1, 33)),
+        ('root_required', 'T1', (1, 35)),
+    ],
+)
 def test_parameter_microversion_gates(snap, key, value, first):
     params = {key: value}
     if key != 'resources1' and key != 'resources_X':
@@ -129,8 +167,12 @@ def test_parameter_microversion_gates(snap, key, value, first):
 
 
 def test_same_subtree_gate(snap):
-    params = {'resources_A': 'VCPU:1', 'resources_B': 'CUSTOM_PGPU:1',
-              'group_policy': 'none', 'same_subtree': '_A,_B'}
+    params = {
+        'resources_A': 'VCPU:1',
+        'resources_B': 'CUSTOM_PGPU:1',
+        'group_policy': 'none',
+        'same_subtree': '_A,_B',
+    }
     assert 'same_subtree' in error(snap, params, (1, 35)).detail
     assert call(snap, params, (1, 36))['allocation_requests']
 
@@ -143,8 +185,9 @@ def test_unknown_parameter(snap):
 
 def test_bad_suffixes(snap):
     # '0' is not a 1.25 numeric suffix, but a valid 1.33 string suffix.
-    assert 'resources0' in error(snap, {'resources0': 'VCPU:1'},
-                                 (1, 32)).detail
+    assert (
+        'resources0' in error(snap, {'resources0': 'VCPU:1'}, (1, 32)).detail
+    )
     call(snap, {'resources0': 'VCPU:1'}, (1, 33))
     assert error(snap, {'resources_' + 'x' * 65: 'VCPU:1'})
     assert error(snap, {'resources_a.b': 'VCPU:1'})
@@ -152,9 +195,14 @@ def test_bad_suffixes(snap):
 
 def test_device_profile_style_suffix(snap):
     """Nova/Cyborg use the requester id ``device_profile_<N>`` as suffix."""
-    body = call(snap, {'resources': 'VCPU:1',
-                       'resourcesdevice_profile_0': 'CUSTOM_PGPU:1',
-                       'requireddevice_profile_0': '!T1'})
+    body = call(
+        snap,
+        {
+            'resources': 'VCPU:1',
+            'resourcesdevice_profile_0': 'CUSTOM_PGPU:1',
+            'requireddevice_profile_0': '!T1',
+        },
+    )
     ar = body['allocation_requests'][0]
     assert ar['mappings'] == {'': [u(1)], 'device_profile_0': [u(2)]}
 
@@ -165,6 +213,7 @@ def test_resources_required_before_1_25(snap):
 
 
 # ------------------------------------------------------ group checks ---
+
 
 def test_repeated_resources_key_counts_with_its_last_value(snap):
     body = call(snap, {'resources': ['VCPU:100', 'VCPU:2']})
@@ -187,10 +236,17 @@ def test_repeated_limit_and_group_policy_count_with_their_first(snap):
     body = call(many, {'resources': 'VCPU:1', 'limit': ['2', '1']})
     assert len(body['allocation_requests']) == 2
     assert error(many, {'resources': 'VCPU:1', 'limit': ['2', 'x']})
-    body = call(many, {'resources1': 'VCPU:1', 'resources2': 'VCPU:1',
-                       'group_policy': ['isolate', 'none']})
-    assert all(len(ar['allocations']) == 2
-               for ar in body['allocation_requests'])
+    body = call(
+        many,
+        {
+            'resources1': 'VCPU:1',
+            'resources2': 'VCPU:1',
+            'group_policy': ['isolate', 'none'],
+        },
+    )
+    assert all(
+        len(ar['allocations']) == 2 for ar in body['allocation_requests']
+    )
 
 
 def test_repeated_root_required_is_refused(snap):
@@ -200,23 +256,26 @@ def test_repeated_root_required_is_refused(snap):
 
 
 def test_repeated_member_of_refused_before_1_24(snap):
-    err = error(snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]},
-                (1, 23))
+    err = error(
+        snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]}, (1, 23)
+    )
     assert 'Multiple member_of' in err.detail
     assert err.code == 'placement.undefined_code'
     call(snap, {'resources': 'VCPU:1', 'member_of': [AGG1, AGG2]}, (1, 24))
 
 
 def test_repeated_required_before_1_39_counts_with_its_last(snap):
-    body = call(snap, {'resources': 'VCPU:1', 'required': ['NOPE', 'T1']},
-                (1, 38))
+    body = call(
+        snap, {'resources': 'VCPU:1', 'required': ['NOPE', 'T1']}, (1, 38)
+    )
     assert len(body['allocation_requests']) == 1
 
 
 @pytest.mark.parametrize('value', ['0', '-1', 'x', '1.5', ''])
 def test_bad_limit(snap, value):
-    assert 'limit' in error(snap, {'resources': 'VCPU:1',
-                                   'limit': value}).detail
+    assert (
+        'limit' in error(snap, {'resources': 'VCPU:1', 'limit': value}).detail
+    )
 
 
 def test_bad_group_policy(snap):
@@ -232,8 +291,10 @@ def test_group_policy_required(snap):
 
 
 def test_bad_in_tree(snap):
-    assert 'in_tree' in error(snap, {'resources': 'VCPU:1',
-                                     'in_tree': 'nope'}).detail
+    assert (
+        'in_tree'
+        in error(snap, {'resources': 'VCPU:1', 'in_tree': 'nope'}).detail
+    )
 
 
 def test_unknown_in_tree_gives_no_candidates(snap):
@@ -269,8 +330,14 @@ def test_resourceless_rules_from_1_36(snap):
     assert '_X' in err.detail and 'same_subtree' in err.detail
     err = error(snap, {'required_X': 'T1', 'same_subtree': '_X'})
     assert err.code == 'placement.query.missing_value'
-    err = error(snap, {'resources': 'VCPU:1', 'resources_A': 'VCPU:1',
-                       'same_subtree': '_A,_Z'})
+    err = error(
+        snap,
+        {
+            'resources': 'VCPU:1',
+            'resources_A': 'VCPU:1',
+            'same_subtree': '_A,_Z',
+        },
+    )
     assert '_Z' in err.detail
     err = error(snap, {'required': 'T1', 'resources_A': 'VCPU:1'})
     assert 'unsuffixed' in err.detail
@@ -281,8 +348,9 @@ def test_resourceless_rules_from_1_36(snap):
 def test_conflicting_traits(snap):
     err = error(snap, {'resources': 'VCPU:1', 'required': 'T1,!T1'})
     assert 'Conflicting' in err.detail and 'required' in err.detail
-    err = error(snap, {'resources': 'VCPU:1', 'required': ['in:T1,T2',
-                                                           '!T1,!T2']})
+    err = error(
+        snap, {'resources': 'VCPU:1', 'required': ['in:T1,T2', '!T1,!T2']}
+    )
     assert 'Conflicting' in err.detail
     err = error(snap, {'resources': 'VCPU:1', 'root_required': 'T1,!T1'})
     assert 'root_required' in err.detail

@@ -7,6 +7,7 @@ examples, every microversion that changes the answer), the whole API
 (``PlacementDirect`` on SQLite: REST writes, the snapshot cache, the HTTP
 layer; fewer examples), and the snapshot after usage changes.
 """
+
 import random
 import tempfile
 import types
@@ -16,15 +17,32 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.placement.candidate_oracle import (
-    SHARING, ancestors, answer_of, capacity, expected, parse, root, summaries)
+    SHARING,
+    ancestors,
+    answer_of,
+    capacity,
+    expected,
+    parse,
+    root,
+    summaries,
+)
 
 # ---------------------------------------------------------- strategies ---
 
 RCS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 TRAITS = ('CUSTOM_T1', 'CUSTOM_T2', 'CUSTOM_T3')
 AGGS = tuple(str(uuidlib.UUID(int=0xA1 + i)) for i in range(3))
-MICROVERSIONS = ((1, 10), (1, 17), (1, 25), (1, 28), (1, 29), (1, 33),
-                 (1, 34), (1, 36), (1, 39))
+MICROVERSIONS = (
+    (1, 10),
+    (1, 17),
+    (1, 25),
+    (1, 28),
+    (1, 29),
+    (1, 33),
+    (1, 34),
+    (1, 36),
+    (1, 39),
+)
 
 
 def _uuid(n):
@@ -35,15 +53,24 @@ def _uuid(n):
 def inventory(draw):
     total = draw(st.integers(2, 8))
     min_unit = draw(st.sampled_from((1, 1, 1, 2)))
-    inv = {'total': total, 'reserved': draw(st.sampled_from((0, 0, 1))),
-           'min_unit': min_unit,
-           'max_unit': draw(st.sampled_from((total, total, min_unit,
-                                             max(min_unit, total // 2)))),
-           'step_size': draw(st.sampled_from((1, 1, 1, 2))),
-           'allocation_ratio': draw(st.sampled_from((1.0, 1.0, 1.5, 2.0)))}
+    inv = {
+        'total': total,
+        'reserved': draw(st.sampled_from((0, 0, 1))),
+        'min_unit': min_unit,
+        'max_unit': draw(
+            st.sampled_from(
+                (total, total, min_unit, max(min_unit, total // 2))
+            )
+        ),
+        'step_size': draw(st.sampled_from((1, 1, 1, 2))),
+        'allocation_ratio': draw(st.sampled_from((1.0, 1.0, 1.5, 2.0))),
+    }
     # a usage Placement itself would have accepted
-    ok = [a for a in range(inv['min_unit'], inv['max_unit'] + 1)
-          if a % inv['step_size'] == 0 and a <= capacity(inv)]
+    ok = [
+        a
+        for a in range(inv['min_unit'], inv['max_unit'] + 1)
+        if a % inv['step_size'] == 0 and a <= capacity(inv)
+    ]
     used = draw(st.sampled_from([0, 0, 0] + ok))
     return inv, used
 
@@ -62,20 +89,29 @@ def worlds(draw):
                 if not budget:
                     break
                 inv, used = {}, {}
-                for rc in draw(st.sets(st.sampled_from(RCS), min_size=int(
-                        draw(st.integers(0, 4)) > 0))):
+                for rc in draw(
+                    st.sets(
+                        st.sampled_from(RCS),
+                        min_size=int(draw(st.integers(0, 4)) > 0),
+                    )
+                ):
                     inv[rc], amount = draw(inventory())
                     if amount:
                         used[rc] = amount
-                traits = set(draw(st.sets(st.sampled_from(TRAITS),
-                                          max_size=2)))
+                traits = set(
+                    draw(st.sets(st.sampled_from(TRAITS), max_size=2))
+                )
                 if draw(st.integers(0, 5)) == 0:
                     traits.add(SHARING)
                 world[_uuid(n)] = {
-                    'parent': parent, 'inv': inv, 'used': used,
+                    'parent': parent,
+                    'inv': inv,
+                    'used': used,
                     'traits': traits,
-                    'aggs': set(draw(st.sets(st.sampled_from(AGGS),
-                                             max_size=2)))}
+                    'aggs': set(
+                        draw(st.sets(st.sampled_from(AGGS), max_size=2))
+                    ),
+                }
                 if depth < 2:
                     frontier.append((_uuid(n), depth + 1))
                 n += 1
@@ -96,24 +132,38 @@ def roomy_worlds(draw):
         traits = set(draw(st.sets(st.sampled_from(TRAITS), max_size=2)))
         if sharing:
             traits.add(SHARING)
-        world[u] = {'parent': parent, 'used': {}, 'traits': traits,
-                    'aggs': set(draw(st.sets(st.sampled_from(AGGS),
-                                             max_size=1))),
-                    'inv': {rc: {'total': draw(st.integers(2, 4)),
-                                 'reserved': 0, 'min_unit': 1,
-                                 'max_unit': draw(st.sampled_from((1, 2, 4))),
-                                 'step_size': 1, 'allocation_ratio': 1.0}
-                            for rc in rcs}}
+        world[u] = {
+            'parent': parent,
+            'used': {},
+            'traits': traits,
+            'aggs': set(draw(st.sets(st.sampled_from(AGGS), max_size=1))),
+            'inv': {
+                rc: {
+                    'total': draw(st.integers(2, 4)),
+                    'reserved': 0,
+                    'min_unit': 1,
+                    'max_unit': draw(st.sampled_from((1, 2, 4))),
+                    'step_size': 1,
+                    'allocation_ratio': 1.0,
+                }
+                for rc in rcs
+            },
+        }
         return u
 
     for _ in range(draw(st.integers(1, 2))):
         r = add(None, ['VCPU'])
         for _ in range(draw(st.integers(1, 3))):
-            c = add(r, draw(st.sets(st.sampled_from(RCS), min_size=1,
-                                    max_size=2)))
+            c = add(
+                r, draw(st.sets(st.sampled_from(RCS), min_size=1, max_size=2))
+            )
             for _ in range(draw(st.integers(0, 2))):
-                add(c, draw(st.sets(st.sampled_from(RCS), min_size=1,
-                                    max_size=1)))
+                add(
+                    c,
+                    draw(
+                        st.sets(st.sampled_from(RCS), min_size=1, max_size=1)
+                    ),
+                )
     if draw(st.booleans()):
         add(None, ['DISK_GB'], sharing=True)
     return world
@@ -130,8 +180,9 @@ def queries(draw, world, mv):
         # two names to require, the third to forbid: never both
         need_a, need_b, ban = draw(st.permutations(TRAITS))
         for _ in range(draw(st.integers(1, 2)) if mv >= (1, 39) else 1):
-            names = draw(st.sampled_from(([need_a], [need_b],
-                                          [need_a, need_b])))
+            names = draw(
+                st.sampled_from(([need_a], [need_b], [need_a, need_b]))
+            )
             if mv >= (1, 39) and len(names) == 2 and draw(st.booleans()):
                 yield 'in:' + ','.join(names)
             elif mv >= (1, 22) and draw(st.booleans()):
@@ -143,52 +194,84 @@ def queries(draw, world, mv):
         if mv < (1, 21) or draw(st.integers(0, 3)):
             return
         for _ in range(draw(st.integers(1, 2)) if mv >= (1, 24) else 1):
-            aggs = draw(st.lists(st.sampled_from(AGGS), min_size=1,
-                                 max_size=2, unique=True))
+            aggs = draw(
+                st.lists(
+                    st.sampled_from(AGGS), min_size=1, max_size=2, unique=True
+                )
+            )
             neg = '!' if mv >= (1, 32) and draw(st.booleans()) else ''
-            yield neg + ('in:' + ','.join(aggs) if len(aggs) > 1
-                         else aggs[0])
+            yield neg + ('in:' + ','.join(aggs) if len(aggs) > 1 else aggs[0])
 
     def group(suffix, max_rcs, resourceless=False):
         if not resourceless:
-            rcs = draw(st.lists(st.sampled_from(RCS), min_size=1,
-                                max_size=max_rcs, unique=True))
-            pairs.append(('resources' + suffix, ','.join(
-                '%s:%d' % (rc, draw(st.sampled_from((1, 1, 2))))
-                for rc in rcs)))
+            rcs = draw(
+                st.lists(
+                    st.sampled_from(RCS),
+                    min_size=1,
+                    max_size=max_rcs,
+                    unique=True,
+                )
+            )
+            pairs.append(
+                (
+                    'resources' + suffix,
+                    ','.join(
+                        '%s:%d' % (rc, draw(st.sampled_from((1, 1, 2))))
+                        for rc in rcs
+                    ),
+                )
+            )
         required = list(traits())
         if resourceless and not required:
             required = [draw(st.sampled_from(TRAITS))]
         pairs.extend(('required' + suffix, v) for v in required)
         pairs.extend(('member_of' + suffix, v) for v in member_of())
         if mv >= (1, 31) and draw(st.integers(0, 6)) == 0:
-            pairs.append(('in_tree' + suffix, draw(st.sampled_from(
-                sorted(world) + [_uuid(999)]))))
+            pairs.append(
+                (
+                    'in_tree' + suffix,
+                    draw(st.sampled_from(sorted(world) + [_uuid(999)])),
+                )
+            )
 
     n_suffixed = draw(st.integers(0, 2)) if mv >= (1, 25) else 0
     if not n_suffixed or draw(st.booleans()):
         group('', 2 if n_suffixed else 3)
-    names = (['_A', '_B'] if mv >= (1, 33) and draw(st.booleans())
-             else ['1', '2'])[:n_suffixed]
-    resourceless = (mv >= (1, 36) and n_suffixed == 2
-                    and draw(st.integers(0, 2)) == 0)
+    names = (
+        ['_A', '_B'] if mv >= (1, 33) and draw(st.booleans()) else ['1', '2']
+    )[:n_suffixed]
+    resourceless = (
+        mv >= (1, 36) and n_suffixed == 2 and draw(st.integers(0, 2)) == 0
+    )
     for i, s in enumerate(names):
         group(s, 2, resourceless=resourceless and i == 1)
     if n_suffixed:
-        pairs.append(('group_policy', draw(st.sampled_from(
-            ('none', 'isolate')))))
-    if mv >= (1, 36) and n_suffixed == 2 and (resourceless
-                                              or draw(st.booleans())):
+        pairs.append(
+            ('group_policy', draw(st.sampled_from(('none', 'isolate'))))
+        )
+    if (
+        mv >= (1, 36)
+        and n_suffixed == 2
+        and (resourceless or draw(st.booleans()))
+    ):
         pairs.append(('same_subtree', ','.join(names)))
     if mv >= (1, 35) and draw(st.integers(0, 5)) == 0:
-        a, b = draw(st.lists(st.sampled_from(TRAITS), min_size=2,
-                             max_size=2, unique=True))
-        pairs.append(('root_required', draw(st.sampled_from(
-            (a, '!' + a, '%s,!%s' % (a, b))))))
+        a, b = draw(
+            st.lists(
+                st.sampled_from(TRAITS), min_size=2, max_size=2, unique=True
+            )
+        )
+        pairs.append(
+            (
+                'root_required',
+                draw(st.sampled_from((a, '!' + a, '%s,!%s' % (a, b)))),
+            )
+        )
     return pairs
 
 
 # -------------------------------------------------------------- checks ---
+
 
 def check_answer(world, pairs, mv, body, limit=None):
     """Assert ``body`` is what the oracle allows for ``pairs`` at ``mv``."""
@@ -207,13 +290,21 @@ def check_answer(world, pairs, mv, body, limit=None):
 
 def _snapshot(world):
     from nimbus.placement.candidates import Inventory, Provider, Snapshot
-    provs = [Provider(uuid=u, name=u, generation=0, parent_uuid=p['parent'],
-                      root_uuid=root(world, u),
-                      inventories={rc: Inventory(**inv)
-                                   for rc, inv in p['inv'].items()},
-                      usages=dict(p['used']), traits=frozenset(p['traits']),
-                      aggregates=frozenset(p['aggs']))
-             for u, p in world.items()]
+
+    provs = [
+        Provider(
+            uuid=u,
+            name=u,
+            generation=0,
+            parent_uuid=p['parent'],
+            root_uuid=root(world, u),
+            inventories={rc: Inventory(**inv) for rc, inv in p['inv'].items()},
+            usages=dict(p['used']),
+            traits=frozenset(p['traits']),
+            aggregates=frozenset(p['aggs']),
+        )
+        for u, p in world.items()
+    ]
     return Snapshot(provs, RCS, TRAITS + (SHARING,))
 
 
@@ -229,36 +320,58 @@ def _options(strategy='depth-first', randomize=False, seed=0):
         max_allocation_candidates=-1,
         randomize_allocation_candidates=randomize,
         allocation_candidates_generation_strategy=strategy,
-        rng=random.Random(seed))
+        rng=random.Random(seed),
+    )
 
 
-@settings(max_examples=700, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=700,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.data())
 def test_engine_matches_oracle(data):
     from nimbus.placement.candidates import get_allocation_candidates
+
     world = data.draw(st.one_of(worlds(), roomy_worlds()))
     mv = data.draw(st.sampled_from(MICROVERSIONS))
     pairs = data.draw(queries(world, mv))
     snap = _snapshot(world)
     strategy = data.draw(st.sampled_from(('depth-first', 'breadth-first')))
-    body = get_allocation_candidates(snap, _params(pairs), mv,
-                                     _options(strategy))
+    body = get_allocation_candidates(
+        snap, _params(pairs), mv, _options(strategy)
+    )
     want = check_answer(world, pairs, mv, body)
-    event('candidates: %s' % ('none' if not want else '1' if len(want) == 1
-                              else '2-5' if len(want) <= 5 else 'more'))
+    event(
+        'candidates: %s'
+        % (
+            'none'
+            if not want
+            else '1'
+            if len(want) == 1
+            else '2-5'
+            if len(want) <= 5
+            else 'more'
+        )
+    )
     if mv >= (1, 16) and want:
         limit = data.draw(st.integers(1, len(want) + 1))
         limited = pairs + [('limit', str(limit))]
         body = get_allocation_candidates(
-            snap, _params(limited), mv, _options(
-                strategy, randomize=data.draw(st.booleans()),
-                seed=data.draw(st.integers(0, 99))))
+            snap,
+            _params(limited),
+            mv,
+            _options(
+                strategy,
+                randomize=data.draw(st.booleans()),
+                seed=data.draw(st.integers(0, 99)),
+            ),
+        )
         check_answer(world, limited, mv, body, limit)
 
 
 # ------------------------------------------------- through the real API ---
+
 
 def _populate(client, world):
     for t in TRAITS:
@@ -270,13 +383,17 @@ def _populate(client, world):
             body['parent_provider_uuid'] = p['parent']
         assert client.post('/resource_providers', json=body).status_code == 200
         gen = 0
-        for what, payload in (('inventories', p['inv']),
-                              ('traits', sorted(p['traits'])),
-                              ('aggregates', sorted(p['aggs']))):
+        for what, payload in (
+            ('inventories', p['inv']),
+            ('traits', sorted(p['traits'])),
+            ('aggregates', sorted(p['aggs'])),
+        ):
             if not payload:
                 continue
-            r = client.put('/resource_providers/%s/%s' % (u, what), json={
-                'resource_provider_generation': gen, what: payload})
+            r = client.put(
+                '/resource_providers/%s/%s' % (u, what),
+                json={'resource_provider_generation': gen, what: payload},
+            )
             assert r.status_code == 200, r.text
             gen = r.json()['resource_provider_generation']
         if p['used']:
@@ -284,23 +401,34 @@ def _populate(client, world):
 
 
 def _claim(client, u, resources):
-    r = client.put('/allocations/%s' % uuidlib.uuid4(), json={
-        'allocations': {u: {'resources': resources}},
-        'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
-        'consumer_type': 'INSTANCE'})
+    r = client.put(
+        '/allocations/%s' % uuidlib.uuid4(),
+        json={
+            'allocations': {u: {'resources': resources}},
+            'project_id': 'p',
+            'user_id': 'u',
+            'consumer_generation': None,
+            'consumer_type': 'INSTANCE',
+        },
+    )
     assert r.status_code == 204, r.text
 
 
 def _ask(client, pairs, mv):
-    r = client.get('/allocation_candidates', params=pairs, headers={
-        'openstack-api-version': 'placement %d.%d' % mv})
+    r = client.get(
+        '/allocation_candidates',
+        params=pairs,
+        headers={'openstack-api-version': 'placement %d.%d' % mv},
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
 
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.data())
 def test_api_on_sqlite_matches_oracle(data):
     """REST writes, the database, the snapshot cache and the HTTP layer:
@@ -309,6 +437,7 @@ def test_api_on_sqlite_matches_oracle(data):
     from nimbus.common import db as common_db
     from nimbus.placement import direct
     from tests.functional.placement import fixtures
+
     world = data.draw(st.one_of(worlds(), roomy_worlds()))
     mv = data.draw(st.sampled_from(MICROVERSIONS))
     pairs = data.draw(queries(world, mv))
@@ -319,19 +448,18 @@ def test_api_on_sqlite_matches_oracle(data):
             with direct.PlacementDirect(conf) as client:
                 client.headers['openstack-api-version'] = 'placement latest'
                 _populate(client, world)
-                want = check_answer(world, pairs, mv,
-                                    _ask(client, pairs, mv))
+                want = check_answer(world, pairs, mv, _ask(client, pairs, mv))
                 if mv >= (1, 16) and want:
                     limited = pairs + [('limit', '1')]
-                    check_answer(world, limited, mv,
-                                 _ask(client, limited, mv), 1)
+                    check_answer(
+                        world, limited, mv, _ask(client, limited, mv), 1
+                    )
                 if want:
                     # take what the first candidate asks for, for real
                     items = sorted(next(iter(want))[0])
                     u, rc, amount = items[0]
                     _claim(client, u, {rc: amount})
-                    world[u]['used'][rc] = world[u]['used'].get(
-                        rc, 0) + amount
+                    world[u]['used'][rc] = world[u]['used'].get(rc, 0) + amount
                     check_answer(world, pairs, mv, _ask(client, pairs, mv))
         finally:
             common_db.get_database(url).dispose()

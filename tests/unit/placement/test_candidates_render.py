@@ -6,6 +6,7 @@ from a template; whatever the request, its bytes must decode to exactly the
 dict :func:`get_allocation_candidates` builds (or both raise the same
 error).
 """
+
 import dataclasses
 
 from hypothesis import HealthCheck, given, settings
@@ -13,11 +14,21 @@ from hypothesis import strategies as st
 import orjson
 
 from nimbus.placement.candidates import (
-    CandidatesQueryError, Snapshot, get_allocation_candidates,
-    get_allocation_candidates_json)
+    CandidatesQueryError,
+    Snapshot,
+    get_allocation_candidates,
+    get_allocation_candidates_json,
+)
 
 from tests.unit.placement.test_candidates_support import (
-    RCS, TRAITS, TreeBuilder, opts, random_queries, random_trees, u)
+    RCS,
+    TRAITS,
+    TreeBuilder,
+    opts,
+    random_queries,
+    random_trees,
+    u,
+)
 
 VERSIONS = [(1, m) for m in range(10, 40)]
 
@@ -29,16 +40,19 @@ def _both(snap, params, mv, options=None):
     except CandidatesQueryError as exc:
         expected = ('error', exc.code, exc.detail)
     try:
-        got = orjson.loads(get_allocation_candidates_json(
-            snap, params, mv, options))
+        got = orjson.loads(
+            get_allocation_candidates_json(snap, params, mv, options)
+        )
     except CandidatesQueryError as exc:
         got = ('error', exc.code, exc.detail)
     return expected, got
 
 
-@settings(max_examples=250, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.filter_too_much])
+@settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(st.data())
 def test_json_body_equals_dict_body(data):
     b = data.draw(random_trees())
@@ -63,8 +77,9 @@ def test_fragments_follow_a_usage_refresh():
     b = _env()
     snap = b.snapshot()
     params = {'resources': ['VCPU:1']}
-    first = orjson.loads(get_allocation_candidates_json(
-        snap, params, (1, 39), opts()))
+    first = orjson.loads(
+        get_allocation_candidates_json(snap, params, (1, 39), opts())
+    )
     assert snap.fragments[True]
     # A usage refresh replaces provider 3 and keeps 1 and 2 as they are.
     provs = dict(b.provs)
@@ -73,13 +88,12 @@ def test_fragments_follow_a_usage_refresh():
     new.inherit_fragments(snap)
     assert set(new.fragments[True]) == {u(1), u(2)}
     assert new.fragments[True][u(1)] is snap.fragments[True][u(1)]
-    body = orjson.loads(get_allocation_candidates_json(
-        new, params, (1, 39), opts()))
+    body = orjson.loads(
+        get_allocation_candidates_json(new, params, (1, 39), opts())
+    )
     assert body == get_allocation_candidates(new, params, (1, 39), opts())
-    assert body['provider_summaries'][u(3)]['resources']['VCPU'][
-        'used'] == 3
-    assert first['provider_summaries'][u(3)]['resources']['VCPU'][
-        'used'] == 1
+    assert body['provider_summaries'][u(3)]['resources']['VCPU']['used'] == 3
+    assert first['provider_summaries'][u(3)]['resources']['VCPU']['used'] == 1
 
 
 def test_unusual_uuids_take_the_escaping_path():
@@ -97,10 +111,11 @@ def test_unusual_uuids_take_the_escaping_path():
         assert odd in str(got)
 
 
-
-@settings(max_examples=100, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.filter_too_much])
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(st.data())
 def test_memoised_search_matches_a_fresh_snapshot(data):
     """Requests answered on one snapshot (reusing its memo) get what a
@@ -112,19 +127,36 @@ def test_memoised_search_matches_a_fresh_snapshot(data):
         expected, _got = _both(b.snapshot(), params, (1, 39))
         assert _both(shared, params, (1, 39)) == (expected, expected)
 
+
 def test_summary_resources_come_in_placement_order():
     # Standard classes by their os-resource-classes id, then custom ones:
     # as OpenStack Placement (and so osc-placement) lists them.
     b = TreeBuilder()
-    b.add(1, inv={'CUSTOM_ZED': 1, 'DISK_GB': 100, 'CUSTOM_ACME': 2,
-                  'MEMORY_MB': 2048, 'PCI_DEVICE': 1, 'VCPU': 8})
+    b.add(
+        1,
+        inv={
+            'CUSTOM_ZED': 1,
+            'DISK_GB': 100,
+            'CUSTOM_ACME': 2,
+            'MEMORY_MB': 2048,
+            'PCI_DEVICE': 1,
+            'VCPU': 8,
+        },
+    )
     snap = b.snapshot()
-    want = ['VCPU', 'MEMORY_MB', 'DISK_GB', 'PCI_DEVICE', 'CUSTOM_ACME',
-            'CUSTOM_ZED']
+    want = [
+        'VCPU',
+        'MEMORY_MB',
+        'DISK_GB',
+        'PCI_DEVICE',
+        'CUSTOM_ACME',
+        'CUSTOM_ZED',
+    ]
     params = {'resources': ['VCPU:1']}
     for mv in ((1, 12), (1, 27), (1, 29), (1, 39)):
-        body = orjson.loads(get_allocation_candidates_json(
-            snap, params, mv, opts()))
+        body = orjson.loads(
+            get_allocation_candidates_json(snap, params, mv, opts())
+        )
         dict_body = get_allocation_candidates(snap, params, mv, opts())
         for got in (body, dict_body):
             order = list(got['provider_summaries'][u(1)]['resources'])

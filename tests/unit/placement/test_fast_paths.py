@@ -1,4 +1,5 @@
 """The per-request shortcuts: policy decision cache, counter reads."""
+
 import types
 
 import pytest
@@ -20,8 +21,12 @@ class _Enforcer:
 
 
 def _ctx(user='u', project='p', roles=('admin',)):
-    return types.SimpleNamespace(user_id=user, project_id=project,
-                                 roles=list(roles), is_admin='admin' in roles)
+    return types.SimpleNamespace(
+        user_id=user,
+        project_id=project,
+        roles=list(roles),
+        is_admin='admin' in roles,
+    )
 
 
 def test_policy_decisions_are_cached_per_credentials_rule_and_target():
@@ -54,6 +59,7 @@ def test_denials_are_cached_too_and_everything_expires():
 
 def test_state_reads_survive_a_broken_connection(tmp_path):
     from nimbus.placement import db as placement_db
+
     url = 'sqlite:///%s' % (tmp_path / 'p.sqlite')
     placement_db.sync(url)
     pdb = base.PlacementDB(url)

@@ -21,13 +21,17 @@ from nimbus.testing import infra
 
 RP = '00000000-0000-0000-0000-00000000ab01'
 KILL = {
-    'mysql': ("SELECT id FROM information_schema.processlist "
-              "WHERE db = DATABASE() AND id <> CONNECTION_ID()",
-              'KILL CONNECTION %d'),
-    'postgresql': ("SELECT pid FROM pg_stat_activity "
-                   "WHERE datname = current_database() "
-                   "AND pid <> pg_backend_pid()",
-                   'SELECT pg_terminate_backend(%d)'),
+    'mysql': (
+        'SELECT id FROM information_schema.processlist '
+        'WHERE db = DATABASE() AND id <> CONNECTION_ID()',
+        'KILL CONNECTION %d',
+    ),
+    'postgresql': (
+        'SELECT pid FROM pg_stat_activity '
+        'WHERE datname = current_database() '
+        'AND pid <> pg_backend_pid()',
+        'SELECT pg_terminate_backend(%d)',
+    ),
 }
 
 
@@ -64,7 +68,9 @@ def _kill_pooled_connections(kind, url):
 def test_engine_skips_ping_and_reset(pdb):
     _kind, _url, db = pdb
     assert db.engine.pool._pre_ping is False
-    assert db.engine.pool._reset_on_return is sa.pool.base.ResetStyle.reset_none
+    assert (
+        db.engine.pool._reset_on_return is sa.pool.base.ResetStyle.reset_none
+    )
 
 
 def test_reads_and_writes_survive_killed_connections(pdb):
@@ -78,9 +84,13 @@ def test_reads_and_writes_survive_killed_connections(pdb):
     # takes a fresh one: the caller never sees the loss.
     assert db.read(rp_obj.get, RP)['name'] == 'node-1'
     _kill_pooled_connections(kind, url)
-    db.write(lambda conn: inventory.set_all(
-        conn, rp_obj.get_ref(conn, RP), 0,
-        {'VCPU': {'total': 8}}), late_lock=True)
-    invs = db.read(lambda conn: inventory.get_all(
-        conn, rp_obj.get_ref(conn, RP)['id']))
+    db.write(
+        lambda conn: inventory.set_all(
+            conn, rp_obj.get_ref(conn, RP), 0, {'VCPU': {'total': 8}}
+        ),
+        late_lock=True,
+    )
+    invs = db.read(
+        lambda conn: inventory.get_all(conn, rp_obj.get_ref(conn, RP)['id'])
+    )
     assert invs['VCPU']['total'] == 8

@@ -21,10 +21,10 @@ def _diffs(url):
     try:
         with engine.connect() as conn:
             context = migration.MigrationContext.configure(
-                conn, opts={'compare_type': True,
-                            'compare_server_default': False})
-            return autogenerate.compare_metadata(context,
-                                                 models.Base.metadata)
+                conn,
+                opts={'compare_type': True, 'compare_server_default': False},
+            )
+            return autogenerate.compare_metadata(context, models.Base.metadata)
     finally:
         engine.dispose()
 
@@ -44,8 +44,9 @@ def test_the_comparison_sees_a_difference(tmp_path):
         placement_db.sync(url)
         engine = sa.create_engine(common_db.normalize_url(url))
         with engine.begin() as conn:
-            conn.execute(sa.text(
-                'ALTER TABLE traits ADD COLUMN extra INTEGER'))
+            conn.execute(
+                sa.text('ALTER TABLE traits ADD COLUMN extra INTEGER')
+            )
         engine.dispose()
         diffs = _diffs(url)
         common_db.get_database(url).dispose()

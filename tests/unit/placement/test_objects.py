@@ -40,14 +40,25 @@ def _provider(pdb, uuid, name, invs, parent=None):
 
 
 def _claim(pdb, consumer, allocs, generation=allocation.NO_GENERATION):
-    pdb.write(allocation.replace, [allocation.Request(
-        consumer, allocs, 'p', 'u', generation, 'INSTANCE')],
-        structure=False, usage=True)
+    pdb.write(
+        allocation.replace,
+        [
+            allocation.Request(
+                consumer, allocs, 'p', 'u', generation, 'INSTANCE'
+            )
+        ],
+        structure=False,
+        usage=True,
+    )
 
 
 def test_capacity_uses_ratio_and_reserved(pdb):
-    _provider(pdb, RP1, 'one', {'VCPU': {'total': 4, 'reserved': 1,
-                                         'allocation_ratio': 2.0}})
+    _provider(
+        pdb,
+        RP1,
+        'one',
+        {'VCPU': {'total': 4, 'reserved': 1, 'allocation_ratio': 2.0}},
+    )
     _claim(pdb, C1, {RP1: {'VCPU': 6}})
     with pytest.raises(exception.CapacityExceeded):
         _claim(pdb, C2, {RP1: {'VCPU': 1}})
@@ -57,15 +68,27 @@ def test_replacing_own_allocation_does_not_double_count(pdb):
     _provider(pdb, RP1, 'one', {'VCPU': {'total': 4}})
     _claim(pdb, C1, {RP1: {'VCPU': 4}})
     _claim(pdb, C1, {RP1: {'VCPU': 3}})
-    usages = pdb.read(lambda c: usage.for_provider(
-        c, rp_obj.get(c, RP1)['id']))
+    usages = pdb.read(
+        lambda c: usage.for_provider(c, rp_obj.get(c, RP1)['id'])
+    )
     assert usages == {'VCPU': 3}
 
 
 @pytest.mark.parametrize('amount', [3, 5, 12])
 def test_min_max_step(pdb, amount):
-    _provider(pdb, RP1, 'one', {'MEMORY_MB': {
-        'total': 64, 'min_unit': 4, 'max_unit': 8, 'step_size': 4}})
+    _provider(
+        pdb,
+        RP1,
+        'one',
+        {
+            'MEMORY_MB': {
+                'total': 64,
+                'min_unit': 4,
+                'max_unit': 8,
+                'step_size': 4,
+            }
+        },
+    )
     with pytest.raises(exception.CapacityExceeded):
         _claim(pdb, C1, {RP1: {'MEMORY_MB': amount}})
 
@@ -76,8 +99,11 @@ def test_generations_move_and_guard(pdb):
     _claim(pdb, C1, {RP1: {'VCPU': 1}})
     assert pdb.read(rp_obj.get, RP1)['generation'] == 2
     with pytest.raises(exception.ConcurrentUpdate):
-        pdb.write(lambda c: inventory.set_all(
-            c, rp_obj.get(c, RP1), 1, {'VCPU': {'total': 8}}))
+        pdb.write(
+            lambda c: inventory.set_all(
+                c, rp_obj.get(c, RP1), 1, {'VCPU': {'total': 8}}
+            )
+        )
 
 
 def test_consumer_generation(pdb):
@@ -96,9 +122,14 @@ def test_consumer_generation(pdb):
 def test_many_consumers_are_atomic(pdb):
     _provider(pdb, RP1, 'one', {'VCPU': {'total': 4}})
     with pytest.raises(exception.CapacityExceeded):
-        pdb.write(allocation.replace, [
-            allocation.Request(C1, {RP1: {'VCPU': 3}}),
-            allocation.Request(C2, {RP1: {'VCPU': 3}})], usage=True)
+        pdb.write(
+            allocation.replace,
+            [
+                allocation.Request(C1, {RP1: {'VCPU': 3}}),
+                allocation.Request(C2, {RP1: {'VCPU': 3}}),
+            ],
+            usage=True,
+        )
     assert pdb.read(allocation.for_consumer, C1) == ({}, None)
 
 
@@ -106,19 +137,26 @@ def test_reshaper_moves_and_is_atomic(pdb):
     _provider(pdb, RP1, 'root', {'VCPU': {'total': 4}, 'VGPU': {'total': 2}})
     _provider(pdb, RP2, 'child', {}, parent=RP1)
     _claim(pdb, C1, {RP1: {'VCPU': 1, 'VGPU': 1}}, generation=None)
-    bad = [allocation.Request(C1, {RP1: {'VCPU': 1}, RP2: {'VGPU': 5}},
-                              'p', 'u', 1, 'INSTANCE')]
-    invs = {RP1: (2, {'VCPU': {'total': 4}}),
-            RP2: (1, {'VGPU': {'total': 2}})}
+    bad = [
+        allocation.Request(
+            C1, {RP1: {'VCPU': 1}, RP2: {'VGPU': 5}}, 'p', 'u', 1, 'INSTANCE'
+        )
+    ]
+    invs = {RP1: (2, {'VCPU': {'total': 4}}), RP2: (1, {'VGPU': {'total': 2}})}
     with pytest.raises(exception.CapacityExceeded):
         pdb.write(reshaper.reshape, invs, bad, usage=True)
     # nothing moved
     allocs, _c = pdb.read(allocation.for_consumer, C1)
     assert allocs[RP1]['resources'] == {'VCPU': 1, 'VGPU': 1}
-    assert pdb.read(lambda c: inventory.get_all(
-        c, rp_obj.get(c, RP2)['id'])) == {}
-    good = [allocation.Request(C1, {RP1: {'VCPU': 1}, RP2: {'VGPU': 1}},
-                               'p', 'u', 1, 'INSTANCE')]
+    assert (
+        pdb.read(lambda c: inventory.get_all(c, rp_obj.get(c, RP2)['id']))
+        == {}
+    )
+    good = [
+        allocation.Request(
+            C1, {RP1: {'VCPU': 1}, RP2: {'VGPU': 1}}, 'p', 'u', 1, 'INSTANCE'
+        )
+    ]
     pdb.write(reshaper.reshape, invs, good, usage=True)
     allocs, consumer = pdb.read(allocation.for_consumer, C1)
     assert allocs[RP2]['resources'] == {'VGPU': 1}

@@ -1,4 +1,5 @@
 """GET /resource_providers filters parsed with the engine's helpers."""
+
 import pytest
 
 from nimbus.common.wsgi import Version
@@ -6,7 +7,10 @@ from nimbus.placement import exception
 from nimbus.placement.handlers import query
 
 from tests.unit.placement.test_candidates_support import (
-    AGG1, AGG2, TreeBuilder)
+    AGG1,
+    AGG2,
+    TreeBuilder,
+)
 
 
 def _snap():
@@ -25,8 +29,7 @@ def _names(qs, version='1.39'):
 
 def test_member_of_forms():
     assert _names({'member_of': [AGG1]}) == ['rp1']
-    assert _names({'member_of': ['in:%s,%s' % (AGG1, AGG2)]}) == [
-        'rp1', 'rp2']
+    assert _names({'member_of': ['in:%s,%s' % (AGG1, AGG2)]}) == ['rp1', 'rp2']
     assert _names({'member_of': [AGG1, AGG2]}) == ['rp1']
     assert _names({'member_of': ['!' + AGG1]}) == ['rp2', 'rp3']
     # Before 1.24 a repeated member_of is refused (as Placement).
@@ -56,18 +59,21 @@ def test_resources():
     assert _names({'resources': ['VCPU:1']}) == ['rp1', 'rp2']
 
 
-@pytest.mark.parametrize('qs,version', [
-    ({'member_of': ['nope']}, '1.39'),
-    ({'member_of': ['!' + AGG1]}, '1.31'),
-    ({'required': ['!T1']}, '1.21'),
-    ({'required': ['in:T1,T2']}, '1.38'),
-    ({'required': ['T1,,T2']}, '1.39'),
-    ({'required': ['CUSTOM_NOPE']}, '1.39'),
-    ({'resources': ['VCPU']}, '1.39'),
-    ({'resources': ['VCPU:0']}, '1.39'),
-    ({'resources': ['CUSTOM_NOPE:1']}, '1.39'),
-    ({'uuid': ['nope']}, '1.39'),
-])
+@pytest.mark.parametrize(
+    'qs,version',
+    [
+        ({'member_of': ['nope']}, '1.39'),
+        ({'member_of': ['!' + AGG1]}, '1.31'),
+        ({'required': ['!T1']}, '1.21'),
+        ({'required': ['in:T1,T2']}, '1.38'),
+        ({'required': ['T1,,T2']}, '1.39'),
+        ({'required': ['CUSTOM_NOPE']}, '1.39'),
+        ({'resources': ['VCPU']}, '1.39'),
+        ({'resources': ['VCPU:0']}, '1.39'),
+        ({'resources': ['CUSTOM_NOPE:1']}, '1.39'),
+        ({'uuid': ['nope']}, '1.39'),
+    ],
+)
 def test_bad_values(qs, version):
     # OpenStack Placement names no placement.query.* code on this route.
     with pytest.raises(exception.BadRequest) as info:

@@ -14,35 +14,66 @@ class SharedPlacement:
         self.claims = testing.InMemoryClaims(capacity)
 
     def get_allocation_candidates(self, ctxt, params):
-        res = dict(kv.split(":") for kv in dict(params)["resources"].split(","))
+        res = dict(
+            kv.split(':') for kv in dict(params)['resources'].split(',')
+        )
         res = {k: int(v) for k, v in res.items()}
         with self.claims.lock:
             areqs, summaries = [], {}
             for rp, cap in self.capacity.items():
                 used = self.claims.used.get(rp, {})
-                if all(used.get(rc, 0) + amt <= cap.get(rc, 0) for rc, amt in res.items()):
-                    areqs.append({"allocations": {rp: {"resources": dict(res)}},
-                                  "mappings": {"": [rp]}})
-                    summaries[rp] = {"resources": {
-                        rc: {"capacity": cap[rc], "used": used.get(rc, 0)} for rc in cap}}
-        return {"allocation_requests": areqs, "provider_summaries": summaries}
+                if all(
+                    used.get(rc, 0) + amt <= cap.get(rc, 0)
+                    for rc, amt in res.items()
+                ):
+                    areqs.append(
+                        {
+                            'allocations': {rp: {'resources': dict(res)}},
+                            'mappings': {'': [rp]},
+                        }
+                    )
+                    summaries[rp] = {
+                        'resources': {
+                            rc: {'capacity': cap[rc], 'used': used.get(rc, 0)}
+                            for rc in cap
+                        }
+                    }
+        return {'allocation_requests': areqs, 'provider_summaries': summaries}
 
-    def claim_resources(self, ctxt, consumer, areq, project_id, user_id, consumer_generation=None):
-        return self.claims.claim(type("H", (), {"host": consumer})(), areq, consumer)
+    def claim_resources(
+        self,
+        ctxt,
+        consumer,
+        areq,
+        project_id,
+        user_id,
+        consumer_generation=None,
+    ):
+        return self.claims.claim(
+            type('H', (), {'host': consumer})(), areq, consumer
+        )
 
     def remove_allocations(self, ctxt, consumer):
         with self.claims.lock:
             for key in [k for k in self.claims.claims if k[0] == consumer]:
                 areq = self.claims.claims[key]
-                self.claims._unclaim(type("H", (), {"host": key[1]})(), areq, consumer)
+                self.claims._unclaim(
+                    type('H', (), {'host': key[1]})(), areq, consumer
+                )
 
 
 def test_three_schedulers_never_overcommit(conf):
     src = testing.make_source(20, seed=5)
     nodes = src.compute_nodes()
-    capacity = {cn["uuid"]: {"VCPU": cn["vcpus"] * cn["cpu_allocation_ratio"] - cn["vcpus_used"],
-                             "MEMORY_MB": cn["memory_mb"] - cn["memory_mb_used"],
-                             "DISK_GB": cn["local_gb"] - cn["local_gb_used"]} for cn in nodes}
+    capacity = {
+        cn['uuid']: {
+            'VCPU': cn['vcpus'] * cn['cpu_allocation_ratio']
+            - cn['vcpus_used'],
+            'MEMORY_MB': cn['memory_mb'] - cn['memory_mb_used'],
+            'DISK_GB': cn['local_gb'] - cn['local_gb_used'],
+        }
+        for cn in nodes
+    }
     for cap in capacity.values():  # start empty in placement's books
         for rc in cap:
             cap[rc] = int(cap[rc])
@@ -57,12 +88,12 @@ def test_three_schedulers_never_overcommit(conf):
 
     def run(k):
         spec = testing.spec(vcpus=8, memory_mb=16384, root_gb=100, num=1)
-        spec.instance_uuids = [f"inst-{k}"]
+        spec.instance_uuids = [f'inst-{k}']
         try:
             res = scheds[k % 3].select_destinations(None, spec)
-            outcome = ("ok", res[0][0]["service_host"])
+            outcome = ('ok', res[0][0]['service_host'])
         except exception.NoValidHost as exc:
-            outcome = ("fail", exc.reason)
+            outcome = ('fail', exc.reason)
         with lock:
             outcomes.append(outcome)
 
@@ -75,7 +106,7 @@ def test_three_schedulers_never_overcommit(conf):
     for rp, used in placement.claims.used.items():
         for rc, amount in used.items():
             assert amount <= capacity[rp][rc], (rp, rc)
-    oks = [o for o in outcomes if o[0] == "ok"]
-    fails = [o for o in outcomes if o[0] == "fail"]
+    oks = [o for o in outcomes if o[0] == 'ok']
+    fails = [o for o in outcomes if o[0] == 'fail']
     assert oks and len(placement.claims.claims) == len(oks)
-    assert all(o[1].startswith("No valid host") for o in fails)
+    assert all(o[1].startswith('No valid host') for o in fails)

@@ -30,9 +30,19 @@ def _handle_info(text):
 
 
 def render(req, arq):
-    body = {key: arq[key] for key in (
-        'uuid', 'state', 'device_profile_name', 'device_profile_group_id',
-        'hostname', 'device_rp_uuid', 'instance_uuid', 'attach_handle_type')}
+    body = {
+        key: arq[key]
+        for key in (
+            'uuid',
+            'state',
+            'device_profile_name',
+            'device_profile_group_id',
+            'hostname',
+            'device_rp_uuid',
+            'instance_uuid',
+            'attach_handle_type',
+        )
+    }
     body['attach_handle_info'] = _handle_info(arq['attach_handle_info'])
     body['device_profile_group'] = arq['device_profile_group']
     if util.version(req) >= (2, 1):
@@ -56,8 +66,9 @@ def create(state, req, resp):
         profile = dp_obj.get_by_name(state.adb, name)
     except dp_obj.NotFound:
         raise util.not_found('Device profile %s could not be found' % name)
-    arqs = arq_obj.create_for_profile(state.adb, profile,
-                                      util.ctx(req).project_id)
+    arqs = arq_obj.create_for_profile(
+        state.adb, profile, util.ctx(req).project_id
+    )
     util.send(resp, {'arqs': [render(req, a) for a in arqs]}, 201)
 
 
@@ -69,21 +80,29 @@ def list_arqs(state, req, resp):
         util.uuid_param('instance', instance)
     bind_state = params.get('bind_state')
     if bind_state is not None and bind_state != 'resolved':
-        raise util.bad_request("bind_state must be 'resolved', not %r"
-                               % bind_state)
+        raise util.bad_request(
+            "bind_state must be 'resolved', not %r" % bind_state
+        )
     if bind_state and instance is None:
         raise util.bad_request("bind_state=resolved needs 'instance'")
-    project = None if util.may(state, req, policies.ARQ % 'all_projects') \
+    project = (
+        None
+        if util.may(state, req, policies.ARQ % 'all_projects')
         else util.ctx(req).project_id
-    arqs = arq_obj.list_arqs(state.adb, instance_uuid=instance,
-                             project_id=project)
+    )
+    arqs = arq_obj.list_arqs(
+        state.adb, instance_uuid=instance, project_id=project
+    )
     if bind_state:
-        binding = [a['uuid'] for a in arqs
-                   if a['state'] not in states.RESOLVED]
+        binding = [
+            a['uuid'] for a in arqs if a['state'] not in states.RESOLVED
+        ]
         if binding:
             raise errors.HTTPError(
-                423, 'Accelerator requests of instance %s are still being '
-                     'bound: %s' % (instance, ', '.join(binding)))
+                423,
+                'Accelerator requests of instance %s are still being '
+                'bound: %s' % (instance, ', '.join(binding)),
+            )
     util.send(resp, {'arqs': [render(req, a) for a in arqs]})
 
 
@@ -94,8 +113,9 @@ def show(state, req, resp, uuid):
     except arq_obj.NotFound:
         arq = None
     if arq is None or not _visible(state, req, arq):
-        raise util.not_found('Accelerator request %s could not be found'
-                             % uuid)
+        raise util.not_found(
+            'Accelerator request %s could not be found' % uuid
+        )
     util.send(resp, render(req, arq))
 
 
@@ -105,9 +125,11 @@ def _bindings(patch):
     for uuid, ops in patch.items():
         kinds = {op['op'] for op in ops}
         if len(kinds) != 1:
-            raise util.bad_request('Accelerator request %s: a patch either '
-                                   'adds (binds) or removes (unbinds), not '
-                                   'both' % uuid)
+            raise util.bad_request(
+                'Accelerator request %s: a patch either '
+                'adds (binds) or removes (unbinds), not '
+                'both' % uuid
+            )
         if kinds == {'remove'}:
             unbinds.append(uuid)
             continue
@@ -115,18 +137,22 @@ def _bindings(patch):
         for op in ops:
             field = op['path'][1:]
             if 'value' not in op:
-                raise util.bad_request("Accelerator request %s: op add of "
-                                       "'%s' has no value" % (uuid,
-                                                              op['path']))
+                raise util.bad_request(
+                    'Accelerator request %s: op add of '
+                    "'%s' has no value" % (uuid, op['path'])
+                )
             if field in fields:
-                raise util.bad_request("Accelerator request %s: '%s' is "
-                                       'given twice' % (uuid, op['path']))
+                raise util.bad_request(
+                    "Accelerator request %s: '%s' is "
+                    'given twice' % (uuid, op['path'])
+                )
             fields[field] = op['value']
         missing = [f for f in schema.BIND_FIELDS if f not in fields]
         if missing:
-            raise util.bad_request('Accelerator request %s: binding needs '
-                                   '%s' % (uuid, ', '.join(
-                                       '/' + f for f in missing)))
+            raise util.bad_request(
+                'Accelerator request %s: binding needs '
+                '%s' % (uuid, ', '.join('/' + f for f in missing))
+            )
         for field in ('device_rp_uuid', 'instance_uuid'):
             util.uuid_param(field, fields[field])
         binds[uuid] = fields
@@ -145,8 +171,7 @@ def update(state, req, resp):
             arq_obj.start_binds(state.adb, binds)
         releases = arq_obj.unbind(state.adb, unbinds) if unbinds else []
     except arq_obj.NotFound as exc:
-        raise util.not_found('Accelerator request %s could not be found'
-                             % exc)
+        raise util.not_found('Accelerator request %s could not be found' % exc)
     except states.InvalidTransition as exc:
         raise util.conflict(str(exc))
     state.release(util.ctx(req), releases)
@@ -158,18 +183,20 @@ def update(state, req, resp):
 def delete(state, req, resp):
     params = util.query(req, {'arqs', 'instance'})
     if ('arqs' in params) == ('instance' in params):
-        raise util.bad_request("Deleting accelerator requests needs exactly "
-                               "one of the query parameters 'arqs' "
-                               "(comma-separated uuids) or 'instance'")
+        raise util.bad_request(
+            'Deleting accelerator requests needs exactly '
+            "one of the query parameters 'arqs' "
+            "(comma-separated uuids) or 'instance'"
+        )
     if 'instance' in params:
         util.authorize(state, req, policies.ARQ % 'delete_by_instance')
         instance = util.uuid_param('instance', params['instance'])
-        _deleted, releases = arq_obj.delete(state.adb,
-                                            instance_uuid=instance)
+        _deleted, releases = arq_obj.delete(state.adb, instance_uuid=instance)
         state.release(util.ctx(req), releases)
     else:
-        _delete_uuids(state, req,
-                      [u.strip() for u in params['arqs'].split(',')])
+        _delete_uuids(
+            state, req, [u.strip() for u in params['arqs'].split(',')]
+        )
     util.send(resp, None, 204)
 
 
@@ -182,8 +209,9 @@ def delete_one(state, req, resp, uuid):
     try:
         arq_obj.get(state.adb, uuid)
     except arq_obj.NotFound:
-        raise util.not_found('Accelerator request %s could not be found'
-                             % uuid)
+        raise util.not_found(
+            'Accelerator request %s could not be found' % uuid
+        )
     _delete_uuids(state, req, [uuid])
     util.send(resp, None, 204)
 
@@ -199,7 +227,8 @@ def _delete_uuids(state, req, uuids):
             except arq_obj.NotFound:
                 continue
             if not _visible(state, req, arq):
-                raise util.not_found('Accelerator request %s could not '
-                                     'be found' % uuid)
+                raise util.not_found(
+                    'Accelerator request %s could not be found' % uuid
+                )
     _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
     state.release(util.ctx(req), releases)

@@ -9,15 +9,19 @@ NOUN = 'deployables'
 
 
 def render(req, deployable):
-    body = {'uuid': deployable['uuid'], 'name': deployable['name'],
-            'num_accelerators': deployable['num_accelerators'],
-            'device_id': deployable['device_id'],
-            'device_uuid': deployable['device_uuid'],
-            'rp_uuid': deployable['rp_uuid'],
-            'driver_name': deployable['driver_name'],
-            'hostname': deployable['hostname'],
-            'parent_id': None, 'root_id': deployable['id'],
-            'links': util.link(req, NOUN, deployable['uuid'])}
+    body = {
+        'uuid': deployable['uuid'],
+        'name': deployable['name'],
+        'num_accelerators': deployable['num_accelerators'],
+        'device_id': deployable['device_id'],
+        'device_uuid': deployable['device_uuid'],
+        'rp_uuid': deployable['rp_uuid'],
+        'driver_name': deployable['driver_name'],
+        'hostname': deployable['hostname'],
+        'parent_id': None,
+        'root_id': deployable['id'],
+        'links': util.link(req, NOUN, deployable['uuid']),
+    }
     body.update(util.times(deployable))
     return body
 
@@ -25,8 +29,15 @@ def render(req, deployable):
 def list_deployables(state, req, resp):
     util.authorize(state, req, policies.DEPLOYABLE % 'get_all')
     params = util.query(req, {'rp_uuid', 'name'})
-    util.send(resp, {NOUN: [render(req, d) for d in
-                            device_obj.list_deployables(state.adb, params)]})
+    util.send(
+        resp,
+        {
+            NOUN: [
+                render(req, d)
+                for d in device_obj.list_deployables(state.adb, params)
+            ]
+        },
+    )
 
 
 def show(state, req, resp, uuid):

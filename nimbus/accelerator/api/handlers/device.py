@@ -10,9 +10,18 @@ FILTERS = ('type', 'vendor', 'hostname')
 
 
 def render(req, device):
-    body = {key: device[key] for key in (
-        'uuid', 'type', 'vendor', 'model', 'std_board_info',
-        'vendor_board_info', 'hostname')}
+    body = {
+        key: device[key]
+        for key in (
+            'uuid',
+            'type',
+            'vendor',
+            'model',
+            'std_board_info',
+            'vendor_board_info',
+            'hostname',
+        )
+    }
     if util.version(req) >= (2, 3):
         body['status'] = device['status']
     body['links'] = util.link(req, NOUN, device['uuid'])
@@ -23,8 +32,15 @@ def render(req, device):
 def list_devices(state, req, resp):
     util.authorize(state, req, policies.DEVICE % 'get_all')
     params = util.query(req, set(FILTERS))
-    util.send(resp, {NOUN: [render(req, d) for d in
-                            device_obj.list_devices(state.adb, params)]})
+    util.send(
+        resp,
+        {
+            NOUN: [
+                render(req, d)
+                for d in device_obj.list_devices(state.adb, params)
+            ]
+        },
+    )
 
 
 def show(state, req, resp, uuid):

@@ -12,10 +12,13 @@ NOUN = 'device_profiles'
 
 
 def render(req, profile):
-    body = {'uuid': profile['uuid'], 'name': profile['name'],
-            'description': profile['description'],
-            'groups': profile['groups'],
-            'links': util.link(req, NOUN, profile['uuid'])}
+    body = {
+        'uuid': profile['uuid'],
+        'name': profile['name'],
+        'description': profile['description'],
+        'groups': profile['groups'],
+        'links': util.link(req, NOUN, profile['uuid']),
+    }
     body.update(util.times(profile))
     return body
 
@@ -27,17 +30,22 @@ def create(state, req, resp):
     for index, group in enumerate(profile['groups']):
         problem = schema.group_problem(index, group)
         if problem:
-            raise util.bad_request('Invalid device profile groups: %s'
-                                   % problem)
+            raise util.bad_request(
+                'Invalid device profile groups: %s' % problem
+            )
     try:
-        created = dp_obj.create(state.adb, profile['name'],
-                                profile['groups'],
-                                description=profile.get('description'),
-                                uuid=profile.get('uuid'))
+        created = dp_obj.create(
+            state.adb,
+            profile['name'],
+            profile['groups'],
+            description=profile.get('description'),
+            uuid=profile.get('uuid'),
+        )
     except dp_obj.DuplicateName:
-        raise util.conflict("A device profile named '%s' (or with uuid %s) "
-                            'already exists' % (profile['name'],
-                                                profile.get('uuid')))
+        raise util.conflict(
+            "A device profile named '%s' (or with uuid %s) "
+            'already exists' % (profile['name'], profile.get('uuid'))
+        )
     util.send(resp, render(req, created), 201)
 
 
@@ -58,7 +66,8 @@ def show(state, req, resp, uuid):
         else:
             raise util.bad_request(
                 "'%s' is not a device profile uuid; showing a profile by "
-                'name needs microversion 2.2 or later' % uuid)
+                'name needs microversion 2.2 or later' % uuid
+            )
     except dp_obj.NotFound:
         raise util.not_found('Device profile %s could not be found' % uuid)
     # Cyborg answers one profile wrapped in "device_profile".
@@ -85,12 +94,15 @@ def delete_by_names(state, req, resp):
     params = util.query(req, {'value'})
     value = params.get('value')
     if not value:
-        raise util.bad_request("Deleting device profiles needs the query "
-                               "parameter 'value' (comma-separated names)")
+        raise util.bad_request(
+            'Deleting device profiles needs the query '
+            "parameter 'value' (comma-separated names)"
+        )
     names = [n.strip() for n in value.split(',')]
     if any(not n for n in names):
-        raise util.bad_request("Query parameter 'value' has an empty name: "
-                               "%r" % value)
+        raise util.bad_request(
+            "Query parameter 'value' has an empty name: %r" % value
+        )
     try:
         dp_obj.delete_by_names(state.adb, names)
     except dp_obj.NotFound as exc:

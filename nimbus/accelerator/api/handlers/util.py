@@ -20,8 +20,10 @@ def ctx(req):
 
 def authorize(state, req, rule, project_id=None):
     context = ctx(req)
-    target = {'project_id': project_id or context.project_id,
-              'user_id': context.user_id}
+    target = {
+        'project_id': project_id or context.project_id,
+        'user_id': context.user_id,
+    }
     state.enforcer.authorize(context, rule, target)
 
 
@@ -40,14 +42,18 @@ def send(resp, body, status=200):
 
 def base_url(req):
     """``http://host:port[/accelerator]``: how the caller reached us."""
-    prefix = PREFIX if req.path.startswith(PREFIX + '/') or \
-        req.path == PREFIX else ''
+    prefix = (
+        PREFIX
+        if req.path.startswith(PREFIX + '/') or req.path == PREFIX
+        else ''
+    )
     return req.prefix.rstrip('/') + prefix
 
 
 def link(req, noun, uuid):
-    return [{'href': '%s/v2/%s/%s' % (base_url(req), noun, uuid),
-             'rel': 'self'}]
+    return [
+        {'href': '%s/v2/%s/%s' % (base_url(req), noun, uuid), 'rel': 'self'}
+    ]
 
 
 def bad_request(detail):
@@ -67,12 +73,14 @@ def query(req, allowed):
     params = {}
     for name, value in req.params.items():
         if name not in allowed:
-            raise bad_request("Unknown query parameter '%s' (allowed: %s)"
-                              % (name, ', '.join(sorted(allowed)) or
-                                 'none'))
+            raise bad_request(
+                "Unknown query parameter '%s' (allowed: %s)"
+                % (name, ', '.join(sorted(allowed)) or 'none')
+            )
         if isinstance(value, list):
-            raise bad_request("Query parameter '%s' is given more than once"
-                              % name)
+            raise bad_request(
+                "Query parameter '%s' is given more than once" % name
+            )
         params[name] = value
     return params
 
@@ -84,5 +92,7 @@ def uuid_param(name, value):
 
 
 def times(record):
-    return {'created_at': base.isotime(record['created_at']),
-            'updated_at': base.isotime(record['updated_at'])}
+    return {
+        'created_at': base.isotime(record['created_at']),
+        'updated_at': base.isotime(record['updated_at']),
+    }

@@ -4,8 +4,13 @@ UUID = {'type': 'string', 'format': 'uuid'}
 
 CREATE = {
     'type': 'object',
-    'properties': {'device_profile_name': {
-        'type': 'string', 'minLength': 1, 'maxLength': 255}},
+    'properties': {
+        'device_profile_name': {
+            'type': 'string',
+            'minLength': 1,
+            'maxLength': 255,
+        }
+    },
     'required': ['device_profile_name'],
     'additionalProperties': False,
 }
@@ -19,13 +24,19 @@ def patch_schema(version):
     paths = ['/' + f for f in BIND_FIELDS]
     if version >= (2, 1):
         paths.append('/project_id')
-    op = {'type': 'object',
-          'properties': {'path': {'type': 'string', 'enum': paths},
-                         'op': {'type': 'string', 'enum': ['add', 'remove']},
-                         'value': {'type': 'string', 'minLength': 1,
-                                   'maxLength': 255}},
-          'required': ['path', 'op'], 'additionalProperties': False}
-    return {'type': 'object', 'minProperties': 1,
-            'propertyNames': UUID,
-            'additionalProperties': {'type': 'array', 'minItems': 1,
-                                     'items': op}}
+    op = {
+        'type': 'object',
+        'properties': {
+            'path': {'type': 'string', 'enum': paths},
+            'op': {'type': 'string', 'enum': ['add', 'remove']},
+            'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        },
+        'required': ['path', 'op'],
+        'additionalProperties': False,
+    }
+    return {
+        'type': 'object',
+        'minProperties': 1,
+        'propertyNames': UUID,
+        'additionalProperties': {'type': 'array', 'minItems': 1, 'items': op},
+    }

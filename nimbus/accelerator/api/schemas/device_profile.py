@@ -9,12 +9,19 @@ NAME_PATTERN = '^[a-zA-Z0-9-_]+$'
 PROFILE = {
     'type': 'object',
     'properties': {
-        'name': {'type': 'string', 'pattern': NAME_PATTERN,
-                 'minLength': 1, 'maxLength': 255},
+        'name': {
+            'type': 'string',
+            'pattern': NAME_PATTERN,
+            'minLength': 1,
+            'maxLength': 255,
+        },
         'description': {'type': ['string', 'null'], 'maxLength': 255},
         'uuid': {'type': 'string', 'format': 'uuid'},
-        'groups': {'type': 'array', 'minItems': 1,
-                   'items': {'type': 'object', 'minProperties': 1}},
+        'groups': {
+            'type': 'array',
+            'minItems': 1,
+            'items': {'type': 'object', 'minProperties': 1},
+        },
     },
     'required': ['name', 'groups'],
     'additionalProperties': False,
@@ -22,10 +29,12 @@ PROFILE = {
 
 # Cyborg's client posts a list holding one profile; a bare object is taken
 # too.
-CREATE = {'oneOf': [
-    {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': PROFILE},
-    PROFILE,
-]}
+CREATE = {
+    'oneOf': [
+        {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': PROFILE},
+        PROFILE,
+    ]
+}
 
 TRAIT_VALUES = ('required', 'forbidden')
 
@@ -35,8 +44,11 @@ def _positive_amount(value):
         return False
     if isinstance(value, int):
         return value >= 1
-    return isinstance(value, str) and value.isdigit() and \
-        not value.startswith('0')
+    return (
+        isinstance(value, str)
+        and value.isdigit()
+        and not value.startswith('0')
+    )
 
 
 def group_problem(index, group):
@@ -49,8 +61,10 @@ def group_problem(index, group):
         prefix, _, name = key.partition(':')
         where = "group %d key '%s'" % (index, key)
         if not name:
-            return "%s: expected resources:<RC>, trait:<TRAIT> or " \
-                   "accel:<name>" % where
+            return (
+                '%s: expected resources:<RC>, trait:<TRAIT> or '
+                'accel:<name>' % where
+            )
         if prefix == 'resources':
             if not _positive_amount(value):
                 return '%s: %r is not a positive integer' % (where, value)
@@ -58,14 +72,17 @@ def group_problem(index, group):
         elif prefix == 'trait':
             if value not in TRAIT_VALUES:
                 return "%s: %r is neither 'required' nor 'forbidden'" % (
-                    where, value)
+                    where,
+                    value,
+                )
         elif prefix == 'accel':
             if not isinstance(value, str):
                 return '%s: %r is not a string' % (where, value)
         else:
-            return "%s: expected resources:<RC>, trait:<TRAIT> or " \
-                   "accel:<name>" % where
+            return (
+                '%s: expected resources:<RC>, trait:<TRAIT> or '
+                'accel:<name>' % where
+            )
     if not has_resources:
-        return 'group %d asks for no resources (no resources:<RC> key)' % \
-            index
+        return 'group %d asks for no resources (no resources:<RC> key)' % index
     return None

@@ -5,6 +5,7 @@ Revises: 0001
 Create Date: 2026-11-25 06:40:00
 
 """
+
 from typing import Sequence, Union
 
 from alembic import op
@@ -27,7 +28,8 @@ def upgrade() -> None:
         sa.Column('created_at', sa.DateTime(), nullable=False),
         sa.Column('updated_at', sa.DateTime(), nullable=True),
         sa.PrimaryKeyConstraint('id'),
-        sa.UniqueConstraint('project_id', 'resource'))
+        sa.UniqueConstraint('project_id', 'resource'),
+    )
     op.create_index(op.f('ix_quotas_project_id'), 'quotas', ['project_id'])
     op.create_table(
         'quota_classes',
@@ -38,14 +40,17 @@ def upgrade() -> None:
         sa.Column('created_at', sa.DateTime(), nullable=False),
         sa.Column('updated_at', sa.DateTime(), nullable=True),
         sa.PrimaryKeyConstraint('id'),
-        sa.UniqueConstraint('class_name', 'resource'))
-    op.create_index(op.f('ix_quota_classes_class_name'), 'quota_classes',
-                    ['class_name'])
+        sa.UniqueConstraint('class_name', 'resource'),
+    )
+    op.create_index(
+        op.f('ix_quota_classes_class_name'), 'quota_classes', ['class_name']
+    )
 
 
 def downgrade() -> None:
-    op.drop_index(op.f('ix_quota_classes_class_name'),
-                  table_name='quota_classes')
+    op.drop_index(
+        op.f('ix_quota_classes_class_name'), table_name='quota_classes'
+    )
     op.drop_table('quota_classes')
     op.drop_index(op.f('ix_quotas_project_id'), table_name='quotas')
     op.drop_table('quotas')

@@ -9,6 +9,7 @@ Revises: 0001
 Create Date: 2026-12-02 10:00:00.000000
 
 """
+
 from typing import Sequence, Union
 
 from alembic import op
@@ -28,8 +29,11 @@ def upgrade() -> None:
     """Upgrade schema: a nullable JSON ``stats`` column (existing rows:
     NULL, read as no stats until the compute's next report)."""
     with op.batch_alter_table('compute_nodes', schema=None) as batch_op:
-        batch_op.add_column(sa.Column(
-            'stats', nimbus.common.db.types.JSONText(), nullable=True))
+        batch_op.add_column(
+            sa.Column(
+                'stats', nimbus.common.db.types.JSONText(), nullable=True
+            )
+        )
 
 
 def downgrade() -> None:

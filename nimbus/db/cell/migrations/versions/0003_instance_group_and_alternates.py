@@ -15,6 +15,7 @@ Revises: 0002
 Create Date: 2026-11-25 06:40:00.000000
 
 """
+
 from typing import Sequence, Union
 
 from alembic import op
@@ -34,13 +35,19 @@ def upgrade() -> None:
     """Upgrade schema: both columns nullable (existing rows: no group, no
     alternates)."""
     with op.batch_alter_table('instances', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('instance_group_uuid', sa.String(36),
-                                      nullable=True))
-        batch_op.add_column(sa.Column(
-            'build_alternates', nimbus.common.db.types.JSONText(),
-            nullable=True))
-        batch_op.create_index('ix_instances_instance_group_uuid',
-                              ['instance_group_uuid'])
+        batch_op.add_column(
+            sa.Column('instance_group_uuid', sa.String(36), nullable=True)
+        )
+        batch_op.add_column(
+            sa.Column(
+                'build_alternates',
+                nimbus.common.db.types.JSONText(),
+                nullable=True,
+            )
+        )
+        batch_op.create_index(
+            'ix_instances_instance_group_uuid', ['instance_group_uuid']
+        )
 
 
 def downgrade() -> None:

@@ -10,6 +10,7 @@ Revises: 0003
 Create Date: 2026-11-25 06:50:00.000000
 
 """
+
 from typing import Sequence, Union
 
 from alembic import op
@@ -29,9 +30,13 @@ def upgrade() -> None:
     """Upgrade schema: a nullable JSON column (existing rows: NULL, read as
     no attributes)."""
     with op.batch_alter_table('instances', schema=None) as batch_op:
-        batch_op.add_column(sa.Column(
-            'server_attributes', nimbus.common.db.types.JSONText(),
-            nullable=True))
+        batch_op.add_column(
+            sa.Column(
+                'server_attributes',
+                nimbus.common.db.types.JSONText(),
+                nullable=True,
+            )
+        )
 
 
 def downgrade() -> None:
