@@ -57,6 +57,12 @@ def oslo_log_file(tmp_path):
         },
     )
     secrets.setup_logging(conf)
+    # A daemon starts with fresh loggers; in this worker an earlier test may
+    # have run a library's logging.config.fileConfig (keystone's migrations
+    # do), which disables every logger that existed then.
+    for logger in logging.Logger.manager.loggerDict.values():
+        if isinstance(logger, logging.Logger):
+            logger.disabled = False
     yield path
     for handler in list(root.handlers):
         root.removeHandler(handler)
