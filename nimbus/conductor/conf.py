@@ -33,6 +33,20 @@ CONDUCTOR_OPTS = [
         'instance_build_timeout has the same meaning).',
     ),
     cfg.IntOpt(
+        'build_stall_timeout',
+        default=600,
+        min=0,
+        help='Seconds an instance may wait in BUILD on a live compute '
+        'that has not started it (its task state is not yet '
+        'spawning, and the instance has not changed) before the '
+        'build check moves it to its next stored alternate, or '
+        'fails it with a fault and frees its allocation when none '
+        'is left: its build message was lost (taken by a compute '
+        'that died) or is stuck. A compute that takes the message '
+        'later finds the instance on another host and does not '
+        'build it. 0 disables it.',
+    ),
+    cfg.IntOpt(
         'audit_interval',
         default=600,
         min=0,
