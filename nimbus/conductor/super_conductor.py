@@ -20,6 +20,7 @@ from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import accelerators
 from nimbus.conductor import faults
 from nimbus.conductor import instances
+from nimbus.conductor import leases
 from nimbus.conductor import zones
 from nimbus.db.api import models as api_models
 
@@ -50,6 +51,11 @@ class SuperConductor:
         return api
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
+        lease, instance_uuids = leases.lease_build_requests(
+            ctxt, self.api_db, self.placement, instance_uuids, self.conf, LOG
+        )
+        if not instance_uuids:
+            return
         released = set()  # scheduling records whose claims we released
         try:
             selections = self._select_destinations(
@@ -68,7 +74,7 @@ class SuperConductor:
                 getattr(exc, 'explanation', None), fallback=reason
             )
             for uuid in instance_uuids:
-                self.bury_in_cell0(ctxt, uuid, message, reason)
+                self.bury_in_cell0(ctxt, uuid, message, reason, lease)
             return
         except Exception as exc:
             # Whatever went wrong (the scheduler timed out, placement was
@@ -83,6 +89,7 @@ class SuperConductor:
                     uuid,
                     'Scheduling failed.',
                     '%s: %s' % (type(exc).__name__, exc),
+                    lease,
                 )
             return
         unplaced = []
@@ -92,13 +99,17 @@ class SuperConductor:
                 unplaced.append(uuid)
                 continue
             try:
-                self._build_in_cell(ctxt, uuid, request_spec, host_list)
+                self._build_in_cell(ctxt, uuid, request_spec, host_list, lease)
             except Exception as exc:
                 LOG.exception('Handing %s to its cell failed', uuid)
                 self.placement.remove_allocations(ctxt, uuid)
-                self.bury_in_cell0(ctxt, uuid, 'Build failed.', str(exc))
+                self.bury_in_cell0(
+                    ctxt, uuid, 'Build failed.', str(exc), lease
+                )
         if unplaced:
-            self._bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
+            self._bury_unplaced(
+                ctxt, request_spec, instance_uuids, unplaced, lease
+            )
 
     # -- instances a multi-create could not place --------------------------
 
@@ -108,7 +119,9 @@ class SuperConductor:
         except Exception:  # a conductor-only ConfigOpts
             return 10
 
-    def _bury_unplaced(self, ctxt, request_spec, instance_uuids, unplaced):
+    def _bury_unplaced(
+        self, ctxt, request_spec, instance_uuids, unplaced, lease=None
+    ):
         """Between min_count and max_count: the instances that did not fit
         get a fault with the scheduler's explanation, and admins a record
         (``GET /os-scheduler/records?instance_uuid=...``) with every
@@ -149,7 +162,7 @@ class SuperConductor:
                     why,
                     faults.explanation_text(explanation, self._sample_size()),
                 )
-            self.bury_in_cell0(ctxt, uuid, message, details)
+            self.bury_in_cell0(ctxt, uuid, message, details, lease)
 
     def _unplaced_explanations(
         self, ctxt, request_spec, unplaced, placed, requested
@@ -356,7 +369,7 @@ class SuperConductor:
             )
         ).scalar()
 
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
+    def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
         selected, alternates = host_list[0], host_list[1:]
         cell = self.cells.by_uuid(selected['cell_uuid'])
         with self.api_db.session() as session:
@@ -427,7 +440,13 @@ class SuperConductor:
                     )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
-            session.delete(build_request)
+            if not leases.finish(session, uuid, lease):
+                LOG.warning(
+                    'Instance %s: its schedule lease was taken over; '
+                    'leaving it to the new holder',
+                    uuid,
+                )
+                return
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
@@ -514,12 +533,12 @@ class SuperConductor:
                 exc_info=True,
             )
 
-    def bury_in_cell0(self, ctxt, uuid, message, details):
+    def bury_in_cell0(self, ctxt, uuid, message, details, lease=None):
         """Create the instance in cell0, in ERROR, with a fault."""
         cell0 = self.cells.cell0()
         with self.api_db.session() as session:
             build_request = self._build_request(session, uuid)
-            if build_request is None:
+            if build_request is None or not leases.holds(session, uuid, lease):
                 return
             values = dict(build_request.instance)
         values.update(
@@ -530,9 +549,8 @@ class SuperConductor:
                 instances.create(session, values)
                 instances.add_fault(session, uuid, message, details)
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
-            if build_request is not None:
-                session.delete(build_request)
+            if not leases.finish(session, uuid, lease) and lease is not None:
+                return
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)

@@ -167,6 +167,7 @@ def test_report_counts_summary_and_remaining():
     assert set(audit.HEALABLE) == {
         'orphan_allocation',
         'deleted_instance_allocation',
+        'error_instance_allocation',
         'stale_build_request',
         'orphan_arq',
     }
