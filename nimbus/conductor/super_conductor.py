@@ -7,7 +7,6 @@ that cell's bus. Instances that get no host are buried in cell0 with a
 fault that says why.
 """
 
-
 import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
