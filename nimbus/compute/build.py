@@ -356,6 +356,22 @@ class BuildRunner:
             reason=reason,
         )
 
+    def give_back(
+        self, ctxt, instance, request_spec, host_list, reason, result
+    ):
+        """A build this host did not (or no longer can) start: its claim
+        here is freed and the cell conductor takes it to the next
+        alternate; not counted against the host."""
+        self._fail(
+            ctxt,
+            instance,
+            request_spec,
+            host_list,
+            reason,
+            result=result,
+            spawned=False,
+        )
+
     def _hand_back(self, ctxt, instance, request_spec, selection, host_list):
         """A build this stopping compute will not start: its claim here
         is given back and the cell conductor takes it to the next

@@ -107,14 +107,13 @@ def _resume_interrupted(runner, ctxt, instance, entry):
         len(entry.get('host_list') or []),
     )
     try:
-        runner._fail(
+        runner.give_back(
             ctxt,
-            dict(instance, node=instance.get('node')),
+            instance,
             entry.get('request_spec') or {},
             entry.get('host_list') or [],
             reason,
-            result='interrupted',
-            spawned=False,
+            'interrupted',
         )
     except Exception:
         LOG.exception(
