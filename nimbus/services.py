@@ -103,6 +103,15 @@ def super_conductor_service(conf, host=None, accelerator_api=None):
         conductor, conf.conductor.workers
     )
     periodics = []
+    if conf.conductor.recovery_interval:
+        periodics.append(
+            service.Periodic(
+                conf.conductor.recovery_interval,
+                recovery_task(conf, conductor, accelerator_api),
+                name='recovery',
+                first=min(10, conf.conductor.recovery_interval),
+            )
+        )
     if conf.conductor.audit_interval:
         periodics.append(
             service.Periodic(
@@ -153,6 +162,20 @@ def audit_task(conf, accelerator_api=None):
         else:
             LOG.info('%s', report.summary())
         return report
+
+    return run
+
+
+def recovery_task(conf, conductor, accelerator_api=None):
+    """The super conductor's recovery pass (see
+    :mod:`nimbus.conductor.recovery`)."""
+    from nimbus.common import context
+    from nimbus.conductor import recovery
+
+    pass_ = recovery.Recovery(auditor(conf, accelerator_api), conductor)
+
+    def run():
+        return pass_.run(context.get_admin_context())
 
     return run
 

@@ -70,8 +70,11 @@ class RPCService:
 class Periodic:
     """Runs ``func`` every ``interval`` seconds in a daemon thread."""
 
-    def __init__(self, interval, func, name=None):
+    def __init__(self, interval, func, name=None, first=None):
+        """``first``: seconds before the first run (default: one
+        ``interval``)."""
         self.interval = interval
+        self.first = interval if first is None else first
         self.func = func
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -81,7 +84,9 @@ class Periodic:
         )
 
     def _loop(self):
-        while not self._stop.wait(self.interval):
+        wait = self.first
+        while not self._stop.wait(wait):
+            wait = self.interval
             try:
                 self.func()
             except Exception:

@@ -6,6 +6,16 @@ instance spawning (compare-and-swap through the cell conductor), wait for
 bound accelerator requests if any, spawn, and mark it ACTIVE. On failure:
 destroy what was built, give back the allocation, record the attempt and
 hand the remaining alternates to the cell conductor, which tries the next.
+
+Every compare-and-swap of a build names this host: a build the cell
+conductor moved to an alternate meanwhile (this host was frozen, or
+declared down) is never taken back, and the guest built here for it is
+destroyed with this host's share of the allocation only.
+
+Each build message taken from the queue is written to the host's
+:class:`~nimbus.compute.journal.BuildJournal` until it is settled, so that
+after a ``kill -9`` :meth:`BuildRunner.recover` hands back exactly the
+builds that were taken and leaves those still queued to arrive.
 """
 
 from oslo_log import log as logging
@@ -13,6 +23,8 @@ from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
 from nimbus.compute import group_check
+from nimbus.compute import journal as journal_mod
+from nimbus.compute import restart
 
 LOG = logging.getLogger(__name__)
 
@@ -36,8 +48,12 @@ class BuildRunner:
         events,
         tracker,
         accelerator=None,
+        journal=None,
     ):
         self.conf = conf
+        self.journal = journal or journal_mod.BuildJournal(
+            conf.state_path, host
+        )
         self.host = host
         self.driver = driver
         self.placement = placement
@@ -62,6 +78,7 @@ class BuildRunner:
         """
         if self.draining:
             self._hand_back(ctxt, instance, request_spec, selection, host_list)
+            self.journal.settled(instance['uuid'])
             return
         try:
             self._build(
@@ -83,6 +100,24 @@ class BuildRunner:
                     '; it is settled at the next start',
                     instance['uuid'],
                 )
+                return  # stays in the journal: the next start settles it
+        # Not in a ``finally``: a build cut short by the process dying
+        # (the fake driver's HostHalted) stays in the journal.
+        self.journal.settled(instance['uuid'])
+
+    def taken(self, instance, request_spec, selection, host_list):
+        """The RPC server took this build's message (before it is queued
+        for a worker): journal it until it is settled."""
+        try:
+            self.journal.taken(
+                instance['uuid'], request_spec, selection, host_list
+            )
+        except Exception:  # the build check still covers a lost build
+            LOG.warning(
+                'Could not journal the build of %s',
+                instance['uuid'],
+                exc_info=True,
+            )
 
     def _build(
         self, ctxt, instance, request_spec, selection, host_list, accel_uuids
@@ -114,6 +149,7 @@ class BuildRunner:
                     'node': selection.get('nodename', self.host),
                     'compute_node_uuid': selection.get('compute_node_uuid'),
                 },
+                expected_host=self.host,
             )
         if current is None:
             LOG.info(
@@ -145,18 +181,23 @@ class BuildRunner:
                 'power_state': 1,
                 'launched_at': _now(),
             },
+            expected_host=self.host,
         )
         if done is None:
-            # Deleted while we spawned, or failed by the cell conductor's
-            # build check: the record is theirs; the guest and allocation
-            # are ours to remove.
+            # Deleted while we spawned, failed by the cell conductor's
+            # build check, or rescheduled to an alternate while this host
+            # looked down: the record is theirs; the guest and this host's
+            # share of the allocation are ours to remove (an alternate's
+            # claim is not).
             LOG.info(
-                'Instance %s left BUILD during its spawn (deleted, or '
-                'failed by the build check); destroying the guest',
+                'Instance %s left BUILD on %s during its spawn (deleted, '
+                'failed or rescheduled by the build check); destroying '
+                'the guest',
                 uuid,
+                self.host,
             )
             self.driver.destroy(uuid)
-            self.placement.remove_allocations(ctxt, uuid)
+            self._free_here(ctxt, uuid, selection)
             return
         try:
             self.conductor.record_build_attempt(
@@ -178,6 +219,28 @@ class BuildRunner:
             self.tracker.failed_builds = 0
             self._report_failed_builds(ctxt)
         LOG.info('Instance %s is ACTIVE on %s', uuid, self.host)
+
+    def _free_here(self, ctxt, uuid, selection):
+        """Remove the consumer's allocations on the providers this build
+        claimed, and no other (compare-and-swap on the consumer's
+        generation in the placement client)."""
+        providers = list(
+            (selection.get('allocation_request') or {}).get('allocations')
+            or ()
+        )
+        try:
+            if providers:
+                self.placement.remove_provider_from_consumer(
+                    ctxt, uuid, providers
+                )
+        except Exception:
+            LOG.warning(
+                'Could not free the allocation of %s on %s; the audit '
+                'reports it',
+                uuid,
+                self.host,
+                exc_info=True,
+            )
 
     def _wait_for_accelerators(self, ctxt, uuid, accel_uuids):
         """Wait for every ARQ's accelerator-request-bound event; the bound
@@ -293,6 +356,22 @@ class BuildRunner:
             reason=reason,
         )
 
+    def give_back(
+        self, ctxt, instance, request_spec, host_list, reason, result
+    ):
+        """A build this host did not (or no longer can) start: its claim
+        here is freed and the cell conductor takes it to the next
+        alternate; not counted against the host."""
+        self._fail(
+            ctxt,
+            instance,
+            request_spec,
+            host_list,
+            reason,
+            result=result,
+            spawned=False,
+        )
+
     def _hand_back(self, ctxt, instance, request_spec, selection, host_list):
         """A build this stopping compute will not start: its claim here
         is given back and the cell conductor takes it to the next
@@ -392,91 +471,11 @@ class BuildRunner:
         )
 
     def recover(self, ctxt):
-        """After a restart: settle builds that were interrupted.
-
-        A building instance whose guest exists finished spawning just
-        before the crash: it becomes ACTIVE. One without a guest failed: it
-        goes to ERROR with a fault, and its allocation is given back.
-        Guests of instances that were deleted meanwhile are destroyed.
-        """
-        instances = self.conductor.instances_on_host(ctxt, self.host)
-        guests = set(self.driver.list_instances())
-        for instance in instances:
-            uuid = instance['uuid']
-            if instance['vm_state'] == states.DELETED:
-                continue
-            if instance['task_state'] == states.DELETING:
-                LOG.info('Finishing the delete of %s', uuid)
-                self.terminate(ctxt, uuid)
-                continue
-            if instance['vm_state'] != states.BUILDING:
-                continue
-            if uuid in guests:
-                self.conductor.instance_update(
-                    ctxt,
-                    uuid,
-                    [states.BUILDING],
-                    {
-                        'vm_state': states.ACTIVE,
-                        'task_state': None,
-                        'power_state': 1,
-                        'launched_at': _now(),
-                    },
-                )
-                continue
-            reason = (
-                'Build interrupted: nimbus-compute on %s restarted '
-                'while the instance was building' % self.host
-            )
-            failed = self.conductor.instance_update(
-                ctxt,
-                uuid,
-                [states.BUILDING],
-                {
-                    'vm_state': states.ERROR,
-                    'task_state': None,
-                    'fault': {
-                        'message': 'Build interrupted by a compute restart',
-                        'details': reason,
-                    },
-                },
-            )
-            if failed is None:
-                # The cell conductor's build check (or a delete) settled it
-                # first; it freed the allocation too.
-                continue
-            LOG.warning('%s: %s', uuid, reason)
-            self.placement.remove_allocations(ctxt, uuid)
-            self.conductor.record_build_attempt(
-                ctxt, uuid, self.host, instance.get('node'), 'failed', reason
-            )
-        self.destroy_orphans(instances, guests)
-        return instances
+        """After a restart: settle the builds that were interrupted (see
+        :func:`nimbus.compute.restart.recover`)."""
+        return restart.recover(self, ctxt)
 
     def destroy_orphans(self, instances, guests=None):
-        """Destroy guests that no live instance on this host owns.
-
-        ``instances`` is what the cell database places on this host (not
-        deleted). A guest outside it belongs to an instance deleted while
-        this compute was down (the API deleted it locally and freed its
-        allocation) or moved away: nothing may keep running for it. Its
-        allocation is not touched here: it was freed by whoever deleted or
-        moved the instance. Returns the uuids destroyed.
-        """
-        if guests is None:
-            guests = set(self.driver.list_instances())
-        live = {
-            i['uuid'] for i in instances if i['vm_state'] != states.DELETED
-        }
-        orphans = sorted(set(guests) - live)
-        for orphan in orphans:
-            LOG.info(
-                'Destroying guest %s: no live instance on %s owns it',
-                orphan,
-                self.host,
-            )
-            try:
-                self.driver.destroy(orphan)
-            except Exception:
-                LOG.exception('Could not destroy the orphan guest %s', orphan)
-        return orphans
+        """Destroy guests that no live instance on this host owns (see
+        :func:`nimbus.compute.restart.destroy_orphans`)."""
+        return restart.destroy_orphans(self, instances, guests)

@@ -71,6 +71,7 @@ class ComputeManager:
             raise rpc.InvalidMessage(
                 'build_and_run_instance: host_list must hold Selection dicts'
             )
+        self.runner.taken(instance, request_spec, selection, host_list or [])
         self._submit(
             self.runner.build,
             ctxt,

@@ -9,7 +9,15 @@ instances in BUILD in its cell and fails:
 - those whose compute service is down: forced down, no service record, or
   no heartbeat for ``[DEFAULT] service_down_time`` seconds;
 - with ``[conductor] instance_build_timeout`` set, those created in the
-  cell longer ago than that.
+  cell longer ago than that;
+- with ``[conductor] build_stall_timeout`` set, those whose compute never
+  started them (not yet spawning) and that have not changed for that
+  long: their build message was lost (taken by a compute that died, or
+  dropped) or waits behind a stuck host.
+
+A compute counts as down only from the check's own start: right after a
+cell conductor restarts, every heartbeat the computes sent while it was
+down is missing, and none of them is down for that.
 
 Failing is a compare-and-swap on ``(uuid, vm_state=building, host)``: the
 instance goes to ERROR with a fault naming the host, loses its host (so
@@ -19,15 +27,18 @@ that was only slow, loses the race cleanly: its own compare-and-swap (to
 ACTIVE, or to ERROR at its startup) finds the instance out of BUILD, and it
 destroys what it built.
 
-A build whose compute is down and that still has untried alternates is not
-failed but rescheduled: the cell stores the request spec and the untried
+A build whose compute is down, or a stalled build, that still has untried
+alternates is not failed but rescheduled: the cell stores the request spec and the untried
 alternates with each build (``instances.build_alternates``, written by the
 super conductor and at every reschedule). The check takes them (a
 compare-and-swap that clears them, so only one pass or conductor does),
 records the interrupted attempt, frees the dead host's allocation and hands
 the build to the cell conductor's walk of alternates, exactly as a compute
 hands back a failed build. A timed-out build is failed, not rescheduled: its
-compute is alive and may still finish it.
+compute is alive and may still finish it. A compute that comes back (or
+takes its stale message) after its build was moved finds the instance on
+another host: its compare-and-swap names its own host and loses, so it
+never builds it a second time.
 """
 
 import datetime
@@ -46,10 +57,14 @@ COMPUTE_BINARY = 'nimbus-compute'
 
 
 class BuildCheck:
-    def __init__(self, conf, cell_db, placement, reschedule=None):
+    def __init__(
+        self, conf, cell_db, placement, reschedule=None, started=None
+    ):
         """``reschedule``: the cell conductor's ``build_instances``
-        (without it, interrupted builds are failed)."""
+        (without it, interrupted builds are failed); ``started``: when
+        this conductor started (now by default)."""
         self.conf = conf
+        self.started = started or types.utcnow()
         self.db = cell_db
         self.placement = placement
         self.reschedule = reschedule
@@ -61,8 +76,10 @@ class BuildCheck:
         now = now or types.utcnow()
         self._retry_frees(ctxt)
         failed = {}
-        for uuid, host, node, message, details in self._doomed(now):
-            if self._reschedule(ctxt, uuid, host, node, message, details):
+        for uuid, host, node, message, details, move in self._doomed(now):
+            if move and self._reschedule(
+                ctxt, uuid, host, node, message, details
+            ):
                 continue
             with self.db.session() as session:
                 if not instances.fail_build(
@@ -87,6 +104,8 @@ class BuildCheck:
                     models.Instance.host,
                     models.Instance.node,
                     models.Instance.created_at,
+                    models.Instance.updated_at,
+                    models.Instance.task_state,
                 ).where(
                     models.Instance.vm_state == states.BUILDING,
                     models.Instance.deleted.is_(False),
@@ -104,10 +123,12 @@ class BuildCheck:
                     )
                 ).scalars()
             }
+        stall = self.conf.conductor.build_stall_timeout
         doomed = []
-        for uuid, host, node, created_at in building:
+        for uuid, host, node, created_at, updated_at, task in building:
             service = services.get(host)
-            down_since = _down_since(service, now, down_time)
+            down_since = _down_since(service, now, down_time, self.started)
+            changed = updated_at or created_at
             if down_since is not None:
                 doomed.append(
                     (
@@ -117,6 +138,26 @@ class BuildCheck:
                         'Build interrupted: compute %s is down' % host,
                         'Build interrupted: nimbus-compute on %s '
                         'down since %s' % (host, down_since),
+                        True,
+                    )
+                )
+            elif (
+                stall
+                and task != states.SPAWNING
+                and changed is not None
+                and now - changed > datetime.timedelta(seconds=stall)
+            ):
+                doomed.append(
+                    (
+                        uuid,
+                        host,
+                        node,
+                        'Build stalled: %s never started it' % host,
+                        'Build stalled: nimbus-compute on %s did not '
+                        'start the build within %d seconds ([conductor] '
+                        'build_stall_timeout); its build message was '
+                        'lost or is stuck' % (host, stall),
+                        True,
                     )
                 )
             elif (
@@ -133,15 +174,14 @@ class BuildCheck:
                         'Build timed out: still building on %s '
                         '%d seconds after it started ([conductor] '
                         'instance_build_timeout)' % (host, timeout),
+                        False,
                     )
                 )
         return doomed
 
     def _reschedule(self, ctxt, uuid, host, node, message, details):
         """True when the build went to its next alternates."""
-        if self.reschedule is None or not message.startswith(
-            'Build interrupted'
-        ):
+        if self.reschedule is None:
             return False
         with self.db.session() as session:
             stored = instances.take_alternates(session, uuid, host)
@@ -188,8 +228,10 @@ class BuildCheck:
             self._free(ctxt, uuid)
 
 
-def _down_since(service, now, down_time):
-    """When ``service`` went down (a string), or None while it is up."""
+def _down_since(service, now, down_time, started=None):
+    """When ``service`` went down (a string), or None while it is up.
+    Heartbeats missed before ``started`` (this conductor's start) do not
+    count: it was not there to record them."""
     if service is None:
         return 'ever (no service record)'
     last = service.last_seen_up or service.updated_at or service.created_at
@@ -199,6 +241,6 @@ def _down_since(service, now, down_time):
         )
     if last is None:
         return 'ever (no heartbeat)'
-    if now - last > down_time:
+    if now - max(last, started or last) > down_time:
         return last.isoformat(sep=' ', timespec='seconds')
     return None

@@ -262,11 +262,11 @@ class CellConductor:
             )
 
     def instance_update(
-        self, ctxt, instance_uuid, expected_vm_states, updates
+        self, ctxt, instance_uuid, expected_vm_states, updates, host=None
     ):
         with self.db.session() as session:
             row = instances.transition(
-                session, instance_uuid, expected_vm_states, updates
+                session, instance_uuid, expected_vm_states, updates, host
             )
             result = instances.to_dict(row) if row is not None else None
         if result is None:

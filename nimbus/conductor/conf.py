@@ -33,6 +33,45 @@ CONDUCTOR_OPTS = [
         'instance_build_timeout has the same meaning).',
     ),
     cfg.IntOpt(
+        'build_stall_timeout',
+        default=600,
+        min=0,
+        help='Seconds an instance may wait in BUILD on a live compute '
+        'that has not started it (its task state is not yet '
+        'spawning, and the instance has not changed) before the '
+        'build check moves it to its next stored alternate, or '
+        'fails it with a fault and frees its allocation when none '
+        'is left: its build message was lost (taken by a compute '
+        'that died) or is stuck. A compute that takes the message '
+        'later finds the instance on another host and does not '
+        'build it. 0 disables it.',
+    ),
+    cfg.IntOpt(
+        'build_request_timeout',
+        default=300,
+        min=10,
+        help='Seconds a super conductor worker holds the schedule lease '
+        'of a build request (it must exceed the longest schedule: two '
+        'scheduler calls of [DEFAULT] rpc_response_timeout and the '
+        'database writes). A build request whose lease is older, or '
+        'that nobody leased that long after it was created (its '
+        'message was lost with a killed conductor), is scheduled '
+        'again by the recovery pass; the old worker, if it is still '
+        'alive, then commits nothing.',
+    ),
+    cfg.IntOpt(
+        'recovery_interval',
+        default=60,
+        min=0,
+        help="Seconds between the super conductor's recovery passes "
+        '(also run once at its start): build requests past '
+        'build_request_timeout are scheduled again, and the safe '
+        'kinds the consistency audit finds (orphan and leftover '
+        'allocations, stale build requests, orphan ARQs) are '
+        'repaired, each with one log line. 0 disables it (then '
+        'nimbus-manage audit --heal is the only repair).',
+    ),
+    cfg.IntOpt(
         'audit_interval',
         default=600,
         min=0,

@@ -125,9 +125,12 @@ def add_fault(
     )
 
 
-def transition(session, instance_uuid, expected_vm_states, updates):
+def transition(
+    session, instance_uuid, expected_vm_states, updates, expected_host=None
+):
     """Compare-and-swap. Returns the updated row, or None when the instance
-    is not in one of ``expected_vm_states`` (or does not exist)."""
+    is not in one of ``expected_vm_states`` (or does not exist), or, with
+    ``expected_host``, is no longer on that host."""
     updates = dict(updates)
     fault = updates.pop('fault', None)
     unknown = set(updates) - _UPDATABLE
@@ -145,14 +148,13 @@ def transition(session, instance_uuid, expected_vm_states, updates):
     if updates.get('deleted'):
         updates['deleted_at'] = types.utcnow()
     updates['updated_at'] = types.utcnow()
-    result = session.execute(
-        sa.update(models.Instance)
-        .where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.vm_state.in_(expected),
-        )
-        .values(**updates)
+    query = sa.update(models.Instance).where(
+        models.Instance.uuid == instance_uuid,
+        models.Instance.vm_state.in_(expected),
     )
+    if expected_host is not None:
+        query = query.where(models.Instance.host == expected_host)
+    result = session.execute(query.values(**updates))
     if result.rowcount != 1:
         return None
     if fault:

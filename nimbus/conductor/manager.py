@@ -114,10 +114,16 @@ class CellConductorManager:
             'instance_uuid': str,
             'expected_vm_states': list,
             'updates': dict,
+            'expected_host': _OPTIONAL_STR,
         },
     )
     def instance_update(
-        self, ctxt, instance_uuid, expected_vm_states, updates
+        self,
+        ctxt,
+        instance_uuid,
+        expected_vm_states,
+        updates,
+        expected_host=None,
     ):
         unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
         if (
@@ -130,7 +136,7 @@ class CellConductorManager:
             )
         try:
             return self.conductor.instance_update(
-                ctxt, instance_uuid, expected_vm_states, updates
+                ctxt, instance_uuid, expected_vm_states, updates, expected_host
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)

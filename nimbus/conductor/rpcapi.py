@@ -11,6 +11,9 @@ Version history
   1.1  service_disable (a compute past its consecutive build failure
        threshold), group_members (the compute's late server group check)
        (cell).
+  1.2  instance_update takes expected_host: the swap holds only while
+       the instance is still on that host (a compute's build, so that a
+       build rescheduled away from it is never taken back) (cell).
 
 Calls that lose their reply (a broker restart drops replies in flight) are
 retried here, and only where a retry is safe: every call of the cell
@@ -28,7 +31,7 @@ from nimbus.common import rpc
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.1'
+VERSION = '1.2'
 
 
 class SuperConductorAPI:
@@ -97,10 +100,16 @@ class CellConductorAPI:
         )
 
     def instance_update(
-        self, ctxt, instance_uuid, expected_vm_states, updates
+        self,
+        ctxt,
+        instance_uuid,
+        expected_vm_states,
+        updates,
+        expected_host=None,
     ):
         """Call: compare-and-swap the instance's state; returns the
-        instance dict, or None when it was not in an expected state."""
+        instance dict, or None when it was not in an expected state (or,
+        with ``expected_host``, no longer on that host)."""
         attempts = []
 
         @_retry_lost_reply
@@ -111,12 +120,21 @@ class CellConductorAPI:
                 # Our first try may have succeeded with its reply lost.
                 expected.append(target)
             attempts.append(1)
-            return self._client.prepare(version='1.0').call(
+            if expected_host is None:
+                return self._client.prepare(version='1.0').call(
+                    ctxt,
+                    'instance_update',
+                    instance_uuid=instance_uuid,
+                    expected_vm_states=expected,
+                    updates=updates,
+                )
+            return self._client.prepare(version='1.2').call(
                 ctxt,
                 'instance_update',
                 instance_uuid=instance_uuid,
                 expected_vm_states=expected,
                 updates=updates,
+                expected_host=expected_host,
             )
 
         return call()

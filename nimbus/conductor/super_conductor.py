@@ -7,8 +7,6 @@ that cell's bus. Instances that get no host are buried in cell0 with a
 fault that says why.
 """
 
-import copy
-
 import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -20,13 +18,12 @@ from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import accelerators
 from nimbus.conductor import faults
 from nimbus.conductor import instances
+from nimbus.conductor import leases
+from nimbus.conductor import unplaced as unplaced_mod
 from nimbus.conductor import zones
 from nimbus.db.api import models as api_models
 
 LOG = logging.getLogger(__name__)
-
-# Rejected hosts kept in the admin's record of an unplaced instance.
-RECORD_LIMIT = 1000
 
 
 class SuperConductor:
@@ -50,6 +47,11 @@ class SuperConductor:
         return api
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
+        lease, instance_uuids = leases.lease_build_requests(
+            ctxt, self.api_db, self.placement, instance_uuids, self.conf, LOG
+        )
+        if not instance_uuids:
+            return
         released = set()  # scheduling records whose claims we released
         try:
             selections = self._select_destinations(
@@ -68,7 +70,7 @@ class SuperConductor:
                 getattr(exc, 'explanation', None), fallback=reason
             )
             for uuid in instance_uuids:
-                self.bury_in_cell0(ctxt, uuid, message, reason)
+                self.bury_in_cell0(ctxt, uuid, message, reason, lease)
             return
         except Exception as exc:
             # Whatever went wrong (the scheduler timed out, placement was
@@ -83,6 +85,7 @@ class SuperConductor:
                     uuid,
                     'Scheduling failed.',
                     '%s: %s' % (type(exc).__name__, exc),
+                    lease,
                 )
             return
         unplaced = []
@@ -92,189 +95,20 @@ class SuperConductor:
                 unplaced.append(uuid)
                 continue
             try:
-                self._build_in_cell(ctxt, uuid, request_spec, host_list)
+                self._build_in_cell(ctxt, uuid, request_spec, host_list, lease)
             except Exception as exc:
                 LOG.exception('Handing %s to its cell failed', uuid)
                 self.placement.remove_allocations(ctxt, uuid)
-                self.bury_in_cell0(ctxt, uuid, 'Build failed.', str(exc))
+                self.bury_in_cell0(
+                    ctxt, uuid, 'Build failed.', str(exc), lease
+                )
         if unplaced:
-            self._bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
-
-    # -- instances a multi-create could not place --------------------------
-
-    def _sample_size(self):
-        try:
-            return int(self.conf.scheduler.explain_sample_size)
-        except Exception:  # a conductor-only ConfigOpts
-            return 10
-
-    def _bury_unplaced(self, ctxt, request_spec, instance_uuids, unplaced):
-        """Between min_count and max_count: the instances that did not fit
-        get a fault with the scheduler's explanation, and admins a record
-        (``GET /os-scheduler/records?instance_uuid=...``) with every
-        rejected host."""
-        requested = len(instance_uuids)
-        placed = requested - len(unplaced)
-        head = (
-            'The scheduler placed %d of the %d instances of this request '
-            '(min_count %s); this one did not fit.'
-            % (placed, requested, request_spec.get('min_count', 1))
-        )
-        found = self._unplaced_explanations(
-            ctxt, request_spec, unplaced, placed, requested
-        )
-        for uuid in unplaced:
-            explanation, reason = found.get(uuid, (None, None))
-            if explanation is None:
-                message = faults.fault_summary(None, placed, requested, reason)
-                details = head if not reason else '%s %s' % (head, reason)
-            else:
-                explanation = dict(
-                    explanation,
-                    placed=placed,
-                    requested=requested,
-                    min_count=request_spec.get('min_count', 1),
-                )
-                message = faults.fault_summary(
-                    explanation, placed, requested, reason
-                )
-                why = (
-                    'Why'
-                    if explanation.get('source') == 'scheduler'
-                    else 'Why another instance does not fit now'
-                )
-                details = '%s%s %s: %s' % (
-                    head,
-                    ' %s.' % reason if reason else '',
-                    why,
-                    faults.explanation_text(explanation, self._sample_size()),
-                )
-            self.bury_in_cell0(ctxt, uuid, message, details)
-
-    def _unplaced_explanations(
-        self, ctxt, request_spec, unplaced, placed, requested
-    ):
-        """``{uuid: (explanation or None, specific reason or None)}``.
-
-        The scheduler records a ``failed`` record per unplaced instance
-        (its explanation, and ``message`` the instance's own reason, e.g. a
-        consumer generation conflict). When that explanation does not show
-        what stopped the instance (the filters that re-run as a request
-        progresses, such as anti-affinity, are not in its funnel), a dry
-        run of one more instance of the request against the state the
-        claims left gives placement's answer, each filter's in/out and the
-        rejected hosts; it is recorded for admins too."""
-        recorded = self._recorded_failures(
-            request_spec.get('request_id'), unplaced
-        )
-        out, missing = {}, []
-        for uuid in unplaced:
-            detail = recorded.get(uuid)
-            reason = faults.specific_reason(detail)
-            if detail is not None and (reason or faults.explains(detail)):
-                out[uuid] = (dict(detail, source='scheduler'), reason)
-            else:
-                out[uuid] = (None, reason)
-                missing.append(uuid)
-        if missing:
-            dry = self._dry_run_explanation(ctxt, request_spec)
-            if dry is not None:
-                for uuid in missing:
-                    out[uuid] = (dry, out[uuid][1])
-                self._record_unplaced(
-                    request_spec,
-                    missing,
-                    dict(dry, placed=placed, requested=requested),
-                )
-        return out
-
-    def _dry_run_explanation(self, ctxt, request_spec):
-        spec = copy.deepcopy(request_spec)
-        spec.update({'num_instances': 1, 'min_count': 1, 'instance_uuids': []})
-        if spec.get('instance_group'):
-            # Recomputed by the scheduler from its host states, which
-            # already hold the instances of this request it placed.
-            spec['instance_group']['hosts'] = []
-        try:
-            result = self.scheduler.dry_run(ctxt, spec)
-        except Exception:
-            LOG.warning(
-                'Could not ask the scheduler why the rest of %s did not fit',
-                request_spec.get('request_id'),
-                exc_info=True,
-            )
-            return None
-        if not isinstance(result, dict):
-            return None
-        keys = (
-            'placement_candidates',
-            'placement_query',
-            'pre_filters',
-            'filters',
-            'rejected',
-        )
-        out = {k: result.get(k) for k in keys}
-        out['source'] = 'dry run after the claims of the placed instances'
-        return out
-
-    def _records(self, request_id, uuids, outcome, column):
-        """``[(record id, instance uuid, column)]`` of the scheduler's
-        records with ``outcome`` for these instances of ``request_id``, in
-        order; None when the API database cannot be read."""
-        model = api_models.SchedulingRecord
-        try:
-            with self.api_db.session() as session:
-                return session.execute(
-                    sa.select(
-                        model.id, model.instance_uuid, getattr(model, column)
-                    )
-                    .where(
-                        model.request_id == request_id,
-                        model.outcome == outcome,
-                        model.instance_uuid.in_(list(uuids)),
-                    )
-                    .order_by(model.id)
-                ).all()
-        except Exception:
-            LOG.warning(
-                'Could not read the scheduling records of %s',
-                request_id,
-                exc_info=True,
-            )
-            return None
-
-    def _recorded_failures(self, request_id, uuids):
-        """The scheduler's ``failed`` records of these instances."""
-        if not request_id or not uuids:
-            return {}
-        rows = self._records(request_id, uuids, 'failed', 'detail') or []
-        return {
-            uuid: detail
-            for _rid, uuid, detail in rows
-            if isinstance(detail, dict)
-        }
-
-    def _record_unplaced(self, request_spec, unplaced, explanation):
-        detail = dict(explanation)
-        detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
-        detail['min_count'] = request_spec.get('min_count', 1)
-        detail['message'] = faults.fault_summary(detail)
-        try:
-            with self.api_db.session() as session:
-                for uuid in unplaced:
-                    session.add(
-                        api_models.SchedulingRecord(
-                            request_id=request_spec.get('request_id')
-                            or 'unknown',
-                            instance_uuid=uuid,
-                            outcome='failed',
-                            detail=detail,
-                        )
-                    )
-        except Exception:  # the fault still says why
-            LOG.warning(
-                'Could not record why %s did not fit', unplaced, exc_info=True
-            )
+            unplaced_mod.Unplaced(
+                self.conf,
+                self.api_db,
+                self.scheduler,
+                lambda c, u, m, d: self.bury_in_cell0(c, u, m, d, lease),
+            ).bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
 
     def _select_destinations(
         self, ctxt, request_spec, instance_uuids, released
@@ -344,7 +178,9 @@ class SuperConductor:
         records of this request not in ``released``; None when unreadable."""
         if not request_id or not instance_uuids:
             return []
-        rows = self._records(request_id, instance_uuids, 'scheduled', 'id')
+        rows = unplaced_mod.read_records(
+            self.api_db, request_id, instance_uuids, 'scheduled', 'id'
+        )
         if rows is None:
             return None
         return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
@@ -356,7 +192,7 @@ class SuperConductor:
             )
         ).scalar()
 
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
+    def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
         selected, alternates = host_list[0], host_list[1:]
         cell = self.cells.by_uuid(selected['cell_uuid'])
         with self.api_db.session() as session:
@@ -427,7 +263,13 @@ class SuperConductor:
                     )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
-            session.delete(build_request)
+            if not leases.finish(session, uuid, lease):
+                LOG.warning(
+                    'Instance %s: its schedule lease was taken over; '
+                    'leaving it to the new holder',
+                    uuid,
+                )
+                return
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
@@ -514,12 +356,12 @@ class SuperConductor:
                 exc_info=True,
             )
 
-    def bury_in_cell0(self, ctxt, uuid, message, details):
+    def bury_in_cell0(self, ctxt, uuid, message, details, lease=None):
         """Create the instance in cell0, in ERROR, with a fault."""
         cell0 = self.cells.cell0()
         with self.api_db.session() as session:
             build_request = self._build_request(session, uuid)
-            if build_request is None:
+            if build_request is None or not leases.holds(session, uuid, lease):
                 return
             values = dict(build_request.instance)
         values.update(
@@ -530,9 +372,8 @@ class SuperConductor:
                 instances.create(session, values)
                 instances.add_fault(session, uuid, message, details)
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
-            if build_request is not None:
-                session.delete(build_request)
+            if not leases.finish(session, uuid, lease) and lease is not None:
+                return
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)

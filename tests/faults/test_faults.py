@@ -57,6 +57,10 @@ def cloud(tmp_path_factory):
                 'conductor': {
                     'build_check_interval': 5,
                     'instance_build_timeout': 90,
+                    'build_stall_timeout': 60,
+                    'build_request_timeout': 60,
+                    'recovery_interval': 10,
+                    'audit_grace': 30,
                 },
             },
         )

@@ -12,6 +12,7 @@ import uuid as uuidlib
 import pytest
 import sqlalchemy as sa
 
+from nimbus.allinone import client as client_mod
 from nimbus.allinone.cloud import wait_for
 from nimbus.common import context
 from nimbus.common.clients import accelerator as accel_client
@@ -80,6 +81,23 @@ class ArqStore:
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture
+def admin(make_cloud):
+    return admin_cloud(make_cloud)
+
+
+def admin_cloud(make_cloud):
+    """The functional tests' admin cloud (conftest), without the super
+    conductor's recovery pass: these tests make disagreements for the
+    audit to find, which the pass would repair under them."""
+    cloud = make_cloud(overrides={'conductor': {'recovery_interval': 0}})
+    api = client_mod.ComputeClient(cloud.api_url)
+    api.cloud = cloud
+    api.flavor = api.create_flavor('m1.small', 2, 2048, 20)
+    api.image = api.create_image('cirros')
+    return api
 
 
 @pytest.fixture
@@ -169,12 +187,69 @@ def _map(api_db, uuid, cell_id):
         )
 
 
+def spec_of(cloud, server):
+    with services.api_db(cloud.conf).session() as session:
+        return session.execute(
+            sa.select(api_models.RequestSpec.spec).where(
+                api_models.RequestSpec.instance_uuid == server
+            )
+        ).scalar()
+
+
+def lost_build_request(cloud, spec, age, token=None, leased_age=None):
+    """A build request as the API writes it, ``age`` seconds old, that no
+    super conductor finished."""
+    uuid = str(uuidlib.uuid4())
+    now = db_types.utcnow()
+    with services.api_db(cloud.conf).session() as session:
+        session.add(
+            api_models.BuildRequest(
+                instance_uuid=uuid,
+                project_id=spec['project_id'],
+                user_id=spec['user_id'],
+                instance={
+                    'uuid': uuid,
+                    'display_name': 'lost-' + uuid[:8],
+                    'project_id': spec['project_id'],
+                    'user_id': spec['user_id'],
+                    'flavor': spec['flavor'],
+                    'image_ref': spec['image']['id'],
+                    'vm_state': 'building',
+                    'task_state': 'scheduling',
+                    'metadata': {},
+                    'created_at': (
+                        now - datetime.timedelta(seconds=age)
+                    ).isoformat(),
+                },
+                created_at=now - datetime.timedelta(seconds=age),
+                schedule_token=token,
+                schedule_started_at=None
+                if leased_age is None
+                else now - datetime.timedelta(seconds=leased_age),
+            )
+        )
+        session.add(
+            api_models.RequestSpec(
+                instance_uuid=uuid, spec=dict(spec, instance_uuids=[uuid])
+            )
+        )
+        session.add(
+            api_models.InstanceMapping(
+                instance_uuid=uuid,
+                cell_id=None,
+                project_id=spec['project_id'],
+                user_id=spec['user_id'],
+            )
+        )
+    return uuid
+
+
 def _make_every_kind(api, arq_store):
     """Healthy servers, then one record of each kind of disagreement;
     returns ``({kind: uuid}, healthy uuids, the ARQ of a healthy one)``."""
     cloud = api.cloud
     healthy = _boot(api, 'healthy', count=2)
-    victims = _boot(api, 'victim', count=3)
+    victims = _boot(api, 'victim', count=4)
     placement = services.placement(cloud.conf)
     directory, cell1 = _cell(cloud, 'cell1')
     api_db = services.api_db(cloud.conf)
@@ -208,6 +283,15 @@ def _make_every_kind(api, arq_store):
             )
         )
 
+    # Failed on no host, its allocation left behind.
+    made['error_instance_allocation'] = victims[3]
+    with directory.db(cell1).session() as session:
+        session.execute(
+            sa.update(cell_models.Instance)
+            .where(cell_models.Instance.uuid == victims[3])
+            .values(vm_state='error', task_state=None, host=None)
+        )
+
     # ACTIVE, its allocation gone.
     made['active_without_allocation'] = victims[1]
     placement.remove_allocations(CTXT, victims[1])
@@ -222,6 +306,11 @@ def _make_every_kind(api, arq_store):
                 instance={'display_name': 'victim'},
             )
         )
+
+    # A build request nobody scheduled (its message was lost).
+    made['unscheduled_build_request'] = lost_build_request(
+        cloud, spec_of(cloud, healthy[0]), age=3600
+    )
 
     # A mapping to cell1, which never got the instance.
     made['mapping_to_missing_instance'] = str(uuidlib.uuid4())

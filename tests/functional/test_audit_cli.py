@@ -15,6 +15,12 @@ from nimbus.db.api import models as api_models
 from nimbus import services
 from tests.functional import test_audit as helpers
 
+
+@pytest.fixture
+def admin(make_cloud):
+    return helpers.admin_cloud(make_cloud)
+
+
 MANAGE = os.path.join(os.path.dirname(sys.executable), 'nimbus-manage')
 
 

@@ -57,6 +57,10 @@ class BuildRequest(TimestampMixin, Base):
     user_id = sa.Column(sa.String(255), nullable=True)
     # The server as the API will show it while it is being scheduled.
     instance = sa.Column(JSONText, nullable=False)
+    # The schedule lease (nimbus.conductor.leases): which worker of a
+    # super conductor is scheduling it, and since when.
+    schedule_token = sa.Column(sa.String(36), nullable=True)
+    schedule_started_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class RequestSpec(TimestampMixin, Base):

@@ -16,6 +16,7 @@ class Recorder:
     def __init__(self, state=states.BUILDING):
         self.initial = state
         self.states = {}
+        self.hosts = {}  # instance uuid -> host; 'h1' unless set
         self.calls = []
 
     @property
@@ -23,10 +24,14 @@ class Recorder:
         """The state of the only instance most tests use ('i')."""
         return self.states.get('i', self.initial)
 
-    def instance_update(self, ctxt, uuid, expected, updates):
+    def instance_update(
+        self, ctxt, uuid, expected, updates, expected_host=None
+    ):
         self.calls.append(('update', expected, updates))
         current = self.states.get(uuid, self.initial)
         if current not in expected:
+            return None
+        if expected_host and self.hosts.get(uuid, 'h1') != expected_host:
             return None
         self.states[uuid] = updates.get('vm_state', current)
         return {
@@ -52,6 +57,9 @@ class Recorder:
 
     def remove_allocations(self, ctxt, uuid):
         self.calls.append(('free', uuid))
+
+    def remove_provider_from_consumer(self, ctxt, uuid, providers):
+        self.calls.append(('free-here', uuid, sorted(providers)))
 
     members = ()
 

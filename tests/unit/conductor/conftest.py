@@ -15,10 +15,10 @@ class Conductor(sc.SuperConductor):
         super().__init__(None, api_db, None, scheduler, placement)
         self.built, self.buried = [], []
 
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
+    def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
         self.built.append(uuid)
 
-    def bury_in_cell0(self, ctxt, uuid, message, details):
+    def bury_in_cell0(self, ctxt, uuid, message, details, lease=None):
         self.buried.append((uuid, message, details))
 
 

@@ -167,6 +167,52 @@ def test_report_counts_summary_and_remaining():
     assert set(audit.HEALABLE) == {
         'orphan_allocation',
         'deleted_instance_allocation',
+        'error_instance_allocation',
         'stale_build_request',
         'orphan_arq',
     }
+
+
+@pytest.mark.parametrize(
+    'leased_ago, created_ago, expected',
+    [
+        # Never leased: its message was lost once it is older than the
+        # timeout; a young one's cast may still be queued.
+        (None, 1000, ['unscheduled_build_request']),
+        (None, 100, []),
+        # Leased: a worker holds it until the lease expires.
+        (100, 1000, []),
+        (400, 1000, ['unscheduled_build_request']),
+    ],
+)
+def test_a_build_request_nobody_finished_scheduling(
+    leased_ago, created_ago, expected
+):
+    snapshot = snap(build_request=True, mapping='none')
+    snapshot.build_requests = {U: ago(created_ago)}
+    snapshot.leases = {
+        U: (ago(created_ago), ago(leased_ago) if leased_ago else None)
+    }
+    checker = audit.Auditor(None, None, None, build_request_timeout=300)
+    found = checker.check(snapshot, now=NOW)
+    assert [d.kind for d in found] == expected
+    # Without a timeout (an auditor not built from the config) it is not
+    # reported.
+    assert kinds(snapshot) == []
+
+
+def test_an_error_instance_on_no_host_holding_an_allocation():
+    failed = record(vm_state='error')
+    assert kinds(snap(consumers=[U], instances=[failed])) == [
+        'error_instance_allocation'
+    ]
+    # On a host (its guest may still use the room), or without an
+    # allocation, or while being deleted: not this kind.
+    on_host = record(vm_state='error')
+    on_host.host = 'host-1'
+    assert kinds(snap(consumers=[U], instances=[on_host])) == []
+    assert kinds(snap(instances=[failed])) == []
+    deleting = record(vm_state='error', task_state='deleting')
+    assert 'error_instance_allocation' not in kinds(
+        snap(consumers=[U], instances=[deleting])
+    )

@@ -35,16 +35,22 @@ def cell(tmp_path):
     nimbus_db.sync_cell(url)
     db = common_db.get_database(url)
 
-    def make(timeout=0):
+    def make(timeout=0, stall=0, started=None, reschedule=None):
         conf = config.build_conf(
             [],
             overrides={
                 'DEFAULT': {'service_down_time': 60},
-                'conductor': {'instance_build_timeout': timeout},
+                'conductor': {
+                    'instance_build_timeout': timeout,
+                    'build_stall_timeout': stall,
+                },
             },
         )
         placement = FakePlacement()
-        return build_check.BuildCheck(conf, db, placement), placement
+        check = build_check.BuildCheck(
+            conf, db, placement, reschedule=reschedule, started=started
+        )
+        return check, placement
 
     yield db, make
     common_db.dispose_all()
@@ -77,6 +83,7 @@ def _instance(db, uuid, host, vm_state=states.BUILDING, age=10):
             },
         )
         row.created_at = NOW - datetime.timedelta(seconds=age)
+        row.updated_at = row.created_at
 
 
 def _row(db, uuid):
@@ -178,3 +185,78 @@ def test_an_allocation_placement_refused_to_free_is_retried(cell):
     assert placement.removed == ['i']
     check.run(context.get_admin_context(), now=NOW)
     assert placement.removed == ['i']
+
+
+def test_a_restarted_conductor_waits_before_calling_a_compute_down(cell):
+    db, make = cell
+    # Started 30 s ago: the heartbeats of the minute before were sent
+    # while it was down, and are missing for that reason alone.
+    check, placement = make(started=NOW - datetime.timedelta(seconds=30))
+    _service(db, 'quiet', seen_ago=90)
+    _service(db, 'forced', seen_ago=1, forced_down=True)
+    _instance(db, 'on-quiet', 'quiet')
+    _instance(db, 'on-forced', 'forced')
+    assert list(check.run(context.get_admin_context(), now=NOW)) == [
+        'on-forced'
+    ]
+    assert _row(db, 'on-quiet')[0] == states.BUILDING
+    # A full service_down_time after its start, silence means down.
+    later = NOW + datetime.timedelta(seconds=31)
+    assert list(check.run(context.get_admin_context(), now=later)) == [
+        'on-quiet'
+    ]
+
+
+def _stored_alternates(db, uuid, host_list):
+    with db.session() as session:
+        instances.transition(
+            session,
+            uuid,
+            [states.BUILDING],
+            {
+                'build_alternates': {
+                    'request_spec': {'project_id': 'p'},
+                    'host_list': host_list,
+                }
+            },
+        )
+        row = instances.get(session, uuid)
+        row.updated_at = row.created_at
+
+
+def test_a_stalled_build_moves_to_its_alternate_or_fails(cell):
+    db, make = cell
+    moved = []
+
+    def reschedule(ctxt, uuid, spec, host_list, failed_host, reason):
+        moved.append((uuid, [s['service_host'] for s in host_list]))
+
+    check, placement = make(stall=300, reschedule=reschedule)
+    _service(db, 'up', seen_ago=5)
+    _instance(db, 'stalled', 'up', age=301)
+    _stored_alternates(db, 'stalled', [{'service_host': 'alt'}])
+    _instance(db, 'stalled-alone', 'up', age=301)
+    _instance(db, 'young', 'up', age=299)
+    _instance(db, 'spawning', 'up', age=10**5)
+    with db.session() as session:
+        instances.transition(
+            session,
+            'spawning',
+            [states.BUILDING],
+            {'task_state': states.SPAWNING},
+        )
+        row = instances.get(session, 'spawning')
+        row.updated_at = row.created_at
+    failed = check.run(context.get_admin_context(), now=NOW)
+    assert moved == [('stalled', ['alt'])]
+    assert list(failed) == ['stalled-alone']
+    assert _row(db, 'stalled-alone')[2] == 'Build stalled: up never started it'
+    assert sorted(placement.removed) == ['stalled', 'stalled-alone']
+    # A spawning build is its compute's (instance_build_timeout covers a
+    # slow one); a young one waits.
+    assert _row(db, 'spawning')[0] == states.BUILDING
+    assert _row(db, 'young')[0] == states.BUILDING
+    with db.session() as session:
+        assert instances.attempts(session, 'stalled')[0]['result'] == (
+            'failed'
+        )

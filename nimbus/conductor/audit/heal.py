@@ -103,6 +103,30 @@ class Healer:
         self.auditor.placement.remove_allocations(ctxt, item.uuid)
         return True
 
+    def _heal_error_instance_allocation(self, ctxt, item):
+        if self._api_knows_build(item.uuid):
+            return False
+        for cell in self.auditor.cells.cells():
+            with self.auditor.cells.db(cell).session() as session:
+                row = session.execute(
+                    sa.select(
+                        cell_models.Instance.vm_state,
+                        cell_models.Instance.task_state,
+                        cell_models.Instance.host,
+                        cell_models.Instance.deleted,
+                    ).where(cell_models.Instance.uuid == item.uuid)
+                ).first()
+            if row is None or row.deleted or row.vm_state == states.DELETED:
+                continue
+            if not (
+                row.vm_state == states.ERROR
+                and row.task_state is None
+                and (row.host is None or cell.is_cell0)
+            ):
+                return False
+        self.auditor.placement.remove_allocations(ctxt, item.uuid)
+        return True
+
     def _heal_stale_build_request(self, ctxt, item):
         rows = self._instance_rows(item.uuid)
         if not rows:

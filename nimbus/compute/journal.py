@@ -1,0 +1,82 @@
+"""The builds a compute host has taken from its queue and not settled.
+
+oslo.messaging acknowledges a cast when the RPC server takes it, before
+the build runs: a build message that was taken when the process died is
+gone from the broker, while the builds still queued for the host (durable
+queues) arrive after the restart. The database cannot tell the two apart
+(both are instances in BUILD on this host), so the host keeps its own
+record, a small JSON file under ``[DEFAULT] state_path`` beside the
+guests: a build is written when its message is taken and removed when it
+is settled (ACTIVE, failed, handed back). At the next start
+(:meth:`nimbus.compute.build.BuildRunner.recover`), the builds in the
+journal without a guest were interrupted and are handed back; those not
+in it are still in the queue and are left to build.
+
+Written with an atomic rename and no fsync: it survives a ``kill -9`` of
+the process (the page cache stays), which is what it is for.
+"""
+
+import json
+import os
+import threading
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+class BuildJournal:
+    """``{instance uuid: build message}`` of one host, on disk."""
+
+    def __init__(self, state_path, host):
+        self.path = os.path.join(
+            state_path, 'compute-builds', '%s.json' % host
+        )
+        self._lock = threading.Lock()
+        self._entries = self._load()
+
+    def _load(self):
+        try:
+            with open(self.path) as f:
+                entries = json.load(f)
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            # A torn or unreadable journal: the builds it held are caught
+            # by the cell conductor's build check (no progress).
+            LOG.warning(
+                'Ignoring the unreadable build journal %s: %s', self.path, exc
+            )
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def _save(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        tmp = self.path + '.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(self._entries, f)
+        os.replace(tmp, self.path)
+
+    def taken(self, uuid, request_spec, selection, host_list):
+        """The build message of ``uuid`` was taken from the queue."""
+        with self._lock:
+            self._entries[uuid] = {
+                'request_spec': request_spec,
+                'selection': selection,
+                'host_list': host_list,
+            }
+            self._save()
+
+    def settled(self, uuid):
+        """The build of ``uuid`` is over, whatever its outcome."""
+        with self._lock:
+            if self._entries.pop(uuid, None) is not None:
+                self._save()
+
+    def get(self, uuid):
+        with self._lock:
+            return self._entries.get(uuid)
+
+    def uuids(self):
+        with self._lock:
+            return set(self._entries)

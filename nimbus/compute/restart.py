@@ -1,0 +1,183 @@
+"""What a compute host settles when it starts again after a crash.
+
+A build in the cell's database on this host is in one of three places when
+the process dies: spawned (its guest exists), taken from the queue and not
+finished (its message was acknowledged, so it is gone from the broker; the
+host's :class:`~nimbus.compute.journal.BuildJournal` lists it), or still in
+the host's queue (durable queues keep it across the restart). Only the
+second kind is handed back; the queued ones build when their message
+arrives.
+"""
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from nimbus.common import instance_states as states
+
+LOG = logging.getLogger(__name__)
+
+
+def _now():
+    return timeutils.utcnow().isoformat()
+
+
+def recover(runner, ctxt):
+    """After a restart: settle builds that were interrupted.
+
+    A building instance whose guest exists finished spawning just
+    before the crash: it becomes ACTIVE. One without a guest whose
+    message this host had taken (it is in the journal) was interrupted:
+    its claim here is given back and the cell conductor takes it to
+    its next alternate (or fails it with a fault when none is left).
+    One this host never took is still in its queue (durable queues
+    keep a cast across the restart): it is left to build. Guests of
+    instances that were deleted meanwhile are destroyed.
+    """
+    instances = runner.conductor.instances_on_host(ctxt, runner.host)
+    guests = set(runner.driver.list_instances())
+    taken = runner.journal.uuids()
+    unsettled = set()  # taken builds that could not be handed back
+    for instance in instances:
+        uuid = instance['uuid']
+        if instance['vm_state'] == states.DELETED:
+            continue
+        if instance['task_state'] == states.DELETING:
+            LOG.info('Finishing the delete of %s', uuid)
+            runner.terminate(ctxt, uuid)
+            continue
+        if instance['vm_state'] != states.BUILDING:
+            continue
+        if uuid in guests:
+            LOG.info(
+                'Instance %s was spawned on %s before the restart; '
+                'it is ACTIVE',
+                uuid,
+                runner.host,
+            )
+            runner.conductor.instance_update(
+                ctxt,
+                uuid,
+                [states.BUILDING],
+                {
+                    'vm_state': states.ACTIVE,
+                    'task_state': None,
+                    'power_state': 1,
+                    'launched_at': _now(),
+                },
+                expected_host=runner.host,
+            )
+            continue
+        entry = runner.journal.get(uuid)
+        if entry is not None:
+            if not _resume_interrupted(runner, ctxt, instance, entry):
+                unsettled.add(uuid)
+        elif instance['task_state'] == states.SPAWNING:
+            # Spawning, yet not in the journal (lost with the disk):
+            # its message was taken, nothing can redo it here.
+            _fail_interrupted(runner, ctxt, instance)
+        else:
+            LOG.info(
+                'Instance %s: its build is still queued for %s; '
+                'leaving it to build',
+                uuid,
+                runner.host,
+            )
+    for uuid in taken - unsettled:
+        # Settled above, or deleted or moved away while this host was down.
+        runner.journal.settled(uuid)
+    destroy_orphans(runner, instances, guests)
+    return instances
+
+
+def _resume_interrupted(runner, ctxt, instance, entry):
+    """A build this host had taken and not finished when it died:
+    handed back like a build a stopping compute did not start (its
+    claim here is freed, the cell conductor claims the next alternate
+    or fails it with a fault naming every attempt). False when the cell
+    conductor could not be told."""
+    uuid = instance['uuid']
+    reason = (
+        'Build interrupted: nimbus-compute on %s restarted while '
+        'the instance was building' % runner.host
+    )
+    LOG.warning(
+        'Instance %s: %s; handing it to its %d remaining alternate(s)',
+        uuid,
+        reason,
+        len(entry.get('host_list') or []),
+    )
+    try:
+        runner.give_back(
+            ctxt,
+            instance,
+            entry.get('request_spec') or {},
+            entry.get('host_list') or [],
+            reason,
+            'interrupted',
+        )
+    except Exception:
+        LOG.exception(
+            'Could not hand %s back to the cell conductor; the build '
+            'check settles it',
+            uuid,
+        )
+        return False
+    return True
+
+
+def _fail_interrupted(runner, ctxt, instance):
+    uuid = instance['uuid']
+    reason = (
+        'Build interrupted: nimbus-compute on %s restarted '
+        'while the instance was building' % runner.host
+    )
+    failed = runner.conductor.instance_update(
+        ctxt,
+        uuid,
+        [states.BUILDING],
+        {
+            'vm_state': states.ERROR,
+            'task_state': None,
+            'fault': {
+                'message': 'Build interrupted by a compute restart',
+                'details': reason,
+            },
+        },
+        expected_host=runner.host,
+    )
+    if failed is None:
+        # The cell conductor's build check (or a delete) settled it
+        # first; it freed the allocation too.
+        return
+    LOG.warning('%s: %s', uuid, reason)
+    runner.placement.remove_allocations(ctxt, uuid)
+    runner.conductor.record_build_attempt(
+        ctxt, uuid, runner.host, instance.get('node'), 'failed', reason
+    )
+
+
+def destroy_orphans(runner, instances, guests=None):
+    """Destroy guests that no live instance on this host owns.
+
+    ``instances`` is what the cell database places on this host (not
+    deleted). A guest outside it belongs to an instance deleted while
+    this compute was down (the API deleted it locally and freed its
+    allocation) or moved away: nothing may keep running for it. Its
+    allocation is not touched here: it was freed by whoever deleted or
+    moved the instance. Returns the uuids destroyed.
+    """
+    if guests is None:
+        guests = set(runner.driver.list_instances())
+    live = {i['uuid'] for i in instances if i['vm_state'] != states.DELETED}
+    orphans = sorted(set(guests) - live)
+    for orphan in orphans:
+        LOG.info(
+            'Destroying guest %s: no live instance on %s owns it',
+            orphan,
+            runner.host,
+        )
+        try:
+            runner.driver.destroy(orphan)
+        except Exception:
+            LOG.exception('Could not destroy the orphan guest %s', orphan)
+    return orphans

@@ -1,0 +1,122 @@
+"""The super conductor's recovery pass: what a dead process left behind is
+finished without a person.
+
+Every ``[conductor] recovery_interval`` seconds, and once at the super
+conductor's start, the pass runs the consistency audit
+(:mod:`nimbus.conductor.audit`, the same detector as ``nimbus-manage
+audit``) and acts on what it found:
+
+- ``unscheduled_build_request``: a build request in no cell whose
+  schedule lease expired, or that nobody leased within
+  ``[conductor] build_request_timeout`` of its creation (a super
+  conductor was killed with its message taken). It is scheduled again
+  from its stored request spec, as a request of one instance; taking the
+  lease over (:mod:`nimbus.conductor.leases`) releases what the dead
+  worker may have claimed, and a worker still under way elsewhere then
+  commits nothing.
+- the kinds the audit heals (orphan and leftover allocations, stale build
+  requests, orphan ARQs): healed, each re-checked first.
+
+Builds stuck in a cell are the cell conductor's (its build check,
+:mod:`nimbus.conductor.build_check`). Each action logs one line.
+"""
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from nimbus.conductor import audit
+from nimbus.db.api import models as api_models
+
+LOG = logging.getLogger(__name__)
+
+REDRIVE = 'unscheduled_build_request'
+
+
+class Recovery:
+    """``auditor``: a :class:`nimbus.conductor.audit.Auditor` (with the
+    build request timeout); ``conductor``: the super conductor whose
+    ``schedule_and_build_instances`` schedules a build request again."""
+
+    def __init__(self, auditor, conductor):
+        self.auditor = auditor
+        self.conductor = conductor
+
+    def run(self, ctxt, now=None):
+        """One pass; ``{kind: count}`` of what it acted on, or None when
+        a source could not be read."""
+        try:
+            snap = self.auditor.gather(ctxt)
+        except audit.AuditError as exc:
+            LOG.warning('recovery: could not run: %s', exc)
+            return None
+        found = self.auditor.check(snap, now)
+        acted = {}
+        for item in found:
+            if item.kind != REDRIVE:
+                continue
+            try:
+                if self._redrive(ctxt, item):
+                    acted[REDRIVE] = acted.get(REDRIVE, 0) + 1
+            except Exception:
+                LOG.exception(
+                    'recovery: scheduling build request %s again failed',
+                    item.uuid,
+                )
+        healable = [d for d in found if d.healable]
+        if healable:
+            self.auditor.heal(ctxt, audit.Report(healable, {}))
+        for item in healable:
+            if item.healed:
+                LOG.warning(
+                    'recovery: healed %s %s (%s)',
+                    item.kind,
+                    item.uuid,
+                    item.detail,
+                )
+                acted[item.kind] = acted.get(item.kind, 0) + 1
+            else:
+                LOG.info(
+                    'recovery: left %s %s alone: %s',
+                    item.kind,
+                    item.uuid,
+                    item.heal_error,
+                )
+        return acted
+
+    def _request_spec(self, uuid):
+        with self.auditor.api_db.session() as session:
+            return session.execute(
+                sa.select(api_models.RequestSpec.spec).where(
+                    api_models.RequestSpec.instance_uuid == uuid
+                )
+            ).scalar()
+
+    def _redrive(self, ctxt, item):
+        uuid = item.uuid
+        spec = self._request_spec(uuid)
+        if not isinstance(spec, dict) or not isinstance(
+            spec.get('flavor'), dict
+        ):
+            LOG.warning(
+                'recovery: build request %s is %s but has no request spec'
+                '; it stays for nimbus-manage audit',
+                uuid,
+                item.detail,
+            )
+            return False
+        spec = dict(
+            spec,
+            instance_uuids=[uuid],
+            num_instances=1,
+            min_count=1,
+            # Its own scheduling records, apart from the lost request's.
+            request_id='req-' + uuidutils.generate_uuid(),
+        )
+        LOG.warning(
+            'recovery: build request %s is %s; scheduling it again',
+            uuid,
+            item.detail,
+        )
+        self.conductor.schedule_and_build_instances(ctxt, spec, [uuid])
+        return True

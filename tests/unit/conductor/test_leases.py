@@ -1,0 +1,138 @@
+"""Schedule leases on build requests, on a real SQLite API database: one
+worker schedules a build request at a time, an expired lease is taken
+over (releasing the dead worker's claim), and a worker whose lease was
+taken over commits nothing."""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nimbus.common.db import types
+from nimbus.conductor import leases
+from nimbus.db.api import models
+
+from .conftest import Conductor
+
+NOW = datetime.datetime(2030, 1, 1, 12, 0, 0)
+
+
+def _build_request(api_db, uuid, age=0, leased_age=None, token=None):
+    with api_db.session() as session:
+        session.add(
+            models.BuildRequest(
+                instance_uuid=uuid,
+                project_id='p',
+                instance={'display_name': uuid},
+                created_at=NOW - datetime.timedelta(seconds=age),
+                schedule_token=token,
+                schedule_started_at=None
+                if leased_age is None
+                else NOW - datetime.timedelta(seconds=leased_age),
+            )
+        )
+
+
+def _exists(api_db, uuid):
+    with api_db.session() as session:
+        return (
+            session.execute(
+                sa.select(models.BuildRequest.id).where(
+                    models.BuildRequest.instance_uuid == uuid
+                )
+            ).first()
+            is not None
+        )
+
+
+def test_one_lease_at_a_time_until_it_expires(api_db):
+    _build_request(api_db, 'free')
+    _build_request(api_db, 'held', leased_age=10, token='other')
+    _build_request(api_db, 'expired', leased_age=301, token='dead')
+    token, taken = leases.take(
+        api_db, ['free', 'held', 'expired', 'gone'], 300, now=NOW
+    )
+    # 'gone' has no build request: nothing to lease, the schedule finds it
+    # deleted as it always did.
+    assert taken == {'free': None, 'expired': 'dead', 'gone': None}
+    again, taken_again = leases.take(api_db, ['free', 'expired'], 300, NOW)
+    assert taken_again == {}
+    with api_db.session() as session:
+        assert leases.holds(session, 'free', token)
+        assert not leases.holds(session, 'held', token)
+        assert leases.holds(session, 'held', None)
+
+
+def test_only_the_holder_ends_the_lease(api_db):
+    _build_request(api_db, 'i')
+    token, _ = leases.take(api_db, ['i'], 300, now=NOW)
+    with api_db.session() as session:
+        assert not leases.finish(session, 'i', 'somebody-else')
+    assert _exists(api_db, 'i')
+    with api_db.session() as session:
+        assert leases.finish(session, 'i', token)
+    assert not _exists(api_db, 'i')
+
+
+class Placement:
+    def __init__(self):
+        self.removed = []
+
+    def remove_allocations(self, ctxt, consumer):
+        self.removed.append(consumer)
+
+
+class Scheduler:
+    def __init__(self):
+        self.asked = []
+
+    def select_destinations(self, ctxt, spec, uuids, alternates):
+        self.asked.append(list(uuids))
+        return [[{'service_host': 'h1'}] for _ in uuids]
+
+    def update_instance_info(self, ctxt, host, info):
+        pass
+
+
+SPEC = {'request_id': 'req-1', 'min_count': 1, 'flavor': {}}
+
+
+def test_a_duplicate_cast_does_not_schedule_twice(api_db):
+    now = types.utcnow()
+    with api_db.session() as session:
+        session.add(
+            models.BuildRequest(
+                instance_uuid='i',
+                project_id='p',
+                instance={},
+                schedule_token='busy',
+                schedule_started_at=now,
+            )
+        )
+    scheduler, placement = Scheduler(), Placement()
+    conductor = Conductor(api_db, scheduler, placement)
+    conductor.schedule_and_build_instances(None, SPEC, ['i'])
+    assert scheduler.asked == []
+    assert conductor.built == []
+    assert placement.removed == []
+
+
+def test_taking_over_an_expired_lease_releases_the_dead_claim(api_db):
+    old = types.utcnow() - datetime.timedelta(seconds=3600)
+    with api_db.session() as session:
+        session.add(
+            models.BuildRequest(
+                instance_uuid='i',
+                project_id='p',
+                instance={},
+                schedule_token='dead-worker',
+                schedule_started_at=old,
+            )
+        )
+    scheduler, placement = Scheduler(), Placement()
+    conductor = Conductor(api_db, scheduler, placement)
+    conductor.schedule_and_build_instances(None, SPEC, ['i'])
+    # The claim the dead worker may have left goes before the scheduler
+    # claims again for the same consumer.
+    assert placement.removed == ['i']
+    assert scheduler.asked == [['i']]
+    assert conductor.built == ['i']
