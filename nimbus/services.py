@@ -224,6 +224,20 @@ def cell_conductor_service(
                 name='build-check',
             )
         )
+    # The cell conductor's own heartbeat: the scheduler tells "the computes
+    # are down" from "nobody records their heartbeats" by it.
+    periodics.append(
+        service.Periodic(
+            conf.report_interval,
+            lambda: conductor.service_heartbeat(
+                context.get_admin_context(),
+                host or conf.host,
+                service.CONDUCTOR_BINARY,
+            ),
+            name='conductor-heartbeat',
+            first=0,
+        )
+    )
     return service.RPCService(
         transport,
         'conductor',

@@ -67,6 +67,11 @@ class RPCService:
             callback()
 
 
+# The binary a cell conductor records its own heartbeat under (the scheduler
+# reads it to tell dead computes from a dead heartbeat recorder).
+CONDUCTOR_BINARY = 'nimbus-conductor'
+
+
 class Periodic:
     """Runs ``func`` every ``interval`` seconds in a daemon thread."""
 

@@ -10,12 +10,17 @@ import datetime
 import sqlalchemy as sa
 from oslo_log import log as logging
 
+from nimbus.common import service as common_service
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
 
 LOG = logging.getLogger(__name__)
 
 COMPUTE_BINARIES = ('nimbus-compute', 'compute')
+
+
+def _seen(service):
+    return service.last_seen_up or service.updated_at or service.created_at
 
 
 def _now():
@@ -80,23 +85,60 @@ class DBHostInfoSource:
                     )
         return out
 
+    def _heartbeat_clock(self, cell, rows, now):
+        """The time a cell's compute heartbeats are judged against: now,
+        unless the cell's conductors record a heartbeat of their own and
+        every one of them is stale. Then nobody has been writing heartbeats
+        (the cell conductor, or the cell's bus, is down) and a compute's
+        silence says nothing about the compute: its heartbeat is judged
+        against the newest one the cell holds."""
+        conductors = [
+            r for r in rows if r.binary == common_service.CONDUCTOR_BINARY
+        ]
+        if not conductors or any(
+            self._fresh(_seen(r), now) for r in conductors
+        ):
+            return now
+        newest = max(
+            (_seen(r) for r in rows if r.binary in COMPUTE_BINARIES),
+            default=None,
+            key=lambda t: t or datetime.datetime.min,
+        )
+        LOG.warning(
+            'cell %s: no heartbeat recorded for over %s s (its conductor '
+            'is down?); its computes are judged by their last heartbeats '
+            'relative to each other',
+            cell.uuid,
+            self.service_down_time,
+        )
+        return newest or now
+
+    def _fresh(self, seen, clock):
+        return (
+            seen is None
+            or (clock - seen).total_seconds() <= self.service_down_time
+        )
+
     def services(self) -> list[dict]:
         out = []
         now = _now()
-        for _cell, session in self._cell_sessions():
+        for cell, session in self._cell_sessions():
             with session as s:
-                rows = s.execute(
-                    sa.select(cell_models.Service).where(
-                        cell_models.Service.binary.in_(COMPUTE_BINARIES)
-                    )
-                ).scalars()
+                rows = list(
+                    s.execute(
+                        sa.select(cell_models.Service).where(
+                            cell_models.Service.binary.in_(
+                                COMPUTE_BINARIES
+                                + (common_service.CONDUCTOR_BINARY,)
+                            )
+                        )
+                    ).scalars()
+                )
+                clock = self._heartbeat_clock(cell, rows, now)
                 for svc in rows:
-                    seen = svc.last_seen_up or svc.updated_at or svc.created_at
-                    up = (
-                        seen is None
-                        or (now - seen).total_seconds()
-                        <= self.service_down_time
-                    )
+                    if svc.binary not in COMPUTE_BINARIES:
+                        continue
+                    up = self._fresh(_seen(svc), clock)
                     out.append(
                         {
                             'host': svc.host,

@@ -150,3 +150,64 @@ def test_db_source_feeds_host_manager(tmp_path, conf):
     )
     assert hs.instances['i4']['image_properties'] == {'os_distro': 'sent'}
     assert src.image_properties('nope') is None
+
+
+def _heartbeats(tmp_path, rows):
+    """A DBHostInfoSource over one cell whose service table holds ``rows``:
+    ``(host, binary, seconds since the last heartbeat)``."""
+    cell_db = common_db.Database(f'sqlite:///{tmp_path}/hb-cell.db')
+    cell_models.Base.metadata.create_all(cell_db.engine)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    with cell_db.session() as s:
+        for i, (host, binary, age) in enumerate(rows):
+            s.add(
+                cell_models.Service(
+                    uuid='s%d' % i,
+                    host=host,
+                    binary=binary,
+                    last_seen_up=now - datetime.timedelta(seconds=age),
+                )
+            )
+        s.commit()
+    cell = cells_mod.Cell(
+        1, 'c1', 'cell1', 'inproc://', str(cell_db.engine.url)
+    )
+    source = db_source.DBHostInfoSource(
+        None, OneCell(cell_db, cell), service_down_time=60
+    )
+    return {s['host']: s['up'] for s in source.services()}
+
+
+def test_computes_silent_with_their_conductor_alive_are_down(tmp_path):
+    up = _heartbeats(
+        tmp_path,
+        [
+            ('ctl', 'nimbus-conductor', 5),
+            ('h1', 'nimbus-compute', 5),
+            ('h2', 'nimbus-compute', 300),
+        ],
+    )
+    assert up == {'h1': True, 'h2': False}
+
+
+def test_a_dead_conductor_does_not_make_its_computes_down(tmp_path):
+    # The cell conductor records heartbeats; it was down for 5 minutes, so
+    # every heartbeat is old. The computes are judged against the newest:
+    # h1 and h2 kept up with each other, h3 had stopped long before.
+    up = _heartbeats(
+        tmp_path,
+        [
+            ('ctl', 'nimbus-conductor', 300),
+            ('h1', 'nimbus-compute', 300),
+            ('h2', 'nimbus-compute', 310),
+            ('h3', 'nimbus-compute', 900),
+        ],
+    )
+    assert up == {'h1': True, 'h2': True, 'h3': False}
+
+
+def test_without_a_conductor_heartbeat_the_clock_is_now(tmp_path):
+    up = _heartbeats(
+        tmp_path, [('h1', 'nimbus-compute', 300), ('h2', 'nimbus-compute', 5)]
+    )
+    assert up == {'h1': False, 'h2': True}
