@@ -30,6 +30,7 @@ import concurrent.futures
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -294,6 +295,9 @@ def main(argv=None):
     parser.add_argument('--all-in-one', action='store_true')
     parser.add_argument('--json')
     args = parser.parse_args(argv)
+    # A SIGTERM (timeout(1), pkill) unwinds through the finally below, so
+    # the daemons the run started are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cleanups = []
     workdir = tempfile.mkdtemp(prefix='nimbus-boot-bench-')
     cloud = process = None
