@@ -241,6 +241,7 @@ def simulated_computes(
         count=count,
         base=base,
         conf_for=conf_for,
+        accelerator=accelerator(conf),
     )
 
 
