@@ -31,6 +31,7 @@ from nimbus.testing import infra
 pytestmark = pytest.mark.integration
 
 HOSTS = ['acc-0001', 'acc-0002']
+STARTED = 'simulated compute hosts started'
 PROFILE = 'fpga-and-gpu'
 GROUPS = [
     {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required'},
@@ -127,11 +128,19 @@ class Env:
             return f.read()
 
     def restart_compute(self, options):
+        """Restart the compute process with ``options`` and wait until its
+        hosts serve again (a build cast before the restarted hosts ran
+        their recovery would be failed by it as interrupted)."""
+        started = self.log('acc').count(STARTED)
         self.cloud.daemons['acc'].stop()
         merged = {k: dict(v) for k, v in COMPUTE.items()}
         for section, values in options.items():
             merged.setdefault(section, {}).update(values)
         self.cloud.start_simulated('acc', len(HOSTS), merged)
+        self.wait(
+            lambda: self.log('acc').count(STARTED) > started,
+            'the computes started again',
+        )
         self.wait(self._hosts_up, 'computes up again')
 
     def _hosts_up(self):
