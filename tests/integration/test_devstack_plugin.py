@@ -314,7 +314,7 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
         assert len(hosts) == 2
         arqs = [
             a
-            for a in cli('accelerator', 'arq', 'list')
+            for a in cli('accelerator', 'arq', 'list', '--long')
             if a['instance_uuid'] == server['id']
         ]
         assert [a['state'] for a in arqs] == ['Bound'], arqs
