@@ -291,7 +291,10 @@ def test_bind_failure_on_every_host_ends_in_error(env):
         failed = env.status(server, 'ERROR')
     finally:
         env.cloud.control({})
-    assert 'failed to bind' in json.dumps(failed.get('fault', {}))
+    fault = json.dumps(failed.get('fault', {}))
+    # The device, its host and the driver's reason.
+    assert 'failed to bind' in fault
+    assert 'refused the image (control file' in fault
     env.clean()
     env.delete(server)
     env.clean()
@@ -394,6 +397,8 @@ def test_without_reschedule_a_bind_failure_aborts(env):
         env.cloud.control({})
     fault = json.dumps(failed.get('fault', {}))
     assert 'failed to bind' in fault
+    assert 'on %s: ' % failing in fault
+    assert 'refused the image (control file' in fault
     assert 'Rescheduling %s' % server not in env.log('cell1-conductor')
     env.clean()
     env.delete(server)
