@@ -167,6 +167,9 @@ def env(tmp_path_factory):
             api_bus,
             cell_bus,
             databases,
+            # The compute restart of the last tests must not look like an
+            # outage to the scheduler (it would answer no valid host).
+            common_options={'DEFAULT': {'service_down_time': 60}},
         )
         cloud.prepare()
         try:
