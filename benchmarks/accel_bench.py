@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import requests
+import requests.adapters
 
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.allinone.client import ComputeClient
@@ -126,8 +127,11 @@ def delete_all(api, accel_url, uuids, timeout):
     _wait(gone, timeout, 'the deletes to finish', interval=0.2)
 
 
-def prepare(cloud):
+def prepare(cloud, concurrency):
     api = ComputeClient(cloud.api_url)
+    # The boot threads and the poller share the session.
+    adapter = requests.adapters.HTTPAdapter(pool_maxsize=concurrency + 2)
+    api.session.mount('http://', adapter)
     _wait(
         lambda: (
             len(api.get('/os-hypervisors')['hypervisors']) >= cloud.num_hosts
@@ -156,7 +160,7 @@ def run(args, state_dir):
         state_dir, hosts=args.hosts, shared_hosts=True, accelerators=True
     ).start()
     try:
-        api, plain, accel, image = prepare(cloud)
+        api, plain, accel, image = prepare(cloud, args.concurrency)
         rounds = []
         for number in range(args.rounds):
             result = {}
