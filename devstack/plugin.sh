@@ -9,7 +9,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib/nimbus"
 
 if is_service_enabled nimbus-api nimbus-placement nimbus-scheduler \
-        nimbus-conductor nimbus-compute; then
+        nimbus-conductor nimbus-compute nimbus-accelerator-api \
+        nimbus-accelerator-agent; then
     if [[ "$1" == "stack" && "$2" == "install" ]]; then
         echo_summary "Installing Nimbus"
         install_nimbus
@@ -19,6 +20,9 @@ if is_service_enabled nimbus-api nimbus-placement nimbus-scheduler \
         create_nimbus_accounts
         if is_service_enabled nimbus-api; then
             init_nimbus
+        fi
+        if is_service_enabled nimbus-accelerator-api; then
+            init_nimbus_accelerator
         fi
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
         echo_summary "Starting Nimbus"

@@ -278,6 +278,11 @@ def simulated_computes(
         count=count,
         base=base,
         conf_for=conf_for,
+        # One client for every host, its connection pool sized as theirs.
+        accelerator=accelerator(
+            conf,
+            session=simulated.placement_session(conf.simulated_hosts.workers),
+        ),
     )
 
 

@@ -33,6 +33,17 @@ def _now():
     return timeutils.utcnow().isoformat()
 
 
+def _failure(arq_uuid, arq):
+    """``<arq> (device <rp> on <host>: <reason>)`` as far as known."""
+    arq = arq or {}
+    where = 'device %s' % (arq.get('device_rp_uuid') or 'unknown')
+    if arq.get('hostname'):
+        where += ' on %s' % arq['hostname']
+    if arq.get('failure_reason'):
+        where += ': %s' % arq['failure_reason']
+    return '%s (%s)' % (arq_uuid, where)
+
+
 class AcceleratorBindFailed(RuntimeError):
     """The build's ARQs failed to bind or timed out (and were deleted)."""
 
@@ -277,14 +288,11 @@ class BuildRunner:
         if self.accelerator is not None:
             arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
         if failed:
-            devices = {a['uuid']: a.get('device_rp_uuid') for a in arqs or []}
+            by_uuid = {a['uuid']: a for a in arqs or []}
             self._delete_arqs(ctxt, accel_uuids)
             raise AcceleratorBindFailed(
                 'Accelerator requests failed to bind: %s'
-                % ', '.join(
-                    '%s (device %s)' % (tag, devices.get(tag) or 'unknown')
-                    for tag in failed
-                )
+                % ', '.join(_failure(tag, by_uuid.get(tag)) for tag in failed)
             )
         return (
             arqs

@@ -40,11 +40,20 @@ class SimulatedComputes:
     simulated_computes`, the composition root).
     ``conf_for(host)``, when given, returns the config of one host (the
     all-in-one runner gives some hosts options of their own); by default
-    every host shares ``conf``.
+    every host shares ``conf``. ``accelerator`` is the accelerator API
+    client every host shares (None without an accelerator service): the
+    builds read their ARQs and the deletes remove them through it.
     """
 
     def __init__(
-        self, conf, transport, conductor, count=0, base=None, conf_for=None
+        self,
+        conf,
+        transport,
+        conductor,
+        count=0,
+        base=None,
+        conf_for=None,
+        accelerator=None,
     ):
         self.conf = conf
         self.transport = transport
@@ -55,6 +64,7 @@ class SimulatedComputes:
             conf, session=placement_session(conf.simulated_hosts.workers)
         )
         self.conductor = conductor
+        self.accelerator = accelerator
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
 
@@ -65,6 +75,7 @@ class SimulatedComputes:
             self.transport,
             self.placement,
             self.conductor,
+            accelerator=self.accelerator,
             pool=self.group.pool,
         )
 

@@ -4,10 +4,13 @@
 plugin calls (same names and effects, reached without devstack); the
 plugin itself runs unchanged: ``stack install``, ``post-config``,
 ``extra`` and ``test-config`` against the local MariaDB and RabbitMQ and a
-real Keystone, with two cells. The stock ``openstack`` CLI then logs in
-with a password from the catalog the plugin registered and boots a server
-in each cell; ``unstack`` stops every daemon and ``clean`` drops the
-databases and vhosts it made.
+real Keystone, with two cells and the accelerator service (its API and an
+agent beside each cell's compute). The stock ``openstack`` CLI then logs
+in with a password from the catalog the plugin registered and boots a
+server in each cell, one of them with a device profile made by
+python-cyborgclient through the catalog's accelerator endpoint;
+``unstack`` stops every daemon and ``clean`` drops the databases and
+vhosts it made.
 """
 
 import configparser
@@ -114,6 +117,7 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
     harness_dir.mkdir()
     prefix = 'nimbus_ds_%s' % uuid.uuid4().hex[:8]
     api_port, placement_port = daemons.free_port(), daemons.free_port()
+    accelerator_port = daemons.free_port()
     env = dict(
         os.environ,
         PYTHONWARNINGS='ignore',
@@ -136,6 +140,7 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
         NIMBUS_CONF_DIR=str(tmp_path / 'etc'),
         NIMBUS_API_PORT=str(api_port),
         NIMBUS_PLACEMENT_PORT=str(placement_port),
+        NIMBUS_ACCELERATOR_PORT=str(accelerator_port),
     )
     running = {}
     try:
@@ -159,6 +164,9 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
                 'cell2.conf',
                 'compute-cell1.conf',
                 'compute-cell2.conf',
+                'accelerator.conf',
+                'accelerator-agent-cell1.conf',
+                'accelerator-agent-cell2.conf',
             ]
         )
         for cell in CELLS:
@@ -168,6 +176,28 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             assert compute.get('DEFAULT', 'transport_url').endswith(
                 '/%s_%s' % (prefix, cell)
             )
+            assert compute.get('accelerator_client', 'endpoint') == (
+                'http://127.0.0.1:%d/v2' % accelerator_port
+            )
+            # The agent: the compute's host name, the API bus, no database.
+            agent = configparser.RawConfigParser()
+            agent.read(etc / ('accelerator-agent-%s.conf' % cell))
+            assert agent.get('DEFAULT', 'host') == compute.get(
+                'DEFAULT', 'host'
+            )
+            assert agent.get('DEFAULT', 'transport_url').endswith(
+                '/%s' % prefix
+            )
+            assert not agent.has_section('accelerator_database')
+        accel = configparser.RawConfigParser()
+        accel.read(etc / 'accelerator.conf')
+        assert accel.get('accelerator_database', 'connection').startswith(
+            'mysql+pymysql://'
+        )
+        assert accel.get('compute_client', 'endpoint') == (
+            'http://127.0.0.1:%d/v2.1' % api_port
+        )
+        assert '%s_accelerator' % prefix in _mysql('SHOW DATABASES')
         running = _running(harness_dir)
         assert set(running) == {
             'nimbus-placement',
@@ -178,6 +208,9 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             'nimbus-conductor-cell2',
             'nimbus-compute-cell1',
             'nimbus-compute-cell2',
+            'nimbus-accelerator-api',
+            'nimbus-accelerator-agent-cell1',
+            'nimbus-accelerator-agent-cell2',
         }
         assert all(_alive(pid) for pid in running.values())
         tempest = configparser.RawConfigParser()
@@ -199,7 +232,13 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             return json.loads(result.stdout) if result.stdout.strip() else None
 
         kinds = {s['Type'] for s in cli('catalog', 'list')}
-        assert {'compute', 'image', 'placement', 'identity'} <= kinds
+        assert {
+            'compute',
+            'image',
+            'placement',
+            'identity',
+            'accelerator',
+        } <= kinds
         cli(
             'flavor',
             'create',
@@ -224,6 +263,36 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             'bare',
             'ds-image',
         )
+        # python-cyborgclient through the catalog: the agents' devices, and
+        # a device profile for the server of cell2.
+        devices = cli('accelerator', 'device', 'list')
+        assert sorted(d['type'] for d in devices) == [
+            'FPGA',
+            'FPGA',
+            'GPU',
+            'GPU',
+        ]
+        cli(
+            'accelerator',
+            'device',
+            'profile',
+            'create',
+            'ds-fpga',
+            json.dumps([{'resources:FPGA': '1'}]),
+        )
+        cli(
+            'flavor',
+            'create',
+            '--vcpus',
+            '1',
+            '--ram',
+            '256',
+            '--disk',
+            '1',
+            '--property',
+            'accel:device_profile=ds-fpga',
+            'ds.fpga',
+        )
         hosts = set()
         for cell in CELLS:
             host = '%s-%s' % (os.uname().nodename.split('.')[0], cell)
@@ -231,7 +300,7 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
                 'server',
                 'create',
                 '--flavor',
-                'ds.tiny',
+                'ds.fpga' if cell == 'cell2' else 'ds.tiny',
                 '--image',
                 'ds-image',
                 '--no-network',
@@ -243,8 +312,16 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             assert server['status'] == 'ACTIVE', server
             hosts.add(server['OS-EXT-SRV-ATTR:host'])
         assert len(hosts) == 2
+        arqs = [
+            a
+            for a in cli('accelerator', 'arq', 'list', '--long')
+            if a['instance_uuid'] == server['id']
+        ]
+        assert [a['state'] for a in arqs] == ['Bound'], arqs
+        assert arqs[0]['hostname'] == server['OS-EXT-SRV-ATTR:host']
+        # Two compute nodes, each with an FPGA and a GPU child.
         providers = cli('resource', 'provider', 'list')
-        assert len(providers) == 2
+        assert len(providers) == 6
     finally:
         _phases(env, 'unstack', 'clean')
     assert not [pid for pid in running.values() if _alive(pid)]

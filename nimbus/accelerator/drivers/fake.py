@@ -7,9 +7,23 @@ how long programming takes (``program_seconds``) and whether it fails
 (``fail_program``, for the bind-failure paths). Options are read when
 used, so a test (or an operator with SIGHUP-less patience) can change them
 on a running agent.
+
+A test driving the agent as a daemon steers it through ``control_file``
+(a JSON object, read at each programming, after ``program_seconds``):
+
+``{"hold": true}``
+    programming waits, polling the file, until it no longer says so (or
+    the agent stops): the test decides when the bind ends;
+``{"fail": true}``
+    programming fails on every host;
+``{"fail_hosts": ["<host>", ...]}``
+    programming fails on those hosts only.
+
+A missing or unreadable file is an empty object.
 """
 
 import json
+import os
 import threading
 
 from oslo_config import cfg
@@ -60,7 +74,18 @@ def _opts(count, vendor, product, model, num_accelerators):
             help='Programming fails (after program_seconds), for '
             'testing the bind failure paths.',
         ),
+        cfg.StrOpt(
+            'control_file',
+            default=None,
+            help='Tests: a JSON file read at each programming; '
+            '{"hold": true} makes programming wait until the file '
+            'changes, {"fail": true} makes it fail, {"fail_hosts": '
+            '[...]} makes it fail on those hosts.',
+        ),
     ]
+
+
+HOLD_POLL = 0.1
 
 
 FPGA_OPTS = _opts(1, '8086', '09c4', 'fake-arria10', 1)
@@ -156,13 +181,55 @@ class FakeDriver(base.AcceleratorDriver):
             )
         return devices
 
+    def _control(self):
+        path = self.opts.control_file
+        if not path:
+            return {}
+        try:
+            with open(path) as f:
+                control = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return control if isinstance(control, dict) else {}
+
+    def _held_control(self, arq):
+        """The control file's object once it no longer holds
+        programming."""
+        logged = False
+        while True:
+            control = self._control()
+            if not control.get('hold'):
+                return control
+            if not logged:
+                LOG.info(
+                    'Programming for ARQ %s on %s held by %s',
+                    arq['uuid'],
+                    self.host,
+                    self.opts.control_file,
+                )
+                logged = True
+            if self._halt.wait(HOLD_POLL):
+                raise base.ProgramError('the agent is stopping')
+
     def program(self, device, attach_handle, arq):
         opts = self.opts
         if opts.program_seconds and self._halt.wait(opts.program_seconds):
             raise base.ProgramError('the agent is stopping')
+        control = self._held_control(arq)
         if opts.fail_program:
             raise base.ProgramError(
                 '%s refused the image (fail_program is set)' % device['model']
+            )
+        if control.get('fail') or self.host in (
+            control.get('fail_hosts') or ()
+        ):
+            raise base.ProgramError(
+                '%s on %s refused the image (control file %s)'
+                % (
+                    device['model'],
+                    self.host,
+                    os.path.basename(opts.control_file),
+                )
             )
         with self._lock:
             holder = self.programmed.get(attach_handle['uuid'])

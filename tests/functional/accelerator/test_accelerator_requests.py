@@ -123,9 +123,11 @@ def test_a_failed_bind_is_resolved_too(api):
     api.agent.fail = 'bitstream rejected'
     api.bind([arq])
     api.bind_pass()
-    assert (
-        api.get(ARQS + '/' + arq['uuid']).json['state'] == states.BIND_FAILED
-    )
+    failed = api.get(ARQS + '/' + arq['uuid']).json
+    assert failed['state'] == states.BIND_FAILED
+    # Cyborg's fields, and why (for the compute's fault).
+    assert set(failed) == FIELDS | {'failure_reason'}
+    assert 'bitstream rejected' in failed['failure_reason']
     assert api.events.sent == [(arq['uuid'], INSTANCE, 'failed')]
     response = api.get(
         ARQS, params={'instance': INSTANCE, 'bind_state': 'resolved'}

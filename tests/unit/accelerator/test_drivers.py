@@ -166,3 +166,76 @@ def test_slow_programming_waits_and_halt_abandons_it():
     thread.join(10)
     assert outcome == ['the agent is stopping']
     assert driver.programmed == {}
+
+
+def test_control_file_holds_then_fails_chosen_hosts(tmp_path):
+    control = tmp_path / 'control.json'
+    control.write_text(json.dumps({'hold': True}))
+    conf = _conf(fake_fpga={'control_file': str(control)})
+    bad = fake.FakeFPGADriver(conf, 'h1')
+    good = fake.FakeFPGADriver(conf, 'h2')
+    outcome = {}
+
+    def program(driver, name):
+        device, handle = _handle(driver)
+        try:
+            driver.program(device, handle, _arq(name))
+            outcome[name] = 'programmed'
+        except base.ProgramError as exc:
+            outcome[name] = str(exc)
+
+    threads = [
+        threading.Thread(target=program, args=(bad, 'a1')),
+        threading.Thread(target=program, args=(good, 'a2')),
+    ]
+    for thread in threads:
+        thread.start()
+    threads[0].join(0.5)
+    assert outcome == {}  # both held
+    control.write_text(json.dumps({'fail_hosts': ['h1']}))
+    for thread in threads:
+        thread.join(10)
+    assert outcome['a2'] == 'programmed'
+    assert (
+        'on h1 refused the image (control file control.json)'
+        in (outcome['a1'])
+    )
+    assert bad.programmed == {}
+
+
+def test_control_file_fail_everywhere_and_unreadable_is_empty(tmp_path):
+    control = tmp_path / 'control.json'
+    conf = _conf(fake_gpu={'control_file': str(control)})
+    driver = fake.FakeGPUDriver(conf, 'h1')
+    device, handle = _handle(driver)
+    driver.program(device, handle, _arq('a1'))  # no file: programs
+    driver.release(device, handle, _arq('a1'))
+    control.write_text('{not json')
+    driver.program(device, handle, _arq('a1'))
+    driver.release(device, handle, _arq('a1'))
+    control.write_text(json.dumps({'fail': True}))
+    with pytest.raises(base.ProgramError, match='control file'):
+        driver.program(device, handle, _arq('a2'))
+
+
+def test_halt_ends_a_held_programming(tmp_path):
+    control = tmp_path / 'control.json'
+    control.write_text(json.dumps({'hold': True}))
+    driver = fake.FakeFPGADriver(
+        _conf(fake_fpga={'control_file': str(control)}), 'h1'
+    )
+    device, handle = _handle(driver)
+    outcome = []
+
+    def program():
+        try:
+            driver.program(device, handle, _arq('a1'))
+        except base.ProgramError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=program)
+    thread.start()
+    thread.join(0.3)
+    driver.halt()
+    thread.join(10)
+    assert outcome == ['the agent is stopping']

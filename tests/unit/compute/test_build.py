@@ -251,13 +251,20 @@ def test_guests_without_a_live_instance_are_destroyed(runner):
 class FakeArqs:
     """The accelerator client as the compute uses it."""
 
-    def __init__(self, states_):
+    def __init__(self, states_, reasons=None):
         self.states = states_
+        self.reasons = reasons or {}
         self.deleted = []
 
     def get_arqs(self, ctxt, uuids):
         return [
-            {'uuid': u, 'state': self.states[u], 'device_rp_uuid': 'dev-' + u}
+            {
+                'uuid': u,
+                'state': self.states[u],
+                'device_rp_uuid': 'dev-' + u,
+                'hostname': 'h1',
+                'failure_reason': self.reasons.get(u),
+            }
             for u in uuids
         ]
 
@@ -285,7 +292,9 @@ def test_arqs_already_bound_are_not_waited_for(runner):
 
 def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
     r, conductor, driver, events = runner()
-    r.accelerator = FakeArqs({'arq-1': 'BindStarted'})
+    r.accelerator = FakeArqs(
+        {'arq-1': 'BindStarted'}, {'arq-1': 'bitstream rejected'}
+    )
     events.deliver(
         'i',
         [
@@ -305,7 +314,8 @@ def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
         ['arq-1'],
     )
     attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
-    assert attempt[2] == 'failed' and 'dev-arq-1' in attempt[3]
+    assert attempt[2] == 'failed'
+    assert 'arq-1 (device dev-arq-1 on h1: bitstream rejected)' in attempt[3]
     assert r.accelerator.deleted == [['arq-1']]
     assert driver.list_instances() == []
 

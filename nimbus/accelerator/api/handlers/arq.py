@@ -45,6 +45,11 @@ def render(req, arq):
     }
     body['attach_handle_info'] = _handle_info(arq['attach_handle_info'])
     body['device_profile_group'] = arq['device_profile_group']
+    if arq['state'] == states.BIND_FAILED:
+        # Beyond Cyborg, on a failed bind only (every other ARQ keeps
+        # Cyborg's exact fields): why, in the driver's words, so the
+        # compute's fault can say it.
+        body['failure_reason'] = arq.get('failure_reason')
     if util.version(req) >= (2, 1):
         body['project_id'] = arq['project_id']
     body['links'] = util.link(req, NOUN, arq['uuid'])
