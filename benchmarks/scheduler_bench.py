@@ -120,8 +120,8 @@ def nova_description(src, repeat: int) -> dict:
 
 def _nova_request(spec, order) -> dict:
     return {
-        'flavor': spec.flavor.to_dict(),
-        'image': spec.image.to_dict() if spec.image else None,
+        'flavor': spec.flavor.to_primitive(),
+        'image': spec.image.to_primitive() if spec.image else None,
         'availability_zone': spec.availability_zone,
         'project_id': spec.project_id,
         'user_id': spec.user_id,
@@ -258,7 +258,7 @@ def bench_multi_create(n_hosts: int, n_instances: int) -> dict:
     t = time.perf_counter()
     res = endpoint.select_destinations(
         ctxt,
-        request_spec=spec.to_dict(),
+        request_spec=spec.to_primitive(),
         instance_uuids=list(spec.instance_uuids),
         return_alternates=True,
     )

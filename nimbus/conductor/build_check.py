@@ -147,6 +147,7 @@ class BuildCheck:
             stored = instances.take_alternates(session, uuid, host)
             if stored is None:
                 return False
+            request_spec, host_list = stored
             instances.record_attempt(
                 session, uuid, host, node, 'failed', details
             )
@@ -154,7 +155,7 @@ class BuildCheck:
             'Instance %s: %s; rescheduling to its %d remaining alternate(s)',
             uuid,
             details,
-            len(stored['host_list']),
+            len(host_list),
         )
         # The claim on the dead host goes first: the alternate's claim is
         # made for a consumer without allocations.
@@ -162,8 +163,8 @@ class BuildCheck:
         self.reschedule(
             ctxt,
             uuid,
-            stored['request_spec'],
-            stored['host_list'],
+            request_spec,
+            host_list,
             failed_host=host,
             reason=details,
         )

@@ -12,6 +12,8 @@ import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
+from nimbus.common.objects import request_spec as spec_obj
+from nimbus.common.objects import selection as selection_obj
 from nimbus.db.cell import models
 
 _UPDATABLE = {
@@ -261,11 +263,24 @@ def group_members(session, group_uuid, exclude=None):
     ]
 
 
+def alternates(request_spec, host_list):
+    """The ``build_alternates`` column of a build: the primitives of its
+    RequestSpec (without the uuids of a whole multi-create: each instance
+    would store them all) and of its untried Selections."""
+    spec = request_spec.to_primitive()
+    spec.pop('instance_uuids', None)
+    return {
+        'request_spec': spec,
+        'host_list': selection_obj.list_to_primitive(host_list),
+    }
+
+
 def take_alternates(session, instance_uuid, host):
     """For the build check: atomically take the stored request spec and
     untried alternates of a build still on ``host`` (cleared, so a second
-    pass or conductor cannot take them too). None when it is no longer
-    building there or has no alternate left."""
+    pass or conductor cannot take them too), as ``(RequestSpec,
+    [Selection])``. None when it is no longer building there or has no
+    alternate left."""
     row = session.execute(
         sa.select(models.Instance.build_alternates).where(
             models.Instance.uuid == instance_uuid,
@@ -289,4 +304,7 @@ def take_alternates(session, instance_uuid, host):
     )
     if result.rowcount != 1:
         return None
-    return stored
+    return (
+        spec_obj.RequestSpec.from_primitive(stored['request_spec']),
+        selection_obj.list_from_primitive(stored['host_list']),
+    )

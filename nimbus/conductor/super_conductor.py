@@ -7,8 +7,6 @@ that cell's bus. Instances that get no host are buried in cell0 with a
 fault that says why.
 """
 
-import copy
-
 import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -16,6 +14,7 @@ import oslo_messaging as messaging
 from nimbus.db import cells as cells_mod
 from nimbus.common import exception
 from nimbus.common import instance_states as states
+from nimbus.common.objects import build_request as build_request_obj
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import accelerators
 from nimbus.conductor import faults
@@ -118,7 +117,7 @@ class SuperConductor:
         head = (
             'The scheduler placed %d of the %d instances of this request '
             '(min_count %s); this one did not fit.'
-            % (placed, requested, request_spec.get('min_count', 1))
+            % (placed, requested, request_spec.min_count)
         )
         found = self._unplaced_explanations(
             ctxt, request_spec, unplaced, placed, requested
@@ -133,7 +132,7 @@ class SuperConductor:
                     explanation,
                     placed=placed,
                     requested=requested,
-                    min_count=request_spec.get('min_count', 1),
+                    min_count=request_spec.min_count,
                 )
                 message = faults.fault_summary(
                     explanation, placed, requested, reason
@@ -164,9 +163,7 @@ class SuperConductor:
         run of one more instance of the request against the state the
         claims left gives placement's answer, each filter's in/out and the
         rejected hosts; it is recorded for admins too."""
-        recorded = self._recorded_failures(
-            request_spec.get('request_id'), unplaced
-        )
+        recorded = self._recorded_failures(request_spec.request_id, unplaced)
         out, missing = {}, []
         for uuid in unplaced:
             detail = recorded.get(uuid)
@@ -189,18 +186,15 @@ class SuperConductor:
         return out
 
     def _dry_run_explanation(self, ctxt, request_spec):
-        spec = copy.deepcopy(request_spec)
-        spec.update({'num_instances': 1, 'min_count': 1, 'instance_uuids': []})
-        if spec.get('instance_group'):
-            # Recomputed by the scheduler from its host states, which
-            # already hold the instances of this request it placed.
-            spec['instance_group']['hosts'] = []
+        # The group's hosts are recomputed by the scheduler from its host
+        # states, which already hold the instances of this request it
+        # placed.
         try:
-            result = self.scheduler.dry_run(ctxt, spec)
+            result = self.scheduler.dry_run(ctxt, request_spec.for_one_more())
         except Exception:
             LOG.warning(
                 'Could not ask the scheduler why the rest of %s did not fit',
-                request_spec.get('request_id'),
+                request_spec.request_id,
                 exc_info=True,
             )
             return None
@@ -257,15 +251,14 @@ class SuperConductor:
     def _record_unplaced(self, request_spec, unplaced, explanation):
         detail = dict(explanation)
         detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
-        detail['min_count'] = request_spec.get('min_count', 1)
+        detail['min_count'] = request_spec.min_count
         detail['message'] = faults.fault_summary(detail)
         try:
             with self.api_db.session() as session:
                 for uuid in unplaced:
                     session.add(
                         api_models.SchedulingRecord(
-                            request_id=request_spec.get('request_id')
-                            or 'unknown',
+                            request_id=request_spec.request_id or 'unknown',
                             instance_uuid=uuid,
                             outcome='failed',
                             detail=detail,
@@ -318,8 +311,7 @@ class SuperConductor:
         a server's allocations when it deletes it.
         """
         found = self._scheduled_records(
-            request_spec.get('request_id')
-            or getattr(ctxt, 'request_id', None),
+            request_spec.request_id or getattr(ctxt, 'request_id', None),
             instance_uuids,
             released,
         )
@@ -356,9 +348,16 @@ class SuperConductor:
             )
         ).scalar()
 
+    @staticmethod
+    def _instance_values(build_request):
+        """The cell instance's values the API's BuildRequest gives."""
+        return build_request_obj.BuildRequest.from_primitive(
+            build_request.instance
+        ).instance_values()
+
     def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
         selected, alternates = host_list[0], host_list[1:]
-        cell = self.cells.by_uuid(selected['cell_uuid'])
+        cell = self.cells.by_uuid(selected.cell_uuid)
         with self.api_db.session() as session:
             build_request = self._build_request(session, uuid)
             if build_request is None:
@@ -368,31 +367,23 @@ class SuperConductor:
                 )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
-            values = dict(build_request.instance)
+            values = self._instance_values(build_request)
+        group = request_spec.instance_group
         values.update(
             {
                 'uuid': uuid,
-                'host': selected['service_host'],
-                'node': selected['nodename'],
-                'compute_node_uuid': selected['compute_node_uuid'],
+                'host': selected.service_host,
+                'node': selected.nodename,
+                'compute_node_uuid': selected.compute_node_uuid,
                 'vm_state': states.BUILDING,
                 'task_state': states.SCHEDULING,
                 # The cell keeps the group (late group check) and
                 # the untried alternates (the build check
                 # reschedules a build whose compute died).
-                'instance_group_uuid': (
-                    request_spec.get('instance_group') or {}
-                ).get('uuid'),
-                'build_alternates': {
-                    # Not the uuids of a whole multi-create: each
-                    # instance would store them all.
-                    'request_spec': {
-                        k: v
-                        for k, v in request_spec.items()
-                        if k != 'instance_uuids'
-                    },
-                    'host_list': alternates,
-                },
+                'instance_group_uuid': group.uuid if group else None,
+                'build_alternates': instances.alternates(
+                    request_spec, alternates
+                ),
             }
         )
         with self.cells.db(cell).session() as session:
@@ -403,13 +394,16 @@ class SuperConductor:
                 default = zones.default_zone(self.conf)
                 with self.api_db.session() as api_session:
                     for selection in host_list:
-                        selection['availability_zone'] = zones.host_zone(
+                        selection.availability_zone = zones.host_zone(
                             api_session,
                             session,
-                            selection['service_host'],
+                            selection.service_host,
                             default,
                         )
-                values['availability_zone'] = selected['availability_zone']
+                values['availability_zone'] = selected.availability_zone
+                values['build_alternates'] = instances.alternates(
+                    request_spec, alternates
+                )
             if instances.get(session, uuid) is None:
                 instance = instances.to_dict(instances.create(session, values))
             else:
@@ -452,13 +446,13 @@ class SuperConductor:
         LOG.info(
             'Instance %s scheduled to %s in %s with %d alternate(s)',
             uuid,
-            selected['service_host'],
+            selected.service_host,
             cell.name,
             len(alternates),
         )
         self.compute_api(cell).build_and_run_instance(
             ctxt,
-            selected['service_host'],
+            selected.service_host,
             instance,
             request_spec,
             selected,
@@ -466,7 +460,7 @@ class SuperConductor:
             accel_uuids,
         )
         self._tell_schedulers(
-            ctxt, selected['service_host'], instance, request_spec
+            ctxt, selected.service_host, instance, request_spec
         )
 
     def _fail_in_cell(self, ctxt, cell, uuid, reason):
@@ -489,7 +483,7 @@ class SuperConductor:
         """Every scheduler's cache learns where the instance went (server
         group and instance-count filters and the image-properties weigher
         need it before their next reload)."""
-        group = request_spec.get('instance_group') or {}
+        group = request_spec.instance_group
         try:
             self.scheduler.update_instance_info(
                 ctxt,
@@ -499,11 +493,13 @@ class SuperConductor:
                     'flavor_id': (instance.get('flavor') or {}).get(
                         'flavorid'
                     ),
-                    'group_uuid': group.get('uuid'),
+                    'group_uuid': group.uuid if group else None,
                     'image_ref': instance.get('image_ref'),
                     # Spares every scheduler a read of the images table.
-                    'image_properties': (request_spec.get('image') or {}).get(
-                        'properties'
+                    'image_properties': (
+                        request_spec.image.properties
+                        if request_spec.image is not None
+                        else None
                     ),
                 },
             )
@@ -521,7 +517,7 @@ class SuperConductor:
             build_request = self._build_request(session, uuid)
             if build_request is None:
                 return
-            values = dict(build_request.instance)
+            values = self._instance_values(build_request)
         values.update(
             {'uuid': uuid, 'vm_state': states.ERROR, 'task_state': None}
         )

@@ -58,7 +58,7 @@ def dry_run(req, resp):
     spec = server_create.request_spec_for(
         req, flavor, image, zone, hints, [], force_host=host, force_node=node
     )
-    spec['num_instances'] = spec['min_count'] = count
+    spec.num_instances = spec.min_count = count
     result = scheduler_api.dry_run(util.ctx(req), spec)
     resp.media = {'dry_run': result}
 

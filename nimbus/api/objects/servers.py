@@ -15,6 +15,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
+from nimbus.common.objects import BuildRequest
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
 
@@ -115,9 +116,11 @@ def _faults(session, uuids):
 def create_build_requests(api_db, instances, request_spec, group_uuid=None):
     """Store build requests, the request spec and instance mappings.
 
-    ``instances`` are the build request dicts (``uuid`` first). All rows
+    ``instances`` are the build request dicts (``uuid`` first), stored as
+    BuildRequest primitives; ``request_spec`` is a RequestSpec. All rows
     are written in one transaction; the instances join ``group_uuid``.
     """
+    spec = request_spec.to_primitive()
     with api_db.session() as session:
         for instance in instances:
             session.add(
@@ -125,12 +128,14 @@ def create_build_requests(api_db, instances, request_spec, group_uuid=None):
                     instance_uuid=instance['uuid'],
                     project_id=instance['project_id'],
                     user_id=instance.get('user_id'),
-                    instance=instance,
+                    instance=BuildRequest.from_primitive(
+                        instance
+                    ).to_primitive(),
                 )
             )
             session.add(
                 api_models.RequestSpec(
-                    instance_uuid=instance['uuid'], spec=request_spec
+                    instance_uuid=instance['uuid'], spec=spec
                 )
             )
             session.add(
