@@ -174,7 +174,7 @@ def bench_one(
                 host.restore(snap)
             refresh.append((t1 - t0) * 1e3)
             decide.append((t2 - t1) * 1e3)
-            chosen = res[0][0]['service_host']
+            chosen = res[0][0].service_host
         passing = len(
             sched.run_filters(states, spec, sched.enabled_filters(spec))
         )
@@ -224,7 +224,7 @@ def bench_one(
                 fast_states,
                 areqs,
                 provider_summaries=summaries,
-            )[0][0]['service_host']
+            )[0][0].service_host
             line += f'  reference {ref_ms:.1f} ms same={got == want[0]}'
         print(line, flush=True)
     print(
