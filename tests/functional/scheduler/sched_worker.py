@@ -59,7 +59,7 @@ def main(conf_path, requests_path, go_file, out_path):
                 ctxt, request_spec=spec, instance_uuids=[uuid]
             )
             return uuid, {
-                'host': result[0][0].service_host,
+                'host': result[0][0]['service_host'],
                 'alternates': len(result[0]) - 1,
             }
         except Exception as exc:  # the test checks every failure's reason
