@@ -37,7 +37,7 @@ import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus.db.cell import models
 
 LOG = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from oslo_log import log as logging
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
 from nimbus.conductor import accelerators
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus.conductor import services
 
 LOG = logging.getLogger(__name__)

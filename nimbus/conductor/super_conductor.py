@@ -14,11 +14,12 @@ import oslo_messaging as messaging
 from nimbus.db import cells as cells_mod
 from nimbus.common import exception
 from nimbus.common import instance_states as states
-from nimbus.common.objects import build_request as build_request_obj
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import accelerators
 from nimbus.conductor import faults
-from nimbus.conductor import instances
+from nimbus.db import build_requests
+from nimbus.db import cell_instances as instances
+from nimbus.db import scheduling_records
 from nimbus.conductor import zones
 from nimbus.db.api import models as api_models
 
@@ -215,20 +216,11 @@ class SuperConductor:
         """``[(record id, instance uuid, column)]`` of the scheduler's
         records with ``outcome`` for these instances of ``request_id``, in
         order; None when the API database cannot be read."""
-        model = api_models.SchedulingRecord
         try:
             with self.api_db.session() as session:
-                return session.execute(
-                    sa.select(
-                        model.id, model.instance_uuid, getattr(model, column)
-                    )
-                    .where(
-                        model.request_id == request_id,
-                        model.outcome == outcome,
-                        model.instance_uuid.in_(list(uuids)),
-                    )
-                    .order_by(model.id)
-                ).all()
+                return scheduling_records.of_request(
+                    session, request_id, uuids, outcome, column
+                )
         except Exception:
             LOG.warning(
                 'Could not read the scheduling records of %s',
@@ -255,15 +247,13 @@ class SuperConductor:
         detail['message'] = faults.fault_summary(detail)
         try:
             with self.api_db.session() as session:
-                for uuid in unplaced:
-                    session.add(
-                        api_models.SchedulingRecord(
-                            request_id=request_spec.request_id or 'unknown',
-                            instance_uuid=uuid,
-                            outcome='failed',
-                            detail=detail,
-                        )
-                    )
+                scheduling_records.add(
+                    session,
+                    request_spec.request_id or 'unknown',
+                    unplaced,
+                    'failed',
+                    detail,
+                )
         except Exception:  # the fault still says why
             LOG.warning(
                 'Could not record why %s did not fit', unplaced, exc_info=True
@@ -341,19 +331,14 @@ class SuperConductor:
             return None
         return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
 
-    def _build_request(self, session, uuid):
-        return session.execute(
-            sa.select(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == uuid
-            )
-        ).scalar()
+    @staticmethod
+    def _build_request(session, uuid):
+        return build_requests.get(session, uuid)
 
     @staticmethod
-    def _instance_values(build_request):
+    def _instance_values(row):
         """The cell instance's values the API's BuildRequest gives."""
-        return build_request_obj.BuildRequest.from_primitive(
-            build_request.instance
-        ).instance_values()
+        return build_requests.request_of(row).instance_values()
 
     def _build_in_cell(self, ctxt, uuid, request_spec, host_list):
         selected, alternates = host_list[0], host_list[1:]
@@ -409,8 +394,7 @@ class SuperConductor:
             else:
                 instance = instances.to_dict(instances.get(session, uuid))
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
-            if build_request is None:
+            if not build_requests.delete(session, [uuid]):
                 # Deleted between our two reads: undo the cell record.
                 with self.cells.db(cell).session() as cell_session:
                     instances.transition(
@@ -421,7 +405,6 @@ class SuperConductor:
                     )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
-            session.delete(build_request)
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)
@@ -526,9 +509,7 @@ class SuperConductor:
                 instances.create(session, values)
                 instances.add_fault(session, uuid, message, details)
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
-            if build_request is not None:
-                session.delete(build_request)
+            build_requests.delete(session, [uuid])
             session.execute(
                 sa.update(api_models.InstanceMapping)
                 .where(api_models.InstanceMapping.instance_uuid == uuid)

@@ -7,7 +7,7 @@ from falcon import testing
 from oslo_utils import uuidutils
 
 from nimbus.api import app as api_app
-from nimbus.conductor import instances as conductor_instances
+from nimbus.db import cell_instances as conductor_instances
 from nimbus.db import cells as cells_mod
 from nimbus.common import config
 from nimbus.common import db as common_db

@@ -11,7 +11,7 @@ from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import instance_states as states
 from nimbus.conductor import build_check
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
 from nimbus.db.cell import models
 

@@ -11,7 +11,7 @@ from nimbus.common.objects import InstanceUpdate
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
 from nimbus.conductor import cell_conductor
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
 
 

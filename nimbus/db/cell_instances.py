@@ -1,9 +1,12 @@
-"""Instance records in a cell database.
+"""The cell database's ``instances`` table (with its faults and build
+attempts): the only module that writes SQL on it. The cell conductor, the
+super conductor and the compute API call it.
 
-Every state change is a compare-and-swap: the UPDATE's WHERE names the
-states the caller expects, and the transition table of
-:mod:`nimbus.common.instance_states` must allow it. Zero rows updated means
-someone else moved the instance first, and the caller is told (None).
+Every state change is a compare-and-swap, :func:`transition`, the only one:
+the UPDATE's WHERE names the states the caller expects (and a live row),
+and the transition table of :mod:`nimbus.common.instance_states` must
+allow it. Zero rows updated means someone else moved the instance first,
+and the caller is told (None).
 """
 
 import datetime
@@ -30,6 +33,7 @@ _UPDATABLE = {
     'accel_uuids',
     'availability_zone',
     'build_alternates',
+    'deleted_at',
 }
 
 
@@ -145,13 +149,14 @@ def transition(session, instance_uuid, expected_vm_states, updates):
         if key in updates:
             updates[key] = _parse_time(updates[key])
     if updates.get('deleted'):
-        updates['deleted_at'] = types.utcnow()
+        updates.setdefault('deleted_at', types.utcnow())
     updates['updated_at'] = types.utcnow()
     result = session.execute(
         sa.update(models.Instance)
         .where(
             models.Instance.uuid == instance_uuid,
             models.Instance.vm_state.in_(expected),
+            models.Instance.deleted.is_(False),
         )
         .values(**updates)
     )
@@ -167,6 +172,28 @@ def transition(session, instance_uuid, expected_vm_states, updates):
             updates.get('host'),
         )
     return get(session, instance_uuid)
+
+
+def update_attributes(session, instance_uuid, values):
+    """What ``PUT /servers/{id}`` changes on a live instance:
+    ``display_name`` (a column) and the server attributes (the others);
+    False when the instance is gone."""
+    row = session.execute(
+        sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted.is_(False),
+        )
+    ).scalar()
+    if row is None:
+        return False
+    attributes = dict(row.server_attributes or {})
+    for key, value in values.items():
+        if key == 'display_name':
+            row.display_name = value
+        else:
+            attributes[key] = value
+    row.server_attributes = attributes
+    return True
 
 
 def fail_build(session, instance_uuid, host, message, details):
