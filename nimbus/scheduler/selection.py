@@ -97,10 +97,6 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
     return out
 
 
-# Kept here for callers of the old names.
-instance_resources = consumption.instance_resources
-
-
 def consume(host, spec, conf, instance_uuid, areq=None, usage=None):
     """Consume one instance of ``spec`` on ``host`` in memory (see consumption.py)."""
     consumption.consume(host, spec, conf, instance_uuid, areq, usage)
