@@ -120,8 +120,8 @@ def nova_description(src, repeat: int) -> dict:
 
 def _nova_request(spec, order) -> dict:
     return {
-        'flavor': spec.flavor.to_dict(),
-        'image': spec.image.to_dict() if spec.image else None,
+        'flavor': spec.flavor.to_primitive(),
+        'image': spec.image.to_primitive() if spec.image else None,
         'availability_zone': spec.availability_zone,
         'project_id': spec.project_id,
         'user_id': spec.user_id,
@@ -174,7 +174,7 @@ def bench_one(
                 host.restore(snap)
             refresh.append((t1 - t0) * 1e3)
             decide.append((t2 - t1) * 1e3)
-            chosen = res[0][0]['service_host']
+            chosen = res[0][0].service_host
         passing = len(
             sched.run_filters(states, spec, sched.enabled_filters(spec))
         )
@@ -224,7 +224,7 @@ def bench_one(
                 fast_states,
                 areqs,
                 provider_summaries=summaries,
-            )[0][0]['service_host']
+            )[0][0].service_host
             line += f'  reference {ref_ms:.1f} ms same={got == want[0]}'
         print(line, flush=True)
     print(
@@ -258,7 +258,7 @@ def bench_multi_create(n_hosts: int, n_instances: int) -> dict:
     t = time.perf_counter()
     res = endpoint.select_destinations(
         ctxt,
-        request_spec=spec.to_dict(),
+        request_spec=spec.to_primitive(),
         instance_uuids=list(spec.instance_uuids),
         return_alternates=True,
     )

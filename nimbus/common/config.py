@@ -7,26 +7,15 @@ the latter feeds ``oslo-config-generator`` (see ``etc/nimbus/``).
 """
 
 import importlib
+import importlib.metadata
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
-# Modules whose options every Nimbus process registers. A module is listed
-# here when it has a ``register_opts(conf)`` function.
-OPTION_MODULES = (
-    'nimbus.common.config',
-    'nimbus.common.rpc.options',
-    'nimbus.common.db.options',
-    'nimbus.common.wsgi.options',
-    'nimbus.common.clients.options',
-    'nimbus.placement.conf',
-    'nimbus.scheduler.conf',
-    'nimbus.compute.conf',
-    'nimbus.conductor.conf',
-    'nimbus.api.conf',
-    'nimbus.accelerator.agent.conf',
-    'nimbus.accelerator.conf',
-)
+# Modules whose options every Nimbus process registers: the
+# ``oslo.config.opts`` entry points of the ``nimbus`` distribution
+# (setup.cfg), the list oslo-config-generator reads.
+OPTS_ENTRY_POINTS = 'oslo.config.opts'
 
 DEFAULT_OPTS = [
     cfg.StrOpt(
@@ -65,8 +54,18 @@ def list_opts():
     return [('DEFAULT', DEFAULT_OPTS)]
 
 
+def option_module_names():
+    """The modules of Nimbus's ``oslo.config.opts`` entry points, in their
+    order (each has ``register_opts(conf)`` and ``list_opts()``)."""
+    names = []
+    for entry in importlib.metadata.entry_points(group=OPTS_ENTRY_POINTS):
+        if entry.name.split('.')[0] == 'nimbus' and entry.module not in names:
+            names.append(entry.module)
+    return names
+
+
 def _option_modules():
-    for name in OPTION_MODULES:
+    for name in option_module_names():
         try:
             yield importlib.import_module(name)
         except ImportError as exc:

@@ -1,7 +1,7 @@
 """The instance state machine: one total transition table.
 
 ``vm_state`` is the durable state. Every change is a compare-and-swap in
-SQL (:func:`nimbus.conductor.instances.transition`): the UPDATE names the
+SQL (:func:`nimbus.db.cell_instances.transition`): the UPDATE names the
 states it expects, so two services racing on one instance cannot both win.
 ``task_state`` says what is under way within a state.
 """

@@ -100,7 +100,7 @@ class BuildRunner:
             try:
                 self._fail(
                     ctxt,
-                    dict(instance, node=selection.get('nodename')),
+                    dict(instance, node=selection.nodename),
                     request_spec,
                     host_list,
                     'internal error on %s: %s' % (self.host, exc),
@@ -134,7 +134,8 @@ class BuildRunner:
         self, ctxt, instance, request_spec, selection, host_list, accel_uuids
     ):
         uuid = instance['uuid']
-        group = request_spec.get('instance_group') or {}
+        group = request_spec.instance_group
+        group = group.to_primitive() if group is not None else {}
         with group_check.serialised(group.get('uuid')):
             try:
                 group_check.check(self.conductor, ctxt, self.host, uuid, group)
@@ -142,7 +143,7 @@ class BuildRunner:
                 LOG.info('Build of %s refused on %s: %s', uuid, self.host, exc)
                 self._fail(
                     ctxt,
-                    dict(instance, node=selection.get('nodename')),
+                    dict(instance, node=selection.nodename),
                     request_spec,
                     host_list,
                     str(exc),
@@ -157,8 +158,8 @@ class BuildRunner:
                 {
                     'task_state': states.SPAWNING,
                     'host': self.host,
-                    'node': selection.get('nodename', self.host),
-                    'compute_node_uuid': selection.get('compute_node_uuid'),
+                    'node': selection.nodename or self.host,
+                    'compute_node_uuid': selection.compute_node_uuid,
                 },
                 expected_host=self.host,
             )
@@ -169,9 +170,7 @@ class BuildRunner:
             return
         try:
             accel_info = self._wait_for_accelerators(ctxt, uuid, accel_uuids)
-            allocations = selection.get('allocation_request', {}).get(
-                'allocations', {}
-            )
+            allocations = selection.allocations
             self.driver.spawn(current, allocations, accel_info)
         except Exception as exc:  # the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
@@ -215,7 +214,7 @@ class BuildRunner:
                 ctxt,
                 uuid,
                 self.host,
-                selection.get('nodename', self.host),
+                selection.nodename or self.host,
                 'success',
             )
         except Exception:
@@ -235,10 +234,7 @@ class BuildRunner:
         """Remove the consumer's allocations on the providers this build
         claimed, and no other (compare-and-swap on the consumer's
         generation in the placement client)."""
-        providers = list(
-            (selection.get('allocation_request') or {}).get('allocations')
-            or ()
-        )
+        providers = list(selection.allocations)
         try:
             if providers:
                 self.placement.remove_provider_from_consumer(
@@ -396,7 +392,7 @@ class BuildRunner:
         try:
             self._fail(
                 ctxt,
-                dict(instance, node=selection.get('nodename')),
+                dict(instance, node=selection.nodename),
                 request_spec,
                 host_list,
                 reason,

@@ -10,6 +10,9 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import rpc
+from nimbus.common.objects import base as objects_base
+from nimbus.common.objects import request_spec as spec_obj
+from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -67,18 +70,22 @@ class ComputeManager:
             raise rpc.InvalidMessage(
                 'build_and_run_instance: the instance has no uuid'
             )
-        if not all(isinstance(s, dict) for s in host_list or []):
-            raise rpc.InvalidMessage(
-                'build_and_run_instance: host_list must hold Selection dicts'
-            )
+        # The contracts, converted once on arrival.
+        try:
+            spec = spec_obj.RequestSpec.from_primitive(request_spec)
+            chosen = selection_obj.Selection.from_primitive(selection)
+            alternates = selection_obj.list_from_primitive(host_list or [])
+        except objects_base.MalformedPrimitive as exc:
+            raise rpc.InvalidMessage('build_and_run_instance: %s' % exc)
+        # Journalled as they came (primitives): a restart hands them back.
         self.runner.taken(instance, request_spec, selection, host_list or [])
         self._submit(
             self.runner.build,
             ctxt,
             instance,
-            request_spec,
-            selection,
-            host_list or [],
+            spec,
+            chosen,
+            alternates,
             accel_uuids or [],
         )
 

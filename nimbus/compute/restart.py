@@ -13,6 +13,8 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
+from nimbus.common.objects import request_spec as spec_obj
+from nimbus.common.objects import selection as selection_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -107,11 +109,14 @@ def _resume_interrupted(runner, ctxt, instance, entry):
         len(entry.get('host_list') or []),
     )
     try:
+        # The journal holds the message's primitives, as they came.
         runner.give_back(
             ctxt,
             instance,
-            entry.get('request_spec') or {},
-            entry.get('host_list') or [],
+            spec_obj.RequestSpec.from_primitive(
+                entry.get('request_spec') or {}
+            ),
+            selection_obj.list_from_primitive(entry.get('host_list') or []),
             reason,
             'interrupted',
         )

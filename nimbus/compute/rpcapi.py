@@ -8,6 +8,7 @@ Version history
 """
 
 from nimbus.common import rpc
+from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'compute'
 VERSION = '1.0'
@@ -37,18 +38,20 @@ class ComputeAPI:
         host_list,
         accel_uuids=None,
     ):
-        """Cast: build ``instance`` (a dict) on ``host``.
+        """Cast: build ``instance`` (a dict) on ``host`` for
+        ``request_spec`` (a RequestSpec).
 
         ``selection`` is the Selection whose allocation was claimed for this
-        host; ``host_list`` holds the alternates left for a reschedule.
+        host; ``host_list`` holds the alternates (Selections) left for a
+        reschedule.
         """
         self._client(host).prepare(version='1.0').cast(
             ctxt,
             'build_and_run_instance',
             instance=instance,
-            request_spec=request_spec,
-            selection=selection,
-            host_list=host_list,
+            request_spec=request_spec.to_primitive(),
+            selection=selection.to_primitive(),
+            host_list=selection_obj.list_to_primitive(host_list),
             accel_uuids=accel_uuids or [],
         )
 

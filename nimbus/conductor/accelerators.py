@@ -79,7 +79,7 @@ class AcceleratorBinder:
         the selected host and the instance; their uuids (in creation
         order). On any failure the ARQs made here are deleted and
         AcceleratorBindError is raised."""
-        profile = request_spec.get('device_profile')
+        profile = request_spec.device_profile
         if not profile:
             return []
         try:
@@ -91,8 +91,8 @@ class AcceleratorBinder:
             )
         uuids = [arq['uuid'] for arq in arqs]
         try:
-            matched = match_arqs(arqs, selection.get('allocation_request'))
-            hostname = selection['service_host']
+            matched = match_arqs(arqs, selection.allocation_request)
+            hostname = selection.service_host
             self.client.bind_arqs(
                 ctxt,
                 {
@@ -111,13 +111,13 @@ class AcceleratorBinder:
             self.delete(ctxt, uuids)
             raise AcceleratorBindError(
                 'could not bind accelerator requests %s on %s: %s'
-                % (', '.join(uuids), selection.get('service_host'), exc)
+                % (', '.join(uuids), selection.service_host, exc)
             )
         LOG.info(
             'Instance %s: binding ARQs %s on %s',
             instance['uuid'],
             ', '.join(uuids),
-            selection.get('service_host'),
+            selection.service_host,
         )
         return uuids
 
@@ -141,11 +141,11 @@ def bind_for_build(binder, ctxt, instance, request_spec, selection):
     """The ARQ uuids to cast the build with: none without a device profile;
     AcceleratorBindError when the request names a profile but there is no
     accelerator service (the server must not boot without its devices)."""
-    if not request_spec.get('device_profile'):
+    if not request_spec.device_profile:
         return []
     if binder is None:
         raise AcceleratorBindError(
             'device profile %s requested but no accelerator service is '
-            'configured' % request_spec['device_profile']
+            'configured' % request_spec.device_profile
         )
     return binder.create_and_bind(ctxt, instance, request_spec, selection)

@@ -48,7 +48,7 @@ import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus.db.cell import models
 
 LOG = logging.getLogger(__name__)
@@ -187,6 +187,7 @@ class BuildCheck:
             stored = instances.take_alternates(session, uuid, host)
             if stored is None:
                 return False
+            request_spec, host_list = stored
             instances.record_attempt(
                 session, uuid, host, node, 'failed', details
             )
@@ -194,7 +195,7 @@ class BuildCheck:
             'Instance %s: %s; rescheduling to its %d remaining alternate(s)',
             uuid,
             details,
-            len(stored['host_list']),
+            len(host_list),
         )
         # The claim on the dead host goes first: the alternate's claim is
         # made for a consumer without allocations.
@@ -202,8 +203,8 @@ class BuildCheck:
         self.reschedule(
             ctxt,
             uuid,
-            stored['request_spec'],
-            stored['host_list'],
+            request_spec,
+            host_list,
             failed_host=host,
             reason=details,
         )

@@ -19,7 +19,7 @@ from oslo_log import log as logging
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
 from nimbus.conductor import accelerators
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus.conductor import services
 
 LOG = logging.getLogger(__name__)
@@ -57,16 +57,16 @@ class CellConductor:
         failed_host=None,
         reason=None,
     ):
-        project = request_spec.get('project_id')
-        user = request_spec.get('user_id')
+        """Walk ``host_list`` (Selections) for ``request_spec`` (a
+        RequestSpec)."""
         for index, selection in enumerate(host_list):
-            host = selection['service_host']
+            host = selection.service_host
             outcome = self.placement.claim(
                 ctxt,
                 instance_uuid,
-                selection['allocation_request'],
-                project,
-                user,
+                selection.allocation_request,
+                request_spec.project_id,
+                request_spec.user_id,
                 consumer_generation=None,
             )
             if outcome.status == placement_client.CONSUMER_CONFLICT:
@@ -86,27 +86,26 @@ class CellConductor:
                         session,
                         instance_uuid,
                         host,
-                        selection.get('nodename'),
+                        selection.nodename,
                         'claim-failed',
                         "placement refused the alternate's claim%s"
                         % (': %s' % outcome.detail if outcome.detail else ''),
                     )
                 continue
             updates = {
-                'host': selection['service_host'],
-                'node': selection.get('nodename'),
-                'compute_node_uuid': selection.get('compute_node_uuid'),
+                'host': host,
+                'node': selection.nodename,
+                'compute_node_uuid': selection.compute_node_uuid,
                 'task_state': states.RESCHEDULING,
                 # What is left if this host dies too (build check).
-                'build_alternates': {
-                    'request_spec': request_spec,
-                    'host_list': host_list[index + 1 :],
-                },
+                'build_alternates': instances.alternates(
+                    request_spec, host_list[index + 1 :]
+                ),
             }
-            if selection.get('availability_zone'):
+            if selection.availability_zone:
                 # The alternate's zone (set by the super conductor when the
                 # server asked for none).
-                updates['availability_zone'] = selection['availability_zone']
+                updates['availability_zone'] = selection.availability_zone
             with self.db.session() as session:
                 row = instances.transition(
                     session, instance_uuid, [states.BUILDING], updates
@@ -120,7 +119,7 @@ class CellConductor:
                 'Rescheduling %s from %s to %s',
                 instance_uuid,
                 failed_host,
-                selection['service_host'],
+                host,
             )
             accel_uuids = self._rebind_accelerators(
                 ctxt, instance, request_spec, selection
@@ -130,7 +129,7 @@ class CellConductor:
                 continue
             self.compute_api.build_and_run_instance(
                 ctxt,
-                selection['service_host'],
+                host,
                 instance,
                 request_spec,
                 selection,
@@ -143,7 +142,7 @@ class CellConductor:
     def _rebind_accelerators(self, ctxt, instance, request_spec, selection):
         """New ARQs bound on the alternate (the old ones are deleted), and
         stored on the instance; None when they cannot be bound there."""
-        if not request_spec.get('device_profile'):
+        if not request_spec.device_profile:
             return instance.get('accel_uuids') or []
         if self.accelerator is not None and instance.get('accel_uuids'):
             self.accelerator.delete(ctxt, instance['accel_uuids'])
@@ -161,7 +160,7 @@ class CellConductor:
         except accelerators.AcceleratorBindError as exc:
             LOG.warning(
                 'Alternate %s for %s: %s',
-                selection['service_host'],
+                selection.service_host,
                 instance['uuid'],
                 exc,
             )
@@ -169,8 +168,8 @@ class CellConductor:
                 instances.record_attempt(
                     session,
                     instance['uuid'],
-                    selection['service_host'],
-                    selection.get('nodename'),
+                    selection.service_host,
+                    selection.nodename,
                     'failed',
                     str(exc),
                 )
@@ -187,7 +186,7 @@ class CellConductor:
     def _consumer_conflict(self, instance_uuid, selection, detail):
         """The instance's allocations changed under the reschedule: stop,
         leave them alone (they are someone else's) and fail the instance."""
-        host = selection['service_host']
+        host = selection.service_host
         reason = (
             "placement refused the claim on %s: the consumer's "
             'allocations changed under it%s'
@@ -198,7 +197,7 @@ class CellConductor:
                 session,
                 instance_uuid,
                 host,
-                selection.get('nodename'),
+                selection.nodename,
                 'claim-conflict',
                 reason,
             )
@@ -262,8 +261,12 @@ class CellConductor:
             )
 
     def instance_update(
-        self, ctxt, instance_uuid, expected_vm_states, updates, host=None
+        self, ctxt, instance_uuid, expected_vm_states, change, host=None
     ):
+        """Compare-and-swap ``change`` (an InstanceUpdate) onto the
+        instance; its dict, or None when it was not in an expected
+        state or, with ``host``, is no longer on that host."""
+        updates = change.changes()
         with self.db.session() as session:
             row = instances.transition(
                 session, instance_uuid, expected_vm_states, updates, host

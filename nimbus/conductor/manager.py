@@ -14,6 +14,10 @@ import oslo_messaging as messaging
 
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
+from nimbus.common.objects import base as objects_base
+from nimbus.common.objects import instance_update as update_obj
+from nimbus.common.objects import request_spec as spec_obj
+from nimbus.common.objects import selection as selection_obj
 from nimbus.conductor import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -26,17 +30,22 @@ def _uuid_list(name, value):
         raise rpc.InvalidMessage('%s must be a non-empty list of uuids' % name)
 
 
+def _contract(convert, value):
+    """``convert(value)`` (a contract's from_primitive): the message's
+    object, converted once on arrival; InvalidMessage when malformed."""
+    try:
+        return convert(value)
+    except objects_base.MalformedPrimitive as exc:
+        raise rpc.InvalidMessage(str(exc)) from exc
+
+
 def _host_list(value):
-    for selection in value:
-        if not (
-            isinstance(selection, dict)
-            and isinstance(selection.get('service_host'), str)
-            and isinstance(selection.get('allocation_request'), dict)
-        ):
-            raise rpc.InvalidMessage(
-                'host_list must hold Selection dicts with service_host and '
-                'allocation_request'
-            )
+    host_list = _contract(selection_obj.list_from_primitive, value)
+    if any(s.allocation_request is None for s in host_list):
+        raise rpc.InvalidMessage(
+            'host_list must hold Selections with an allocation_request'
+        )
+    return host_list
 
 
 class SuperConductorManager:
@@ -55,14 +64,13 @@ class SuperConductorManager:
     )
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         _uuid_list('instance_uuids', instance_uuids)
-        if not isinstance(request_spec.get('flavor'), dict):
-            raise rpc.InvalidMessage('request_spec has no flavor')
+        spec = _contract(spec_obj.RequestSpec.from_primitive, request_spec)
 
         def run():
             ctxt.update_store()
             try:
                 self.conductor.schedule_and_build_instances(
-                    ctxt, request_spec, instance_uuids
+                    ctxt, spec, instance_uuids
                 )
             except Exception:
                 LOG.exception(
@@ -103,9 +111,13 @@ class CellConductorManager:
         failed_host=None,
         reason=None,
     ):
-        _host_list(host_list)
         self.conductor.build_instances(
-            ctxt, instance_uuid, request_spec, host_list, failed_host, reason
+            ctxt,
+            instance_uuid,
+            _contract(spec_obj.RequestSpec.from_primitive, request_spec),
+            _host_list(host_list),
+            failed_host,
+            reason,
         )
 
     @rpc.expose(
@@ -125,18 +137,19 @@ class CellConductorManager:
         updates,
         expected_host=None,
     ):
+        change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
         unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
-        if (
-            unknown
-            or updates.get('vm_state', states.BUILDING) not in states.VM_STATES
+        if unknown or (
+            change.vm_state is not update_obj.UNSET
+            and change.vm_state not in states.VM_STATES
         ):
             raise rpc.InvalidMessage(
                 'instance_update: unknown vm_state(s) '
-                '%s' % (unknown or updates['vm_state'])
+                '%s' % (unknown or change.vm_state)
             )
         try:
             return self.conductor.instance_update(
-                ctxt, instance_uuid, expected_vm_states, updates, expected_host
+                ctxt, instance_uuid, expected_vm_states, change, expected_host
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)

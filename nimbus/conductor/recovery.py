@@ -23,10 +23,10 @@ Builds stuck in a cell are the cell conductor's (its build check,
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
-import sqlalchemy as sa
 
+from nimbus.common.objects import request_spec as spec_obj
 from nimbus.conductor import audit
-from nimbus.db.api import models as api_models
+from nimbus.db import request_specs
 
 LOG = logging.getLogger(__name__)
 
@@ -86,11 +86,7 @@ class Recovery:
 
     def _request_spec(self, uuid):
         with self.auditor.api_db.session() as session:
-            return session.execute(
-                sa.select(api_models.RequestSpec.spec).where(
-                    api_models.RequestSpec.instance_uuid == uuid
-                )
-            ).scalar()
+            return request_specs.get(session, uuid)
 
     def _redrive(self, ctxt, item):
         uuid = item.uuid
@@ -105,13 +101,15 @@ class Recovery:
                 item.detail,
             )
             return False
-        spec = dict(
-            spec,
-            instance_uuids=[uuid],
-            num_instances=1,
-            min_count=1,
-            # Its own scheduling records, apart from the lost request's.
-            request_id='req-' + uuidutils.generate_uuid(),
+        spec = spec_obj.RequestSpec.from_primitive(
+            dict(
+                spec,
+                instance_uuids=[uuid],
+                num_instances=1,
+                min_count=1,
+                # Its own scheduling records, apart from the lost request's.
+                request_id='req-' + uuidutils.generate_uuid(),
+            )
         )
         LOG.warning(
             'recovery: build request %s is %s; scheduling it again',

@@ -27,6 +27,8 @@ from oslo_log import log as logging
 import tenacity
 
 from nimbus.common import rpc
+from nimbus.common.objects import instance_update as update_obj
+from nimbus.common.objects import selection as selection_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -43,13 +45,13 @@ class SuperConductorAPI:
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """Cast: schedule the build requests and send them to their cells.
 
-        ``request_spec`` is the RequestSpec dict (contracts.md); the build
+        ``request_spec`` is a RequestSpec (contracts.md); the build
         requests are read from the API database by instance uuid.
         """
         self._client.prepare(version='1.0').cast(
             ctxt,
             'schedule_and_build_instances',
-            request_spec=request_spec,
+            request_spec=request_spec.to_primitive(),
             instance_uuids=instance_uuids,
         )
 
@@ -87,14 +89,15 @@ class CellConductorAPI:
     ):
         """Cast: the build on ``failed_host`` failed; try the alternates.
 
-        ``host_list`` holds the remaining Selection dicts, in order.
+        ``request_spec`` is a RequestSpec, ``host_list`` the remaining
+        Selections, in order.
         """
         self._client.prepare(version='1.0').cast(
             ctxt,
             'build_instances',
             instance_uuid=instance_uuid,
-            request_spec=request_spec,
-            host_list=host_list,
+            request_spec=request_spec.to_primitive(),
+            host_list=selection_obj.list_to_primitive(host_list),
             failed_host=failed_host,
             reason=reason,
         )
@@ -109,7 +112,11 @@ class CellConductorAPI:
     ):
         """Call: compare-and-swap the instance's state; returns the
         instance dict, or None when it was not in an expected state (or,
-        with ``expected_host``, no longer on that host)."""
+        with ``expected_host``, no longer on that host).
+
+        ``updates``: the InstanceUpdate's fields as keywords (a field it
+        does not have raises TypeError here, before anything is sent)."""
+        updates = update_obj.InstanceUpdate(**updates).to_primitive()
         attempts = []
 
         @_retry_lost_reply

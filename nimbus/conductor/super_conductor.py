@@ -17,10 +17,11 @@ from nimbus.common import instance_states as states
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import accelerators
 from nimbus.conductor import faults
-from nimbus.conductor import instances
 from nimbus.conductor import leases
 from nimbus.conductor import unplaced as unplaced_mod
 from nimbus.conductor import zones
+from nimbus.db import build_requests
+from nimbus.db import cell_instances as instances
 from nimbus.db.api import models as api_models
 
 LOG = logging.getLogger(__name__)
@@ -152,8 +153,7 @@ class SuperConductor:
         a server's allocations when it deletes it.
         """
         found = self._scheduled_records(
-            request_spec.get('request_id')
-            or getattr(ctxt, 'request_id', None),
+            request_spec.request_id or getattr(ctxt, 'request_id', None),
             instance_uuids,
             released,
         )
@@ -185,16 +185,18 @@ class SuperConductor:
             return None
         return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
 
-    def _build_request(self, session, uuid):
-        return session.execute(
-            sa.select(api_models.BuildRequest).where(
-                api_models.BuildRequest.instance_uuid == uuid
-            )
-        ).scalar()
+    @staticmethod
+    def _build_request(session, uuid):
+        return build_requests.get(session, uuid)
+
+    @staticmethod
+    def _instance_values(row):
+        """The cell instance's values the API's BuildRequest gives."""
+        return build_requests.request_of(row).instance_values()
 
     def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
         selected, alternates = host_list[0], host_list[1:]
-        cell = self.cells.by_uuid(selected['cell_uuid'])
+        cell = self.cells.by_uuid(selected.cell_uuid)
         with self.api_db.session() as session:
             build_request = self._build_request(session, uuid)
             if build_request is None:
@@ -204,31 +206,23 @@ class SuperConductor:
                 )
                 self.placement.remove_allocations(ctxt, uuid)
                 return
-            values = dict(build_request.instance)
+            values = self._instance_values(build_request)
+        group = request_spec.instance_group
         values.update(
             {
                 'uuid': uuid,
-                'host': selected['service_host'],
-                'node': selected['nodename'],
-                'compute_node_uuid': selected['compute_node_uuid'],
+                'host': selected.service_host,
+                'node': selected.nodename,
+                'compute_node_uuid': selected.compute_node_uuid,
                 'vm_state': states.BUILDING,
                 'task_state': states.SCHEDULING,
                 # The cell keeps the group (late group check) and
                 # the untried alternates (the build check
                 # reschedules a build whose compute died).
-                'instance_group_uuid': (
-                    request_spec.get('instance_group') or {}
-                ).get('uuid'),
-                'build_alternates': {
-                    # Not the uuids of a whole multi-create: each
-                    # instance would store them all.
-                    'request_spec': {
-                        k: v
-                        for k, v in request_spec.items()
-                        if k != 'instance_uuids'
-                    },
-                    'host_list': alternates,
-                },
+                'instance_group_uuid': group.uuid if group else None,
+                'build_alternates': instances.alternates(
+                    request_spec, alternates
+                ),
             }
         )
         with self.cells.db(cell).session() as session:
@@ -239,13 +233,16 @@ class SuperConductor:
                 default = zones.default_zone(self.conf)
                 with self.api_db.session() as api_session:
                     for selection in host_list:
-                        selection['availability_zone'] = zones.host_zone(
+                        selection.availability_zone = zones.host_zone(
                             api_session,
                             session,
-                            selection['service_host'],
+                            selection.service_host,
                             default,
                         )
-                values['availability_zone'] = selected['availability_zone']
+                values['availability_zone'] = selected.availability_zone
+                values['build_alternates'] = instances.alternates(
+                    request_spec, alternates
+                )
             if instances.get(session, uuid) is None:
                 instance = instances.to_dict(instances.create(session, values))
             else:
@@ -294,13 +291,13 @@ class SuperConductor:
         LOG.info(
             'Instance %s scheduled to %s in %s with %d alternate(s)',
             uuid,
-            selected['service_host'],
+            selected.service_host,
             cell.name,
             len(alternates),
         )
         self.compute_api(cell).build_and_run_instance(
             ctxt,
-            selected['service_host'],
+            selected.service_host,
             instance,
             request_spec,
             selected,
@@ -308,7 +305,7 @@ class SuperConductor:
             accel_uuids,
         )
         self._tell_schedulers(
-            ctxt, selected['service_host'], instance, request_spec
+            ctxt, selected.service_host, instance, request_spec
         )
 
     def _fail_in_cell(self, ctxt, cell, uuid, reason):
@@ -331,7 +328,7 @@ class SuperConductor:
         """Every scheduler's cache learns where the instance went (server
         group and instance-count filters and the image-properties weigher
         need it before their next reload)."""
-        group = request_spec.get('instance_group') or {}
+        group = request_spec.instance_group
         try:
             self.scheduler.update_instance_info(
                 ctxt,
@@ -341,11 +338,13 @@ class SuperConductor:
                     'flavor_id': (instance.get('flavor') or {}).get(
                         'flavorid'
                     ),
-                    'group_uuid': group.get('uuid'),
+                    'group_uuid': group.uuid if group else None,
                     'image_ref': instance.get('image_ref'),
                     # Spares every scheduler a read of the images table.
-                    'image_properties': (request_spec.get('image') or {}).get(
-                        'properties'
+                    'image_properties': (
+                        request_spec.image.properties
+                        if request_spec.image is not None
+                        else None
                     ),
                 },
             )
@@ -363,7 +362,7 @@ class SuperConductor:
             build_request = self._build_request(session, uuid)
             if build_request is None or not leases.holds(session, uuid, lease):
                 return
-            values = dict(build_request.instance)
+            values = self._instance_values(build_request)
         values.update(
             {'uuid': uuid, 'vm_state': states.ERROR, 'task_state': None}
         )

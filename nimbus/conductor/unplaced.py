@@ -7,13 +7,10 @@ wording itself is :mod:`nimbus.conductor.faults`'s; the super conductor
 only decides when.
 """
 
-import copy
-
-import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.conductor import faults
-from nimbus.db.api import models as api_models
+from nimbus.db import scheduling_records
 
 LOG = logging.getLogger(__name__)
 
@@ -25,20 +22,11 @@ def read_records(api_db, request_id, uuids, outcome, column):
     """``[(record id, instance uuid, column)]`` of the scheduler's records
     with ``outcome`` for these instances of ``request_id``, in order; None
     when the API database cannot be read."""
-    model = api_models.SchedulingRecord
     try:
         with api_db.session() as session:
-            return session.execute(
-                sa.select(
-                    model.id, model.instance_uuid, getattr(model, column)
-                )
-                .where(
-                    model.request_id == request_id,
-                    model.outcome == outcome,
-                    model.instance_uuid.in_(list(uuids)),
-                )
-                .order_by(model.id)
-            ).all()
+            return scheduling_records.of_request(
+                session, request_id, uuids, outcome, column
+            )
     except Exception:
         LOG.warning(
             'Could not read the scheduling records of %s',
@@ -74,7 +62,7 @@ class Unplaced:
         head = (
             'The scheduler placed %d of the %d instances of this request '
             '(min_count %s); this one did not fit.'
-            % (placed, requested, request_spec.get('min_count', 1))
+            % (placed, requested, request_spec.min_count)
         )
         found = self._unplaced_explanations(
             ctxt, request_spec, unplaced, placed, requested
@@ -89,7 +77,7 @@ class Unplaced:
                     explanation,
                     placed=placed,
                     requested=requested,
-                    min_count=request_spec.get('min_count', 1),
+                    min_count=request_spec.min_count,
                 )
                 message = faults.fault_summary(
                     explanation, placed, requested, reason
@@ -120,9 +108,7 @@ class Unplaced:
         run of one more instance of the request against the state the
         claims left gives placement's answer, each filter's in/out and the
         rejected hosts; it is recorded for admins too."""
-        recorded = self._recorded_failures(
-            request_spec.get('request_id'), unplaced
-        )
+        recorded = self._recorded_failures(request_spec.request_id, unplaced)
         out, missing = {}, []
         for uuid in unplaced:
             detail = recorded.get(uuid)
@@ -145,18 +131,15 @@ class Unplaced:
         return out
 
     def _dry_run_explanation(self, ctxt, request_spec):
-        spec = copy.deepcopy(request_spec)
-        spec.update({'num_instances': 1, 'min_count': 1, 'instance_uuids': []})
-        if spec.get('instance_group'):
-            # Recomputed by the scheduler from its host states, which
-            # already hold the instances of this request it placed.
-            spec['instance_group']['hosts'] = []
+        # The group's hosts are recomputed by the scheduler from its host
+        # states, which already hold the instances of this request it
+        # placed.
         try:
-            result = self.scheduler.dry_run(ctxt, spec)
+            result = self.scheduler.dry_run(ctxt, request_spec.for_one_more())
         except Exception:
             LOG.warning(
                 'Could not ask the scheduler why the rest of %s did not fit',
-                request_spec.get('request_id'),
+                request_spec.request_id,
                 exc_info=True,
             )
             return None
@@ -190,20 +173,17 @@ class Unplaced:
     def _record_unplaced(self, request_spec, unplaced, explanation):
         detail = dict(explanation)
         detail['rejected'] = list(detail.get('rejected') or [])[:RECORD_LIMIT]
-        detail['min_count'] = request_spec.get('min_count', 1)
+        detail['min_count'] = request_spec.min_count
         detail['message'] = faults.fault_summary(detail)
         try:
             with self.api_db.session() as session:
-                for uuid in unplaced:
-                    session.add(
-                        api_models.SchedulingRecord(
-                            request_id=request_spec.get('request_id')
-                            or 'unknown',
-                            instance_uuid=uuid,
-                            outcome='failed',
-                            detail=detail,
-                        )
-                    )
+                scheduling_records.add(
+                    session,
+                    request_spec.request_id or 'unknown',
+                    unplaced,
+                    'failed',
+                    detail,
+                )
         except Exception:  # the fault still says why
             LOG.warning(
                 'Could not record why %s did not fit', unplaced, exc_info=True

@@ -15,7 +15,7 @@ from sqlalchemy import exc as sa_exc
 
 from nimbus.common import policy
 from nimbus.common import wsgi
-from nimbus.common.wsgi import app as wsgi_app
+from nimbus.common.wsgi import middleware as wsgi_middleware
 from nimbus.placement import db as placement_db
 from nimbus.placement import handler
 from nimbus.placement import openapi
@@ -97,7 +97,7 @@ def _placement_headers(app):
             if code == '201' and ('content-length', '0') in headers:
                 headers = [h for h in headers if h[0] != 'content-type']
             elif code >= '400':
-                if environ.get(wsgi_app.VERSION_UNKNOWN):
+                if environ.get(wsgi_middleware.VERSION_UNKNOWN):
                     # no version agreed: Placement names none
                     headers = [
                         h
@@ -106,7 +106,7 @@ def _placement_headers(app):
                         not in ('vary', 'openstack-api-version')
                     ]
                 elif environ.get(handler.BARE_ERROR) or environ.get(
-                    wsgi_app.ROUTE_NOT_FOUND
+                    wsgi_middleware.ROUTE_NOT_FOUND
                 ):
                     headers = [h for h in headers if h[0].lower() != 'vary']
             return start_response(status, headers, exc_info)

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.common import service as common_service
+from nimbus.db import scheduling_records
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
 
@@ -244,15 +245,8 @@ def db_recorder(api_db):
             spec.request_id or getattr(ctxt, 'request_id', None) or 'unknown'
         )
         with api_db.session() as s:
-            uuids = spec.instance_uuids or [None]
-            for u in uuids:
-                s.add(
-                    api_models.SchedulingRecord(
-                        request_id=request_id,
-                        instance_uuid=u,
-                        outcome=outcome,
-                        detail=detail,
-                    )
-                )
+            scheduling_records.add(
+                s, request_id, spec.instance_uuids, outcome, detail
+            )
 
     return record

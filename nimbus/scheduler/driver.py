@@ -85,7 +85,7 @@ class Scheduler:
             data = self.host_manager.server_group(uuid) if uuid else None
             if data is None:
                 return
-            group = spec.instance_group = InstanceGroup.from_dict(data)
+            group = spec.instance_group = InstanceGroup.from_primitive(data)
         if group.members and not group.hosts:
             members = set(group.members)
             for hs in self.host_manager.all_host_states():
@@ -194,7 +194,7 @@ class Scheduler:
                 LOG.info(
                     'Selected %s for %s (%d candidate hosts from placement, '
                     '%d alternate(s))',
-                    selections[0]['service_host'],
+                    selections[0].service_host,
                     uuid,
                     len(hosts),
                     len(selections) - 1,
@@ -202,10 +202,8 @@ class Scheduler:
                 instances.append(
                     {
                         'instance_uuid': uuid,
-                        'host': selections[0]['service_host'],
-                        'alternates': [
-                            s['service_host'] for s in selections[1:]
-                        ],
+                        'host': selections[0].service_host,
+                        'alternates': [s.service_host for s in selections[1:]],
                     }
                 )
                 continue

@@ -15,7 +15,9 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from nimbus.common import rpc
+from nimbus.common.objects.base import MalformedPrimitive
 from nimbus.common.objects.request_spec import RequestSpec
+from nimbus.common.objects.selection import list_to_primitive
 from nimbus.scheduler import conf as sched_conf
 from nimbus.scheduler import driver, exception, host_manager
 from nimbus.scheduler.rpcapi import VERSION
@@ -33,16 +35,11 @@ def _records(name, values, keys) -> None:
 
 
 def _spec(request_spec) -> RequestSpec:
-    if isinstance(request_spec, RequestSpec):
-        return request_spec
-    if not isinstance(request_spec, dict) or not isinstance(
-        request_spec.get('flavor'), dict
-    ):
-        raise rpc.InvalidMessage('request_spec must be a dict with a flavor')
+    """The RequestSpec of a message (converted once, on arrival)."""
     try:
-        return RequestSpec.from_dict(request_spec)
-    except (TypeError, ValueError) as exc:
-        raise rpc.InvalidMessage(f'bad request_spec: {exc}') from exc
+        return RequestSpec.from_primitive(request_spec)
+    except MalformedPrimitive as exc:
+        raise rpc.InvalidMessage(str(exc)) from exc
 
 
 class SchedulerManager:
@@ -128,7 +125,7 @@ class SchedulerManager:
         if instance_uuids is not None and not isinstance(instance_uuids, list):
             raise rpc.InvalidMessage('instance_uuids must be a list')
         try:
-            return self.driver.select_destinations(
+            result = self.driver.select_destinations(
                 ctxt, spec, instance_uuids, bool(return_alternates)
             )
         except exception.InvalidRequest as exc:
@@ -136,6 +133,7 @@ class SchedulerManager:
             raise exception.NoValidHost(
                 str(exc), {'message': str(exc)}
             ) from exc
+        return [list_to_primitive(selections) for selections in result]
 
     @rpc.expose(required=('request_spec',))
     def dry_run(self, ctxt, request_spec=None):

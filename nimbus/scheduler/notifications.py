@@ -65,13 +65,13 @@ def build_payload(ctxt, spec, exp, result, timings, error=None):
         weights = choices[idx] if idx < len(choices) else ()
         entry = {
             'instance_uuid': uuid,
-            'host': sels[0]['service_host'],
-            'nodename': sels[0]['nodename'],
-            'cell_uuid': sels[0]['cell_uuid'],
+            'host': sels[0].service_host,
+            'nodename': sels[0].nodename,
+            'cell_uuid': sels[0].cell_uuid,
             'weight': weights[0] if weights else None,
             'alternates': [
                 {
-                    'host': s['service_host'],
+                    'host': s.service_host,
                     'weight': (
                         weights[n + 1] if n + 1 < len(weights) else None
                     ),

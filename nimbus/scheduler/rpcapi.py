@@ -11,6 +11,7 @@ Version history
 """
 
 from nimbus.common import rpc
+from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'scheduler'
 VERSION = '1.2'
@@ -42,28 +43,34 @@ class SchedulerAPI:
     def select_destinations(
         self, ctxt, request_spec, instance_uuids, return_alternates=True
     ):
-        """Call: per instance, ``[selected, *alternates]`` Selection dicts (contracts.md).
-        Raises NoValidHost (with ``explanation``) when fewer than min_count fit.
-        Heartbeats, so a long multi-create never times out while the scheduler works."""
-        return self._long_call().call(
+        """Call: per instance, ``[selected, *alternates]`` Selections
+        (contracts.md) for ``request_spec`` (a RequestSpec). Raises
+        NoValidHost (with ``explanation``) when fewer than min_count fit.
+        Heartbeats, so a long multi-create never times out while the
+        scheduler works."""
+        answer = self._long_call().call(
             ctxt,
             'select_destinations',
-            request_spec=request_spec,
+            request_spec=request_spec.to_primitive(),
             instance_uuids=instance_uuids,
             return_alternates=return_alternates,
         )
+        return [selection_obj.list_from_primitive(s) for s in answer]
 
     def dry_run(self, ctxt, request_spec):
         """Call: ranked hosts with every weigher's raw/normalised/weighted value, and
         rejected hosts with reasons. Claims nothing."""
         return self._client.prepare(version='1.0').call(
-            ctxt, 'dry_run', request_spec=request_spec
+            ctxt, 'dry_run', request_spec=request_spec.to_primitive()
         )
 
     def capacity(self, ctxt, request_spec, per_host=True):
         """1.2: how many more of the request's flavor fit, and where."""
         return self._client.prepare(version='1.2').call(
-            ctxt, 'capacity', request_spec=request_spec, per_host=per_host
+            ctxt,
+            'capacity',
+            request_spec=request_spec.to_primitive(),
+            per_host=per_host,
         )
 
     def _cast(self, ctxt, method, **kwargs):

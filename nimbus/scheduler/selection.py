@@ -22,6 +22,7 @@ import copy
 import random
 from typing import Callable
 
+from nimbus.common.objects.selection import Selection
 from nimbus.scheduler import consumption, exception, plugins
 from nimbus.scheduler import ranking as ranking_mod
 from nimbus.scheduler.explain import Explanation
@@ -48,16 +49,16 @@ def selection_limits(host, spec=None) -> dict:
     return limits
 
 
-def make_selection(host, alloc_req, spec=None) -> dict:
-    return {
-        'service_host': host.host,
-        'nodename': host.nodename,
-        'compute_node_uuid': host.uuid,
-        'cell_uuid': host.cell_uuid,
-        'allocation_request': alloc_req,
-        'allocation_request_version': ALLOCATION_REQUEST_VERSION,
-        'limits': selection_limits(host, spec),
-    }
+def make_selection(host, alloc_req, spec=None) -> Selection:
+    return Selection(
+        service_host=host.host,
+        nodename=host.nodename,
+        compute_node_uuid=host.uuid,
+        cell_uuid=host.cell_uuid,
+        allocation_request=alloc_req,
+        allocation_request_version=ALLOCATION_REQUEST_VERSION,
+        limits=selection_limits(host, spec),
+    )
 
 
 def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
@@ -94,10 +95,6 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
             )
         out = new
     return out
-
-
-# Kept here for callers of the old names.
-instance_resources = consumption.instance_resources
 
 
 def consume(host, spec, conf, instance_uuid, areq=None, usage=None):
@@ -459,11 +456,11 @@ class FilterScheduler:
             self._undo(sim, claims, snapshots, None)
         placements = [
             {
-                'host': r[0]['service_host'],
-                'nodename': r[0]['nodename'],
-                'compute_node_uuid': r[0]['compute_node_uuid'],
-                'cell_uuid': r[0]['cell_uuid'],
-                'alternates': [a['service_host'] for a in r[1:]],
+                'host': r[0].service_host,
+                'nodename': r[0].nodename,
+                'compute_node_uuid': r[0].compute_node_uuid,
+                'cell_uuid': r[0].cell_uuid,
+                'alternates': [a.service_host for a in r[1:]],
             }
             for r in results
             if r

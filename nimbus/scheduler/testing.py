@@ -250,4 +250,4 @@ def spec(
         'user_id': 'u1',
     }
     d.update(kw)
-    return RequestSpec.from_dict(d)
+    return RequestSpec.from_primitive(d)

@@ -166,7 +166,7 @@ class Simulation:
 
     def _spec(self, n, item, groups):
         vcpus, mem, disk = trace_mod.FLAVORS[item['flavor']]
-        spec = RequestSpec.from_dict(
+        spec = RequestSpec.from_primitive(
             {
                 'flavor': {
                     'name': item['flavor'],
@@ -282,7 +282,7 @@ class Simulation:
                         t + float(item['lifetime']),
                         n,
                         spec.instance_uuids[0],
-                        result[0][0]['service_host'],
+                        result[0][0].service_host,
                         spec.instance_group,
                     ),
                 )

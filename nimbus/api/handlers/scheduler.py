@@ -1,8 +1,6 @@
 """Scheduler explain: ``POST /os-scheduler/dry-run`` and
 ``GET /os-scheduler/records`` (admin only; Nimbus extensions)."""
 
-import sqlalchemy as sa
-
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_create
@@ -10,7 +8,7 @@ from nimbus.api.schemas import common
 from nimbus.api.schemas import servers as server_schema
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
-from nimbus.db.api import models
+from nimbus.db import scheduling_records
 
 DRY_RUN = {
     'type': 'object',
@@ -58,7 +56,7 @@ def dry_run(req, resp):
     spec = server_create.request_spec_for(
         req, flavor, image, zone, hints, [], force_host=host, force_node=node
     )
-    spec['num_instances'] = spec['min_count'] = count
+    spec.num_instances = spec.min_count = count
     result = scheduler_api.dry_run(util.ctx(req), spec)
     resp.media = {'dry_run': result}
 
@@ -80,15 +78,17 @@ def records(req, resp):
     if not any(k in params for k in ('instance_uuid', 'request_id')):
         raise util.bad_request("Give 'instance_uuid' or 'request_id'.")
     with util.deps(req).api_db.session() as session:
-        query = sa.select(models.SchedulingRecord).order_by(
-            models.SchedulingRecord.id
-        )
-        for key in ('instance_uuid', 'request_id', 'outcome'):
-            if key in params:
-                query = query.where(
-                    getattr(models.SchedulingRecord, key) == params[key]
-                )
-        rows = [_record(r) for r in session.execute(query).scalars()]
+        rows = [
+            _record(r)
+            for r in scheduling_records.where(
+                session,
+                **{
+                    key: params[key]
+                    for key in ('instance_uuid', 'request_id', 'outcome')
+                    if key in params
+                },
+            )
+        ]
     rows, _more = util.page(
         rows, lambda r: r['id'], params, util.limit_of(req, params)
     )

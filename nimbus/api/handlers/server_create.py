@@ -22,6 +22,7 @@ from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import servers as schema
 from nimbus.common import instance_states as states
 from nimbus.common.clients import accelerator
+from nimbus.common.objects import RequestSpec
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
@@ -193,7 +194,7 @@ def request_spec_for(
     is_bfv=False,
     extra=None,
 ):
-    """The RequestSpec dict (docs/contracts.md) for a request."""
+    """The RequestSpec (docs/contracts.md) for a request."""
     ctx = util.ctx(req)
     _check_image_properties(image)
     requested_resources = device_profile_groups(req, flavor)
@@ -224,7 +225,7 @@ def request_spec_for(
         'request_id': ctx.request_id,
     }
     spec.update(extra or {})
-    return spec
+    return RequestSpec.from_primitive(spec)
 
 
 def root_bdm(bdms):
@@ -372,12 +373,12 @@ def create(req, resp):
         is_bfv,
         extra,
     )
-    if spec['instance_group'] is not None:
+    if spec.instance_group is not None:
         try:
             quota_usage.check_group_members(
                 util.deps(req),
                 ctx.project_id,
-                len(spec['instance_group']['members']) - len(uuids),
+                len(spec.instance_group.members) - len(uuids),
                 len(uuids),
             )
         except quota_usage.QuotaExceeded as exc:
@@ -420,13 +421,13 @@ def create(req, resp):
     server_obj.create_build_requests(
         deps.api_db, instances, spec, hints.get('group')
     )
-    group = spec['instance_group']
+    group = spec.instance_group
     if group is not None:
         util.notify_scheduler(
             req,
             'update_server_group',
             {
-                k: group[k]
+                k: getattr(group, k)
                 for k in ('uuid', 'name', 'policy', 'rules', 'members')
             },
         )

@@ -16,6 +16,7 @@ from nimbus.api import util
 from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_views
 from nimbus.api.objects import server_groups as group_obj
+from nimbus.api.objects import server_list
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import servers as schema
@@ -77,7 +78,7 @@ def _list(req, resp, detail):
     deps = util.deps(req)
     limit = util.limit_of(req, params)
     try:
-        records, more, unreachable = server_obj.list_page(
+        records, more, unreachable = server_list.list_page(
             deps.api_db,
             deps.cells,
             project_id,
@@ -89,7 +90,7 @@ def _list(req, resp, detail):
             name=name,
             where=where,
         )
-    except server_obj.MarkerNotFound:
+    except server_list.MarkerNotFound:
         raise util.bad_request('marker [%s] not found' % params['marker'])
     if unreachable:
         LOG.warning(

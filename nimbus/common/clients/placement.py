@@ -15,11 +15,14 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
+from nimbus.common.clients import placement_providers
+from nimbus.common.clients.placement_providers import CONCURRENT_UPDATE
+from nimbus.common.clients.placement_providers import error_code
+from nimbus.common.clients.placement_providers import error_detail
 
 LOG = logging.getLogger(__name__)
 
 MICROVERSION = '1.39'
-CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 
 class _Retry(Exception):
@@ -67,25 +70,7 @@ class ClaimOutcome:
         )
 
 
-class ResourceProviderGenerationConflict(exception.PlacementConflict):
-    pass
-
-
-def error_code(response):
-    try:
-        return response.json()['errors'][0].get('code')
-    except (ValueError, KeyError, IndexError, TypeError):
-        return None
-
-
-def error_detail(response):
-    try:
-        return response.json()['errors'][0].get('detail')
-    except (ValueError, KeyError, IndexError, TypeError):
-        return response.text[:500]
-
-
-class PlacementClient:
+class PlacementClient(placement_providers.ProviderTreeCalls):
     """Placement REST client. ``session`` is any ``requests.Session``."""
 
     def __init__(
@@ -375,7 +360,8 @@ class PlacementClient:
 
     def remove_provider_from_consumer(self, ctxt, consumer_uuid, rp_uuids):
         """Drop a consumer's allocations against ``rp_uuids`` only."""
-        for _ in range(self.retries + 1):
+
+        def attempt(_n):
             current = self.get_allocations_for_consumer(ctxt, consumer_uuid)
             allocations = {
                 rp: {'resources': a['resources']}
@@ -390,269 +376,18 @@ class PlacementClient:
                 'user_id': current.get('user_id'),
                 'consumer_generation': current.get('consumer_generation'),
             }
-            response = self.request(
-                ctxt, 'PUT', '/allocations/%s' % consumer_uuid, json=body
-            )
-            if response.status_code == 204:
-                return
-            if response.status_code != 409:
-                self._check(
-                    response, 'updating allocations of %s' % consumer_uuid
-                )
-        raise exception.PlacementConflict(
-            'Could not update allocations of %s' % consumer_uuid
-        )
-
-    # -- provider trees (computes) -----------------------------------------
-
-    def get_provider(self, ctxt, rp_uuid):
-        response = self.request(
-            ctxt, 'GET', '/resource_providers/%s' % rp_uuid
-        )
-        if response.status_code == 404:
-            return None
-        return self._check(response, 'provider %s' % rp_uuid).json()
-
-    def find_provider_by_name(self, ctxt, name):
-        """The provider called ``name`` (a compute's root), or None."""
-        response = self.request(
-            ctxt, 'GET', '/resource_providers', params={'name': name}
-        )
-        providers = self._check(response, 'provider %s' % name).json()[
-            'resource_providers'
-        ]
-        return providers[0] if providers else None
-
-    def update_traits(self, ctxt, rp_uuid, add=(), remove=()):
-        """Add and remove traits, keeping the provider's others."""
-        self.ensure_traits(ctxt, add)
-        for _ in range(self.retries + 1):
-            provider = self.get_provider(ctxt, rp_uuid)
-            current = set(
-                self._check(
-                    self.request(
-                        ctxt, 'GET', '/resource_providers/%s/traits' % rp_uuid
-                    ),
-                    'traits',
-                ).json()['traits']
-            )
-            wanted = (current | set(add)) - set(remove)
-            if wanted == current:
-                return
-            response = self.request(
-                ctxt,
-                'PUT',
-                '/resource_providers/%s/traits' % rp_uuid,
-                json={
-                    'traits': sorted(wanted),
-                    'resource_provider_generation': provider['generation'],
-                },
-            )
-            if response.status_code == 200:
-                return
-            if not (
-                response.status_code == 409
-                and error_code(response) == CONCURRENT_UPDATE
-            ):
-                self._check(response, 'traits of %s' % rp_uuid)
-        raise ResourceProviderGenerationConflict(
-            'traits of %s kept changing' % rp_uuid
-        )
-
-    def ensure_resource_provider(
-        self, ctxt, rp_uuid, name, parent_provider_uuid=None
-    ):
-        """The provider, created when it does not exist yet (then the
-        answer carries ``'created': True``)."""
-        provider = self.get_provider(ctxt, rp_uuid)
-        if provider is not None:
-            return provider
-        body = {'uuid': rp_uuid, 'name': name}
-        if parent_provider_uuid:
-            body['parent_provider_uuid'] = parent_provider_uuid
-        response = self.request(ctxt, 'POST', '/resource_providers', json=body)
-        if response.status_code == 409:
-            # Created concurrently (or the name is taken by a stale
-            # provider); the caller sees which on the next read.
-            provider = self.get_provider(ctxt, rp_uuid)
-            if provider is not None:
-                return provider
-        provider = self._check(response, 'creating provider %s' % name).json()
-        provider['created'] = True
-        return provider
-
-    def get_provider_tree(self, ctxt, root_uuid):
-        """Every provider of a tree with inventories, traits, aggregates."""
-        response = self.request(
-            ctxt, 'GET', '/resource_providers', params={'in_tree': root_uuid}
-        )
-        providers = self._check(response, 'tree %s' % root_uuid).json()[
-            'resource_providers'
-        ]
-        for provider in providers:
-            uuid = provider['uuid']
-            provider['inventories'] = self._check(
+            self._written(
                 self.request(
-                    ctxt, 'GET', '/resource_providers/%s/inventories' % uuid
+                    ctxt, 'PUT', '/allocations/%s' % consumer_uuid, json=body
                 ),
-                'inventories',
-            ).json()['inventories']
-            provider['traits'] = self._check(
-                self.request(
-                    ctxt, 'GET', '/resource_providers/%s/traits' % uuid
-                ),
-                'traits',
-            ).json()['traits']
-            provider['aggregates'] = self._check(
-                self.request(
-                    ctxt, 'GET', '/resource_providers/%s/aggregates' % uuid
-                ),
-                'aggregates',
-            ).json()['aggregates']
-        return providers
-
-    def _generations(self, ctxt, rp_uuid, generation):
-        """The generation to send on each try: ``generation`` (what the
-        caller last saw) first when given, then a fresh read per retry."""
-        for attempt in range(self.retries + 1):
-            if attempt == 0 and generation is not None:
-                yield generation
-            else:
-                yield self.get_provider(ctxt, rp_uuid)['generation']
-
-    def set_inventory(self, ctxt, rp_uuid, inventories, generation=None):
-        """Replace a provider's inventory, retrying generation races.
-
-        ``generation``: the provider generation the caller last saw; the
-        first PUT uses it without reading the provider (a race costs one
-        more round). Returns placement's answer (with the new
-        ``resource_provider_generation``).
-        """
-        for current in self._generations(ctxt, rp_uuid, generation):
-            body = {
-                'resource_provider_generation': current,
-                'inventories': inventories,
-            }
-            response = self.request(
-                ctxt,
-                'PUT',
-                '/resource_providers/%s/inventories' % rp_uuid,
-                json=body,
+                204,
+                'updating allocations of %s' % consumer_uuid,
+                conflicts=lambda response: True,
             )
-            if response.status_code == 200:
-                return response.json()
-            if not (
-                response.status_code == 409
-                and error_code(response) == CONCURRENT_UPDATE
-            ):
-                self._check(response, 'inventory of %s' % rp_uuid)
-        raise ResourceProviderGenerationConflict(
-            'inventory of %s kept changing' % rp_uuid
+
+        self._retrying_races(
+            attempt,
+            exception.PlacementConflict(
+                'Could not update allocations of %s' % consumer_uuid
+            ),
         )
-
-    def ensure_resource_classes(self, ctxt, resource_classes):
-        """Create the custom resource classes among ``resource_classes``
-        that placement may not know (``PUT /resource_classes/{name}``,
-        idempotent). Standard classes are placement's own; a class this
-        client created or found once is not asked for again."""
-        for name in sorted(set(resource_classes) - self._resource_classes):
-            if not name.startswith('CUSTOM_'):
-                continue
-            response = self.request(ctxt, 'PUT', '/resource_classes/%s' % name)
-            self._check(response, 'resource class %s' % name)
-            self._resource_classes.add(name)
-
-    def ensure_traits(self, ctxt, traits):
-        for trait in traits:
-            if trait.startswith('CUSTOM_'):
-                self._check(
-                    self.request(ctxt, 'PUT', '/traits/%s' % trait),
-                    'trait %s' % trait,
-                )
-
-    def set_traits(self, ctxt, rp_uuid, traits, generation=None):
-        """Replace a provider's traits (``generation`` as for
-        :meth:`set_inventory`); returns placement's answer."""
-        self.ensure_traits(ctxt, traits)
-        for current in self._generations(ctxt, rp_uuid, generation):
-            response = self.request(
-                ctxt,
-                'PUT',
-                '/resource_providers/%s/traits' % rp_uuid,
-                json={
-                    'traits': sorted(traits),
-                    'resource_provider_generation': current,
-                },
-            )
-            if response.status_code == 200:
-                return response.json()
-            if not (
-                response.status_code == 409
-                and error_code(response) == CONCURRENT_UPDATE
-            ):
-                self._check(response, 'traits of %s' % rp_uuid)
-        raise ResourceProviderGenerationConflict(
-            'traits of %s kept changing' % rp_uuid
-        )
-
-    def set_aggregates(self, ctxt, rp_uuid, aggregates):
-        for _ in range(self.retries + 1):
-            provider = self.get_provider(ctxt, rp_uuid)
-            response = self.request(
-                ctxt,
-                'PUT',
-                '/resource_providers/%s/aggregates' % rp_uuid,
-                json={
-                    'aggregates': sorted(aggregates),
-                    'resource_provider_generation': provider['generation'],
-                },
-            )
-            if response.status_code == 200:
-                return
-            if not (
-                response.status_code == 409
-                and error_code(response) == CONCURRENT_UPDATE
-            ):
-                self._check(response, 'aggregates of %s' % rp_uuid)
-        raise ResourceProviderGenerationConflict(
-            'aggregates of %s kept changing' % rp_uuid
-        )
-
-    def get_allocations_for_provider_tree(self, ctxt, root_uuid):
-        """Every allocation of every consumer of a local provider tree.
-
-        As in the reshaper design: find the consumers through each local
-        provider, then read each consumer's whole allocation (which may
-        include sharing providers outside the tree).
-        """
-        response = self.request(
-            ctxt, 'GET', '/resource_providers', params={'in_tree': root_uuid}
-        )
-        providers = self._check(response, 'tree').json()['resource_providers']
-        consumers = set()
-        for provider in providers:
-            allocs = self._check(
-                self.request(
-                    ctxt,
-                    'GET',
-                    '/resource_providers/%s/allocations' % provider['uuid'],
-                ),
-                'provider allocations',
-            ).json()
-            consumers.update(allocs['allocations'])
-        return {
-            c: self.get_allocations_for_consumer(ctxt, c)
-            for c in sorted(consumers)
-        }
-
-    def reshape(self, ctxt, inventories, allocations):
-        """POST /reshaper. Raises PlacementConflict (with error_code)."""
-        response = self.request(
-            ctxt,
-            'POST',
-            '/reshaper',
-            json={'inventories': inventories, 'allocations': allocations},
-        )
-        if response.status_code == 204:
-            return
-        self._check(response, 'reshape')

@@ -1,6 +1,12 @@
-"""Plain value objects that cross package boundaries (dicts on the wire)."""
+"""Contracts: the typed, versioned objects whose primitives cross a
+process (docs/contracts.md lists them with their versions)."""
 
+from nimbus.common.objects.base import MalformedPrimitive  # noqa: F401
+from nimbus.common.objects.base import VERSION_KEY  # noqa: F401
+from nimbus.common.objects.build_request import BuildRequest  # noqa: F401
+from nimbus.common.objects.instance_update import InstanceUpdate  # noqa: F401
 from nimbus.common.objects.request_spec import Flavor  # noqa: F401
 from nimbus.common.objects.request_spec import ImageMeta  # noqa: F401
 from nimbus.common.objects.request_spec import InstanceGroup  # noqa: F401
 from nimbus.common.objects.request_spec import RequestSpec  # noqa: F401
+from nimbus.common.objects.selection import Selection  # noqa: F401

@@ -1,8 +1,12 @@
-"""RequestSpec: what the scheduler is asked to place.
+"""RequestSpec (contract 1.0): what the scheduler is asked to place.
 
-The wire form is the plain dict documented in ``docs/contracts.md``; ``RequestSpec.from_dict``
-and ``RequestSpec.to_dict`` round-trip it (unknown keys are kept in ``extra`` so a newer sender
-does not lose data through an older hop).
+The wire form is the dict documented in ``docs/contracts.md``;
+``RequestSpec.from_primitive`` and ``RequestSpec.to_primitive`` round-trip
+it (unknown keys are kept in ``extra`` so a newer sender does not lose data
+through an older hop). Flavor, ImageMeta and InstanceGroup are parts of it,
+versioned with it. RequestSpec itself keeps a ``__dict__`` (no slots): the
+scheduler's filters cache per-request values on it (``_sched_cache``,
+never on the wire).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ import copy
 import dataclasses
 from typing import Any
 
+from nimbus.common.objects import base
 
-@dataclasses.dataclass
+
+@dataclasses.dataclass(slots=True)
 class Flavor:
     name: str = ''
     flavorid: str = ''
@@ -24,7 +30,7 @@ class Flavor:
     extra_specs: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> 'Flavor':
+    def from_primitive(cls, d: dict | None) -> 'Flavor':
         d = d or {}
         return cls(
             name=d.get('name', ''),
@@ -37,18 +43,21 @@ class Flavor:
             extra_specs=dict(d.get('extra_specs') or {}),
         )
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def to_primitive(self) -> dict:
+        return {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+        }
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class ImageMeta:
     id: str | None = None
     name: str | None = None
     properties: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> 'ImageMeta | None':
+    def from_primitive(cls, d: dict | None) -> 'ImageMeta | None':
         if d is None:
             return None
         return cls(
@@ -57,11 +66,14 @@ class ImageMeta:
             properties=dict(d.get('properties') or {}),
         )
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def to_primitive(self) -> dict:
+        return {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+        }
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class InstanceGroup:
     uuid: str | None = None
     name: str | None = None
@@ -71,7 +83,7 @@ class InstanceGroup:
     hosts: list = dataclasses.field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> 'InstanceGroup | None':
+    def from_primitive(cls, d: dict | None) -> 'InstanceGroup | None':
         if d is None:
             return None
         return cls(
@@ -83,8 +95,11 @@ class InstanceGroup:
             hosts=list(d.get('hosts') or []),
         )
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def to_primitive(self) -> dict:
+        return {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+        }
 
 
 _SIMPLE = (
@@ -131,6 +146,23 @@ def _check_shapes(d: dict) -> None:
         raise ValueError('requested_resources must be a list of dicts')
 
 
+_KNOWN = (
+    set(_SIMPLE)
+    | set(_LISTS)
+    | {
+        'num_instances',
+        'min_count',
+        'flavor',
+        'image',
+        'scheduler_hints',
+        'instance_group',
+        'requested_resources',
+        'is_bfv',
+        'retry',
+    }
+)
+
+
 @dataclasses.dataclass
 class RequestSpec:
     instance_uuids: list = dataclasses.field(default_factory=list)
@@ -153,31 +185,34 @@ class RequestSpec:
     request_id: str | None = None
     extra: dict = dataclasses.field(default_factory=dict)
 
+    VERSION = '1.0'
+
     # ------------------------------------------------------------------ wire form
     @classmethod
-    def from_dict(cls, d: dict) -> 'RequestSpec':
-        if not isinstance(d, dict):
-            raise TypeError('request spec must be a dict')
+    def from_primitive(cls, d: dict) -> 'RequestSpec':
+        """The spec a primitive describes; MalformedPrimitive (a
+        ValueError) when it is not one."""
+        base.check(d, 'request_spec', cls.VERSION)
+        if not isinstance(d.get('flavor'), dict):
+            raise base.MalformedPrimitive('request_spec has no flavor')
+        try:
+            return cls._from_checked(d)
+        except base.MalformedPrimitive:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise base.MalformedPrimitive(
+                'bad request_spec: %s' % exc
+            ) from exc
+
+    @classmethod
+    def _from_checked(cls, d: dict) -> 'RequestSpec':
         _check_shapes(d)
-        known = (
-            set(_SIMPLE)
-            | set(_LISTS)
-            | {
-                'num_instances',
-                'min_count',
-                'flavor',
-                'image',
-                'scheduler_hints',
-                'instance_group',
-                'requested_resources',
-                'is_bfv',
-                'retry',
-            }
-        )
         spec = cls(
-            flavor=Flavor.from_dict(d.get('flavor')),
-            image=ImageMeta.from_dict(d.get('image')),
-            instance_group=InstanceGroup.from_dict(d.get('instance_group')),
+            flavor=Flavor.from_primitive(d.get('flavor')),
+            image=ImageMeta.from_primitive(d.get('image')),
+            instance_group=InstanceGroup.from_primitive(
+                d.get('instance_group')
+            ),
             scheduler_hints=copy.deepcopy(d.get('scheduler_hints') or {}),
             requested_resources=copy.deepcopy(
                 d.get('requested_resources') or []
@@ -185,7 +220,9 @@ class RequestSpec:
             is_bfv=bool(d.get('is_bfv', False)),
             retry=copy.deepcopy(d.get('retry')),
             extra={
-                k: copy.deepcopy(v) for k, v in d.items() if k not in known
+                k: copy.deepcopy(v)
+                for k, v in d.items()
+                if k not in _KNOWN and k != base.VERSION_KEY
             },
         )
         for k in _SIMPLE:
@@ -198,16 +235,19 @@ class RequestSpec:
         spec.min_count = int(d.get('min_count') or spec.num_instances)
         return spec
 
-    def to_dict(self) -> dict:
+    def to_primitive(self) -> dict:
         out: dict[str, Any] = {
+            base.VERSION_KEY: self.VERSION,
             'instance_uuids': list(self.instance_uuids),
             'num_instances': self.num_instances,
             'min_count': self.min_count,
-            'flavor': self.flavor.to_dict(),
-            'image': self.image.to_dict() if self.image is not None else None,
+            'flavor': self.flavor.to_primitive(),
+            'image': (
+                self.image.to_primitive() if self.image is not None else None
+            ),
             'scheduler_hints': copy.deepcopy(self.scheduler_hints),
             'instance_group': (
-                self.instance_group.to_dict()
+                self.instance_group.to_primitive()
                 if self.instance_group is not None
                 else None
             ),
@@ -221,6 +261,18 @@ class RequestSpec:
             out[k] = list(getattr(self, k))
         out.update(copy.deepcopy(self.extra))
         return out
+
+    def for_one_more(self) -> 'RequestSpec':
+        """A copy asking for one more instance of this request (no uuid,
+        the group's hosts left for the scheduler to recompute from its
+        host states): the dry run that explains why the rest of a
+        multi-create did not fit."""
+        spec = RequestSpec.from_primitive(self.to_primitive())
+        spec.num_instances = spec.min_count = 1
+        spec.instance_uuids = []
+        if spec.instance_group is not None:
+            spec.instance_group.hosts = []
+        return spec
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -2,14 +2,13 @@
 
 import falcon
 from oslo_log import log as logging
-from oslo_utils import uuidutils
 import orjson
 
 from nimbus.common import secrets
-from nimbus.common import context as nimbus_context
 from nimbus.common import exception
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import microversion
+from nimbus.common.wsgi import middleware
 from nimbus.common.wsgi import validation
 
 LOG = logging.getLogger(__name__)
@@ -52,184 +51,6 @@ def _method_not_allowed(allow):
     return refuse
 
 
-BODY_LIMIT_OPTION = '[wsgi] max_request_body_size'
-QUERY_LIMIT_OPTION = '[wsgi] max_query_string_length'
-LIST_LIMIT_OPTION = '[wsgi] max_request_list_length'
-
-
-def _too_large(limit):
-    return errors.HTTPError(
-        413,
-        'The request body is larger than %d bytes, the limit set by '
-        '%s.' % (limit, BODY_LIMIT_OPTION),
-    )
-
-
-class _RequestLimits:
-    """What one request may cost, refused before a handler runs.
-
-    A JSON body over ``body`` bytes by its Content-Length (413; a body
-    without a length is held to the same limit by :func:`read_body`), a
-    query string over ``query`` bytes (400). The longest list of a JSON
-    body (``lists``) is checked when :func:`parse_json` reads it."""
-
-    def __init__(self, body, query, lists):
-        self.body = body
-        self.query = query
-        self.lists = lists
-
-    def process_request(self, req, resp):
-        req.context['max_body'] = self.body
-        req.context['max_list'] = self.lists
-        content_type = (req.content_type or '').lower()
-        if 'json' in content_type and (req.content_length or 0) > self.body:
-            raise _too_large(self.body)
-        if len(req.query_string or '') > self.query:
-            raise errors.HTTPError(
-                400,
-                'The query string is longer than %d bytes, the limit '
-                'set by %s.' % (self.query, QUERY_LIMIT_OPTION),
-            )
-
-
-class _RequestId:
-    def __init__(self, header_names):
-        self.header_names = header_names
-
-    def process_request(self, req, resp):
-        req.context['request_id'] = 'req-' + uuidutils.generate_uuid()
-        inbound = req.get_header('X-Openstack-Request-Id')
-        if (
-            inbound
-            and inbound.startswith('req-')
-            and uuidutils.is_uuid_like(inbound[4:])
-        ):
-            # The caller's id: logged as the global request id, so one
-            # request can be followed through every service it touched.
-            req.context['global_request_id'] = inbound
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        request_id = req.context.get('request_id')
-        if request_id:
-            for name in self.header_names:
-                resp.set_header(name, request_id)
-        # The access log: one line per request, carrying the request id
-        # (the context set by _Auth is this thread's current context).
-        LOG.info(
-            '%s "%s %s%s" status: %s microversion: %s',
-            req.remote_addr,
-            req.method,
-            req.path,
-            ('?' + req.query_string) if req.query_string else '',
-            resp.status.split()[0]
-            if isinstance(resp.status, str)
-            else resp.status,
-            req.context.get('version', '-'),
-        )
-
-
-# Set in the WSGI environ for middleware around the app (placement's
-# header rules): no microversion could be agreed; no route matched.
-VERSION_UNKNOWN = 'nimbus.version_unknown'
-ROUTE_NOT_FOUND = 'nimbus.route_not_found'
-
-
-class _Auth:
-    """Turns identity into a RequestContext.
-
-    ``noauth2``: the token is ``user[:project]``; roles come from
-    ``X-Roles``; the user ``admin`` gets the admin role;
-    ``OpenStack-System-Scope: all`` makes a system-scoped context without a
-    project. ``keystone``:
-    keystonemiddleware (wrapped around the app) has validated the token and
-    set ``X-Identity-Status: Confirmed``, ``X-User-Id``, ``X-Project-Id``
-    and ``X-Roles``; any other identity status (a middleware configured
-    with ``delay_auth_decision``, or none at all) is a 401.
-    """
-
-    def __init__(self, strategy, public_paths):
-        self.strategy = strategy
-        self.public_paths = set(public_paths)
-
-    def process_request(self, req, resp):
-        if req.path in self.public_paths and req.method == 'GET':
-            req.context['ctx'] = nimbus_context.RequestContext(
-                request_id=req.context['request_id'], overwrite=True
-            )
-            return
-        if self.strategy == 'noauth2':
-            token = req.get_header('X-Auth-Token')
-            if not token:
-                raise errors.HTTPError(
-                    401,
-                    'No X-Auth-Token header: noauth2 '
-                    'expects "user[:project]".',
-                )
-            user, _, project = token.partition(':')
-            project = project or user
-            roles = [
-                r.strip().lower()
-                for r in (req.get_header('X-Roles') or '').split(',')
-                if r.strip()
-            ]
-            if user == 'admin' and 'admin' not in roles:
-                roles.append('admin')
-            if req.get_header('OpenStack-System-Scope'):
-                # as OpenStack's noauth middlewares: a system-scoped
-                # token has no project
-                project = None
-        else:
-            if req.get_header('X-Identity-Status') != 'Confirmed':
-                raise errors.HTTPError(401, 'Authentication required.')
-            user = req.get_header('X-User-Id')
-            project = req.get_header('X-Project-Id')
-            roles = [
-                r.strip().lower()
-                for r in (req.get_header('X-Roles') or '').split(',')
-                if r.strip()
-            ]
-        req.context['ctx'] = nimbus_context.RequestContext(
-            user_id=user,
-            project_id=project,
-            roles=roles,
-            # keystonemiddleware's header for a system-scoped token (noauth2
-            # takes it from the client); policies' scope_types check it
-            system_scope=req.get_header('OpenStack-System-Scope') or None,
-            is_admin='admin' in roles,
-            request_id=req.context['request_id'],
-            global_request_id=req.context.get('global_request_id'),
-            overwrite=True,
-        )
-
-
-class _Microversion:
-    def __init__(self, negotiator, echo_headers):
-        self.negotiator = negotiator
-        self.echo_headers = echo_headers
-
-    def process_request(self, req, resp):
-        req.context['version'] = self.negotiator.min
-        try:
-            version = self.negotiator.negotiate(req.headers)
-        except errors.HTTPError:
-            # No version was agreed: the error body says so (see
-            # errors.placement_body).
-            req.context['version_unknown'] = True
-            req.env[VERSION_UNKNOWN] = True
-            raise
-        req.context['version'] = version
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        version = req.context.get('version')
-        if version is None:
-            return
-        header = self.negotiator.response_header(version)
-        resp.set_header('OpenStack-API-Version', header)
-        for name, fmt in self.echo_headers:
-            resp.set_header(name, fmt % version)
-        resp.append_header('Vary', 'OpenStack-API-Version')
-
-
 def _error_serializer(style):
     def serialize(req, resp, exc):
         status = getattr(exc, 'status_int', None) or int(
@@ -262,7 +83,7 @@ def _handle_nimbus_exception(req, resp, exc, params):
 
 
 def _handle_route_not_found(req, resp, exc, params):
-    req.env[ROUTE_NOT_FOUND] = True
+    req.env[middleware.ROUTE_NOT_FOUND] = True
     raise errors.HTTPError(404, 'The resource could not be found.')
 
 
@@ -351,14 +172,14 @@ def build_app(
     )
     app = falcon.App(
         middleware=[
-            _RequestId(request_id_headers),
-            _RequestLimits(
+            middleware.RequestId(request_id_headers),
+            middleware.RequestLimits(
                 max_body_size or 1048576,
                 max_query_length or 8192,
                 max_list_length or 1000,
             ),
-            _Auth(auth_strategy, public_paths),
-            _Microversion(negotiator, echo_version_headers),
+            middleware.Auth(auth_strategy, public_paths),
+            middleware.Microversion(negotiator, echo_version_headers),
         ]
     )
     app.req_options.auto_parse_qs_csv = False
@@ -443,7 +264,7 @@ def read_body(req):
         return stream.read()
     raw = stream.read(limit + 1)
     if len(raw) > limit:
-        raise _too_large(limit)
+        raise middleware.too_large(limit)
     return raw
 
 
@@ -466,7 +287,7 @@ def parse_json(req, raw, code=None, empty=None):
                 400,
                 'A list or object of the request body has more than %d '
                 'items (at %r), the limit set by %s.'
-                % (limit, where or '/', LIST_LIMIT_OPTION),
+                % (limit, where or '/', middleware.LIST_LIMIT_OPTION),
                 code,
             )
     return data

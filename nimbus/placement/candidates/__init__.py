@@ -40,8 +40,10 @@ from nimbus.placement.candidates.params import (
     ParsedRequest,
     RequestGroup,
     check_names,
-    parse_member_of,
     parse_request,
+)
+from nimbus.placement.candidates.values import (
+    parse_member_of,
     parse_resources,
     parse_trait_expr,
 )

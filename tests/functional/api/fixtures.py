@@ -7,7 +7,7 @@ from falcon import testing
 from oslo_utils import uuidutils
 
 from nimbus.api import app as api_app
-from nimbus.conductor import instances as conductor_instances
+from nimbus.db import cell_instances as conductor_instances
 from nimbus.db import cells as cells_mod
 from nimbus.common import config
 from nimbus.common import db as common_db
@@ -26,7 +26,8 @@ class FakeConductor:
     def schedule_and_build_instances(self, ctx, request_spec, instance_uuids):
         if self.fail:
             raise RuntimeError('bus down')
-        self.calls.append((ctx, request_spec, instance_uuids))
+        # What its rpcapi puts on the wire.
+        self.calls.append((ctx, request_spec.to_primitive(), instance_uuids))
 
 
 class FakeCompute:
@@ -56,7 +57,7 @@ class FakeScheduler:
         self.calls = []
 
     def dry_run(self, ctx, request_spec):
-        self.calls.append(('dry_run', request_spec))
+        self.calls.append(('dry_run', request_spec.to_primitive()))
         return {
             'ranked': [{'host': 'host1', 'weight': 1.0}],
             'rejected': [

@@ -176,12 +176,14 @@ def _scheduler_numeric_keys():
     keys = set()
     for path in root.rglob('*.py'):
         text = path.read_text()
-        keys.update(re.findall(r'aggregate_min\(\s*"([a-z_]+)"', text))
-        keys.update(re.findall(r'ratio_key\s*=\s*"([a-z_]+)"', text))
+        keys.update(re.findall(r'aggregate_min\(\s*[\'"]([a-z_]+)[\'"]', text))
+        keys.update(re.findall(r'ratio_key\s*=\s*[\'"]([a-z_]+)[\'"]', text))
         for cls_text in re.split(r'\nclass ', text):
-            agg = re.search(r'\n\s+aggregate_key\s*=\s*"([a-z_]+)"', cls_text)
+            agg = re.search(
+                r'\n\s+aggregate_key\s*=\s*[\'"]([a-z_]+)[\'"]', cls_text
+            )
             opt = re.search(
-                r'\n\s+multiplier_option\s*=\s*"([a-z_]+)"', cls_text
+                r'\n\s+multiplier_option\s*=\s*[\'"]([a-z_]+)[\'"]', cls_text
             )
             if agg or opt:
                 keys.add((agg or opt).group(1))

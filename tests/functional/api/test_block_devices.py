@@ -40,7 +40,7 @@ def _boot(api, **server):
 def _disk_gb(api, spec):
     query = request_filters.Query()
     request_filters.flavor_resources(
-        query, spec_obj.RequestSpec.from_dict(spec), api.conf, []
+        query, spec_obj.RequestSpec.from_primitive(spec), api.conf, []
     )
     return query.group('').resources.get('DISK_GB')
 

@@ -13,6 +13,7 @@ def api(tmp_path):
     calls = []
 
     def capacity(ctx, request_spec, per_host=True):
+        request_spec = request_spec.to_primitive()  # as on the wire
         calls.append((request_spec, per_host))
         return {
             'total': request_spec['flavor']['vcpus'] * 10,

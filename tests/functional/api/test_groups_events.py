@@ -5,6 +5,7 @@ import uuid as uuidlib
 import pytest
 
 from nimbus.common import context
+from nimbus.common.objects import RequestSpec
 from nimbus import services
 from tests.functional.scheduler import fixtures as fx
 
@@ -266,27 +267,29 @@ def test_group_delete_tells_the_schedulers_and_never_fails(api, fail):
 def _hint_only_spec(flavor, group_uuid):
     """What a request naming the group only by hint looks like to the
     scheduler (no instance_group: it resolves the hint from its cache)."""
-    return {
-        'flavor': {
-            'name': flavor['name'],
-            'flavorid': flavor['id'],
-            'vcpus': 1,
-            'memory_mb': 512,
-            'root_gb': 1,
-            'ephemeral_gb': 0,
-            'swap': 0,
-            'extra_specs': {},
-        },
-        'image': None,
-        'num_instances': 1,
-        'instance_uuids': [],
-        'project_id': 'admin',
-        'user_id': 'admin',
-        'scheduler_hints': {'group': group_uuid},
-        'instance_group': None,
-        'requested_resources': [],
-        'request_id': 'req-hint-only',
-    }
+    return RequestSpec.from_primitive(
+        {
+            'flavor': {
+                'name': flavor['name'],
+                'flavorid': flavor['id'],
+                'vcpus': 1,
+                'memory_mb': 512,
+                'root_gb': 1,
+                'ephemeral_gb': 0,
+                'swap': 0,
+                'extra_specs': {},
+            },
+            'image': None,
+            'num_instances': 1,
+            'instance_uuids': [],
+            'project_id': 'admin',
+            'user_id': 'admin',
+            'scheduler_hints': {'group': group_uuid},
+            'instance_group': None,
+            'requested_resources': [],
+            'request_id': 'req-hint-only',
+        }
+    )
 
 
 def test_deleted_group_no_longer_influences_scheduling(make_cloud):

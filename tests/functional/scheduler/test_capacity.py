@@ -161,7 +161,7 @@ def oracle(seed, n, flavor, az, policy):
             )
         except exception.NoValidHost:
             break
-        host = result[0][0]['service_host']
+        host = result[0][0].service_host
         placed[host] = placed.get(host, 0) + 1
     return placed
 

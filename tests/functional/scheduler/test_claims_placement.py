@@ -38,8 +38,8 @@ def test_consumer_generation_conflict_fails_only_that_instance(placement):
         if uuid == taken:
             continue
         allocs = placement.allocations(uuid)['allocations']
-        assert list(allocs) == [selections[0]['compute_node_uuid']]
-        assert allocs[selections[0]['compute_node_uuid']]['resources'] == {
+        assert list(allocs) == [selections[0].compute_node_uuid]
+        assert allocs[selections[0].compute_node_uuid]['resources'] == {
             'VCPU': 1,
             'MEMORY_MB': 512,
             'DISK_GB': 1,
@@ -117,7 +117,7 @@ def test_capacity_refusal_from_real_placement_moves_on(placement):
 
     other = [cn['uuid'] for cn in nodes if cn['uuid'] != stolen[0]][0]
     assert outcomes == [(stolen[0], 'refused', 1), (other, 'claimed', 1)]
-    assert out[0][0]['compute_node_uuid'] == other
+    assert out[0][0].compute_node_uuid == other
     assert placement.usages(other)['VCPU'] == 3
     assert placement.usages(stolen[0])['VCPU'] == 2
 
@@ -172,28 +172,28 @@ def test_pgpu_on_child_providers_multi_create(placement):
 
     out = sched.select_destinations(placement.ctxt, sp)
 
-    chosen = [r[0]['service_host'] for r in out]
+    chosen = [r[0].service_host for r in out]
     assert chosen == ['host-0', 'host-0', 'host-1']
     taken = []
     for uuid, selections in zip(sp.instance_uuids, out):
         allocs = placement.allocations(uuid)['allocations']
         (gpu,) = [rp for rp in allocs if rp in gpus]
         assert allocs[gpu]['resources'] == {'CUSTOM_PGPU': 1}
-        assert gpus[gpu] == selections[0]['service_host']
-        assert gpu in selections[0]['allocation_request']['allocations']
+        assert gpus[gpu] == selections[0].service_host
+        assert gpu in selections[0].allocation_request['allocations']
         taken.append(gpu)
     assert len(set(taken)) == 3
     for gpu in gpus:
         assert placement.usages(gpu).get('CUSTOM_PGPU', 0) <= 1
     # host-0's GPUs went to this request: the third instance's alternates skip it
-    assert [s['service_host'] for s in out[2][1:]] == ['host-2']
-    assert [s['service_host'] for s in out[1][1:]] == ['host-1', 'host-2']
+    assert [s.service_host for s in out[2][1:]] == ['host-2']
+    assert [s.service_host for s in out[1][1:]] == ['host-1', 'host-2']
     # an alternate never names a GPU this request had taken by then
     for k, selections in enumerate(out):
         for alt in selections[1:]:
             (gpu,) = [
                 rp
-                for rp in alt['allocation_request']['allocations']
+                for rp in alt.allocation_request['allocations']
                 if rp in gpus
             ]
             assert gpu not in taken[: k + 1]

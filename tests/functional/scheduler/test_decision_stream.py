@@ -70,12 +70,12 @@ def _run(url):
         assert payload['placement_candidates'] > 0
         assert payload['filters'], 'filter counts are reported'
         assert [i['host'] for i in payload['instances']] == [
-            r[0]['service_host'] for r in result
+            r[0].service_host for r in result
         ]
         first = payload['instances'][0]
         assert isinstance(first['weight'], float)
         assert [a['host'] for a in first['alternates']] == [
-            s['service_host'] for s in result[0][1:]
+            s.service_host for s in result[0][1:]
         ]
         assert all(isinstance(a['weight'], float) for a in first['alternates'])
         assert set(payload['timings_ms']) == {

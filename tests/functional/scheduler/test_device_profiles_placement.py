@@ -92,9 +92,9 @@ def test_two_device_profile_groups_map_to_child_providers(placement):
     assert ('required_device_profile_0', 'CUSTOM_GPU_T4') in queries[0]
     assert ('resources_device_profile_1', 'CUSTOM_FPGA:1') in queries[0]
     (selection,) = [s for s in out[0][:1]]
-    assert selection['service_host'] == 'host-0'
+    assert selection.service_host == 'host-0'
     assert len(out[0]) == 1  # no other host can serve both groups
-    areq = selection['allocation_request']
+    areq = selection.allocation_request
     assert areq['mappings'] == {
         '': [nodes[0]['uuid']],
         '_device_profile_0': [children['gpu0']],

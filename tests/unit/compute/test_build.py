@@ -1,10 +1,14 @@
 """The compute's build flow with recording fakes around it."""
 
+import dataclasses
+
 import pytest
 
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import instance_states as states
+from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import Selection
 from nimbus.compute import build
 from nimbus.compute import events as events_mod
 from nimbus.compute.virt import fake
@@ -96,24 +100,28 @@ def runner(tmp_path):
         conductor = Recorder(conductor_state)
         driver = fake.FakeDriver(conf, 'h1')
         events = events_mod.InstanceEvents()
-        return (
-            build.BuildRunner(
-                conf, 'h1', driver, conductor, conductor, events, Tracker()
-            ),
-            conductor,
-            driver,
-            events,
+        runner = build.BuildRunner(
+            conf, 'h1', driver, conductor, conductor, events, Tracker()
         )
+        build_contracts = runner.build
+
+        def build_primitive_spec(ctxt, instance, spec, *args):
+            # The spec as the compute's endpoint hands it over (a contract).
+            spec = RequestSpec.from_primitive(dict(spec, flavor={}))
+            return build_contracts(ctxt, instance, spec, *args)
+
+        runner.build = build_primitive_spec
+        return (runner, conductor, driver, events)
 
     return make
 
 
-SELECTION = {
-    'service_host': 'h1',
-    'nodename': 'h1',
-    'compute_node_uuid': 'rp',
-    'allocation_request': {'allocations': {'rp': {'resources': {'VCPU': 1}}}},
-}
+SELECTION = Selection(
+    service_host='h1',
+    nodename='h1',
+    compute_node_uuid='rp',
+    allocation_request={'allocations': {'rp': {'resources': {'VCPU': 1}}}},
+)
 
 
 def test_success_goes_active_and_records_the_attempt(runner):
@@ -126,7 +134,7 @@ def test_success_goes_active_and_records_the_attempt(runner):
 
 def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
     r, conductor, driver, _ = runner(fail=True)
-    alternates = [dict(SELECTION, service_host='h2')]
+    alternates = [dataclasses.replace(SELECTION, service_host='h2')]
     r.build(
         context.get_admin_context(),
         {'uuid': 'i'},
@@ -336,7 +344,7 @@ def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
         {'uuid': 'i'},
         {},
         SELECTION,
-        [dict(SELECTION, service_host='h2')],
+        [dataclasses.replace(SELECTION, service_host='h2')],
         ['arq-1'],
     )
     assert conductor.calls[-1] == ('reschedule', [], 'h1')
@@ -345,7 +353,7 @@ def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
 ANTI = {
     'instance_group': {'uuid': 'g', 'policy': 'anti-affinity', 'rules': {}}
 }
-ALTERNATE = dict(SELECTION, service_host='h2', nodename='h2')
+ALTERNATE = dataclasses.replace(SELECTION, service_host='h2', nodename='h2')
 
 
 def _member(uuid, host, vm_state=states.ACTIVE, task_state=None):

@@ -10,6 +10,10 @@ from tests.unit.compute.test_build import ALTERNATE
 from tests.unit.compute.test_build import SELECTION
 from tests.unit.compute.test_build import runner  # noqa: F401 (fixture)
 
+# What a build message carries, and what the journal keeps: primitives.
+SELECTION_P = SELECTION.to_primitive()
+ALTERNATE_P = ALTERNATE.to_primitive()
+
 
 def _building(uuid, task_state=states.SCHEDULING):
     return {
@@ -22,18 +26,18 @@ def _building(uuid, task_state=states.SCHEDULING):
 
 def test_journal_survives_a_new_process(tmp_path):
     journal = journal_mod.BuildJournal(str(tmp_path), 'h1')
-    journal.taken('a', {'flavor': {}}, SELECTION, [ALTERNATE])
-    journal.taken('b', {}, SELECTION, [])
+    journal.taken('a', {'flavor': {}}, SELECTION_P, [ALTERNATE_P])
+    journal.taken('b', {}, SELECTION_P, [])
     journal.settled('b')
     again = journal_mod.BuildJournal(str(tmp_path), 'h1')
     assert again.uuids() == {'a'}
-    assert again.get('a')['host_list'] == [ALTERNATE]
+    assert again.get('a')['host_list'] == [ALTERNATE_P]
     assert journal_mod.BuildJournal(str(tmp_path), 'h2').uuids() == set()
 
 
 def test_an_unreadable_journal_is_ignored(tmp_path):
     journal = journal_mod.BuildJournal(str(tmp_path), 'h1')
-    journal.taken('a', {}, SELECTION, [])
+    journal.taken('a', {}, SELECTION_P, [])
     with open(journal.path, 'w') as f:
         f.write('{torn')
     assert journal_mod.BuildJournal(str(tmp_path), 'h1').uuids() == set()
@@ -53,16 +57,16 @@ def test_the_manager_journals_a_build_when_it_takes_it(runner):  # noqa: F811
         context.get_admin_context(),
         instance={'uuid': 'i'},
         request_spec={'flavor': {}},
-        selection=SELECTION,
-        host_list=[ALTERNATE],
+        selection=SELECTION_P,
+        host_list=[ALTERNATE_P],
     )
     assert seen == [{'i'}]
-    assert r.journal.get('i')['host_list'] == [ALTERNATE]
+    assert r.journal.get('i')['host_list'] == [ALTERNATE_P]
 
 
 def test_a_finished_build_leaves_the_journal(runner):  # noqa: F811
     r, conductor, driver, _ = runner()
-    r.taken({'uuid': 'i'}, {}, SELECTION, [])
+    r.taken({'uuid': 'i'}, {}, SELECTION_P, [])
     r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
     assert conductor.state == states.ACTIVE
     assert r.journal.uuids() == set()
@@ -70,7 +74,7 @@ def test_a_finished_build_leaves_the_journal(runner):  # noqa: F811
 
 def test_a_failed_build_leaves_the_journal(runner):  # noqa: F811
     r, conductor, driver, _ = runner(fail=True)
-    r.taken({'uuid': 'i'}, {}, SELECTION, [ALTERNATE])
+    r.taken({'uuid': 'i'}, {}, SELECTION_P, [ALTERNATE_P])
     r.build(
         context.get_admin_context(),
         {'uuid': 'i'},
@@ -89,8 +93,8 @@ def test_restart_hands_back_taken_builds_and_leaves_queued_ones(
     r, conductor, driver, _ = runner()
     # Before the kill: 'taken' was taken (in a worker's hands), 'spawned'
     # too and its guest exists; 'queued' was never taken.
-    r.taken({'uuid': 'taken'}, {'flavor': {}}, SELECTION, [ALTERNATE])
-    r.taken({'uuid': 'spawned'}, {}, SELECTION, [])
+    r.taken({'uuid': 'taken'}, {'flavor': {}}, SELECTION_P, [ALTERNATE_P])
+    r.taken({'uuid': 'spawned'}, {}, SELECTION_P, [])
     driver.spawn({'uuid': 'spawned'}, {})
     conductor.on_host = [
         _building('taken', states.SPAWNING),
@@ -112,7 +116,7 @@ def test_restart_hands_back_taken_builds_and_leaves_queued_ones(
     assert ('free', 'queued') not in conductor.calls
     assert r.journal.uuids() == set()
     # Its message arrives after the restart and it builds here.
-    r.taken({'uuid': 'queued'}, {}, SELECTION, [])
+    r.taken({'uuid': 'queued'}, {}, SELECTION_P, [])
     r.build(
         context.get_admin_context(), {'uuid': 'queued'}, {}, SELECTION, [], []
     )
@@ -123,7 +127,7 @@ def test_restart_forgets_taken_builds_no_longer_on_the_host(
     runner,  # noqa: F811
 ):
     r, conductor, driver, _ = runner()
-    r.taken({'uuid': 'moved'}, {}, SELECTION, [ALTERNATE])
+    r.taken({'uuid': 'moved'}, {}, SELECTION_P, [ALTERNATE_P])
     conductor.on_host = []
     r.recover(context.get_admin_context())
     assert r.journal.uuids() == set()

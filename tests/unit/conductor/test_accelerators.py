@@ -3,9 +3,11 @@ from unittest import mock
 import pytest
 
 from nimbus.common.clients import accelerator as accelerator_client
+from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import Selection
 from nimbus.conductor import accelerators
 
-SELECTION = {
+SELECTION_PRIMITIVE = {
     'service_host': 'h1',
     'allocation_request': {
         'allocations': {},
@@ -16,6 +18,13 @@ SELECTION = {
         },
     },
 }
+SELECTION = Selection.from_primitive(SELECTION_PRIMITIVE)
+
+
+def _spec(values):
+    return RequestSpec.from_primitive(dict(values, flavor={}))
+
+
 ARQS = [
     {'uuid': 'a0', 'device_profile_group_id': 0},
     {'uuid': 'a1', 'device_profile_group_id': 1},
@@ -24,7 +33,7 @@ ARQS = [
 
 
 def test_match_arqs_follows_the_mappings():
-    assert accelerators.match_arqs(ARQS, SELECTION['allocation_request']) == {
+    assert accelerators.match_arqs(ARQS, SELECTION.allocation_request) == {
         'a0': 'fpga-rp',
         'a1': 'gpu-rp1',
         'a2': 'gpu-rp2',
@@ -41,7 +50,7 @@ def test_create_and_bind_binds_each_arq_to_its_provider():
     client.create_arqs.return_value = ARQS
     binder = accelerators.AcceleratorBinder(client)
     uuids = binder.create_and_bind(
-        None, {'uuid': 'i1'}, {'device_profile': 'p'}, SELECTION
+        None, {'uuid': 'i1'}, _spec({'device_profile': 'p'}), SELECTION
     )
     assert uuids == ['a0', 'a1', 'a2']
     client.create_arqs.assert_called_once_with(None, 'p')
@@ -60,19 +69,25 @@ def test_a_failed_bind_deletes_the_arqs():
     binder = accelerators.AcceleratorBinder(client)
     with pytest.raises(accelerators.AcceleratorBindError, match='h1'):
         binder.create_and_bind(
-            None, {'uuid': 'i1'}, {'device_profile': 'p'}, SELECTION
+            None, {'uuid': 'i1'}, _spec({'device_profile': 'p'}), SELECTION
         )
     client.delete_arqs.assert_called_once_with(None, ['a0', 'a1', 'a2'])
 
 
 def test_bind_for_build():
     assert (
-        accelerators.bind_for_build(None, None, {'uuid': 'i'}, {}, SELECTION)
+        accelerators.bind_for_build(
+            None, None, {'uuid': 'i'}, _spec({}), SELECTION
+        )
         == []
     )
     with pytest.raises(
         accelerators.AcceleratorBindError, match='no accelerator service'
     ):
         accelerators.bind_for_build(
-            None, None, {'uuid': 'i'}, {'device_profile': 'p'}, SELECTION
+            None,
+            None,
+            {'uuid': 'i'},
+            _spec({'device_profile': 'p'}),
+            SELECTION,
         )

@@ -11,7 +11,7 @@ from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import instance_states as states
 from nimbus.conductor import build_check
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
 from nimbus.db.cell import models
 
@@ -215,7 +215,7 @@ def _stored_alternates(db, uuid, host_list):
             [states.BUILDING],
             {
                 'build_alternates': {
-                    'request_spec': {'project_id': 'p'},
+                    'request_spec': {'project_id': 'p', 'flavor': {}},
                     'host_list': host_list,
                 }
             },
@@ -229,7 +229,7 @@ def test_a_stalled_build_moves_to_its_alternate_or_fails(cell):
     moved = []
 
     def reschedule(ctxt, uuid, spec, host_list, failed_host, reason):
-        moved.append((uuid, [s['service_host'] for s in host_list]))
+        moved.append((uuid, [s.service_host for s in host_list]))
 
     check, placement = make(stall=300, reschedule=reschedule)
     _service(db, 'up', seen_ago=5)

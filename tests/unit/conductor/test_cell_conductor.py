@@ -7,8 +7,11 @@ from nimbus.common.clients import placement as placement_client
 from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import instance_states as states
+from nimbus.common.objects import InstanceUpdate
+from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import Selection
 from nimbus.conductor import cell_conductor
-from nimbus.conductor import instances
+from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
 
 
@@ -52,17 +55,21 @@ class FakeComputeAPI:
         self, ctxt, host, instance, spec, selection, host_list, accel_uuids
     ):
         self.builds.append(
-            (host, instance['uuid'], [s['service_host'] for s in host_list])
+            (host, instance['uuid'], [s.service_host for s in host_list])
         )
 
 
 def _selection(host):
-    return {
-        'service_host': host,
-        'nodename': host,
-        'compute_node_uuid': 'rp-' + host,
-        'allocation_request': {'host': host, 'allocations': {}},
-    }
+    return Selection(
+        service_host=host,
+        nodename=host,
+        compute_node_uuid='rp-' + host,
+        allocation_request={'host': host, 'allocations': {}},
+    )
+
+
+def _spec(values):
+    return RequestSpec.from_primitive(dict(values, flavor={}))
 
 
 @pytest.fixture
@@ -101,7 +108,7 @@ def test_claims_the_next_alternate_that_still_fits(conductor):
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'project_id': 'p', 'user_id': 'u'},
+        _spec({'project_id': 'p', 'user_id': 'u'}),
         [_selection('h1'), _selection('h2'), _selection('h3')],
         'h0',
         'disk on fire',
@@ -118,7 +125,7 @@ def test_no_alternate_left_is_error_with_every_attempt(conductor):
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'project_id': 'p', 'user_id': 'u'},
+        _spec({'project_id': 'p', 'user_id': 'u'}),
         [_selection('h1')],
         'h0',
         'disk on fire',
@@ -144,7 +151,7 @@ def test_consumer_conflict_stops_the_walk_and_keeps_their_allocations(
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'project_id': 'p', 'user_id': 'u'},
+        _spec({'project_id': 'p', 'user_id': 'u'}),
         [_selection('h1'), _selection('h2'), _selection('h3')],
         'h0',
         'disk on fire',
@@ -178,7 +185,7 @@ def test_refused_claim_reason_is_recorded(conductor):
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'project_id': 'p', 'user_id': 'u'},
+        _spec({'project_id': 'p', 'user_id': 'u'}),
         [_selection('h1'), _selection('h2')],
         'h0',
         'x',
@@ -201,7 +208,7 @@ def test_instance_deleted_meanwhile_releases_the_new_claim(conductor):
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'project_id': 'p', 'user_id': 'u'},
+        _spec({'project_id': 'p', 'user_id': 'u'}),
         [_selection('h2')],
         'h0',
         'x',
@@ -215,24 +222,36 @@ def test_compare_and_swap_refuses_a_stale_expectation(conductor):
     ctxt = context.get_admin_context()
     assert (
         cond.instance_update(
-            ctxt, 'i-1', [states.ACTIVE], {'task_state': None}
+            ctxt,
+            'i-1',
+            [states.ACTIVE],
+            InstanceUpdate.from_primitive({'task_state': None}),
         )
         is None
     )
     done = cond.instance_update(
-        ctxt, 'i-1', [states.BUILDING], {'vm_state': states.ACTIVE}
+        ctxt,
+        'i-1',
+        [states.BUILDING],
+        InstanceUpdate.from_primitive({'vm_state': states.ACTIVE}),
     )
     assert done['vm_state'] == states.ACTIVE
     # ACTIVE -> BUILDING is not in the table, whatever the caller expects.
     assert (
         cond.instance_update(
-            ctxt, 'i-1', [states.ACTIVE], {'vm_state': states.BUILDING}
+            ctxt,
+            'i-1',
+            [states.ACTIVE],
+            InstanceUpdate.from_primitive({'vm_state': states.BUILDING}),
         )
         is None
     )
     with pytest.raises(ValueError):
         cond.instance_update(
-            ctxt, 'i-1', [states.ACTIVE], {'project_id': 'stolen'}
+            ctxt,
+            'i-1',
+            [states.ACTIVE],
+            InstanceUpdate.from_primitive({'project_id': 'stolen'}),
         )
 
 
@@ -247,7 +266,7 @@ class FakeBinder:
     def create_and_bind(self, ctxt, instance, spec, selection):
         from nimbus.conductor import accelerators
 
-        host = selection['service_host']
+        host = selection.service_host
         if host in self.broken:
             raise accelerators.AcceleratorBindError('card broken on ' + host)
         self.bound.append(host)
@@ -267,7 +286,7 @@ def test_a_reschedule_binds_new_arqs_on_the_alternate(conductor):
     cond.build_instances(
         context.get_admin_context(),
         'i-1',
-        {'device_profile': 'p'},
+        _spec({'device_profile': 'p'}),
         [_selection('h2'), _selection('h3')],
         failed_host='h0',
         reason='bind failed',

@@ -6,6 +6,8 @@ placement and cells are recording fakes."""
 
 import oslo_messaging as messaging
 
+from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import selection as selection_obj
 from nimbus.db.api import models as api_models
 
 from .conftest import Conductor
@@ -43,7 +45,7 @@ class ScriptedScheduler:
                 for uuid in which:
                     s.add(
                         api_models.SchedulingRecord(
-                            request_id=spec['request_id'],
+                            request_id=spec.request_id,
                             instance_uuid=uuid,
                             outcome=outcome,
                             detail={'message': 'x'},
@@ -51,7 +53,7 @@ class ScriptedScheduler:
                     )
         if isinstance(answer, BaseException):
             raise answer
-        return answer
+        return _selections(answer)
 
     def dry_run(self, ctxt, spec):
         return None
@@ -69,6 +71,17 @@ SPEC = {
 SELECTED = [{'service_host': 'host-1'}]
 
 
+def _spec(values):
+    """The RequestSpec of a primitive without a flavor."""
+    return RequestSpec.from_primitive(dict(values, flavor={}))
+
+
+def _selections(answer):
+    """The scheduler client's answer: Selections, as its rpcapi
+    converts them."""
+    return [selection_obj.list_from_primitive(s) for s in answer]
+
+
 def test_a_scheduler_error_releases_nothing(api_db):
     # The scheduler answers an error only after undoing its own claims; u2's
     # consumer holds someone else's allocations (a generation conflict).
@@ -78,7 +91,7 @@ def test_a_scheduler_error_releases_nothing(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert placement.removed == []
     assert [b[0] for b in cond.buried] == ['u1', 'u2']
     assert cond.buried[0][1] == 'Scheduling failed.'
@@ -96,7 +109,7 @@ def test_a_lost_answer_releases_only_what_the_scheduler_claimed(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert sched.calls == 2
     assert placement.removed == ['u1']
     assert cond.built == ['u1']
@@ -115,7 +128,7 @@ def test_each_decisions_claims_are_released_once(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert placement.removed == ['u1']
     assert [b[0] for b in cond.buried] == ['u1', 'u2']
     assert 'RuntimeError: scheduler bug' in cond.buried[0][2]
@@ -131,7 +144,7 @@ def test_two_lost_answers_release_both_decisions_claims(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert placement.removed == ['u1', 'u1', 'u2']
     assert [b[0] for b in cond.buried] == ['u1', 'u2']
 
@@ -155,7 +168,7 @@ def test_records_of_other_requests_are_not_ours(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(api_db, sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert placement.removed == []
 
 
@@ -176,7 +189,7 @@ def test_unreadable_records_release_nothing(api_db):
     )
     placement = FakePlacement()
     cond = Conductor(UnreadableDB(), sched, placement)
-    cond.schedule_and_build_instances(None, SPEC, ['u1', 'u2'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1', 'u2'])
     assert sched.calls == 2
     assert placement.removed == []
     assert [b[0] for b in cond.buried] == ['u1', 'u2']
@@ -194,13 +207,13 @@ def test_schedulers_learn_the_image_properties(api_db):
         None,
         'host-1',
         {'uuid': 'u1', 'flavor': {'flavorid': 'f1'}, 'image_ref': 'img-1'},
-        spec,
+        _spec(spec),
     )
     cond._tell_schedulers(
         None,
         'host-2',
         {'uuid': 'u2', 'flavor': {'flavorid': 'f1'}, 'image_ref': None},
-        dict(SPEC, image=None),
+        _spec(dict(SPEC, image=None)),
     )
     assert sched.events == [
         (

@@ -6,6 +6,8 @@ admin record with every rejected host."""
 import sqlalchemy as sa
 
 
+from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import selection as selection_obj
 from nimbus.common import exception as common_exc
 from nimbus.conductor import faults
 from nimbus.db.api import models as api_models
@@ -104,10 +106,10 @@ class FakeScheduler:
     def select_destinations(self, ctxt, spec, uuids, alternates):
         if self.error is not None:
             raise self.error
-        return self.selections
+        return _selections(self.selections)
 
     def dry_run(self, ctxt, spec):
-        self.dry_runs.append(spec)
+        self.dry_runs.append(spec.to_primitive())
         if isinstance(self.result, Exception):
             raise self.result
         return self.result
@@ -138,6 +140,17 @@ SPEC = {
 SELECTED = [{'service_host': 'host-1'}]
 
 
+def _spec(values):
+    """The RequestSpec of a primitive without a flavor."""
+    return RequestSpec.from_primitive(dict(values, flavor={}))
+
+
+def _selections(answer):
+    """The scheduler client's answer: Selections, as its rpcapi
+    converts them."""
+    return [selection_obj.list_from_primitive(s) for s in answer]
+
+
 def test_unplaced_instances_get_a_dry_run_explanation(api_db):
     dry = {
         'placement_candidates': 3,
@@ -158,7 +171,9 @@ def test_unplaced_instances_get_a_dry_run_explanation(api_db):
     }
     sched = FakeScheduler([SELECTED, SELECTED, [], []], dry_run=dry)
     cond = Conductor(api_db, sched)
-    cond.schedule_and_build_instances(None, SPEC, SPEC['instance_uuids'])
+    cond.schedule_and_build_instances(
+        None, _spec(SPEC), SPEC['instance_uuids']
+    )
     assert cond.built == ['u1', 'u2']
     assert [b[0] for b in cond.buried] == ['u3', 'u4']
     for _uuid, message, details in cond.buried:
@@ -212,7 +227,7 @@ def test_unplaced_uses_the_schedulers_record_when_it_explains(api_db):
     sched = FakeScheduler([SELECTED, []], dry_run=RuntimeError('unused'))
     cond = Conductor(api_db, sched)
     cond.schedule_and_build_instances(
-        None, dict(SPEC, instance_group=None), ['u1', 'u2']
+        None, _spec(dict(SPEC, instance_group=None)), ['u1', 'u2']
     )
     assert sched.dry_runs == []
     ((uuid, message, details),) = cond.buried
@@ -238,7 +253,7 @@ def test_an_instances_own_reason_comes_first(api_db):
     )
     cond = Conductor(api_db, FakeScheduler([SELECTED, []]))
     cond.schedule_and_build_instances(
-        None, dict(SPEC, instance_group=None), ['u1', 'u2']
+        None, _spec(dict(SPEC, instance_group=None)), ['u1', 'u2']
     )
     ((_uuid, message, details),) = cond.buried
     assert message == (
@@ -269,7 +284,7 @@ def test_a_record_that_does_not_explain_gets_a_dry_run(api_db):
     sched = FakeScheduler([SELECTED, SELECTED, []], dry_run=dry)
     cond = Conductor(api_db, sched)
     cond.schedule_and_build_instances(
-        None, dict(SPEC, instance_group=None), ['u1', 'u2', 'u3']
+        None, _spec(dict(SPEC, instance_group=None)), ['u1', 'u2', 'u3']
     )
     ((_uuid, message, details),) = cond.buried
     assert message.endswith('ServerGroupAntiAffinityFilter rejected 3')
@@ -286,7 +301,7 @@ def test_unplaced_without_any_explanation_still_says_so(api_db):
     sched = FakeScheduler([SELECTED, []], dry_run=RuntimeError('down'))
     cond = Conductor(api_db, sched)
     cond.schedule_and_build_instances(
-        None, dict(SPEC, instance_group=None), ['u1', 'u2']
+        None, _spec(dict(SPEC, instance_group=None)), ['u1', 'u2']
     )
     ((_uuid, message, details),) = cond.buried
     assert message == 'No valid host was found: placed 1 of 2'
@@ -299,7 +314,7 @@ def test_no_valid_host_message_summarises_the_explanation(api_db):
         'No valid host: placement returned 20 hosts; ...', EXPLANATION
     )
     cond = Conductor(api_db, FakeScheduler(error=exc))
-    cond.schedule_and_build_instances(None, SPEC, ['u1'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1'])
     ((_uuid, message, details),) = cond.buried
     assert message == (
         'No valid host was found: placement returned 20 '
@@ -308,7 +323,7 @@ def test_no_valid_host_message_summarises_the_explanation(api_db):
     assert details == 'No valid host: placement returned 20 hosts; ...'
     plain = common_exc.NoValidHost('zone az9 has no hosts')
     cond = Conductor(api_db, FakeScheduler(error=plain))
-    cond.schedule_and_build_instances(None, SPEC, ['u1'])
+    cond.schedule_and_build_instances(None, _spec(SPEC), ['u1'])
     assert cond.buried[0][1] == (
         'No valid host was found: zone az9 has no hosts'
     )

@@ -91,7 +91,7 @@ def test_three_schedulers_never_overcommit(conf):
         spec.instance_uuids = [f'inst-{k}']
         try:
             res = scheds[k % 3].select_destinations(None, spec)
-            outcome = ('ok', res[0][0]['service_host'])
+            outcome = ('ok', res[0][0].service_host)
         except exception.NoValidHost as exc:
             outcome = ('fail', exc.reason)
         with lock:

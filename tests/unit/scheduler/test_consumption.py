@@ -86,13 +86,11 @@ def test_pgpu_multi_create_spreads_and_alternates_skip_drained_hosts(conf):
         unclaim=claims.unclaim,
         provider_summaries=summaries,
     )
-    chosen = [r[0]['service_host'] for r in res]
+    chosen = [r[0].service_host for r in res]
     assert chosen == ['a', 'a', 'b']
     gpus = [
         next(
-            rp
-            for rp in r[0]['allocation_request']['allocations']
-            if 'gpu' in rp
+            rp for rp in r[0].allocation_request['allocations'] if 'gpu' in rp
         )
         for r in res
     ]
@@ -105,19 +103,15 @@ def test_pgpu_multi_create_spreads_and_alternates_skip_drained_hosts(conf):
         if 'gpu' in rp
     )
     # host a's PGPUs all went to this request: it is nobody's alternate afterwards
-    assert [s['service_host'] for s in res[2][1:]] == ['c']
+    assert [s.service_host for s in res[2][1:]] == ['c']
     # and alternates name a free GPU of their host
     alt_gpu = [
-        rp
-        for rp in res[2][1]['allocation_request']['allocations']
-        if 'gpu' in rp
+        rp for rp in res[2][1].allocation_request['allocations'] if 'gpu' in rp
     ]
     assert alt_gpu == ['uuid-c-gpu0']
-    assert [s['service_host'] for s in res[0][1:]] == ['b', 'c']
+    assert [s.service_host for s in res[0][1:]] == ['b', 'c']
     alt_b = [
-        rp
-        for rp in res[1][1]['allocation_request']['allocations']
-        if 'gpu' in rp
+        rp for rp in res[1][1].allocation_request['allocations'] if 'gpu' in rp
     ]
     assert alt_b == ['uuid-b-gpu0']
     # host figures moved by what the allocation requests took in each tree
@@ -138,7 +132,7 @@ def test_pgpu_multi_create_fails_beyond_capacity(conf):
         sp, hosts, areqs, provider_summaries=summaries
     )
     assert len(res) == 4  # two GPUs on each of two hosts
-    assert sorted(r[0]['service_host'] for r in res) == ['a', 'a', 'b', 'b']
+    assert sorted(r[0].service_host for r in res) == ['a', 'a', 'b', 'b']
 
 
 def test_reference_agrees_on_child_providers(conf):
@@ -153,7 +147,7 @@ def test_reference_agrees_on_child_providers(conf):
     ref_hosts = copy.deepcopy(hosts)
     sched = selection.FilterScheduler(conf)
     fast = [
-        r[0]['service_host']
+        r[0].service_host
         for r in sched.schedule(
             copy.deepcopy(sp),
             hosts,

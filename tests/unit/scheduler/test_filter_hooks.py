@@ -76,7 +76,7 @@ def test_once_per_request_filter_runs_once_per_request(conf):
 def test_per_instance_filter_rechecks_only_the_chosen_host(conf):
     each = Counting('Each')
     res, _sched = _run(conf, 4, each)
-    chosen = [r[0]['service_host'] for r in res]
+    chosen = [r[0].service_host for r in res]
     assert each.calls['filter_all'] == 1
     # 6 hosts for the first instance, then the host that took instances 1..3
     assert each.checked[:6] == [f'h{i}' for i in range(6)]

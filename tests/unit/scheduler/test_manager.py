@@ -58,7 +58,7 @@ def test_select_destinations_direct(parts):
     ctxt = ctx_mod.get_admin_context()
     out = mgr.select_destinations(
         ctxt,
-        request_spec=spec.to_dict(),
+        request_spec=spec.to_primitive(),
         instance_uuids=spec.instance_uuids,
         return_alternates=True,
     )
@@ -76,6 +76,7 @@ def test_select_destinations_direct(parts):
         'allocation_request',
         'allocation_request_version',
         'limits',
+        'nimbus_object.version',
     }
 
 
@@ -87,12 +88,12 @@ def test_no_valid_host_and_dry_run(parts):
     placement.current_spec = spec
     ctxt = ctx_mod.get_admin_context()
     with pytest.raises(exception.NoValidHost) as err:
-        mgr.select_destinations(ctxt, request_spec=spec.to_dict())
+        mgr.select_destinations(ctxt, request_spec=spec.to_primitive())
     assert 'ComputeCapabilitiesFilter' in err.value.reason
     assert err.value.explanation['filters'][-1]['out'] == 0
     spec = testing.spec()
     placement.current_spec = spec
-    dry = mgr.dry_run(ctxt, request_spec=spec.to_dict())
+    dry = mgr.dry_run(ctxt, request_spec=spec.to_primitive())
     assert len(dry['ranked']) == 20 and placement.claims.claims == {}
 
 
@@ -152,20 +153,16 @@ def test_rpc_round_trip(parts):
         spec = testing.spec(num=2)
         placement.current_spec = spec
         ctxt = ctx_mod.get_admin_context()
-        out = api.select_destinations(
-            ctxt, spec.to_dict(), spec.instance_uuids, True
-        )
+        out = api.select_destinations(ctxt, spec, spec.instance_uuids, True)
         assert len(out) == 2
         bad = testing.spec(
             extra_specs={'capabilities:hypervisor_type': 's== xen'}
         )
         placement.current_spec = bad
         with pytest.raises(exception.NoValidHost) as err:
-            api.select_destinations(
-                ctxt, bad.to_dict(), bad.instance_uuids, True
-            )
+            api.select_destinations(ctxt, bad, bad.instance_uuids, True)
         assert err.value.explanation['filters']
-        assert api.dry_run(ctxt, testing.spec().to_dict())['ranked']
+        assert api.dry_run(ctxt, testing.spec())['ranked']
     finally:
         server.stop()
         server.wait()

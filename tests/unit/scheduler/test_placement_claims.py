@@ -228,7 +228,7 @@ def test_capacity_refusal_moves_to_next_host(conf):
     placement.current_spec = sp
     out = sched.select_destinations(ctx_mod.get_admin_context(), sp)
     assert len(out) == 1 and out[0]
-    assert placement.claimed[uuid] == out[0][0]['compute_node_uuid']
+    assert placement.claimed[uuid] == out[0][0].compute_node_uuid
 
 
 def test_consumer_conflict_fails_that_instance_only(conf):

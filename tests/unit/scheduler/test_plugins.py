@@ -165,12 +165,12 @@ def test_schedule_with_entry_point_filter_and_weigher(acme, conf, available):
     module.CALLS.clear()
     hs = [host(f'h-{i}') for i in range(4)]
     sp = testing.spec(extra_specs={'acme:foo': 'baz'})
-    assert sched.schedule(sp, hs)[0][0]['service_host'] == 'h-2'
+    assert sched.schedule(sp, hs)[0][0].service_host == 'h-2'
     assert sorted(module.CALLS) == ['h-0', 'h-1', 'h-2', 'h-3']
     # the plugin weigher prefers h-0 when the filter lets everything through
     hs = [host(f'h-{i}') for i in range(4)]
     sp = testing.spec(extra_specs={'acme:foo': 'bar'})
-    assert sched.schedule(sp, hs)[0][0]['service_host'] == 'h-0'
+    assert sched.schedule(sp, hs)[0][0].service_host == 'h-0'
 
 
 def test_enabled_by_entry_point_name_needs_it_available(acme, conf):

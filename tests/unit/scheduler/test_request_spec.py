@@ -1,3 +1,4 @@
+from nimbus.common.objects import VERSION_KEY
 from nimbus.common.objects import RequestSpec
 
 WIRE = {
@@ -50,16 +51,20 @@ WIRE = {
 
 
 def test_round_trip_exact():
-    assert RequestSpec.from_dict(WIRE).to_dict() == WIRE
+    assert RequestSpec.from_primitive(WIRE).to_primitive() == dict(
+        WIRE, **{VERSION_KEY: RequestSpec.VERSION}
+    )
 
 
 def test_unknown_keys_survive():
     d = dict(WIRE, future_field={'x': 1})
-    assert RequestSpec.from_dict(d).to_dict()['future_field'] == {'x': 1}
+    assert RequestSpec.from_primitive(d).to_primitive()['future_field'] == {
+        'x': 1
+    }
 
 
 def test_defaults_and_helpers():
-    spec = RequestSpec.from_dict(
+    spec = RequestSpec.from_primitive(
         {
             'flavor': {'vcpus': 1},
             'image': None,
@@ -70,10 +75,10 @@ def test_defaults_and_helpers():
     assert spec.image_props == {}
     assert spec.get_hint('cidr') == '/24'
     assert spec.hint_list('different_host') == []
-    assert spec.to_dict()['image'] is None
+    assert spec.to_primitive()['image'] is None
 
 
 def test_cache_not_on_wire():
-    spec = RequestSpec.from_dict(WIRE)
+    spec = RequestSpec.from_primitive(WIRE)
     spec.__dict__['_sched_cache'] = {'x': 1}
-    assert '_sched_cache' not in spec.to_dict()
+    assert '_sched_cache' not in spec.to_primitive()

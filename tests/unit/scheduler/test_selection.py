@@ -35,12 +35,12 @@ def test_picks_best_and_returns_alternates_same_cell(conf):
     sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)
     res = sched.schedule(sp, hs, areqs_for(hs, sp))
     assert len(res) == 1
-    assert [s['service_host'] for s in res[0]] == ['b', 'c', 'd']
-    assert {s['cell_uuid'] for s in res[0]} == {'c2'}
-    assert res[0][0]['allocation_request']['allocations'] == {
+    assert [s.service_host for s in res[0]] == ['b', 'c', 'd']
+    assert {s.cell_uuid for s in res[0]} == {'c2'}
+    assert res[0][0].allocation_request['allocations'] == {
         'uuid-b': {'resources': {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}}
     }
-    assert res[0][0]['allocation_request_version'] == '1.39'
+    assert res[0][0].allocation_request_version == '1.39'
     no_alts = sched.schedule(
         sp, hs, areqs_for(hs, sp), return_alternates=False
     )
@@ -54,7 +54,7 @@ def test_lost_race_tries_next_host(conf):
     res = selection.FilterScheduler(conf).schedule(
         sp, hs, areqs_for(hs, sp), claim=claims.claim
     )
-    assert res[0][0]['service_host'] == 'a'
+    assert res[0][0].service_host == 'a'
 
 
 def test_host_subset_size_randomises(conf):
@@ -64,7 +64,7 @@ def test_host_subset_size_randomises(conf):
         hs = [host(f'h{i}', vcpus=4 + i) for i in range(6)]
         sched = selection.FilterScheduler(conf, rng=random.Random(seed))
         picked.add(
-            sched.schedule(testing.spec(vcpus=1), hs)[0][0]['service_host']
+            sched.schedule(testing.spec(vcpus=1), hs)[0][0].service_host
         )
     assert picked == {'h5', 'h4', 'h3'}
 
@@ -73,9 +73,9 @@ def test_subset_below_one_means_one(conf):
     conf.set_override('host_subset_size', 0, 'filter_scheduler')
     hs = [host(f'h{i}', vcpus=4 + i) for i in range(4)]
     assert (
-        selection.FilterScheduler(conf).schedule(testing.spec(vcpus=1), hs)[0][
-            0
-        ]['service_host']
+        selection.FilterScheduler(conf)
+        .schedule(testing.spec(vcpus=1), hs)[0][0]
+        .service_host
         == 'h3'
     )
 
@@ -89,7 +89,7 @@ def test_shuffle_best_same_weighed(conf):
         hs = [host(f'h{i}') for i in range(4)]
         sched = selection.FilterScheduler(conf, rng=random.Random(seed))
         picked.add(
-            sched.schedule(testing.spec(vcpus=1), hs)[0][0]['service_host']
+            sched.schedule(testing.spec(vcpus=1), hs)[0][0].service_host
         )
     assert len(picked) > 1
 
@@ -101,7 +101,7 @@ def test_multi_create_consumes_in_memory(conf):
     ]
     sp = testing.spec(vcpus=2, memory_mb=2048, root_gb=1, num=6)
     res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
-    chosen = [r[0]['service_host'] for r in res]
+    chosen = [r[0].service_host for r in res]
     assert sorted(chosen) == ['big'] * 4 + ['small'] * 2
     assert hs[0].free_vcpus == 0 and hs[1].free_vcpus == 0
     assert hs[0].num_instances == 4
@@ -144,7 +144,7 @@ def test_anti_affinity_multi_create(conf):
     }
     sp = testing.spec(vcpus=1, num=3, instance_group=grp)
     res = selection.FilterScheduler(conf).schedule(sp, hs)
-    assert sorted(r[0]['service_host'] for r in res) == ['h0', 'h1', 'h2']
+    assert sorted(r[0].service_host for r in res) == ['h0', 'h1', 'h2']
     sp = testing.spec(
         vcpus=1, num=4, instance_group=dict(grp, members=[], hosts=[])
     )
@@ -167,7 +167,7 @@ def test_affinity_multi_create_sticks_together(conf):
     }
     sp = testing.spec(vcpus=1, num=3, instance_group=grp)
     res = selection.FilterScheduler(conf).schedule(sp, hs)
-    assert {r[0]['service_host'] for r in res} == {'h2'}
+    assert {r[0].service_host for r in res} == {'h2'}
     assert all(len(r) == 1 for r in res)  # no alternates satisfy affinity
 
 
@@ -441,7 +441,7 @@ def test_fast_path_matches_reference(conf, seed):
             return_alternates=False,
             provider_summaries=body['provider_summaries'],
         )
-        fast = [r[0]['service_host'] for r in res]
+        fast = [r[0].service_host for r in res]
     except exception.NoValidHost:
         fast = []
     want = reference.schedule(
@@ -506,11 +506,11 @@ def test_selection_limits_numa_only(conf):
     plain = sched.schedule(
         testing.spec(vcpus=2), [copy.deepcopy(h) for h in hs]
     )
-    assert all(s['limits'] == {} for s in plain[0])
+    assert all(s.limits == {} for s in plain[0])
     numa = sched.schedule(
         testing.spec(vcpus=4, extra_specs={'hw:numa_nodes': '2'}), hs
     )
-    by_host = {s['service_host']: s['limits'] for s in numa[0]}
+    by_host = {s.service_host: s.limits for s in numa[0]}
     assert by_host['a'] == {
         'numa_topology': {
             'cpu_allocation_ratio': 4.0,
@@ -528,13 +528,13 @@ def test_max_attempts_sets_alternates(conf, max_attempts, alternates):
     res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
     for r in res:
         assert len(r) == 1 + alternates
-        names = [s['service_host'] for s in r]
+        names = [s.service_host for s in r]
         assert len(set(names)) == len(
             names
         )  # the selected host is not its own
-        assert all(s['allocation_request'] for s in r)
+        assert all(s.allocation_request for s in r)
     # best-ranked first: h7 is picked, h6.. follow
-    assert [s['service_host'] for s in res[0]] == [
+    assert [s.service_host for s in res[0]] == [
         f'h{7 - k}' for k in range(1 + alternates)
     ]
 
@@ -549,7 +549,7 @@ def test_max_attempts_with_few_hosts_in_the_cell(conf):
     ]
     sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)
     res = selection.FilterScheduler(conf).schedule(sp, hs, areqs_for(hs, sp))
-    assert [s['service_host'] for s in res[0]] == [
+    assert [s.service_host for s in res[0]] == [
         'd',
         'c',
     ]  # only c2's other host
@@ -568,10 +568,10 @@ def test_alternates_leave_out_hosts_filled_earlier(conf):
     res = selection.FilterScheduler(conf).schedule(
         sp, hs, areqs, provider_summaries=body['provider_summaries']
     )
-    chosen = [r[0]['service_host'] for r in res]
+    chosen = [r[0].service_host for r in res]
     assert chosen == ['h4', 'h3', 'h2', 'h1']  # most free RAM first, one each
     for k, r in enumerate(res):
-        alternates = [s['service_host'] for s in r[1:]]
+        alternates = [s.service_host for s in r[1:]]
         assert not set(alternates) & set(chosen[: k + 1])
         assert alternates == [
             h

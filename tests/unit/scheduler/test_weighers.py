@@ -218,7 +218,7 @@ def test_image_props_weigher_sees_earlier_instances_of_the_request(conf):
     hs = [host(f'h{i}', vcpus=16) for i in range(3)]
     sp = testing.spec(vcpus=1, num=4, image_props={'os_distro': 'ubuntu'})
     res = selection.FilterScheduler(conf).schedule(sp, hs)
-    assert len({r[0]['service_host'] for r in res}) == 1
+    assert len({r[0].service_host for r in res}) == 1
     placed = next(h for h in hs if h.num_instances)
     assert all(
         i['image_properties'] == {'os_distro': 'ubuntu'}
@@ -240,7 +240,7 @@ def test_metrics_required_rejects_unweighable_hosts(conf):
     sched = selection.FilterScheduler(conf)
     sp = testing.spec(vcpus=1, num=3, min_count=1)
     res = sched.schedule(sp, hs)
-    assert 'bare' not in {s['service_host'] for r in res for s in r}
+    assert 'bare' not in {s.service_host for r in res for s in r}
     dry = sched.dry_run(testing.spec(vcpus=1), hs)
     assert {
         'host': 'bare',
@@ -277,7 +277,7 @@ def test_metrics_not_required_weighs_unavailable(conf):
     assert [r['host'] for r in dry['ranked']] == ['full', 'bare']
     # the host still takes instances once the others are full
     res = sched.schedule(testing.spec(vcpus=1), [host('bare', metrics={})])
-    assert res[0][0]['service_host'] == 'bare'
+    assert res[0][0].service_host == 'bare'
 
 
 def test_metrics_multiplier_zero_rejects_nothing(conf):
@@ -288,4 +288,4 @@ def test_metrics_multiplier_zero_rejects_nothing(conf):
     res = selection.FilterScheduler(conf).schedule(
         testing.spec(vcpus=1), [host('bare', metrics={})]
     )
-    assert res[0][0]['service_host'] == 'bare'
+    assert res[0][0].service_host == 'bare'

@@ -1,9 +1,12 @@
-"""Instance records in a cell database.
+"""The cell database's ``instances`` table (with its faults and build
+attempts): the only module that writes SQL on it. The cell conductor, the
+super conductor and the compute API call it.
 
-Every state change is a compare-and-swap: the UPDATE's WHERE names the
-states the caller expects, and the transition table of
-:mod:`nimbus.common.instance_states` must allow it. Zero rows updated means
-someone else moved the instance first, and the caller is told (None).
+Every state change is a compare-and-swap, :func:`transition`, the only one:
+the UPDATE's WHERE names the states the caller expects (and a live row),
+and the transition table of :mod:`nimbus.common.instance_states` must
+allow it. Zero rows updated means someone else moved the instance first,
+and the caller is told (None).
 """
 
 import datetime
@@ -12,6 +15,8 @@ import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
+from nimbus.common.objects import request_spec as spec_obj
+from nimbus.common.objects import selection as selection_obj
 from nimbus.db.cell import models
 
 _UPDATABLE = {
@@ -28,6 +33,7 @@ _UPDATABLE = {
     'accel_uuids',
     'availability_zone',
     'build_alternates',
+    'deleted_at',
 }
 
 
@@ -146,11 +152,12 @@ def transition(
         if key in updates:
             updates[key] = _parse_time(updates[key])
     if updates.get('deleted'):
-        updates['deleted_at'] = types.utcnow()
+        updates.setdefault('deleted_at', types.utcnow())
     updates['updated_at'] = types.utcnow()
     query = sa.update(models.Instance).where(
         models.Instance.uuid == instance_uuid,
         models.Instance.vm_state.in_(expected),
+        models.Instance.deleted.is_(False),
     )
     if expected_host is not None:
         query = query.where(models.Instance.host == expected_host)
@@ -167,6 +174,28 @@ def transition(
             updates.get('host'),
         )
     return get(session, instance_uuid)
+
+
+def update_attributes(session, instance_uuid, values):
+    """What ``PUT /servers/{id}`` changes on a live instance:
+    ``display_name`` (a column) and the server attributes (the others);
+    False when the instance is gone."""
+    row = session.execute(
+        sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted.is_(False),
+        )
+    ).scalar()
+    if row is None:
+        return False
+    attributes = dict(row.server_attributes or {})
+    for key, value in values.items():
+        if key == 'display_name':
+            row.display_name = value
+        else:
+            attributes[key] = value
+    row.server_attributes = attributes
+    return True
 
 
 def fail_build(session, instance_uuid, host, message, details):
@@ -263,11 +292,24 @@ def group_members(session, group_uuid, exclude=None):
     ]
 
 
+def alternates(request_spec, host_list):
+    """The ``build_alternates`` column of a build: the primitives of its
+    RequestSpec (without the uuids of a whole multi-create: each instance
+    would store them all) and of its untried Selections."""
+    spec = request_spec.to_primitive()
+    spec.pop('instance_uuids', None)
+    return {
+        'request_spec': spec,
+        'host_list': selection_obj.list_to_primitive(host_list),
+    }
+
+
 def take_alternates(session, instance_uuid, host):
     """For the build check: atomically take the stored request spec and
     untried alternates of a build still on ``host`` (cleared, so a second
-    pass or conductor cannot take them too). None when it is no longer
-    building there or has no alternate left."""
+    pass or conductor cannot take them too), as ``(RequestSpec,
+    [Selection])``. None when it is no longer building there or has no
+    alternate left."""
     row = session.execute(
         sa.select(models.Instance.build_alternates).where(
             models.Instance.uuid == instance_uuid,
@@ -291,4 +333,7 @@ def take_alternates(session, instance_uuid, host):
     )
     if result.rowcount != 1:
         return None
-    return stored
+    return (
+        spec_obj.RequestSpec.from_primitive(stored['request_spec']),
+        selection_obj.list_from_primitive(stored['host_list']),
+    )
