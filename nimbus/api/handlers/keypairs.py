@@ -104,13 +104,13 @@ def _check_name(version, name):
 
 
 def _check_quota(req, user_id):
+    """Each user holds at most the project's ``key_pairs`` limit."""
     deps = util.deps(req)
     limit = quotas.project_limits(
         deps.conf, deps.api_db, util.ctx(req).project_id
     )['key_pairs']
-    if limit >= 0 and keypair_obj.count_for_user(deps.api_db, user_id) >= (
-        limit
-    ):
+    used = keypair_obj.count_for_user(deps.api_db, user_id)
+    if limit >= 0 and used + 1 > limit:
         raise errors.forbidden('Maximum number of key pairs exceeded')
 
 

@@ -61,7 +61,7 @@ def x509_fingerprint(certificate):
     """SHA-1 fingerprint of a PEM certificate; InvalidKey otherwise."""
     try:
         cert = x509.load_pem_x509_certificate((certificate or '').encode())
-    except (ValueError, TypeError) as exc:
+    except Exception as exc:  # ValueError, or cryptography's own errors
         raise InvalidKey(str(exc) or 'not a PEM certificate')
     return _colons(cert.fingerprint(hashes.SHA1()))
 

@@ -14,7 +14,11 @@ _USER_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 
 
 def _create(version):
-    props = {'name': common.NAME, 'public_key': {'type': 'string'}}
+    # A key longer than the column (TEXT) holds is refused, not a 500.
+    props = {
+        'name': common.NAME,
+        'public_key': {'type': 'string', 'maxLength': 65535},
+    }
     if version >= (2, 2):
         props['type'] = {'type': 'string', 'enum': list(keypair_crypto.TYPES)}
     if version >= (2, 10):

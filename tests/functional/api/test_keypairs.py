@@ -116,6 +116,7 @@ def test_type_is_refused_below_2_2_and_checked_from_it(api):
         {'name': 'k', 'public_key': 'ssh-rsa JUNK nova@ubuntu'},
         {'name': 'k', 'public_key': ' '},
         {'name': 'k', 'public_key': 'ssh-rsa ' + 'A' * 2048 + ' x@y'},
+        {'name': 'k', 'public_key': 'ssh-rsa ' + 'A' * 70000},
         {'name': ''},
         {'name': 'k' * 256},
         {'name': r'key_/.\@:'},
