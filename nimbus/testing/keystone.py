@@ -28,6 +28,9 @@ _CONF = """[DEFAULT]
 log_file = {workdir}/keystone.log
 [database]
 connection = {connection}
+# A few connections (the database server is shared with the daemons).
+max_pool_size = 2
+max_overflow = 4
 [fernet_tokens]
 key_repository = {workdir}/fernet-keys
 [fernet_receipts]
