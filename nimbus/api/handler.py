@@ -7,6 +7,7 @@ from nimbus.api.handlers import capacity
 from nimbus.api.handlers import cells
 from nimbus.api.handlers import dashboard
 from nimbus.api.handlers import external_events
+from nimbus.api.handlers import flavor_access
 from nimbus.api.handlers import flavors
 from nimbus.api.handlers import hosts
 from nimbus.api.handlers import hypervisor_search
@@ -14,6 +15,7 @@ from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
+from nimbus.api.handlers import keypairs
 from nimbus.api.handlers import limits
 from nimbus.api.handlers import quota_sets
 from nimbus.api.handlers import root
@@ -29,6 +31,10 @@ ROUTES = [
     ('/', {'GET': root.versions}),
     (V, {'GET': root.version_v21}),
     (V + '/', {'GET': root.version_v21}),
+    # The v2.0 entry of GET / (Nova's legacy API, not served beyond its
+    # version document).
+    ('/v2', {'GET': root.version_v20}),
+    ('/v2/', {'GET': root.version_v20}),
     # servers
     (V + '/servers', {'GET': servers.index, 'POST': servers.create}),
     (V + '/servers/detail', {'GET': servers.detail}),
@@ -54,6 +60,18 @@ ROUTES = [
             'PUT': flavors.specs_update,
             'DELETE': flavors.specs_delete,
         },
+    ),
+    # flavor access
+    (
+        V + '/flavors/{flavor_id}/os-flavor-access',
+        {'GET': flavor_access.index},
+    ),
+    (V + '/flavors/{flavor_id}/action', {'POST': flavor_access.action}),
+    # key pairs
+    (V + '/os-keypairs', {'GET': keypairs.index, 'POST': keypairs.create}),
+    (
+        V + '/os-keypairs/{keypair_name}',
+        {'GET': keypairs.show, 'DELETE': keypairs.delete},
     ),
     # services and hypervisors
     (V + '/os-services', {'GET': services.index}),
@@ -134,11 +152,12 @@ ROUTES = [
     (V + '/os-cells', {'GET': cells.index}),
 ]
 
-# The Glance-shaped images API: at the root (/v2/...) and under the image
-# endpoint's own path (/image/v2/...), each with its versions document.
+# The Glance-shaped images API under the image endpoint's own path
+# (/image/v2/...), with its versions document at /image, /image/ and
+# /image/v2; its routes are mounted at the root too (/v2/images...), but
+# GET /v2/ is compute's v2.0 version document, as in Nova, so the image
+# endpoint of the catalog is <nimbus-api>/image.
 IMAGE_ROUTES = [
-    ('/v2', {'GET': image_data.versions}),
-    ('/v2/', {'GET': image_data.versions}),
     ('/v2/images', {'GET': images.index, 'POST': images.create}),
     (
         '/v2/images/{image_id}',
@@ -154,7 +173,9 @@ IMAGE_ROUTES = [
         {'GET': image_data.download, 'PUT': image_data.upload},
     ),
 ]
-IMAGE_VERSION_PATHS = (image_data.PREFIX, image_data.PREFIX + '/')
+IMAGE_VERSION_PATHS = tuple(
+    image_data.PREFIX + path for path in ('', '/', '/v2', '/v2/')
+)
 
 ROUTES += IMAGE_ROUTES
 ROUTES += [
@@ -172,13 +193,8 @@ ROUTES += dashboard.ROUTES
 
 # Version documents need no token.
 PUBLIC_PATHS = (
-    ('/', V, V + '/')
+    ('/', V, V + '/', '/v2', '/v2/')
     + IMAGE_VERSION_PATHS
     + identity.PATHS
-    + tuple(
-        prefix + path
-        for prefix in ('', image_data.PREFIX)
-        for path in ('/v2', '/v2/')
-    )
     + dashboard.PUBLIC_PATHS
 )

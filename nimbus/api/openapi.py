@@ -16,8 +16,10 @@ from nimbus.api.handlers import image_data
 from nimbus.api.handlers import scheduler
 from nimbus.api.handlers import server_groups
 from nimbus.api.schemas import aggregates
+from nimbus.api.schemas import flavor_access
 from nimbus.api.schemas import flavors
 from nimbus.api.schemas import images
+from nimbus.api.schemas import keypairs
 from nimbus.api.schemas import servers
 from nimbus.api.schemas import services
 from nimbus.api import versions
@@ -68,6 +70,11 @@ _GROUP = {'group_id': '$response.body#/server_group/id'}
 _GROUP_LINKS = {
     'GetGroup': ('get_v2_1_os_server_groups_group_id', _GROUP),
     'DeleteGroup': ('delete_v2_1_os_server_groups_group_id', _GROUP),
+}
+_KEYPAIR = {'keypair_name': '$response.body#/keypair/name'}
+_KEYPAIR_LINKS = {
+    'GetKeypair': ('get_v2_1_os_keypairs_keypair_name', _KEYPAIR),
+    'DeleteKeypair': ('delete_v2_1_os_keypairs_keypair_name', _KEYPAIR),
 }
 _SERVER = {'server_id': '$response.body#/server/id'}
 _SERVER_LINKS = {
@@ -152,6 +159,24 @@ def operations():
         ),
         ('DELETE', V + '/flavors/{flavor_id}/os-extra_specs/{key}'): Operation(
             success=(200,)
+        ),
+        ('POST', V + '/flavors/{flavor_id}/action'): Operation(
+            body=flavor_access.ACTION, success=(200,), errors=(409,)
+        ),
+        ('GET', V + '/os-keypairs'): Operation(
+            query=keypairs.query_schema(_LATEST, listing=True)
+        ),
+        ('POST', V + '/os-keypairs'): Operation(
+            body=keypairs.create_schema(_LATEST),
+            success=(201,),
+            errors=(409,),
+            links={201: _KEYPAIR_LINKS},
+        ),
+        ('GET', V + '/os-keypairs/{keypair_name}'): Operation(
+            query=keypairs.query_schema(_LATEST)
+        ),
+        ('DELETE', V + '/os-keypairs/{keypair_name}'): Operation(
+            query=keypairs.query_schema(_LATEST), success=(204,)
         ),
         ('GET', V + '/os-services'): Operation(query=services.LIST_QUERY),
         ('PUT', V + '/os-services/{service_id}'): Operation(
@@ -248,8 +273,9 @@ def document():
             versions.MAX_VERSION,
         ),
         public_paths=handler.PUBLIC_PATHS + PATHS,
-        description='Servers, flavors, aggregates, server groups, services, '
-        'hypervisors and images, at microversion %s.' % versions.MAX_VERSION,
+        description='Servers, flavors, key pairs, aggregates, server groups, '
+        'services, hypervisors and images, at microversion %s.'
+        % versions.MAX_VERSION,
     )
 
 

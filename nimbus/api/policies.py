@@ -7,6 +7,8 @@ them in ``[oslo_policy] policy_file``.
 
 from oslo_policy import policy
 
+from nimbus.api import policies_access
+
 ADMIN = 'role:admin'
 OWNER_OR_ADMIN = 'rule:admin_api or project_id:%(project_id)s'
 SERVICE_OR_ADMIN = 'rule:admin_api or role:service'
@@ -466,6 +468,7 @@ RULES += [
         [('GET', '/os-instance_usage_audit_log/{before_timestamp}')],
     ),
 ]
+RULES += policies_access.RULES
 
 
 def list_rules():

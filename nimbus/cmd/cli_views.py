@@ -241,8 +241,18 @@ def cells(args):
     return 0
 
 
+def _nimbus_binary(name):
+    """The compute API shows Nova's service names (nova-compute); this
+    CLI shows the services as they run (nimbus-compute)."""
+    if name.startswith('nova-'):
+        return 'nimbus-' + name[len('nova-') :]
+    return name
+
+
 def services(args):
     data = _compute(args).get('/os-services')['services']
+    for service in data:
+        service['binary'] = _nimbus_binary(service['binary'])
     if args.format == 'json':
         _print_json(data)
         return 0

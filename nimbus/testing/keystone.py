@@ -27,7 +27,10 @@ REGION = 'RegionOne'
 _CONF = """[DEFAULT]
 log_file = {workdir}/keystone.log
 [database]
-connection = sqlite:///{workdir}/keystone.db
+connection = {connection}
+# A few connections (the database server is shared with the daemons).
+max_pool_size = 2
+max_overflow = 4
 [fernet_tokens]
 key_repository = {workdir}/fernet-keys
 [fernet_receipts]
@@ -65,8 +68,15 @@ def missing():
 
 
 class Keystone:
-    def __init__(self, workdir, port=None):
+    def __init__(self, workdir, port=None, connection=None):
+        """``connection``: Keystone's database URL; by default SQLite in
+        ``workdir`` (enough for a few clients; a busy client such as
+        Tempest's dynamic credentials wants a database server, where
+        SQLite's single writer answers 500s, "database is locked")."""
         self.workdir = os.path.abspath(workdir)
+        self.connection = connection or 'sqlite:///%s/keystone.db' % (
+            self.workdir
+        )
         self.port = port or daemons.free_port()
         self.process = None
         self.config = os.path.join(self.workdir, 'keystone.conf')
@@ -94,7 +104,9 @@ class Keystone:
     def start(self, timeout=90):
         os.makedirs(self.workdir, exist_ok=True)
         with open(self.config, 'w') as f:
-            f.write(_CONF.format(workdir=self.workdir))
+            f.write(
+                _CONF.format(workdir=self.workdir, connection=self.connection)
+            )
         with open(os.path.join(self.workdir, 'keystone_wsgi.py'), 'w') as f:
             f.write(_WSGI)
         self._manage('db_sync')

@@ -29,7 +29,7 @@ from nimbus.testing import keystone as keystone_mod
 
 DEFAULT_REGEX = (
     r'^tempest\.api\.compute\.'
-    r'(servers|flavors|admin|limits|test_versions)'
+    r'(servers|flavors|keypairs|admin|limits|test_versions)'
 )
 
 # The scheduler filters the harness enables (``[filter_scheduler]
@@ -207,16 +207,24 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
     if reason:
         raise SystemExit('no Keystone: %s' % reason)
     cleanups = []
-    keystone = keystone_mod.Keystone(os.path.join(workdir, 'keystone'))
     cloud = None
+    keystone = None
+
+    def fresh(make):
+        url, cleanup = make()
+        cleanups.append(cleanup)
+        return url
+
     try:
+        # Keystone on MariaDB: Tempest creates and deletes projects and
+        # users for every test class, which SQLite's one writer answers
+        # with 500s ("database is locked") at concurrency 2.
+        keystone = keystone_mod.Keystone(
+            os.path.join(workdir, 'keystone'),
+            connection=fresh(infra.mysql_database),
+        )
         keystone.start()
         cleanups.append(keystone.stop)
-
-        def fresh(make):
-            url, cleanup = make()
-            cleanups.append(cleanup)
-            return url
 
         databases = {
             name: fresh(infra.mysql_database)
@@ -308,7 +316,8 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
     except BaseException:
         if cloud is not None:
             print(cloud.logs())
-        print(keystone.tail())
+        if keystone is not None:
+            print(keystone.tail())
         raise
     finally:
         if not keep:

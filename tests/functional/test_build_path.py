@@ -175,7 +175,7 @@ def _force_down(api, host, down=True):
     (service,) = [
         s
         for s in api.get('/os-services')['services']
-        if s['host'] == host and s['binary'] == 'nimbus-compute'
+        if s['host'] == host and s['binary'] == 'nova-compute'
     ]
     api._call(
         'PUT',

@@ -112,7 +112,7 @@ def _failed_builds(cloud, host):
 
 def _service(api, host):
     for svc in api.get('/os-services')['services']:
-        if svc['host'] == host and svc['binary'] == 'nimbus-compute':
+        if svc['host'] == host and svc['binary'] == 'nova-compute':
             return svc
     raise AssertionError('no service for %s' % host)
 

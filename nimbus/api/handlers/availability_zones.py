@@ -26,7 +26,7 @@ def _zones(req, include_internal):
             if not is_compute:
                 entry['available'] = entry['available'] or service['up']
             entry['hosts'].setdefault(service['host'], {})[
-                service['binary']
+                service_obj.shown_binary(service['binary'])
             ] = {
                 'available': service['up'],
                 'active': not service['disabled'],

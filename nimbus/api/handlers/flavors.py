@@ -5,6 +5,7 @@ from oslo_utils import uuidutils
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import extra_spec_validation
+from nimbus.api.objects import flavor_access
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api.schemas import flavors as schema
 from nimbus.common.wsgi import json_body
@@ -12,9 +13,12 @@ from nimbus.common.wsgi import json_body
 
 def _get(req, flavor_id):
     try:
-        return flavor_obj.get(util.deps(req).api_db, flavor_id)
+        flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
     except flavor_obj.FlavorNotFound:
         raise util.not_found('Flavor', flavor_id)
+    if not flavor_access.visible(flavor, util.ctx(req)):
+        raise util.not_found('Flavor', flavor_id)
+    return flavor
 
 
 def view(req, flavor, detail):
@@ -63,6 +67,7 @@ def _list(req, resp, detail):
         min_disk=int(params['minDisk']) if 'minDisk' in params else None,
         sort_key=params.get('sort_key', 'flavorid'),
         sort_dir=params.get('sort_dir', 'asc'),
+        project_id=util.ctx(req).project_id,
     )
     limit = util.limit_of(req, params)
     items, more = util.page(items, lambda f: f['flavorid'], params, limit)

@@ -10,8 +10,9 @@ The images API lives in nimbus-api beside the compute API. Its catalog
 endpoint is ``<nimbus-api>/image`` (the path devstack gives Glance), whose
 ``GET /image/`` and ``GET /image/v2`` answer Glance's versions document, so
 keystoneauth's discovery finds ``/image/v2/`` and never the compute API's
-``/v2.1``. ``GET /v2`` of the root answers the same document for clients
-whose image endpoint is ``<nimbus-api>/v2``.
+``/v2.1``. ``GET /v2/`` of the root is the compute API's (Nova's v2.0
+version document, whose link ``GET /`` lists): the images API's endpoint is
+``<nimbus-api>/image``, as devstack gives Glance its own path.
 """
 
 import hashlib

@@ -14,8 +14,10 @@ from nimbus import extra_specs
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
+from nimbus.api.objects import flavor_access
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api.objects import images as image_obj
+from nimbus.api.objects import keypairs as keypair_obj
 from nimbus.api.objects import quota_usage
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import servers as server_obj
@@ -43,9 +45,9 @@ def lookup_flavor(req, ref):
         raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     if flavor['disabled']:
         raise util.bad_request('Flavor %s is disabled.' % flavor_id)
-    if not flavor['is_public'] and not util.ctx(req).is_admin:
-        # Nimbus keeps no per-project flavor access: a private flavor is
-        # the admins' only; to anyone else it does not exist (Nova's 400).
+    if not flavor_access.visible(flavor, util.ctx(req)):
+        # A private flavor is its granted projects' and the admins'; to
+        # anyone else it does not exist (Nova's 400).
         raise util.bad_request('Flavor %s could not be found.' % flavor_id)
     return flavor
 
@@ -268,15 +270,22 @@ def _check_image_fits(flavor, image, is_bfv):
         )
 
 
-def _check_key_and_groups(server):
-    """Nimbus serves no keypairs and only the ``default`` security group
-    (it has no networking): as Nova refuses a key or a group it cannot
-    find, with a 400, so does Nimbus."""
+def _check_key_and_groups(req, server):
+    """The key pair named must be the caller's; Nimbus serves only the
+    ``default`` security group (it has no networking). As Nova refuses a
+    key or a group it cannot find, with a 400, so does Nimbus."""
     if server.get('key_name') is not None:
-        raise util.bad_request(
-            'Invalid key_name provided: keypair %s could '
-            'not be found.' % server['key_name']
-        )
+        try:
+            keypair_obj.get(
+                util.deps(req).api_db,
+                util.ctx(req).user_id,
+                server['key_name'],
+            )
+        except keypair_obj.KeyPairNotFound:
+            raise util.bad_request(
+                'Invalid key_name provided: keypair %s could '
+                'not be found.' % server['key_name']
+            )
     for group in server.get('security_groups') or ():
         name = group.get('name')
         if name != 'default':
@@ -349,7 +358,7 @@ def create(req, resp):
             'Missing imageRef attribute: a server boots from an image.'
         )
     _check_image_fits(flavor, image, is_bfv)
-    _check_key_and_groups(server)
+    _check_key_and_groups(req, server)
     zone, force_host, force_node = _zone(req, server.get('availability_zone'))
     extra = {}
     if server.get('host') or server.get('hypervisor_hostname'):

@@ -17,7 +17,7 @@ def view(req, service, zones):
     version = util.version(req)
     body = {
         'id': service['uuid'] if version >= (2, 53) else service['id'],
-        'binary': service['binary'],
+        'binary': service_obj.shown_binary(service['binary']),
         'host': service['host'],
         'zone': agg_obj.service_zone(util.deps(req).conf, service, zones),
         'status': 'disabled' if service['disabled'] else 'enabled',
@@ -30,15 +30,6 @@ def view(req, service, zones):
     return body
 
 
-def _binary(name):
-    """Nova's binary names (``nova-compute``) name the same services as
-    Nimbus's (``nimbus-compute``): clients written for Nova, Tempest among
-    them, filter by them."""
-    if name and name.startswith('nova-'):
-        return 'nimbus-' + name[len('nova-') :]
-    return name
-
-
 def index(req, resp):
     util.authorize(req, policies.SERVICES % 'list')
     params = util.query(req, schema.LIST_QUERY)
@@ -47,7 +38,7 @@ def index(req, resp):
         _down_time(req),
         util.utcnow(),
         params.get('host'),
-        _binary(params.get('binary')),
+        service_obj.stored_binary(params.get('binary')),
     )
     zones = agg_obj.zones_by_host(util.deps(req).api_db)
     resp.media = {'services': [view(req, s, zones) for s in services]}
@@ -71,7 +62,7 @@ def _legacy_update(req, resp, action):
     deps = util.deps(req)
     try:
         cell, row_id = service_obj.find_by_host_binary(
-            deps.cells, body['host'], _binary(body['binary'])
+            deps.cells, body['host'], service_obj.stored_binary(body['binary'])
         )
     except service_obj.ServiceNotFound:
         raise util.not_found(
@@ -96,7 +87,10 @@ def _legacy_update(req, resp, action):
             )
         },
     )
-    result = {'host': body['host'], 'binary': body['binary']}
+    result = {
+        'host': body['host'],
+        'binary': service_obj.shown_binary(service['binary']),
+    }
     if 'disabled' in values:
         result['status'] = 'disabled' if values['disabled'] else 'enabled'
     if 'disabled_reason' in values and values['disabled_reason']:

@@ -31,6 +31,7 @@ def to_dict(row):
         'created_at': row.created_at,
         'updated_at': row.updated_at,
         'extra_specs': {s.key: s.value for s in row.extra_specs},
+        'projects': sorted(p.project_id for p in row.projects),
     }
 
 
@@ -72,12 +73,25 @@ def list_all(
     min_disk=None,
     sort_key='flavorid',
     sort_dir='asc',
+    project_id=None,
 ):
+    """Enabled flavors; ``is_public`` True lists the public ones and,
+    with ``project_id``, the private ones granted to that project (as
+    Nova), False the private ones, None all."""
     with db.session() as session:
         query = sa.select(models.Flavor).where(
             models.Flavor.disabled.is_(False)
         )
-        if is_public is not None:
+        if is_public and project_id is not None:
+            query = query.where(
+                sa.or_(
+                    models.Flavor.is_public.is_(True),
+                    models.Flavor.projects.any(
+                        models.FlavorProject.project_id == project_id
+                    ),
+                )
+            )
+        elif is_public is not None:
             query = query.where(models.Flavor.is_public.is_(is_public))
         if min_ram is not None:
             query = query.where(models.Flavor.memory_mb >= min_ram)

@@ -12,6 +12,28 @@ class ServiceNotFound(Exception):
     pass
 
 
+# The compute API names services as Nova does (the wire contract clients
+# written for Nova, Tempest and the openstack CLI among them, check and
+# filter by); the services record themselves under Nimbus's names, which
+# Nimbus's own CLI shows. Either name finds a service.
+NOVA_NAMES = {
+    'nimbus-compute': 'nova-compute',
+    'nimbus-scheduler': 'nova-scheduler',
+    'nimbus-conductor': 'nova-conductor',
+}
+STORED_NAMES = {nova: nimbus for nimbus, nova in NOVA_NAMES.items()}
+
+
+def shown_binary(binary):
+    """The name the API shows for a stored binary."""
+    return NOVA_NAMES.get(binary, binary)
+
+
+def stored_binary(name):
+    """The stored binary a filter or body names (Nova's or Nimbus's)."""
+    return STORED_NAMES.get(name, name)
+
+
 def is_up(row, down_time, now):
     if row.forced_down:
         return False

@@ -87,6 +87,10 @@ class Flavor(TimestampMixin, Base):
     extra_specs = orm.relationship(
         'FlavorExtraSpec', lazy='selectin', cascade='all, delete-orphan'
     )
+    # The projects granted a private flavor (os-flavor-access).
+    projects = orm.relationship(
+        'FlavorProject', lazy='selectin', cascade='all, delete-orphan'
+    )
 
 
 class FlavorExtraSpec(Base):
@@ -217,3 +221,31 @@ class QuotaClass(TimestampMixin, Base):
     class_name = sa.Column(sa.String(255), nullable=False, index=True)
     resource = sa.Column(sa.String(255), nullable=False)
     hard_limit = sa.Column(sa.Integer, nullable=False)
+
+
+class KeyPair(TimestampMixin, Base):
+    """A user's key pair (os-keypairs): an SSH public key or an X.509
+    certificate, by name per user."""
+
+    __tablename__ = 'key_pairs'
+    __table_args__ = (sa.UniqueConstraint('user_id', 'name'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=False, index=True)
+    fingerprint = sa.Column(sa.String(255), nullable=False)
+    public_key = sa.Column(sa.Text, nullable=False)
+    type = sa.Column(sa.String(8), nullable=False, default='ssh')
+
+
+class FlavorProject(TimestampMixin, Base):
+    """A project granted a private flavor (os-flavor-access)."""
+
+    __tablename__ = 'flavor_projects'
+    __table_args__ = (sa.UniqueConstraint('flavor_id', 'project_id'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavor_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('flavors.id', ondelete='CASCADE'),
+        nullable=False,
+    )
+    project_id = sa.Column(sa.String(255), nullable=False, index=True)

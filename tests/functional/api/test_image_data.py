@@ -38,8 +38,6 @@ def server(api_state):
         ('/image/', '/image/v2/'),
         ('/image/v2', '/image/v2/'),
         ('/image/v2/', '/image/v2/'),
-        ('/v2', '/v2/'),
-        ('/v2/', '/v2/'),
     ],
 )
 def test_versions_documents_need_no_token(api_state, path, href):
@@ -49,6 +47,18 @@ def test_versions_documents_need_no_token(api_state, path, href):
     assert versions[0]['status'] == 'CURRENT'
     assert versions[0]['id'].startswith('v2.')
     assert all(v['links'][0]['href'].endswith(href) for v in versions)
+
+
+@pytest.mark.parametrize('path', ['/v2', '/v2/'])
+def test_root_v2_is_the_compute_v2_0_document_not_the_images_one(
+    api_state, path
+):
+    """The v2.0 link of GET / leads to compute's v2.0 (as in Nova); the
+    images API's documents live under /image, its catalog endpoint."""
+    r = api_state.client.simulate_get(path)
+    assert r.status_code == 200, r.text
+    assert r.json['version']['id'] == 'v2.0'
+    assert r.json['version']['links'][0]['href'].endswith('/v2/')
 
 
 def test_the_compute_root_lists_the_compute_versions_only(api_state):

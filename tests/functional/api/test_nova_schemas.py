@@ -13,6 +13,9 @@ from tempest.lib.api_schema.response.compute.v2_1 import (
     availability_zone as az_schema,
 )
 from tempest.lib.api_schema.response.compute.v2_1 import (
+    flavors_access as access_schema,
+)
+from tempest.lib.api_schema.response.compute.v2_1 import (
     flavors_extra_specs as specs_schema,
 )
 from tempest.lib.api_schema.response.compute.v2_1 import (
@@ -27,11 +30,13 @@ from tempest.lib.common import rest_client
 from tempest.lib.services.compute import aggregates_client
 from tempest.lib.services.compute import flavors_client
 from tempest.lib.services.compute import hypervisor_client
+from tempest.lib.services.compute import keypairs_client
 from tempest.lib.services.compute import server_groups_client
 from tempest.lib.services.compute import servers_client
 from tempest.lib.services.compute import services_client
 
 from nimbus.api import versions as api_versions
+from nimbus.api.objects import keypair_crypto
 
 
 class _Response(dict):
@@ -499,6 +504,74 @@ def test_versions(api):
     check(versions_schema.get_one_version, api.req('GET', '/v2.1'))
 
 
+def test_every_version_link_of_the_root_is_its_version_document(api):
+    """Tempest's test_get_version_details: follow each self link of
+    ``GET /`` and find the same version there (v2.0 at /v2/, which is
+    the compute API's, not the images API's)."""
+    for version in api.req('GET', '/').json['versions']:
+        (link,) = [x['href'] for x in version['links'] if x['rel'] == 'self']
+        path = link.split('://', 1)[-1].split('/', 1)[-1]
+        r = api.client.simulate_get('/' + path)
+        body = check(versions_schema.get_one_version, r)
+        assert body['version']['id'] == version['id']
+        assert body['version']['media-types']
+
+
+@pytest.mark.parametrize(
+    'version', boundaries(keypairs_client.KeyPairsClient) + ['2.10', '2.35']
+)
+def test_keypairs(api, version):
+    schema = schemas_of(keypairs_client.KeyPairsClient, version)
+    bodies = [{'name': 'imp', 'public_key': keypair_crypto.generate_ssh()[1]}]
+    if api_version_request.APIVersionRequest(
+        version
+    ) < api_version_request.APIVersionRequest('2.92'):
+        bodies.append({'name': 'gen'})
+    for body in bodies:
+        r = api.req(
+            'POST', '/v2.1/os-keypairs', {'keypair': body}, version=version
+        )
+        check(schema.create_keypair, r)
+        r = api.req(
+            'GET', '/v2.1/os-keypairs/%s' % body['name'], version=version
+        )
+        check(schema.get_keypair, r)
+    r = api.req('GET', '/v2.1/os-keypairs', version=version)
+    assert len(check(schema.list_keypairs, r)['keypairs']) == len(bodies)
+    for body in bodies:
+        r = api.req(
+            'DELETE', '/v2.1/os-keypairs/%s' % body['name'], version=version
+        )
+        check(schema.delete_keypair, r)
+
+
+def test_flavor_access(api):
+    api.admin(
+        'POST',
+        '/v2.1/flavors',
+        {
+            'flavor': {
+                'name': 'p',
+                'ram': 512,
+                'vcpus': 1,
+                'disk': 1,
+                'id': 'p',
+                'os-flavor-access:is_public': False,
+            }
+        },
+    )
+    path = '/v2.1/flavors/p'
+    for action in ('addTenantAccess', 'removeTenantAccess'):
+        check(
+            access_schema.add_remove_list_flavor_access,
+            api.admin('POST', path + '/action', {action: {'tenant': 'demo'}}),
+        )
+    check(
+        access_schema.add_remove_list_flavor_access,
+        api.admin('GET', path + '/os-flavor-access'),
+    )
+
+
 def test_a_private_flavor_is_unknown_to_a_member(world):
     world.admin(
         'POST',
@@ -535,11 +608,31 @@ def test_a_private_flavor_is_unknown_to_a_member(world):
     )
 
 
-def test_services_filter_by_nova_binary_names(api):
+def test_services_are_named_and_filtered_as_nova_names_them(api):
+    """Tempest's test_get_service_by_service_binary_name: every service a
+    ``binary=nova-compute`` filter finds is ``nova-compute``; Nimbus's own
+    names still filter."""
     api.add_compute('host1')
+    api.add_service('host1', 'nimbus-scheduler')
+    api.add_service('host1', 'nimbus-accelerator-agent')
     for binary in ('nova-compute', 'nimbus-compute'):
         r = api.admin('GET', '/v2.1/os-services?binary=%s' % binary)
-        assert [s['host'] for s in r.json['services']] == ['host1']
+        assert [(s['host'], s['binary']) for s in r.json['services']] == [
+            ('host1', 'nova-compute')
+        ]
+    r = api.admin('GET', '/v2.1/os-services')
+    assert sorted(s['binary'] for s in r.json['services']) == [
+        'nimbus-accelerator-agent',
+        'nova-compute',
+        'nova-scheduler',
+    ]
+    r = api.admin('GET', '/v2.1/os-services?binary=nova-scheduler')
+    assert [s['binary'] for s in r.json['services']] == ['nova-scheduler']
+    r = api.admin('GET', '/v2.1/os-availability-zone/detail')
+    (zone,) = [
+        z for z in r.json['availabilityZoneInfo'] if z['zoneName'] == 'nova'
+    ]
+    assert 'nova-compute' in zone['hosts']['host1']
 
 
 def test_custom_namespace_extra_specs_are_kept_known_ones_checked(api):

@@ -11,12 +11,12 @@ def test_services_list_and_update(api):
     assert r.status_code == 403
     r = api.admin('GET', '/v2.1/os-services', version='2.53')
     by_host = {(s['host'], s['binary']): s for s in r.json['services']}
-    compute = by_host[('host1', 'nimbus-compute')]
+    compute = by_host[('host1', 'nova-compute')]
     assert compute['state'] == 'up' and compute['status'] == 'enabled'
     assert compute['zone'] == 'nova' and compute['forced_down'] is False
     assert uuidlib.UUID(compute['id'])
-    assert by_host[('host2', 'nimbus-compute')]['state'] == 'down'
-    assert by_host[('ctl', 'nimbus-conductor')]['zone'] == 'internal'
+    assert by_host[('host2', 'nova-compute')]['state'] == 'down'
+    assert by_host[('ctl', 'nova-conductor')]['zone'] == 'internal'
     r = api.admin('GET', '/v2.1/os-services?binary=nimbus-conductor')
     assert [s['host'] for s in r.json['services']] == ['ctl']
     assert isinstance(r.json['services'][0]['id'], int)
@@ -78,16 +78,17 @@ def test_services_legacy_actions(api):
         'disabled_reason': 'why',
     }
     r = api.admin('PUT', '/v2.1/os-services/disable-log-reason', body)
+    # Named by either name, the service is answered as the API shows it.
     assert r.json['service'] == {
         'host': 'host1',
-        'binary': 'nimbus-compute',
+        'binary': 'nova-compute',
         'status': 'disabled',
         'disabled_reason': 'why',
     }
     r = api.admin(
         'PUT',
         '/v2.1/os-services/enable',
-        {'host': 'host1', 'binary': 'nimbus-compute'},
+        {'host': 'host1', 'binary': 'nova-compute'},
     )
     assert r.json['service']['status'] == 'enabled'
     r = api.admin(
@@ -223,7 +224,7 @@ def test_availability_zones(api):
     zones = {z['zoneName']: z for z in r.json['availabilityZoneInfo']}
     assert set(zones['zone-a']['hosts']) == {'host2'}
     assert (
-        zones['internal']['hosts']['ctl']['nimbus-scheduler']['available']
+        zones['internal']['hosts']['ctl']['nova-scheduler']['available']
         is True
     )
     r = api.admin('GET', '/v2.1/os-services')

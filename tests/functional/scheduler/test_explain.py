@@ -31,7 +31,7 @@ def api(make_cloud):
     (svc,) = [
         s
         for s in api.get('/os-services')['services']
-        if s['host'] == 'host-1' and s['binary'] == 'nimbus-compute'
+        if s['host'] == 'host-1' and s['binary'] == 'nova-compute'
     ]
     # Forced down (not disabled: a disabled compute also carries
     # COMPUTE_STATUS_DISABLED in placement, which then never proposes it),

@@ -22,7 +22,7 @@ def _service(api, host):
     (svc,) = [
         s
         for s in api.get('/os-services')['services']
-        if s['host'] == host and s['binary'] == 'nimbus-compute'
+        if s['host'] == host and s['binary'] == 'nova-compute'
     ]
     return svc
 
