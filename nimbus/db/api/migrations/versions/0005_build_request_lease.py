@@ -1,7 +1,7 @@
 """the schedule lease of a build request
 
-Revision ID: 0003_faults_build_request_lease
-Revises: 0002_quotas
+Revision ID: 0005_build_request_lease
+Revises: 0004_flavor_access
 Create Date: 2026-11-25 09:20:00
 
 """
@@ -12,8 +12,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = '0003_faults_build_request_lease'
-down_revision: Union[str, Sequence[str], None] = '0002_quotas'
+revision: str = '0005_build_request_lease'
+down_revision: Union[str, Sequence[str], None] = '0004_flavor_access'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
