@@ -17,7 +17,8 @@ SERVICE = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'service'}
 MEMBER = {'X-Auth-Token': 'alice:p1', 'X-Roles': 'member'}
 OTHER_MEMBER = {'X-Auth-Token': 'bob:p2', 'X-Roles': 'member'}
 READER = {'X-Auth-Token': 'carol:p1', 'X-Roles': 'reader'}
-NOBODY = {'X-Auth-Token': 'dave:p1'}
+# a user with a role that grants nothing (no X-Roles would be a member)
+NOBODY = {'X-Auth-Token': 'dave:p1', 'X-Roles': 'observer'}
 
 HOST = 'compute1'
 INSTANCE = '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f'
