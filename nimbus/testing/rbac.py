@@ -91,6 +91,9 @@ class Case:
     - ``visible(response, params) -> bool``: for project-wide lists, does
       the response show the owning project's resource (a member sees it,
       another project's member must not).
+    - ``legacy_reader_writes``: whether the legacy defaults let a reader
+      of the owning project write (they do where the legacy rule is
+      "the owning project"; an API without deprecated rules refuses).
     """
 
     access: Access
@@ -101,6 +104,7 @@ class Case:
     version: str = None
     other: int = 404
     visible: object = None
+    legacy_reader_writes: bool = True
 
     def expected(self, persona, mode):
         if persona == 'anonymous':
@@ -113,8 +117,8 @@ class Case:
             return 403
         if persona == 'other':
             return self.other
-        if persona == 'reader' and mode == 'new':
-            if self.access is Access.PROJECT_WRITE:
+        if persona == 'reader' and self.access is Access.PROJECT_WRITE:
+            if mode == 'new' or not self.legacy_reader_writes:
                 return 403
         return self.ok
 
