@@ -192,21 +192,29 @@ def process_stats(pid):
     return rss / 1048576.0, fds, threads, ports
 
 
-def db_client_ports(server_url, databases):
+def db_client_ports(server_url, databases, retries=5):
     """The client ports of MariaDB's connections to ``databases`` (names),
-    from ``information_schema.processlist``."""
+    from ``information_schema.processlist`` (asked again ``retries`` times,
+    2 s apart, while the server refuses a connection)."""
     import sqlalchemy as sa
 
     engine = sa.create_engine(server_url + '/', poolclass=sa.pool.NullPool)
+    query = sa.text(
+        'SELECT host FROM information_schema.processlist WHERE db IN :names'
+    ).bindparams(sa.bindparam('names', expanding=True))
     try:
-        with engine.connect() as conn:
-            rows = conn.execute(
-                sa.text(
-                    'SELECT host FROM information_schema.processlist '
-                    'WHERE db IN :names'
-                ).bindparams(sa.bindparam('names', expanding=True)),
-                {'names': list(databases)},
-            ).all()
+        for attempt in range(retries + 1):
+            try:
+                with engine.connect() as conn:
+                    rows = conn.execute(
+                        query, {'names': list(databases)}
+                    ).all()
+                break
+            except sa.exc.OperationalError:
+                # a shared server out of connections for a moment
+                if attempt == retries:
+                    raise
+                time.sleep(2.0)
     finally:
         engine.dispose()
     ports = []
