@@ -6,6 +6,8 @@ server's compute on its cell's bus and answered 200. The response is 200
 when every event was accepted, 207 when some were, 404 when none was.
 """
 
+import functools
+
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import servers as server_obj
@@ -24,7 +26,9 @@ NAMES = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def create_schema(version):
+    # one object per microversion: the validation cache keys on it
     names = sorted(n for n, v in NAMES.items() if version >= v)
     return {
         'type': 'object',

@@ -99,6 +99,10 @@ def _get(req, group_id, rule):
     except group_obj.GroupNotFound:
         raise util.not_found('Instance group', group_id)
     if not util.can(req, rule, _target(group)):
+        if group['project_id'] == util.ctx(req).project_id:
+            # Your project's group, which your roles may not touch.
+            util.authorize(req, rule, _target(group))
+        # Another project's group does not exist, as far as you know.
         raise util.not_found('Instance group', group_id)
     return group
 

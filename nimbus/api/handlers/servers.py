@@ -226,11 +226,14 @@ def get_authorized(req, server_id, rule):
             'The cell of server %s (%s) cannot be '
             'reached; try again later.' % (server_id, exc),
         )
-    if not util.can(
-        req,
-        rule,
-        {'project_id': record['project_id'], 'user_id': record.get('user_id')},
-    ):
+    target = {
+        'project_id': record['project_id'],
+        'user_id': record.get('user_id'),
+    }
+    if not util.can(req, rule, target):
+        if record['project_id'] == util.ctx(req).project_id:
+            # Your project's server, which your roles may not touch.
+            util.authorize(req, rule, target)
         # Another project's server does not exist, as far as you know.
         raise util.not_found('Instance', server_id)
     return record

@@ -5,6 +5,8 @@ written as a string, as Nova accepts; 1.0 and "1.0" are refused. The
 resources a body may name depend on the microversion.
 """
 
+import functools
+
 from nimbus.api.objects import quotas
 
 LIMIT = {
@@ -31,6 +33,7 @@ def _body(key, names, extra=None):
     }
 
 
+@functools.lru_cache(maxsize=256)
 def quota_set_update(version):
     return _body(
         'quota_set',
@@ -67,6 +70,7 @@ def class_resources(version):
     return sorted(names)
 
 
+@functools.lru_cache(maxsize=256)
 def quota_class_update(version):
     return _body('quota_class_set', class_resources(version))
 

@@ -92,11 +92,28 @@ VERSION_UNKNOWN = 'nimbus.version_unknown'
 ROUTE_NOT_FOUND = 'nimbus.route_not_found'
 
 
+# Keystone's default implied roles: admin implies member, member implies
+# reader. A Keystone token lists them; noauth2 adds them the same way.
+_IMPLIES = {'admin': 'member', 'member': 'reader'}
+
+
+def _implied(roles):
+    out = list(roles)
+    for role in out:
+        implied = _IMPLIES.get(role)
+        if implied and implied not in out:
+            out.append(implied)
+    return out
+
+
 class Auth:
     """Turns identity into a RequestContext.
 
     ``noauth2``: the token is ``user[:project]``; roles come from
-    ``X-Roles``; the user ``admin`` gets the admin role;
+    ``X-Roles`` (without the header: ``member``, Keystone's default
+    assignment), with Keystone's implied roles added (admin implies
+    member, member implies reader); the user ``admin`` gets the admin
+    role;
     ``OpenStack-System-Scope: all`` makes a system-scoped context without a
     project. ``keystone``:
     keystonemiddleware (wrapped around the app) has validated the token and
@@ -125,13 +142,18 @@ class Auth:
                 )
             user, _, project = token.partition(':')
             project = project or user
+            header = req.get_header('X-Roles')
             roles = [
                 r.strip().lower()
-                for r in (req.get_header('X-Roles') or '').split(',')
+                for r in (header or '').split(',')
                 if r.strip()
             ]
+            if header is None:
+                # Keystone's default role assignment: a project member
+                roles.append('member')
             if user == 'admin' and 'admin' not in roles:
                 roles.append('admin')
+            roles = _implied(roles)
             if req.get_header('OpenStack-System-Scope'):
                 # as OpenStack's noauth middlewares: a system-scoped
                 # token has no project
