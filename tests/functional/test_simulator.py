@@ -69,7 +69,7 @@ def test_anti_affinity_groups_land_apart():
     sim = engine.Simulation(3)
     result = sim.run(arrivals)
     assert result['placed'] == 3 and result['rejected'] == 1
-    hosts = {rp for rp, _ in sim.placement.allocations.values()}
+    hosts = {sim.placement.host_of(c) for c in sim.placement.allocations}
     assert len(hosts) == 3
 
 
