@@ -111,6 +111,7 @@ class Simulation:
         self.samples = max(samples, 1)
         self.roots = [tree[0][0] for tree in trees]
         self.metrics = metrics.Metrics(self.placement, self.roots)
+        self.decisions = []  # per arrival: the chosen host, or None
 
     def close(self):
         self.placement.close()
@@ -129,7 +130,7 @@ class Simulation:
                     'swap': 0,
                     'extra_specs': {},
                 },
-                'instance_uuids': ['sim-%08d' % n],
+                'instance_uuids': ['5e000000-0000-4000-8000-%012x' % n],
                 'num_instances': 1,
                 'project_id': 'sim',
                 'user_id': 'sim',
@@ -203,10 +204,12 @@ class Simulation:
                     ctxt, spec, return_alternates=False
                 )
             except exception.NoValidHost:
+                self.decisions.append(None)
                 rejected += 1
                 window[1] += 1
                 continue
             placed += 1
+            self.decisions.append(result[0][0]['service_host'])
             if item.get('lifetime') is not None:
                 heapq.heappush(
                     departures,

@@ -305,7 +305,7 @@ class ApiPlacement(_Base):
                 'placement': placement,
             },
         )
-        self._direct = direct.PlacementDirect(conf)
+        self._direct = direct.PlacementDirect(conf, microversion='1.39')
         session = self._direct.__enter__()
         self.client = PlacementClient(direct.BASE_URL, session=session)
         self._populate(session, trees, rcs)
