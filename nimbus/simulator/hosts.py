@@ -77,7 +77,9 @@ def parse_host_spec(text):
             spec.devices = _devices(value)
             continue
         try:
-            number = float(value) if fields[key] in (float, 'float') else int(value)
+            number = (
+                float(value) if fields[key] in (float, 'float') else int(value)
+            )
         except ValueError:
             raise ValueError(
                 '--host-spec %s=%r is not a number' % (key, value)

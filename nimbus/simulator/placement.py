@@ -19,9 +19,12 @@ provider -> {rc: capacity}) for the simulator's samples.
     /allocations. Slow (the API re-reads usage after every claim); for
     checking the other two on small traces.
 ``memory``
-    A flat table (one provider per host, no devices) answering in the same
-    order as the engine; kept because it needs no snapshot (it is not
-    faster than ``engine`` any more, see docs/insight.md).
+    Flat hosts only (one provider each, no devices): per request shape a
+    sorted list of the hosts with room, updated on each claim and release,
+    so an answer costs the ``limit`` it returns rather than a pass over
+    every host (:mod:`nimbus.simulator.memory`). The same candidates in the
+    same order as the engine (tests/functional/test_simulator.py); the
+    fast path for large traces.
 """
 
 import os
@@ -81,7 +84,7 @@ def _known(trees, rcs):
     return rc_names, sorted(traits)
 
 
-class _Base:
+class BasePlacement:
     def __init__(self, trees):
         self.capacity = {}
         self.root = {}
@@ -109,7 +112,7 @@ class _Base:
         pass
 
 
-class EnginePlacement(_Base):
+class EnginePlacement(BasePlacement):
     def __init__(self, trees, rcs, opts):
         super().__init__(trees)
         rc_names, traits = _known(trees, rcs)
@@ -172,119 +175,7 @@ class EnginePlacement(_Base):
         return {rp: p.usages for rp, p in self.live.snapshot.providers.items()}
 
 
-class MemoryPlacement(_Base):
-    """Flat hosts only; the same candidates, in the same order, as the
-    engine gives for one unnumbered group on flat trees."""
-
-    def __init__(self, trees, rcs, opts):
-        super().__init__(trees)
-        if any(len(tree) > 1 for tree in trees):
-            raise ValueError(
-                '--placement memory takes hosts without devices; use '
-                '--placement engine'
-            )
-        self.traits = {tree[0][0]: sorted(tree[0][4]) for tree in trees}
-        self.order = sorted(self.capacity)
-        self.used = {rp: {} for rp in self.order}
-        self.options = opts
-        rank = {rc: i for i, rc in enumerate(os_resource_classes.STANDARDS)}
-        self.rcs = {
-            rp: sorted(cap, key=lambda rc: rank.get(rc, len(rank)))
-            for rp, cap in self.capacity.items()
-        }
-
-    def _query(self, params):
-        want, required, forbidden, limit = {}, set(), set(), None
-        for key, value in params:
-            if key == 'resources':
-                for part in value.split(','):
-                    rc, _, n = part.partition(':')
-                    want[rc] = int(n)
-            elif key == 'root_required':
-                for t in value.split(','):
-                    (forbidden if t.startswith('!') else required).add(
-                        t.lstrip('!')
-                    )
-            elif key == 'limit':
-                limit = int(value)
-            else:
-                raise ValueError(
-                    '--placement memory cannot answer %s=; use '
-                    '--placement engine' % key
-                )
-        return want, required, forbidden, limit
-
-    def get_allocation_candidates(self, ctxt, params):
-        want, required, forbidden, limit = self._query(params)
-        opts = self.options
-        stops = [s for s in (limit, opts.max_allocation_candidates) if s >= 0]
-        stop = min(stops) if stops else None
-        fits = []
-        for rp in self.order:
-            cap, used = self.capacity[rp], self.used[rp]
-            traits = self.traits[rp]
-            if any(
-                rc not in cap or used.get(rc, 0) + n > cap[rc]
-                for rc, n in want.items()
-            ):
-                continue
-            if not required.issubset(traits) or forbidden.intersection(traits):
-                continue
-            fits.append(rp)
-        if opts.randomize_allocation_candidates:
-            opts.rng.shuffle(fits)
-        if stop is not None:
-            fits = fits[:stop]
-        if opts.randomize_allocation_candidates:
-            opts.rng.shuffle(fits)
-        resources = dict(sorted(want.items()))
-        return {
-            'allocation_requests': [
-                {
-                    'allocations': {rp: {'resources': dict(resources)}},
-                    'mappings': {'': [rp]},
-                }
-                for rp in fits
-            ],
-            'provider_summaries': {rp: self._summary(rp) for rp in fits},
-        }
-
-    def _summary(self, rp):
-        cap, used = self.capacity[rp], self.used[rp]
-        return {
-            'resources': {
-                rc: {'capacity': cap[rc], 'used': used.get(rc, 0)}
-                for rc in self.rcs[rp]
-            },
-            'traits': list(self.traits[rp]),
-            'parent_provider_uuid': None,
-            'root_provider_uuid': rp,
-        }
-
-    def claim_resources(self, ctxt, consumer, areq, project_id, user_id):
-        wanted = self._resources(areq)
-        for rp, res in wanted.items():
-            cap, used = self.capacity[rp], self.used[rp]
-            if any(used.get(rc, 0) + n > cap[rc] for rc, n in res.items()):
-                return False
-        for rp, res in wanted.items():
-            used = self.used[rp]
-            for rc, n in res.items():
-                used[rc] = used.get(rc, 0) + n
-        self.allocations[consumer] = wanted
-        return True
-
-    def remove_allocations(self, ctxt, consumer):
-        for rp, res in self.allocations.pop(consumer, {}).items():
-            used = self.used[rp]
-            for rc, n in res.items():
-                used[rc] -= n
-
-    def usage(self):
-        return self.used
-
-
-class ApiPlacement(_Base):
+class ApiPlacement(BasePlacement):
     """Placement's REST application on a SQLite file, in process."""
 
     def __init__(self, trees, rcs, opts):
@@ -389,9 +280,11 @@ class ApiPlacement(_Base):
 
 
 def make(backend, trees, rcs, opts):
+    from nimbus.simulator import memory
+
     cls = {
         'engine': EnginePlacement,
         'api': ApiPlacement,
-        'memory': MemoryPlacement,
+        'memory': memory.MemoryPlacement,
     }[backend]
     return cls(trees, rcs, opts)
