@@ -6,12 +6,16 @@ moved, 40-80 ms for 10,000 hosts. The simulator owns its snapshot alone
 (one thread, no other reader), so after each claim or release it patches
 just what depends on the usage of the providers involved: the provider's
 usages, ``fit``, its entries of ``by_rc``, its summary's resources, its
-serialised summaries, and the search memo (cleared). The result equals a
+serialised summaries, and the search memo: the engine's lists of
+providers with room for an amount of a class (``('fit', rc, amount)``)
+gain or lose this provider, every other memo entry is dropped. The result
+equals a
 snapshot built afresh from the same providers
 (tests/unit/simulator/test_live.py checks it field by field and by the
 candidates it answers).
 """
 
+import bisect
 import dataclasses
 
 from nimbus.placement.candidates import model
@@ -50,6 +54,9 @@ class LiveSnapshot:
         fit = dict(snap.fit[rp])
         for rc in deltas:
             free, lo, hi, step, cap, _used = fit[rc]
+            self._memo_fit(
+                rp, old.root_uuid, rc, free, cap - usages.get(rc, 0)
+            )
             used = usages.get(rc, 0)
             fit[rc] = (cap - used, lo, hi, step, cap, used)
             rows = snap.by_rc[rc]
@@ -63,4 +70,40 @@ class LiveSnapshot:
         )
         for frags in snap.fragments.values():
             frags.pop(rp, None)
-        snap.memo.clear()
+        memo = snap.memo
+        for key in [k for k in memo if k[0] != 'fit']:
+            del memo[key]
+
+    def _memo_fit(self, rp, root, rc, was_free, now_free):
+        """Keep the memo's ``('fit', rc, amount)`` entries - ``(pairs,
+        by_anchor)``: the sorted ``(root, uuid)`` of the providers with
+        room, and ``dict(pairs)`` - true to ``rp``'s new free amount."""
+        snap = self.snapshot
+        _free, lo, hi, step, _cap, _used = snap.fit[rp][rc]
+        for key, value in snap.memo.items():
+            if key[0] != 'fit' or key[1] != rc:
+                continue
+            pairs, by_anchor = value
+            amount = key[2]
+            if not lo <= amount <= hi or amount % step:
+                continue
+            was, now = amount <= was_free, amount <= now_free
+            if was == now:
+                continue
+            entry = (root, rp)
+            at = bisect.bisect_left(pairs, entry)
+            if now:
+                pairs.insert(at, entry)
+            else:
+                del pairs[at]
+            # dict(pairs): each root maps to its last provider with room
+            first = bisect.bisect_left(pairs, (root,))
+            last = None
+            for r, u in pairs[first:]:
+                if r != root:
+                    break
+                last = u
+            if last is None:
+                by_anchor.pop(root, None)
+            else:
+                by_anchor[root] = last

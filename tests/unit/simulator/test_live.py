@@ -20,6 +20,9 @@ QUERIES = [
         'group_policy': ['none'],
     },
     {'resources_device_profile_0': ['PGPU:1'], 'limit': ['3']},
+    # unfiltered: the engine uses its memo of providers with room as is
+    {'resources': ['VCPU:2,MEMORY_MB:4096']},
+    {'resources': ['FPGA:1,VCPU:1']},
 ]
 
 
@@ -91,6 +94,12 @@ def test_patched_snapshot_equals_a_fresh_one():
             ) == candidates.get_allocation_candidates_json(
                 fresh, query, (1, 39), opts
             )
+        # the engine's lists of providers with room, patched, equal the
+        # ones the fresh snapshot computed
+        patched = live_snap.snapshot.memo
+        for key, value in fresh.memo.items():
+            if key[0] == 'fit' and key in patched:
+                assert patched[key] == value, key
     assert held, 'the walk claimed nothing'
 
 
