@@ -15,7 +15,8 @@ for that many devices of each class, one device-profile group per device
 a profile whose groups are in the accelerator service's device-profile
 format (``[{"resources:FPGA": "1", "trait:CUSTOM_FPGA_SIM": "required"}]``):
 the built-in ``fpga`` and ``gpu`` (one FPGA, one PGPU) or one from
-``--profiles FILE`` (a JSON object, name -> groups).
+``--profiles FILE`` (a JSON object, name -> groups); ``"device_groups":
+[...]`` gives such groups inline (what the recorder writes).
 """
 
 import json
@@ -77,6 +78,10 @@ def _accelerator_groups(item, known):
         if isinstance(count, bool) or not isinstance(count, int):
             raise ValueError('accelerators: %s count is not an integer' % rc)
         groups.extend({'resources:%s' % rc: '1'} for _ in range(count))
+    inline = item.get('device_groups') or []
+    if not isinstance(inline, list):
+        raise ValueError('device_groups: a list of device-profile groups')
+    groups.extend(inline)
     name = item.get('device_profile')
     if name is not None:
         if name not in known:

@@ -135,14 +135,37 @@ def test_recorder_makes_a_trace(tmp_path):
             },
             now=101.5,
         )
+        rec.record(
+            {
+                'flavor': {'name': 'm1.small'},
+                'num_instances': 1,
+                'request_groups': {
+                    'resources': 'DISK_GB:20,MEMORY_MB:2048,VCPU:1',
+                    'resources_device_profile_0': 'FPGA:1',
+                    'required_device_profile_0': 'CUSTOM_FPGA_SIM',
+                    'root_required': 'COMPUTE_ACCELERATORS',
+                    'limit': '1000',
+                },
+            },
+            now=102.0,
+        )
     arrivals = trace.read(str(path))
     assert [(a['t'], a['flavor']) for a in arrivals] == [
         (0.0, 'm1.small'),
         (0.0, 'm1.small'),
         (1.5, 'm1.large'),
+        (2.0, 'm1.small'),
     ]
     assert arrivals[2]['policy'] == 'anti-affinity'
-    assert engine.Simulation(3).run(arrivals)['placed'] == 3
+    assert arrivals[3]['device_groups'] == [
+        {'resources:FPGA': '1', 'trait:CUSTOM_FPGA_SIM': 'required'}
+    ]
+    spec = hosts_mod.parse_host_spec('devices=FPGA:1,device_hosts=0.5')
+    sim = engine.Simulation(4, host_spec=spec)
+    assert sim.run(arrivals)['placed'] == 4
+    device_hosts = {'host-%d' % i for i in range(4) if spec.has_devices(i, 4)}
+    assert device_hosts == {'host-1', 'host-3'}
+    assert sim.decisions[3] in device_hosts
 
 
 def _run(backend, arrivals, hosts=8, **kw):
