@@ -38,9 +38,11 @@ class MemoryPlacement(placement_mod.BasePlacement):
             for rp, cap in self.capacity.items()
         }
         self.shapes = {}  # (want, required, forbidden) -> sorted indexes
-        # rp -> its provider summary, until its usage changes (the
-        # scheduler only reads summaries)
+        # rp -> its provider summary, until its usage changes, and
+        # (resources, rp) -> its allocation request: the scheduler only
+        # reads them
         self.summaries = {}
+        self.areqs = {}
 
     @staticmethod
     def _query(params):
@@ -116,17 +118,18 @@ class MemoryPlacement(placement_mod.BasePlacement):
         else:
             picked = hosts[:stop] if stop is not None else list(hosts)
         order = self.order
-        resources = dict(shape[0])
-        cached = self.summaries
+        want = shape[0]
+        cached, cached_areqs = self.summaries, self.areqs
         areqs, summaries = [], {}
         for i in picked:
             rp = order[i]
-            areqs.append(
-                {
-                    'allocations': {rp: {'resources': dict(resources)}},
+            areq = cached_areqs.get((want, rp))
+            if areq is None:
+                areq = cached_areqs[want, rp] = {
+                    'allocations': {rp: {'resources': dict(want)}},
                     'mappings': {'': [rp]},
                 }
-            )
+            areqs.append(areq)
             summary = cached.get(rp)
             if summary is None:
                 summary = cached[rp] = self._summary(rp)
