@@ -21,11 +21,17 @@ from nimbus.scheduler import driver as driver_mod
 from nimbus.scheduler import exception
 from nimbus.scheduler import host_manager
 from nimbus.simulator import hosts as hosts_mod
+from nimbus.simulator import memory
 from nimbus.simulator import metrics
 from nimbus.simulator import placement as placement_mod
 from nimbus.simulator import trace as trace_mod
 
 GC_EVERY = 2000
+BACKENDS = {
+    'engine': placement_mod.EnginePlacement,
+    'api': placement_mod.ApiPlacement,
+    'memory': memory.MemoryPlacement,
+}
 PRESETS = {
     'spread': {},
     'stack': {
@@ -98,8 +104,7 @@ class Simulation:
             host_manager.InMemoryHostInfoSource(nodes, services, [], {}, []),
         )
         self.hm.refresh()
-        self.placement = placement_mod.make(
-            backend,
+        self.placement = BACKENDS[backend](
             trees,
             hosts_mod.resource_classes(self.spec),
             placement_mod.options(placement_settings, seed),

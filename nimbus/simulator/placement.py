@@ -40,7 +40,6 @@ from nimbus.placement import candidates
 from nimbus.simulator import live
 
 MICROVERSION = (1, 39)
-BACKENDS = ('engine', 'api', 'memory')
 PLACEMENT_OPTIONS = {
     'max_allocation_candidates': int,
     'randomize_allocation_candidates': lambda v: (
@@ -277,14 +276,3 @@ class ApiPlacement(BasePlacement):
     def close(self):
         self._direct.__exit__(None, None, None)
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def make(backend, trees, rcs, opts):
-    from nimbus.simulator import memory
-
-    cls = {
-        'engine': EnginePlacement,
-        'api': ApiPlacement,
-        'memory': memory.MemoryPlacement,
-    }[backend]
-    return cls(trees, rcs, opts)
