@@ -65,6 +65,14 @@ def options(settings=None, seed=0):
                 % (name, ', '.join(sorted(PLACEMENT_OPTIONS)))
             )
         setattr(opts, name, PLACEMENT_OPTIONS[name](value))
+    if opts.allocation_candidates_generation_strategy not in (
+        'depth-first',
+        'breadth-first',
+    ):
+        raise ValueError(
+            'placement.allocation_candidates_generation_strategy: '
+            'depth-first or breadth-first'
+        )
     return opts
 
 

@@ -333,6 +333,15 @@ def test_cli_errors(capsys):
     for argv, message in (
         (['--plot', 'x'], '--plot goes with --compare'),
         (['--host-spec', 'cores=2'], 'bad --host-spec item'),
+        (['--weighers', 'nope.x=1'], 'bad scheduler setting'),
+        (['--weighers', 'placement.bogus=1'], 'unknown placement option'),
+        (
+            [
+                '--weighers',
+                'placement.allocation_candidates_generation_strategy=up',
+            ],
+            'depth-first or breadth-first',
+        ),
         (
             ['--placement', 'memory', '--host-spec', 'devices=FPGA:1'],
             'without devices',
