@@ -23,7 +23,6 @@ from nimbus.scheduler import testing
 NAMESPACE = uuidlib.UUID('5f0c2a1e-7d3b-4a8e-9c61-2b7f4d3e9a10')
 BASE_RCS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 ACCELERATOR_TRAIT = 'COMPUTE_ACCELERATORS'
-DEFAULT = 'vcpus=32,ram=131072,disk=2000,cpu_ratio=4'
 
 
 def device_trait(rc):
