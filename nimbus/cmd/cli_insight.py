@@ -51,10 +51,34 @@ def format_line(payload):
     return text
 
 
+def device_groups(request_groups):
+    """The device-profile groups of a decision's placement query (its
+    suffixed groups: ``resources_<suffix>``, ``required_<suffix>``) in the
+    device-profile format a simulator trace takes."""
+    query = request_groups or {}
+    out = []
+    for key in sorted(query):
+        if not key.startswith('resources_'):
+            continue
+        suffix = key[len('resources') :]
+        group = {}
+        for part in str(query[key]).split(','):
+            rc, _, amount = part.partition(':')
+            group['resources:' + rc] = amount
+        for trait in str(query.get('required' + suffix) or '').split(','):
+            if trait:
+                group['trait:' + trait.lstrip('!')] = (
+                    'forbidden' if trait.startswith('!') else 'required'
+                )
+        out.append(group)
+    return out
+
+
 class TraceRecorder:
     """Turns decisions into a simulator trace (``nimbus simulate --trace``):
     one arrival per requested instance, ``t`` in seconds since the first
-    decision, lifetimes unknown (null: they stay)."""
+    decision, lifetimes unknown (null: they stay), accelerator requests as
+    ``device_groups``."""
 
     def __init__(self, out):
         self.out = out
@@ -76,6 +100,9 @@ class TraceRecorder:
             if payload.get('instance_group'):
                 item['group'] = payload.get('request_id')
                 item['policy'] = payload['instance_group']
+            groups = device_groups(payload.get('request_groups'))
+            if groups:
+                item['device_groups'] = groups
             self.out.write(json.dumps(item, sort_keys=True) + '\n')
         self.out.flush()
 

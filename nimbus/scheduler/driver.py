@@ -37,13 +37,20 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
     summaries = body.get('provider_summaries', {})
     order, areqs = [], {}
     for areq in body.get('allocation_requests', []):
-        rps = list(areq.get('allocations', {}))
-        if not rps:
-            continue
-        roots = [root_of(summaries, rp) for rp in rps]
-        root = roots[0]
-        if is_host is not None and len(set(roots)) > 1:
-            root = next((r for r in roots if is_host(r)), root)
+        allocs = areq.get('allocations', {})
+        if len(allocs) == 1:
+            # one provider (a flat host): its root, without the lists
+            (rp,) = allocs
+            summary = summaries.get(rp)
+            root = (summary and summary.get('root_provider_uuid')) or rp
+        else:
+            rps = list(allocs)
+            if not rps:
+                continue
+            roots = [root_of(summaries, rp) for rp in rps]
+            root = roots[0]
+            if is_host is not None and len(set(roots)) > 1:
+                root = next((r for r in roots if is_host(r)), root)
         entry = areqs.get(root)
         if entry is None:
             areqs[root] = [areq]

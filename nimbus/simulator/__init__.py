@@ -1,2 +1,3 @@
 """A scheduling simulator: replays an arrival trace through the real
-scheduler (filters, weighers, selection) in process. See docs/insight.md."""
+scheduler (filters, weighers, selection) and placement's allocation
+candidate engine, in process. See docs/insight.md."""
