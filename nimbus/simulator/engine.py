@@ -214,7 +214,7 @@ class Simulation:
                 window[1] += 1
                 continue
             placed += 1
-            self.decisions.append(result[0][0]['service_host'])
+            self.decisions.append(result[0][0].service_host)
             if item.get('lifetime') is not None:
                 heapq.heappush(
                     departures,
