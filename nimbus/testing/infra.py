@@ -145,7 +145,11 @@ def _fresh_database(server, kind):
     name = 'nimbus_test_%s' % uuid.uuid4().hex[:10]
     admin_url = server + ('/postgres' if kind == 'postgresql' else '/')
     try:
-        engine = sa.create_engine(admin_url, isolation_level='AUTOCOMMIT')
+        # pool_pre_ping: the cleanup's pooled connection may have died with
+        # a database server restarted by a fault test in between.
+        engine = sa.create_engine(
+            admin_url, isolation_level='AUTOCOMMIT', pool_pre_ping=True
+        )
         with engine.connect() as conn:
             conn.exec_driver_sql('CREATE DATABASE %s' % name)
     except Exception as exc:  # the server is down or refuses us
