@@ -57,12 +57,15 @@ def oslo_log_file(tmp_path):
         },
     )
     secrets.setup_logging(conf)
-    # A daemon starts with fresh loggers; in this worker an earlier test may
-    # have run a library's logging.config.fileConfig (keystone's migrations
-    # do), which disables every logger that existed then.
-    for logger in logging.Logger.manager.loggerDict.values():
+    # A daemon starts with fresh loggers. In this worker an earlier test may
+    # have run the `nimbus` CLI in process (its oslo.log setup quiets the
+    # `nimbus` logger to WARNING) or a library's logging.config.fileConfig
+    # (which disables every logger that existed then).
+    for name, logger in logging.Logger.manager.loggerDict.items():
         if isinstance(logger, logging.Logger):
             logger.disabled = False
+            if name == 'nimbus' or name.startswith('nimbus.'):
+                logger.setLevel(logging.NOTSET)
     yield path
     for handler in list(root.handlers):
         root.removeHandler(handler)
