@@ -53,9 +53,10 @@ test: $(VENV)/.installed-test lint
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full" $(PYTEST_ARGS) tests
 
-# The whole fault table (tests/faults): kill -9 of every daemon kind, a
-# frozen compute, RabbitMQ and MariaDB restarts, 200 boots each; about 15
-# minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
+# The whole fault table (tests/faults): kill -9 of every daemon kind
+# (accelerator API and agent included), a frozen compute, a compute cut off
+# from RabbitMQ, a slow compute, build casts sent twice, RabbitMQ and
+# MariaDB restarts, 200 boots each; about 20 minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
 test-faults: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
 

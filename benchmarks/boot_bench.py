@@ -15,6 +15,14 @@ Phases:
   seconds each daemon spent;
 - a ``--multi``-instance multi-create: seconds until all are ACTIVE.
 
+Before the first rate the cloud idles ``--idle`` seconds with the watcher
+running: the CPU each daemon spends then (heartbeats, resource reports,
+the watcher's polling) is the background, reported per second and taken
+out of each rate's figures to give the CPU milliseconds one boot costs in
+each daemon. ``--profile DIR`` runs ``py-spy record`` (when installed) on
+every daemon during each rate and writes ``<daemon>-<rate>.txt``
+(collapsed stacks) and a summary of the top functions per daemon.
+
 A watcher lists ``GET /servers/detail?changes-since=...`` every 0.2 s and
 notes when each server is first seen ACTIVE or ERROR, so the time to ACTIVE
 is accurate to about 0.2 s. The figures depend on how loaded the machine
@@ -22,6 +30,8 @@ is: run it on a quiet one.
 
     .venv/bin/python benchmarks/boot_bench.py [--hosts 1000]
         [--rates 25 50 100] [--duration 10] [--multi 1000]
+        [--idle 10] [--profile DIR] [--database mysql|postgresql]
+        [--placement-results N]
         [--all-in-one] [--json FILE]
 """
 
@@ -38,6 +48,10 @@ import threading
 import time
 
 import psutil
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import stacks  # noqa: E402  (benchmarks/stacks.py)
 
 from nimbus.allinone.client import ComputeClient
 from nimbus.testing import daemons
@@ -121,10 +135,51 @@ def _cpu(processes):
     return out
 
 
-def run_rate(api, watcher, flavor, image, rate, duration, processes, timeout):
+def run_idle(seconds, processes):
+    """CPU seconds per second each daemon spends with no boot running."""
+    before = _cpu(processes)
+    began = time.monotonic()
+    time.sleep(seconds)
+    after = _cpu(processes)
+    elapsed = time.monotonic() - began
+    return {
+        name: round((after[name] - before[name]) / elapsed, 3)
+        for name in processes
+    }
+
+
+def per_boot(cpu_s, background, elapsed, boots):
+    """CPU ms one boot costs in each daemon: the phase's CPU less the
+    background rate over the phase, over the boots that went ACTIVE."""
+    if not boots:
+        return {}
+    return {
+        name: round(
+            max(0.0, cpu_s[name] - background.get(name, 0.0) * elapsed)
+            * 1000
+            / boots,
+            1,
+        )
+        for name in cpu_s
+    }
+
+
+def run_rate(
+    api,
+    watcher,
+    flavor,
+    image,
+    rate,
+    duration,
+    processes,
+    timeout,
+    background=None,
+    profile=None,
+):
     count = max(1, int(rate * duration))
     submitted = {}
     errors = []
+    recorders = stacks.record(processes, profile, str(rate))
     cpu_before = _cpu(processes)
     began = time.monotonic()
 
@@ -153,6 +208,12 @@ def run_rate(api, watcher, flavor, image, rate, duration, processes, timeout):
     latencies = [d[1] - submitted[u] for u, d in active.items()]
     last = max((d[1] for d in active.values()), default=began)
     cpu_after = _cpu(processes)
+    elapsed = time.monotonic() - began
+    stacks.finish(recorders)
+    cpu_s = {
+        name: round(cpu_after[name] - cpu_before[name], 1)
+        for name in processes
+    }
     return {
         'offered_per_s': rate,
         'requests': count,
@@ -166,14 +227,18 @@ def run_rate(api, watcher, flavor, image, rate, duration, processes, timeout):
         ),
         'p50_s': round(_percentile(latencies, 0.5) or 0, 2),
         'p99_s': round(_percentile(latencies, 0.99) or 0, 2),
-        'cpu_s': {
-            name: round(cpu_after[name] - cpu_before[name], 1)
-            for name in processes
-        },
+        'elapsed_s': round(elapsed, 1),
+        'cpu_s': cpu_s,
+        'cpu_ms_per_boot': per_boot(
+            cpu_s, background or {}, elapsed, len(active)
+        ),
     }
 
 
-def run_multi(api, watcher, flavor, image, count, processes, timeout):
+def run_multi(
+    api, watcher, flavor, image, count, processes, timeout, profile=None
+):
+    recorders = stacks.record(processes, profile, 'multi')
     cpu_before = _cpu(processes)
     began = time.monotonic()
     api.create_server('mc', flavor, image, min_count=count, max_count=count)
@@ -186,11 +251,17 @@ def run_multi(api, watcher, flavor, image, count, processes, timeout):
     done = watcher.named('mc-')
     active = [d for d in done.values() if d[0] == 'ACTIVE']
     cpu_after = _cpu(processes)
+    stacks.finish(recorders)
+    times = [d[1] for d in active]
     return {
         'instances': count,
         'request_s': round(accepted, 2),
         'active': len(active),
         'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
+        'first_active_s': round(min(times) - began, 1) if times else None,
+        'half_active_s': round(_percentile(times, 0.5) - began, 1)
+        if times
+        else None,
         'all_active_s': round(
             max((d[1] for d in active), default=began) - began, 1
         )
@@ -203,6 +274,13 @@ def run_multi(api, watcher, flavor, image, count, processes, timeout):
     }
 
 
+def _listing(values, fmt='%.1f'):
+    return ', '.join(
+        ('%s ' + fmt) % kv
+        for kv in sorted(values.items(), key=lambda kv: -kv[1])
+    )
+
+
 def _wait_hosts(api, count, timeout, running=()):
     def up():
         hypervisors = api.get('/os-hypervisors/detail')['hypervisors']
@@ -211,7 +289,23 @@ def _wait_hosts(api, count, timeout, running=()):
     daemons.wait_for(up, timeout, '%d hosts to report' % count, running)
 
 
-def daemon_cloud(workdir, hosts, cleanups):
+def _options(placement_results=None):
+    """The cloud's common options; ``placement_results``: the scheduler's
+    ``max_placement_results`` (placement shuffling its candidates, as
+    Nova's guidance for large clouds pairs them), else the default."""
+    options = {
+        'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
+        'api': {'max_instances_per_request': 10000},
+    }
+    if placement_results:
+        options['scheduler'] = {'max_placement_results': placement_results}
+        options['placement'] = {'randomize_allocation_candidates': 'true'}
+    return options
+
+
+def daemon_cloud(
+    workdir, hosts, cleanups, database='mysql', placement_results=None
+):
     def fresh(make):
         try:
             url, cleanup = make()
@@ -222,7 +316,7 @@ def daemon_cloud(workdir, hosts, cleanups):
 
     api_bus, bus1, bus2 = (fresh(infra.rabbit_vhost) for _ in range(3))
     databases = {
-        name: fresh(infra.mysql_database)
+        name: fresh(lambda: infra.database(database))
         for name in ('api', 'cell0', 'cell1', 'cell2', 'placement')
     }
     cloud = daemons.DaemonCloud(
@@ -232,11 +326,11 @@ def daemon_cloud(workdir, hosts, cleanups):
         databases,
         hosts=0,
         more_cells={'cell2': (bus2, databases['cell2'])},
-        common_options={
-            'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
-            'api': {'max_instances_per_request': 10000},
-        },
+        common_options=_options(placement_results),
     )
+    # Stopped with the other cleanups (first: they run in reverse), also
+    # when the hosts never come up and no cloud is returned.
+    cleanups.append(cloud.stop)
     cloud.prepare()
     cloud.start()
     cloud.start_simulated('c1', hosts // 2, cell='cell1')
@@ -248,7 +342,7 @@ def daemon_cloud(workdir, hosts, cleanups):
     return cloud, api, processes
 
 
-def all_in_one(workdir, hosts):
+def all_in_one(workdir, hosts, start_timeout=300):
     port = daemons.free_port()
     log = open(os.path.join(workdir, 'all-in-one.out'), 'w')
     process = subprocess.Popen(
@@ -280,19 +374,39 @@ def all_in_one(workdir, hosts):
         except Exception:
             return False
 
-    daemons.wait_for(answers, 300, 'all-in-one to answer', [])
-    _wait_hosts(api, hosts, 300)
+    try:
+        daemons.wait_for(answers, start_timeout, 'all-in-one to answer', [])
+        _wait_hosts(api, hosts, start_timeout)
+    except BaseException:
+        # Not returned to main's cleanup: stopped here (a run that timed
+        # out left its all-in-one running).
+        process.terminate()
+        process.wait(timeout=60)
+        raise
     return process, api, {'all-in-one': process.pid}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
-    parser.add_argument('--rates', type=int, nargs='+', default=[25, 50, 100])
+    parser.add_argument('--rates', type=int, nargs='*', default=[25, 50, 100])
     parser.add_argument('--duration', type=float, default=10.0)
     parser.add_argument('--multi', type=int, default=1000)
     parser.add_argument('--timeout', type=float, default=300.0)
+    parser.add_argument(
+        '--start-timeout',
+        type=float,
+        default=300.0,
+        help='seconds the all-in-one may take to answer, and again for '
+        'its hosts to report',
+    )
     parser.add_argument('--all-in-one', action='store_true')
+    parser.add_argument(
+        '--database', choices=('mysql', 'postgresql'), default='mysql'
+    )
+    parser.add_argument('--placement-results', type=int)
+    parser.add_argument('--idle', type=float, default=10.0)
+    parser.add_argument('--profile')
     parser.add_argument('--json')
     args = parser.parse_args(argv)
     # A SIGTERM (timeout(1), pkill) unwinds through the finally below, so
@@ -300,12 +414,26 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cleanups = []
     workdir = tempfile.mkdtemp(prefix='nimbus-boot-bench-')
-    cloud = process = None
+    process = None
     try:
         if args.all_in_one:
-            process, api, processes = all_in_one(workdir, args.hosts)
+            began = time.monotonic()
+            process, api, processes = all_in_one(
+                workdir, args.hosts, args.start_timeout
+            )
+            print(
+                'all-in-one: %d hosts up in %.0f s'
+                % (args.hosts, time.monotonic() - began),
+                flush=True,
+            )
         else:
-            cloud, api, processes = daemon_cloud(workdir, args.hosts, cleanups)
+            cloud, api, processes = daemon_cloud(
+                workdir,
+                args.hosts,
+                cleanups,
+                args.database,
+                args.placement_results,
+            )
         # Nova's default quotas (10 instances) would cap the load.
         api._call(
             'PUT',
@@ -319,8 +447,19 @@ def main(argv=None):
         result = {
             'mode': 'all-in-one' if args.all_in_one else 'daemons',
             'hosts': args.hosts,
+            'placement_results': args.placement_results,
+            'workdir': workdir,
             'rates': [],
         }
+        background = {}
+        if args.idle > 0:
+            background = run_idle(args.idle, processes)
+            result['idle_cpu_s_per_s'] = background
+            print(
+                'idle (watcher polling): cpu s per s: %s (total %.2f)'
+                % (_listing(background, '%.3f'), sum(background.values())),
+                flush=True,
+            )
         for rate in args.rates:
             row = run_rate(
                 api,
@@ -331,6 +470,8 @@ def main(argv=None):
                 args.duration,
                 processes,
                 args.timeout,
+                background,
+                args.profile,
             )
             result['rates'].append(row)
             print(
@@ -347,16 +488,16 @@ def main(argv=None):
                 ),
                 flush=True,
             )
-            print(
-                '    cpu s: '
-                + ', '.join(
-                    '%s %.1f' % kv
-                    for kv in sorted(
-                        row['cpu_s'].items(), key=lambda kv: -kv[1]
-                    )
-                ),
-                flush=True,
-            )
+            print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
+            if row['cpu_ms_per_boot']:
+                print(
+                    '    cpu ms per boot (less idle): %s (total %.1f)'
+                    % (
+                        _listing(row['cpu_ms_per_boot']),
+                        sum(row['cpu_ms_per_boot'].values()),
+                    ),
+                    flush=True,
+                )
         if args.multi:
             row = run_multi(
                 api,
@@ -366,20 +507,24 @@ def main(argv=None):
                 args.multi,
                 processes,
                 args.timeout,
+                args.profile,
             )
             result['multi_create'] = row
             print(
-                'multi-create of %d: request %.2f s, all ACTIVE in %s s '
-                '(%d active, %d error)'
+                'multi-create of %d: request %.2f s, first ACTIVE at %s s, '
+                'half at %s s, all ACTIVE in %s s (%d active, %d error)'
                 % (
                     args.multi,
                     row['request_s'],
+                    row['first_active_s'],
+                    row['half_active_s'],
                     row['all_active_s'],
                     row['active'],
                     row['error'],
                 ),
                 flush=True,
             )
+            print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
         watcher.stop()
         if args.json:
             with open(args.json, 'w') as f:
@@ -389,8 +534,6 @@ def main(argv=None):
         print('unavailable: %s' % exc, file=sys.stderr)
         return 2
     finally:
-        if cloud is not None:
-            cloud.stop()
         if process is not None:
             process.terminate()
             process.wait(timeout=60)

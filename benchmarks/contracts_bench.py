@@ -18,6 +18,11 @@ allocation request of three providers), with:
   of its ``obj_to_primitive``; its wire form is its own envelope), when
   oslo.versionedobjects is installed.
 
+The contracts off the scheduler's path (an Instance of
+``build_and_run_instance``, a full ComputeNodeRecord of the periodic
+report, an InstanceInfo cache event) are timed as dataclasses against the
+dict they replaced (``dict(d)``: a shallow copy).
+
 Microseconds per conversion (best of ``--repeat`` runs of ``--number``).
 """
 
@@ -26,6 +31,9 @@ import json
 import sys
 import timeit
 
+from nimbus.common.objects import ComputeNodeRecord
+from nimbus.common.objects import Instance
+from nimbus.common.objects import InstanceInfo
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
 from nimbus.scheduler import testing
@@ -45,6 +53,58 @@ SELECTION = {
     },
     'allocation_request_version': '1.39',
     'limits': {},
+}
+
+INSTANCE = {
+    'uuid': 'u-1',
+    'display_name': 'vm-1',
+    'project_id': 'p-1',
+    'user_id': 'user-1',
+    'host': 'host-1',
+    'node': 'host-1',
+    'compute_node_uuid': 'rp-1',
+    'vm_state': 'building',
+    'task_state': 'scheduling',
+    'power_state': 0,
+    'flavor': {'name': 'm1.small', 'flavorid': '2', 'vcpus': 1},
+    'image_ref': 'img-1',
+    'availability_zone': 'nova',
+    'metadata': {'role': 'web'},
+    'accel_uuids': [],
+    'launched_at': None,
+    'created_at': '2026-11-25T12:00:00',
+    'deleted': False,
+}
+NODE = {
+    'uuid': 'rp-1',
+    'host': 'host-1',
+    'hypervisor_hostname': 'host-1',
+    'hypervisor_type': 'QEMU',
+    'hypervisor_version': 8002000,
+    'cpu_info': {'arch': 'x86_64', 'features': ['avx2']},
+    'host_ip': '10.0.0.1',
+    'vcpus': 64,
+    'memory_mb': 262144,
+    'local_gb': 2000,
+    'vcpus_used': 8,
+    'memory_mb_used': 16384,
+    'local_gb_used': 80,
+    'running_vms': 4,
+    'cpu_allocation_ratio': 16.0,
+    'ram_allocation_ratio': 1.5,
+    'disk_allocation_ratio': 1.0,
+    'supported_instances': [['x86_64', 'qemu', 'hvm']],
+    'numa_topology': {'cells': [{'id': 0, 'cpuset': [0, 1]}]},
+    'pci_stats': [],
+    'stats': {'rack': 'r1'},
+    'failed_builds': 0,
+}
+INSTANCE_INFO = {
+    'uuid': 'u-1',
+    'flavor_id': '2',
+    'group_uuid': None,
+    'image_ref': 'img-1',
+    'image_properties': {'hw_architecture': 'x86_64'},
 }
 
 
@@ -284,6 +344,22 @@ def run(number, repeat):
                 'from_us': _time(load, prim, number, repeat),
                 'to_us': _time(dump, obj, number, repeat),
             }
+    for name, kind, prim in (
+        ('Instance', Instance, INSTANCE),
+        ('ComputeNodeRecord', ComputeNodeRecord, NODE),
+        ('InstanceInfo', InstanceInfo, INSTANCE_INFO),
+    ):
+        obj = kind.from_primitive(prim)
+        results[name] = {
+            'dict': {
+                'from_us': _time(dict, prim, number, repeat),
+                'to_us': _time(dict, prim, number, repeat),
+            },
+            'dataclass': {
+                'from_us': _time(kind.from_primitive, prim, number, repeat),
+                'to_us': _time(kind.to_primitive, obj, number, repeat),
+            },
+        }
     return results
 
 
@@ -297,7 +373,7 @@ def main(argv=None):
     for name, by_lib in results.items():
         for lib, t in by_lib.items():
             print(
-                f'{name:12s} {lib:10s} from_primitive {t["from_us"]:7.2f} us'
+                f'{name:17s} {lib:10s} from_primitive {t["from_us"]:7.2f} us'
                 f'   to_primitive {t["to_us"]:7.2f} us'
             )
     if args.json:

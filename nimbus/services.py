@@ -103,11 +103,17 @@ def super_conductor_service(conf, host=None, accelerator_api=None):
         conductor, conf.conductor.workers
     )
     periodics = []
+    # One auditor (its clients and cell directory) for the recovery pass
+    # and the periodic audit: each of its own opened another placement
+    # session and another set of cell database connections.
+    checker = None
+    if conf.conductor.recovery_interval or conf.conductor.audit_interval:
+        checker = auditor(conf, accelerator_api)
     if conf.conductor.recovery_interval:
         periodics.append(
             service.Periodic(
                 conf.conductor.recovery_interval,
-                recovery_task(conf, conductor, accelerator_api),
+                recovery_task(conf, conductor, accelerator_api, checker),
                 name='recovery',
                 first=min(10, conf.conductor.recovery_interval),
             )
@@ -116,7 +122,7 @@ def super_conductor_service(conf, host=None, accelerator_api=None):
         periodics.append(
             service.Periodic(
                 conf.conductor.audit_interval,
-                audit_task(conf, accelerator_api),
+                audit_task(conf, accelerator_api, checker),
                 name='audit',
             )
         )
@@ -144,12 +150,13 @@ def auditor(conf, accelerator_api=None):
     )
 
 
-def audit_task(conf, accelerator_api=None):
-    """The super conductor's periodic audit: read-only, one log line."""
+def audit_task(conf, accelerator_api=None, checker=None):
+    """The super conductor's periodic audit: read-only, one log line.
+    ``checker``: the auditor to run (default: one of its own)."""
     from nimbus.common import context
     from nimbus.conductor import audit
 
-    checker = auditor(conf, accelerator_api)
+    checker = checker or auditor(conf, accelerator_api)
 
     def run():
         try:
@@ -166,13 +173,16 @@ def audit_task(conf, accelerator_api=None):
     return run
 
 
-def recovery_task(conf, conductor, accelerator_api=None):
+def recovery_task(conf, conductor, accelerator_api=None, checker=None):
     """The super conductor's recovery pass (see
-    :mod:`nimbus.conductor.recovery`)."""
+    :mod:`nimbus.conductor.recovery`); ``checker`` as for
+    :func:`audit_task`."""
     from nimbus.common import context
     from nimbus.conductor import recovery
 
-    pass_ = recovery.Recovery(auditor(conf, accelerator_api), conductor)
+    pass_ = recovery.Recovery(
+        checker or auditor(conf, accelerator_api), conductor
+    )
 
     def run():
         return pass_.run(context.get_admin_context())

@@ -7,6 +7,7 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.versions import MAX_VERSION
 from nimbus.api.versions import MIN_VERSION
+from nimbus.common import cells as cell_queries
 from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
@@ -89,6 +90,7 @@ def make_app(
             if accelerator is not None
             else accelerator_client.from_conf(conf)
         ),
+        cell_queries=cell_queries.CellQueries(conf.api.cell_timeout),
     )
     app = wsgi.build_app(
         handler.ROUTES + openapi.ROUTES,

@@ -35,6 +35,17 @@ API_OPTS = [
         'multi-create is a build request, a request spec and '
         'a scheduler selection, all made at once.',
     ),
+    cfg.FloatOpt(
+        'cell_timeout',
+        default=10.0,
+        min=0.1,
+        help='Seconds a request waits for a cell database (listing '
+        'servers, showing one). A cell that errors or does not answer '
+        'in time is down for that request: lists answer with the '
+        'other cells (from microversion 2.69 with minimal records of '
+        "the down cell's servers, from the API database) and a "
+        'show answers 503 (2.69: a minimal record).',
+    ),
     cfg.StrOpt(
         'compute_link_prefix',
         help='Base URL put in links instead of the request host '

@@ -83,6 +83,10 @@ ROUTES = [
     (V + '/os-hypervisors/detail', {'GET': hypervisors.detail}),
     (V + '/os-hypervisors/statistics', {'GET': hypervisors.statistics}),
     (V + '/os-hypervisors/{hypervisor_id}', {'GET': hypervisors.show}),
+    (
+        V + '/os-hypervisors/{hypervisor_id}/uptime',
+        {'GET': hypervisors.uptime},
+    ),
     # aggregates and zones
     (
         V + '/os-aggregates',
@@ -134,7 +138,10 @@ ROUTES = [
     (V + '/os-simple-tenant-usage', {'GET': tenant_usage.index}),
     (V + '/os-simple-tenant-usage/{project_id}', {'GET': tenant_usage.show}),
     (V + '/os-hosts', {'GET': hosts.index}),
-    (V + '/os-hosts/{host_name}', {'GET': hosts.show}),
+    (V + '/os-hosts/{host_name}', {'GET': hosts.show, 'PUT': hosts.update}),
+    (V + '/os-hosts/{host_name}/reboot', {'GET': hosts.reboot}),
+    (V + '/os-hosts/{host_name}/shutdown', {'GET': hosts.shutdown}),
+    (V + '/os-hosts/{host_name}/startup', {'GET': hosts.startup}),
     (
         V + '/os-hypervisors/{hypervisor_id}/search',
         {'GET': hypervisor_search.search},

@@ -126,8 +126,15 @@ def _image_operations(prefix):
 def operations():
     """``{(METHOD, path): Operation}`` of every described route."""
     ops = {
-        ('GET', V + '/servers'): Operation(query=servers.LIST_QUERY),
-        ('GET', V + '/servers/detail'): Operation(query=servers.LIST_QUERY),
+        # 503: a marker in a cell that is down (see the README's "While
+        # a cell is down"); a show of a down cell's server below 2.69.
+        ('GET', V + '/servers'): Operation(
+            query=servers.LIST_QUERY, errors=(503,)
+        ),
+        ('GET', V + '/servers/detail'): Operation(
+            query=servers.LIST_QUERY, errors=(503,)
+        ),
+        ('GET', V + '/servers/{server_id}'): Operation(errors=(503,)),
         ('POST', V + '/servers'): Operation(
             body=servers.create_schema(_LATEST),
             success=(202,),
@@ -220,6 +227,10 @@ def operations():
         ),
         ('DELETE', V + '/os-server-groups/{group_id}'): Operation(
             success=(204,)
+        ),
+        # Nova answers a quota reset with 202 and no body.
+        ('DELETE', V + '/os-quota-sets/{project_id}'): Operation(
+            success=(202,), bodiless=(202,)
         ),
         ('POST', V + '/os-server-external-events'): Operation(
             body=external_events.create_schema(_LATEST), success=(200, 207)

@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import ipaddress
 
 from oslo_log import log as logging
 
@@ -28,6 +29,9 @@ class Deps:
     placement: object = None
     accelerator: object = None
     dashboard: object = None
+    # Queries on cell databases within [api] cell_timeout
+    # (:class:`nimbus.common.cells.CellQueries`).
+    cell_queries: object = None
 
     def compute_api(self, cell):
         return self.compute_api_factory(cell)
@@ -174,20 +178,6 @@ def boolish(value, field):
     )
 
 
-def notify_scheduler(req, method, payload):
-    """Cast a cache update to the schedulers; never fails the request."""
-    api = deps(req).scheduler_api
-    func = getattr(api, method, None) if api is not None else None
-    if func is None:
-        return
-    try:
-        func(ctx(req), payload)
-    except Exception:
-        LOG.warning(
-            'Could not send %s to the schedulers', method, exc_info=True
-        )
-
-
 def json_body_any(req, schema, content_types):
     """Like :func:`nimbus.common.wsgi.json_body` for other JSON media types
     (Glance's json-patch type)."""
@@ -211,4 +201,21 @@ def validate_data(data, schema):
             400,
             'JSON does not validate: %s%s'
             % (error.message, validation.where(error)),
+        )
+
+
+def access_ip(value, field):
+    """An ``accessIPv4``/``accessIPv6`` in Nova's stored form: the
+    address as :mod:`ipaddress` writes it (IPv6 compressed, an embedded
+    IPv4 tail in hex: ``::babe:dc0c:1602``); empty stays empty. The
+    schema's format check has already refused what is not an address;
+    a 400 naming the field covers what slips past it."""
+    if not value:
+        return ''
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise bad_request(
+            'Invalid input for field/attribute %s. Value: %s. '
+            'It is not an IP address.' % (field, value)
         )

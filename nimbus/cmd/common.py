@@ -7,6 +7,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.common import config
+from nimbus.common import memtrace
 from nimbus.common import secrets
 
 
@@ -37,6 +38,8 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False):
         default_config_files=[],
     )
     secrets.setup_logging(conf)
+    # [DEFAULT] tracemalloc_frames: where memory goes, in the log
+    memtrace.setup(conf)
     if needs_bus:
         from nimbus.common import rpc
 

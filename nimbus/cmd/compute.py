@@ -7,6 +7,9 @@ credentials.
 ``--simulated-hosts N`` runs N simulated hosts instead, named
 ``<host>-0001`` ... (see :mod:`nimbus.compute.simulated`), on one bus
 connection and one worker pool.
+
+SIGHUP reloads the config files' mutable options (``[fake_driver]
+spawn_seconds``: a compute made slow, or fast again, while it runs).
 """
 
 import os
@@ -54,7 +57,7 @@ def main(argv=None):
             ),
             flush=True,
         )
-        service.run_until_signalled([computes])
+        service.run_until_signalled([computes], conf)
         return
     svc = services.compute_service(conf)
     # A service that stops itself (a reshape met in a periodic update)
@@ -65,7 +68,7 @@ def main(argv=None):
     except compute_exception.ReshapeFailed:
         rpc.cleanup_transports()
         sys.exit(1)
-    service.run_until_signalled([svc])
+    service.run_until_signalled([svc], conf)
     if svc.fatal:
         sys.exit(1)
 

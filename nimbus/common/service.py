@@ -105,27 +105,49 @@ class Periodic:
         self._stop.set()
 
 
-def run_until_signalled(services):
+def run_until_signalled(services, conf=None):
     """Start nothing; wait for SIGTERM/SIGINT, then stop ``services`` and
-    close every RPC transport of the process (RabbitMQ connections)."""
+    close every RPC transport of the process (RabbitMQ connections).
+
+    With ``conf``, SIGHUP reloads its config files: the options declared
+    ``mutable`` take their new values (oslo.config logs each change), the
+    others keep theirs until a restart."""
     done = threading.Event()
+    reload = threading.Event()
 
     def handler(signum, frame):
         LOG.info('Signal %s received; stopping', signum)
         done.set()
 
+    def on_hup(signum, frame):
+        reload.set()
+
     previous = {
         sig: signal.signal(sig, handler)
         for sig in (signal.SIGTERM, signal.SIGINT)
     }
+    if conf is not None:
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hup)
     try:
         while not done.wait(1.0):
-            pass
+            if reload.is_set():
+                reload.clear()
+                _reload(conf)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
         stop_all(services)
         rpc.cleanup_transports()
+
+
+def _reload(conf):
+    """Read the config files again (SIGHUP); a file that no longer parses
+    leaves every option as it was."""
+    LOG.info('SIGHUP: reloading the mutable options of %s', conf.config_file)
+    try:
+        conf.mutate_config_files()
+    except Exception:
+        LOG.exception('SIGHUP: the config files could not be reloaded')
 
 
 def stop_all(services):

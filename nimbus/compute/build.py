@@ -22,9 +22,11 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
+from nimbus.common.objects import ComputeNodeRecord
 from nimbus.compute import group_check
 from nimbus.compute import journal as journal_mod
 from nimbus.compute import restart
+from nimbus.compute import terminate as terminate_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -89,18 +91,19 @@ class BuildRunner:
         """
         if self.draining:
             self._hand_back(ctxt, instance, request_spec, selection, host_list)
-            self.journal.settled(instance['uuid'])
+            self.journal.settled(instance.uuid)
             return
         try:
             self._build(
                 ctxt, instance, request_spec, selection, host_list, accel_uuids
             )
         except Exception as exc:
-            LOG.exception('Build of %s broke down', instance['uuid'])
+            LOG.exception('Build of %s broke down', instance.uuid)
             try:
                 self._fail(
                     ctxt,
-                    dict(instance, node=selection.nodename),
+                    instance.uuid,
+                    selection.nodename,
                     request_spec,
                     host_list,
                     'internal error on %s: %s' % (self.host, exc),
@@ -109,41 +112,43 @@ class BuildRunner:
                 LOG.exception(
                     'Could not hand %s back to the cell conductor'
                     '; it is settled at the next start',
-                    instance['uuid'],
+                    instance.uuid,
                 )
                 return  # stays in the journal: the next start settles it
         # Not in a ``finally``: a build cut short by the process dying
         # (the fake driver's HostHalted) stays in the journal.
-        self.journal.settled(instance['uuid'])
+        self.journal.settled(instance.uuid)
 
     def taken(self, instance, request_spec, selection, host_list):
         """The RPC server took this build's message (before it is queued
-        for a worker): journal it until it is settled."""
+        for a worker): journal it until it is settled. False when the
+        build is under way here already (a duplicate message: drop it)."""
         try:
-            self.journal.taken(
-                instance['uuid'], request_spec, selection, host_list
+            return self.journal.taken(
+                instance.uuid, request_spec, selection, host_list
             )
         except Exception:  # the build check still covers a lost build
             LOG.warning(
                 'Could not journal the build of %s',
-                instance['uuid'],
+                instance.uuid,
                 exc_info=True,
             )
+            return True
 
     def _build(
         self, ctxt, instance, request_spec, selection, host_list, accel_uuids
     ):
-        uuid = instance['uuid']
+        uuid = instance.uuid
         group = request_spec.instance_group
-        group = group.to_primitive() if group is not None else {}
-        with group_check.serialised(group.get('uuid')):
+        with group_check.serialised(group.uuid if group else None):
             try:
                 group_check.check(self.conductor, ctxt, self.host, uuid, group)
             except group_check.GroupPolicyViolation as exc:
                 LOG.info('Build of %s refused on %s: %s', uuid, self.host, exc)
                 self._fail(
                     ctxt,
-                    dict(instance, node=selection.nodename),
+                    instance.uuid,
+                    selection.nodename,
                     request_spec,
                     host_list,
                     str(exc),
@@ -179,8 +184,12 @@ class BuildRunner:
                 and not self.conf.accelerator.reschedule_on_bind_failure
             ):
                 host_list = []
-            self._fail(ctxt, current, request_spec, host_list, str(exc))
+            self._fail(
+                ctxt, uuid, current.node, request_spec, host_list, str(exc)
+            )
             return
+        # The successful attempt is recorded with the swap (cell conductor
+        # RPC 1.4): one call per build instead of two.
         done = self.conductor.instance_update(
             ctxt,
             uuid,
@@ -192,6 +201,12 @@ class BuildRunner:
                 'launched_at': _now(),
             },
             expected_host=self.host,
+            build_attempt={
+                'host': self.host,
+                'node': selection.nodename or self.host,
+                'result': 'success',
+                'reason': None,
+            },
         )
         if done is None:
             # Deleted while we spawned, failed by the cell conductor's
@@ -209,22 +224,6 @@ class BuildRunner:
             self.driver.destroy(uuid)
             self._free_here(ctxt, uuid, selection)
             return
-        try:
-            self.conductor.record_build_attempt(
-                ctxt,
-                uuid,
-                self.host,
-                selection.nodename or self.host,
-                'success',
-            )
-        except Exception:
-            # The instance is ACTIVE: a lost bookkeeping record must not
-            # send a good guest down the failure path.
-            LOG.warning(
-                'Could not record the successful build of %s',
-                uuid,
-                exc_info=True,
-            )
         if self.tracker.failed_builds:
             self.tracker.failed_builds = 0
             self._report_failed_builds(ctxt)
@@ -327,7 +326,8 @@ class BuildRunner:
     def _fail(
         self,
         ctxt,
-        instance,
+        uuid,
+        node,
         request_spec,
         host_list,
         reason,
@@ -339,7 +339,6 @@ class BuildRunner:
         (BuildFailureWeigher, ``[compute]
         consecutive_build_service_disable_threshold``); ``group-policy``
         (the late group check refused it) does not."""
-        uuid = instance['uuid']
         if spawned:
             try:
                 self.driver.destroy(uuid)
@@ -347,7 +346,7 @@ class BuildRunner:
                 LOG.exception('Cleaning up the failed guest %s', uuid)
         self.placement.remove_allocations(ctxt, uuid)
         self.conductor.record_build_attempt(
-            ctxt, uuid, self.host, instance.get('node'), result, reason
+            ctxt, uuid, self.host, node, result, reason
         )
         if result == 'failed':
             self._count_failure(ctxt)
@@ -365,10 +364,12 @@ class BuildRunner:
     ):
         """A build this host did not (or no longer can) start: its claim
         here is freed and the cell conductor takes it to the next
-        alternate; not counted against the host."""
+        alternate; not counted against the host. ``instance`` is the
+        cell's record of it (an Instance, from ``instances_on_host``)."""
         self._fail(
             ctxt,
-            instance,
+            instance.uuid,
+            instance.node,
             request_spec,
             host_list,
             reason,
@@ -385,14 +386,13 @@ class BuildRunner:
             'build' % self.host
         )
         LOG.info(
-            'Handing %s back to the cell conductor: %s',
-            instance['uuid'],
-            reason,
+            'Handing %s back to the cell conductor: %s', instance.uuid, reason
         )
         try:
             self._fail(
                 ctxt,
-                dict(instance, node=selection.nodename),
+                instance.uuid,
+                selection.nodename,
                 request_spec,
                 host_list,
                 reason,
@@ -403,7 +403,7 @@ class BuildRunner:
             LOG.exception(
                 'Could not hand %s back to the cell conductor; '
                 'it is settled at the next start',
-                instance['uuid'],
+                instance.uuid,
             )
 
     def _count_failure(self, ctxt):
@@ -439,12 +439,12 @@ class BuildRunner:
         try:
             self.conductor.compute_node_update(
                 ctxt,
-                {
-                    'uuid': self.tracker.node_uuid,
-                    'host': self.host,
-                    'hypervisor_hostname': self.tracker.nodename,
-                    'failed_builds': self.tracker.failed_builds,
-                },
+                ComputeNodeRecord.of(
+                    self.tracker.node_uuid,
+                    self.host,
+                    hypervisor_hostname=self.tracker.nodename,
+                    failed_builds=self.tracker.failed_builds,
+                ),
             )
         except Exception:  # the next periodic report carries it too
             LOG.warning(
@@ -454,25 +454,8 @@ class BuildRunner:
             )
 
     def terminate(self, ctxt, instance_uuid):
-        self.driver.destroy(instance_uuid)
-        if self.accelerator is not None:
-            try:
-                self.accelerator.delete_arqs_for_instance(ctxt, instance_uuid)
-            except Exception:
-                LOG.exception('Could not delete the ARQs of %s', instance_uuid)
-        self.placement.remove_allocations(ctxt, instance_uuid)
-        self.events.clear(instance_uuid)
-        self.conductor.instance_update(
-            ctxt,
-            instance_uuid,
-            list(states.sources_of(states.DELETED)),
-            {
-                'vm_state': states.DELETED,
-                'task_state': None,
-                'deleted': True,
-                'terminated_at': _now(),
-            },
-        )
+        """See :func:`nimbus.compute.terminate.terminate`."""
+        return terminate_mod.terminate(self, ctxt, instance_uuid)
 
     def recover(self, ctxt):
         """After a restart: settle the builds that were interrupted (see

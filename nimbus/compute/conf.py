@@ -87,6 +87,19 @@ COMPUTE_OPTS = [
         help='Seconds between resource tracker updates.',
     ),
     cfg.IntOpt(
+        'provider_tree_refresh_interval',
+        default=300,
+        min=0,
+        help='Seconds the resource tracker trusts its copy of the '
+        'provider tree (inventories, traits, aggregates as placement '
+        'last had them) before reading it from placement again. In '
+        'between, a periodic update asks placement nothing and writes '
+        'only what the driver changed, and the compute node record is '
+        'sent only when it changed; a change an operator makes in '
+        'placement is seen at the next read. A failed write drops the '
+        'copy. 0 reads the tree at every update.',
+    ),
+    cfg.IntOpt(
         'arq_binding_timeout',
         default=300,
         min=1,
@@ -200,7 +213,10 @@ FAKE_DRIVER_OPTS = [
         'spawn_seconds',
         default=0.0,
         min=0.0,
-        help='How long a simulated spawn takes.',
+        mutable=True,
+        help='How long a simulated spawn takes (mutable: SIGHUP '
+        'to the compute applies a new value to the spawns that start '
+        'after it).',
     ),
     cfg.BoolOpt(
         'fail_builds',

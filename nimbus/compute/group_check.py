@@ -17,11 +17,8 @@ process), and the check and the move to ``spawning`` happen under the same
 lock, so two racing members of a group on one host cannot both pass.
 """
 
-import collections
-import contextlib
-import threading
-
 from nimbus.common import instance_states as states
+from nimbus.common import keyed_locks
 
 POLICIES = ('affinity', 'anti-affinity')
 
@@ -30,57 +27,54 @@ class GroupPolicyViolation(Exception):
     """Spawning here would break the server group's policy."""
 
 
-_locks = collections.defaultdict(threading.Lock)
-_locks_guard = threading.Lock()
+# group uuid -> [lock, holders and waiters], while a build of the group
+# holds or waits for it
+_registry = keyed_locks.KeyedLocks()
+_locks = _registry.entries
 
 
-@contextlib.contextmanager
 def serialised(group_uuid):
     """Hold the process-wide lock of ``group_uuid`` (a no-op for None)."""
-    if not group_uuid:
-        yield
-        return
-    with _locks_guard:
-        lock = _locks[group_uuid]
-    with lock:
-        yield
+    return _registry.held(group_uuid)
 
 
 def _counts(member):
     return (
-        member['vm_state'] == states.ACTIVE
-        or member['task_state'] == states.SPAWNING
+        member.vm_state == states.ACTIVE
+        or member.task_state == states.SPAWNING
     )
 
 
 def check(conductor, ctxt, host, instance_uuid, group):
     """Raise GroupPolicyViolation when ``instance_uuid`` may not spawn on
-    ``host`` given ``group`` (the request spec's ``instance_group``)."""
-    if not group or group.get('policy') not in POLICIES:
+    ``host`` given ``group`` (the request spec's ``instance_group``, an
+    InstanceGroup, or None). The members the cell conductor names are
+    Instance records (uuid, host, vm_state and task_state set)."""
+    if group is None or group.policy not in POLICIES:
         return
     members = [
         m
         for m in conductor.group_members(
-            ctxt, group['uuid'], exclude=instance_uuid
+            ctxt, group.uuid, exclude=instance_uuid
         )
         if _counts(m)
     ]
-    if group['policy'] == 'anti-affinity':
-        rules = group.get('rules') or {}
+    if group.policy == 'anti-affinity':
+        rules = group.rules or {}
         limit = int(rules.get('max_server_per_host', 1))
-        here = sorted(m['uuid'] for m in members if m['host'] == host)
+        here = sorted(m.uuid for m in members if m.host == host)
         if len(here) >= limit:
             raise GroupPolicyViolation(
                 'Anti-affinity instance group policy was violated: %s '
                 'already holds %d member(s) of group %s (%s), at most %d '
                 'allowed'
-                % (host, len(here), group['uuid'], ', '.join(here), limit)
+                % (host, len(here), group.uuid, ', '.join(here), limit)
             )
         return
-    elsewhere = sorted({m['host'] for m in members if m['host'] != host})
+    elsewhere = sorted({m.host for m in members if m.host != host})
     if elsewhere:
         raise GroupPolicyViolation(
             'Affinity instance group policy was violated: members of group '
             '%s run on %s, not on %s'
-            % (group['uuid'], ', '.join(elsewhere), host)
+            % (group.uuid, ', '.join(elsewhere), host)
         )

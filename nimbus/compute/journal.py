@@ -12,6 +12,14 @@ is settled (ACTIVE, failed, handed back). At the next start
 journal without a guest were interrupted and are handed back; those not
 in it are still in the queue and are left to build.
 
+The journal also tells a build message delivered twice (a broker
+redelivering, a sender retrying) from a new one: a build this process has
+taken and not yet settled is not taken again (:meth:`BuildJournal.taken`
+answers False), so two copies never spawn the same guest at once (the
+second one's ``BUILD -> ACTIVE`` would fail and destroy the first one's
+guest). A copy that arrives after the build settled finds the instance no
+longer building and does nothing.
+
 Written with an atomic rename and no fsync: it survives a ``kill -9`` of
 the process (the page cache stays), which is what it is for.
 """
@@ -34,6 +42,9 @@ class BuildJournal:
         )
         self._lock = threading.Lock()
         self._entries = self._load()
+        # Taken by this process and not settled yet (entries loaded from
+        # disk are a previous process's, for recover()).
+        self._running = set()
 
     def _load(self):
         try:
@@ -58,18 +69,25 @@ class BuildJournal:
         os.replace(tmp, self.path)
 
     def taken(self, uuid, request_spec, selection, host_list):
-        """The build message of ``uuid`` was taken from the queue."""
+        """The build message of ``uuid`` was taken from the queue: True,
+        or False when this process is building ``uuid`` already (the
+        message is a duplicate; nothing is written)."""
         with self._lock:
+            if uuid in self._running:
+                return False
+            self._running.add(uuid)
             self._entries[uuid] = {
                 'request_spec': request_spec,
                 'selection': selection,
                 'host_list': host_list,
             }
             self._save()
+            return True
 
     def settled(self, uuid):
         """The build of ``uuid`` is over, whatever its outcome."""
         with self._lock:
+            self._running.discard(uuid)
             if self._entries.pop(uuid, None) is not None:
                 self._save()
 

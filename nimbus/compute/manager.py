@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 
 from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base
+from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import rpcapi
@@ -66,23 +67,27 @@ class ComputeManager:
         host_list=None,
         accel_uuids=None,
     ):
-        if not isinstance(instance.get('uuid'), str):
-            raise rpc.InvalidMessage(
-                'build_and_run_instance: the instance has no uuid'
-            )
         # The contracts, converted once on arrival.
         try:
+            target = instance_obj.Instance.from_primitive(instance)
             spec = spec_obj.RequestSpec.from_primitive(request_spec)
             chosen = selection_obj.Selection.from_primitive(selection)
             alternates = selection_obj.list_from_primitive(host_list or [])
         except objects_base.MalformedPrimitive as exc:
             raise rpc.InvalidMessage('build_and_run_instance: %s' % exc)
         # Journalled as they came (primitives): a restart hands them back.
-        self.runner.taken(instance, request_spec, selection, host_list or [])
+        if not self.runner.taken(
+            target, request_spec, selection, host_list or []
+        ):
+            LOG.info(
+                'Dropped a duplicate build of %s: it is under way here',
+                target.uuid,
+            )
+            return
         self._submit(
             self.runner.build,
             ctxt,
-            instance,
+            target,
             spec,
             chosen,
             alternates,
@@ -109,6 +114,12 @@ class ComputeManager:
                 'external_instance_event: events must be dicts with a name'
             )
         self.events.deliver(instance_uuid, events)
+
+    @rpc.expose(expected=(NotImplementedError,))
+    def get_host_uptime(self, ctxt):
+        """Call: the driver's uptime string (NotImplementedError when the
+        driver cannot tell)."""
+        return self.runner.driver.get_host_uptime()
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""

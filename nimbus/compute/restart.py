@@ -40,14 +40,14 @@ def recover(runner, ctxt):
     taken = runner.journal.uuids()
     unsettled = set()  # taken builds that could not be handed back
     for instance in instances:
-        uuid = instance['uuid']
-        if instance['vm_state'] == states.DELETED:
+        uuid = instance.uuid
+        if instance.vm_state == states.DELETED:
             continue
-        if instance['task_state'] == states.DELETING:
+        if instance.task_state == states.DELETING:
             LOG.info('Finishing the delete of %s', uuid)
             runner.terminate(ctxt, uuid)
             continue
-        if instance['vm_state'] != states.BUILDING:
+        if instance.vm_state != states.BUILDING:
             continue
         if uuid in guests:
             LOG.info(
@@ -73,7 +73,7 @@ def recover(runner, ctxt):
         if entry is not None:
             if not _resume_interrupted(runner, ctxt, instance, entry):
                 unsettled.add(uuid)
-        elif instance['task_state'] == states.SPAWNING:
+        elif instance.task_state == states.SPAWNING:
             # Spawning, yet not in the journal (lost with the disk):
             # its message was taken, nothing can redo it here.
             _fail_interrupted(runner, ctxt, instance)
@@ -97,7 +97,7 @@ def _resume_interrupted(runner, ctxt, instance, entry):
     claim here is freed, the cell conductor claims the next alternate
     or fails it with a fault naming every attempt). False when the cell
     conductor could not be told."""
-    uuid = instance['uuid']
+    uuid = instance.uuid
     reason = (
         'Build interrupted: nimbus-compute on %s restarted while '
         'the instance was building' % runner.host
@@ -131,7 +131,7 @@ def _resume_interrupted(runner, ctxt, instance, entry):
 
 
 def _fail_interrupted(runner, ctxt, instance):
-    uuid = instance['uuid']
+    uuid = instance.uuid
     reason = (
         'Build interrupted: nimbus-compute on %s restarted '
         'while the instance was building' % runner.host
@@ -157,15 +157,15 @@ def _fail_interrupted(runner, ctxt, instance):
     LOG.warning('%s: %s', uuid, reason)
     runner.placement.remove_allocations(ctxt, uuid)
     runner.conductor.record_build_attempt(
-        ctxt, uuid, runner.host, instance.get('node'), 'failed', reason
+        ctxt, uuid, runner.host, instance.node, 'failed', reason
     )
 
 
 def destroy_orphans(runner, instances, guests=None):
     """Destroy guests that no live instance on this host owns.
 
-    ``instances`` is what the cell database places on this host (not
-    deleted). A guest outside it belongs to an instance deleted while
+    ``instances`` is what the cell database places on this host (live
+    Instance records). A guest outside it belongs to an instance deleted while
     this compute was down (the API deleted it locally and freed its
     allocation) or moved away: nothing may keep running for it. Its
     allocation is not touched here: it was freed by whoever deleted or
@@ -173,7 +173,7 @@ def destroy_orphans(runner, instances, guests=None):
     """
     if guests is None:
         guests = set(runner.driver.list_instances())
-    live = {i['uuid'] for i in instances if i['vm_state'] != states.DELETED}
+    live = {i.uuid for i in instances if i.vm_state != states.DELETED}
     orphans = sorted(set(guests) - live)
     for orphan in orphans:
         LOG.info(

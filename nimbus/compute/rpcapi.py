@@ -5,13 +5,14 @@ client with that cell's transport.
 
 Version history
   1.0  build_and_run_instance, terminate_instance, external_instance_event.
+  1.1  get_host_uptime (a call; os-hypervisors/{id}/uptime).
 """
 
 from nimbus.common import rpc
 from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'compute'
-VERSION = '1.0'
+VERSION = '1.1'
 
 
 class ComputeAPI:
@@ -38,17 +39,19 @@ class ComputeAPI:
         host_list,
         accel_uuids=None,
     ):
-        """Cast: build ``instance`` (a dict) on ``host`` for
+        """Cast: build ``instance`` (an Instance) on ``host`` for
         ``request_spec`` (a RequestSpec).
 
         ``selection`` is the Selection whose allocation was claimed for this
         host; ``host_list`` holds the alternates (Selections) left for a
-        reschedule.
+        reschedule. Idempotent: a copy that arrives while the compute builds
+        the instance is dropped, one that arrives later finds it no longer
+        building and does nothing.
         """
         self._client(host).prepare(version='1.0').cast(
             ctxt,
             'build_and_run_instance',
-            instance=instance,
+            instance=instance.to_primitive(),
             request_spec=request_spec.to_primitive(),
             selection=selection.to_primitive(),
             host_list=selection_obj.list_to_primitive(host_list),
@@ -68,4 +71,13 @@ class ComputeAPI:
             'external_instance_event',
             instance_uuid=instance_uuid,
             events=events,
+        )
+
+    def get_host_uptime(self, ctxt, host):
+        """Call: the host's uptime string, as its virt driver tells it.
+        Raises NotImplementedError when the driver cannot tell."""
+        return (
+            self._client(host)
+            .prepare(version='1.1')
+            .call(ctxt, 'get_host_uptime')
         )

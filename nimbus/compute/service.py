@@ -7,6 +7,7 @@ import oslo_messaging as messaging
 from oslo_utils import importutils
 
 from nimbus.common import context as nimbus_context
+from nimbus.common import instance_states as states
 from nimbus.common import rpc
 from nimbus.compute import build
 from nimbus.compute import events as events_mod
@@ -50,9 +51,14 @@ class ComputeService:
         accelerator=None,
         pool=None,
         on_fatal=None,
+        batched_heartbeat=False,
     ):
         """``on_fatal(reason)``: called when the service stopped itself
-        (a reshape during a periodic update); the daemon exits with it."""
+        (a reshape during a periodic update); the daemon exits with it.
+        ``batched_heartbeat``: the process sends this host's periodic
+        heartbeat with its other hosts' in one call (see
+        :mod:`nimbus.compute.simulated`), so :meth:`periodic_tasks` leaves
+        it out; :attr:`alive` says whether it belongs in the batch."""
         self.conf = conf
         self.on_fatal = on_fatal
         self.fatal = None
@@ -66,6 +72,7 @@ class ComputeService:
             conf, host, self.driver, placement, cell_conductor
         )
         self._grouped = pool is not None
+        self.batched_heartbeat = batched_heartbeat
         self.runner = build.BuildRunner(
             conf,
             host,
@@ -101,7 +108,7 @@ class ComputeService:
             )
             raise
         self.tracker.report_node(
-            ctxt, [i for i in instances if i['vm_state'] != 'deleted']
+            ctxt, [i for i in instances if i.vm_state != states.DELETED]
         )
         if self._grouped:
             LOG.debug('nimbus-compute %s started', self.host)
@@ -123,15 +130,23 @@ class ComputeService:
     def endpoints(self):
         return [self.manager]
 
+    @property
+    def alive(self):
+        """Running: neither stopped, killed nor stopped by itself."""
+        return not self._stop.is_set()
+
     def periodic_tasks(self):
-        """``[(interval, callable)]``: heartbeat and resource update."""
-        return [
-            (self.conf.report_interval, self._heartbeat),
+        """``[(interval, callable)]``: heartbeat (unless batched) and
+        resource update."""
+        tasks = [
             (
                 self.conf.compute.update_resources_interval,
                 self._update_resources,
-            ),
+            )
         ]
+        if not self.batched_heartbeat:
+            tasks.insert(0, (self.conf.report_interval, self.heartbeat))
+        return tasks
 
     def _periodic(self, interval, func):
         def loop():
@@ -147,7 +162,7 @@ class ComputeService:
         thread.start()
         self._threads.append(thread)
 
-    def _heartbeat(self):
+    def heartbeat(self):
         try:
             self.conductor.service_heartbeat(
                 nimbus_context.get_admin_context(),
@@ -185,7 +200,9 @@ class ComputeService:
             )
             return
         self.tracker.report_node(
-            ctxt, [i for i in instances if i['vm_state'] != 'deleted']
+            ctxt,
+            [i for i in instances if i.vm_state != states.DELETED],
+            force=False,
         )
 
     def _stop_fatally(self, reason):

@@ -8,18 +8,41 @@ RPC server consuming every ``compute.<host>`` queue, one worker pool, one
 ticker for the heartbeats and resource updates (staggered), one placement
 HTTP connection pool and one cell conductor client. Each host keeps its
 own service record, compute node record, provider tree and fake guests.
+
+Heartbeats go in one batch: every ``report_interval`` one
+``service_heartbeats`` call carries the names of the hosts running at that
+moment (one transaction in the cell conductor), where one call per host
+would make a thousand hosts a hundred calls a second of background load.
+A host that stopped, was killed or stopped itself is left out of the next
+batch and goes down after ``service_down_time``. A cell conductor too old
+for the batch (RPC 1.3) gets the heartbeats one by one.
 """
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
 import requests
 from requests import adapters
 
+from nimbus.common import context as nimbus_context
 from nimbus.common import simulated
 from nimbus.common.clients import placement as placement_client
 from nimbus.compute import rpcapi
 from nimbus.compute import service as compute_service
 
 LOG = logging.getLogger(__name__)
+
+
+def _unsupported(exc):
+    """The cell conductor does not serve the batch (older than 1.3)."""
+    if isinstance(
+        exc, (dispatcher.UnsupportedVersion, dispatcher.NoSuchMethod)
+    ):
+        return True
+    return isinstance(exc, messaging.RemoteError) and exc.exc_type in (
+        'UnsupportedVersion',
+        'NoSuchMethod',
+    )
 
 
 def placement_session(size):
@@ -67,6 +90,8 @@ class SimulatedComputes:
         self.accelerator = accelerator
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
+        self.batch_heartbeats = True
+        self._heartbeat_task = None
 
     def build(self, host):
         return compute_service.ComputeService(
@@ -77,7 +102,49 @@ class SimulatedComputes:
             self.conductor,
             accelerator=self.accelerator,
             pool=self.group.pool,
+            batched_heartbeat=True,
         )
+
+    def heartbeat(self):
+        """One heartbeat for every running host: one call (per
+        ``heartbeats.MAX_HOSTS`` hosts), or one call per host to a cell
+        conductor older than the batch. Returns the hosts sent."""
+        hosts = sorted(
+            name for name, host in list(self.group.hosts.items()) if host.alive
+        )
+        if not hosts:
+            return hosts
+        if self.batch_heartbeats:
+            try:
+                self.conductor.service_heartbeats(
+                    nimbus_context.get_admin_context(),
+                    compute_service.BINARY,
+                    hosts,
+                    timeout=self.conf.report_interval,
+                )
+                return hosts
+            except messaging.MessagingTimeout:
+                LOG.warning(
+                    'No reply to the heartbeats of %d hosts within %s s; '
+                    'the next batch follows',
+                    len(hosts),
+                    self.conf.report_interval,
+                )
+                return hosts
+            except Exception as exc:
+                if not _unsupported(exc):
+                    raise
+                LOG.warning(
+                    'The cell conductor does not take batched heartbeats '
+                    '(%s); sending them one call per host',
+                    exc,
+                )
+                self.batch_heartbeats = False
+        for name in hosts:
+            host = self.group.hosts.get(name)
+            if host is not None and host.alive:
+                host.heartbeat()
+        return hosts
 
     @property
     def hosts(self):
@@ -87,6 +154,15 @@ class SimulatedComputes:
     def start(self, on_started=None):
         """Start every host (``start_concurrency`` at a time); returns the
         names of those that failed to start."""
+        if self._heartbeat_task is None:
+            # From the start: hosts served early must not go down while
+            # the others are still starting.
+            self._heartbeat_task = self.group.ticker.add(
+                self.conf.report_interval,
+                self.heartbeat,
+                first=self.conf.report_interval,
+                name='heartbeats',
+            )
         failed = self.group.start_hosts(
             [(name, self.build(name)) for name in self.names], on_started
         )

@@ -44,12 +44,12 @@ never builds it a second time.
 import datetime
 
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
 from nimbus.db import cell_instances as instances
-from nimbus.db.cell import models
+from nimbus.db import cell_services
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -86,9 +86,10 @@ class BuildCheck:
                     session, uuid, host, message, details
                 ):
                     continue  # the compute (or a delete) got there first
-                instances.record_attempt(
-                    session, uuid, host, node, 'failed', details
-                )
+                if host is not None:
+                    instances.record_attempt(
+                        session, uuid, host, node, 'failed', details
+                    )
             LOG.warning('Instance %s: %s', uuid, details)
             failed[uuid] = details
             self._free(ctxt, uuid)
@@ -98,37 +99,39 @@ class BuildCheck:
         down_time = datetime.timedelta(seconds=self.conf.service_down_time)
         timeout = self.conf.conductor.instance_build_timeout
         with self.db.session() as session:
-            building = session.execute(
-                sa.select(
-                    models.Instance.uuid,
-                    models.Instance.host,
-                    models.Instance.node,
-                    models.Instance.created_at,
-                    models.Instance.updated_at,
-                    models.Instance.task_state,
-                ).where(
-                    models.Instance.vm_state == states.BUILDING,
-                    models.Instance.deleted.is_(False),
-                    models.Instance.host.is_not(None),
-                )
-            ).all()
+            building = instance_queries.building_on_hosts(session)
             if not building:
                 return []
-            services = {
-                row.host: row
-                for row in session.execute(
-                    sa.select(models.Service).where(
-                        models.Service.binary == COMPUTE_BINARY,
-                        models.Service.host.in_({b.host for b in building}),
-                    )
-                ).scalars()
-            }
+            services = cell_services.services_on_hosts(
+                session, COMPUTE_BINARY, {b.host for b in building}
+            )
         stall = self.conf.conductor.build_stall_timeout
         doomed = []
         for uuid, host, node, created_at, updated_at, task in building:
+            changed = updated_at or created_at
+            if host is None:
+                # Taken off its host for a reschedule that never put it on
+                # an alternate (its conductor died in between).
+                if (
+                    stall
+                    and changed is not None
+                    and now - changed > datetime.timedelta(seconds=stall)
+                ):
+                    doomed.append(
+                        (
+                            uuid,
+                            None,
+                            node,
+                            'Build lost during its reschedule',
+                            'Build lost: taken off its host for a '
+                            'reschedule and on no host %d seconds later '
+                            '([conductor] build_stall_timeout)' % stall,
+                            False,
+                        )
+                    )
+                continue
             service = services.get(host)
             down_since = _down_since(service, now, down_time, self.started)
-            changed = updated_at or created_at
             if down_since is not None:
                 doomed.append(
                     (
@@ -207,6 +210,7 @@ class BuildCheck:
             host_list,
             failed_host=host,
             reason=details,
+            taken=True,
         )
         return True
 

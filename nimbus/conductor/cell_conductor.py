@@ -18,11 +18,17 @@ from oslo_log import log as logging
 
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
+from nimbus.common.objects import Instance
 from nimbus.conductor import accelerators
 from nimbus.db import cell_instances as instances
-from nimbus.conductor import services
+from nimbus.db import cell_services as services
 
 LOG = logging.getLogger(__name__)
+
+
+def _instance(row):
+    """The Instance contract of a cell's instance row."""
+    return Instance(**instances.to_dict(row))
 
 
 def _attempt_lines(tried):
@@ -56,9 +62,56 @@ class CellConductor:
         host_list,
         failed_host=None,
         reason=None,
+        taken=False,
     ):
-        """Walk ``host_list`` (Selections) for ``request_spec`` (a
-        RequestSpec)."""
+        """Step 18 of the scheduling workflow: the build on the selected
+        host failed, so walk the alternates ``host_list`` (Selections) for
+        ``request_spec`` (a RequestSpec): claim each one's allocation
+        request and cast the build to the first host whose claim holds;
+        when none is left, the instance goes to ERROR.
+
+        A reschedule from ``failed_host`` first takes the build off that
+        host in one compare-and-swap of the cell's row (``leave_host``):
+        the same cast delivered twice, or late, to this or another cell
+        conductor process, or the build check taking the build at the same
+        moment, finds it moved on (off the host, on an alternate, ACTIVE,
+        ERROR or deleted) and changes nothing. ``taken``: the build
+        check's own call, which took the build off ``failed_host`` already
+        (``take_alternates``)."""
+        if (
+            failed_host is not None
+            and not taken
+            and not self._take_off(ctxt, instance_uuid, failed_host)
+        ):
+            return
+        self._walk_alternates(
+            ctxt, instance_uuid, request_spec, host_list, failed_host, reason
+        )
+
+    def _take_off(self, ctxt, instance_uuid, host):
+        """True when this call took the build off ``host``, where it was
+        still building; else the reschedule is stale (and whatever a
+        deleted instance still holds in placement is released)."""
+        with self.db.session() as session:
+            if instances.leave_host(session, instance_uuid, host):
+                return True
+            row = instances.get(session, instance_uuid)
+            where = None
+            if row is not None and not row.deleted:
+                where = (row.vm_state, row.host)
+        LOG.info(
+            'Dropped a stale reschedule of %s from %s: the instance is %s now',
+            instance_uuid,
+            host,
+            'gone' if where is None else '%s on %s' % where,
+        )
+        if where is None:
+            self.placement.remove_allocations(ctxt, instance_uuid)
+        return False
+
+    def _walk_alternates(
+        self, ctxt, instance_uuid, request_spec, host_list, failed_host, reason
+    ):
         for index, selection in enumerate(host_list):
             host = selection.service_host
             outcome = self.placement.claim(
@@ -130,7 +183,7 @@ class CellConductor:
             self.compute_api.build_and_run_instance(
                 ctxt,
                 host,
-                instance,
+                Instance.from_primitive(instance),
                 request_spec,
                 selection,
                 host_list[index + 1 :],
@@ -261,17 +314,28 @@ class CellConductor:
             )
 
     def instance_update(
-        self, ctxt, instance_uuid, expected_vm_states, change, host=None
+        self,
+        ctxt,
+        instance_uuid,
+        expected_vm_states,
+        change,
+        host=None,
+        attempt=None,
     ):
         """Compare-and-swap ``change`` (an InstanceUpdate) onto the
-        instance; its dict, or None when it was not in an expected
-        state or, with ``host``, is no longer on that host."""
+        instance; its record (an Instance), or None when it was not in an
+        expected state or, with ``host``, is no longer on that host.
+        ``attempt`` (``{'host', 'node', 'result', 'reason'}``, RPC 1.4) is
+        recorded as a build attempt in the same transaction when the swap
+        holds (once: a retried swap finds it there)."""
         updates = change.changes()
         with self.db.session() as session:
             row = instances.transition(
                 session, instance_uuid, expected_vm_states, updates, host
             )
-            result = instances.to_dict(row) if row is not None else None
+            result = _instance(row) if row is not None else None
+            if result is not None and attempt:
+                self._record_once(session, instance_uuid, attempt)
         if result is None:
             LOG.debug(
                 'Instance %s is no longer in %s; update %s not applied',
@@ -288,6 +352,21 @@ class CellConductor:
             )
         return result
 
+    @staticmethod
+    def _record_once(session, instance_uuid, attempt):
+        if instances.has_attempt(
+            session, instance_uuid, attempt['host'], attempt['result']
+        ):
+            return
+        instances.record_attempt(
+            session,
+            instance_uuid,
+            attempt['host'],
+            attempt.get('node'),
+            attempt['result'],
+            attempt.get('reason'),
+        )
+
     def record_build_attempt(
         self, ctxt, instance_uuid, host, node, result, reason=None
     ):
@@ -299,6 +378,16 @@ class CellConductor:
     def service_heartbeat(self, ctxt, host, binary, availability_zone=None):
         with self.db.session() as session:
             return services.heartbeat(session, host, binary, availability_zone)
+
+    def service_heartbeats(self, ctxt, heartbeats):
+        """Record a ServiceHeartbeats batch in one transaction."""
+        with self.db.session() as session:
+            return services.heartbeats(
+                session,
+                heartbeats.hosts,
+                heartbeats.binary,
+                heartbeats.availability_zone,
+            )
 
     def service_disable(self, ctxt, host, binary, reason):
         """Disable a service of the cell (a compute that keeps failing its
@@ -312,12 +401,15 @@ class CellConductor:
         """Where the live members of a server group are in this cell (the
         compute's late group check)."""
         with self.db.session() as session:
-            return instances.group_members(session, group_uuid, exclude)
+            members = instances.group_members(session, group_uuid, exclude)
+        return [Instance(**m) for m in members]
 
-    def compute_node_update(self, ctxt, node):
+    def compute_node_update(self, ctxt, record):
         with self.db.session() as session:
-            return services.update_compute_node(session, node)
+            return services.update_compute_node(session, record)
 
     def instances_on_host(self, ctxt, host):
+        """The live instances (Instance records) the cell places on
+        ``host``."""
         with self.db.session() as session:
-            return instances.on_host(session, host)
+            return [Instance(**d) for d in instances.on_host(session, host)]

@@ -20,13 +20,10 @@ second super conductor doing the same.
 
 import datetime
 
-import sqlalchemy as sa
 from oslo_utils import uuidutils
 
 from nimbus.common.db import types
-from nimbus.db.api import models
-
-_MODEL = models.BuildRequest
+from nimbus.db import build_requests
 
 # [conductor] build_request_timeout's default, for a conductor built
 # without that option (tests, tools).
@@ -55,36 +52,22 @@ def take(api_db, uuids, seconds, now=None):
     token = uuidutils.generate_uuid()
     taken = {}
     with api_db.session() as session:
+        held = build_requests.leases_of(session, uuids)
+        free = [u for u in uuids if u in held and held[u] is None]
+        # The free ones in one statement (a multi-create's 1000 took 9 s
+        # one by one); the held ones one by one (expired or not).
+        won = build_requests.take_free_leases(session, free, token, now)
         for uuid in uuids:
-            previous = session.execute(
-                sa.select(_MODEL.schedule_token).where(
-                    _MODEL.instance_uuid == uuid
-                )
-            ).first()
-            if previous is None:
+            if uuid not in held or uuid in won:
                 taken[uuid] = None
                 continue
-            result = session.execute(
-                sa.update(_MODEL)
-                .where(
-                    _MODEL.instance_uuid == uuid,
-                    sa.or_(
-                        _MODEL.schedule_token.is_(None),
-                        _MODEL.schedule_started_at < _expired(now, seconds),
-                    ),
-                    _same_token(previous.schedule_token),
-                )
-                .values(schedule_token=token, schedule_started_at=now)
-            )
-            if result.rowcount == 1:
-                taken[uuid] = previous.schedule_token
+            if held[uuid] is None:
+                continue  # somebody took it since we read it
+            if build_requests.take_lease(
+                session, uuid, held[uuid], token, now, _expired(now, seconds)
+            ):
+                taken[uuid] = held[uuid]
     return token, taken
-
-
-def _same_token(token):
-    if token is None:
-        return _MODEL.schedule_token.is_(None)
-    return _MODEL.schedule_token == token
 
 
 def holds(session, uuid, token):
@@ -92,24 +75,14 @@ def holds(session, uuid, token):
     (Always true without a token: a caller that took no lease.)"""
     if token is None:
         return True
-    return (
-        session.execute(
-            sa.select(_MODEL.id).where(
-                _MODEL.instance_uuid == uuid, _MODEL.schedule_token == token
-            )
-        ).first()
-        is not None
-    )
+    return build_requests.holds_lease(session, uuid, token)
 
 
 def finish(session, uuid, token):
     """Delete the build request under our lease: the instance is in its
     cell. False when the lease was taken over (or the build request is
     gone): then nothing is deleted and the caller commits nothing."""
-    query = sa.delete(_MODEL).where(_MODEL.instance_uuid == uuid)
-    if token is not None:
-        query = query.where(_MODEL.schedule_token == token)
-    return session.execute(query).rowcount == 1
+    return build_requests.delete_leased(session, uuid, token)
 
 
 def lease_build_requests(ctxt, api_db, placement, uuids, conf, log):

@@ -15,6 +15,8 @@ import oslo_messaging as messaging
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base
+from nimbus.common.objects import compute_node as node_obj
+from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
@@ -28,6 +30,29 @@ _OPTIONAL_STR = (str, type(None))
 def _uuid_list(name, value):
     if not value or not all(isinstance(u, str) and u for u in value):
         raise rpc.InvalidMessage('%s must be a non-empty list of uuids' % name)
+
+
+def _attempt(value):
+    """A build attempt of ``instance_update`` (RPC 1.4): ``host`` and
+    ``result`` strings, ``node`` and ``reason`` strings or null."""
+    if not isinstance(value.get('host'), str) or not isinstance(
+        value.get('result'), str
+    ):
+        raise rpc.InvalidMessage(
+            'instance_update: build_attempt needs host and result strings'
+        )
+    for key in ('node', 'reason'):
+        if not isinstance(value.get(key), _OPTIONAL_STR):
+            raise rpc.InvalidMessage(
+                'instance_update: build_attempt %s must be a string or '
+                'null' % key
+            )
+    unknown = sorted(set(value) - {'host', 'node', 'result', 'reason'})
+    if unknown:
+        raise rpc.InvalidMessage(
+            'instance_update: unknown build_attempt key(s) %s'
+            % ', '.join(unknown)
+        )
 
 
 def _contract(convert, value):
@@ -127,6 +152,7 @@ class CellConductorManager:
             'expected_vm_states': list,
             'updates': dict,
             'expected_host': _OPTIONAL_STR,
+            'build_attempt': (dict, type(None)),
         },
     )
     def instance_update(
@@ -136,8 +162,11 @@ class CellConductorManager:
         expected_vm_states,
         updates,
         expected_host=None,
+        build_attempt=None,
     ):
         change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
+        if build_attempt is not None:
+            _attempt(build_attempt)
         unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
         if unknown or (
             change.vm_state is not update_obj.UNSET
@@ -148,11 +177,17 @@ class CellConductorManager:
                 '%s' % (unknown or change.vm_state)
             )
         try:
-            return self.conductor.instance_update(
-                ctxt, instance_uuid, expected_vm_states, change, expected_host
+            done = self.conductor.instance_update(
+                ctxt,
+                instance_uuid,
+                expected_vm_states,
+                change,
+                expected_host,
+                build_attempt,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)
+        return None if done is None else done.to_primitive()
 
     @rpc.expose(
         required=('instance_uuid', 'host', 'result'),
@@ -180,6 +215,15 @@ class CellConductorManager:
             ctxt, host, binary, availability_zone
         )
 
+    @rpc.expose(required=('heartbeats',), types={'heartbeats': dict})
+    def service_heartbeats(self, ctxt, heartbeats):
+        return self.conductor.service_heartbeats(
+            ctxt,
+            _contract(
+                heartbeats_obj.ServiceHeartbeats.from_primitive, heartbeats
+            ),
+        )
+
     @rpc.expose(
         required=('host', 'binary', 'reason'),
         types={'host': str, 'binary': str, 'reason': str},
@@ -192,27 +236,19 @@ class CellConductorManager:
         types={'group_uuid': str, 'exclude': _OPTIONAL_STR},
     )
     def group_members(self, ctxt, group_uuid, exclude=None):
-        return self.conductor.group_members(ctxt, group_uuid, exclude)
+        return [
+            m.to_primitive()
+            for m in self.conductor.group_members(ctxt, group_uuid, exclude)
+        ]
 
     @rpc.expose(required=('node',), types={'node': dict})
     def compute_node_update(self, ctxt, node):
-        if not (
-            isinstance(node.get('uuid'), str)
-            and isinstance(node.get('host'), str)
-        ):
-            raise rpc.InvalidMessage(
-                'compute_node_update: node needs uuid and host'
-            )
-        stats = node.get('stats')
-        if stats is not None and not (
-            isinstance(stats, dict)
-            and all(isinstance(v, str) for v in stats.values())
-        ):
-            raise rpc.InvalidMessage(
-                'compute_node_update: stats must be an object of strings'
-            )
-        return self.conductor.compute_node_update(ctxt, node)
+        record = _contract(node_obj.ComputeNodeRecord.from_primitive, node)
+        return self.conductor.compute_node_update(ctxt, record)
 
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):
-        return self.conductor.instances_on_host(ctxt, host)
+        return [
+            i.to_primitive()
+            for i in self.conductor.instances_on_host(ctxt, host)
+        ]

@@ -14,6 +14,15 @@ Version history
   1.2  instance_update takes expected_host: the swap holds only while
        the instance is still on that host (a compute's build, so that a
        build rescheduled away from it is never taken back) (cell).
+  1.3  service_heartbeats: one call carries the heartbeats of many hosts
+       of one binary (a ServiceHeartbeats; a process of simulated hosts
+       sends one per report interval instead of one per host) (cell).
+  1.4  instance_update takes build_attempt: recorded in the same
+       transaction when the swap holds (a compute's final swap of a build
+       carries its record: one call less per boot) (cell).
+  The answers of instance_update, instances_on_host and group_members
+  are Instance 1.0 primitives (an answer without a version, from an
+  older cell conductor, loads as 1.0).
 
 Calls that lose their reply (a broker restart drops replies in flight) are
 retried here, and only where a retry is safe: every call of the cell
@@ -24,16 +33,19 @@ succeeded is recognised instead of reported as lost.
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
+from oslo_messaging.rpc import dispatcher
 import tenacity
 
 from nimbus.common import rpc
+from nimbus.common.objects import heartbeats as heartbeats_obj
+from nimbus.common.objects import Instance
 from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import selection as selection_obj
 
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.2'
+VERSION = '1.4'
 
 
 class SuperConductorAPI:
@@ -54,6 +66,18 @@ class SuperConductorAPI:
             request_spec=request_spec.to_primitive(),
             instance_uuids=instance_uuids,
         )
+
+
+def rpc_unsupported(exc):
+    """The server is too old for the call's version (or method)."""
+    if isinstance(
+        exc, (dispatcher.UnsupportedVersion, dispatcher.NoSuchMethod)
+    ):
+        return True
+    return isinstance(exc, messaging.RemoteError) and exc.exc_type in (
+        'UnsupportedVersion',
+        'NoSuchMethod',
+    )
 
 
 def _log_retry(state):
@@ -77,6 +101,8 @@ class CellConductorAPI:
 
     def __init__(self, transport, conf=None):
         self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+        # False once the cell conductor answered that it is older than 1.4.
+        self._with_attempt = True
 
     def build_instances(
         self,
@@ -90,7 +116,9 @@ class CellConductorAPI:
         """Cast: the build on ``failed_host`` failed; try the alternates.
 
         ``request_spec`` is a RequestSpec, ``host_list`` the remaining
-        Selections, in order.
+        Selections, in order. Idempotent: a copy delivered twice or late
+        finds the instance no longer building on ``failed_host`` and is
+        dropped.
         """
         self._client.prepare(version='1.0').cast(
             ctxt,
@@ -109,14 +137,62 @@ class CellConductorAPI:
         expected_vm_states,
         updates,
         expected_host=None,
+        build_attempt=None,
     ):
         """Call: compare-and-swap the instance's state; returns the
-        instance dict, or None when it was not in an expected state (or,
-        with ``expected_host``, no longer on that host).
+        instance (an Instance, as it is after the swap), or None when it
+        was not in an expected state (or, with ``expected_host``, no
+        longer on that host).
 
         ``updates``: the InstanceUpdate's fields as keywords (a field it
-        does not have raises TypeError here, before anything is sent)."""
+        does not have raises TypeError here, before anything is sent).
+        ``build_attempt`` (``{'host', 'node', 'result', 'reason'}``) is
+        recorded with the swap when it holds (1.4); a cell conductor
+        older than 1.4 gets the swap and then a ``record_build_attempt``
+        call, as before."""
         updates = update_obj.InstanceUpdate(**updates).to_primitive()
+        if build_attempt is not None and self._with_attempt:
+            try:
+                return self._swap(
+                    ctxt,
+                    instance_uuid,
+                    expected_vm_states,
+                    updates,
+                    expected_host,
+                    build_attempt,
+                )
+            except Exception as exc:
+                if not rpc_unsupported(exc):
+                    raise
+                LOG.warning(
+                    'The cell conductor does not take build attempts with '
+                    'instance_update (%s); recording them apart',
+                    exc,
+                )
+                self._with_attempt = False
+        current = self._swap(
+            ctxt, instance_uuid, expected_vm_states, updates, expected_host
+        )
+        if build_attempt is not None and current is not None:
+            self.record_build_attempt(
+                ctxt,
+                instance_uuid,
+                build_attempt['host'],
+                build_attempt.get('node'),
+                build_attempt['result'],
+                build_attempt.get('reason'),
+            )
+        return current
+
+    def _swap(
+        self,
+        ctxt,
+        instance_uuid,
+        expected_vm_states,
+        updates,
+        expected_host,
+        build_attempt=None,
+    ):
         attempts = []
 
         @_retry_lost_reply
@@ -127,6 +203,16 @@ class CellConductorAPI:
                 # Our first try may have succeeded with its reply lost.
                 expected.append(target)
             attempts.append(1)
+            if build_attempt is not None:
+                return self._client.prepare(version='1.4').call(
+                    ctxt,
+                    'instance_update',
+                    instance_uuid=instance_uuid,
+                    expected_vm_states=expected,
+                    updates=updates,
+                    expected_host=expected_host,
+                    build_attempt=build_attempt,
+                )
             if expected_host is None:
                 return self._client.prepare(version='1.0').call(
                     ctxt,
@@ -144,7 +230,8 @@ class CellConductorAPI:
                 expected_host=expected_host,
             )
 
-        return call()
+        answer = call()
+        return None if answer is None else Instance.from_primitive(answer)
 
     @_retry_lost_reply
     def record_build_attempt(
@@ -177,19 +264,43 @@ class CellConductorAPI:
             availability_zone=availability_zone,
         )
 
+    def service_heartbeats(self, ctxt, binary, hosts, timeout=None):
+        """Call (1.3): the heartbeats of ``hosts`` (all of ``binary``) in
+        one ServiceHeartbeats per at most ``heartbeats.MAX_HOSTS`` hosts,
+        each written in one transaction; returns ``{'refreshed',
+        'created'}`` summed over the batches.
+
+        Not retried: the next interval's batch is the retry (``timeout``
+        bounds it by that interval, as for :meth:`service_heartbeat`). A
+        cell conductor older than 1.3 answers UnsupportedVersion (or
+        NoSuchMethod), which the caller takes as "send them one by
+        one"."""
+        total = {'refreshed': 0, 'created': 0}
+        batch = heartbeats_obj.ServiceHeartbeats(binary, list(hosts))
+        for part in batch.batches():
+            answer = self._client.prepare(version='1.3', timeout=timeout).call(
+                ctxt, 'service_heartbeats', heartbeats=part.to_primitive()
+            )
+            for key in total:
+                total[key] += int((answer or {}).get(key, 0))
+        return total
+
     @_retry_lost_reply
     def compute_node_update(self, ctxt, node):
-        """Call: create or update the compute node record (a dict)."""
+        """Call: create or update the compute node record (``node``, a
+        ComputeNodeRecord)."""
         return self._client.prepare(version='1.0').call(
-            ctxt, 'compute_node_update', node=node
+            ctxt, 'compute_node_update', node=node.to_primitive()
         )
 
     @_retry_lost_reply
     def instances_on_host(self, ctxt, host):
-        """Call: the instances the cell database places on ``host``."""
-        return self._client.prepare(version='1.0').call(
+        """Call: the live instances (Instance records) the cell database
+        places on ``host``."""
+        answer = self._client.prepare(version='1.0').call(
             ctxt, 'instances_on_host', host=host
         )
+        return [Instance.from_primitive(i) for i in answer]
 
     @_retry_lost_reply
     def service_disable(self, ctxt, host, binary, reason):
@@ -201,8 +312,10 @@ class CellConductorAPI:
 
     @_retry_lost_reply
     def group_members(self, ctxt, group_uuid, exclude=None):
-        """Call (1.1): ``[{uuid, host, vm_state, task_state}]`` of the
-        server group's live members with a host in this cell."""
-        return self._client.prepare(version='1.1').call(
+        """Call (1.1): the server group's live members with a host in
+        this cell, as Instance records with uuid, host, vm_state and
+        task_state."""
+        answer = self._client.prepare(version='1.1').call(
             ctxt, 'group_members', group_uuid=group_uuid, exclude=exclude
         )
+        return [Instance.from_primitive(m) for m in answer]

@@ -7,22 +7,21 @@ that cell's bus. Instances that get no host are buried in cell0 with a
 fault that says why.
 """
 
-import sqlalchemy as sa
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
-from nimbus.db import cells as cells_mod
 from nimbus.common import exception
 from nimbus.common import instance_states as states
+from nimbus.common.objects import InstanceInfo
 from nimbus.compute import rpcapi as compute_rpcapi
-from nimbus.conductor import accelerators
 from nimbus.conductor import faults
+from nimbus.conductor import handoff
 from nimbus.conductor import leases
 from nimbus.conductor import unplaced as unplaced_mod
 from nimbus.conductor import zones
 from nimbus.db import build_requests
 from nimbus.db import cell_instances as instances
-from nimbus.db.api import models as api_models
+from nimbus.db import instance_mappings
 
 LOG = logging.getLogger(__name__)
 
@@ -48,6 +47,20 @@ class SuperConductor:
         return api
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
+        """The super conductor's steps of the scheduling workflow.
+
+        Before them it leases the build requests (:mod:`.leases`).
+        1. It gives the scheduler the request spec
+           (``select_destinations``); the scheduler asks placement, filters,
+           weighs, claims and picks alternates (steps 2-15).
+        16. The answer: per instance, the selected host and its alternates
+            in the same cell, each a Selection with its allocation request.
+        17. Per instance it finds the selected host's cell, creates the
+            instance there and casts the build, with the alternates, to the
+            host on the cell's bus; the cell's conductor walks the
+            alternates when the build fails (step 18).
+        An instance that got no host is buried in cell0 with its fault.
+        """
         lease, instance_uuids = leases.lease_build_requests(
             ctxt, self.api_db, self.placement, instance_uuids, self.conf, LOG
         )
@@ -55,6 +68,7 @@ class SuperConductor:
             return
         released = set()  # scheduling records whose claims we released
         try:
+            # Steps 1 and 16.
             selections = self._select_destinations(
                 ctxt, request_spec, instance_uuids, released
             )
@@ -89,20 +103,20 @@ class SuperConductor:
                     lease,
                 )
             return
-        unplaced = []
+        # Step 17: one instance at a time, or a multi-create's placed
+        # instances in a few transactions (:mod:`.handoff`).
+        unplaced, placed = [], []
         for index, uuid in enumerate(instance_uuids):
             host_list = selections[index] if index < len(selections) else []
-            if not host_list:
+            if host_list:
+                placed.append((uuid, host_list))
+            else:
                 unplaced.append(uuid)
-                continue
-            try:
-                self._build_in_cell(ctxt, uuid, request_spec, host_list, lease)
-            except Exception as exc:
-                LOG.exception('Handing %s to its cell failed', uuid)
-                self.placement.remove_allocations(ctxt, uuid)
-                self.bury_in_cell0(
-                    ctxt, uuid, 'Build failed.', str(exc), lease
-                )
+        if len(placed) > 1:
+            handoff.build_many(self, ctxt, request_spec, placed, lease)
+        else:
+            for uuid, host_list in placed:
+                self.build_one(ctxt, uuid, request_spec, host_list, lease)
         if unplaced:
             unplaced_mod.Unplaced(
                 self.conf,
@@ -110,6 +124,16 @@ class SuperConductor:
                 self.scheduler,
                 lambda c, u, m, d: self.bury_in_cell0(c, u, m, d, lease),
             ).bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
+
+    def build_one(self, ctxt, uuid, request_spec, host_list, lease=None):
+        """Step 17 for one instance; an error buries it in cell0 (its
+        claim released)."""
+        try:
+            self._build_in_cell(ctxt, uuid, request_spec, host_list, lease)
+        except Exception as exc:
+            LOG.exception('Handing %s to its cell failed', uuid)
+            self.placement.remove_allocations(ctxt, uuid)
+            self.bury_in_cell0(ctxt, uuid, 'Build failed.', str(exc), lease)
 
     def _select_destinations(
         self, ctxt, request_spec, instance_uuids, released
@@ -185,46 +209,41 @@ class SuperConductor:
             return None
         return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
 
-    @staticmethod
-    def _build_request(session, uuid):
-        return build_requests.get(session, uuid)
-
-    @staticmethod
-    def _instance_values(row):
-        """The cell instance's values the API's BuildRequest gives."""
-        return build_requests.request_of(row).instance_values()
-
     def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
-        selected, alternates = host_list[0], host_list[1:]
+        """Step 17 for one instance: the selected host's cell gets the
+        instance (and its mapping), then the host gets the build."""
+        selected = host_list[0]
         cell = self.cells.by_uuid(selected.cell_uuid)
+        instance = self._create_in_cell(
+            ctxt, cell, uuid, request_spec, host_list
+        )
+        if instance is None or not self._map_to_cell(ctxt, cell, uuid, lease):
+            return
+        if not handoff.send_build(
+            self, ctxt, cell, instance, request_spec, host_list
+        ):
+            return
+        self._tell_schedulers(
+            ctxt, selected.service_host, instance, request_spec
+        )
+
+    def _create_in_cell(self, ctxt, cell, uuid, request_spec, host_list):
+        """The instance's row in its cell (created from the build request,
+        on the selected host, with the untried alternates); None when the
+        build request is gone (its claim is released)."""
+        alternates = host_list[1:]
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
+            build_request = build_requests.get(session, uuid)
             if build_request is None:
                 # Deleted by the user while it was being scheduled.
                 LOG.info(
                     'Build request %s vanished; releasing its claim', uuid
                 )
                 self.placement.remove_allocations(ctxt, uuid)
-                return
-            values = self._instance_values(build_request)
-        group = request_spec.instance_group
-        values.update(
-            {
-                'uuid': uuid,
-                'host': selected.service_host,
-                'node': selected.nodename,
-                'compute_node_uuid': selected.compute_node_uuid,
-                'vm_state': states.BUILDING,
-                'task_state': states.SCHEDULING,
-                # The cell keeps the group (late group check) and
-                # the untried alternates (the build check
-                # reschedules a build whose compute died).
-                'instance_group_uuid': group.uuid if group else None,
-                'build_alternates': instances.alternates(
-                    request_spec, alternates
-                ),
-            }
-        )
+                return None
+            values = handoff.instance_values(
+                build_request, uuid, request_spec, host_list
+            )
         with self.cells.db(cell).session() as session:
             if not values.get('availability_zone'):
                 # As Nova: the server takes its host's zone. Each alternate
@@ -239,76 +258,35 @@ class SuperConductor:
                             selection.service_host,
                             default,
                         )
-                values['availability_zone'] = selected.availability_zone
-                values['build_alternates'] = instances.alternates(
-                    request_spec, alternates
-                )
-            if instances.get(session, uuid) is None:
-                instance = instances.to_dict(instances.create(session, values))
-            else:
-                instance = instances.to_dict(instances.get(session, uuid))
+                values['availability_zone'] = host_list[0].availability_zone
+            values['build_alternates'] = instances.alternates(
+                request_spec, alternates
+            )
+            row = instances.get(session, uuid)
+            if row is None:
+                row = instances.create(session, values)
+            return instances.to_dict(row)
+
+    def _map_to_cell(self, ctxt, cell, uuid, lease):
+        """End the build request under our lease and map the instance to
+        its cell; False when the build request was deleted meanwhile (the
+        cell's row is undone and the claim released) or the lease was
+        taken over."""
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
-            if build_request is None:
-                # Deleted between our two reads: undo the cell record.
-                with self.cells.db(cell).session() as cell_session:
-                    instances.transition(
-                        cell_session,
-                        uuid,
-                        [states.BUILDING],
-                        {'vm_state': states.DELETED, 'deleted': True},
-                    )
-                self.placement.remove_allocations(ctxt, uuid)
-                return
+            if build_requests.get(session, uuid) is None:
+                handoff.undo_vanished(self, ctxt, cell, uuid)
+                return False
             if not leases.finish(session, uuid, lease):
                 LOG.warning(
                     'Instance %s: its schedule lease was taken over; '
                     'leaving it to the new holder',
                     uuid,
                 )
-                return
-            session.execute(
-                sa.update(api_models.InstanceMapping)
-                .where(api_models.InstanceMapping.instance_uuid == uuid)
-                .values(cell_id=cell.id)
-            )
-        try:
-            accel_uuids = accelerators.bind_for_build(
-                self.accelerator, ctxt, instance, request_spec, selected
-            )
-        except accelerators.AcceleratorBindError as exc:
-            self._fail_in_cell(ctxt, cell, uuid, str(exc))
-            return
-        if accel_uuids:
-            with self.cells.db(cell).session() as cell_session:
-                instances.transition(
-                    cell_session,
-                    uuid,
-                    [states.BUILDING],
-                    {'accel_uuids': accel_uuids},
-                )
-            instance['accel_uuids'] = accel_uuids
-        LOG.info(
-            'Instance %s scheduled to %s in %s with %d alternate(s)',
-            uuid,
-            selected.service_host,
-            cell.name,
-            len(alternates),
-        )
-        self.compute_api(cell).build_and_run_instance(
-            ctxt,
-            selected.service_host,
-            instance,
-            request_spec,
-            selected,
-            alternates,
-            accel_uuids,
-        )
-        self._tell_schedulers(
-            ctxt, selected.service_host, instance, request_spec
-        )
+                return False
+            instance_mappings.set_cell(session, uuid, cell.id)
+        return True
 
-    def _fail_in_cell(self, ctxt, cell, uuid, reason):
+    def fail_in_cell(self, ctxt, cell, uuid, reason):
         """The instance (already in its cell) goes to ERROR with a fault
         and its claim is released."""
         LOG.error('Instance %s: %s', uuid, reason)
@@ -333,20 +311,18 @@ class SuperConductor:
             self.scheduler.update_instance_info(
                 ctxt,
                 host,
-                {
-                    'uuid': instance['uuid'],
-                    'flavor_id': (instance.get('flavor') or {}).get(
-                        'flavorid'
-                    ),
-                    'group_uuid': group.uuid if group else None,
-                    'image_ref': instance.get('image_ref'),
+                InstanceInfo(
+                    uuid=instance['uuid'],
+                    flavor_id=(instance.get('flavor') or {}).get('flavorid'),
+                    group_uuid=group.uuid if group else None,
+                    image_ref=instance.get('image_ref'),
                     # Spares every scheduler a read of the images table.
-                    'image_properties': (
+                    image_properties=(
                         request_spec.image.properties
                         if request_spec.image is not None
                         else None
                     ),
-                },
+                ),
             )
         except Exception:  # a cache hint; the periodic reload covers it
             LOG.warning(
@@ -359,10 +335,10 @@ class SuperConductor:
         """Create the instance in cell0, in ERROR, with a fault."""
         cell0 = self.cells.cell0()
         with self.api_db.session() as session:
-            build_request = self._build_request(session, uuid)
+            build_request = build_requests.get(session, uuid)
             if build_request is None or not leases.holds(session, uuid, lease):
                 return
-            values = self._instance_values(build_request)
+            values = build_requests.request_of(build_request).instance_values()
         values.update(
             {'uuid': uuid, 'vm_state': states.ERROR, 'task_state': None}
         )
@@ -373,11 +349,4 @@ class SuperConductor:
         with self.api_db.session() as session:
             if not leases.finish(session, uuid, lease) and lease is not None:
                 return
-            session.execute(
-                sa.update(api_models.InstanceMapping)
-                .where(api_models.InstanceMapping.instance_uuid == uuid)
-                .values(cell_id=cell0.id)
-            )
-
-
-CELL0_UUID = cells_mod.CELL0_UUID
+            instance_mappings.set_cell(session, uuid, cell0.id)

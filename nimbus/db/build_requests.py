@@ -31,6 +31,17 @@ def get(session, instance_uuid):
     ).scalar()
 
 
+def get_many(session, instance_uuids):
+    """``{uuid: row}`` of the build requests of ``instance_uuids`` that
+    exist (one query for a multi-create)."""
+    rows = session.execute(
+        sa.select(models.BuildRequest).where(
+            models.BuildRequest.instance_uuid.in_(list(instance_uuids))
+        )
+    ).scalars()
+    return {row.instance_uuid: row for row in rows}
+
+
 def delete(session, instance_uuids):
     """Delete the build requests of these instances; how many there were."""
     return session.execute(
@@ -53,3 +64,149 @@ def update_instance(session, instance_uuid, values):
 def request_of(row):
     """The BuildRequest a row holds."""
     return BuildRequest.from_primitive(row.instance)
+
+
+def exists(session, instance_uuid):
+    """Is there a build request for ``instance_uuid``?"""
+    return (
+        session.execute(
+            sa.select(models.BuildRequest.id).where(
+                models.BuildRequest.instance_uuid == instance_uuid
+            )
+        ).first()
+        is not None
+    )
+
+
+def of_project(session, project_id=None):
+    """The rows of one project's build requests (every project's without
+    ``project_id``)."""
+    query = sa.select(models.BuildRequest)
+    if project_id is not None:
+        query = query.where(models.BuildRequest.project_id == project_id)
+    return list(session.execute(query).scalars())
+
+
+def lease_times(session):
+    """``[(instance_uuid, created_at, schedule_started_at)]`` of every
+    build request (the audit's view of the schedule leases)."""
+    return session.execute(
+        sa.select(
+            models.BuildRequest.instance_uuid,
+            models.BuildRequest.created_at,
+            models.BuildRequest.schedule_started_at,
+        )
+    ).all()
+
+
+# Schedule leases (the protocol is nimbus.conductor.leases'): a
+# compare-and-swap on ``schedule_token`` and ``schedule_started_at``.
+
+
+def _same_token(token):
+    if token is None:
+        return models.BuildRequest.schedule_token.is_(None)
+    return models.BuildRequest.schedule_token == token
+
+
+def leases_of(session, instance_uuids):
+    """``{uuid: schedule token or None}`` of the build requests of
+    ``instance_uuids`` that exist (one query)."""
+    model = models.BuildRequest
+    return dict(
+        session.execute(
+            sa.select(model.instance_uuid, model.schedule_token).where(
+                model.instance_uuid.in_(list(instance_uuids))
+            )
+        ).all()
+    )
+
+
+def take_free_leases(session, instance_uuids, token, now):
+    """Give ``token`` (started ``now``) the leases nobody holds among
+    ``instance_uuids`` (one statement); the uuids it got."""
+    model = models.BuildRequest
+    uuids = sorted(instance_uuids)
+    if not uuids:
+        return set()
+    session.execute(
+        sa.update(model)
+        .where(model.instance_uuid.in_(uuids), model.schedule_token.is_(None))
+        .values(schedule_token=token, schedule_started_at=now)
+    )
+    return set(
+        session.execute(
+            sa.select(model.instance_uuid).where(
+                model.instance_uuid.in_(uuids), model.schedule_token == token
+            )
+        ).scalars()
+    )
+
+
+def take_lease(session, instance_uuid, previous, token, now, expired_before):
+    """Swap the lease of ``instance_uuid`` from ``previous`` to ``token``
+    (started ``now``) when nobody holds it or it started before
+    ``expired_before``; True when this swap won."""
+    model = models.BuildRequest
+    result = session.execute(
+        sa.update(model)
+        .where(
+            model.instance_uuid == instance_uuid,
+            sa.or_(
+                model.schedule_token.is_(None),
+                model.schedule_started_at < expired_before,
+            ),
+            _same_token(previous),
+        )
+        .values(schedule_token=token, schedule_started_at=now)
+    )
+    return result.rowcount == 1
+
+
+def holds_lease(session, instance_uuid, token):
+    """Does ``token`` hold the lease of ``instance_uuid``'s build
+    request?"""
+    model = models.BuildRequest
+    return (
+        session.execute(
+            sa.select(model.id).where(
+                model.instance_uuid == instance_uuid,
+                model.schedule_token == token,
+            )
+        ).first()
+        is not None
+    )
+
+
+def delete_leased(session, instance_uuid, token):
+    """Delete the build request of ``instance_uuid`` if ``token`` holds
+    its lease (whoever holds it without a token); True when it did."""
+    model = models.BuildRequest
+    query = sa.delete(model).where(model.instance_uuid == instance_uuid)
+    if token is not None:
+        query = query.where(model.schedule_token == token)
+    return session.execute(query).rowcount == 1
+
+
+def delete_leased_many(session, instance_uuids, token):
+    """:func:`delete_leased` for many: deletes the build requests of
+    ``instance_uuids`` that ``token`` holds (all that exist without a
+    token), locked first so the set deleted is the set returned; the
+    uuids deleted."""
+    model = models.BuildRequest
+    query = sa.select(model.instance_uuid).where(
+        model.instance_uuid.in_(list(instance_uuids))
+    )
+    if token is not None:
+        query = query.where(model.schedule_token == token)
+    held = set(session.execute(query.with_for_update()).scalars())
+    if held:
+        deleted = session.execute(
+            sa.delete(model).where(model.instance_uuid.in_(sorted(held)))
+        ).rowcount
+        if deleted != len(held):
+            raise RuntimeError(
+                'build requests changed under their row locks: %d of %d '
+                'deleted' % (deleted, len(held))
+            )
+    return held

@@ -1,13 +1,20 @@
-"""Creating cells and mapping hosts to them (``nimbus-manage cell ...``)."""
+"""The API database's ``cell_mappings`` and ``host_mappings`` tables: the
+only module that writes SQL on them. Creating cells and mapping hosts to
+them (``nimbus-manage cell ...``), and the reads of
+:class:`nimbus.db.cells.CellDirectory`, ``GET /os-cells`` and the compute
+API's services."""
 
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
-from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import cell_services
+
+
+CELL0_UUID = '00000000-0000-0000-0000-000000000000'
+CELL0_NAME = 'cell0'
 
 
 class BusClash(ValueError):
@@ -32,7 +39,7 @@ def check_bus(api_db, name, transport_url, api_transport_url=None):
             'the cell conductor' % name
         )
     for cell in list_cells(api_db):
-        if cell['name'] == name or cell['uuid'] == cells_mod.CELL0_UUID:
+        if cell['name'] == name or cell['uuid'] == CELL0_UUID:
             continue
         if rpc.same_bus(transport_url, cell['transport_url']):
             raise BusClash(
@@ -67,11 +74,7 @@ def create_cell(api_db, name, transport_url, database_connection, uuid=None):
 
 def ensure_cell0(api_db, database_connection):
     return create_cell(
-        api_db,
-        cells_mod.CELL0_NAME,
-        'none:///',
-        database_connection,
-        uuid=cells_mod.CELL0_UUID,
+        api_db, CELL0_NAME, 'none:///', database_connection, uuid=CELL0_UUID
     )
 
 
@@ -100,15 +103,11 @@ def discover_hosts(api_db):
     """
     added = []
     for cell in list_cells(api_db):
-        if cell['uuid'] == cells_mod.CELL0_UUID:
+        if cell['uuid'] == CELL0_UUID:
             continue
         cell_db = common_db.get_database(cell['database_connection'])
         with cell_db.session() as session:
-            hosts = set(
-                session.execute(
-                    sa.select(cell_models.ComputeNode.host)
-                ).scalars()
-            )
+            hosts = cell_services.node_hosts(session)
         with api_db.session() as session:
             cell_id = session.execute(
                 sa.select(api_models.CellMapping.id).where(
@@ -124,3 +123,63 @@ def discover_hosts(api_db):
                 session.add(api_models.HostMapping(host=host, cell_id=cell_id))
                 added.append(host)
     return added
+
+
+def every_cell(session):
+    """Every cell mapping row, oldest first."""
+    return list(
+        session.execute(
+            sa.select(api_models.CellMapping).order_by(
+                api_models.CellMapping.id
+            )
+        ).scalars()
+    )
+
+
+def cells_by_name(session):
+    """Every cell mapping row, by name."""
+    return list(
+        session.execute(
+            sa.select(api_models.CellMapping).order_by(
+                api_models.CellMapping.name
+            )
+        ).scalars()
+    )
+
+
+def cell_id_of_host(session, host):
+    """The id of the cell ``host`` is mapped to, or None."""
+    return session.execute(
+        sa.select(api_models.HostMapping.cell_id).where(
+            api_models.HostMapping.host == host
+        )
+    ).scalar()
+
+
+def host_is_mapped(session, host):
+    return (
+        session.execute(
+            sa.select(api_models.HostMapping.id).where(
+                api_models.HostMapping.host == host
+            )
+        ).first()
+        is not None
+    )
+
+
+def unmap_host(session, host):
+    session.execute(
+        sa.delete(api_models.HostMapping).where(
+            api_models.HostMapping.host == host
+        )
+    )
+
+
+def host_counts(session):
+    """``{cell_id: hosts mapped to it}``."""
+    column = api_models.HostMapping.cell_id
+    return dict(
+        session.execute(
+            sa.select(column, sa.func.count()).group_by(column)
+        ).all()
+    )

@@ -10,15 +10,13 @@ RPC transport. Cell0 (uuid of zeros) holds instances that never got a host.
 import dataclasses
 import threading
 
-import sqlalchemy as sa
-
 from nimbus.common import db as common_db
 from nimbus.common import exception
 from nimbus.common import rpc
-from nimbus.db.api import models as api_models
-
-CELL0_UUID = '00000000-0000-0000-0000-000000000000'
-CELL0_NAME = 'cell0'
+from nimbus.db import cell_mappings
+from nimbus.db import instance_mappings
+from nimbus.db.cell_mappings import CELL0_NAME  # noqa: F401
+from nimbus.db.cell_mappings import CELL0_UUID
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +51,7 @@ class CellDirectory:
 
     def refresh(self):
         with self.api_db.session() as session:
-            rows = session.execute(sa.select(api_models.CellMapping)).scalars()
+            rows = cell_mappings.every_cell(session)
             cells = [
                 Cell(
                     r.id,
@@ -104,11 +102,7 @@ class CellDirectory:
 
     def cell_for_host(self, host):
         with self.api_db.session() as session:
-            cell_id = session.execute(
-                sa.select(api_models.HostMapping.cell_id).where(
-                    api_models.HostMapping.host == host
-                )
-            ).scalar()
+            cell_id = cell_mappings.cell_id_of_host(session, host)
         if cell_id is None:
             return None
         return self.by_id(cell_id)
@@ -116,11 +110,7 @@ class CellDirectory:
     def cell_for_instance(self, instance_uuid):
         """The instance's cell, or None while it is a build request."""
         with self.api_db.session() as session:
-            mapping = session.execute(
-                sa.select(api_models.InstanceMapping).where(
-                    api_models.InstanceMapping.instance_uuid == instance_uuid
-                )
-            ).scalar()
+            mapping = instance_mappings.get(session, instance_uuid)
         if mapping is None:
             raise exception.NotFound(
                 'Instance %s could not be found.' % instance_uuid

@@ -7,12 +7,31 @@ import sqlalchemy as sa
 from nimbus.db.api import models
 
 
+def _one(primitive, instance_uuid):
+    """The request as one instance's: its uuid alone, one instance."""
+    return dict(
+        primitive, instance_uuids=[instance_uuid], num_instances=1, min_count=1
+    )
+
+
 def add(session, instance_uuid, request_spec):
     """Store ``request_spec`` (a RequestSpec) for one instance."""
-    session.add(
-        models.RequestSpec(
-            instance_uuid=instance_uuid, spec=request_spec.to_primitive()
-        )
+    add_many(session, [instance_uuid], request_spec)
+
+
+def add_many(session, instance_uuids, request_spec):
+    """Store ``request_spec`` (a RequestSpec) for each of
+    ``instance_uuids``, each row narrowed to its own instance (as Nova's
+    per-instance request spec): the readers (recovery, the down-cell
+    view) want that instance alone, and a row naming every uuid of a
+    multi-create made N rows of N uuids, 37 MB for 1000 instances, over
+    MariaDB's default 16 MB packet."""
+    primitive = request_spec.to_primitive()
+    session.add_all(
+        [
+            models.RequestSpec(instance_uuid=uuid, spec=_one(primitive, uuid))
+            for uuid in instance_uuids
+        ]
     )
 
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import datetime
 
-import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.common import service as common_service
+from nimbus.db import aggregates as aggregate_rows
+from nimbus.db import images as image_rows
 from nimbus.db import scheduling_records
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import server_groups
+from nimbus.db import cell_services
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -50,9 +52,7 @@ class DBHostInfoSource:
         out = []
         for cell, session in self._cell_sessions():
             with session as s:
-                for cn in s.execute(
-                    sa.select(cell_models.ComputeNode)
-                ).scalars():
+                for cn in cell_services.nodes(s):
                     out.append(
                         {
                             'uuid': cn.uuid,
@@ -125,15 +125,10 @@ class DBHostInfoSource:
         now = _now()
         for cell, session in self._cell_sessions():
             with session as s:
-                rows = list(
-                    s.execute(
-                        sa.select(cell_models.Service).where(
-                            cell_models.Service.binary.in_(
-                                COMPUTE_BINARIES
-                                + (common_service.CONDUCTOR_BINARY,)
-                            )
-                        )
-                    ).scalars()
+                rows = cell_services.listing(
+                    s,
+                    binaries=COMPUTE_BINARIES
+                    + (common_service.CONDUCTOR_BINARY,),
                 )
                 clock = self._heartbeat_clock(cell, rows, now)
                 for svc in rows:
@@ -162,36 +157,26 @@ class DBHostInfoSource:
                     'hosts': [h.host for h in a.hosts],
                     'metadata': {m.key: m.value for m in a.metadata_items},
                 }
-                for a in s.execute(sa.select(api_models.Aggregate)).scalars()
+                for a in aggregate_rows.listing(s)
             ]
 
     def images(self) -> dict[str, dict]:
         """Image id -> properties, from the API database's images table (the cell
         databases keep only each instance's ``image_ref``)."""
         with self.api_db.session() as s:
-            return {
-                row.id: dict(row.properties or {})
-                for row in s.execute(
-                    sa.select(api_models.Image.id, api_models.Image.properties)
-                )
-            }
+            return image_rows.properties_by_id(s)
 
     def image_properties(self, image_ref) -> dict | None:
         """The properties of one image, None when the API database does not know it."""
         if not image_ref:
             return None
         with self.api_db.session() as s:
-            row = s.execute(
-                sa.select(api_models.Image.properties).where(
-                    api_models.Image.id == image_ref
-                )
-            ).first()
-        return None if row is None else dict(row[0] or {})
+            return image_rows.properties_of(s, image_ref)
 
     def instances_by_host(self) -> dict[str, list[dict]]:
         groups = {}
         with self.api_db.session() as s:
-            for g in s.execute(sa.select(api_models.InstanceGroup)).scalars():
+            for g in server_groups.listing(s):
                 for m in g.members:
                     groups[m.instance_uuid] = g.uuid
         images = self.images()
@@ -199,13 +184,7 @@ class DBHostInfoSource:
         out: dict[str, list[dict]] = {}
         for _cell, session in self._cell_sessions():
             with session as s:
-                rows = s.execute(
-                    sa.select(cell_models.Instance).where(
-                        cell_models.Instance.deleted.is_(False),
-                        cell_models.Instance.host.is_not(None),
-                    )
-                ).scalars()
-                for inst in rows:
+                for inst in instance_queries.placed(s):
                     flavor = inst.flavor or {}
                     # One properties dict per image, shared by its instances.
                     out.setdefault(inst.host, []).append(
@@ -231,9 +210,7 @@ class DBHostInfoSource:
                     'rules': g.rules or {},
                     'members': [m.instance_uuid for m in g.members],
                 }
-                for g in s.execute(
-                    sa.select(api_models.InstanceGroup)
-                ).scalars()
+                for g in server_groups.listing(s)
             ]
 
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+import time
 from typing import Protocol, runtime_checkable
 
 from oslo_log import log as logging
 
+from nimbus.scheduler import tombstones
 from nimbus.scheduler.host_state import HostState
 
 LOG = logging.getLogger(__name__)
@@ -105,6 +107,11 @@ class HostManager:
         self.conf = conf
         self.source = source
         self.lock = threading.RLock()
+        # One read of the source at a time: the periodic reloads (services
+        # every few seconds, everything every minute) and the on-demand
+        # ones would otherwise overlap, each holding a connection to every
+        # database and reading the same rows twice.
+        self._reading = threading.Lock()
         self._depth = 0  # nesting of the lock's holder
         self._pending: collections.deque = (
             collections.deque()
@@ -114,7 +121,12 @@ class HostManager:
         self._aggregates: dict = {}  # aggregate id -> dict
         self._host_aggs: dict[str, list] = {}  # host -> [aggregate ids]
         self._groups: dict[str, dict] = {}
+        # Deleted instances and groups: a late event cannot bring them back.
+        self._gone_instances = tombstones.Tombstones()
+        self._gone_groups = tombstones.Tombstones()
         self.loaded = False
+        # time.monotonic() of the last read of the service records
+        self.services_read_at = None
 
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
@@ -165,16 +177,18 @@ class HostManager:
 
     def refresh(self) -> None:
         """Reload everything from the source (startup, or a periodic safety net)."""
-        nodes = self.source.compute_nodes()
-        services = {
-            s['host']: s
-            for s in self.source.services()
-            if s.get('binary', 'nimbus-compute')
-            in ('nimbus-compute', 'compute')
-        }
-        aggs = self.source.aggregates()
-        instances = self.source.instances_by_host()
-        groups = self.source.server_groups()
+        with self._reading:
+            nodes = self.source.compute_nodes()
+            services = {
+                s['host']: s
+                for s in self.source.services()
+                if s.get('binary', 'nimbus-compute')
+                in ('nimbus-compute', 'compute')
+            }
+            self.services_read_at = time.monotonic()
+            aggs = self.source.aggregates()
+            instances = self.source.instances_by_host()
+            groups = self.source.server_groups()
         with self.locked():
             by_uuid, by_host = {}, {}
             for cn in nodes:
@@ -189,12 +203,22 @@ class HostManager:
                 svc = services.get(cn['host'])
                 if svc is not None:
                     hs.update_from_service(svc)
-                hs.set_instances(instances.get(cn['host'], []))
+                hs.set_instances(
+                    [
+                        i
+                        for i in instances.get(cn['host'], [])
+                        if i['uuid'] not in self._gone_instances
+                    ]
+                )
                 by_uuid[cn['uuid']] = hs
                 by_host.setdefault(cn['host'], []).append(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
             self._set_aggregates(aggs)
-            self._groups = {g['uuid']: g for g in groups}
+            self._groups = {
+                g['uuid']: g
+                for g in groups
+                if g['uuid'] not in self._gone_groups
+            }
             self.loaded = True
 
     def _set_aggregates(self, aggs) -> None:
@@ -248,7 +272,7 @@ class HostManager:
         (a compute that registered since the last load) triggers one reload; providers
         still unknown after it have no compute node in any cell and are skipped."""
         self.ensure_loaded()
-        if any(rp not in self._by_uuid for rp in root_uuids):
+        if not all(map(self._by_uuid.__contains__, root_uuids)):
             # A compute registered since the last load: reload once rather
             # than guess its cell and service state.
             self.refresh()
@@ -304,8 +328,17 @@ class HostManager:
         if not self.loaded:
             self.refresh()
             return
-        for svc in self.source.services():
+        with self._reading:
+            services = self.source.services()
+            self.services_read_at = time.monotonic()
+        for svc in services:
             self.update_service(svc)
+
+    def services_older_than(self, seconds: float) -> bool:
+        """True unless the service records were read less than
+        ``seconds`` ago."""
+        read_at = self.services_read_at
+        return read_at is None or time.monotonic() - read_at >= seconds
 
     def update_service(self, svc: dict) -> None:
         self._submit(self._update_service, svc)
@@ -379,6 +412,9 @@ class HostManager:
     def _update_instance_info(self, host: str, instances: list[dict]) -> None:
         for hs in self._by_host.get(host, [])[:1]:
             for inst in instances:
+                if inst['uuid'] in self._gone_instances:
+                    LOG.debug('stale update of deleted %s', inst['uuid'])
+                    continue
                 hs.add_instance(inst)
 
     def delete_instance_info(self, host: str, instance_uuid: str) -> None:
@@ -388,6 +424,7 @@ class HostManager:
     def _delete_instance_info(
         self, host: str | None, instance_uuid: str
     ) -> None:
+        self._gone_instances.bury(instance_uuid)
         states = self._by_host.get(host, []) if host else []
         if not any(instance_uuid in hs.instances for hs in states):
             # No host given, or the instance moved since: look everywhere.
@@ -420,13 +457,16 @@ class HostManager:
             # host filters); their details come with the next reload.
             known = {u for hs in states for u in hs.instances}
             for u in instance_uuids:
-                if u not in known:
+                if u not in known and u not in self._gone_instances:
                     states[0].add_instance({'uuid': u})
 
     def update_server_group(self, group: dict) -> None:
         self._submit(self._update_server_group, group)
 
     def _update_server_group(self, group: dict) -> None:
+        if group['uuid'] in self._gone_groups:
+            LOG.debug('stale update of deleted group %s', group['uuid'])
+            return
         self._groups[group['uuid']] = group
 
     def delete_server_group(self, group_uuid: str) -> None:
@@ -434,6 +474,7 @@ class HostManager:
         self._submit(self._delete_server_group, group_uuid)
 
     def _delete_server_group(self, group_uuid: str) -> None:
+        self._gone_groups.bury(group_uuid)
         self._groups.pop(group_uuid, None)
 
     def record_build_result(self, host: str, failed: bool) -> None:

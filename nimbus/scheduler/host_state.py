@@ -101,6 +101,7 @@ class HostState:
         'resources',
         '_agg_min_cache',
         'static_memo',
+        '_summary_seen',
     )
 
     # What the compute reports about the host itself: these change only
@@ -173,6 +174,10 @@ class HostState:
         self.resources: dict = {}
         self._agg_min_cache: dict = {}
         self.static_memo: dict = {}
+        # The last provider summary applied, as (resources, traits): the
+        # same summary again changes nothing and is skipped. Anything
+        # that moves the usage or capacity by another way forgets it.
+        self._summary_seen = None
         self._recompute()
 
     def __repr__(self):
@@ -209,6 +214,7 @@ class HostState:
     def update_from_compute_node(self, cn: dict) -> None:
         """Apply a compute node record (see ``HostInfoSource.compute_nodes``)."""
         self.static_memo = {}
+        self._summary_seen = None
         g = cn.get
         self.uuid = g('uuid', self.uuid)
         self.nodename = (
@@ -280,8 +286,22 @@ class HostState:
         self.disabled_reason = svc.get('disabled_reason')
 
     def update_from_provider_summary(self, summary: dict) -> None:
-        """Placement's view (capacity = (total - reserved) * ratio) wins over the node's."""
+        """Placement's view (capacity = (total - reserved) * ratio) wins over
+        the node's. Most hosts' summaries are the same from one request to
+        the next (one host changes per claim): comparing two small dicts
+        costs less than applying one, so an unchanged summary is skipped,
+        at once when it is the very summary applied last (an in-process
+        placement hands out the same one until usage moves; summaries are
+        never modified)."""
+        seen = self._summary_seen
+        if seen is not None and seen[2] is summary:
+            return
         res = summary.get('resources', {})
+        traits = summary.get('traits')
+        if seen is not None and seen[0] == res and seen[1] == traits:
+            self._summary_seen = (res, traits, summary)
+            return
+        self._summary_seen = (res, traits, summary)
         self.resources = res
         if 'VCPU' in res:
             self.vcpu_capacity = res['VCPU']['capacity']
@@ -369,6 +389,7 @@ class HostState:
         host's provider tree ({"VCPU", "MEMORY_MB", "DISK_GB"}, see consumption.py);
         None means the flavor's vCPUs, RAM and disk."""
         flavor = spec.flavor
+        self._summary_seen = None
         if resources is None:
             self.vcpus_used += flavor.vcpus
             self.memory_mb_used += flavor.memory_mb
@@ -436,6 +457,7 @@ class HostState:
         for c, (cu, mu, pins) in zip(self.numa_cells, cells):
             c.cpu_usage, c.memory_usage, c.pinned_cpus = cu, mu, pins
         self.pci_pools = pools
+        self._summary_seen = None
         self._recompute()
 
     # ------------------------------------------------------------------ misc

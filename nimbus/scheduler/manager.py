@@ -4,9 +4,8 @@ RequestSpec and delegates to :class:`~nimbus.scheduler.driver.Scheduler` and the
 
 Methods (see ``rpcapi.py`` for call/cast and versions): ``select_destinations``,
 ``dry_run``, ``update_aggregates``, ``delete_aggregate``, ``update_instance_info``,
-``delete_instance_info``, ``sync_instance_info``, ``update_compute_node``,
-``update_service``, ``update_server_group``, ``delete_server_group``,
-``refresh_host_states``.
+``delete_instance_info``, ``sync_instance_info``, ``update_service``,
+``update_server_group``, ``delete_server_group``, ``refresh_host_states``.
 """
 
 from __future__ import annotations
@@ -16,6 +15,10 @@ from oslo_log import log as logging
 
 from nimbus.common import rpc
 from nimbus.common.objects.base import MalformedPrimitive
+from nimbus.common.objects.host_events import AggregateInfo
+from nimbus.common.objects.host_events import InstanceInfo
+from nimbus.common.objects.host_events import ServerGroupInfo
+from nimbus.common.objects.host_events import ServiceInfo
 from nimbus.common.objects.request_spec import RequestSpec
 from nimbus.common.objects.selection import list_to_primitive
 from nimbus.scheduler import conf as sched_conf
@@ -25,13 +28,12 @@ from nimbus.scheduler.rpcapi import VERSION
 LOG = logging.getLogger(__name__)
 
 
-def _records(name, values, keys) -> None:
-    """Refuse an event whose records are not dicts carrying ``keys``."""
-    for value in values:
-        if not isinstance(value, dict) or any(k not in value for k in keys):
-            raise rpc.InvalidMessage(
-                f'{name}: each record must be a dict with {", ".join(keys)}'
-            )
+def _event(convert, value):
+    """A cache event's contract, converted once on arrival."""
+    try:
+        return convert(value)
+    except MalformedPrimitive as exc:
+        raise rpc.InvalidMessage(str(exc)) from exc
 
 
 def _spec(request_spec) -> RequestSpec:
@@ -148,12 +150,13 @@ class SchedulerManager:
         cast=True, required=('aggregates',), types={'aggregates': list}
     )
     def update_aggregates(self, ctxt, aggregates=None):
-        _records('aggregates', aggregates, ())
-        self.host_manager.update_aggregates(list(aggregates))
+        events = [_event(AggregateInfo.from_primitive, a) for a in aggregates]
+        self.host_manager.update_aggregates([e.to_cache() for e in events])
 
     @rpc.expose(cast=True, required=('aggregate',), types={'aggregate': dict})
     def delete_aggregate(self, ctxt, aggregate=None):
-        self.host_manager.delete_aggregate(aggregate)
+        event = _event(AggregateInfo.from_primitive, aggregate)
+        self.host_manager.delete_aggregate(event.to_cache())
 
     @rpc.expose(
         cast=True,
@@ -166,8 +169,10 @@ class SchedulerManager:
             if isinstance(instance_info, list)
             else [instance_info]
         )
-        _records('instance_info', infos, ('uuid',))
-        self.host_manager.update_instance_info(host_name, infos)
+        events = [_event(InstanceInfo.from_primitive, i) for i in infos]
+        self.host_manager.update_instance_info(
+            host_name, [e.to_cache() for e in events]
+        )
 
     @rpc.expose(
         cast=True,
@@ -189,22 +194,15 @@ class SchedulerManager:
             )
         self.host_manager.sync_instance_info(host_name, list(instance_uuids))
 
-    @rpc.expose(
-        cast=True, required=('compute_node',), types={'compute_node': dict}
-    )
-    def update_compute_node(self, ctxt, compute_node=None):
-        _records('compute_node', [compute_node], ('uuid',))
-        self.host_manager.update_compute_node(compute_node)
-
     @rpc.expose(cast=True, required=('service',), types={'service': dict})
     def update_service(self, ctxt, service=None):
-        _records('service', [service], ('host',))
-        self.host_manager.update_service(service)
+        event = _event(ServiceInfo.from_primitive, service)
+        self.host_manager.update_service(event.to_cache())
 
     @rpc.expose(cast=True, required=('group',), types={'group': dict})
     def update_server_group(self, ctxt, group=None):
-        _records('group', [group], ('uuid',))
-        self.host_manager.update_server_group(group)
+        event = _event(ServerGroupInfo.from_primitive, group)
+        self.host_manager.update_server_group(event.to_cache())
 
     @rpc.expose(cast=True, required=('group_uuid',), types={'group_uuid': str})
     def delete_server_group(self, ctxt, group_uuid=None):

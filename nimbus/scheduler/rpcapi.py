@@ -4,10 +4,15 @@ knows its method names and versions.
 Version history
   1.0  select_destinations, dry_run (calls); update_aggregates, delete_aggregate,
        update_instance_info, delete_instance_info, sync_instance_info,
-       update_compute_node, update_service, update_server_group, refresh_host_states
-       (casts).
+       update_service, update_server_group, refresh_host_states (casts);
+       and update_compute_node, a cast nothing sent (the computes report to
+       their cell conductor), removed: the full reload reads compute nodes.
   1.1  delete_server_group (cast).
   1.2  capacity (call): how many more of a flavor fit, and where.
+
+The cache events' bodies are contracts (nimbus.common.objects.host_events:
+AggregateInfo, InstanceInfo, ServiceInfo, ServerGroupInfo), sent as their
+primitives; a scheduler also takes the unversioned dicts sent before them.
 """
 
 from nimbus.common import rpc
@@ -79,19 +84,32 @@ class SchedulerAPI:
         )
 
     def update_aggregates(self, ctxt, aggregates):
-        """Cast (fanout to every scheduler): aggregates created or changed."""
-        self._cast(ctxt, 'update_aggregates', aggregates=aggregates)
+        """Cast (fanout to every scheduler): aggregates (AggregateInfo)
+        created or changed."""
+        self._cast(
+            ctxt,
+            'update_aggregates',
+            aggregates=[a.to_primitive() for a in aggregates],
+        )
 
     def delete_aggregate(self, ctxt, aggregate):
-        self._cast(ctxt, 'delete_aggregate', aggregate=aggregate)
+        """Cast: the aggregate (an AggregateInfo) is gone."""
+        self._cast(
+            ctxt, 'delete_aggregate', aggregate=aggregate.to_primitive()
+        )
 
     def update_instance_info(self, ctxt, host_name, instance_info):
-        """Cast: instance(s) (dict or list of dicts with ``uuid``) now on ``host_name``."""
+        """Cast: instance(s) (an InstanceInfo or a list of them) now on
+        ``host_name``."""
+        if isinstance(instance_info, list):
+            body = [i.to_primitive() for i in instance_info]
+        else:
+            body = instance_info.to_primitive()
         self._cast(
             ctxt,
             'update_instance_info',
             host_name=host_name,
-            instance_info=instance_info,
+            instance_info=body,
         )
 
     def delete_instance_info(self, ctxt, host_name, instance_uuid):
@@ -113,15 +131,13 @@ class SchedulerAPI:
             instance_uuids=instance_uuids,
         )
 
-    def update_compute_node(self, ctxt, compute_node):
-        """Cast: a compute node record (HostInfoSource.compute_nodes shape) changed."""
-        self._cast(ctxt, 'update_compute_node', compute_node=compute_node)
-
     def update_service(self, ctxt, service):
-        self._cast(ctxt, 'update_service', service=service)
+        """Cast: a compute service (a ServiceInfo) changed."""
+        self._cast(ctxt, 'update_service', service=service.to_primitive())
 
     def update_server_group(self, ctxt, group):
-        self._cast(ctxt, 'update_server_group', group=group)
+        """Cast: a server group (a ServerGroupInfo) created or grown."""
+        self._cast(ctxt, 'update_server_group', group=group.to_primitive())
 
     def delete_server_group(self, ctxt, group_uuid):
         """Cast (fanout): the server group is gone (DELETE /os-server-groups/{id})."""

@@ -347,6 +347,12 @@ class FilterScheduler:
                 return out
             want *= 2
 
+    @classmethod
+    def undo(cls, spec, record, unclaim=None) -> None:
+        """Undo a :meth:`schedule` run given ``_record=record``: release
+        its claims (with ``unclaim``) and restore the host states."""
+        cls._undo(spec, record[0], record[1], unclaim)
+
     @staticmethod
     def _undo(spec, claims, snapshots, unclaim) -> None:
         """Release every claim of the request and restore what it consumed."""

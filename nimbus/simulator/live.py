@@ -8,7 +8,8 @@ just what depends on the usage of the providers involved: the provider's
 usages, ``fit``, its entries of ``by_rc``, its summary's resources, its
 serialised summaries, and the search memo: the engine's lists of
 providers with room for an amount of a class (``('fit', rc, amount)``)
-gain or lose this provider, every other memo entry is dropped. The result
+gain or lose this provider, the candidates of flat anchors
+(``('flat', ...)``) stay, every other memo entry is dropped. The result
 equals a
 snapshot built afresh from the same providers
 (tests/unit/simulator/test_live.py checks it field by field and by the
@@ -19,6 +20,11 @@ import bisect
 import dataclasses
 
 from nimbus.placement.candidates import model
+
+# memo entries still true after usage moved: the lists of providers with
+# room (patched below) and the candidates of anchors that supply a group
+# on their own (they do not depend on usage)
+KEPT = ('fit', 'flat')
 
 
 class LiveSnapshot:
@@ -71,7 +77,7 @@ class LiveSnapshot:
         for frags in snap.fragments.values():
             frags.pop(rp, None)
         memo = snap.memo
-        for key in [k for k in memo if k[0] != 'fit']:
+        for key in [k for k in memo if k[0] not in KEPT]:
             del memo[key]
 
     def _memo_fit(self, rp, root, rc, was_free, now_free):

@@ -12,6 +12,10 @@ provider -> {rc: capacity}) for the simulator's samples.
     aggregates, allocation ratios, reserved amounts, min/max unit and step
     size, limits, breadth- or depth-first, randomised order - the code a
     cloud's placement runs. Claims check the room the way placement does.
+    There is no wire in process: the body is built from the engine's
+    candidates (``candidates.candidate_list``) with each provider's summary
+    rendered once until its usage moves and each candidate's allocation
+    request once, the same body placement renders (tests/unit/simulator).
 ``api``
     The placement REST application itself in process
     (:mod:`nimbus.placement.direct`) on a SQLite file, reached with the
@@ -37,9 +41,13 @@ import os_resource_classes
 import os_traits
 
 from nimbus.placement import candidates
+from nimbus.placement.candidates import render
 from nimbus.simulator import live
 
 MICROVERSION = (1, 39)
+# distinct candidates whose allocation request is kept (hosts x request
+# shapes; devices multiply them): past this the cache starts over
+AREQ_CACHE_SIZE = 200000
 PLACEMENT_OPTIONS = {
     'max_allocation_candidates': int,
     'randomize_allocation_candidates': lambda v: (
@@ -147,17 +155,78 @@ class EnginePlacement(BasePlacement):
                 )
         self.live = live.LiveSnapshot(providers, rc_names, traits)
         self.options = opts
+        # What placement would render, kept between requests (the
+        # scheduler only reads them): a provider's summary until its usage
+        # moves, and the allocation request of each candidate
+        self.summaries = {}
+        self.areqs = {}  # candidate -> (allocation request, roots)
+        self.areq_ids = {}  # id(candidate) -> (candidate, areq, roots)
 
     def get_allocation_candidates(self, ctxt, params):
+        """The body placement's engine answers, built from the engine's
+        candidates with the summaries and allocation requests rendered
+        once and reused while they stay true (there is no wire in
+        process)."""
         query = {}
         for key, value in params:
             query.setdefault(key, []).append(value)
+        snap = self.live.snapshot
         try:
-            return candidates.get_allocation_candidates(
-                self.live.snapshot, query, MICROVERSION, self.options
+            cands, requested = candidates.candidate_list(
+                snap, query, MICROVERSION, self.options
             )
         except candidates.CandidatesQueryError as exc:
             raise ValueError('placement refused the query: %s' % exc.detail)
+        return self._body(snap, cands, requested)
+
+    def _body(self, snap, cands, requested):
+        """What :mod:`~nimbus.placement.candidates.render` makes of
+        ``cands`` at 1.39: each candidate's allocation request, then the
+        summary of every provider in the trees of the providers they use
+        (in the order those first appear)."""
+        cached, by_id = self.areqs, self.areq_ids
+        if len(cached) > AREQ_CACHE_SIZE:
+            cached.clear()
+        if len(by_id) > AREQ_CACHE_SIZE:
+            by_id.clear()
+        areqs, roots = [], {}
+        for cand in cands:
+            # the engine hands out the same candidate object again while
+            # it holds (a flat host's): found by identity, not by hashing
+            # its nested tuples; the entry keeps it alive, so no other
+            # object can come with its id meanwhile
+            hit = by_id.get(id(cand))
+            if hit is None or hit[0] is not cand:
+                rendered = cached.get(cand)
+                if rendered is None:
+                    rendered = cached[cand] = self._render(snap, cand)
+                hit = by_id[id(cand)] = (cand,) + rendered
+            areqs.append(hit[1])
+            for root in hit[2]:
+                roots[root] = None
+        summaries, tree = self.summaries, snap.tree
+        if snap.has_trees:
+            uuids = [u for root in roots for u in tree[root]]
+        else:  # every tree is its root alone
+            uuids = roots
+        missing = [u for u in uuids if u not in summaries]
+        if missing:
+            summaries.update(
+                render.summaries_of(snap, missing, MICROVERSION, requested)
+            )
+        return {
+            'allocation_requests': areqs,
+            'provider_summaries': {u: summaries[u] for u in uuids},
+        }
+
+    @staticmethod
+    def _render(snap, cand):
+        """A candidate's allocation request, and the roots of the
+        providers it uses in the order they appear."""
+        areq = render.allocation_requests((cand,), MICROVERSION)[0]
+        providers = snap.providers
+        roots = {providers[p].root_uuid: None for p, _rc, _n in cand[0]}
+        return areq, tuple(roots)
 
     def claim_resources(self, ctxt, consumer, areq, project_id, user_id):
         wanted = self._resources(areq)
@@ -171,12 +240,14 @@ class EnginePlacement(BasePlacement):
                     return False
         for rp, res in wanted.items():
             self.live.change(rp, res)
+            self.summaries.pop(rp, None)
         self.allocations[consumer] = wanted
         return True
 
     def remove_allocations(self, ctxt, consumer):
         for rp, res in self.allocations.pop(consumer, {}).items():
             self.live.change(rp, {rc: -n for rc, n in res.items()})
+            self.summaries.pop(rp, None)
 
     def usage(self):
         return {rp: p.usages for rp, p in self.live.snapshot.providers.items()}

@@ -17,6 +17,7 @@ import os
 
 import requests
 
+from nimbus.accelerator.agent import placement_report
 from nimbus.testing import daemons
 
 SERVICE_HEADERS = {
@@ -28,7 +29,7 @@ PLACEMENT_HEADERS = {
     'OpenStack-API-Version': 'placement latest',
 }
 # The ownership trait the agent puts on every device provider.
-OWNER_TRAIT = 'CUSTOM_OWNER_NIMBUS_ACCELERATOR'
+OWNER_TRAIT = placement_report.OWNER_TRAIT
 
 
 class AccelDaemonCloud(daemons.DaemonCloud):
@@ -136,10 +137,18 @@ class AccelDaemonCloud(daemons.DaemonCloud):
 
     def device_providers(self):
         """``{rp uuid: provider}`` of every device provider."""
-        found = self.placement(
-            '/resource_providers?required=%s' % OWNER_TRAIT
-        )['resource_providers']
-        return {rp['uuid']: rp for rp in found}
+        response = requests.get(
+            self.placement_url
+            + '/resource_providers?required=%s' % OWNER_TRAIT,
+            headers=PLACEMENT_HEADERS,
+            timeout=30,
+        )
+        if response.status_code == 400 and 'No such trait' in response.text:
+            # Placement refuses a filter on a trait nobody created yet:
+            # before the first agent reports there is no device provider.
+            return {}
+        response.raise_for_status()
+        return {rp['uuid']: rp for rp in response.json()['resource_providers']}
 
     def device_allocations(self):
         """``{(consumer, rp uuid): resources}`` on device providers."""
@@ -178,3 +187,44 @@ def leaks(cloud, live_instances):
                 % (consumer, rp_uuid)
             )
     return problems
+
+
+def disagreements(cloud, servers, active, moving, accel_suffix):
+    """``(orphan ARQs, servers whose ARQs disagree)`` of a settled cloud
+    (the fault suite's two ARQ columns). ``servers`` are every listed
+    server (API server views), ``active`` and ``moving`` the uuids of the
+    ACTIVE ones and of those still building or deleting (left out); a
+    server booted with a device profile has a name ending in
+    ``accel_suffix``.
+
+    An orphan is an ARQ whose instance is not listed. A server disagrees
+    when it is ACTIVE with a device profile and not every ARQ of it is
+    Bound (or it has none), when it holds a Bound ARQ without being such a
+    server, or when it holds an allocation on a device provider without
+    the Bound ARQ for it."""
+    arqs = cloud.arqs()
+    live = {server['id'] for server in servers}
+    orphans = sum(1 for a in arqs if a['instance_uuid'] not in live)
+    by_server = {}
+    for arq in arqs:
+        by_server.setdefault(arq['instance_uuid'], []).append(arq['state'])
+    wrong = set()
+    for server in servers:
+        uuid = server['id']
+        if uuid in moving:
+            continue
+        states = by_server.get(uuid, [])
+        if server['name'].endswith(accel_suffix) and uuid in active:
+            if not states or any(state != 'Bound' for state in states):
+                wrong.add(uuid)
+        elif 'Bound' in states:
+            wrong.add(uuid)
+    bound = {
+        (a['instance_uuid'], a['device_rp_uuid'])
+        for a in arqs
+        if a['state'] == 'Bound'
+    }
+    for consumer, rp_uuid in cloud.device_allocations():
+        if consumer not in moving and (consumer, rp_uuid) not in bound:
+            wrong.add(consumer)
+    return orphans, len(wrong)

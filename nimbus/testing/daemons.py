@@ -55,20 +55,28 @@ def wait_for(predicate, timeout, what, daemons):
 
 
 class Daemon:
-    def __init__(self, name, module, config_file, log_file, extra_args=()):
+    """One daemon process: ``python -m module --config-file ...``, or with
+    ``launcher``, ``python -m launcher module --config-file ...`` (a test
+    module that wraps the daemon, :mod:`nimbus.testing.twice`)."""
+
+    def __init__(
+        self, name, module, config_file, log_file, extra_args=(), launcher=None
+    ):
         self.name = name
         self.module = module
         self.config_file = config_file
         self.log_file = log_file
         self.extra_args = list(extra_args)
+        self.launcher = launcher
         self.process = None
 
     def start(self):
         log = open(self.log_file, 'ab')
+        head = [self.launcher] if self.launcher else []
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                '-m',
+            [sys.executable, '-m']
+            + head
+            + [
                 self.module,
                 '--config-file',
                 self.config_file,
@@ -151,6 +159,8 @@ class DaemonCloud:
         self.placement_port = free_port()
         self.api_config_port = free_port()
         self.daemons = {}
+        # A module every daemon is run through (Daemon's ``launcher``).
+        self.launcher = None
         os.makedirs(workdir, exist_ok=True)
 
     @property
@@ -278,6 +288,7 @@ class DaemonCloud:
             config,
             os.path.join(self.workdir, '%s.log' % name),
             extra_args,
+            self.launcher,
         )
         self.daemons[name] = daemon
         return daemon.start()

@@ -2,23 +2,24 @@
 
 A :class:`Burst` boots servers at a steady rate through the REST API and
 deletes some of them as it goes; a fault (``kill -9`` of a daemon and its
-restart, a RabbitMQ or MariaDB restart, a frozen compute, ...) strikes in
-the middle. :func:`settle` then waits until the cloud is consistent again
+restart, a RabbitMQ or MariaDB restart, a frozen compute, ...: see
+:mod:`nimbus.testing.injectors`) strikes in the middle. :func:`settle` then waits until the cloud is consistent again
 and returns one :class:`Row` of the fault table: servers, ACTIVE, ERROR,
 stuck (in BUILD or DELETING), leaked allocations (a consumer in placement
 that is not an ACTIVE or building server), missing allocations (an ACTIVE
 server without one), and the seconds it took to recover.
 """
 
+import collections
 import dataclasses
-import os
-import shutil
-import subprocess
+import json
+import re
 import threading
 import time
 
 import requests
 
+from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
 
 _PLACEMENT_HEADERS = {
@@ -27,6 +28,10 @@ _PLACEMENT_HEADERS = {
 }
 # Statuses a server ends in; anything else is still moving.
 _SETTLED = ('ACTIVE', 'ERROR')
+# Seconds the probe boots may take to find the struck service serving.
+PROBE_TIMEOUT = 120
+# The name of a server booted with the accelerator flavor ends so.
+ACCEL_SUFFIX = '-accel'
 
 
 @dataclasses.dataclass
@@ -44,12 +49,31 @@ class Row:
     recover_s: float = None
     serves_again: bool = False
     errors_without_fault: int = 0
+    refusals: dict = dataclasses.field(default_factory=dict)
+    # The probe boots after recovery: [(status, fault)], and why the
+    # probe itself broke (an exception), if it did.
+    probes: list = dataclasses.field(default_factory=list)
+    probe_error: str = None
+    # With the accelerator service (None without): ARQs whose instance
+    # does not exist, and the servers whose ARQs disagree with their
+    # status (an ACTIVE accelerator server without every ARQ Bound, a
+    # Bound ARQ of a server that is not ACTIVE, a device allocation
+    # without its Bound ARQ).
+    orphan_arqs: int = None
+    arq_mismatch: int = None
 
-    def consistent(self):
+    def settled(self):
         return (
             self.stuck == 0
             and self.leaked == 0
             and self.missing == 0
+            and not self.orphan_arqs
+            and not self.arq_mismatch
+        )
+
+    def consistent(self):
+        return (
+            self.settled()
             and self.errors_without_fault == 0
             and self.serves_again
         )
@@ -66,9 +90,18 @@ HEADER = (
     'stuck',
     'leaked allocs',
     'missing allocs',
+    'orphan ARQs',
+    'ARQ mismatch',
     'recover s',
     'serves again',
 )
+
+
+def _served(row):
+    if not row.serves_again:
+        return 'NO'
+    failed = sum(1 for status, _ in row.probes if status != 'ACTIVE')
+    return 'yes' if not failed else 'yes (%d probe ERROR first)' % failed
 
 
 def table(rows):
@@ -77,7 +110,7 @@ def table(rows):
     for row in rows:
         lines.append(
             '| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d '
-            '| %s | %s |'
+            '| %s | %s | %s | %s |'
             % (
                 row.fault,
                 row.booted,
@@ -89,8 +122,10 @@ def table(rows):
                 row.stuck,
                 row.leaked,
                 row.missing,
+                '-' if row.orphan_arqs is None else row.orphan_arqs,
+                '-' if row.arq_mismatch is None else row.arq_mismatch,
                 '-' if row.recover_s is None else '%.1f' % row.recover_s,
-                'yes' if row.serves_again else 'NO',
+                _served(row),
             )
         )
     return '\n'.join(lines)
@@ -100,7 +135,11 @@ class Burst(threading.Thread):
     """Boots ``boots`` servers at ``rate`` per second; after every
     ``delete_every`` boots it deletes the oldest server it booted and has
     not deleted yet. Requests refused while a service is down are counted,
-    not retried (a client would see them fail)."""
+    not retried (a client would see them fail).
+
+    With ``accel_flavor`` (a flavor with a device profile), every
+    ``accel_every``-th boot uses it; those servers' names end in
+    :data:`ACCEL_SUFFIX`."""
 
     def __init__(
         self,
@@ -111,6 +150,8 @@ class Burst(threading.Thread):
         rate=10.0,
         delete_every=4,
         prefix='burst',
+        accel_flavor=None,
+        accel_every=4,
     ):
         super().__init__(daemon=True)
         self.api = api
@@ -120,9 +161,17 @@ class Burst(threading.Thread):
         self.rate = rate
         self.delete_every = delete_every
         self.prefix = prefix
+        self.accel_flavor = accel_flavor
+        self.accel_every = accel_every
         self.created = []
         self.deleted = []
         self.refused = 0
+        # Why requests were refused: {answer: count}.
+        self.refusals = collections.Counter()
+
+    def _refused(self, exc):
+        self.refused += 1
+        self.refusals[_answer(exc)] += 1
 
     def run(self):
         began = time.monotonic()
@@ -130,13 +179,14 @@ class Burst(threading.Thread):
             delay = began + index / self.rate - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
+            name, flavor = '%s-%04d' % (self.prefix, index), self.flavor
+            if self.accel_flavor and index % self.accel_every == 1:
+                name, flavor = name + ACCEL_SUFFIX, self.accel_flavor
             try:
-                body = self.api.create_server(
-                    '%s-%04d' % (self.prefix, index), self.flavor, self.image
-                )
+                body = self.api.create_server(name, flavor, self.image)
                 self.created.append(body['server']['id'])
-            except Exception:
-                self.refused += 1
+            except Exception as exc:
+                self._refused(exc)
             if (
                 self.delete_every
                 and index % self.delete_every == self.delete_every - 1
@@ -146,8 +196,24 @@ class Burst(threading.Thread):
                 try:
                     self.api.delete('/servers/%s' % victim)
                     self.deleted.append(victim)
-                except Exception:
-                    self.refused += 1
+                except Exception as exc:
+                    self._refused(exc)
+
+
+def _answer(exc):
+    """``POST 503 <the error's message>`` of a refused request (the
+    client's RuntimeError), or the exception's class for no answer."""
+    text = str(exc)
+    match = re.match(r'(\w+) \S+ -> (\d+) (.*)', text, re.S)
+    if not match:
+        return type(exc).__name__
+    method, status, body = match.groups()
+    try:
+        body = json.loads(body)
+        body = next(iter(body.values())).get('message', body)
+    except Exception:
+        pass
+    return '%s %s %s' % (method, status, str(body)[:100])
 
 
 def consumers(placement_url):
@@ -168,9 +234,11 @@ def consumers(placement_url):
     return found
 
 
-def snapshot(api, placement_url, fault='', prefix=''):
+def snapshot(api, placement_url, fault='', prefix='', accel=None):
     """A :class:`Row` for the cloud as it is now (no recovery time): the
-    servers named ``prefix...`` counted, every server checked."""
+    servers named ``prefix...`` counted, every server checked. ``accel``:
+    the :class:`~nimbus.testing.accel_daemons.AccelDaemonCloud` whose ARQs
+    are checked too."""
     servers = api.get(
         '/servers/detail', params={'all_tenants': '1', 'limit': 100000}
     )['servers']
@@ -194,28 +262,35 @@ def snapshot(api, placement_url, fault='', prefix=''):
     # A building server may hold its claim; a settled cloud has none.
     row.leaked = len(held - active - moving)
     row.missing = len(active - held)
+    if accel is not None:
+        row.orphan_arqs, row.arq_mismatch = accel_daemons.disagreements(
+            accel, servers, active, moving, ACCEL_SUFFIX
+        )
     return row
 
 
 def settle(
-    api, placement_url, fault, began, timeout=300, probe=None, prefix=''
+    api,
+    placement_url,
+    fault,
+    began,
+    timeout=300,
+    probe=None,
+    prefix='',
+    accel=None,
 ):
-    """Wait until no server is moving and placement agrees with the
-    servers; the row, with the seconds from ``began`` (the fault) until
-    then. ``probe()`` must then succeed for ``serves_again``."""
+    """Wait until no server is moving and placement (and the accelerator
+    service, with ``accel``) agrees with the servers; the row, with the
+    seconds from ``began`` (the fault) until then. ``probe()`` must then
+    succeed for ``serves_again``."""
     deadline = time.monotonic() + timeout
     row = None
     while time.monotonic() < deadline:
         try:
-            row = snapshot(api, placement_url, fault, prefix)
+            row = snapshot(api, placement_url, fault, prefix, accel)
         except Exception:
             row = None  # an API still coming back
-        if (
-            row is not None
-            and row.stuck == 0
-            and row.leaked == 0
-            and row.missing == 0
-        ):
+        if row is not None and row.settled():
             row.recover_s = time.monotonic() - began
             break
         time.sleep(1.0)
@@ -223,95 +298,10 @@ def settle(
         row = Row(fault=fault)
     try:
         row.serves_again = bool(probe() if probe else True)
-    except Exception:
+    except Exception as exc:
         row.serves_again = False
+        row.probe_error = repr(exc)[:2000]
     return row
-
-
-# -- faults --------------------------------------------------------------
-
-
-def kill_and_restart(cloud, name, down_s=3.0):
-    """``kill -9`` daemon ``name`` (and its process group), restart it
-    after ``down_s`` seconds."""
-
-    def fault():
-        daemon = cloud.daemons[name]
-        daemon.kill9()
-        time.sleep(down_s)
-        daemon.start()
-
-    return fault
-
-
-def freeze(cloud, name, frozen_s=20.0):
-    """SIGSTOP daemon ``name`` for ``frozen_s`` seconds (no heartbeats, no
-    messages: cut off as far as everyone else can tell), then SIGCONT."""
-    import signal
-
-    def fault():
-        pid = cloud.daemons[name].process.pid
-        os.killpg(pid, signal.SIGSTOP)
-        time.sleep(frozen_s)
-        os.killpg(pid, signal.SIGCONT)
-
-    return fault
-
-
-def rabbitmq_restart(down_s=3.0):
-    """``rabbitmqctl stop_app`` / ``start_app``: every connection drops."""
-    ctl = shutil.which('rabbitmqctl')
-
-    def fault():
-        subprocess.run(
-            [ctl, 'stop_app'], check=True, capture_output=True, timeout=120
-        )
-        time.sleep(down_s)
-        subprocess.run(
-            [ctl, 'start_app'], check=True, capture_output=True, timeout=120
-        )
-
-    return fault
-
-
-def mariadb_restart(down_s=3.0):
-    """Shut MariaDB down (``mysqladmin shutdown``) and start it again as
-    .ci/run does; waits for its port."""
-
-    def fault():
-        subprocess.run(
-            ['mysqladmin', '-uroot', '-h127.0.0.1', 'shutdown'],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        time.sleep(down_s)
-        subprocess.run(
-            [
-                'start-stop-daemon',
-                '--start',
-                '--oknodo',
-                '--background',
-                '--exec',
-                '/usr/sbin/mariadbd',
-            ],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        daemons.wait_for(lambda: _port_open(3306), 120, 'MariaDB', [])
-
-    return fault
-
-
-def _port_open(port):
-    import socket
-
-    try:
-        with socket.create_connection(('127.0.0.1', port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def run(
@@ -325,12 +315,23 @@ def run(
     rate=10.0,
     strike_after=0.4,
     timeout=300,
+    accel_flavor=None,
 ):
     """One row: a burst of ``boots``; ``fault()`` once ``strike_after`` of
     them are sent; then :func:`settle`, and a probe boot that must reach
-    ACTIVE."""
+    ACTIVE. With ``accel_flavor`` (the cloud then runs the accelerator
+    service) part of the burst uses it, the ARQs are checked, and a
+    second probe boots with it."""
     prefix = name.replace(' ', '-')[:24]
-    burst = Burst(api, flavor, image, boots=boots, rate=rate, prefix=prefix)
+    burst = Burst(
+        api,
+        flavor,
+        image,
+        boots=boots,
+        rate=rate,
+        prefix=prefix,
+        accel_flavor=accel_flavor,
+    )
     burst.start()
     strike_at = time.monotonic() + strike_after * boots / rate
     time.sleep(max(0.0, strike_at - time.monotonic()))
@@ -338,20 +339,49 @@ def run(
     fault()
     burst.join()
 
+    probes = []
+
+    def probe_one(suffix, flavor_id, deadline):
+        """Boot until one reaches ACTIVE (an ERROR one is deleted and
+        the boot tried again 3 s later) or ``deadline``."""
+        while True:
+            body = api.create_server(prefix + suffix, flavor_id, image)
+            uuid = body['server']['id']
+            daemons.wait_for(
+                lambda: api.server(uuid)['status'] in _SETTLED,
+                max(1.0, deadline - time.monotonic()),
+                'the probe server',
+                list(cloud.daemons.values()),
+            )
+            server = api.server(uuid)
+            probes.append((server['status'], server.get('fault')))
+            if server['status'] == 'ACTIVE':
+                return True
+            api.delete('/servers/%s' % uuid)
+            if time.monotonic() + 3 > deadline:
+                return False
+            time.sleep(3)
+
     def probe():
-        body = api.create_server(prefix + '-probe', flavor, image)
-        uuid = body['server']['id']
-        daemons.wait_for(
-            lambda: api.server(uuid)['status'] in _SETTLED,
-            120,
-            'the probe server',
-            list(cloud.daemons.values()),
-        )
-        return api.server(uuid)['status'] == 'ACTIVE'
+        deadline = time.monotonic() + PROBE_TIMEOUT
+        ok = probe_one('-probe', flavor, deadline)
+        if accel_flavor:
+            suffix = '-probe' + ACCEL_SUFFIX
+            ok = probe_one(suffix, accel_flavor, deadline) and ok
+        return ok
 
     row = settle(
-        api, cloud.placement_url, name, began, timeout, probe, prefix + '-'
+        api,
+        cloud.placement_url,
+        name,
+        began,
+        timeout,
+        probe,
+        prefix + '-',
+        cloud if accel_flavor else None,
     )
     row.booted, row.refused = len(burst.created), burst.refused
     row.deleted = len(burst.deleted)
+    row.refusals = dict(burst.refusals)
+    row.probes = probes
     return row

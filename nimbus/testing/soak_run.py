@@ -136,10 +136,13 @@ def run(
     db_server=None,
     db_names=(),
     log=None,
+    counted_slack=1,
 ):
     """Load ``cloud`` for ``duration_s`` seconds while sampling every
     ``interval_s`` (one sample at the start, one at the end); returns a
-    :class:`Result`. ``log(line)`` hears each round."""
+    :class:`Result`. ``log(line)`` hears each round. ``counted_slack``:
+    how far a counted series (fds, threads, connections) may move and
+    still be flat when its fitted slope is not."""
     sampler = soak.Sampler(cloud, db_server, db_names)
     load = Load(api, flavor, image, rate=rate, population=population)
     load.start()
@@ -159,15 +162,26 @@ def run(
                         load.deleted,
                         load.failures,
                         ', '.join(
-                            '%s %.0f MiB/%d fds/%d thr/%d db'
-                            % (s.daemon, s.rss, s.fds, s.threads, s.db)
+                            '%s %.0f MiB/%d fds/%d thr/%s db%s'
+                            % (
+                                s.daemon,
+                                s.rss,
+                                s.fds,
+                                s.threads,
+                                '?' if s.db is None else s.db,
+                                ''
+                                if s.heap is None
+                                else '/heap %.2f MiB' % s.heap,
+                            )
                             for s in sampler.samples[-len(cloud.daemons) :]
                         ),
                     )
                 )
     finally:
         load.stop()
-    found = soak.verdicts(sampler.samples, warmup_s=warmup_s)
+    found = soak.verdicts(
+        sampler.samples, warmup_s=warmup_s, slack=counted_slack
+    )
     return Result(
         sampler.samples,
         found,
@@ -191,11 +205,13 @@ DB_NAMES = ('api', 'cell0', 'cell1', 'placement')
 
 
 @contextlib.contextmanager
-def cloud(workdir, hosts=10):
+def cloud(workdir, hosts=10, tracemalloc=0, report_s=60):
     """A :class:`~nimbus.testing.daemons.DaemonCloud` on fresh RabbitMQ
     vhosts and MariaDB databases with one compute process simulating
     ``hosts`` hosts, a flavor and an image: yields ``(cloud, api, flavor,
-    image, db_names)``; everything is stopped and dropped after."""
+    image, db_names)``; everything is stopped and dropped after.
+    ``tracemalloc``: frames each daemon's tracemalloc keeps (0: off), with
+    a report in its log every ``report_s`` seconds."""
     from nimbus.allinone.client import ComputeClient
     from nimbus.testing import daemons
     from nimbus.testing import infra
@@ -207,6 +223,12 @@ def cloud(workdir, hosts=10):
             url, cleanup = infra.rabbit_vhost()
             cleanups.append(cleanup)
             buses.append(url)
+        defaults = {'report_interval': 10, 'service_down_time': 60}
+        if tracemalloc:
+            defaults.update(
+                tracemalloc_frames=tracemalloc,
+                tracemalloc_interval=int(report_s),
+            )
         databases = {}
         for name in DB_NAMES:
             url, cleanup = infra.mysql_database()
@@ -218,9 +240,7 @@ def cloud(workdir, hosts=10):
             buses[1],
             databases,
             hosts=0,
-            common_options={
-                'DEFAULT': {'report_interval': 10, 'service_down_time': 60}
-            },
+            common_options={'DEFAULT': defaults},
         )
         made.prepare()
         cleanups.append(made.stop)
@@ -303,6 +323,14 @@ def main(argv=None):
         help='simulated hosts (NIMBUS_SOAK_HOSTS, default 10)',
     )
     parser.add_argument(
+        '--tracemalloc',
+        type=int,
+        default=_env('TRACEMALLOC', 0),
+        help='frames of tracemalloc in every daemon, which then logs its '
+        'largest and growing allocation sites every interval '
+        '(NIMBUS_SOAK_TRACEMALLOC, default 0: off; slows the daemons)',
+    )
+    parser.add_argument(
         '--workdir',
         default=None,
         help='config files and logs (default: a new temporary directory)',
@@ -319,7 +347,13 @@ def main(argv=None):
             return 2
     workdir = args.workdir or tempfile.mkdtemp(prefix='nimbus-soak-')
     print('soak: logs and configs in %s' % workdir, flush=True)
-    with cloud(workdir, args.hosts) as (made, api, flavor, image, names):
+    with cloud(workdir, args.hosts, args.tracemalloc, args.interval) as (
+        made,
+        api,
+        flavor,
+        image,
+        names,
+    ):
         result = run(
             made,
             api,

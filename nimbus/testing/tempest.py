@@ -27,6 +27,10 @@ from nimbus.testing import daemons
 from nimbus.testing import infra
 from nimbus.testing import keystone as keystone_mod
 
+# The tests left out by default (server lifecycle actions and os-networks,
+# out of issue 15's scope): one regex per test, each with its reason.
+EXCLUDE_LIST = os.path.join(os.path.dirname(__file__), 'tempest-exclude.txt')
+
 DEFAULT_REGEX = (
     r'^tempest\.api\.compute\.'
     r'(servers|flavors|keypairs|admin|limits|test_versions)'
@@ -187,6 +191,21 @@ def _seed(keystone, workdir):
     return images, flavors
 
 
+def tempest_command(regex, concurrency, exclude_list=EXCLUDE_LIST):
+    """The ``tempest run`` command line."""
+    command = [
+        _bin('tempest'),
+        'run',
+        '--regex',
+        regex,
+        '--concurrency',
+        str(concurrency),
+    ]
+    if exclude_list:
+        command += ['--exclude-list', os.path.abspath(exclude_list)]
+    return command
+
+
 SUMMARY = re.compile(
     r'^ - (Passed|Failed|Skipped|Expected Fail|'
     r'Unexpected Success): (\d+)',
@@ -200,8 +219,16 @@ def counts(output):
     return {name: int(number) for name, number in SUMMARY.findall(output)}
 
 
-def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
-    """Start everything, run Tempest; returns its exit code."""
+def run(
+    workdir,
+    regex=DEFAULT_REGEX,
+    concurrency=2,
+    hosts=2,
+    keep=False,
+    exclude_list=EXCLUDE_LIST,
+):
+    """Start everything, run Tempest; returns its exit code.
+    ``exclude_list``: a stestr exclude file (None or '' for none)."""
     os.makedirs(workdir, exist_ok=True)
     reason = keystone_mod.missing()
     if reason:
@@ -284,14 +311,7 @@ def run(workdir, regex=DEFAULT_REGEX, concurrency=2, hosts=2, keep=False):
         )
         print('tempest.conf: %s' % conf, flush=True)
         result = subprocess.run(
-            [
-                _bin('tempest'),
-                'run',
-                '--regex',
-                regex,
-                '--concurrency',
-                str(concurrency),
-            ],
+            tempest_command(regex, concurrency, exclude_list),
             cwd=tempest_dir,
             text=True,
             stdout=subprocess.PIPE,
@@ -351,6 +371,12 @@ def main(argv=None):
     parser.add_argument('--concurrency', type=int, default=2)
     parser.add_argument('--hosts', type=int, default=2)
     parser.add_argument(
+        '--exclude-list',
+        default=EXCLUDE_LIST,
+        help='stestr exclude file (default: the shipped list of tests '
+        "out of scope, %(default)s); '' for none",
+    )
+    parser.add_argument(
         '--keep',
         action='store_true',
         help='leave the daemons, databases and vhosts',
@@ -363,6 +389,7 @@ def main(argv=None):
         args.concurrency,
         args.hosts,
         args.keep,
+        args.exclude_list,
     )
 
 

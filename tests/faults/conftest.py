@@ -1,6 +1,8 @@
 """The fault suite prints its table at the end of the run."""
 
 ROWS = []
+# One line per row that proves its fault struck.
+EVIDENCE = []
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -10,3 +12,17 @@ def pytest_terminal_summary(terminalreporter):
 
     terminalreporter.write_sep('=', 'fault table')
     terminalreporter.write_line(faults.table(ROWS))
+    for row in ROWS:
+        for answer, count in sorted(row.refusals.items()):
+            terminalreporter.write_line(
+                '%s: %d refused: %s' % (row.fault, count, answer)
+            )
+    for row in ROWS:
+        for status, fault in row.probes:
+            if status != 'ACTIVE':
+                terminalreporter.write_line(
+                    '%s: probe %s: %s'
+                    % (row.fault, status, (fault or {}).get('message'))
+                )
+    for line in EVIDENCE:
+        terminalreporter.write_line(line)

@@ -1,14 +1,20 @@
 """Faults during a burst of boots and deletes, on RabbitMQ and MariaDB.
 
 One cloud of daemons (API, placement API, super conductor, scheduler, a
-cell conductor, and a compute process simulating 10 hosts) serves every
-row. Each row boots servers at a steady rate, deleting some as it goes;
-the fault strikes when 40% of the boots are sent. Then: every server is
-ACTIVE or ERROR (an ERROR with a fault that says why), none is stuck in
-BUILD or DELETING, placement holds allocations for exactly the ACTIVE
-servers, and a new server boots (the struck service serves again). The
-table (``make test-faults`` prints it) gives servers, ACTIVE, ERROR,
-stuck, leaked and missing allocations and the seconds to recover.
+cell conductor, a compute process simulating 10 hosts, the accelerator API
+and an accelerator agent serving the same 10 hosts, one fake GPU each)
+serves every row. The compute reaches RabbitMQ through a TCP proxy (to cut
+it off), and every daemon runs under :mod:`nimbus.testing.twice` (to send
+build casts twice). Each row boots servers at a steady rate, one in four
+with a flavor asking for a GPU through a device profile, deleting some as
+it goes; the fault strikes when 40% of the boots are sent. Then: every
+server is ACTIVE or ERROR (an ERROR with a fault that says why), none is
+stuck in BUILD or DELETING, placement holds allocations for exactly the
+ACTIVE servers, no ARQ lacks its instance, the Bound ARQs are exactly
+those of the ACTIVE GPU servers, and a new server (and a new GPU server)
+boots: the struck service serves again. The table (``make test-faults``
+prints it) gives servers, ACTIVE, ERROR, stuck, leaked and missing
+allocations, orphan ARQs, ARQ mismatches and the seconds to recover.
 
 ``make test`` runs the quick rows (a kill -9 of the compute and of the
 scheduler, 60 boots each); ``make test-faults`` runs every row with 200
@@ -16,17 +22,34 @@ boots, including the RabbitMQ and MariaDB restarts, which disturb every
 user of those servers on the machine.
 """
 
+from urllib import parse
+
 import pytest
 
 from nimbus.allinone.client import ComputeClient
+from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
 from nimbus.testing import faults
+from nimbus.testing import injectors
+from nimbus.testing import tcp_proxy
 from tests.faults import conftest
 
 pytestmark = pytest.mark.integration
 
 QUICK_BOOTS = 60
 FULL_BOOTS = 200
+HOSTS = 10
+PROFILE = 'one-gpu'
+# Each host's fake GPU offers this many accelerators: room for every GPU
+# server the whole table leaves ACTIVE.
+GPU_SLOTS = 64
+
+
+def _through(proxy, url):
+    """``url`` (a transport URL on RabbitMQ) going through ``proxy``."""
+    parts = parse.urlsplit(url)
+    netloc = parts.netloc.rsplit(':', 1)[0] + ':%d' % proxy.port
+    return parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 @pytest.fixture(scope='module')
@@ -41,11 +64,13 @@ def cloud(tmp_path_factory):
             cleanups.append(cleanup)
             buses.append(url)
         databases = {}
-        for name in ('api', 'cell0', 'cell1', 'placement'):
+        for name in ('api', 'cell0', 'cell1', 'placement', 'accelerator'):
             url, cleanup = infra.mysql_database()
             cleanups.append(cleanup)
             databases[name] = url
-        cloud = daemons.DaemonCloud(
+        proxy = tcp_proxy.TcpProxy(parse.urlsplit(buses[1]).port).start()
+        cleanups.append(proxy.stop)
+        cloud = accel_daemons.AccelDaemonCloud(
             str(tmp_path_factory.mktemp('faults')),
             buses[0],
             buses[1],
@@ -64,9 +89,22 @@ def cloud(tmp_path_factory):
                 },
             },
         )
+        cloud.launcher = 'nimbus.testing.twice'
         cloud.prepare()
         cloud.start()
-        cloud.start_simulated('c1', 10)
+        cloud.start_accelerator()
+        cloud.proxy = proxy
+        cloud.start_simulated(
+            'c1',
+            HOSTS,
+            {
+                'rpc': {'transport_url': _through(proxy, buses[1])},
+                'compute': {'arq_binding_timeout': 60},
+            },
+        )
+        cloud.start_agent(
+            'c1', HOSTS, {'fake_gpu': {'num_accelerators': GPU_SLOTS}}
+        )
         api = ComputeClient(cloud.api_url + '/v2.1')
         daemons.wait_for(
             lambda: (
@@ -79,16 +117,31 @@ def cloud(tmp_path_factory):
                         if h.get('state') == 'up'
                     ]
                 )
-                == 10
+                == HOSTS
             ),
             120,
             'the 10 hosts',
             list(cloud.daemons.values()),
         )
         cloud.manage('cell', 'discover-hosts')
+        daemons.wait_for(
+            lambda: len(cloud.device_providers()) == 2 * HOSTS,
+            120,
+            'an FPGA and a GPU provider per host',
+            list(cloud.daemons.values()),
+        )
+        response = cloud.accel(
+            'POST',
+            '/device_profiles',
+            json=[{'name': PROFILE, 'groups': [{'resources:PGPU': '1'}]}],
+        )
+        assert response.status_code == 201, response.text
         flavor = api.create_flavor('fault.tiny', 1, 256, 1)['id']
+        accel_flavor = api.create_flavor(
+            'fault.gpu', 1, 256, 1, {'accel:device_profile': PROFILE}
+        )['id']
         image = api.create_image('fault-image')['id']
-        yield cloud, api, flavor, image
+        yield cloud, api, (flavor, accel_flavor), image
         cloud.stop()
     finally:
         for cleanup in reversed(cleanups):
@@ -96,40 +149,96 @@ def cloud(tmp_path_factory):
 
 
 def _row(cloud, name, fault, boots):
-    cloud_, api, flavor, image = cloud
+    cloud_, api, (flavor, accel_flavor), image = cloud
     row = faults.run(
-        cloud_, api, flavor, image, name, fault(cloud_), boots=boots
+        cloud_,
+        api,
+        flavor,
+        image,
+        name,
+        fault(cloud_),
+        boots=boots,
+        accel_flavor=accel_flavor,
     )
     conftest.ROWS.append(row)
-    assert row.consistent(), '%s\n%s' % (
+    assert row.consistent(), '%s\nprobes: %s %s\n%s' % (
         faults.table([row]),
+        row.probes,
+        row.probe_error,
         cloud_.logs()[-6000:],
     )
     # Every accepted boot is listed unless its delete was accepted.
     assert row.servers + row.deleted == row.booted, faults.table([row])
+    kind = name.removeprefix('full ')
+    if kind in EVIDENCE:
+        what, count = EVIDENCE[kind](cloud_)
+        conftest.EVIDENCE.append('%s: %s: %d' % (row.fault, what, count))
+        assert count > 0, 'the fault did not strike: no %s' % what
+
+
+def _log_count(cloud, text):
+    count = 0
+    for daemon in cloud.daemons.values():
+        with open(daemon.log_file, errors='replace') as f:
+            count += f.read().count(text)
+    return count
+
+
+# Proof that a fault struck: what it leaves behind, which must be there.
+EVIDENCE = {
+    'compute cut from broker 20 s': lambda c: (
+        'connections to RabbitMQ cut (compute)',
+        c.proxy.cut_connections,
+    ),
+    'slow compute 5 s spawns': lambda c: (
+        'SIGHUP reloads of the compute',
+        _log_count(c, 'SIGHUP: reloading'),
+    ),
+    'build casts twice': lambda c: (
+        'build casts sent twice (every daemon)',
+        _log_count(c, 'sent twice'),
+    ),
+}
 
 
 QUICK = [
-    ('kill -9 compute', lambda c: faults.kill_and_restart(c, 'c1')),
-    ('kill -9 scheduler', lambda c: faults.kill_and_restart(c, 'scheduler')),
+    ('kill -9 compute', lambda c: injectors.kill_and_restart(c, 'c1')),
+    (
+        'kill -9 scheduler',
+        lambda c: injectors.kill_and_restart(c, 'scheduler'),
+    ),
 ]
 FULL = [
-    ('kill -9 api', lambda c: faults.kill_and_restart(c, 'api')),
+    ('kill -9 api', lambda c: injectors.kill_and_restart(c, 'api')),
     (
         'kill -9 placement-api',
-        lambda c: faults.kill_and_restart(c, 'placement-api'),
+        lambda c: injectors.kill_and_restart(c, 'placement-api'),
     ),
     (
         'kill -9 super conductor',
-        lambda c: faults.kill_and_restart(c, 'conductor'),
+        lambda c: injectors.kill_and_restart(c, 'conductor'),
     ),
     (
         'kill -9 cell conductor',
-        lambda c: faults.kill_and_restart(c, 'cell1-conductor'),
+        lambda c: injectors.kill_and_restart(c, 'cell1-conductor'),
     ),
-    ('compute frozen 20 s', lambda c: faults.freeze(c, 'c1')),
-    ('RabbitMQ restart', lambda c: faults.rabbitmq_restart()),
-    ('MariaDB restart', lambda c: faults.mariadb_restart()),
+    ('compute frozen 20 s', lambda c: injectors.freeze(c, 'c1')),
+    (
+        'kill -9 accel-api',
+        lambda c: injectors.kill_and_restart(c, 'accelerator-api'),
+    ),
+    (
+        'kill -9 accel-agent',
+        lambda c: injectors.kill_and_restart(c, 'agent-c1'),
+    ),
+    (
+        'compute cut from broker 20 s',
+        lambda c: injectors.cut_from_broker(c.proxy),
+    ),
+    ('slow compute 5 s spawns', lambda c: injectors.slow(c, 'c1')),
+    ('build casts twice', lambda c: injectors.duplicate_casts(c)),
+    ('RabbitMQ restart', lambda c: injectors.rabbitmq_restart()),
+    ('MariaDB restart', lambda c: injectors.mariadb_restart()),
 ]
 
 

@@ -379,8 +379,10 @@ def test_configured_allocation_ratios_reach_placement_and_are_forced(
     assert inventory['VCPU']['allocation_ratio'] == 8.0
     assert inventory['MEMORY_MB']['allocation_ratio'] == 1.5
     assert inventory['DISK_GB']['allocation_ratio'] == 1.0  # initial_*
-    # A configured ratio wins over an operator's change at the next update.
+    # A configured ratio wins over an operator's change at the next update
+    # that reads the tree ([compute] provider_tree_refresh_interval).
     _operator_sets_vcpu_ratio(cloud, node, 2.0)
+    cloud.computes['host-1'].tracker.forget()  # the interval passed
     cloud.computes['host-1']._update_resources()
     assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 8.0
     assert _node_ratio(cloud, 'host-1') == 8.0
@@ -393,6 +395,7 @@ def test_an_operators_ratio_survives_updates_when_config_leaves_it_unset(
     node, inventory = _inventory(cloud, 'host-1')
     assert inventory['VCPU']['allocation_ratio'] == 4.0  # initial_*
     _operator_sets_vcpu_ratio(cloud, node, 2.5)
+    cloud.computes['host-1'].tracker.forget()  # the refresh interval passed
     cloud.computes['host-1']._update_resources()
     assert _inventory(cloud, 'host-1')[1]['VCPU']['allocation_ratio'] == 2.5
     assert _node_ratio(cloud, 'host-1') == 2.5

@@ -16,7 +16,8 @@ import pytest
 import sqlalchemy as sa
 
 from nimbus.common import db as common_db
-from nimbus.conductor import services as node_records
+from nimbus.common.objects import ComputeNodeRecord
+from nimbus.db import cell_services as node_records
 from nimbus import db as nimbus_db
 from nimbus.db.cell import models
 from nimbus.testing import infra
@@ -122,19 +123,23 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
             assert (old.host, old.stats) == ('host-old', None)
             node_records.update_compute_node(
                 session,
-                {
-                    'uuid': 'cn-new',
-                    'host': 'host-new',
-                    'stats': {'rack': 'r1', 'gpu_vendor': 'acme'},
-                },
+                ComputeNodeRecord.from_primitive(
+                    {
+                        'uuid': 'cn-new',
+                        'host': 'host-new',
+                        'stats': {'rack': 'r1', 'gpu_vendor': 'acme'},
+                    }
+                ),
             )
             node_records.update_compute_node(
                 session,
-                {
-                    'uuid': 'cn-old',
-                    'host': 'host-old',
-                    'stats': {'rack': 'r2'},
-                },
+                ComputeNodeRecord.from_primitive(
+                    {
+                        'uuid': 'cn-old',
+                        'host': 'host-old',
+                        'stats': {'rack': 'r2'},
+                    }
+                ),
             )
         with db.session() as session:
             stats = dict(

@@ -255,7 +255,12 @@ def test_a_reshape_needed_in_a_periodic_update_stops_the_compute(
         host_overrides={
             'host-1': {
                 'fake_driver': {'pgpus': 2},
-                'compute': {'update_resources_interval': 1},
+                # Read the tree at every update: a change behind the
+                # compute's back is seen at the next read of it.
+                'compute': {
+                    'update_resources_interval': 1,
+                    'provider_tree_refresh_interval': 0,
+                },
             }
         },
     )

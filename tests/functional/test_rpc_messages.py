@@ -324,6 +324,26 @@ CALLS = {
         'service_heartbeat',
         {'host': 'host-1'},
     ),
+    'service_heartbeats-hosts-not-a-list': (
+        'cell',
+        'conductor',
+        None,
+        'service_heartbeats',
+        {'heartbeats': {'binary': 'nimbus-compute', 'hosts': 'host-1'}},
+    ),
+    'service_heartbeats-newer-major-version': (
+        'cell',
+        'conductor',
+        None,
+        'service_heartbeats',
+        {
+            'heartbeats': {
+                'nimbus_object.version': '2.0',
+                'binary': 'nimbus-compute',
+                'hosts': ['host-1'],
+            }
+        },
+    ),
     'compute_node_update-node-is-a-string': (
         'cell',
         'conductor',
@@ -494,13 +514,6 @@ CASTS = {
         'fanout',
         'sync_instance_info',
         {'host_name': 'host-1', 'instance_uuids': [1, 2]},
-    ),
-    'update_compute_node-not-a-dict': (
-        'api',
-        'scheduler',
-        'fanout',
-        'update_compute_node',
-        {'compute_node': 'garbage'},
     ),
     'update_service-without-host': (
         'api',

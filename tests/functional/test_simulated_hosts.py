@@ -176,3 +176,74 @@ def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(make_cloud):
     assert not {servers[i]['OS-EXT-SRV-ATTR:host'] for i in ids} & {'host-1'}
     cloud.stop_compute('host-2')
     assert 'host-2' not in cloud._group.group.rpc.servers
+
+
+class _Spy:
+    """The real cell conductor client, with its heartbeat calls noted."""
+
+    def __init__(self, real):
+        self._real = real
+        self.single = []
+        self.batches = []
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def service_heartbeat(self, ctxt, host, binary, **kwargs):
+        self.single.append(host)
+        return self._real.service_heartbeat(ctxt, host, binary, **kwargs)
+
+    def service_heartbeats(self, ctxt, binary, hosts, **kwargs):
+        self.batches.append(list(hosts))
+        return self._real.service_heartbeats(ctxt, binary, hosts, **kwargs)
+
+
+def _states(api):
+    return {
+        s['host']: s['state']
+        for s in api.get('/os-services')['services']
+        if s['binary'] == 'nova-compute'
+    }
+
+
+def test_one_batched_heartbeat_keeps_every_host_up(make_cloud):
+    cloud = make_cloud(
+        hosts=0, overrides={'DEFAULT': {'service_down_time': 4}}
+    )
+    computes = _computes(cloud, 4)
+    spy = computes.conductor = _Spy(computes.conductor)
+    names = ['sim-%04d' % i for i in range(1, 5)]
+    try:
+        assert computes.start() == []
+        # Each host reports itself once at its start, then only in batches.
+        assert sorted(spy.single) == names
+        assert all(
+            not t[1].__name__ == 'heartbeat'
+            for host in computes.hosts.values()
+            for t in host.periodic_tasks()
+        )
+        api = client_mod.ComputeClient(cloud.api_url)
+        cloud_mod.wait_for(
+            lambda: (
+                len(spy.batches) >= 3
+                and _states(api) == dict.fromkeys(names, 'up')
+            ),
+            what='three batches, every host up',
+        )
+        assert spy.batches[-1] == names
+        assert sorted(spy.single) == names  # no heartbeat of its own
+        # A killed host is left out of the batches and goes down after
+        # service_down_time; the others stay up.
+        computes.kill_host('sim-0001')
+        seen = len(spy.batches)
+        cloud_mod.wait_for(
+            lambda: (
+                _states(api)
+                == dict(dict.fromkeys(names, 'up'), **{'sim-0001': 'down'})
+            ),
+            what='sim-0001 down, the others up',
+        )
+        assert all('sim-0001' not in b for b in spy.batches[seen + 1 :])
+        assert spy.batches[-1] == names[1:]
+    finally:
+        computes.stop()

@@ -215,6 +215,26 @@ def test_backends_agree_with_randomized_candidates_and_a_cap():
     assert plain[1] != got['engine'][1]
 
 
+def test_backends_agree_when_placement_answers_the_first_hosts():
+    """A limit below the host count: placement answers the first hosts
+    with room in uuid order (the engine reads its anchors only as far as
+    the limit), as the memory backend's own sorted lists do."""
+    arrivals = trace.generate(
+        'arrivals=80,rate=1,lifetime=40,groups=0.2', seed=9
+    )
+    small = hosts_mod.parse_host_spec('vcpus=8,ram=16384,disk=400')
+    for setting in ('spread', 'stack'):
+        settings = engine.weigher_settings(
+            setting + ';scheduler.max_placement_results=3'
+        )
+        got = {
+            b: _run(b, arrivals, hosts=10, settings=settings, host_spec=small)
+            for b in ('engine', 'memory')
+        }
+        assert got['engine'] == got['memory'], setting
+        assert len(set(got['engine'][1]) - {None}) > 3
+
+
 def test_accelerators_land_on_device_hosts():
     spec = hosts_mod.parse_host_spec(
         'vcpus=16,ram=65536,disk=1000,devices=FPGA:2+PGPU:1,device_hosts=0.5'

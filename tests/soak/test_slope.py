@@ -116,3 +116,85 @@ def test_verdicts_and_table_per_daemon():
     scheduler_row = [line for line in lines if 'scheduler' in line][0]
     assert 'NOT FLAT' in scheduler_row and scheduler_row.endswith('| NO |')
     assert '120.0 → 340.0' in scheduler_row
+
+
+def test_late_slope_shows_a_warmup_slowing_down():
+    # memory rising fast, then barely: the whole fit is steep, the
+    # second half's is not
+    points = [
+        (t, 100 + 10 * (1 - math.exp(-t / 300))) for t in range(60, 1860, 60)
+    ]
+    v = soak.verdict(points)
+    assert not v.flat
+    assert v.late_pct < v.pct_per_period / 5
+    # a steady leak keeps its slope in the second half
+    leak = soak.verdict([(t, 100 + t / 100) for t in range(60, 1860, 60)])
+    assert leak.late_pct == pytest.approx(leak.pct_per_period, rel=0.2)
+    assert soak.late_slope_pct([(60, 1.0), (120, 1.0)]) is None
+
+
+def test_heap_series_from_the_daemons_reports(tmp_path):
+    log = tmp_path / 'scheduler.log'
+    log.write_text(
+        'x INFO nimbus.common.memtrace [-] tracemalloc report 1: Python heap'
+        ' 2048.0 KiB traced (peak 4096.0 KiB)\nlargest sites:\n'
+        'x INFO nimbus.common.memtrace [-] tracemalloc report 2: Python heap'
+        ' 3072.0 KiB traced (peak 4096.0 KiB), +1024.0 KiB since report 1\n'
+        'x INFO nimbus.scheduler.driver [-] Selected c1-0001\n'
+    )
+    assert soak.traced_heap(str(log)) == 3.0
+    assert soak.traced_heap(str(tmp_path / 'absent.log')) is None
+    log.write_text('no report\n')
+    assert soak.traced_heap(str(log)) is None
+
+    samples = []
+    for t in range(0, 300, 20):
+        # RSS rising, heap holding; the API traced nothing
+        samples.append(soak.Sample(t, 'scheduler', 100.0 + t, 9, 70, 2, 9.5))
+        samples.append(soak.Sample(t, 'api', 80.0, 12, 20, 3))
+    found = soak.verdicts(samples, warmup_s=60)
+    heap = [v for v in found if v.series == 'heap']
+    assert [(v.daemon, v.flat) for v in heap] == [('scheduler', True)]
+    text = soak.table(found)
+    assert text.splitlines()[0].endswith('| heap MiB | flat |')
+    api_row = [line for line in text.splitlines() if '| api ' in line][0]
+    assert '| - |' in api_row
+    assert '9.5 → 9.5' in text
+
+
+def test_a_round_without_the_database_counts_no_connections(monkeypatch):
+    import os
+    import types
+
+    import sqlalchemy as sa
+
+    def refused(server, names):
+        raise sa.exc.OperationalError('SELECT', {}, Exception('1040'))
+
+    monkeypatch.setattr(soak, 'db_client_ports', refused)
+    daemon = types.SimpleNamespace(
+        alive=lambda: True,
+        process=types.SimpleNamespace(pid=os.getpid()),
+        log_file=None,
+    )
+    cloud = types.SimpleNamespace(daemons={'scheduler': daemon})
+    sampler = soak.Sampler(cloud, 'mysql+pymysql://x', ['api'])
+    sampler.sample()
+    (sample,) = sampler.samples
+    assert sample.db is None and sample.rss > 0
+    # such rounds are left out of the connections' fit
+    rows = [soak.Sample(t, 'scheduler', 50.0, 9, 70, 3) for t in (60, 80)]
+    rows += [soak.Sample(100, 'scheduler', 50.0, 9, 70, None)]
+    db = [v for v in soak.verdicts(rows) if v.series == 'db'][0]
+    assert db.samples == 2 and db.flat
+
+
+def test_counted_slack_bounds_a_step():
+    """A counted series that steps up by two (a pool's high-water mark)
+    is flat with a slack of three, not with the default one; a leak per
+    request (a rise every sample) is never flat."""
+    step = [(t, 3 if t < 100 else 5) for t in range(60, 181, 20)]
+    assert not soak.verdict(step, counted=True).flat
+    assert soak.verdict(step, counted=True, slack=3).flat
+    leak = [(t, 10 + t) for t in range(60, 181, 20)]
+    assert not soak.verdict(leak, counted=True, slack=3).flat

@@ -1,7 +1,8 @@
 """The short soak of ``make test``: three minutes of boots and deletes at
 half the benchmarked rate on daemons over RabbitMQ and MariaDB, every
 daemon sampled every 20 s; open fds, threads and database connections of
-each must stay flat after the first minute, and RSS is reported (an
+each must stay flat after the first minute (within three: a pool's
+high-water mark, not a leak per request), and RSS is reported (an
 expected failure when it grows; ``make soak`` runs the same for 30
 minutes, sampling every minute, and fails on any series).
 ``NIMBUS_SOAK_DURATION``, ``NIMBUS_SOAK_INTERVAL`` and
@@ -44,6 +45,14 @@ def test_short_soak(tmp_path):
             rate=rate,
             db_server=infra.server_url('mysql'),
             db_names=names,
+            # Three minutes cannot tell a database pool reaching its
+            # high-water mark (a recovery pass or a reload overlapping the
+            # builds keeps one or two more connections, and their fds,
+            # for good) from a slow leak: that is the 30-minute soak's
+            # verdict, at a slack of one. What three minutes catch is a
+            # leak per request: at 4 boots/s, hundreds of fds, threads or
+            # connections, far past this slack.
+            counted_slack=3,
         )
         logs = cloud.logs()[-4000:]
     report = result.report()
@@ -61,7 +70,7 @@ def test_short_soak(tmp_path):
         'c1',
     }
     # the API level holds database connections, the compute none
-    last = {s.daemon: s for s in result.samples}
+    last = {s.daemon: s for s in result.samples if s.db is not None}
     assert last['api'].db > 0 and last['placement-api'].db > 0, report
     assert last['c1'].db == 0, report
     # descriptors, threads and connections: flat in every daemon

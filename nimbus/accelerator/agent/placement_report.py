@@ -117,6 +117,44 @@ class ReportResult:
         return bool(self.created or self.updated or self.removed)
 
 
+def read_trees(ctxt, placement, hosts):
+    """What the first reports of ``hosts`` need, in two listings for all
+    of them: ``{host: (root uuid, {uuid: owned provider})}`` for every
+    host whose root provider exists (hosts without one are left out:
+    their reports ask, and wait for the compute).
+
+    One listing per host and two per report made each host's start a
+    full round trip chain through placement, two of them listings of
+    providers that placement answers from its snapshot of every
+    provider; the agents of 1000 simulated hosts paid them 2000 times.
+    """
+    placement.ensure_traits(ctxt, [OWNER_TRAIT])
+    wanted = set(hosts)
+    providers = _json(
+        placement.request(ctxt, 'GET', '/resource_providers'), 'providers'
+    )['resource_providers']
+    roots = {
+        p['name']: p['uuid']
+        for p in providers
+        if p['name'] in wanted and not p.get('parent_provider_uuid')
+    }
+    owned = _json(
+        placement.request(
+            ctxt,
+            'GET',
+            '/resource_providers',
+            params={'required': OWNER_TRAIT},
+        ),
+        'device providers',
+    )['resource_providers']
+    trees = {uuid: {} for uuid in roots.values()}
+    for provider in owned:
+        tree = trees.get(provider['root_provider_uuid'])
+        if tree is not None:
+            tree[provider['uuid']] = provider
+    return {host: (uuid, trees[uuid]) for host, uuid in roots.items()}
+
+
 def _json(response, what):
     if response.status_code >= 400:
         raise exception.PlacementError(
@@ -147,22 +185,25 @@ class PlacementReporter:
     def __init__(self, placement, host):
         self.placement = placement
         self.host = host
-        self._owner_trait_known = False
         # uuid -> (generation, DeviceProvider) placement held after our
         # last look: an unchanged generation means nothing to read again.
         self._seen = {}
+        # (root uuid, {uuid: provider}) read for many hosts at once
+        # (:func:`read_trees`), used by the next report instead of its
+        # two listings.
+        self._hint = None
+
+    def hint(self, root, owned):
+        """The next report takes ``root`` and ``owned`` (what
+        :meth:`root_uuid` and :meth:`owned` would answer, read for many
+        hosts in one go) instead of asking placement."""
+        self._hint = (root, owned)
 
     def _ensure_owner_trait(self, ctxt):
-        """The ownership trait exists (created once, when missing):
-        placement refuses to filter by a trait it does not know."""
-        if self._owner_trait_known:
-            return
-        found = self._get(
-            ctxt, '/traits', 'traits', params={'name': 'in:' + OWNER_TRAIT}
-        )['traits']
-        if OWNER_TRAIT not in found:
-            self.placement.ensure_traits(ctxt, [OWNER_TRAIT])
-        self._owner_trait_known = True
+        """The ownership trait exists (created once per placement client,
+        which the hosts of a process share): placement refuses to filter
+        by a trait it does not know."""
+        self.placement.ensure_traits(ctxt, [OWNER_TRAIT])
 
     def _get(self, ctxt, path, what, params=None):
         response = self.placement.request(ctxt, 'GET', path, params=params)
@@ -199,10 +240,14 @@ class PlacementReporter:
         PlacementError when placement fails (the caller tries later).
         A provider whose inventory placement refuses (allocations above a
         shrunk total) is logged and left as it is."""
-        root = self.root_uuid(ctxt)
+        hint, self._hint = self._hint, None
+        if hint is not None:
+            root, owned = hint
+        else:
+            root = self.root_uuid(ctxt)
+            self._ensure_owner_trait(ctxt)
+            owned = self.owned(ctxt, root)
         result = ReportResult(root)
-        self._ensure_owner_trait(ctxt)
-        owned = self.owned(ctxt, root)
         wanted = {p.uuid: p for p in providers}
         self._ensure_classes(ctxt, providers)
         for provider in providers:
@@ -241,7 +286,7 @@ class PlacementReporter:
     def _report_one(self, ctxt, root, provider, current, result):
         if current is None:
             current = self.placement.ensure_resource_provider(
-                ctxt, provider.uuid, provider.name, root
+                ctxt, provider.uuid, provider.name, root, expect_new=True
             )
             if current.get('created'):
                 result.created.append(provider.uuid)
@@ -259,18 +304,22 @@ class PlacementReporter:
         if self._seen.get(uuid) == (generation, provider):
             return
         self._seen.pop(uuid, None)
-        inventories = self._get(
-            ctxt,
-            '/resource_providers/%s/inventories' % uuid,
-            'inventories of %s' % uuid,
-        )['inventories']
-        traits = set(
-            self._get(
+        if current.get('created'):
+            # Just created: nothing to read.
+            inventories, traits = {}, set()
+        else:
+            inventories = self._get(
                 ctxt,
-                '/resource_providers/%s/traits' % uuid,
-                'traits of %s' % uuid,
-            )['traits']
-        )
+                '/resource_providers/%s/inventories' % uuid,
+                'inventories of %s' % uuid,
+            )['inventories']
+            traits = set(
+                self._get(
+                    ctxt,
+                    '/resource_providers/%s/traits' % uuid,
+                    'traits of %s' % uuid,
+                )['traits']
+            )
         touched = False
         if _inventory_differs(inventories, provider.inventory):
             generation = self.placement.set_inventory(

@@ -312,15 +312,40 @@ class AgentGroup:
         return self.group.hosts
 
     def start(self, on_started=None):
-        failed = self.group.start_hosts(
-            [(name, self.build(name)) for name in self.names], on_started
-        )
+        agents = [(name, self.build(name)) for name in self.names]
+        self._read_trees(agents)
+        failed = self.group.start_hosts(agents, on_started)
         LOG.info(
             'Accelerator agent: %d hosts started (%d failed)',
             len(self.names) - len(failed),
             len(failed),
         )
         return failed
+
+    def _read_trees(self, agents):
+        """Read what the hosts' first reports need from placement in two
+        listings for all of them (:func:`.placement_report.read_trees`)
+        instead of two per host. A failure is logged: each host then
+        asks for itself."""
+        if len(agents) < 2:
+            return
+        try:
+            trees = placement_report.read_trees(
+                nimbus_context.get_admin_context(),
+                self.placement,
+                [name for name, _agent in agents],
+            )
+        except common_exc.PlacementError as exc:
+            LOG.warning(
+                'Reading the provider trees of %d hosts failed (%s); each '
+                'host reads its own',
+                len(agents),
+                exc,
+            )
+            return
+        for name, agent in agents:
+            if name in trees:
+                agent.placement.hint(*trees[name])
 
     def stop(self):
         self.group.stop()

@@ -16,11 +16,11 @@ many open pages cost one read per interval.
 import threading
 import time
 
-import sqlalchemy as sa
 
 from nimbus.api.objects import aggregates as aggregate_obj
-from nimbus.db.cell import models as cell_models
-from nimbus.db.api import models as api_models
+from nimbus.db import scheduling_records
+from nimbus.db import cell_services
+from nimbus.db.cell_instances import queries as instance_queries
 
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 FAILED_LIMIT = 50
@@ -44,27 +44,12 @@ def _node_capacity(node):
     }
 
 
-_NODE_COLUMNS = (
-    cell_models.ComputeNode.host,
-    cell_models.ComputeNode.hypervisor_hostname,
-    cell_models.ComputeNode.uuid,
-    cell_models.ComputeNode.vcpus,
-    cell_models.ComputeNode.memory_mb,
-    cell_models.ComputeNode.local_gb,
-    cell_models.ComputeNode.cpu_allocation_ratio,
-    cell_models.ComputeNode.ram_allocation_ratio,
-    cell_models.ComputeNode.disk_allocation_ratio,
-)
-
-
 def _cell_hosts(cells, cell):
     """The hosts of one cell: one query for nodes, one for servers (only
     the columns shown: a node's JSON facts are not decoded)."""
     hosts = {}
     with cells.db(cell).session() as session:
-        for node in session.execute(
-            sa.select(*_NODE_COLUMNS).order_by(cell_models.ComputeNode.host)
-        ):
+        for node in cell_services.node_capacities(session):
             capacity = _node_capacity(node)
             hosts[(node.host, node.hypervisor_hostname)] = {
                 'host': node.host,
@@ -78,17 +63,7 @@ def _cell_hosts(cells, cell):
                     for rc in RESOURCE_CLASSES
                 },
             }
-        rows = session.execute(
-            sa.select(
-                cell_models.Instance.host,
-                cell_models.Instance.node,
-                cell_models.Instance.flavor,
-            ).where(
-                cell_models.Instance.deleted.is_(False),
-                cell_models.Instance.host.is_not(None),
-            )
-        )
-        for host, node, flavor in rows:
+        for host, node, flavor in instance_queries.placed_usage(session):
             entry = hosts.get((host, node))
             if entry is None:
                 continue
@@ -145,26 +120,13 @@ def failed_builds(api_db, cells, limit=FAILED_LIMIT):
     failed = []
     for cell in cells.cells(include_cell0=True):
         with cells.db(cell).session() as session:
-            query = sa.select(cell_models.Instance).where(
-                cell_models.Instance.deleted.is_(False)
-            )
-            if not cell.is_cell0:
-                query = query.where(cell_models.Instance.vm_state == 'error')
-            rows = (
-                session.execute(
-                    query.order_by(cell_models.Instance.id.desc()).limit(limit)
-                )
-                .scalars()
-                .all()
+            rows = instance_queries.newest_failed(
+                session, limit, any_state=cell.is_cell0
             )
             uuids = [r.uuid for r in rows]
             faults = {}
             if uuids:
-                for fault in session.execute(
-                    sa.select(cell_models.InstanceFault)
-                    .where(cell_models.InstanceFault.instance_uuid.in_(uuids))
-                    .order_by(cell_models.InstanceFault.id)
-                ).scalars():
+                for fault in instance_queries.faults(session, uuids):
                     faults[fault.instance_uuid] = {
                         'code': fault.code,
                         'message': fault.message,
@@ -190,15 +152,7 @@ def failed_builds(api_db, cells, limit=FAILED_LIMIT):
     by_uuid = {f['uuid']: f for f in failed}
     if by_uuid:
         with api_db.session() as session:
-            for rec in session.execute(
-                sa.select(api_models.SchedulingRecord)
-                .where(
-                    api_models.SchedulingRecord.instance_uuid.in_(
-                        list(by_uuid)
-                    )
-                )
-                .order_by(api_models.SchedulingRecord.id)
-            ).scalars():
+            for rec in scheduling_records.of_instances(session, list(by_uuid)):
                 by_uuid[rec.instance_uuid]['attempts'].append(
                     {
                         'outcome': rec.outcome,

@@ -3,11 +3,13 @@
 from oslo_log import log as logging
 
 from nimbus.api import policies
+from nimbus.api import scheduler_cache
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import aggregates as schema
+from nimbus.common.objects import AggregateInfo
 from nimbus.common.wsgi import json_body
 
 LOG = logging.getLogger(__name__)
@@ -32,12 +34,15 @@ def view(req, agg, members=True):
     return body
 
 
-def _notify(req, method, agg):
+def _notify(req, agg, deleted=False):
     """Tell the schedulers (their host states cache aggregates)."""
-    payload = {k: agg[k] for k in ('id', 'uuid', 'name', 'hosts', 'metadata')}
-    if method == 'update_aggregates':
-        payload = [payload]
-    util.notify_scheduler(req, method, payload)
+    info = AggregateInfo.from_primitive(
+        {k: agg[k] for k in ('id', 'uuid', 'name', 'hosts', 'metadata')}
+    )
+    if deleted:
+        scheduler_cache.aggregate_deleted(req, info)
+    else:
+        scheduler_cache.aggregate_changed(req, info)
 
 
 def _mirror_to_placement(req, host, agg_uuid, add):
@@ -108,7 +113,7 @@ def create(req, resp):
         )
     except agg_obj.AggregateExists:
         raise util.conflict('Aggregate %s already exists.' % body['name'])
-    _notify(req, 'update_aggregates', agg)
+    _notify(req, agg)
     resp.media = {'aggregate': view(req, agg, members=False)}
 
 
@@ -131,7 +136,7 @@ def update(req, resp, aggregate_id):
         )
     except agg_obj.AggregateExists:
         raise util.conflict('Aggregate %s already exists.' % body['name'])
-    _notify(req, 'update_aggregates', agg)
+    _notify(req, agg)
     resp.media = {'aggregate': view(req, agg)}
 
 
@@ -143,7 +148,7 @@ def delete(req, resp, aggregate_id):
             'Aggregate %s is not empty: remove its hosts first.' % aggregate_id
         )
     agg_obj.delete(util.deps(req).api_db, agg['id'])
-    _notify(req, 'delete_aggregate', agg)
+    _notify(req, agg, deleted=True)
     resp.status = 200
 
 
@@ -184,5 +189,5 @@ def action(req, resp, aggregate_id):
                 )
             _check_zone_conflicts(req, agg['hosts'], zone, agg['id'])
         agg = agg_obj.set_metadata(deps.api_db, agg['id'], metadata)
-    _notify(req, 'update_aggregates', agg)
+    _notify(req, agg)
     resp.media = {'aggregate': view(req, agg)}

@@ -2,36 +2,18 @@
 deployment with how many hosts and servers each maps, for the ``nimbus
 cells`` command. Connection URLs are not shown (they hold credentials)."""
 
-import sqlalchemy as sa
-
 from nimbus.api import policies
 from nimbus.api import util
-from nimbus.db.api import models
-
-
-def _counts(session, column, *where):
-    query = sa.select(column, sa.func.count()).group_by(column)
-    for clause in where:
-        query = query.where(clause)
-    return dict(session.execute(query).all())
+from nimbus.db import cell_mappings
+from nimbus.db import instance_mappings
 
 
 def index(req, resp):
     util.authorize(req, policies.CELLS)
     with util.deps(req).api_db.session() as session:
-        cells = (
-            session.execute(
-                sa.select(models.CellMapping).order_by(models.CellMapping.name)
-            )
-            .scalars()
-            .all()
-        )
-        hosts = _counts(session, models.HostMapping.cell_id)
-        servers = _counts(
-            session,
-            models.InstanceMapping.cell_id,
-            models.InstanceMapping.queued_for_delete.is_(False),
-        )
+        cells = cell_mappings.cells_by_name(session)
+        hosts = cell_mappings.host_counts(session)
+        servers = instance_mappings.count_by_cell(session)
         resp.media = {
             'cells': [
                 {

@@ -2,10 +2,13 @@
 
 import json
 
+import oslo_messaging as messaging
+
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import common
+from nimbus.common.wsgi import errors
 
 LIST_QUERY = {
     'type': 'object',
@@ -186,6 +189,51 @@ def show(req, resp, hypervisor_id):
             else util.not_found('Hypervisor', hypervisor_id)
         )
     raise util.not_found('Hypervisor', hypervisor_id)
+
+
+def _find(req, hypervisor_id):
+    for node in service_obj.list_nodes(util.deps(req).cells):
+        if str(_id(req, node)) == hypervisor_id:
+            return node
+    if util.version(req) >= (2, 53) and not _looks_like_uuid(hypervisor_id):
+        raise util.bad_request('Invalid uuid %s' % hypervisor_id)
+    raise util.not_found('Hypervisor', hypervisor_id)
+
+
+def uptime(req, resp, hypervisor_id):
+    """GET /os-hypervisors/{id}/uptime (below 2.88, where Nova folded the
+    uptime into the show): the compute host's virt driver tells it."""
+    if util.version(req) >= (2, 88):
+        raise util.not_found('Resource', 'uptime')
+    util.authorize(req, policies.HYPERVISORS % 'uptime')
+    node = _find(req, hypervisor_id)
+    service = _services(req).get(node['host'])
+    if service is None or not service['up']:
+        raise util.bad_request(
+            'Compute service of %s is unavailable at this time.' % node['host']
+        )
+    deps = util.deps(req)
+    compute = deps.compute_api_factory(node['cell'])
+    try:
+        text = compute.get_host_uptime(util.ctx(req), node['host'])
+    except NotImplementedError:
+        raise errors.HTTPError(
+            501, 'The virt driver of %s cannot tell its uptime.' % node['host']
+        )
+    except messaging.MessagingTimeout:
+        raise errors.HTTPError(
+            503, 'Compute host %s did not answer in time.' % node['host']
+        )
+    except messaging.MessagingException as exc:
+        # A compute older than RPC 1.1 answers UnsupportedVersion.
+        raise errors.HTTPError(
+            503,
+            'Compute host %s could not tell its uptime: %s'
+            % (node['host'], getattr(exc, 'exc_type', None) or exc),
+        )
+    body = view(req, node, service, False)
+    body['uptime'] = text
+    resp.media = {'hypervisor': body}
 
 
 def _looks_like_uuid(value):

@@ -12,6 +12,7 @@ from oslo_utils import uuidutils
 
 from nimbus import extra_specs
 from nimbus.api import policies
+from nimbus.api import scheduler_cache
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import flavor_access
@@ -25,6 +26,7 @@ from nimbus.api.schemas import servers as schema
 from nimbus.common import instance_states as states
 from nimbus.common.clients import accelerator
 from nimbus.common.objects import RequestSpec
+from nimbus.common.objects import ServerGroupInfo
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
@@ -418,8 +420,12 @@ def create(req, resp):
                 'key_name': server.get('key_name'),
                 'hostname': server.get('hostname') or name,
                 'tags': server.get('tags') or [],
-                'access_ip_v4': server.get('accessIPv4') or '',
-                'access_ip_v6': server.get('accessIPv6') or '',
+                'access_ip_v4': util.access_ip(
+                    server.get('accessIPv4'), 'accessIPv4'
+                ),
+                'access_ip_v6': util.access_ip(
+                    server.get('accessIPv6'), 'accessIPv6'
+                ),
                 'disk_config': server.get('OS-DCF:diskConfig', 'MANUAL'),
                 'security_groups': [{'name': 'default'}],
                 'created_at': now,
@@ -432,13 +438,14 @@ def create(req, resp):
     )
     group = spec.instance_group
     if group is not None:
-        util.notify_scheduler(
+        scheduler_cache.server_group_changed(
             req,
-            'update_server_group',
-            {
-                k: getattr(group, k)
-                for k in ('uuid', 'name', 'policy', 'rules', 'members')
-            },
+            ServerGroupInfo(
+                **{
+                    k: getattr(group, k)
+                    for k in ('uuid', 'name', 'policy', 'rules', 'members')
+                }
+            ),
         )
     try:
         deps.conductor_api.schedule_and_build_instances(ctx, spec, uuids)

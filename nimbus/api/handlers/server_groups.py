@@ -3,10 +3,12 @@
 from oslo_log import log as logging
 
 from nimbus.api import policies
+from nimbus.api import scheduler_cache
 from nimbus.api import util
 from nimbus.api.objects import quota_usage
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.schemas import common
+from nimbus.common.objects import ServerGroupInfo
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
@@ -164,33 +166,20 @@ def create(req, resp):
         ctx.project_id,
         ctx.user_id,
     )
-    util.notify_scheduler(
+    scheduler_cache.server_group_changed(
         req,
-        'update_server_group',
-        {k: group[k] for k in ('uuid', 'name', 'policy', 'rules', 'members')},
+        ServerGroupInfo.from_primitive(
+            {
+                k: group[k]
+                for k in ('uuid', 'name', 'policy', 'rules', 'members')
+            }
+        ),
     )
     resp.media = {'server_group': view(req, group)}
-
-
-def _tell_schedulers_deleted(req, group):
-    """Every scheduler forgets the group (scheduler RPC 1.1
-    ``delete_server_group``). Never fails the request: a scheduler that
-    misses the cast drops the group at its next full reload."""
-    api = util.deps(req).scheduler_api
-    if api is None:
-        return
-    try:
-        api.delete_server_group(util.ctx(req), group['uuid'])
-    except Exception:
-        LOG.warning(
-            'Could not tell the schedulers that server group %s was deleted',
-            group['uuid'],
-            exc_info=True,
-        )
 
 
 def delete(req, resp, group_id):
     group = _get(req, group_id, policies.GROUPS % 'delete')
     group_obj.delete(util.deps(req).api_db, group_id)
-    _tell_schedulers_deleted(req, group)
+    scheduler_cache.server_group_deleted(req, group['uuid'])
     resp.status = 204

@@ -12,8 +12,10 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nimbus.api import policies
+from nimbus.api import scheduler_cache
 from nimbus.api import util
 from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_minimal
 from nimbus.api.handlers import server_views
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import server_list
@@ -28,6 +30,7 @@ LOG = logging.getLogger(__name__)
 
 _STATUS_TO_VM_STATE = {v: k for k, v in states.API_STATUS.items()}
 _ADMIN_FILTERS = ('host', 'node', 'project_id', 'tenant_id', 'deleted')
+_PAGING_SORTING = ('limit', 'marker', 'sort_key', 'sort_dir')
 
 
 def _list(req, resp, detail):
@@ -39,6 +42,14 @@ def _list(req, resp, detail):
         if key in params and not is_admin:
             # Nova ignores admin-only filters for other users.
             params.pop(key)
+    # From 2.69 the servers of a down cell are listed as minimal records,
+    # as in Nova only when nothing but all_tenants is asked: no filter,
+    # sort or paging parameter (those cannot be checked against what the
+    # API database knows).
+    minimal = util.version(req) >= (2, 69) and not (
+        set(params) - {'all_tenants'}
+        or any(key in req.params for key in _PAGING_SORTING)
+    )
     project_id = ctx.project_id
     if is_admin and 'all_tenants' in params:
         raw = params['all_tenants']
@@ -89,18 +100,28 @@ def _list(req, resp, detail):
             marker=params.get('marker'),
             name=name,
             where=where,
+            queries=deps.cell_queries,
+            minimal=minimal,
         )
     except server_list.MarkerNotFound:
         raise util.bad_request('marker [%s] not found' % params['marker'])
+    except server_list.MarkerUnreachable as exc:
+        raise errors.HTTPError(
+            503,
+            'Cell %s of the marker server %s is not responding; try '
+            'again later.' % (exc, params['marker']),
+        )
     if unreachable:
         LOG.warning(
-            'Listed servers without those of unreachable cell(s) %s',
+            'Listed servers %s those of unreachable cell(s) %s',
+            'with minimal records for' if minimal else 'without',
             ', '.join(unreachable),
         )
     if detail:
-        servers = [server_views.detail(req, r) for r in records]
+        views = (server_minimal.detail, server_views.detail)
     else:
-        servers = [server_views.basic(req, r) for r in records]
+        views = (server_minimal.index, server_views.basic)
+    servers = [views[0 if r.get('minimal') else 1](req, r) for r in records]
     body = {'servers': servers}
     if more and records:
         body['servers_links'] = util.next_link(
@@ -214,18 +235,25 @@ def detail(req, resp):
     _list(req, resp, detail=True)
 
 
-def get_authorized(req, server_id, rule):
+def get_authorized(req, server_id, rule, minimal=False):
+    """The server's record once ``rule`` allows it. When its cell is down
+    the answer is 503, or with ``minimal`` (a show from 2.69) the minimal
+    record the API database gives (``minimal`` set)."""
     deps = util.deps(req)
     try:
-        record = server_obj.get(deps.api_db, deps.cells, server_id)
+        record = server_obj.get(
+            deps.api_db, deps.cells, server_id, deps.cell_queries
+        )
     except server_obj.ServerNotFound:
         raise util.not_found('Instance', server_id)
     except server_obj.CellUnreachable as exc:
-        raise errors.HTTPError(
-            503,
-            'The cell of server %s (%s) cannot be '
-            'reached; try again later.' % (server_id, exc),
-        )
+        if not minimal:
+            raise errors.HTTPError(
+                503,
+                'The cell of server %s (%s) cannot be reached; try again '
+                'later.' % (server_id, exc),
+            )
+        record = server_obj.minimal_of(deps.api_db, exc.mapping, exc.cell)
     target = {
         'project_id': record['project_id'],
         'user_id': record.get('user_id'),
@@ -240,9 +268,15 @@ def get_authorized(req, server_id, rule):
 
 
 def show(req, resp, server_id):
-    record = get_authorized(req, server_id, policies.SERVERS % 'show')
-    body = server_views.detail(req, record)
-    if util.version(req) >= (2, 71):
+    version = util.version(req)
+    record = get_authorized(
+        req, server_id, policies.SERVERS % 'show', minimal=version >= (2, 69)
+    )
+    if record.get('minimal'):
+        body = server_minimal.show(req, record)
+    else:
+        body = server_views.detail(req, record)
+    if version >= (2, 71):
         # Nova shows a server's groups in show (not in lists) from 2.71.
         body['server_groups'] = group_obj.of_instance(
             util.deps(req).api_db, record['uuid']
@@ -279,6 +313,9 @@ def update(req, resp, server_id):
     version = util.version(req)
     body = json_body(req, schema.update_schema(version))['server']
     values = {_UPDATE_FIELDS[key]: value for key, value in body.items()}
+    for key in ('accessIPv4', 'accessIPv6'):
+        if key in body:
+            values[_UPDATE_FIELDS[key]] = util.access_ip(body[key], key)
     deps = util.deps(req)
     if not server_obj.update(deps.api_db, deps.cells, record, values):
         raise util.not_found('Server', server_id)
@@ -332,7 +369,7 @@ def delete(req, resp, server_id):
         _local_delete(req, cell, server_id, host)
     elif server_obj.mark_deleting(deps.cells, cell, server_id):
         deps.compute_api(cell).terminate_instance(ctx, host, server_id)
-        _tell_schedulers(req, host, server_id)
+        scheduler_cache.instance_deleted(req, host, server_id)
     server_obj.queue_for_delete(deps.api_db, server_id)
     resp.status = 204
 
@@ -365,19 +402,4 @@ def _local_delete(req, cell, server_id, host):
     if not server_obj.mark_deleted(deps.cells, cell, server_id, util.utcnow()):
         return  # somebody else deleted it first
     if host:
-        _tell_schedulers(req, host, server_id)
-
-
-def _tell_schedulers(req, host, server_id):
-    """Fanout cast: every scheduler drops the instance from ``host``."""
-    api = util.deps(req).scheduler_api
-    if api is None:
-        return
-    try:
-        api.delete_instance_info(util.ctx(req), host, server_id)
-    except Exception:  # a cache hint; the periodic reload covers it
-        LOG.warning(
-            'Could not tell the schedulers about the delete of %s',
-            server_id,
-            exc_info=True,
-        )
+        scheduler_cache.instance_deleted(req, host, server_id)

@@ -1,11 +1,13 @@
 """/os-services: list from every cell; enable, disable, force down."""
 
 from nimbus.api import policies
+from nimbus.api import scheduler_cache
 from nimbus.api import util
 from nimbus.api.objects import aggregates as agg_obj
 from nimbus.api.objects import placement_sync
 from nimbus.api.objects import services as service_obj
 from nimbus.api.schemas import services as schema
+from nimbus.common.objects import ServiceInfo
 from nimbus.common.wsgi import json_body
 
 
@@ -71,22 +73,7 @@ def _legacy_update(req, resp, action):
     service = service_obj.update(
         deps.cells, row_id, values, _down_time(req), util.utcnow(), cell=cell
     )
-    _mirror(req, service, values)
-    util.notify_scheduler(
-        req,
-        'update_service',
-        {
-            k: service[k]
-            for k in (
-                'host',
-                'binary',
-                'disabled',
-                'disabled_reason',
-                'forced_down',
-                'up',
-            )
-        },
-    )
+    announce(req, service, values)
     result = {
         'host': body['host'],
         'binary': service_obj.shown_binary(service['binary']),
@@ -98,6 +85,14 @@ def _legacy_update(req, resp, action):
     if 'forced_down' in values:
         result['forced_down'] = values['forced_down']
     resp.media = {'service': result}
+
+
+def announce(req, service, values):
+    """After ``values`` changed ``service``: mirror a compute's disabled
+    state onto its resource provider, and tell the scheduler (os-hosts'
+    host update uses this too)."""
+    _mirror(req, service, values)
+    _tell_schedulers(req, service)
 
 
 def _mirror(req, service, values):
@@ -146,24 +141,16 @@ def update(req, resp, service_id):
         )
     except service_obj.ServiceNotFound:
         raise util.not_found('Service', service_id)
-    _mirror(req, service, values)
-    util.notify_scheduler(
-        req,
-        'update_service',
-        {
-            k: service[k]
-            for k in (
-                'host',
-                'binary',
-                'disabled',
-                'disabled_reason',
-                'forced_down',
-                'up',
-            )
-        },
-    )
+    announce(req, service, values)
     zones = agg_obj.zones_by_host(deps.api_db)
     resp.media = {'service': view(req, service, zones)}
+
+
+def _tell_schedulers(req, service):
+    """Every scheduler's host states see the service's new state at once."""
+    fields = ('host', 'binary', 'disabled', 'disabled_reason', 'forced_down')
+    info = {k: service[k] for k in fields + ('up',)}
+    scheduler_cache.service_changed(req, ServiceInfo.from_primitive(info))
 
 
 def delete(req, resp, service_id):

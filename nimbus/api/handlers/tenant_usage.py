@@ -133,6 +133,10 @@ def index(req, resp):
 
 
 def show(req, resp, project_id):
+    if not project_id:
+        # GET /os-simple-tenant-usage/ names no project: Nova's router
+        # matches nothing there.
+        raise util.not_found('Resource', 'os-simple-tenant-usage/')
     util.authorize(req, policies.USAGE % 'show', {'project_id': project_id})
     params = util.query(req, QUERY)
     by_project, start, stop, last = _usages(req, params, project_id)

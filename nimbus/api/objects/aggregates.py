@@ -3,12 +3,10 @@
 import math
 
 from oslo_log import log as logging
-from oslo_utils import uuidutils
-import sqlalchemy as sa
 from stevedore import extension
 
 from nimbus.common.db import types as db_types
-from nimbus.db.api import models
+from nimbus.db import aggregates as aggregate_rows
 
 LOG = logging.getLogger(__name__)
 
@@ -138,7 +136,7 @@ def to_dict(row):
 
 
 def _row(session, aggregate_id):
-    row = session.get(models.Aggregate, aggregate_id)
+    row = aggregate_rows.get(session, aggregate_id)
     if row is None:
         raise AggregateNotFound(aggregate_id)
     return row
@@ -151,12 +149,7 @@ def get(db, aggregate_id):
 
 def list_all(db):
     with db.session() as session:
-        return [
-            to_dict(r)
-            for r in session.execute(
-                sa.select(models.Aggregate).order_by(models.Aggregate.id)
-            ).scalars()
-        ]
+        return [to_dict(r) for r in aggregate_rows.listing(session)]
 
 
 def zones_by_host(db):
@@ -198,22 +191,13 @@ def zone_names(db):
 
 def create(db, name, availability_zone=None):
     with db.session() as session:
-        if (
-            session.execute(
-                sa.select(models.Aggregate).where(
-                    models.Aggregate.name == name
-                )
-            ).scalar()
-            is not None
-        ):
+        if aggregate_rows.name_taken(session, name):
             raise AggregateExists(name)
-        row = models.Aggregate(uuid=uuidutils.generate_uuid(), name=name)
-        if availability_zone:
-            row.metadata_items.append(
-                models.AggregateMetadata(key=AZ_KEY, value=availability_zone)
-            )
-        session.add(row)
-        session.flush()
+        row = aggregate_rows.add(
+            session,
+            name,
+            {AZ_KEY: availability_zone} if availability_zone else None,
+        )
         return to_dict(row)
 
 
@@ -223,18 +207,11 @@ def update(
     with db.session() as session:
         row = _row(session, aggregate_id)
         if name is not None and name != row.name:
-            if (
-                session.execute(
-                    sa.select(models.Aggregate).where(
-                        models.Aggregate.name == name
-                    )
-                ).scalar()
-                is not None
-            ):
+            if aggregate_rows.name_taken(session, name):
                 raise AggregateExists(name)
             row.name = name
         if set_zone:
-            _set_metadata(row, {AZ_KEY: availability_zone})
+            aggregate_rows.set_metadata(row, {AZ_KEY: availability_zone})
         row.updated_at = db_types.utcnow()
         session.flush()
         return to_dict(row)
@@ -248,7 +225,7 @@ def delete(db, aggregate_id):
 def add_host(db, aggregate_id, host):
     with db.session() as session:
         row = _row(session, aggregate_id)
-        row.hosts.append(models.AggregateHost(host=host))
+        aggregate_rows.add_host(row, host)
         session.flush()
         return to_dict(row)
 
@@ -263,24 +240,10 @@ def remove_host(db, aggregate_id, host):
         return to_dict(row)
 
 
-def _set_metadata(row, metadata):
-    existing = {m.key: m for m in row.metadata_items}
-    for key, value in metadata.items():
-        if value is None:
-            if key in existing:
-                row.metadata_items.remove(existing[key])
-        elif key in existing:
-            existing[key].value = value
-        else:
-            row.metadata_items.append(
-                models.AggregateMetadata(key=key, value=value)
-            )
-
-
 def set_metadata(db, aggregate_id, metadata):
     with db.session() as session:
         row = _row(session, aggregate_id)
-        _set_metadata(row, metadata)
+        aggregate_rows.set_metadata(row, metadata)
         row.updated_at = db_types.utcnow()
         session.flush()
         return to_dict(row)

@@ -1,11 +1,9 @@
 """Flavor access: the projects granted a private flavor (the only module
 that writes the ``flavor_projects`` table), and who may see a flavor."""
 
-import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nimbus.api.objects import flavors as flavor_obj
-from nimbus.db.api import models
 
 
 class FlavorIsPublic(Exception):
@@ -30,26 +28,17 @@ def visible(flavor, ctx):
     )
 
 
-def _flavor_row(session, flavorid):
-    row = session.execute(
-        sa.select(models.Flavor).where(models.Flavor.flavorid == flavorid)
-    ).scalar()
-    if row is None:
-        raise flavor_obj.FlavorNotFound(flavorid)
-    return row
-
-
 def add(db, flavorid, project_id, allow_public=False):
     """Grant ``project_id`` the flavor; returns its projects. A public
     flavor refuses a grant unless ``allow_public`` (Nova below 2.7)."""
     try:
         with db.session() as session:
-            row = _flavor_row(session, flavorid)
+            row = flavor_obj.row_of(session, flavorid)
             if row.is_public and not allow_public:
                 raise FlavorIsPublic(flavorid)
             if any(p.project_id == project_id for p in row.projects):
                 raise AccessExists(flavorid, project_id)
-            row.projects.append(models.FlavorProject(project_id=project_id))
+            flavor_obj.grant(row, project_id)
             session.flush()
             return sorted(p.project_id for p in row.projects)
     except sa_exc.IntegrityError:
@@ -59,7 +48,7 @@ def add(db, flavorid, project_id, allow_public=False):
 def remove(db, flavorid, project_id):
     """Revoke ``project_id``'s access; returns the projects left."""
     with db.session() as session:
-        row = _flavor_row(session, flavorid)
+        row = flavor_obj.row_of(session, flavorid)
         for project in list(row.projects):
             if project.project_id == project_id:
                 row.projects.remove(project)

@@ -52,7 +52,12 @@ def spec_dict(flavor):
     }
 
 
-def _get_row(session, flavorid):
+def grant(row, project_id):
+    """Give ``project_id`` access to a flavor row (flavor access)."""
+    row.projects.append(models.FlavorProject(project_id=project_id))
+
+
+def row_of(session, flavorid):
     row = session.execute(
         sa.select(models.Flavor).where(models.Flavor.flavorid == flavorid)
     ).scalar()
@@ -63,7 +68,7 @@ def _get_row(session, flavorid):
 
 def get(db, flavorid):
     with db.session() as session:
-        return to_dict(_get_row(session, flavorid))
+        return to_dict(row_of(session, flavorid))
 
 
 def list_all(
@@ -134,7 +139,7 @@ def create(db, values):
 
 def update_description(db, flavorid, description):
     with db.session() as session:
-        row = _get_row(session, flavorid)
+        row = row_of(session, flavorid)
         row.description = description
         session.flush()
         return to_dict(row)
@@ -142,12 +147,12 @@ def update_description(db, flavorid, description):
 
 def delete(db, flavorid):
     with db.session() as session:
-        session.delete(_get_row(session, flavorid))
+        session.delete(row_of(session, flavorid))
 
 
 def set_extra_specs(db, flavorid, specs):
     with db.session() as session:
-        row = _get_row(session, flavorid)
+        row = row_of(session, flavorid)
         existing = {s.key: s for s in row.extra_specs}
         for key, value in specs.items():
             if key in existing:
@@ -162,7 +167,7 @@ def set_extra_specs(db, flavorid, specs):
 
 def delete_extra_spec(db, flavorid, key):
     with db.session() as session:
-        row = _get_row(session, flavorid)
+        row = row_of(session, flavorid)
         for spec in list(row.extra_specs):
             if spec.key == key:
                 row.extra_specs.remove(spec)

@@ -3,10 +3,8 @@
 
 import os
 
-import sqlalchemy as sa
-
 from nimbus.common.db import types as db_types
-from nimbus.db.api import models
+from nimbus.db import images as image_rows
 
 _COLUMNS = (
     'name',
@@ -47,7 +45,7 @@ def to_dict(row):
 
 def get(db, image_id):
     with db.session() as session:
-        row = session.get(models.Image, image_id)
+        row = image_rows.get(session, image_id)
         if row is None:
             raise ImageNotFound(image_id)
         return to_dict(row)
@@ -62,38 +60,22 @@ def list_all(
     status=None,
 ):
     with db.session() as session:
-        query = sa.select(models.Image).order_by(
-            models.Image.created_at.desc(), models.Image.id
+        rows = image_rows.listing(
+            session, project_id, is_admin, name, visibility, status
         )
-        if name is not None:
-            query = query.where(models.Image.name == name)
-        if status is not None:
-            query = query.where(models.Image.status == status)
-        if visibility not in (None, 'all'):
-            query = query.where(models.Image.visibility == visibility)
-        if not is_admin:
-            query = query.where(
-                sa.or_(
-                    models.Image.visibility.in_(('public', 'community')),
-                    models.Image.owner == project_id,
-                )
-            )
-        return [to_dict(r) for r in session.execute(query).scalars()]
+        return [to_dict(r) for r in rows]
 
 
 def create(db, values, properties):
     with db.session() as session:
-        if session.get(models.Image, values['id']) is not None:
+        if image_rows.get(session, values['id']) is not None:
             raise ImageExists(values['id'])
-        row = models.Image(status='active', properties=properties, **values)
-        session.add(row)
-        session.flush()
-        return to_dict(row)
+        return to_dict(image_rows.add(session, values, properties))
 
 
 def update(db, image_id, columns, properties, removed=()):
     with db.session() as session:
-        row = session.get(models.Image, image_id)
+        row = image_rows.get(session, image_id)
         if row is None:
             raise ImageNotFound(image_id)
         for key, value in columns.items():
@@ -110,7 +92,7 @@ def update(db, image_id, columns, properties, removed=()):
 
 def delete(db, image_id):
     with db.session() as session:
-        row = session.get(models.Image, image_id)
+        row = image_rows.get(session, image_id)
         if row is None:
             raise ImageNotFound(image_id)
         session.delete(row)

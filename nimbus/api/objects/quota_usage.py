@@ -8,12 +8,13 @@ the cells, or, with ``[quota] count_usage_from_placement``, placement's
 Nova's option of that name does. Server groups are rows of the API database.
 """
 
-import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.api.objects import quotas
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import build_requests
+from nimbus.db import instance_mappings
+from nimbus.db import server_groups
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -27,22 +28,13 @@ class UsageUnavailable(Exception):
 
 
 def _instances(api_db, project_id):
-    model = api_models.InstanceMapping
     with api_db.session() as session:
-        return session.execute(
-            sa.select(sa.func.count()).where(
-                model.project_id == project_id,
-                model.queued_for_delete.is_(False),
-            )
-        ).scalar()
+        return instance_mappings.count_of_project(session, project_id)
 
 
 def _server_groups(api_db, project_id):
-    model = api_models.InstanceGroup
     with api_db.session() as session:
-        return session.execute(
-            sa.select(sa.func.count()).where(model.project_id == project_id)
-        ).scalar()
+        return server_groups.count_of_project(session, project_id)
 
 
 def _flavor_sums(flavors):
@@ -57,23 +49,13 @@ def _cores_ram_from_databases(api_db, cells, project_id):
     with api_db.session() as session:
         flavors = [
             row.instance.get('flavor')
-            for row in session.execute(
-                sa.select(api_models.BuildRequest).where(
-                    api_models.BuildRequest.project_id == project_id
-                )
-            ).scalars()
+            for row in build_requests.of_project(session, project_id)
         ]
     for cell in cells.cells(include_cell0=True):
-        model = cell_models.Instance
         try:
             with cells.db(cell).session() as session:
                 flavors.extend(
-                    session.execute(
-                        sa.select(model.flavor).where(
-                            model.project_id == project_id,
-                            model.deleted.is_(False),
-                        )
-                    ).scalars()
+                    instance_queries.flavors_of_project(session, project_id)
                 )
         except Exception as exc:
             # As Nova's legacy counting: a cell that does not answer adds

@@ -1,9 +1,7 @@
-"""Server groups and their members in the API database."""
+"""Server groups and their members in the API database (the rows are
+:mod:`nimbus.db.server_groups`')."""
 
-import sqlalchemy as sa
-from oslo_utils import uuidutils
-
-from nimbus.db.api import models
+from nimbus.db import server_groups as group_rows
 
 
 class GroupNotFound(Exception):
@@ -24,11 +22,7 @@ def to_dict(row):
 
 def get(db, uuid):
     with db.session() as session:
-        row = session.execute(
-            sa.select(models.InstanceGroup).where(
-                models.InstanceGroup.uuid == uuid
-            )
-        ).scalar()
+        row = group_rows.get(session, uuid)
         if row is None:
             raise GroupNotFound(uuid)
         return to_dict(row)
@@ -37,49 +31,23 @@ def get(db, uuid):
 def of_instance(db, instance_uuid):
     """The uuids of the groups ``instance_uuid`` is a member of."""
     with db.session() as session:
-        return list(
-            session.execute(
-                sa.select(models.InstanceGroup.uuid)
-                .join(models.InstanceGroupMember)
-                .where(
-                    models.InstanceGroupMember.instance_uuid == instance_uuid
-                )
-            ).scalars()
-        )
+        return group_rows.groups_of_member(session, instance_uuid)
 
 
 def list_all(db, project_id=None):
     with db.session() as session:
-        query = sa.select(models.InstanceGroup).order_by(
-            models.InstanceGroup.id
-        )
-        if project_id is not None:
-            query = query.where(models.InstanceGroup.project_id == project_id)
-        return [to_dict(r) for r in session.execute(query).scalars()]
+        return [to_dict(r) for r in group_rows.listing(session, project_id)]
 
 
 def create(db, name, policy, rules, project_id, user_id):
     with db.session() as session:
-        row = models.InstanceGroup(
-            uuid=uuidutils.generate_uuid(),
-            name=name,
-            policy=policy,
-            rules=rules or {},
-            project_id=project_id,
-            user_id=user_id,
+        row = group_rows.create(
+            session, name, policy, rules, project_id, user_id
         )
-        session.add(row)
-        session.flush()
         return to_dict(row)
 
 
 def delete(db, uuid):
     with db.session() as session:
-        row = session.execute(
-            sa.select(models.InstanceGroup).where(
-                models.InstanceGroup.uuid == uuid
-            )
-        ).scalar()
-        if row is None:
+        if not group_rows.delete(session, uuid):
             raise GroupNotFound(uuid)
-        session.delete(row)

@@ -1,17 +1,26 @@
 """Listing servers: one page of build requests and cell instances, merged and
-sorted across cells (``GET /servers`` and ``/servers/detail``)."""
+sorted across cells (``GET /servers`` and ``/servers/detail``).
+
+The cells are asked at once, each within the deadline of a
+:class:`nimbus.common.cells.CellQueries` (``[api] cell_timeout``); a cell
+that errs or does not answer in time is down for the request, and its
+servers are left out, or (``minimal``, microversion 2.69) stand in the
+page as minimal records read from the API database's instance mappings.
+"""
 
 import datetime
+import functools
 import heapq
 import re
 
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from nimbus.api.objects import servers
+from nimbus.common import cells as cell_queries
 from nimbus.common import instance_states as states
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import build_requests
+from nimbus.db import instance_mappings
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -40,6 +49,11 @@ class MarkerNotFound(Exception):
     pass
 
 
+class MarkerUnreachable(Exception):
+    """The marker's cell is down and the sort key is not one the API
+    database knows (``created_at``, ``uuid``)."""
+
+
 def _null_default(sort_key):
     return _EPOCH if sort_key.endswith('_at') else ''
 
@@ -60,6 +74,8 @@ def list_page(
     marker=None,
     name=None,
     where=None,
+    queries=None,
+    minimal=False,
 ):
     """One page of servers: build requests and every cell, merge-sorted.
 
@@ -74,44 +90,60 @@ def list_page(
     batches until the page is full. The sources are merged, so at most
     ``limit + 1`` rows are read per source in the common case.
 
+    ``queries`` (a :class:`nimbus.common.cells.CellQueries`; None: no
+    deadline) asks the cells. ``minimal``: the servers of a cell that is
+    down join the page as minimal records (``minimal`` set: uuid,
+    project, user, the mapping's creation time), the way Nova answers from
+    microversion 2.69 to a list with no filter, sort or paging parameter;
+    they are merged by creation time, so only the default order
+    (``created_at`` descending) suits them.
+
     Returns ``(records, more, unreachable)``: ``unreachable`` names the
-    cells whose database did not answer; their servers are left out.
-    Raises :class:`MarkerNotFound`.
+    cells that were down. Raises :class:`MarkerNotFound`,
+    :class:`MarkerUnreachable`.
     """
+    queries = queries or cell_queries.Direct()
     filters = dict(filters or {})
     reverse = sort_dir == 'desc'
     marker_key = None
     if marker is not None:
-        marker_key = _marker_key(api_db, cells, marker, sort_key)
-    unreachable = []
+        marker_key = _marker_key(api_db, cells, marker, sort_key, queries)
+    batch = limit + 1 if where is None else max(limit + 1, 200)
+    query_of = functools.partial(
+        _cell_query, project_id, filters, sort_key, reverse, name, batch
+    )
+    # Build requests before the cells: a server whose instance the super
+    # conductor creates in its cell (deleting its build request) between
+    # the two reads is then in both (one is dropped below), never in
+    # neither.
+    building = _build_request_rows(
+        api_db, project_id, filters, sort_key, reverse, marker_key, name, where
+    )
+    every = cells.cells()
+    first, down = queries.gather(
+        every, lambda cell: _read(cells, cell, query_of(marker_key))
+    )
+    unreachable = [cell.name for cell in every if cell in down]
     sources = [
         _cell_rows(
             cells,
             cell,
-            project_id,
-            filters,
+            first[cell],
+            query_of,
+            batch,
             sort_key,
-            reverse,
-            limit,
-            marker_key,
-            name,
             where,
+            queries,
             unreachable,
         )
-        for cell in cells.cells()
+        for cell in every
+        if cell in first
     ]
-    sources.append(
-        _build_request_rows(
-            api_db,
-            project_id,
-            filters,
-            sort_key,
-            reverse,
-            marker_key,
-            name,
-            where,
+    sources.append(building)
+    if minimal and down:
+        sources.append(
+            _minimal_rows(api_db, list(down), project_id, limit + 1)
         )
-    )
     page, seen = [], set()
     for record in heapq.merge(
         *sources, key=_record_key(sort_key), reverse=reverse
@@ -124,109 +156,99 @@ def list_page(
             break
     more = len(page) > limit
     page = page[:limit]
-    _attach_faults(cells, page)
+    _attach_faults(cells, page, queries)
     return page, more, unreachable
 
 
-def _marker_key(api_db, cells, uuid, sort_key):
+def _marker_key(api_db, cells, uuid, sort_key, queries):
     instance = servers.build_request_of(api_db, uuid)
     if instance is not None:
-        record = servers.from_build_request(instance)
-    else:
-        mapping = servers.mapping_of(api_db, uuid)
-        if mapping is None or mapping.cell_id is None:
-            raise MarkerNotFound(uuid)
-        try:
-            record = servers.instance_of(
-                cells, cells.by_id(mapping.cell_id), uuid
-            )
-        except Exception:
-            raise MarkerNotFound(uuid)
-        if record is None:
-            raise MarkerNotFound(uuid)
+        return _record_key(sort_key)(servers.from_build_request(instance))
+    mapping = servers.mapping_of(api_db, uuid)
+    if mapping is None or mapping.cell_id is None:
+        raise MarkerNotFound(uuid)
+    cell = cells.by_id(mapping.cell_id)
+    try:
+        record = queries.call(
+            cell, lambda c: servers.instance_of(cells, c, uuid)
+        )
+    except cell_queries.CellDown:
+        if sort_key not in ('created_at', 'uuid'):
+            raise MarkerUnreachable(cell.name)
+        # Where its minimal record stood on the page before.
+        record = {'uuid': uuid, 'created_at': mapping.created_at}
+    if record is None:
+        raise MarkerNotFound(uuid)
     return _record_key(sort_key)(record)
 
 
-def _sql_filters(query, project_id, filters, name):
-    model = cell_models.Instance
-    deleted = filters.get('deleted', False)
-    if deleted is not None:  # None: live and deleted alike
-        query = query.where(model.deleted.is_(deleted))
-    changed = sa.func.coalesce(model.updated_at, model.created_at)
-    if filters.get('changes_since') is not None:
-        query = query.where(changed >= filters['changes_since'])
-    if filters.get('changes_before') is not None:
-        query = query.where(changed <= filters['changes_before'])
-    if project_id is not None:
-        query = query.where(model.project_id == project_id)
-    for key in _COLUMN_FILTERS:
-        if filters.get(key) is not None:
-            query = query.where(getattr(model, key) == filters[key])
-    if name is not None:
-        query = query.where(model.display_name.regexp_match(name))
-    return query
+def _cell_query(project_id, filters, sort_key, reverse, name, batch, after):
+    """One batch of a cell's matching instances in order, after the keyset
+    ``after`` (a ``(value, uuid)`` pair) if given: the arguments of
+    :func:`nimbus.db.cell_instances.queries.page`."""
+    return {
+        'project_id': project_id,
+        'filters': filters,
+        'column_filters': _COLUMN_FILTERS,
+        'name': name,
+        'sort_key': sort_key,
+        'null_default': _null_default(sort_key),
+        'reverse': reverse,
+        'after': after,
+        'limit': batch,
+    }
+
+
+def _read(cells, cell, query):
+    with cells.db(cell).session() as session:
+        return [
+            servers.from_instance(r, cell)
+            for r in instance_queries.page(session, **query)
+        ]
 
 
 def _cell_rows(
-    cells,
-    cell,
-    project_id,
-    filters,
-    sort_key,
-    reverse,
-    limit,
-    marker_key,
-    name,
-    where,
-    unreachable,
+    cells, cell, rows, query_of, batch, sort_key, where, queries, unreachable
 ):
-    """The cell's matching instances in order, read in keyset batches."""
-    model = cell_models.Instance
-    column = getattr(model, sort_key)
-    expr = (
-        column
-        if sort_key == 'uuid'
-        else sa.func.coalesce(
-            column, sa.literal(_null_default(sort_key), column.type)
-        )
-    )
-    order = (
-        (expr.desc(), model.uuid.desc())
-        if reverse
-        else (expr.asc(), model.uuid.asc())
-    )
-    batch = limit + 1 if where is None else max(limit + 1, 200)
-    after = marker_key
+    """The cell's matching instances in order: the first batch ``rows``,
+    then further batches while ``where`` leaves the page short."""
     while True:
-        query = _sql_filters(sa.select(model), project_id, filters, name)
-        if after is not None:
-            value, uuid = after
-            beyond = (expr < value) if reverse else (expr > value)
-            tie = (model.uuid < uuid) if reverse else (model.uuid > uuid)
-            query = query.where(sa.or_(beyond, sa.and_(expr == value, tie)))
-        try:
-            with cells.db(cell).session() as session:
-                rows = [
-                    servers.from_instance(r, cell)
-                    for r in session.execute(
-                        query.order_by(*order).limit(batch)
-                    ).scalars()
-                ]
-        except Exception as exc:
-            LOG.warning(
-                'Cell %s is unreachable (%s); its servers are left '
-                'out of the list',
-                cell.name,
-                exc,
-            )
-            unreachable.append(cell.name)
-            return
         for record in rows:
             if where is None or where(record):
                 yield record
         if len(rows) < batch:
             return
         after = _record_key(sort_key)(rows[-1])
+        try:
+            rows = queries.call(
+                cell, lambda c: _read(cells, c, query_of(after))
+            )
+        except cell_queries.CellDown:
+            unreachable.append(cell.name)
+            return
+
+
+def _minimal_rows(api_db, down, project_id, count):
+    """Minimal records of the live servers of the ``down`` cells, newest
+    first, from their instance mappings."""
+    by_id = {cell.id: cell for cell in down}
+    with api_db.session() as session:
+        rows = instance_mappings.live_in_cells(
+            session, list(by_id), project_id, count
+        )
+    return [
+        {
+            'uuid': row.instance_uuid,
+            'minimal': True,
+            'project_id': row.project_id,
+            'user_id': row.user_id,
+            'created_at': row.created_at,
+            'vm_state': None,
+            'cell': by_id[row.cell_id],
+            'fault': None,
+        }
+        for row in rows
+    ]
 
 
 def _in_change_window(record, filters):
@@ -251,14 +273,9 @@ def _build_request_rows(
     ):
         return []
     with api_db.session() as session:
-        query = sa.select(api_models.BuildRequest)
-        if project_id is not None:
-            query = query.where(
-                api_models.BuildRequest.project_id == project_id
-            )
         records = [
             servers.from_build_request(r.instance)
-            for r in session.execute(query).scalars()
+            for r in build_requests.of_project(session, project_id)
         ]
     pattern = re.compile(name) if name is not None else None
     keep = []
@@ -286,18 +303,24 @@ def _build_request_rows(
     return keep
 
 
-def _attach_faults(cells, page):
+def _attach_faults(cells, page, queries):
     by_cell = {}
     for record in page:
         if record['cell'] is not None and record['vm_state'] == states.ERROR:
             by_cell.setdefault(record['cell'], []).append(record)
+    if not by_cell:
+        return
+
+    def read(cell):
+        with cells.db(cell).session() as session:
+            return servers.faults_of(
+                session, [r['uuid'] for r in by_cell[cell]]
+            )
+
+    answers, _down = queries.gather(list(by_cell), read)
     for cell, records in by_cell.items():
-        try:
-            with cells.db(cell).session() as session:
-                faults = servers.faults_of(
-                    session, [r['uuid'] for r in records]
-                )
-        except Exception:
+        faults = answers.get(cell)
+        if faults is None:
             LOG.warning('Could not read the faults of cell %s', cell.name)
             continue
         for record in records:

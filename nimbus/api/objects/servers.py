@@ -11,21 +11,30 @@ they are and hands the handlers one plain record shape (see
 import datetime
 
 from oslo_log import log as logging
-import sqlalchemy as sa
 
+from nimbus.common import cells as cell_queries
 from nimbus.common import instance_states as states
 from nimbus.common.objects import BuildRequest
+from nimbus.common.objects import RequestSpec
 from nimbus.db import build_requests
 from nimbus.db import cell_instances
+from nimbus.db import instance_mappings
 from nimbus.db import request_specs
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import server_groups
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
 
 class CellUnreachable(Exception):
-    """A cell database did not answer."""
+    """A cell database did not answer (in time): ``cell`` is its
+    :class:`~nimbus.db.cells.Cell`, ``mapping`` the server's instance
+    mapping."""
+
+    def __init__(self, cell, mapping=None):
+        super().__init__(cell.name)
+        self.cell = cell
+        self.mapping = mapping
 
 
 class ServerNotFound(Exception):
@@ -103,16 +112,7 @@ def _fault_dict(row):
 
 
 def faults_of(session, uuids):
-    if not uuids:
-        return {}
-    rows = session.execute(
-        sa.select(cell_models.InstanceFault)
-        .where(cell_models.InstanceFault.instance_uuid.in_(uuids))
-        .order_by(
-            cell_models.InstanceFault.created_at.asc(),
-            cell_models.InstanceFault.id.asc(),
-        )
-    ).scalars()
+    rows = instance_queries.faults(session, uuids, by_time=True)
     return {r.instance_uuid: _fault_dict(r) for r in rows}
 
 
@@ -127,29 +127,21 @@ def create_build_requests(api_db, instances, request_spec, group_uuid=None):
     are written in one transaction; the instances join ``group_uuid``.
     """
     with api_db.session() as session:
+        request_specs.add_many(
+            session, [i['uuid'] for i in instances], request_spec
+        )
         for instance in instances:
             build_requests.add(session, BuildRequest.from_primitive(instance))
-            request_specs.add(session, instance['uuid'], request_spec)
-            session.add(
-                api_models.InstanceMapping(
-                    instance_uuid=instance['uuid'],
-                    cell_id=None,
-                    project_id=instance['project_id'],
-                    user_id=instance.get('user_id'),
-                )
+            instance_mappings.add(
+                session,
+                instance['uuid'],
+                instance['project_id'],
+                instance.get('user_id'),
             )
         if group_uuid is not None:
-            group = session.execute(
-                sa.select(api_models.InstanceGroup).where(
-                    api_models.InstanceGroup.uuid == group_uuid
-                )
-            ).scalar()
-            for instance in instances:
-                group.members.append(
-                    api_models.InstanceGroupMember(
-                        instance_uuid=instance['uuid']
-                    )
-                )
+            server_groups.add_members(
+                session, group_uuid, [i['uuid'] for i in instances]
+            )
 
 
 def undo_build_requests(api_db, uuids):
@@ -157,13 +149,8 @@ def undo_build_requests(api_db, uuids):
     with api_db.session() as session:
         build_requests.delete(session, uuids)
         request_specs.delete(session, uuids)
-        for model in (
-            api_models.InstanceMapping,
-            api_models.InstanceGroupMember,
-        ):
-            session.execute(
-                sa.delete(model).where(model.instance_uuid.in_(uuids))
-            )
+        instance_mappings.delete(session, uuids)
+        server_groups.remove_members(session, uuids)
 
 
 # -- find --------------------------------------------------------------------
@@ -171,11 +158,7 @@ def undo_build_requests(api_db, uuids):
 
 def mapping_of(api_db, uuid):
     with api_db.session() as session:
-        return session.execute(
-            sa.select(api_models.InstanceMapping).where(
-                api_models.InstanceMapping.instance_uuid == uuid
-            )
-        ).scalar()
+        return instance_mappings.get(session, uuid)
 
 
 def build_request_of(api_db, uuid):
@@ -186,22 +169,22 @@ def build_request_of(api_db, uuid):
 
 def instance_of(cells, cell, uuid):
     with cells.db(cell).session() as session:
-        row = session.execute(
-            sa.select(cell_models.Instance).where(
-                cell_models.Instance.uuid == uuid
-            )
-        ).scalar()
+        row = cell_instances.get(session, uuid)
         if row is None:
             return None
         return from_instance(row, cell, faults_of(session, [uuid]).get(uuid))
 
 
-def get(api_db, cells, uuid):
-    """The server record, or :class:`ServerNotFound`.
+def get(api_db, cells, uuid, queries=None):
+    """The server record, or :class:`ServerNotFound`, or
+    :class:`CellUnreachable` when its cell's database errs or does not
+    answer within the deadline of ``queries`` (a
+    :class:`nimbus.common.cells.CellQueries`; None: no deadline).
 
     Retries once when the build request disappears between reading the
     mapping and reading it (the conductor just moved it to a cell).
     """
+    queries = queries or cell_queries.Direct()
     for _attempt in range(2):
         mapping = mapping_of(api_db, uuid)
         if mapping is None:
@@ -213,14 +196,46 @@ def get(api_db, cells, uuid):
             continue
         cell = cells.by_id(mapping.cell_id)
         try:
-            record = instance_of(cells, cell, uuid)
-        except Exception as exc:
-            LOG.warning('Cell %s is unreachable: %s', cell.name, exc)
-            raise CellUnreachable(cell.name)
+            record = queries.call(cell, lambda c: instance_of(cells, c, uuid))
+        except cell_queries.CellDown:
+            raise CellUnreachable(cell, mapping)
         if record is None or record['deleted']:
             raise ServerNotFound(uuid)
         return record
     raise ServerNotFound(uuid)
+
+
+def minimal_of(api_db, mapping, cell):
+    """What the API database knows of a server whose cell is down: the
+    instance mapping (project, user, creation time) and the request spec
+    (flavor, image, requested zone). The record has ``minimal`` set and
+    no ``vm_state``; the views show it as Nova's down-cell construct."""
+    spec = None
+    with api_db.session() as session:
+        primitive = request_specs.get(session, mapping.instance_uuid)
+    if primitive is not None:
+        try:
+            spec = RequestSpec.from_primitive(primitive)
+        except ValueError:
+            LOG.warning(
+                'The request spec of %s is unreadable', mapping.instance_uuid
+            )
+    return {
+        'uuid': mapping.instance_uuid,
+        'minimal': True,
+        'project_id': mapping.project_id,
+        'user_id': mapping.user_id or (spec.user_id if spec else None),
+        'created_at': mapping.created_at,
+        'updated_at': None,
+        'flavor': spec.flavor.to_primitive() if spec else {},
+        'image_ref': spec.image.id if spec and spec.image else None,
+        'availability_zone': spec.availability_zone if spec else None,
+        'vm_state': None,
+        'task_state': None,
+        'deleted': False,
+        'cell': cell,
+        'fault': None,
+    }
 
 
 # -- delete ------------------------------------------------------------------
@@ -232,32 +247,15 @@ def delete_build_request(api_db, uuid):
         if not build_requests.delete(session, [uuid]):
             return False
         request_specs.delete(session, [uuid])
-        session.execute(
-            sa.delete(api_models.InstanceGroupMember).where(
-                api_models.InstanceGroupMember.instance_uuid == uuid
-            )
-        )
-        session.execute(
-            sa.delete(api_models.InstanceMapping).where(
-                api_models.InstanceMapping.instance_uuid == uuid,
-                api_models.InstanceMapping.cell_id.is_(None),
-            )
-        )
+        server_groups.remove_members(session, [uuid])
+        instance_mappings.delete(session, [uuid], only_unmapped=True)
         return True
 
 
 def queue_for_delete(api_db, uuid):
     with api_db.session() as session:
-        session.execute(
-            sa.update(api_models.InstanceMapping)
-            .where(api_models.InstanceMapping.instance_uuid == uuid)
-            .values(queued_for_delete=True)
-        )
-        session.execute(
-            sa.delete(api_models.InstanceGroupMember).where(
-                api_models.InstanceGroupMember.instance_uuid == uuid
-            )
-        )
+        instance_mappings.queue_for_delete(session, uuid)
+        server_groups.remove_members(session, [uuid])
 
 
 def mark_deleted(cells, cell, uuid, now):
@@ -295,15 +293,7 @@ def hosts_of(api_db, cells, uuids):
     if not uuids:
         return []
     with api_db.session() as session:
-        rows = session.execute(
-            sa.select(
-                api_models.InstanceMapping.instance_uuid,
-                api_models.InstanceMapping.cell_id,
-            ).where(
-                api_models.InstanceMapping.instance_uuid.in_(uuids),
-                api_models.InstanceMapping.cell_id.is_not(None),
-            )
-        ).all()
+        rows = instance_mappings.cells_of(session, uuids)
     by_cell = {}
     for uuid, cell_id in rows:
         by_cell.setdefault(cell_id, []).append(uuid)
@@ -311,16 +301,7 @@ def hosts_of(api_db, cells, uuids):
     for cell_id, cell_uuids in by_cell.items():
         cell = cells.by_id(cell_id)
         with cells.db(cell).session() as session:
-            hosts.update(
-                h
-                for (h,) in session.execute(
-                    sa.select(cell_models.Instance.host).where(
-                        cell_models.Instance.uuid.in_(cell_uuids),
-                        cell_models.Instance.deleted.is_(False),
-                    )
-                ).all()
-                if h
-            )
+            hosts.update(instance_queries.live_hosts(session, cell_uuids))
     return sorted(hosts)
 
 

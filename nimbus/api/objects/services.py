@@ -2,10 +2,11 @@
 
 import datetime
 
-import sqlalchemy as sa
 
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import aggregates as aggregate_rows
+from nimbus.db import cell_mappings
+from nimbus.db import cell_services
+from nimbus.db.cell_instances import queries as instance_queries
 
 
 class ServiceNotFound(Exception):
@@ -64,14 +65,7 @@ def list_services(cells, down_time, now, host=None, binary=None):
     result = []
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            query = sa.select(cell_models.Service).order_by(
-                cell_models.Service.id
-            )
-            if host is not None:
-                query = query.where(cell_models.Service.host == host)
-            if binary is not None:
-                query = query.where(cell_models.Service.binary == binary)
-            for row in session.execute(query).scalars():
+            for row in cell_services.listing(session, host, binary):
                 result.append(service_dict(row, cell, down_time, now))
     return result
 
@@ -80,17 +74,7 @@ def _find(cells, service_id):
     """``(cell, row id)`` of a service by uuid or integer id."""
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            column = (
-                cell_models.Service.id
-                if str(service_id).isdigit()
-                else cell_models.Service.uuid
-            )
-            value = (
-                int(service_id) if str(service_id).isdigit() else service_id
-            )
-            row = session.execute(
-                sa.select(cell_models.Service).where(column == value)
-            ).scalar()
+            row = cell_services.by_id_or_uuid(session, service_id)
             if row is not None:
                 return cell, row.id
     raise ServiceNotFound(service_id)
@@ -99,12 +83,7 @@ def _find(cells, service_id):
 def find_by_host_binary(cells, host, binary):
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            row = session.execute(
-                sa.select(cell_models.Service).where(
-                    cell_models.Service.host == host,
-                    cell_models.Service.binary == binary,
-                )
-            ).scalar()
+            row = cell_services.by_host_binary(session, host, binary)
             if row is not None:
                 return cell, row.id
     raise ServiceNotFound('%s/%s' % (host, binary))
@@ -116,10 +95,7 @@ def update(cells, service_id, values, down_time, now, cell=None):
     else:
         row_id = service_id
     with cells.db(cell).session() as session:
-        row = session.get(cell_models.Service, row_id)
-        for key, value in values.items():
-            setattr(row, key, value)
-        session.flush()
+        row = cell_services.update(session, row_id, values)
         return service_dict(row, cell, down_time, now)
 
 
@@ -127,43 +103,18 @@ def delete(api_db, cells, service_id):
     """Delete a service; a compute's nodes and host mapping go with it."""
     cell, row_id = _find(cells, service_id)
     with cells.db(cell).session() as session:
-        row = session.get(cell_models.Service, row_id)
-        host, binary = row.host, row.binary
-        session.delete(row)
-        if binary.endswith('compute'):
-            session.execute(
-                sa.delete(cell_models.ComputeNode).where(
-                    cell_models.ComputeNode.host == host
-                )
-            )
+        host, binary = cell_services.delete(session, row_id)
     if binary.endswith('compute'):
         with api_db.session() as session:
-            session.execute(
-                sa.delete(api_models.HostMapping).where(
-                    api_models.HostMapping.host == host
-                )
-            )
-            session.execute(
-                sa.delete(api_models.AggregateHost).where(
-                    api_models.AggregateHost.host == host
-                )
-            )
+            cell_mappings.unmap_host(session, host)
+            aggregate_rows.remove_host_everywhere(session, host)
 
 
 def compute_is_up(cells, cell, host, down_time, now):
     """True when ``host``'s compute service in ``cell`` is up: it exists,
     is not forced down and heartbeated within ``down_time`` seconds."""
     with cells.db(cell).session() as session:
-        rows = (
-            session.execute(
-                sa.select(cell_models.Service).where(
-                    cell_models.Service.host == host,
-                    cell_models.Service.binary.like('%compute'),
-                )
-            )
-            .scalars()
-            .all()
-        )
+        rows = cell_services.computes_on(session, host)
         return any(is_up(row, down_time, now) for row in rows)
 
 
@@ -180,15 +131,8 @@ def list_nodes(cells):
     result = []
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            for row in session.execute(
-                sa.select(cell_models.ComputeNode).order_by(
-                    cell_models.ComputeNode.id
-                )
-            ).scalars():
-                node = {
-                    c.name: getattr(row, c.name)
-                    for c in cell_models.ComputeNode.__table__.columns
-                }
+            for row in cell_services.nodes(session):
+                node = cell_services.node_as_dict(row)
                 node['cell'] = cell
                 result.append(node)
     return result
@@ -198,35 +142,17 @@ def instances_on_node(cells, cell, host, node):
     with cells.db(cell).session() as session:
         return [
             {'uuid': u, 'name': n}
-            for u, n in session.execute(
-                sa.select(
-                    cell_models.Instance.uuid,
-                    cell_models.Instance.display_name,
-                ).where(
-                    cell_models.Instance.host == host,
-                    cell_models.Instance.node == node,
-                    cell_models.Instance.deleted.is_(False),
-                )
-            ).all()
+            for u, n in instance_queries.names_on_node(session, host, node)
         ]
 
 
 def known_host(api_db, cells, host):
     """True when ``host`` is a mapped host or runs a compute service."""
     with api_db.session() as session:
-        if session.execute(
-            sa.select(api_models.HostMapping.id).where(
-                api_models.HostMapping.host == host
-            )
-        ).first():
+        if cell_mappings.host_is_mapped(session, host):
             return True
     for cell in cells.cells():
         with cells.db(cell).session() as session:
-            if session.execute(
-                sa.select(cell_models.Service.id).where(
-                    cell_models.Service.host == host,
-                    cell_models.Service.binary.like('%compute'),
-                )
-            ).first():
+            if cell_services.computes_on(session, host):
                 return True
     return False

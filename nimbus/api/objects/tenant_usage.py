@@ -4,10 +4,9 @@ instances of every cell: a server counts from ``launched_at`` to
 Nova's simple tenant usage does. Servers that never launched count 0 hours.
 """
 
-import sqlalchemy as sa
 from oslo_log import log as logging
 
-from nimbus.db.cell import models as cell_models
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -27,20 +26,13 @@ def hours_in(launched_at, terminated_at, start, stop):
 def instances_in(cells, start, stop, project_id=None):
     """Instances of every cell alive at some point of [start, stop],
     oldest first, each a dict of what the usage needs."""
-    model = cell_models.Instance
     rows = []
     for cell in cells.cells(include_cell0=True):
-        query = sa.select(model).where(
-            sa.or_(
-                model.terminated_at.is_(None), model.terminated_at >= start
-            ),
-            sa.or_(model.launched_at.is_(None), model.launched_at <= stop),
-        )
-        if project_id is not None:
-            query = query.where(model.project_id == project_id)
         try:
             with cells.db(cell).session() as session:
-                for row in session.execute(query).scalars():
+                for row in instance_queries.alive_between(
+                    session, start, stop, project_id
+                ):
                     rows.append(
                         {
                             'uuid': row.uuid,

@@ -66,8 +66,8 @@ def load_session(conf, group):
 class KeystoneSender:
     """A keystoneauth Session behind the ``requests.Session.request``
     signature the clients use: HTTP errors come back as responses, and a
-    connection failure is a ``requests.ConnectionError`` (which the clients
-    retry)."""
+    connection failure, or a 5xx from the identity service while getting a
+    token, is a ``requests.ConnectionError`` (which the clients retry)."""
 
     def __init__(self, session):
         self.session = session
@@ -77,6 +77,12 @@ class KeystoneSender:
             return self.session.request(url, method, raise_exc=False, **kwargs)
         except ks_exc.ConnectionError as exc:
             raise requests.ConnectionError(str(exc))
+        except ks_exc.HttpServerError as exc:
+            # The identity service failed to issue a token (a real Keystone
+            # on a busy SQLite answered 500 "database is locked"): retried
+            # like an unreachable peer, instead of ending the caller (a
+            # compute died at start of it).
+            raise requests.ConnectionError('identity service: %s' % exc)
 
     def get(self, url, **kwargs):
         return self.request('GET', url, **kwargs)

@@ -9,6 +9,9 @@ to the caller, who decides (the scheduler tries the next host after a
 capacity refusal and fails the one instance after a consumer conflict).
 """
 
+import threading
+
+import orjson
 import requests
 from oslo_log import log as logging
 import tenacity
@@ -89,8 +92,11 @@ class PlacementClient(placement_providers.ProviderTreeCalls):
         self.auth_strategy = auth_strategy
         self.timeout = timeout
         self.retries = retries
-        # Custom resource classes known to exist (created or seen).
+        # Custom resource classes and traits known to exist (created or
+        # seen).
         self._resource_classes = set()
+        self._traits = set()
+        self._names_lock = threading.Lock()
 
     @classmethod
     def from_conf(cls, conf, session=None):
@@ -185,11 +191,17 @@ class PlacementClient(placement_providers.ProviderTreeCalls):
     # -- scheduling --------------------------------------------------------
 
     def get_allocation_candidates(self, ctxt, params):
-        """Body of GET /allocation_candidates for ``params`` (pairs)."""
+        """Body of GET /allocation_candidates for ``params`` (pairs).
+
+        Decoded with orjson: at 1000 hosts the body is about half a
+        megabyte per request, and its decoding was the scheduler's
+        largest cost per boot (json: ~24 ms, orjson ~17 ms here)."""
         response = self.request(
             ctxt, 'GET', '/allocation_candidates', params=list(params)
         )
-        return self._check(response, 'allocation candidates').json()
+        return orjson.loads(
+            self._check(response, 'allocation candidates').content
+        )
 
     def claim_resources(
         self,
@@ -312,6 +324,44 @@ class PlacementClient(placement_providers.ProviderTreeCalls):
                 len(attempts),
             )
 
+    def claim_many(self, ctxt, claims, project_id, user_id):
+        """POST /allocations: claim ``claims`` (``[(consumer_uuid,
+        allocation_request)]``, new consumers) in one placement
+        transaction, all or none. True when all were claimed; False when
+        placement refused (409: capacity gone, a provider or consumer
+        generation moved); the caller then claims them one by one, which
+        tells those cases apart. Other answers raise PlacementError (the
+        outcome is then unknown)."""
+        body = {
+            uuid: {
+                'allocations': {
+                    rp: {'resources': alloc['resources']}
+                    for rp, alloc in areq['allocations'].items()
+                },
+                'project_id': project_id,
+                'user_id': user_id,
+                'consumer_generation': None,
+                'consumer_type': 'INSTANCE',
+            }
+            for uuid, areq in claims
+        }
+        response = self.request(ctxt, 'POST', '/allocations', json=body)
+        if response.status_code == 204:
+            return True
+        if response.status_code == 409:
+            LOG.info(
+                'Placement refused the claims of %d consumers in one '
+                'request: %s',
+                len(body),
+                error_detail(response),
+            )
+            return False
+        self._check(response, 'claims of %d consumers' % len(body))
+        raise exception.PlacementError(
+            reason='claims of %d consumers: unexpected %s'
+            % (len(body), response.status_code)
+        )
+
     def _consumer_conflict(self, ctxt, consumer_uuid, body, sent_generation):
         """After a concurrent_update 409: None when the consumer is as the
         claim expected (a provider race), CLAIMED when it already holds
@@ -375,6 +425,8 @@ class PlacementClient(placement_providers.ProviderTreeCalls):
                 'project_id': current.get('project_id'),
                 'user_id': current.get('user_id'),
                 'consumer_generation': current.get('consumer_generation'),
+                # Required at 1.38 and later: the type the consumer has.
+                'consumer_type': current.get('consumer_type') or 'INSTANCE',
             }
             self._written(
                 self.request(

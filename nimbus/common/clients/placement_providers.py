@@ -42,8 +42,8 @@ def _raise(exc):
 
 
 class ProviderTreeCalls:
-    """Needs ``request``, ``_check``, ``retries`` and
-    ``_resource_classes`` (PlacementClient has them)."""
+    """Needs ``request``, ``_check``, ``retries``, ``_resource_classes``,
+    ``_traits`` and ``_names_lock`` (PlacementClient has them)."""
 
     def _retrying_races(self, attempt, gave_up):
         """``attempt(n)`` (n = 0, 1, ...) until it returns; each
@@ -134,13 +134,17 @@ class ProviderTreeCalls:
         )
 
     def ensure_resource_provider(
-        self, ctxt, rp_uuid, name, parent_provider_uuid=None
+        self, ctxt, rp_uuid, name, parent_provider_uuid=None, expect_new=False
     ):
         """The provider, created when it does not exist yet (then the
-        answer carries ``'created': True``)."""
-        provider = self.get_provider(ctxt, rp_uuid)
-        if provider is not None:
-            return provider
+        answer carries ``'created': True``). ``expect_new``: the caller
+        has just not found it, so the creation is tried first (one
+        request instead of a GET and a POST; an existing provider costs
+        a 409 and the GET)."""
+        if not expect_new:
+            provider = self.get_provider(ctxt, rp_uuid)
+            if provider is not None:
+                return provider
         body = {'uuid': rp_uuid, 'name': name}
         if parent_provider_uuid:
             body['parent_provider_uuid'] = parent_provider_uuid
@@ -229,24 +233,39 @@ class ProviderTreeCalls:
         that placement may not know (``PUT /resource_classes/{name}``,
         idempotent). Standard classes are placement's own; a class this
         client created or found once is not asked for again."""
-        for name in sorted(set(resource_classes) - self._resource_classes):
-            if not name.startswith('CUSTOM_'):
-                continue
-            response = self.request(ctxt, 'PUT', '/resource_classes/%s' % name)
-            self._check(response, 'resource class %s' % name)
-            self._resource_classes.add(name)
+        self._create_names(
+            ctxt, resource_classes, self._resource_classes, '/resource_classes'
+        )
 
     def ensure_traits(self, ctxt, traits):
-        for trait in traits:
-            if trait.startswith('CUSTOM_'):
+        """Create the custom traits among ``traits`` (``PUT
+        /traits/{name}``, idempotent). As for resource classes, a trait
+        this client created once is not asked for again: the hosts of a
+        process share one client, and each host's report used to send a
+        PUT per custom trait of every provider it wrote."""
+        self._create_names(ctxt, traits, self._traits, '/traits')
+
+    def _create_names(self, ctxt, names, known, collection):
+        """PUT ``collection/<name>`` for each custom name of ``names`` not
+        in ``known`` (a set of this client's), then remember it. The
+        hosts of a process starting together would each create the same
+        names: one thread creates them while the others wait."""
+        missing = {n for n in names if n.startswith('CUSTOM_')} - known
+        if not missing:
+            return
+        with self._names_lock:
+            for name in sorted(missing - known):
                 self._check(
-                    self.request(ctxt, 'PUT', '/traits/%s' % trait),
-                    'trait %s' % trait,
+                    self.request(ctxt, 'PUT', '%s/%s' % (collection, name)),
+                    '%s %s' % (collection[1:], name),
                 )
+                known.add(name)
 
     def set_traits(self, ctxt, rp_uuid, traits, generation=None):
         """Replace a provider's traits (``generation`` as for
-        :meth:`set_inventory`); returns placement's answer."""
+        :meth:`set_inventory`); returns placement's answer. A 400 (a
+        trait deleted since this client created it) makes the next call
+        create the traits again."""
         self.ensure_traits(ctxt, traits)
 
         def attempt(n):
@@ -261,6 +280,8 @@ class ProviderTreeCalls:
                     ),
                 },
             )
+            if response.status_code == 400:
+                self._traits.difference_update(traits)
             self._written(response, 200, 'traits of %s' % rp_uuid)
             return response.json()
 

@@ -115,6 +115,23 @@ def _handle_unexpected(req, resp, exc, params):
             'A value of the request is out of range '
             'or not valid for where it is stored.',
         )
+    if _is_outage(exc):
+        # The database is restarting, unreachable or out of connections:
+        # the request may well succeed in a moment, so say so (a 500 would
+        # tell the client the request itself broke the server).
+        LOG.warning(
+            'Database unavailable on %s %s: %s',
+            req.method,
+            req.path,
+            secrets.mask(str(exc).split('\n')[0]),
+        )
+        raise errors.HTTPError(
+            503,
+            'A database this service needs is unavailable right now '
+            '(%s); retry the request in a moment (request %s).'
+            % (type(exc).__name__, req.context.get('request_id')),
+            headers={'Retry-After': str(OUTAGE_RETRY_AFTER)},
+        )
     LOG.exception('Unexpected error handling %s %s', req.method, req.path)
     raise errors.HTTPError(
         500,
@@ -128,6 +145,28 @@ def _is_stale(exc):
     from sqlalchemy.orm import exc as orm_exc
 
     return isinstance(exc, orm_exc.StaleDataError)
+
+
+# Seconds a client is told to wait (Retry-After) when a database is down.
+OUTAGE_RETRY_AFTER = 5
+
+
+def _is_outage(exc):
+    """True for a database that cannot serve right now: its connection
+    refused, dropped or invalidated, the pool exhausted, or the server
+    busy (lock wait, shutdown). Not a schema that is missing a table,
+    which SQLite also reports as an operational error."""
+    from sqlalchemy import exc as sa_exc
+
+    if isinstance(exc, (sa_exc.TimeoutError, sa_exc.DisconnectionError)):
+        return True
+    if not isinstance(exc, sa_exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    if not isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)):
+        return False
+    return 'no such table' not in str(exc) and 'no such column' not in str(exc)
 
 
 def _is_data_error(exc):

@@ -65,7 +65,8 @@ class ComputeDriver(abc.ABC):
 
     @abc.abstractmethod
     def spawn(self, instance, allocations, accel_info=None):
-        """Build the guest. Raise to fail the build."""
+        """Build the guest of ``instance`` (an Instance, the cell's record
+        as the build started). Raise to fail the build."""
 
     @abc.abstractmethod
     def destroy(self, instance_uuid):
@@ -74,3 +75,9 @@ class ComputeDriver(abc.ABC):
     @abc.abstractmethod
     def list_instances(self):
         """uuids of the guests this hypervisor runs."""
+
+    def get_host_uptime(self):
+        """The host's uptime, as the ``uptime`` command prints it (Nova's
+        os-hypervisors uptime shows it). Default: the driver cannot tell
+        (NotImplementedError; the API answers 501)."""
+        raise NotImplementedError()

@@ -12,6 +12,7 @@ import json
 import os
 import random
 import threading
+import time
 import uuid as uuidlib
 
 from oslo_log import log as logging
@@ -61,6 +62,7 @@ class FakeDriver(driver.ComputeDriver):
         self._guests = self._load()
         self._halted = threading.Event()
         self.vcpus, self.memory_mb, self.disk_gb = host_size(conf, host)
+        self._started = time.time()
 
     def _load(self):
         try:
@@ -227,9 +229,9 @@ class FakeDriver(driver.ComputeDriver):
                 'simulated hypervisor failure on %s' % self.host
             )
         with self._lock:
-            self._guests[instance['uuid']] = {
-                'name': instance.get('display_name'),
-                'flavor': instance.get('flavor'),
+            self._guests[instance.uuid] = {
+                'name': instance.display_name,
+                'flavor': instance.flavor,
                 'accelerators': accel_info or [],
             }
             self._save()
@@ -242,3 +244,22 @@ class FakeDriver(driver.ComputeDriver):
     def list_instances(self):
         with self._lock:
             return sorted(self._guests)
+
+    def get_host_uptime(self):
+        """``uptime``'s line, the host being up since the driver started
+        (its load average is the machine's)."""
+        return uptime_line(time.time(), self._started, os.getloadavg())
+
+
+def uptime_line(now, since, load):
+    """`` HH:MM:SS up D days, H:MM,  0 users,  load average: a, b, c``
+    (the clock is UTC)."""
+    up = max(int(now - since), 0)
+    days, rest = divmod(up, 86400)
+    return ' %s up %d days, %d:%02d,  0 users,  load average: %s' % (
+        time.strftime('%H:%M:%S', time.gmtime(now)),
+        days,
+        rest // 3600,
+        rest % 3600 // 60,
+        ', '.join('%.2f' % value for value in load),
+    )

@@ -7,12 +7,12 @@ reported "no longer true; left alone". A repair that fails is reported
 with its error; the others go on.
 """
 
-import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import build_requests
+from nimbus.db import instance_mappings
+from nimbus.db.cell_instances import queries as instance_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -55,12 +55,7 @@ class Healer:
         records = []
         for cell in self.auditor.cells.cells():
             with self.auditor.cells.db(cell).session() as session:
-                row = session.execute(
-                    sa.select(
-                        cell_models.Instance.deleted,
-                        cell_models.Instance.vm_state,
-                    ).where(cell_models.Instance.uuid == uuid)
-                ).first()
+                row = instance_queries.state_of(session, uuid)
             if row is not None:
                 records.append(
                     (cell, bool(row.deleted) or row.vm_state == states.DELETED)
@@ -69,16 +64,9 @@ class Healer:
 
     def _api_knows(self, uuid):
         with self.auditor.api_db.session() as session:
-            return any(
-                session.execute(
-                    sa.select(model.id).where(model.instance_uuid == uuid)
-                ).first()
-                is not None
-                for model in (
-                    api_models.BuildRequest,
-                    api_models.InstanceMapping,
-                )
-            )
+            return build_requests.exists(
+                session, uuid
+            ) or instance_mappings.exists(session, uuid)
 
     def _heal_orphan_allocation(self, ctxt, item):
         if self._api_knows(item.uuid) or self._instance_rows(item.uuid):
@@ -90,16 +78,8 @@ class Healer:
         rows = self._instance_rows(item.uuid)
         if not rows or not all(deleted for _cell, deleted in rows):
             return False
-        with self.auditor.api_db.session() as session:
-            if (
-                session.execute(
-                    sa.select(api_models.BuildRequest.id).where(
-                        api_models.BuildRequest.instance_uuid == item.uuid
-                    )
-                ).first()
-                is not None
-            ):
-                return False
+        if self._api_knows_build(item.uuid):
+            return False
         self.auditor.placement.remove_allocations(ctxt, item.uuid)
         return True
 
@@ -108,14 +88,7 @@ class Healer:
             return False
         for cell in self.auditor.cells.cells():
             with self.auditor.cells.db(cell).session() as session:
-                row = session.execute(
-                    sa.select(
-                        cell_models.Instance.vm_state,
-                        cell_models.Instance.task_state,
-                        cell_models.Instance.host,
-                        cell_models.Instance.deleted,
-                    ).where(cell_models.Instance.uuid == item.uuid)
-                ).first()
+                row = instance_queries.state_of(session, item.uuid)
             if row is None or row.deleted or row.vm_state == states.DELETED:
                 continue
             if not (
@@ -134,20 +107,11 @@ class Healer:
         live = [cell for cell, deleted in rows if not deleted]
         cell = (live or [rows[0][0]])[0]
         with self.auditor.api_db.session() as session:
-            deleted = session.execute(
-                sa.delete(api_models.BuildRequest).where(
-                    api_models.BuildRequest.instance_uuid == item.uuid
-                )
-            ).rowcount
+            deleted = build_requests.delete(session, [item.uuid])
             # The mapping follows the instance when the build never got
             # as far as recording its cell.
-            session.execute(
-                sa.update(api_models.InstanceMapping)
-                .where(
-                    api_models.InstanceMapping.instance_uuid == item.uuid,
-                    api_models.InstanceMapping.cell_id.is_(None),
-                )
-                .values(cell_id=cell.id)
+            instance_mappings.set_cell(
+                session, item.uuid, cell.id, only_unmapped=True
             )
         return bool(deleted)
 
@@ -162,11 +126,4 @@ class Healer:
 
     def _api_knows_build(self, uuid):
         with self.auditor.api_db.session() as session:
-            return (
-                session.execute(
-                    sa.select(api_models.BuildRequest.id).where(
-                        api_models.BuildRequest.instance_uuid == uuid
-                    )
-                ).first()
-                is not None
-            )
+            return build_requests.exists(session, uuid)

@@ -9,12 +9,12 @@ import collections
 import dataclasses
 import datetime
 
-import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
 from nimbus.conductor.audit.kinds import AuditError
-from nimbus.db.api import models as api_models
-from nimbus.db.cell import models as cell_models
+from nimbus.db import build_requests as build_request_rows
+from nimbus.db import instance_mappings
+from nimbus.db.cell_instances import queries as instance_queries
 
 
 @dataclasses.dataclass
@@ -101,13 +101,7 @@ class Reader:
 
     def _api_records(self):
         with self.api_db.session() as session:
-            rows = session.execute(
-                sa.select(
-                    api_models.BuildRequest.instance_uuid,
-                    api_models.BuildRequest.created_at,
-                    api_models.BuildRequest.schedule_started_at,
-                )
-            ).all()
+            rows = build_request_rows.lease_times(session)
             build_requests = {r.instance_uuid: r.created_at for r in rows}
             leases = {
                 r.instance_uuid: (r.created_at, r.schedule_started_at)
@@ -115,34 +109,16 @@ class Reader:
             }
             mappings = {
                 uuid: (cell_id, created)
-                for uuid, cell_id, created in session.execute(
-                    sa.select(
-                        api_models.InstanceMapping.instance_uuid,
-                        api_models.InstanceMapping.cell_id,
-                        api_models.InstanceMapping.created_at,
-                    )
-                )
+                for uuid, cell_id, created in instance_mappings.every(session)
             }
         return build_requests, mappings, leases
 
     def _cell_records(self, cells):
         instances = collections.defaultdict(list)
-        model = cell_models.Instance
         for cell in cells:
             try:
                 with self.cells.db(cell).session() as session:
-                    rows = session.execute(
-                        sa.select(
-                            model.uuid,
-                            model.vm_state,
-                            model.task_state,
-                            model.deleted,
-                            model.created_at,
-                            model.updated_at,
-                            model.deleted_at,
-                            model.host,
-                        )
-                    ).all()
+                    rows = instance_queries.audit_rows(session)
             except Exception as exc:
                 raise AuditError(
                     'the database of %s could not be read: %s'

@@ -13,6 +13,12 @@ Public interface:
     'breadth-first') and ``rng`` (``random.Random`` or None).
     Raises :class:`CandidatesQueryError` for a bad query.
 
+``candidate_list(snapshot, params, microversion, options)``
+    The same search, its candidates in the engine's own form (see
+    :func:`find_candidates`) and the requested resource classes, unrendered:
+    for an in-process caller that renders (and caches) what it needs with
+    :mod:`~nimbus.placement.candidates.render`.
+
 ``parse_resources(value)`` -> ``{rc: amount}``
 ``parse_trait_expr(values, microversion)`` -> ``(required, forbidden)``
     ``required``: list of frozensets (AND of any-of sets); ``forbidden``:
@@ -62,6 +68,7 @@ __all__ = [
     'ParsedRequest',
     'RequestGroup',
     'find_candidates',
+    'candidate_list',
     'check_names',
 ]
 
@@ -114,8 +121,6 @@ def find_candidates(
         nested_aware=microversion >= (1, 29),
         with_mappings=microversion >= (1, 34),
     )
-    if not search.anchors:
-        return []
     randomize = bool(
         getattr(options, 'randomize_allocation_candidates', False)
     )
@@ -173,6 +178,16 @@ def get_allocation_candidates(
                 snapshot, cands, mv, requested
             ),
         }
+
+
+def candidate_list(snapshot: Snapshot, params, microversion, options):
+    """``(candidates, requested)``: the candidates of ``GET
+    /allocation_candidates`` as :func:`find_candidates` returns them and
+    the resource classes the request asks for (which summaries list below
+    1.27), nothing rendered."""
+    mv, req, requested = _prepare(snapshot, params, microversion)
+    with _no_gc():
+        return find_candidates(snapshot, req, mv, options), requested
 
 
 def _json_body(snapshot, req, mv, options, requested):

@@ -16,6 +16,7 @@ stops once ``limit`` / ``max_allocation_candidates`` candidates are found.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 
 from nimbus.placement.candidates import groups as groups_mod
@@ -69,6 +70,9 @@ class _Search:
         self.unnumbered = None
         self.granular = []  # (group, {anchor: [pieces]})
         anchors = None
+        lazy = bool(req.groups) and not any(
+            g.granular for g in req.groups.values()
+        )
         for suffix, g in req.groups.items():
             if g.granular:
                 # Pieces do not depend on the suffix: the same group asked
@@ -97,11 +101,30 @@ class _Search:
                 self.unnumbered = groups_mod.UnnumberedOptions(
                     snap, g, anchor_ok
                 )
+                if lazy:
+                    # the only group: its anchors are read in order, and
+                    # only as far as the limit (``ordered_anchors``)
+                    break
                 keys = self.unnumbered.anchors
             anchors = set(keys) if anchors is None else anchors & keys
             if not anchors:
                 break
-        self.anchors = sorted(anchors or ())
+        self._anchors = None if lazy else sorted(anchors or ())
+
+    @property
+    def anchors(self):
+        """Every anchor all groups can use, sorted."""
+        if self._anchors is None:
+            self._anchors = sorted(self.unnumbered.anchors)
+        return self._anchors
+
+    def ordered_anchors(self):
+        """The anchors in sorted order, as an iterable that computes no
+        more of them than it is asked for when the unnumbered group is the
+        only one."""
+        if self._anchors is None:
+            return self.unnumbered.ordered_anchors()
+        return iter(self._anchors)
 
     def anchor_candidates(self, anchor):
         """Yield (alloc_items, mappings) for one anchor."""
@@ -240,16 +263,30 @@ class _Search:
 
     def generate(self, strategy, rng, randomize, stop_at):
         """Return the list of unique candidates, at most ``stop_at``."""
-        anchors = list(self.anchors)
-        if randomize and rng is not None:
-            rng.shuffle(anchors)
-        stream = self._stream(anchors, strategy)
         sharing = self.snap.sharing
         provs = self.snap.providers
         exclude_nested = not self.nested_aware and self.snap.has_trees
+        if randomize and rng is not None:
+            anchors = list(self.anchors)
+            rng.shuffle(anchors)
+        elif (
+            self._anchors is None
+            and not (exclude_nested or sharing)
+            and all(self.unnumbered.singles)
+        ):
+            # the unnumbered group alone, one provider per class and
+            # anchor, nothing to skip: one candidate per anchor in anchor
+            # order (either strategy), to the limit
+            return self.unnumbered.head(stop_at)
+        else:
+            anchors = self.ordered_anchors()
+        stream = self._stream(anchors, strategy)
         # Without mappings in the output (< 1.34) two candidates that differ
         # only in which group used which provider look identical: keep one.
         alloc_only_key = not self.with_mappings and len(self.req.groups) > 1
+        if not (exclude_nested or alloc_only_key or sharing):
+            # nothing to skip: every candidate counts, up to the limit
+            return list(itertools.islice(stream, stop_at))
         seen = set()
         out = []
         for cand in stream:

@@ -55,12 +55,29 @@ def providers_in_aggs(snap: Snapshot, member_of) -> set[str]:
 
 
 def roots_with_traits(snap: Snapshot, required, forbidden):
-    """Root uuids that have all ``required`` and none of ``forbidden``."""
+    """Root uuids that have all ``required`` and none of ``forbidden``, or
+    None when that is every root: no filter at all, which spares the
+    groups a membership test per provider (a request that forbids
+    ``COMPUTE_STATUS_DISABLED`` while no host is disabled, the common
+    case)."""
+    if not required:
+        # only forbidden traits: look at their holders, not every root
+        provs = snap.providers
+        bad = {
+            u
+            for u in _union(snap.by_trait, forbidden)
+            if provs[u].parent_uuid is None
+        }
+        if not bad:
+            return None
+        return set(snap.roots) - bad
     roots = set(snap.roots)
     for t in required:
         roots &= snap.by_trait.get(t, frozenset())
     for t in forbidden:
         roots -= snap.by_trait.get(t, frozenset())
+    if len(roots) == len(snap.roots):
+        return None
     return roots
 
 
@@ -150,6 +167,9 @@ def remember(snap: Snapshot, key, value):
 
 
 MEMO_SIZE = 256
+# request shapes whose flat anchors' candidates a snapshot keeps (each at
+# most one per root: about 5 MB at 10,000 hosts)
+FLAT_SHAPES = 16
 
 
 class UnnumberedOptions:
@@ -159,7 +179,14 @@ class UnnumberedOptions:
     ``per_rc`` holds one dict per requested resource class (sorted by name):
     anchor -> provider uuid when ``singles[i]`` is True (each anchor has one
     candidate, the common case, built at C speed with ``dict()``), else
-    anchor -> sorted list of provider uuids.
+    anchor -> sorted list of provider uuids. ``ordered`` holds per class
+    the ``(root, uuid)`` pairs behind that dict, sorted, or None when
+    sharing providers added pairs out of order.
+
+    ``anchors`` (the set of anchors every class can use) is computed on
+    first use; :meth:`ordered_anchors` yields them sorted without building
+    it, so a request that stops at its ``limit`` pays for the anchors it
+    visits, not for every provider.
     """
 
     __slots__ = (
@@ -169,7 +196,8 @@ class UnnumberedOptions:
         'amounts',
         'per_rc',
         'singles',
-        'anchors',
+        'ordered',
+        '_anchors',
     )
 
     def __init__(self, snap: Snapshot, g, anchor_ok):
@@ -179,7 +207,8 @@ class UnnumberedOptions:
         self.amounts = [g.resources[rc] for rc in self.rcs]
         self.per_rc: list[dict] = []
         self.singles: list[bool] = []
-        self.anchors: set[str] = set()
+        self.ordered: list = []
+        self._anchors = None
         tree_root, ok = _tree_root(snap, g.in_tree)
         if not ok:
             return
@@ -213,7 +242,6 @@ class UnnumberedOptions:
             or bad
         )
         sharing = snap.sharing
-        common = None
         for rc, amt in zip(self.rcs, self.amounts):
             pairs, plain_by_anchor = fitting(snap, rc, amt)
             extra = []
@@ -265,13 +293,116 @@ class UnnumberedOptions:
                 return
             self.per_rc.append(by_anchor)
             self.singles.append(single)
-            common = (
-                set(by_anchor) if common is None else common & by_anchor.keys()
-            )
-            if not common:
-                self.per_rc = []
-                return
-        self.anchors = common or set()
+            self.ordered.append(None if extra else pairs)
+
+    @property
+    def anchors(self) -> set[str]:
+        """The anchors every requested class can use."""
+        if self._anchors is None:
+            common = None
+            for by_anchor in self.per_rc:
+                common = (
+                    set(by_anchor)
+                    if common is None
+                    else common & by_anchor.keys()
+                )
+                if not common:
+                    break
+            self._anchors = common or set()
+        return self._anchors
+
+    def ordered_anchors(self):
+        """Yield :attr:`anchors` in sorted order: the sorted pairs of the
+        class with the fewest, each root once, if every other class can
+        use it too (a sort of all anchors when sharing providers added
+        pairs)."""
+        if not self.per_rc:
+            return
+        if self._anchors is not None or any(p is None for p in self.ordered):
+            yield from sorted(self.anchors)
+            return
+        k = min(range(len(self.ordered)), key=lambda i: len(self.ordered[i]))
+        others = [d for i, d in enumerate(self.per_rc) if i != k]
+        last = None
+        for root, _u in self.ordered[k]:
+            if root == last:
+                continue
+            last = root
+            for d in others:
+                if root not in d:
+                    break
+            else:
+                yield root
+
+    def head(self, stop_at):
+        """``list(islice(iter_anchors(ordered_anchors()), stop_at))`` in
+        one loop, without a generator per step: the common request (this
+        group alone, one provider per class and anchor, ``singles``).
+
+        An anchor that supplies every class itself (a flat host) always
+        has the same candidate for this group, whatever its usage: it is
+        built once per snapshot (memo ``('flat', ...)``, root -> the
+        candidate, filled as anchors are visited) and handed out again."""
+        if not self.per_rc:
+            return []
+        if not all(self.singles) or any(p is None for p in self.ordered):
+            stream = self.iter_anchors(self.ordered_anchors())
+            return list(itertools.islice(stream, stop_at))
+        k = min(range(len(self.ordered)), key=lambda i: len(self.ordered[i]))
+        dicts = self.per_rc
+        required = self.group.required
+        provs = self.snap.providers
+        key = ('flat', tuple(self.rcs), tuple(self.amounts), required)
+        memo = self.snap.memo
+        flat = memo.get(key)
+        if flat is None:
+            # list(): a copy taken at once, while other request threads
+            # may add to the shared memo
+            shapes = sum(1 for m in list(memo) if m[0] == 'flat')
+            # past FLAT_SHAPES request shapes, this one's are not kept
+            flat = remember(self.snap, key, {}) if shapes < FLAT_SHAPES else {}
+        out = []
+        last = None
+        for root, _u in self.ordered[k]:
+            if root == last:
+                continue
+            last = root
+            own = True
+            for d in dicts:
+                u = d.get(root)
+                if u is None:
+                    break
+                if u != root:
+                    own = False
+            else:
+                cand = flat.get(root) if own else None
+                if cand is None:
+                    cand = self._candidate(root, required, provs)
+                    if cand is None:
+                        continue
+                    if own:
+                        flat[root] = cand
+                out.append(cand)
+                if len(out) == stop_at:
+                    break
+        return out
+
+    def _candidate(self, anchor, required, provs):
+        """The anchor's candidate (``singles``), or None when the
+        providers it uses lack a required trait."""
+        combo = [d[anchor] for d in self.per_rc]
+        u0 = combo[0]
+        if combo.count(u0) == len(combo):
+            used = (u0,)
+        else:
+            used = tuple(sorted(set(combo)))
+        if required:
+            traits = set()
+            for u in used:
+                traits |= provs[u].traits
+            if any(s.isdisjoint(traits) for s in required):
+                return None
+        return tuple(zip(combo, self.rcs, self.amounts)), (('', used),)
 
     def _lists(self, anchor):
         return [

@@ -113,8 +113,10 @@ class Snapshot:
         and reused by every response (filled lazily by the renderer).
     ``memo``
         search results per request shape that the engine reuses (bounded;
-        values are never modified).  ``fragments`` and ``memo`` are the only
-        mutable parts, and only ever caches of immutable data.
+        values are never modified, except that a ``('flat', ...)`` entry
+        gains the candidate of each anchor as it is first visited).
+        ``fragments`` and ``memo`` are the only mutable parts, and only ever
+        caches of immutable data.
     """
 
     __slots__ = (
@@ -249,6 +251,73 @@ class Snapshot:
         self.plain_uuids = all(_PLAIN_UUID.fullmatch(u) for u in provs)
         self.fragments = {False: {}, True: {}}
         self.memo = {}
+
+    def with_usages(self, changed: Iterable[Provider]) -> 'Snapshot':
+        """A new snapshot in which each provider of ``changed`` replaces
+        the one of the same uuid here. Only their usages and generations
+        may differ (an allocation write): their entries in ``providers``,
+        ``fit``, ``by_rc`` and ``summary_resources`` are replaced, every
+        other index is shared, and so are the serialised summaries of the
+        others. Building a whole snapshot after each claim cost about
+        15 ms at 1000 hosts with two devices each (a fifth of the
+        all-in-one's CPU while it booted); this is a few dict copies.
+        Raises KeyError for a provider this snapshot does not have."""
+        new = object.__new__(Snapshot)
+        for name in Snapshot.__slots__:
+            setattr(new, name, getattr(self, name))
+        provs = dict(self.providers)
+        fit = dict(self.fit)
+        summaries = dict(self.summary_resources)
+        entries = {}  # rc -> {uuid: by_rc entry}
+        for p in changed:
+            uuid = p.uuid
+            if uuid not in provs:
+                raise KeyError(uuid)
+            provs[uuid] = p
+            usages = p.usages
+            pfit = {}
+            for rc, inv in p.inventories.items():
+                cap = int((inv.total - inv.reserved) * inv.allocation_ratio)
+                used = usages.get(rc, 0)
+                free = cap - used
+                pfit[rc] = (
+                    free,
+                    inv.min_unit,
+                    inv.max_unit,
+                    inv.step_size,
+                    cap,
+                    used,
+                )
+                entries.setdefault(rc, {})[uuid] = (
+                    uuid,
+                    p.root_uuid,
+                    free,
+                    inv.min_unit,
+                    inv.max_unit,
+                    inv.step_size,
+                )
+            fit[uuid] = pfit
+            summaries[uuid] = tuple(
+                (rc, cap, usages.get(rc, 0))
+                for rc, cap, _used in self.summary_resources[uuid]
+            )
+        by_rc = dict(self.by_rc)
+        for rc, replace in entries.items():
+            by_rc[rc] = tuple(replace.get(e[0], e) for e in by_rc[rc])
+        new.providers = provs
+        new.fit = fit
+        new.by_rc = by_rc
+        new.summary_resources = summaries
+        new.fragments = {
+            nested: {
+                u: frag
+                for u, frag in frags.items()
+                if provs[u] is self.providers.get(u)
+            }
+            for nested, frags in self.fragments.items()
+        }
+        new.memo = {}
+        return new
 
     def inherit_fragments(self, old: 'Snapshot'):
         """Reuse ``old``'s serialised summaries of every provider that is

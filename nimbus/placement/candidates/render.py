@@ -92,7 +92,11 @@ def uuids_of(snap, cands, mv):
 
 
 def provider_summaries(snap, cands, mv, requested_rcs):
-    uuids = uuids_of(snap, cands, mv)
+    return summaries_of(snap, uuids_of(snap, cands, mv), mv, requested_rcs)
+
+
+def summaries_of(snap, uuids, mv, requested_rcs):
+    """The provider summaries of ``uuids``, in that order."""
     all_rcs = mv >= (1, 27)
     with_traits = mv >= (1, 17)
     nested = mv >= (1, 29)

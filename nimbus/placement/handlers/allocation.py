@@ -40,7 +40,7 @@ def to_request(uuid, data, version):
 
 def _write(state, fn, *args):
     """An allocation write, retried on provider generation races."""
-    alloc_obj.write_retrying(
+    return alloc_obj.write_retrying(
         state.pdb,
         state.allocation_conflict_retry_count,
         fn,
@@ -48,6 +48,14 @@ def _write(state, fn, *args):
         structure=False,
         usage=True,
     )
+
+
+def _replace(state, requests):
+    """Write ``requests`` and hand the snapshot cache what they changed
+    (the next GET /allocation_candidates then needs no usage reload when
+    nothing else was written meanwhile)."""
+    counters, changes = _write(state, alloc_obj.replace_noting, requests)
+    state.cache.note_usage(counters, changes)
 
 
 @util.json_only
@@ -86,7 +94,7 @@ def update(state, req, resp, consumer_uuid):
     version = util.version(req)
     data = util.body(req, schema.put_schema(version))
     request = to_request(consumer_uuid, data, version)
-    _write(state, alloc_obj.replace, [request])
+    _replace(state, [request])
     util.no_content(resp)
 
 
@@ -98,7 +106,7 @@ def post(state, req, resp):
     requests = [
         to_request(uuid, one, version) for uuid, one in sorted(data.items())
     ]
-    _write(state, alloc_obj.replace, requests)
+    _replace(state, requests)
     util.no_content(resp)
 
 

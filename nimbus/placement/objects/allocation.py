@@ -193,6 +193,7 @@ def prepare(conn, requests):
     # because the consumer's allocations are emptied is bumped.
     emptied = {r.uuid for r in requests if not r.allocations}
     old_rps = {rp_id for consumer, rp_id in old if consumer in emptied}
+    conn.info[_TOUCHED] = {rp_id for _consumer, rp_id in old}
     return consumers, old_rps
 
 
@@ -224,6 +225,7 @@ def apply(conn, requests, prepared):
                 key = (rps[rp_uuid][0], rc_ids[rc])
                 wanted[key] = wanted.get(key, 0) + amount
     generations = _generations(conn, rps, old_rps)
+    conn.info.setdefault(_TOUCHED, set()).update(generations)
     _check_capacity(conn, requests, rps, rc_ids, wanted)
     now = base.utcnow()
     rows = [
@@ -395,6 +397,43 @@ def _save_consumers(conn, requests, consumers, now):
 def replace(conn, requests):
     """Make each request's allocations the consumer's complete set."""
     apply(conn, requests, prepare(conn, requests))
+
+
+_TOUCHED = 'nimbus_placement_touched_providers'
+
+
+def replace_noting(conn, requests):
+    """:func:`replace`, then what it left on the providers it touched, for
+    the snapshot cache (:meth:`SnapshotCache.note_usage`): ``(counters,
+    {rp_id: (generation, {rc_id: used})})`` read in the write's own
+    transaction, after its counter bump (so the counters are this write's
+    and no other writer's)."""
+    conn.info.pop(_TOUCHED, None)
+    replace(conn, requests)
+    touched = sorted(conn.info.pop(_TOUCHED, ()))
+    state = base.read_state(conn)
+    if not touched:
+        return state, {}
+    found = {
+        rp_id: (gen, {})
+        for rp_id, gen in conn.execute(
+            sa.select(m.RP.c.id, m.RP.c.generation).where(
+                m.RP.c.id.in_(touched)
+            )
+        )
+    }
+    for rp_id, rc_id, used in conn.execute(
+        sa.select(
+            m.ALLOC.c.resource_provider_id,
+            m.ALLOC.c.resource_class_id,
+            sa.func.sum(m.ALLOC.c.used),
+        )
+        .where(m.ALLOC.c.resource_provider_id.in_(touched))
+        .group_by(m.ALLOC.c.resource_provider_id, m.ALLOC.c.resource_class_id)
+    ):
+        if rp_id in found:
+            found[rp_id][1][rc_id] = int(used)
+    return state, found
 
 
 def write_retrying(pdb, attempts, fn, *args, **kwargs):

@@ -31,9 +31,20 @@ class FakeConductor:
 
 
 class FakeCompute:
-    def __init__(self, cell, log):
+    """``uptimes``: host -> the uptime string its driver tells, or an
+    exception to raise (hosts not in it answer NotImplementedError)."""
+
+    def __init__(self, cell, log, uptimes=None):
         self.cell = cell
         self.log = log
+        self.uptimes = uptimes if uptimes is not None else {}
+
+    def get_host_uptime(self, ctx, host):
+        self.log.append(('get_host_uptime', self.cell.name, host))
+        answer = self.uptimes.get(host, NotImplementedError())
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
 
     def terminate_instance(self, ctx, host, instance_uuid):
         self.log.append(
@@ -71,11 +82,18 @@ class FakeScheduler:
 
     def __getattr__(self, name):
         if name.startswith('update_') or name.startswith('delete_'):
-            # One payload is recorded as itself, several as a tuple.
+            # One payload is recorded as itself, several as a tuple; a
+            # cache event's contract as the record the scheduler keeps.
             return lambda ctx, *args: self.calls.append(
-                (name, args[0] if len(args) == 1 else args)
+                (name, _cached(args[0]) if len(args) == 1 else args)
             )
         raise AttributeError(name)
+
+
+def _cached(payload):
+    if isinstance(payload, list):
+        return [_cached(p) for p in payload]
+    return payload.to_cache() if hasattr(payload, 'to_cache') else payload
 
 
 class FakePlacement:
@@ -139,6 +157,7 @@ class ApiFixture:
         self.conductor = FakeConductor()
         self.scheduler = FakeScheduler()
         self.compute_log = []
+        self.uptimes = {}
         self.app = api_app.make_app(
             self.conf,
             api_db=self.api_db,
@@ -146,7 +165,7 @@ class ApiFixture:
             conductor_api=self.conductor,
             scheduler_api=self.scheduler,
             compute_api_factory=lambda cell: FakeCompute(
-                cell, self.compute_log
+                cell, self.compute_log, self.uptimes
             ),
         )
         self.client = testing.TestClient(self.app)

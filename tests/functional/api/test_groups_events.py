@@ -232,7 +232,7 @@ class _RecordingScheduler:
         self.fail = fail
 
     def update_server_group(self, ctx, group):
-        self.calls.append(('update_server_group', group['uuid']))
+        self.calls.append(('update_server_group', group.uuid))
 
     def delete_server_group(self, ctx, group_uuid):
         if self.fail:

@@ -41,6 +41,7 @@ class World:
             'hosts': [] if per_host else None,
         }
         self.node = api.add_compute(HOST)
+        api.uptimes[HOST] = ' 10:00:00 up 1 days, 2:03,  0 users'
         api.add_flavor('1')
         self.image = api.add_image(visibility='public')
         self.member = rbac.noauth2_headers('member')
@@ -366,6 +367,9 @@ MATRIX = {
     ('GET', V + '/os-hypervisors/{hypervisor_id}'): admin(
         setup=lambda w: {'hypervisor_id': w.node}, version='2.53'
     ),
+    ('GET', V + '/os-hypervisors/{hypervisor_id}/uptime'): admin(
+        setup=lambda w: {'hypervisor_id': w.node}, version='2.53'
+    ),
     ('GET', V + '/os-hypervisors/{hypervisor_id}/search'): admin(
         setup=lambda w: {'hypervisor_id': HOST}
     ),
@@ -445,6 +449,20 @@ MATRIX = {
     ('GET', V + '/os-hosts'): admin(),
     ('GET', V + '/os-hosts/{host_name}'): admin(
         setup=lambda w: {'host_name': HOST}
+    ),
+    ('PUT', V + '/os-hosts/{host_name}'): admin(
+        setup=lambda w: {'host_name': HOST}, body={'status': 'enable'}
+    ),
+    # The power actions: an admin gets Nova's answer for a virt driver
+    # that cannot do them.
+    ('GET', V + '/os-hosts/{host_name}/reboot'): admin(
+        501, setup=lambda w: {'host_name': HOST}
+    ),
+    ('GET', V + '/os-hosts/{host_name}/shutdown'): admin(
+        501, setup=lambda w: {'host_name': HOST}
+    ),
+    ('GET', V + '/os-hosts/{host_name}/startup'): admin(
+        501, setup=lambda w: {'host_name': HOST}
     ),
     ('GET', V + '/os-instance_usage_audit_log'): admin(),
     ('GET', V + '/os-instance_usage_audit_log/{before_timestamp}'): admin(

@@ -102,6 +102,23 @@ def test_usage_show(cloud):
     assert r.status_code == 200 and r.json['tenant_usage'] == {}
 
 
+def test_usage_show_with_empty_project_id_is_404(cloud):
+    # Tempest's test_get_usage_tenant_with_empty_tenant_id: the path ends
+    # in a slash and names no project.
+    r = cloud.admin('GET', '/v2.1/os-simple-tenant-usage/?' + PERIOD)
+    assert r.status_code == 404, r.text
+    assert 'os-simple-tenant-usage' in r.json['itemNotFound']['message']
+    # a project with servers in the period shows them all, in the shape
+    # Tempest's show schema requires (server_usages included)
+    r = cloud.admin('GET', '/v2.1/os-simple-tenant-usage/other?' + PERIOD)
+    check(usage_schema.get_tenant_usage, r)
+    usage = r.json['tenant_usage']
+    assert [s['instance_id'] for s in usage['server_usages']] == [
+        cloud.servers['c']
+    ]
+    assert len(usage) == 8
+
+
 def test_usage_list_admin_only(cloud):
     assert (
         cloud.req('GET', '/v2.1/os-simple-tenant-usage?' + PERIOD).status_code

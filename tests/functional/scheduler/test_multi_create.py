@@ -82,6 +82,16 @@ def test_between_min_and_max_places_what_fits(make_cloud):
         fault = api.server(server['id'])['fault']
         assert 'No valid host' in fault['message']
     assert set(_disk_used(api).values()) == {8}
+    # Each placed instance's scheduled record lists its own placement only
+    # (all N in each of N records grew as N squared).
+    for server in active:
+        (record,) = api.get(
+            '/os-scheduler/records?instance_uuid=%s&outcome=scheduled'
+            % server['id']
+        )['records']
+        (entry,) = record['detail']['instances']
+        assert entry['instance_uuid'] == server['id']
+        assert entry['host'] == fx.host_of(server)
     usages = fx.provider_usages(api.cloud)
     for res in usages.values():
         for used, capacity in res.values():

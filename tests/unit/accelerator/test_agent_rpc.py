@@ -201,3 +201,92 @@ def test_unknown_methods_are_not_served(cloud):
     with pytest.raises(messaging.RemoteError) as info:
         client.call(cloud.ctxt, 'stop')
     assert info.value.exc_type == 'NoSuchMethod'
+
+
+def _group(request, tmp_path, placement, hosts, name):
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {'state_path': str(tmp_path), 'host': 'acc'},
+            'simulated_hosts': {'workers': 4, 'rpc_workers': 2},
+            'fake_gpu': {'count': 2},
+        },
+    )
+    transport = rpc.get_transport(
+        conf, 'inproc:///%s-%s' % (name, request.node.name)
+    )
+    agents = service.build_agents(
+        conf, transport, placement.client, Reporter(), hosts
+    )
+    return conf, agents
+
+
+def test_the_hosts_first_reports_list_providers_once_for_all(
+    request, tmp_path, placement
+):
+    """The first reports of N hosts list placement's providers twice in
+    all (each host listed its root and its owned providers: 2N listings,
+    each answered from a snapshot placement had to bring up to date after
+    the previous host's writes), create each custom trait once, and send
+    no read for a provider just created."""
+    hosts = simulated.host_names('acc', 6)
+    roots = {}
+    for host in hosts:
+        roots[host] = str(uuid.uuid4())
+        placement.add_root(roots[host], host)
+    placement.recorder.calls.clear()
+    conf, agents = _group(request, tmp_path, placement, hosts, 'first')
+    try:
+        assert agents.start() == []
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)
+    calls = placement.recorder.calls
+    assert calls.count(('GET', '/resource_providers')) == 2
+    trait_puts = [c for c in calls if c[1].startswith('/traits/')]
+    assert len(trait_puts) == len(set(trait_puts))
+    devices = 3  # one FPGA, two GPUs
+    # Per device: create, inventory, traits; no GET of anything else.
+    assert [c for c in calls if c[0] == 'GET'] == [
+        ('GET', '/resource_providers')
+    ] * 2
+    assert len(calls) <= 2 + len(hosts) * devices * 3 + len(trait_puts) + 2
+    for host in hosts:
+        tree = placement.tree(roots[host])
+        assert len(tree) == 1 + devices
+
+    # A restart finds it all in place: the two listings, no write.
+    placement.recorder.calls.clear()
+    conf, agents = _group(request, tmp_path, placement, hosts, 'again')
+    try:
+        assert agents.start() == []
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)
+    assert placement.recorder.writes == []
+    assert placement.recorder.calls.count(('GET', '/resource_providers')) == 2
+
+
+def test_a_host_without_its_root_at_the_start_reports_once_it_is_there(
+    request, tmp_path, placement
+):
+    """The group's one read of the trees finds no root for a host whose
+    compute has not reported yet: that host asks for itself later."""
+    hosts = simulated.host_names('acc', 3)
+    roots = {}
+    for host in hosts[:2]:
+        roots[host] = str(uuid.uuid4())
+        placement.add_root(roots[host], host)
+    conf, agents = _group(request, tmp_path, placement, hosts, 'late')
+    try:
+        assert agents.start() == []
+        late = agents.agents[hosts[2]]
+        assert late.placement_pending
+        assert not agents.agents[hosts[0]].placement_pending
+        root = str(uuid.uuid4())
+        placement.add_root(root, hosts[2])
+        assert len(late.retry_placement().created) == 3
+        assert len(placement.tree(root)) == 4
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)

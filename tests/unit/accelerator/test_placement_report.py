@@ -5,10 +5,13 @@ tracker leaving the device providers alone."""
 
 import uuid
 
+import pytest
+
 from nimbus.accelerator.agent import placement_report
 from nimbus.accelerator.agent import service
 from nimbus.accelerator.drivers import base
 from nimbus.common import config
+from nimbus.common import exception as common_exc
 from nimbus.compute import resource_tracker
 from nimbus.compute.virt import fake as fake_virt
 
@@ -337,3 +340,22 @@ def test_the_compute_resource_tracker_leaves_device_providers_alone(
     placement.recorder.calls.clear()
     assert not agent.report().changed
     assert placement.recorder.writes == []
+
+
+def test_a_trait_deleted_behind_the_shared_client_is_created_again(placement):
+    """The client creates each custom trait once; when one is deleted
+    behind its back, the trait write refused for it (400) makes the next
+    call create it again."""
+    client, ctxt = placement.client, placement.ctxt
+    first, second = _root(placement, 'a'), _root(placement, 'b')
+    client.set_traits(ctxt, first, {'CUSTOM_X'})
+    client.set_traits(ctxt, first, set())
+    placement.recorder.calls.clear()
+    assert (
+        client.request(ctxt, 'DELETE', '/traits/CUSTOM_X').status_code == 204
+    )
+    with pytest.raises(common_exc.PlacementError):
+        client.set_traits(ctxt, second, {'CUSTOM_X'})
+    client.set_traits(ctxt, second, {'CUSTOM_X'})
+    assert placement.recorder.calls.count(('PUT', '/traits/CUSTOM_X')) == 1
+    assert set(placement.tree(second)['b']['traits']) == {'CUSTOM_X'}

@@ -31,6 +31,8 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
             '1',
             '--multi',
             '12',
+            '--idle',
+            '1',
             '--json',
             str(out),
         ],
@@ -52,6 +54,57 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
         assert row['active'] == row['requests']
         assert 0 < row['p50_s'] <= row['p99_s']
         assert set(row['cpu_s']) == {'all-in-one'}
+        assert set(row['cpu_ms_per_boot']) == {'all-in-one'}
+        assert row['cpu_ms_per_boot']['all-in-one'] >= 0
+    assert set(figures['idle_cpu_s_per_s']) == {'all-in-one'}
     multi = figures['multi_create']
     assert multi['instances'] == multi['active'] == 12
     assert multi['all_active_s'] is not None
+    assert (
+        0
+        < multi['first_active_s']
+        <= multi['half_active_s']
+        <= multi['all_active_s']
+    )
+    assert set(multi['cpu_s']) == {'all-in-one'}
+
+
+def _bench_module(name):
+    sys.path.insert(0, os.path.join(ROOT, 'benchmarks'))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+def test_cpu_per_boot_takes_the_background_out():
+    bench = _bench_module('boot_bench')
+    cpu = {'api': 3.0, 'placement': 1.0}
+    background = {'api': 0.1, 'placement': 0.5}
+    # 10 s of phase: api 3.0 - 1.0 over 100 boots = 20 ms; placement's
+    # background exceeds its phase CPU: 0, never negative.
+    assert bench.per_boot(cpu, background, 10.0, 100) == {
+        'api': 20.0,
+        'placement': 0.0,
+    }
+    assert bench.per_boot(cpu, background, 10.0, 0) == {}
+
+
+def test_stacks_summary_counts_self_and_inclusive(tmp_path):
+    stacks = _bench_module('stacks')
+    raw = tmp_path / 'api-25.txt'
+    raw.write_text(
+        'main (app.py:1);handle (app.py:10);encode (json.py:5) 30\n'
+        'main (app.py:1);handle (app.py:12);query (db.py:7) 10\n'
+        'garbage line\n'
+    )
+    parsed = stacks.parse(str(raw))
+    assert parsed[0] == (
+        ['main (app.py)', 'handle (app.py)', 'encode (json.py)'],
+        30,
+    )
+    text = stacks.summarise('api', str(raw))
+    assert '== api: 40 samples' in text
+    assert ' 75.0%  encode (json.py)' in text
+    assert '100.0%  handle (app.py)' in text  # two lines, one function
+    assert stacks.record({'api': 1}, None, '25') == []

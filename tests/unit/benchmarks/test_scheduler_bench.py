@@ -127,6 +127,7 @@ def test_multi_create_goes_through_select_destinations(tmp_path):
     # instance, and placement holds every claim afterwards.
     assert mc['placement_candidates_requests'] == 1
     assert mc['claims'] == 20
+    assert mc['claim_requests'] == 1  # one POST /allocations for all
     assert mc['placement_vcpus_claimed'] == 20
     assert mc['seconds'] > 0
     secondary = mc['in_memory']

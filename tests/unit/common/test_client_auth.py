@@ -188,3 +188,32 @@ def test_unreachable_peer_is_a_connection_error(tmp_path, server):
     client = placement.PlacementClient.from_conf(conf)
     with pytest.raises(exception.PlacementError):
         client.find_provider_by_name(None, 'cn1')
+
+
+class _FailingSession:
+    """A keystoneauth Session whose token request got ``exc``."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def request(self, url, method, **kwargs):
+        raise self.exc
+
+
+def test_a_5xx_from_the_identity_service_is_retried_as_unreachable():
+    from keystoneauth1 import exceptions as ks_exc
+    import requests
+
+    sender = auth.KeystoneSender(
+        _FailingSession(ks_exc.InternalServerError('database is locked'))
+    )
+    with pytest.raises(requests.ConnectionError, match='identity service'):
+        sender.request('GET', 'http://placement/resource_providers')
+
+
+def test_refused_credentials_are_not_retried():
+    from keystoneauth1 import exceptions as ks_exc
+
+    sender = auth.KeystoneSender(_FailingSession(ks_exc.Unauthorized()))
+    with pytest.raises(ks_exc.Unauthorized):
+        sender.request('GET', 'http://placement/resource_providers')

@@ -17,6 +17,7 @@ ROOT = os.path.dirname(
 )
 NIMBUS_NAMESPACES = (
     'nimbus.common',
+    'nimbus.memtrace',
     'nimbus.rpc',
     'nimbus.db',
     'nimbus.wsgi',

@@ -1,5 +1,7 @@
 """A value the database refuses (out of range for its column) is the
-request's fault: a 400 in the API's JSON error shape, never a 500."""
+request's fault: a 400 in the API's JSON error shape, never a 500. A
+database that cannot serve right now (restarting, unreachable, out of
+connections) is a 503 with Retry-After: the request may be retried."""
 
 import falcon.testing
 import pytest
@@ -30,13 +32,40 @@ def client(tmp_path):
         )
 
     def boom(req, resp):
-        raise sa.exc.OperationalError('SELECT', {}, Exception('gone'))
+        raise sa.exc.OperationalError(
+            'SELECT',
+            {},
+            Exception("(2003, \"Can't connect to MySQL server on 'db'\")"),
+        )
+
+    def dropped(req, resp):
+        raise sa.exc.DBAPIError(
+            'SELECT',
+            {},
+            Exception('server closed'),
+            connection_invalidated=True,
+        )
+
+    def pool(req, resp):
+        raise sa.exc.TimeoutError('QueuePool limit of size 5 reached')
+
+    def unsynced(req, resp):
+        raise sa.exc.OperationalError(
+            'SELECT', {}, Exception('no such table: images')
+        )
+
+    def programming(req, resp):
+        raise sa.exc.ProgrammingError('SELECT', {}, Exception('syntax'))
 
     app = wsgi.build_app(
         [
             ('/store', {'POST': store}),
             ('/race', {'PATCH': race}),
             ('/boom', {'GET': boom}),
+            ('/dropped', {'GET': dropped}),
+            ('/pool', {'GET': pool}),
+            ('/unsynced', {'GET': unsynced}),
+            ('/programming', {'GET': programming}),
         ],
         auth_strategy='noauth2',
         service_type='compute',
@@ -62,7 +91,21 @@ def test_row_gone_meanwhile_is_a_409(client):
     assert 'images' not in r.text
 
 
-def test_other_database_errors_stay_500(client):
-    r = client.simulate_get('/boom')
+@pytest.mark.parametrize('path', ['/boom', '/dropped', '/pool'])
+def test_a_database_that_cannot_serve_is_a_503_to_retry(client, path):
+    r = client.simulate_get(path)
+    assert r.status_code == 503
+    assert r.headers['Retry-After'] == '5'
+    message = r.json['serviceUnavailable']['message']
+    assert 'unavailable right now' in message
+    assert 'retry' in message
+    assert "Can't connect" not in r.text  # no database internals
+    assert 'QueuePool' not in r.text
+
+
+@pytest.mark.parametrize('path', ['/unsynced', '/programming'])
+def test_other_database_errors_stay_500(client, path):
+    r = client.simulate_get(path)
     assert r.status_code == 500
-    assert 'gone' not in r.text
+    assert 'images' not in r.text
+    assert 'syntax' not in r.text

@@ -6,6 +6,7 @@ import pytest
 
 from nimbus.common import config
 from nimbus.common import context
+from nimbus.common.objects import Instance
 from nimbus.common import instance_states as states
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
@@ -29,7 +30,13 @@ class Recorder:
         return self.states.get('i', self.initial)
 
     def instance_update(
-        self, ctxt, uuid, expected, updates, expected_host=None
+        self,
+        ctxt,
+        uuid,
+        expected,
+        updates,
+        expected_host=None,
+        build_attempt=None,
     ):
         self.calls.append(('update', expected, updates))
         current = self.states.get(uuid, self.initial)
@@ -38,13 +45,18 @@ class Recorder:
         if expected_host and self.hosts.get(uuid, 'h1') != expected_host:
             return None
         self.states[uuid] = updates.get('vm_state', current)
-        return {
-            'uuid': uuid,
-            'display_name': 'vm',
-            'flavor': {},
-            'node': 'h1',
-            'vm_state': self.states[uuid],
-        }
+        if build_attempt is not None:  # recorded with the swap (1.4)
+            self.calls.append(
+                (
+                    'attempt',
+                    build_attempt['host'],
+                    build_attempt['result'],
+                    build_attempt['reason'],
+                )
+            )
+        return Instance(
+            uuid=uuid, display_name='vm', node='h1', vm_state=self.states[uuid]
+        )
 
     def record_build_attempt(
         self, ctxt, uuid, host, node, result, reason=None
@@ -68,13 +80,13 @@ class Recorder:
     members = ()
 
     def group_members(self, ctxt, group_uuid, exclude=None):
-        return [m for m in self.members if m['uuid'] != exclude]
+        return [m for m in self.members if m.uuid != exclude]
 
     def service_disable(self, ctxt, host, binary, reason):
         self.calls.append(('disable', host, binary, reason))
 
     def compute_node_update(self, ctxt, node):
-        self.calls.append(('node', node['failed_builds']))
+        self.calls.append(('node', node.values['failed_builds']))
 
 
 class Tracker:
@@ -126,7 +138,9 @@ SELECTION = Selection(
 
 def test_success_goes_active_and_records_the_attempt(runner):
     r, conductor, driver, _ = runner()
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.build(
+        context.get_admin_context(), Instance(uuid='i'), {}, SELECTION, [], []
+    )
     assert conductor.state == states.ACTIVE
     assert ('attempt', 'h1', 'success', None) in conductor.calls
     assert driver.list_instances() == ['i']
@@ -137,7 +151,7 @@ def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
     alternates = [dataclasses.replace(SELECTION, service_host='h2')]
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         alternates,
@@ -152,7 +166,9 @@ def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
 
 def test_not_building_any_more_means_no_spawn(runner):
     r, conductor, driver, _ = runner(conductor_state=states.DELETED)
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.build(
+        context.get_admin_context(), Instance(uuid='i'), {}, SELECTION, [], []
+    )
     assert driver.list_instances() == []
 
 
@@ -170,7 +186,7 @@ def test_waits_for_bound_accelerators(runner):
     )
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [],
@@ -183,7 +199,7 @@ def test_unbound_accelerators_time_out_into_a_reschedule(runner):
     r, conductor, driver, _ = runner()
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [],
@@ -196,21 +212,21 @@ def test_unbound_accelerators_time_out_into_a_reschedule(runner):
 
 def test_recovery_after_a_crash(runner):
     r, conductor, driver, _ = runner()
-    driver.spawn({'uuid': 'spawned'}, {})
-    driver.spawn({'uuid': 'orphan'}, {})
+    driver.spawn(Instance(uuid='spawned'), {})
+    driver.spawn(Instance(uuid='orphan'), {})
     conductor.on_host = [
-        {
-            'uuid': 'spawned',
-            'vm_state': states.BUILDING,
-            'task_state': states.SPAWNING,
-            'node': 'h1',
-        },
-        {
-            'uuid': 'lost',
-            'vm_state': states.BUILDING,
-            'task_state': states.SPAWNING,
-            'node': 'h1',
-        },
+        Instance(
+            uuid='spawned',
+            vm_state=states.BUILDING,
+            task_state=states.SPAWNING,
+            node='h1',
+        ),
+        Instance(
+            uuid='lost',
+            vm_state=states.BUILDING,
+            task_state=states.SPAWNING,
+            node='h1',
+        ),
     ]
     r.recover(context.get_admin_context())
     updates = [c for c in conductor.calls if c[0] == 'update']
@@ -227,12 +243,12 @@ def test_recovery_leaves_a_build_the_cell_conductor_settled_first(runner):
     # down: the recovery's compare-and-swap loses and frees nothing twice.
     conductor.states['lost'] = states.ERROR
     conductor.on_host = [
-        {
-            'uuid': 'lost',
-            'vm_state': states.BUILDING,
-            'task_state': states.SPAWNING,
-            'node': 'h1',
-        }
+        Instance(
+            uuid='lost',
+            vm_state=states.BUILDING,
+            task_state=states.SPAWNING,
+            node='h1',
+        )
     ]
     r.recover(context.get_admin_context())
     assert conductor.states['lost'] == states.ERROR
@@ -243,11 +259,11 @@ def test_recovery_leaves_a_build_the_cell_conductor_settled_first(runner):
 def test_guests_without_a_live_instance_are_destroyed(runner):
     r, conductor, driver, _ = runner()
     for uuid in ('live', 'deleted-meanwhile', 'unknown'):
-        driver.spawn({'uuid': uuid}, {})
+        driver.spawn(Instance(uuid=uuid), {})
     destroyed = r.destroy_orphans(
         [
-            {'uuid': 'live', 'vm_state': states.ACTIVE},
-            {'uuid': 'deleted-meanwhile', 'vm_state': states.DELETED},
+            Instance(uuid='live', vm_state=states.ACTIVE),
+            Instance(uuid='deleted-meanwhile', vm_state=states.DELETED),
         ]
     )
     assert destroyed == ['deleted-meanwhile', 'unknown']
@@ -288,7 +304,7 @@ def test_arqs_already_bound_are_not_waited_for(runner):
     r.accelerator = FakeArqs({'arq-1': 'Bound'})
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [],
@@ -315,7 +331,7 @@ def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
     )
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [],
@@ -335,13 +351,29 @@ def test_terminate_deletes_the_arqs(runner):
     assert r.accelerator.deleted == ['i']
 
 
+def test_terminate_marks_deleted_when_placement_is_down(runner):
+    """A placement outage does not lose the delete: the guest goes, the
+    record is marked deleted, the allocation is left to the recovery
+    pass."""
+    r, conductor, driver, _ = runner(conductor_state=states.ACTIVE)
+    driver.spawn(Instance(uuid='i'), {})
+
+    def placement_down(ctxt, uuid):
+        raise ConnectionError('placement is down')
+
+    conductor.remove_allocations = placement_down
+    r.terminate(context.get_admin_context(), 'i')
+    assert driver.list_instances() == []
+    assert conductor.state == states.DELETED
+
+
 def test_a_bind_failure_is_not_rescheduled_when_switched_off(runner):
     r, conductor, driver, events = runner()
     r.conf.set_override('reschedule_on_bind_failure', False, 'accelerator')
     r.accelerator = FakeArqs({'arq-1': 'BindFailed'})
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [dataclasses.replace(SELECTION, service_host='h2')],
@@ -357,12 +389,9 @@ ALTERNATE = dataclasses.replace(SELECTION, service_host='h2', nodename='h2')
 
 
 def _member(uuid, host, vm_state=states.ACTIVE, task_state=None):
-    return {
-        'uuid': uuid,
-        'host': host,
-        'vm_state': vm_state,
-        'task_state': task_state,
-    }
+    return Instance(
+        uuid=uuid, host=host, vm_state=vm_state, task_state=task_state
+    )
 
 
 def test_late_group_check_refuses_without_counting_a_failure(runner):
@@ -370,7 +399,7 @@ def test_late_group_check_refuses_without_counting_a_failure(runner):
     conductor.members = [_member('other', 'h1')]
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         ANTI,
         SELECTION,
         [ALTERNATE],
@@ -398,7 +427,7 @@ def test_late_group_check_ignores_members_not_past_it(runner):
     ]
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         ANTI,
         SELECTION,
         [ALTERNATE],
@@ -419,7 +448,12 @@ def test_late_group_check_honours_max_server_per_host(runner):
         }
     }
     r.build(
-        context.get_admin_context(), {'uuid': 'i'}, spec, SELECTION, [], []
+        context.get_admin_context(),
+        Instance(uuid='i'),
+        spec,
+        SELECTION,
+        [],
+        [],
     )
     assert conductor.state == states.ACTIVE
 
@@ -430,7 +464,7 @@ def test_late_group_check_affinity_refuses_a_second_host(runner):
     spec = {'instance_group': {'uuid': 'g', 'policy': 'affinity'}}
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         spec,
         SELECTION,
         [ALTERNATE],
@@ -444,10 +478,10 @@ def test_late_group_check_affinity_refuses_a_second_host(runner):
 def test_failures_are_reported_and_disable_at_the_threshold(runner):
     r, conductor, _driver, _ = runner(fail=True, threshold=2)
     ctxt = context.get_admin_context()
-    r.build(ctxt, {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.build(ctxt, Instance(uuid='i'), {}, SELECTION, [], [])
     assert ('node', 1) in conductor.calls
     assert not [c for c in conductor.calls if c[0] == 'disable']
-    r.build(ctxt, {'uuid': 'j'}, {}, SELECTION, [], [])
+    r.build(ctxt, Instance(uuid='j'), {}, SELECTION, [], [])
     assert ('node', 2) in conductor.calls
     assert (
         'disable',
@@ -462,7 +496,7 @@ def test_threshold_zero_never_disables(runner):
     for n in range(5):
         r.build(
             context.get_admin_context(),
-            {'uuid': 'i%d' % n},
+            Instance(uuid='i%d' % n),
             {},
             SELECTION,
             [],
@@ -477,7 +511,7 @@ def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
     r.draining = True
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [ALTERNATE],

@@ -16,6 +16,8 @@ class RecordingConductor:
         self.nodes = []
 
     def compute_node_update(self, ctxt, node):
+        # As the rpcapi puts it on the wire.
+        node = node.to_primitive()
         self.nodes.append(node)
         return {'uuid': node['uuid']}
 
@@ -75,7 +77,8 @@ class _CellConductor:
         self.nodes = []
 
     def compute_node_update(self, ctxt, node):
-        self.nodes.append(node)
+        # The ComputeNodeRecord the endpoint converted, as a dict again.
+        self.nodes.append(node.to_primitive())
         return node
 
 

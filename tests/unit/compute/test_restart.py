@@ -3,6 +3,7 @@ handed back; those still queued for it build when they arrive. And a build
 moved to an alternate while the host looked down is never taken back."""
 
 from nimbus.common import context
+from nimbus.common.objects import Instance
 from nimbus.common import instance_states as states
 from nimbus.compute import journal as journal_mod
 from nimbus.compute import manager as manager_mod
@@ -16,12 +17,9 @@ ALTERNATE_P = ALTERNATE.to_primitive()
 
 
 def _building(uuid, task_state=states.SCHEDULING):
-    return {
-        'uuid': uuid,
-        'vm_state': states.BUILDING,
-        'task_state': task_state,
-        'node': 'h1',
-    }
+    return Instance(
+        uuid=uuid, vm_state=states.BUILDING, task_state=task_state, node='h1'
+    )
 
 
 def test_journal_survives_a_new_process(tmp_path):
@@ -66,18 +64,20 @@ def test_the_manager_journals_a_build_when_it_takes_it(runner):  # noqa: F811
 
 def test_a_finished_build_leaves_the_journal(runner):  # noqa: F811
     r, conductor, driver, _ = runner()
-    r.taken({'uuid': 'i'}, {}, SELECTION_P, [])
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.taken(Instance(uuid='i'), {}, SELECTION_P, [])
+    r.build(
+        context.get_admin_context(), Instance(uuid='i'), {}, SELECTION, [], []
+    )
     assert conductor.state == states.ACTIVE
     assert r.journal.uuids() == set()
 
 
 def test_a_failed_build_leaves_the_journal(runner):  # noqa: F811
     r, conductor, driver, _ = runner(fail=True)
-    r.taken({'uuid': 'i'}, {}, SELECTION_P, [ALTERNATE_P])
+    r.taken(Instance(uuid='i'), {}, SELECTION_P, [ALTERNATE_P])
     r.build(
         context.get_admin_context(),
-        {'uuid': 'i'},
+        Instance(uuid='i'),
         {},
         SELECTION,
         [ALTERNATE],
@@ -93,9 +93,9 @@ def test_restart_hands_back_taken_builds_and_leaves_queued_ones(
     r, conductor, driver, _ = runner()
     # Before the kill: 'taken' was taken (in a worker's hands), 'spawned'
     # too and its guest exists; 'queued' was never taken.
-    r.taken({'uuid': 'taken'}, {'flavor': {}}, SELECTION_P, [ALTERNATE_P])
-    r.taken({'uuid': 'spawned'}, {}, SELECTION_P, [])
-    driver.spawn({'uuid': 'spawned'}, {})
+    r.taken(Instance(uuid='taken'), {'flavor': {}}, SELECTION_P, [ALTERNATE_P])
+    r.taken(Instance(uuid='spawned'), {}, SELECTION_P, [])
+    driver.spawn(Instance(uuid='spawned'), {})
     conductor.on_host = [
         _building('taken', states.SPAWNING),
         _building('spawned', states.SPAWNING),
@@ -116,9 +116,14 @@ def test_restart_hands_back_taken_builds_and_leaves_queued_ones(
     assert ('free', 'queued') not in conductor.calls
     assert r.journal.uuids() == set()
     # Its message arrives after the restart and it builds here.
-    r.taken({'uuid': 'queued'}, {}, SELECTION_P, [])
+    r.taken(Instance(uuid='queued'), {}, SELECTION_P, [])
     r.build(
-        context.get_admin_context(), {'uuid': 'queued'}, {}, SELECTION, [], []
+        context.get_admin_context(),
+        Instance(uuid='queued'),
+        {},
+        SELECTION,
+        [],
+        [],
     )
     assert conductor.states['queued'] == states.ACTIVE
 
@@ -127,7 +132,7 @@ def test_restart_forgets_taken_builds_no_longer_on_the_host(
     runner,  # noqa: F811
 ):
     r, conductor, driver, _ = runner()
-    r.taken({'uuid': 'moved'}, {}, SELECTION_P, [ALTERNATE_P])
+    r.taken(Instance(uuid='moved'), {}, SELECTION_P, [ALTERNATE_P])
     conductor.on_host = []
     r.recover(context.get_admin_context())
     assert r.journal.uuids() == set()
@@ -147,7 +152,9 @@ def test_a_build_moved_away_while_spawning_is_not_taken_back(
         conductor.hosts['i'] = 'h2'
 
     driver.spawn = spawn_then_move
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.build(
+        context.get_admin_context(), Instance(uuid='i'), {}, SELECTION, [], []
+    )
     assert conductor.state == states.BUILDING  # h2 builds it
     assert driver.list_instances() == []
     # Only this host's share of the allocation goes, never h2's claim.
@@ -160,6 +167,8 @@ def test_a_queued_build_moved_away_meanwhile_is_not_spawned(
 ):
     r, conductor, driver, _ = runner()
     conductor.hosts['i'] = 'h2'
-    r.build(context.get_admin_context(), {'uuid': 'i'}, {}, SELECTION, [], [])
+    r.build(
+        context.get_admin_context(), Instance(uuid='i'), {}, SELECTION, [], []
+    )
     assert driver.list_instances() == []
     assert not [c for c in conductor.calls if c[0].startswith('free')]

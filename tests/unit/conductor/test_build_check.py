@@ -228,8 +228,26 @@ def test_a_stalled_build_moves_to_its_alternate_or_fails(cell):
     db, make = cell
     moved = []
 
-    def reschedule(ctxt, uuid, spec, host_list, failed_host, reason):
+    def reschedule(
+        ctxt, uuid, spec, host_list, failed_host, reason, taken=False
+    ):
         moved.append((uuid, [s.service_host for s in host_list]))
+        # Taken off its host before its allocation was freed: a late
+        # BUILD -> ACTIVE of the compute on 'up' fails from now on.
+        assert taken and failed_host == 'up'
+        assert _row(db, uuid)[1] is None
+        assert placement.removed == [uuid]
+        with db.session() as session:
+            assert (
+                instances.transition(
+                    session,
+                    uuid,
+                    [states.BUILDING],
+                    {'vm_state': states.ACTIVE},
+                    expected_host='up',
+                )
+                is None
+            )
 
     check, placement = make(stall=300, reschedule=reschedule)
     _service(db, 'up', seen_ago=5)
@@ -260,3 +278,18 @@ def test_a_stalled_build_moves_to_its_alternate_or_fails(cell):
         assert instances.attempts(session, 'stalled')[0]['result'] == (
             'failed'
         )
+
+
+def test_a_build_left_on_no_host_is_failed_after_the_stall_timeout(cell):
+    """A build taken off its host for a reschedule whose conductor died
+    before it reached an alternate."""
+    db, make = cell
+    check, placement = make(stall=300, reschedule=lambda *a, **k: None)
+    _instance(db, 'lost', None, age=301)
+    _instance(db, 'moving', None, age=10)
+    failed = check.run(context.get_admin_context(), now=NOW)
+    assert list(failed) == ['lost']
+    assert _row(db, 'lost')[0] == states.ERROR
+    assert _row(db, 'lost')[2] == 'Build lost during its reschedule'
+    assert placement.removed == ['lost']
+    assert _row(db, 'moving')[0] == states.BUILDING

@@ -55,7 +55,7 @@ class FakeComputeAPI:
         self, ctxt, host, instance, spec, selection, host_list, accel_uuids
     ):
         self.builds.append(
-            (host, instance['uuid'], [s.service_host for s in host_list])
+            (host, instance.uuid, [s.service_host for s in host_list])
         )
 
 
@@ -235,7 +235,7 @@ def test_compare_and_swap_refuses_a_stale_expectation(conductor):
         [states.BUILDING],
         InstanceUpdate.from_primitive({'vm_state': states.ACTIVE}),
     )
-    assert done['vm_state'] == states.ACTIVE
+    assert done.uuid == 'i-1' and done.vm_state == states.ACTIVE
     # ACTIVE -> BUILDING is not in the table, whatever the caller expects.
     assert (
         cond.instance_update(
@@ -253,6 +253,33 @@ def test_compare_and_swap_refuses_a_stale_expectation(conductor):
             [states.ACTIVE],
             InstanceUpdate.from_primitive({'project_id': 'stolen'}),
         )
+
+
+def test_a_begun_delete_is_only_finished_by_the_delete(conductor):
+    """Once a delete has begun (task_state deleting), a build's last swap
+    to ACTIVE or its failure to ERROR arriving later is refused; the move
+    to DELETED still goes through."""
+    cond, placement, compute, db = conductor
+    ctxt = context.get_admin_context()
+
+    def swap(expected, values):
+        return cond.instance_update(
+            ctxt, 'i-1', expected, InstanceUpdate.from_primitive(values)
+        )
+
+    assert swap([states.BUILDING], {'task_state': states.DELETING})
+    assert swap([states.BUILDING], {'vm_state': states.ACTIVE}) is None
+    assert (
+        swap([states.BUILDING], {'vm_state': states.ERROR, 'task_state': None})
+        is None
+    )
+    assert swap([states.BUILDING], {'task_state': states.SPAWNING}) is None
+    # a second delete of the same server may mark it again
+    assert swap([states.BUILDING], {'task_state': states.DELETING})
+    done = swap(
+        [states.BUILDING], {'vm_state': states.DELETED, 'task_state': None}
+    )
+    assert done.vm_state == states.DELETED
 
 
 class FakeBinder:
@@ -299,3 +326,154 @@ def test_a_reschedule_binds_new_arqs_on_the_alternate(conductor):
         assert instances.to_dict(instances.get(session, 'i-1'))[
             'accel_uuids'
         ] == ['arq-h3']
+
+
+def _reschedule_from_h0(cond):
+    cond.build_instances(
+        context.get_admin_context(),
+        'i-1',
+        _spec({'project_id': 'p', 'user_id': 'u'}),
+        [_selection('h2'), _selection('h3')],
+        'h0',
+        'disk on fire',
+    )
+
+
+def test_the_same_reschedule_twice_moves_the_build_once(conductor):
+    cond, placement, compute, db = conductor
+    _reschedule_from_h0(cond)
+    # The duplicate finds i-1 building on h2, not h0: dropped before any
+    # claim (a second claim would conflict with h2's and fail the build).
+    _reschedule_from_h0(cond)
+    assert placement.claims == [('i-1', 'h2')]
+    assert compute.builds == [('h2', 'i-1', ['h3'])]
+    assert placement.removed == []
+    with db.session() as session:
+        row = instances.get(session, 'i-1')
+        assert (row.vm_state, row.host) == (states.BUILDING, 'h2')
+
+
+def test_a_late_reschedule_of_an_active_instance_changes_nothing(conductor):
+    cond, placement, compute, db = conductor
+    with db.session() as session:
+        instances.transition(
+            session, 'i-1', [states.BUILDING], {'vm_state': states.ACTIVE}
+        )
+    _reschedule_from_h0(cond)
+    assert placement.claims == []
+    assert placement.removed == []
+    assert compute.builds == []
+    with db.session() as session:
+        assert instances.get(session, 'i-1').vm_state == states.ACTIVE
+
+
+def test_concurrent_copies_of_a_reschedule_claim_once(conductor):
+    import threading
+
+    cond, placement, compute, db = conductor
+    threads = [
+        threading.Thread(target=_reschedule_from_h0, args=(cond,))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert placement.claims == [('i-1', 'h2')]
+    assert compute.builds == [('h2', 'i-1', ['h3'])]
+
+
+def test_the_build_check_and_a_reschedule_do_not_both_move_a_build(conductor):
+    """The build check took the build off h0 (its compute looked down)
+    just before the compute's own reschedule arrived: the reschedule is
+    stale, one walk only."""
+    cond, placement, compute, db = conductor
+    with db.session() as session:
+        instances.get(session, 'i-1').build_alternates = instances.alternates(
+            _spec({'project_id': 'p', 'user_id': 'u'}), [_selection('h3')]
+        )
+        session.flush()
+        taken = instances.take_alternates(session, 'i-1', 'h0')
+    assert taken is not None
+    _reschedule_from_h0(cond)
+    assert placement.claims == []
+    assert compute.builds == []
+    assert placement.removed == []
+
+
+def test_a_build_attempt_recorded_twice_is_kept_once(conductor):
+    cond, placement, compute, db = conductor
+    ctxt = context.get_admin_context()
+    for _ in range(2):
+        cond.record_build_attempt(ctxt, 'i-1', 'h2', 'h2', 'failed', 'boom')
+    # A different attempt after it is still recorded, and so is the same
+    # one again once another came between them.
+    cond.record_build_attempt(ctxt, 'i-1', 'h3', 'h3', 'failed', 'boom')
+    cond.record_build_attempt(ctxt, 'i-1', 'h2', 'h2', 'failed', 'boom')
+    with db.session() as session:
+        tried = instances.attempts(session, 'i-1')
+    assert [(a['host'], a['reason']) for a in tried] == [
+        ('h0', 'disk on fire'),
+        ('h2', 'boom'),
+        ('h3', 'boom'),
+        ('h2', 'boom'),
+    ]
+
+
+def test_final_swap_records_its_build_attempt_once(conductor):
+    """RPC 1.4: the attempt travels with the swap, is written only when the
+    swap holds, and a retried swap (reply lost) does not write it twice."""
+    cond, _placement, _compute, db = conductor
+    ctxt = context.get_admin_context()
+    attempt = {'host': 'h0', 'node': 'h0', 'result': 'success', 'reason': None}
+    active = InstanceUpdate.from_primitive({'vm_state': states.ACTIVE})
+    # On another host: the swap does not hold, nothing is recorded.
+    assert (
+        cond.instance_update(
+            ctxt, 'i-1', [states.BUILDING], active, 'h9', attempt
+        )
+        is None
+    )
+    for _try in range(2):  # the second is a retry of a swap that held
+        done = cond.instance_update(
+            ctxt,
+            'i-1',
+            [states.BUILDING, states.ACTIVE],
+            active,
+            'h0',
+            attempt,
+        )
+        assert done.vm_state == states.ACTIVE
+    with db.session() as session:
+        results = [
+            (a['host'], a['result'])
+            for a in instances.attempts(session, 'i-1')
+        ]
+    assert results == [('h0', 'failed'), ('h0', 'success')]
+
+
+@pytest.mark.parametrize(
+    'attempt',
+    [
+        {'host': 'h0'},
+        {'host': 'h0', 'result': 1},
+        {'host': 'h0', 'result': 'success', 'node': 5},
+        {'host': 'h0', 'result': 'success', 'extra': 'x'},
+    ],
+)
+def test_malformed_build_attempt_is_refused(conductor, attempt):
+    from nimbus.common import rpc
+    from nimbus.conductor import manager
+
+    cond, _placement, _compute, db = conductor
+    endpoint = manager.CellConductorManager(cond)
+    with pytest.raises(rpc.InvalidMessage):
+        endpoint.instance_update(
+            context.get_admin_context(),
+            instance_uuid='i-1',
+            expected_vm_states=[states.BUILDING],
+            updates={'vm_state': states.ACTIVE},
+            build_attempt=attempt,
+        )
+    with db.session() as session:
+        assert instances.get(session, 'i-1').vm_state == states.BUILDING

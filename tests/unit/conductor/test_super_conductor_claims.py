@@ -59,7 +59,7 @@ class ScriptedScheduler:
         return None
 
     def update_instance_info(self, ctxt, host, info):
-        self.events.append((host, info))
+        self.events.append((host, info.to_cache()))
 
 
 SPEC = {

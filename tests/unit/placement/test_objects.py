@@ -176,3 +176,85 @@ def test_snapshot_cache_follows_changes(pdb):
     assert snap2.providers[RP1].generation == 2
     other = snapshot.SnapshotCache(pdb)  # a second API process
     assert other.get().providers[RP1].usages == {'VCPU': 3}
+
+
+def _provider_view(snap):
+    return {
+        u: (p.generation, dict(p.usages)) for u, p in snap.providers.items()
+    }
+
+
+def test_noted_writes_match_a_fresh_load(tmp_path):
+    """Oracle: after any run of allocation writes (moves, growth, empties,
+    other processes' writes in between), the cache that was handed each
+    write's changes holds the same generations and usages, and the same
+    free capacity per resource class, as a cache loading everything
+    afresh; a write it was handed in order needs no reload."""
+    from hypothesis import given, settings, strategies as st
+
+    consumers = [C1, C2, '00000000-0000-0000-0000-0000000000c3']
+    step = st.tuples(
+        st.sampled_from(consumers),
+        st.dictionaries(
+            st.sampled_from([RP1, RP2]),
+            st.fixed_dictionaries(
+                {'VCPU': st.integers(1, 3)},
+                optional={'MEMORY_MB': st.integers(1, 64)},
+            ),
+            max_size=2,
+        ),
+        st.booleans(),  # written by another process (not noted)
+    )
+
+    examples = []
+
+    @settings(max_examples=15, deadline=None)
+    @given(st.lists(step, min_size=1, max_size=8))
+    def run(steps):
+        examples.append(1)
+        where = tmp_path / ('e%d' % len(examples))
+        where.mkdir()
+        with fixtures.fresh_database(where) as url:
+            placement_db.sync(url)
+            pdb = base.PlacementDB(url)
+            try:
+                pdb.write(resource_class.sync_standard)
+                for uuid, name in ((RP1, 'one'), (RP2, 'two')):
+                    _provider(
+                        pdb,
+                        uuid,
+                        name,
+                        {'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 4096}},
+                    )
+                cache = snapshot.SnapshotCache(pdb)
+                cache.get()
+                for consumer, allocs, elsewhere in steps:
+                    request = allocation.Request(
+                        consumer, allocs, 'p', 'u', allocation.NO_GENERATION
+                    )
+                    if elsewhere:
+                        _claim(pdb, consumer, allocs)
+                        continue
+                    counters, changes = allocation.write_retrying(
+                        pdb,
+                        1,
+                        allocation.replace_noting,
+                        [request],
+                        structure=False,
+                        usage=True,
+                    )
+                    before = cache._state
+                    applied = cache.note_usage(counters, changes)
+                    assert applied == (counters[1] == before[1] + 1)
+                    if applied:
+                        assert cache.pdb.state() == cache._state
+                    snap = cache.get()
+                    fresh = snapshot.SnapshotCache(pdb).get()
+                    assert _provider_view(snap) == _provider_view(fresh)
+                    assert snap.fit == fresh.fit
+                    assert snap.by_rc == fresh.by_rc
+                    assert snap.summary_resources == fresh.summary_resources
+            finally:
+                pdb.database.dispose()
+
+    run()

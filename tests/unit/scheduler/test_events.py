@@ -9,6 +9,7 @@ import pytest
 from nimbus.common import context as ctx_mod
 from nimbus.common import rpc
 from nimbus.common.config import build_conf
+from nimbus.common.objects import ServerGroupInfo
 from nimbus.common.rpc import inproc
 from nimbus.scheduler import manager, rpcapi, testing
 from nimbus.scheduler.host_manager import HostManager
@@ -103,13 +104,16 @@ def test_sync_instance_info(bus):
 
 
 def test_update_compute_node(bus):
+    """The host manager's own compute node update (no RPC method sends it
+    since the scheduler's update_compute_node cast was removed; the full
+    reload uses the same path)."""
     api, hm, ctxt = bus
     cn = dict(
         testing.compute_node(1),
         hypervisor_version=9001000,
         metrics={'cpu.frequency': 3000},
     )
-    api.update_compute_node(ctxt, cn)
+    hm.update_compute_node(cn)
     wait_until(
         lambda: state(hm, 'host-1').hypervisor_version == 9001000,
         'node update',
@@ -126,7 +130,7 @@ def test_update_compute_node(bus):
             }
         ]
     )
-    api.update_compute_node(ctxt, new)
+    hm.update_compute_node(new)
     wait_until(lambda: hm.states_for_host('host-7'), 'new node')
     hs = state(hm, 'host-7')
     assert hs.uuid == new['uuid'] and hs.availability_zone == 'az7'
@@ -137,13 +141,9 @@ def test_server_group_update_and_delete(bus):
     api, hm, ctxt = bus
     api.update_server_group(
         ctxt,
-        {
-            'uuid': 'g2',
-            'name': 'g2',
-            'policy': 'affinity',
-            'rules': {},
-            'members': [],
-        },
+        ServerGroupInfo(
+            uuid='g2', name='g2', policy='affinity', rules={}, members=[]
+        ),
     )
     wait_until(lambda: hm.server_group('g2') is not None, 'group created')
     api.delete_server_group(ctxt, 'g2')

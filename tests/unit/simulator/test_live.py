@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from nimbus.placement import candidates
 from nimbus.simulator import hosts
 from nimbus.simulator import placement
@@ -26,10 +28,9 @@ QUERIES = [
 ]
 
 
-def _providers(n):
+def _providers(n, devices='devices=FPGA:2+PGPU:1,device_hosts=0.5'):
     spec = hosts.parse_host_spec(
-        'vcpus=8,ram=32768,disk=400,reserved_ram=512,'
-        'devices=FPGA:2+PGPU:1,device_hosts=0.5'
+        'vcpus=8,ram=32768,disk=400,reserved_ram=512,' + devices
     )
     _nodes, _services, trees = hosts.build(n, spec, random.Random(1))
     engine = placement.EnginePlacement(
@@ -115,3 +116,37 @@ def test_claims_check_room_like_placement():
     engine.remove_allocations(None, 'a')
     assert engine.live.free(root, 'VCPU')[0] == cap['VCPU']
     assert engine.usage()[root] == {}
+
+
+@pytest.mark.parametrize('devices', ['', 'devices=FPGA:1,device_hosts=0.5'])
+def test_answers_equal_placements_rendered_body(devices):
+    """The adapter renders the engine's candidates itself, reusing
+    summaries and allocation requests between requests: every answer
+    equals the body placement's engine renders afresh, across claims and
+    releases (flat hosts, and hosts with device providers)."""
+    engine, trees = _providers(12, devices)
+    opts = placement.options()
+    rng = random.Random(3)
+    consumers = []
+    for step in range(120):
+        for query in QUERIES:
+            params = [(k, v) for k, values in query.items() for v in values]
+            got = engine.get_allocation_candidates(None, params)
+            assert got == candidates.get_allocation_candidates(
+                engine.live.snapshot, query, (1, 39), opts
+            )
+        if consumers and rng.random() < 0.3:
+            engine.remove_allocations(
+                None, consumers.pop(rng.randrange(len(consumers)))
+            )
+            continue
+        body = engine.get_allocation_candidates(
+            None, [('resources', 'VCPU:2,MEMORY_MB:4096'), ('limit', '50')]
+        )
+        if not body['allocation_requests']:
+            continue
+        areq = rng.choice(body['allocation_requests'])
+        consumer = 'c%d' % step
+        if engine.claim_resources(None, consumer, areq, 'p', 'u'):
+            consumers.append(consumer)
+    assert consumers, 'the walk claimed nothing'

@@ -85,7 +85,34 @@ SERVER_ATTRIBUTES = (
 
 
 def create(session, values):
-    row = models.Instance(
+    row = _row(values)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def create_many(session, values_list):
+    """Create the instances of ``values_list`` (one INSERT per batch);
+    their rows."""
+    rows = [_row(values) for values in values_list]
+    session.add_all(rows)
+    session.flush()
+    return rows
+
+
+def existing(session, instance_uuids):
+    """The uuids of ``instance_uuids`` that have a row here."""
+    return set(
+        session.execute(
+            sa.select(models.Instance.uuid).where(
+                models.Instance.uuid.in_(list(instance_uuids))
+            )
+        ).scalars()
+    )
+
+
+def _row(values):
+    return models.Instance(
         uuid=values['uuid'],
         display_name=values.get('display_name'),
         project_id=values['project_id'],
@@ -106,9 +133,6 @@ def create(session, values):
             key: values[key] for key in SERVER_ATTRIBUTES if key in values
         },
     )
-    session.add(row)
-    session.flush()
-    return row
 
 
 def get(session, instance_uuid):
@@ -131,12 +155,26 @@ def add_fault(
     )
 
 
+def _leaves_a_delete(updates):
+    """Would ``updates`` take an instance whose delete has begun out of
+    it without finishing it (another vm_state than deleted, or another
+    task)?"""
+    new_state = updates.get('vm_state')
+    if new_state == states.DELETED:
+        return False
+    task = updates.get('task_state', states.DELETING)
+    return new_state is not None or task != states.DELETING
+
+
 def transition(
     session, instance_uuid, expected_vm_states, updates, expected_host=None
 ):
     """Compare-and-swap. Returns the updated row, or None when the instance
     is not in one of ``expected_vm_states`` (or does not exist), or, with
-    ``expected_host``, is no longer on that host."""
+    ``expected_host``, is no longer on that host, or when a delete has
+    begun (task_state ``deleting``) and the update would take the task
+    from it without finishing the delete (a build's last swap, or its
+    failure, arriving after the delete began: the user's delete wins)."""
     updates = dict(updates)
     fault = updates.pop('fault', None)
     unknown = set(updates) - _UPDATABLE
@@ -161,6 +199,13 @@ def transition(
     )
     if expected_host is not None:
         query = query.where(models.Instance.host == expected_host)
+    if _leaves_a_delete(updates):
+        query = query.where(
+            sa.or_(
+                models.Instance.task_state.is_(None),
+                models.Instance.task_state != states.DELETING,
+            )
+        )
     result = session.execute(query.values(**updates))
     if result.rowcount != 1:
         return None
@@ -227,6 +272,21 @@ def fail_build(session, instance_uuid, host, message, details):
 
 
 def record_attempt(session, instance_uuid, host, node, result, reason=None):
+    """Add one attempt; the same attempt as the instance's newest one (a
+    ``record_build_attempt`` delivered twice) is not added again."""
+    newest = session.execute(
+        sa.select(
+            models.BuildAttempt.host,
+            models.BuildAttempt.node,
+            models.BuildAttempt.result,
+            models.BuildAttempt.reason,
+        )
+        .where(models.BuildAttempt.instance_uuid == instance_uuid)
+        .order_by(models.BuildAttempt.id.desc())
+        .limit(1)
+    ).first()
+    if newest is not None and tuple(newest) == (host, node, result, reason):
+        return
     session.add(
         models.BuildAttempt(
             instance_uuid=instance_uuid,
@@ -235,6 +295,21 @@ def record_attempt(session, instance_uuid, host, node, result, reason=None):
             result=result,
             reason=reason,
         )
+    )
+
+
+def has_attempt(session, instance_uuid, host, result):
+    """Is a build attempt of ``instance_uuid`` on ``host`` with ``result``
+    recorded already (a retried swap that carried it)?"""
+    return (
+        session.execute(
+            sa.select(models.BuildAttempt.id).where(
+                models.BuildAttempt.instance_uuid == instance_uuid,
+                models.BuildAttempt.host == host,
+                models.BuildAttempt.result == result,
+            )
+        ).first()
+        is not None
     )
 
 
@@ -304,12 +379,37 @@ def alternates(request_spec, host_list):
     }
 
 
+def leave_host(session, instance_uuid, host):
+    """For a reschedule the compute asked for: atomically take a build
+    still on ``host`` off it (host None, stored alternates cleared, as
+    :func:`take_alternates` does). True for the one caller that did; a
+    second copy of the reschedule, or the build check, then finds it
+    gone from ``host``."""
+    result = session.execute(
+        sa.update(models.Instance)
+        .where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.vm_state == states.BUILDING,
+            models.Instance.deleted.is_(False),
+            models.Instance.host == host,
+        )
+        .values(build_alternates=None, host=None, updated_at=types.utcnow())
+    )
+    return result.rowcount == 1
+
+
 def take_alternates(session, instance_uuid, host):
     """For the build check: atomically take the stored request spec and
     untried alternates of a build still on ``host`` (cleared, so a second
     pass or conductor cannot take them too), as ``(RequestSpec,
     [Selection])``. None when it is no longer building there or has no
-    alternate left."""
+    alternate left.
+
+    The build leaves ``host`` in the same update (its host is None until
+    the reschedule puts it on an alternate): a compute that was only cut
+    off and comes back now fails its ``BUILD -> ACTIVE`` on ``host``, and
+    destroys its guest, instead of making ACTIVE a build whose allocation
+    the build check is about to free."""
     row = session.execute(
         sa.select(models.Instance.build_alternates).where(
             models.Instance.uuid == instance_uuid,
@@ -329,7 +429,7 @@ def take_alternates(session, instance_uuid, host):
             models.Instance.host == host,
             models.Instance.build_alternates.is_not(None),
         )
-        .values(build_alternates=None, updated_at=types.utcnow())
+        .values(build_alternates=None, host=None, updated_at=types.utcnow())
     )
     if result.rowcount != 1:
         return None

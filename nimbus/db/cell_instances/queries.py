@@ -1,0 +1,228 @@
+"""Reading a cell's ``instances`` and ``instance_faults`` for the compute
+API's lists and usages, the dashboard, the audit, the build check and the
+scheduler's host state. Part of the owner of those tables
+(:mod:`nimbus.db.cell_instances`): nothing else writes SQL on them.
+
+Each function takes a session of one cell's database and returns rows
+(or ORM objects) as the caller shapes them.
+"""
+
+import sqlalchemy as sa
+
+from nimbus.common import instance_states as states
+from nimbus.db.cell import models
+
+Instance = models.Instance
+Fault = models.InstanceFault
+
+
+def faults(session, instance_uuids, by_time=False):
+    """The fault rows of these instances, oldest first (by creation time
+    with ``by_time``, else by id): the last one of an instance is its
+    newest."""
+    if not instance_uuids:
+        return []
+    order = (
+        (Fault.created_at.asc(), Fault.id.asc()) if by_time else (Fault.id,)
+    )
+    return list(
+        session.execute(
+            sa.select(Fault)
+            .where(Fault.instance_uuid.in_(list(instance_uuids)))
+            .order_by(*order)
+        ).scalars()
+    )
+
+
+def live_hosts(session, instance_uuids):
+    """The hosts of those of these instances that are live and have one."""
+    return {
+        host
+        for (host,) in session.execute(
+            sa.select(Instance.host).where(
+                Instance.uuid.in_(list(instance_uuids)),
+                Instance.deleted.is_(False),
+            )
+        ).all()
+        if host
+    }
+
+
+def placed(session):
+    """The live instances that have a host (ORM rows)."""
+    return session.execute(
+        sa.select(Instance).where(
+            Instance.deleted.is_(False), Instance.host.is_not(None)
+        )
+    ).scalars()
+
+
+def placed_usage(session):
+    """``[(host, node, flavor)]`` of the live instances with a host (only
+    those columns)."""
+    return session.execute(
+        sa.select(Instance.host, Instance.node, Instance.flavor).where(
+            Instance.deleted.is_(False), Instance.host.is_not(None)
+        )
+    ).all()
+
+
+def on_host_by_project(session, host):
+    """``[(project_id, flavor)]`` of the live instances on ``host``."""
+    return session.execute(
+        sa.select(Instance.project_id, Instance.flavor).where(
+            Instance.host == host, Instance.deleted.is_(False)
+        )
+    ).all()
+
+
+def flavors_of_project(session, project_id):
+    """The flavors of ``project_id``'s live instances."""
+    return list(
+        session.execute(
+            sa.select(Instance.flavor).where(
+                Instance.project_id == project_id, Instance.deleted.is_(False)
+            )
+        ).scalars()
+    )
+
+
+def newest_failed(session, limit, any_state=False):
+    """The newest live instances in ERROR (every live one with
+    ``any_state``, as in cell0), at most ``limit``."""
+    query = sa.select(Instance).where(Instance.deleted.is_(False))
+    if not any_state:
+        query = query.where(Instance.vm_state == 'error')
+    return (
+        session.execute(query.order_by(Instance.id.desc()).limit(limit))
+        .scalars()
+        .all()
+    )
+
+
+def alive_between(session, start, stop, project_id=None):
+    """The instances (ORM rows) alive at some point of [start, stop]."""
+    query = sa.select(Instance).where(
+        sa.or_(
+            Instance.terminated_at.is_(None), Instance.terminated_at >= start
+        ),
+        sa.or_(Instance.launched_at.is_(None), Instance.launched_at <= stop),
+    )
+    if project_id is not None:
+        query = query.where(Instance.project_id == project_id)
+    return session.execute(query).scalars()
+
+
+def audit_rows(session):
+    """Every instance's state and times, for the audit."""
+    return session.execute(
+        sa.select(
+            Instance.uuid,
+            Instance.vm_state,
+            Instance.task_state,
+            Instance.deleted,
+            Instance.created_at,
+            Instance.updated_at,
+            Instance.deleted_at,
+            Instance.host,
+        )
+    ).all()
+
+
+def state_of(session, instance_uuid):
+    """``(vm_state, task_state, host, deleted)`` of one instance, or
+    None."""
+    return session.execute(
+        sa.select(
+            Instance.vm_state,
+            Instance.task_state,
+            Instance.host,
+            Instance.deleted,
+        ).where(Instance.uuid == instance_uuid)
+    ).first()
+
+
+def building_on_hosts(session):
+    """``[(uuid, host, node, created_at, updated_at, task_state)]`` of the
+    live instances building, on a host or (host None) between the host a
+    build check took them from and their next alternate."""
+    return session.execute(
+        sa.select(
+            Instance.uuid,
+            Instance.host,
+            Instance.node,
+            Instance.created_at,
+            Instance.updated_at,
+            Instance.task_state,
+        ).where(
+            Instance.vm_state == states.BUILDING, Instance.deleted.is_(False)
+        )
+    ).all()
+
+
+def page(
+    session,
+    *,
+    project_id,
+    filters,
+    column_filters,
+    name,
+    sort_key,
+    null_default,
+    reverse,
+    after,
+    limit,
+):
+    """One keyset batch of a server list, in order (``GET /servers``).
+
+    ``filters``: ``deleted`` (False by default; None for live and deleted
+    alike), ``changes_since``/``changes_before``, and the equality filters
+    named in ``column_filters``; ``name`` a regular expression on the
+    display name; sorted on ``sort_key`` (nulls as ``null_default``) then
+    uuid, descending with ``reverse``; ``after`` the ``(sort value, uuid)``
+    of the previous batch's last row, or None.
+    """
+    column = getattr(Instance, sort_key)
+    expr = (
+        column
+        if sort_key == 'uuid'
+        else sa.func.coalesce(column, sa.literal(null_default, column.type))
+    )
+    query = sa.select(Instance)
+    deleted = filters.get('deleted', False)
+    if deleted is not None:
+        query = query.where(Instance.deleted.is_(deleted))
+    changed = sa.func.coalesce(Instance.updated_at, Instance.created_at)
+    if filters.get('changes_since') is not None:
+        query = query.where(changed >= filters['changes_since'])
+    if filters.get('changes_before') is not None:
+        query = query.where(changed <= filters['changes_before'])
+    if project_id is not None:
+        query = query.where(Instance.project_id == project_id)
+    for key in column_filters:
+        if filters.get(key) is not None:
+            query = query.where(getattr(Instance, key) == filters[key])
+    if name is not None:
+        query = query.where(Instance.display_name.regexp_match(name))
+    if after is not None:
+        value, uuid = after
+        beyond = (expr < value) if reverse else (expr > value)
+        tie = (Instance.uuid < uuid) if reverse else (Instance.uuid > uuid)
+        query = query.where(sa.or_(beyond, sa.and_(expr == value, tie)))
+    order = (
+        (expr.desc(), Instance.uuid.desc())
+        if reverse
+        else (expr.asc(), Instance.uuid.asc())
+    )
+    return session.execute(query.order_by(*order).limit(limit)).scalars()
+
+
+def names_on_node(session, host, node):
+    """``[(uuid, display_name)]`` of the live instances on one node."""
+    return session.execute(
+        sa.select(Instance.uuid, Instance.display_name).where(
+            Instance.host == host,
+            Instance.node == node,
+            Instance.deleted.is_(False),
+        )
+    ).all()

@@ -1,0 +1,153 @@
+"""The faults of the fault suite (:mod:`nimbus.testing.faults`): each
+function returns the fault, a callable that strikes and returns once the
+fault is over (the daemon restarted, the proxy healed, the compute fast
+again).
+"""
+
+import os
+import shutil
+import subprocess
+import time
+
+from nimbus.testing import daemons
+
+
+def kill_and_restart(cloud, name, down_s=3.0):
+    """``kill -9`` daemon ``name`` (and its process group), restart it
+    after ``down_s`` seconds."""
+
+    def fault():
+        daemon = cloud.daemons[name]
+        daemon.kill9()
+        time.sleep(down_s)
+        daemon.start()
+
+    return fault
+
+
+def freeze(cloud, name, frozen_s=20.0):
+    """SIGSTOP daemon ``name`` for ``frozen_s`` seconds (no heartbeats, no
+    messages: cut off as far as everyone else can tell), then SIGCONT."""
+    import signal
+
+    def fault():
+        pid = cloud.daemons[name].process.pid
+        os.killpg(pid, signal.SIGSTOP)
+        time.sleep(frozen_s)
+        os.killpg(pid, signal.SIGCONT)
+
+    return fault
+
+
+def cut_from_broker(proxy, cut_s=20.0):
+    """Cut every connection through ``proxy`` (a
+    :class:`~nimbus.testing.tcp_proxy.TcpProxy` between one daemon and
+    RabbitMQ) and refuse new ones for ``cut_s`` seconds, then heal it: the
+    daemon is cut off from the broker, and only it."""
+
+    def fault():
+        proxy.cut()
+        time.sleep(cut_s)
+        proxy.heal()
+
+    return fault
+
+
+def slow(cloud, name, spawn_s=5.0, slow_s=30.0):
+    """Daemon ``name`` (a compute on the fake driver) spawns each guest in
+    ``spawn_s`` seconds for ``slow_s`` seconds, then at full speed again:
+    its config file's ``[fake_driver] spawn_seconds`` rewritten and
+    reloaded by SIGHUP (a mutable option) each time."""
+    import signal
+
+    def set_spawn(seconds):
+        daemon = cloud.daemons[name]
+        config = cloud.config_of(name)
+        if not config.has_section('fake_driver'):
+            config.add_section('fake_driver')
+        config.set('fake_driver', 'spawn_seconds', str(seconds))
+        with open(daemon.config_file, 'w') as f:
+            config.write(f)
+        os.kill(daemon.process.pid, signal.SIGHUP)
+
+    def fault():
+        set_spawn(spawn_s)
+        time.sleep(slow_s)
+        set_spawn(0.0)
+
+    return fault
+
+
+def duplicate_casts(cloud, duplicated_s=15.0):
+    """For ``duplicated_s`` seconds every build cast of every daemon goes
+    out twice: the cloud's daemons must run under
+    :mod:`nimbus.testing.twice` (``cloud.launcher``), which doubles them
+    while its flag file exists."""
+    from nimbus.testing import twice
+
+    def fault():
+        flag = twice.flag_path(cloud.daemons['api'].config_file)
+        with open(flag, 'w'):
+            pass
+        try:
+            time.sleep(duplicated_s)
+        finally:
+            os.unlink(flag)
+
+    return fault
+
+
+def rabbitmq_restart(down_s=3.0):
+    """``rabbitmqctl stop_app`` / ``start_app``: every connection drops."""
+    ctl = shutil.which('rabbitmqctl')
+
+    def fault():
+        subprocess.run(
+            [ctl, 'stop_app'], check=True, capture_output=True, timeout=120
+        )
+        time.sleep(down_s)
+        subprocess.run(
+            [ctl, 'start_app'], check=True, capture_output=True, timeout=120
+        )
+
+    return fault
+
+
+def mariadb_restart(down_s=3.0):
+    """Shut MariaDB down (``mysqladmin shutdown``) and start it again as
+    .ci/run does; waits for its port."""
+
+    def fault():
+        subprocess.run(
+            ['mysqladmin', '-uroot', '-h127.0.0.1', 'shutdown'],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        time.sleep(down_s)
+        subprocess.run(
+            [
+                'start-stop-daemon',
+                '--start',
+                '--oknodo',
+                '--background',
+                '--exec',
+                '/usr/sbin/mariadbd',
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        daemons.wait_for(lambda: _port_open(3306), 120, 'MariaDB', [])
+
+    return fault
+
+
+def _port_open(port):
+    import socket
+
+    try:
+        with socket.create_connection(('127.0.0.1', port), timeout=1):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,103 @@
+"""A build request deleted after its instance was written into a cell: both
+the super conductor's one-at-a-time path and the multi-create's hand-off
+mark the cell's record deleted and release the claim (one function,
+``handoff.undo_vanished``).
+
+Real SQLite API and cell databases; placement is a recording fake."""
+
+import types
+
+import pytest
+
+from nimbus.common import db as common_db
+from nimbus.common import instance_states as states
+from nimbus.conductor import handoff
+from nimbus import db as nimbus_db
+from nimbus.db import cell_instances as instances
+
+from .conftest import Conductor
+
+
+class FakePlacement:
+    def __init__(self):
+        self.removed = []
+
+    def remove_allocations(self, ctxt, consumer):
+        self.removed.append(consumer)
+
+
+class OneCell:
+    """The ``cells`` dependency with a single cell database."""
+
+    def __init__(self, database):
+        self.database = database
+
+    def db(self, cell):
+        return self.database
+
+
+@pytest.fixture
+def cell_db(tmp_path):
+    url = 'sqlite:///%s/cell1.db' % tmp_path
+    nimbus_db.sync_cell(url)
+    yield common_db.get_database(url)
+    common_db.dispose_all()
+
+
+def _building(cell_db, uuid):
+    with cell_db.session() as session:
+        instances.create(
+            session,
+            {'uuid': uuid, 'project_id': 'p', 'flavor': {'name': 'm1'}},
+        )
+
+
+def _state(cell_db, uuid):
+    with cell_db.session() as session:
+        row = instances.get(session, uuid)
+        return row.vm_state, row.deleted
+
+
+def test_undo_marks_the_cell_record_deleted_and_frees_the_claim(cell_db):
+    _building(cell_db, 'u1')
+    placement = FakePlacement()
+    conductor = types.SimpleNamespace(
+        cells=OneCell(cell_db), placement=placement
+    )
+
+    handoff.undo_vanished(conductor, None, 'cell1', 'u1')
+
+    assert _state(cell_db, 'u1') == (states.DELETED, True)
+    assert placement.removed == ['u1']
+
+
+def test_undo_leaves_an_instance_that_already_left_building(cell_db):
+    _building(cell_db, 'u1')
+    with cell_db.session() as session:
+        instances.transition(
+            session, 'u1', [states.BUILDING], {'vm_state': states.ACTIVE}
+        )
+    placement = FakePlacement()
+    conductor = types.SimpleNamespace(
+        cells=OneCell(cell_db), placement=placement
+    )
+
+    handoff.undo_vanished(conductor, None, 'cell1', 'u1')
+
+    assert _state(cell_db, 'u1')[0] == states.ACTIVE
+
+
+def test_one_at_a_time_mapping_of_a_vanished_request_undoes_it(
+    api_db, cell_db
+):
+    _building(cell_db, 'u1')
+    placement = FakePlacement()
+    conductor = Conductor(api_db, None, placement)
+    conductor.cells = OneCell(cell_db)
+
+    # No build request for u1 in the API database: it was deleted.
+    mapped = conductor._map_to_cell(None, 'cell1', 'u1', lease='lease-1')
+
+    assert mapped is False
+    assert _state(cell_db, 'u1') == (states.DELETED, True)
+    assert placement.removed == ['u1']
