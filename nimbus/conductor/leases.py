@@ -24,6 +24,7 @@ from oslo_utils import uuidutils
 
 from nimbus.common.db import types
 from nimbus.db import build_requests
+from nimbus.db import instance_mappings
 
 # [conductor] build_request_timeout's default, for a conductor built
 # without that option (tests, tools).
@@ -47,17 +48,29 @@ def take(api_db, uuids, seconds, now=None):
     lease is older than ``seconds``). Returns ``(token, {uuid: previous
     token or None})`` of those taken. A uuid without a build request (its
     user deleted it) is returned as taken, with nothing to lease: the
-    schedule finds it gone and releases its claim, as before leases."""
+    schedule finds it gone and releases its claim, as before leases. One
+    whose instance is mapped to a cell is not taken: its build request
+    ended because a worker put it in its cell (or buried it in cell0), so
+    this is a duplicate or late copy of the message, and the claim it
+    would find belongs to the instance."""
     now = now or types.utcnow()
     token = uuidutils.generate_uuid()
     taken = {}
     with api_db.session() as session:
         held = build_requests.leases_of(session, uuids)
+        gone = [u for u in uuids if u not in held]
+        in_cells = (
+            {uuid for uuid, _cell in instance_mappings.cells_of(session, gone)}
+            if gone
+            else set()
+        )
         free = [u for u in uuids if u in held and held[u] is None]
         # The free ones in one statement (a multi-create's 1000 took 9 s
         # one by one); the held ones one by one (expired or not).
         won = build_requests.take_free_leases(session, free, token, now)
         for uuid in uuids:
+            if uuid in in_cells:
+                continue  # built or buried already: nothing to schedule
             if uuid not in held or uuid in won:
                 taken[uuid] = None
                 continue
@@ -106,8 +119,8 @@ def lease_build_requests(ctxt, api_db, placement, uuids, conf, log):
     for uuid in uuids:
         if uuid not in taken:
             log.info(
-                'Build request %s is already being scheduled (or is '
-                'gone); not scheduling it again',
+                'Build request %s is already being scheduled (or its '
+                'instance is in a cell); not scheduling it again',
                 uuid,
             )
         elif taken[uuid] is not None:

@@ -136,3 +136,39 @@ def test_taking_over_an_expired_lease_releases_the_dead_claim(api_db):
     assert placement.removed == ['i']
     assert scheduler.asked == [['i']]
     assert conductor.built == ['i']
+
+
+def test_a_late_copy_after_the_instance_reached_its_cell_is_dropped(api_db):
+    """The first copy of the cast built the instance (its build request
+    ended and its mapping names a cell); the second copy finds the build
+    request gone. It must neither schedule nor release anything: the claim
+    placement holds is the instance's own."""
+    with api_db.session() as session:
+        session.add(
+            models.CellMapping(
+                uuid='c1',
+                name='cell1',
+                transport_url='inproc:///c1',
+                database_connection='sqlite://',
+            )
+        )
+    with api_db.session() as session:
+        cell_id = session.execute(sa.select(models.CellMapping.id)).scalar()
+        session.add(
+            models.InstanceMapping(
+                instance_uuid='built', project_id='p', cell_id=cell_id
+            )
+        )
+        session.add(
+            models.InstanceMapping(instance_uuid='deleted', project_id='p')
+        )
+    _token, taken = leases.take(api_db, ['built', 'deleted'], 300, now=NOW)
+    # 'deleted' (its user deleted the build request before it had a cell)
+    # is scheduled to find it gone, as before.
+    assert taken == {'deleted': None}
+    scheduler, placement = Scheduler(), Placement()
+    conductor = Conductor(api_db, scheduler, placement)
+    conductor.schedule_and_build_instances(None, SPEC, ['built'])
+    assert scheduler.asked == []
+    assert conductor.built == []
+    assert placement.removed == []
