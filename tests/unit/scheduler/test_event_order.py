@@ -96,3 +96,18 @@ def test_tombstones_forget_the_oldest_first():
     graves.bury('e')
     assert [u in graves for u in 'bcde'] == [True, False, True, True]
     assert len(graves) == 3
+
+
+def test_tombstones_forget_after_their_time():
+    now = [1000.0]
+    graves = tombstones.Tombstones(size=100, ttl=600, clock=lambda: now[0])
+    graves.bury('a')
+    now[0] += 300
+    graves.bury('b')
+    assert 'a' in graves and 'b' in graves
+    now[0] += 301  # 'a' is 601 s old, 'b' 301 s
+    assert 'a' not in graves and 'b' in graves
+    graves.bury('c')  # burying forgets the expired ones
+    assert len(graves) == 2
+    now[0] += 600
+    assert 'b' not in graves and 'c' not in graves
