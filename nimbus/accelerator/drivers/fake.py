@@ -86,6 +86,8 @@ def _opts(count, vendor, product, model, num_accelerators):
 
 
 HOLD_POLL = 0.1
+# polls of a control file that does not parse before it counts as empty
+UNREADABLE_POLLS = 20
 
 
 FPGA_OPTS = _opts(1, '8086', '09c4', 'fake-arria10', 1)
@@ -182,32 +184,50 @@ class FakeDriver(base.AcceleratorDriver):
         return devices
 
     def _control(self):
+        """The control file's object ({} without one); None while it
+        does not parse (a writer may be between truncating and writing
+        it)."""
         path = self.opts.control_file
         if not path:
             return {}
         try:
             with open(path) as f:
                 control = json.load(f)
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return {}
+        except (OSError, ValueError):
+            return None
         return control if isinstance(control, dict) else {}
 
     def _held_control(self, arq):
         """The control file's object once it no longer holds
-        programming."""
+        programming. A file that does not parse is read again (a write
+        in progress), for up to :data:`UNREADABLE_POLLS` polls; then it
+        counts as empty."""
         logged = False
+        unreadable = 0
         while True:
             control = self._control()
-            if not control.get('hold'):
+            if control is None:
+                unreadable += 1
+                if unreadable > UNREADABLE_POLLS:
+                    LOG.warning(
+                        'Control file %s does not parse; ignoring it',
+                        self.opts.control_file,
+                    )
+                    return {}
+            elif not control.get('hold'):
                 return control
-            if not logged:
-                LOG.info(
-                    'Programming for ARQ %s on %s held by %s',
-                    arq['uuid'],
-                    self.host,
-                    self.opts.control_file,
-                )
-                logged = True
+            else:
+                unreadable = 0
+                if not logged:
+                    LOG.info(
+                        'Programming for ARQ %s on %s held by %s',
+                        arq['uuid'],
+                        self.host,
+                        self.opts.control_file,
+                    )
+                    logged = True
             if self._halt.wait(HOLD_POLL):
                 raise base.ProgramError('the agent is stopping')
 

@@ -239,3 +239,33 @@ def test_halt_ends_a_held_programming(tmp_path):
     driver.halt()
     thread.join(10)
     assert outcome == ['the agent is stopping']
+
+
+def test_a_control_file_caught_mid_write_keeps_holding(tmp_path, monkeypatch):
+    """Between truncating and writing the file a reader sees nothing that
+    parses: that is not an empty control file, or a held programming would
+    go ahead (stop 19's CI failure of the test above)."""
+    control = tmp_path / 'control.json'
+    control.write_text(json.dumps({'hold': True}))
+    driver = fake.FakeFPGADriver(
+        _conf(fake_fpga={'control_file': str(control)}), 'h1'
+    )
+    device, handle = _handle(driver)
+    outcome = []
+
+    def program():
+        try:
+            driver.program(device, handle, _arq('a1'))
+            outcome.append('programmed')
+        except base.ProgramError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=program)
+    thread.start()
+    thread.join(0.3)
+    control.write_text('')  # truncated, not yet written
+    thread.join(0.5)
+    assert outcome == []
+    control.write_text(json.dumps({'fail_hosts': ['h1']}))
+    thread.join(10)
+    assert outcome and 'refused the image' in outcome[0]
