@@ -7,7 +7,6 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.common import config
-from nimbus.common import heap
 from nimbus.common import memtrace
 from nimbus.common import secrets
 
@@ -19,11 +18,8 @@ def quiet_warnings():
     warnings.filterwarnings('ignore', category=DeprecationWarning)
 
 
-def setup(name, argv=None, cli_opts=(), needs_bus=False, daemon=True):
+def setup(name, argv=None, cli_opts=(), needs_bus=False):
     """Build and parse the config of daemon ``name``; returns the conf.
-
-    ``daemon``: a long-running process, which trims its heap every
-    ``[DEFAULT] heap_trim_interval`` (a one-shot command does not).
 
     ``needs_bus``: the daemon talks RPC, so it must be given a broker
     (``[DEFAULT] transport_url``); the in-process bus is refused with a
@@ -44,9 +40,6 @@ def setup(name, argv=None, cli_opts=(), needs_bus=False, daemon=True):
     secrets.setup_logging(conf)
     # [DEFAULT] tracemalloc_frames: where memory goes, in the log
     memtrace.setup(conf)
-    if daemon:
-        # [DEFAULT] heap_trim_interval: freed C heap back to the system
-        heap.setup(conf)
     if needs_bus:
         from nimbus.common import rpc
 

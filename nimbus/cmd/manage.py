@@ -163,7 +163,7 @@ def add_commands(subparsers):
 
 def main(argv=None):
     opt = cfg.SubCommandOpt('category', title='commands', handler=add_commands)
-    conf = common.setup('nimbus-manage', argv, [opt], daemon=False)
+    conf = common.setup('nimbus-manage', argv, [opt])
     try:
         conf.category.func(conf)
     except SystemExit:
