@@ -204,14 +204,34 @@ DEFAULT_RATE = 4.0
 DB_NAMES = ('api', 'cell0', 'cell1', 'placement')
 
 
+def parse_options(items):
+    """``{section: {name: value}}`` of ``SECTION.NAME=VALUE`` items (a
+    comma-separated string, or a list of them); ValueError names a bad
+    one."""
+    if isinstance(items, str):
+        items = [i for i in items.split(',') if i.strip()]
+    options = {}
+    for item in items:
+        key, sep, value = item.partition('=')
+        section, dot, name = key.strip().rpartition('.')
+        if not sep or not dot or not section or not name:
+            raise ValueError(
+                'option %r: expected SECTION.NAME=VALUE, e.g. '
+                'DEFAULT.executor_thread_pool_size=8' % item
+            )
+        options.setdefault(section, {})[name] = value.strip()
+    return options
+
+
 @contextlib.contextmanager
-def cloud(workdir, hosts=10, tracemalloc=0, report_s=60):
+def cloud(workdir, hosts=10, tracemalloc=0, report_s=60, options=None):
     """A :class:`~nimbus.testing.daemons.DaemonCloud` on fresh RabbitMQ
     vhosts and MariaDB databases with one compute process simulating
     ``hosts`` hosts, a flavor and an image: yields ``(cloud, api, flavor,
     image, db_names)``; everything is stopped and dropped after.
     ``tracemalloc``: frames each daemon's tracemalloc keeps (0: off), with
-    a report in its log every ``report_s`` seconds."""
+    a report in its log every ``report_s`` seconds. ``options``:
+    ``{section: {name: value}}`` set in every daemon's config."""
     from nimbus.allinone.client import ComputeClient
     from nimbus.testing import daemons
     from nimbus.testing import infra
@@ -229,6 +249,9 @@ def cloud(workdir, hosts=10, tracemalloc=0, report_s=60):
                 tracemalloc_frames=tracemalloc,
                 tracemalloc_interval=int(report_s),
             )
+        common = {'DEFAULT': defaults}
+        for section, values in (options or {}).items():
+            common.setdefault(section, {}).update(values)
         databases = {}
         for name in DB_NAMES:
             url, cleanup = infra.mysql_database()
@@ -240,7 +263,7 @@ def cloud(workdir, hosts=10, tracemalloc=0, report_s=60):
             buses[1],
             databases,
             hosts=0,
-            common_options={'DEFAULT': defaults},
+            common_options=common,
         )
         made.prepare()
         cleanups.append(made.stop)
@@ -331,11 +354,26 @@ def main(argv=None):
         '(NIMBUS_SOAK_TRACEMALLOC, default 0: off; slows the daemons)',
     )
     parser.add_argument(
+        '--option',
+        action='append',
+        default=[],
+        metavar='SECTION.NAME=VALUE',
+        help="set an option in every daemon's config, e.g. "
+        'DEFAULT.executor_thread_pool_size=8; repeatable '
+        '(NIMBUS_SOAK_OPTIONS, comma-separated)',
+    )
+    parser.add_argument(
         '--workdir',
         default=None,
         help='config files and logs (default: a new temporary directory)',
     )
     args = parser.parse_args(argv)
+    try:
+        options = parse_options(
+            args.option or os.environ.get('NIMBUS_SOAK_OPTIONS', '')
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     from nimbus.testing import infra
 
     for what, (host, port) in (
@@ -347,13 +385,9 @@ def main(argv=None):
             return 2
     workdir = args.workdir or tempfile.mkdtemp(prefix='nimbus-soak-')
     print('soak: logs and configs in %s' % workdir, flush=True)
-    with cloud(workdir, args.hosts, args.tracemalloc, args.interval) as (
-        made,
-        api,
-        flavor,
-        image,
-        names,
-    ):
+    with cloud(
+        workdir, args.hosts, args.tracemalloc, args.interval, options
+    ) as (made, api, flavor, image, names):
         result = run(
             made,
             api,
