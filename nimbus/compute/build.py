@@ -107,6 +107,7 @@ class BuildRunner:
                     request_spec,
                     host_list,
                     'internal error on %s: %s' % (self.host, exc),
+                    providers=list(selection.allocations),
                 )
             except Exception:
                 LOG.exception(
@@ -154,6 +155,7 @@ class BuildRunner:
                     str(exc),
                     result='group-policy',
                     spawned=False,
+                    providers=list(selection.allocations),
                 )
                 return
             current = self.conductor.instance_update(
@@ -185,7 +187,13 @@ class BuildRunner:
             ):
                 host_list = []
             self._fail(
-                ctxt, uuid, current.node, request_spec, host_list, str(exc)
+                ctxt,
+                uuid,
+                current.node,
+                request_spec,
+                host_list,
+                str(exc),
+                providers=list(selection.allocations),
             )
             return
         # The successful attempt is recorded with the swap (cell conductor
@@ -333,18 +341,21 @@ class BuildRunner:
         reason,
         result='failed',
         spawned=True,
+        providers=None,
     ):
         """Give the build back to the cell conductor for the next
         alternate. ``result`` ``failed`` counts against this host
         (BuildFailureWeigher, ``[compute]
         consecutive_build_service_disable_threshold``); ``group-policy``
-        (the late group check refused it) does not."""
+        (the late group check refused it) does not. ``providers``: those
+        this host's selection claimed, the only ones freed (see
+        :meth:`_free_claim`)."""
         if spawned:
             try:
                 self.driver.destroy(uuid)
             except Exception:
                 LOG.exception('Cleaning up the failed guest %s', uuid)
-        self.placement.remove_allocations(ctxt, uuid)
+        self._free_claim(ctxt, uuid, providers)
         self.conductor.record_build_attempt(
             ctxt, uuid, self.host, node, result, reason
         )
@@ -359,13 +370,33 @@ class BuildRunner:
             reason=reason,
         )
 
+    def _free_claim(self, ctxt, uuid, providers):
+        """Free this host's claim of a build it hands on. With the
+        selection's ``providers``, only those: a duplicate of this build
+        that ran late (after the first copy's reschedule, before the cell
+        conductor took the build off this host) must not take the claim
+        the cell conductor made on an alternate meanwhile. Without them (a
+        restart knows no selection), every allocation of the consumer."""
+        if providers:
+            self.placement.remove_provider_from_consumer(ctxt, uuid, providers)
+        else:
+            self.placement.remove_allocations(ctxt, uuid)
+
     def give_back(
-        self, ctxt, instance, request_spec, host_list, reason, result
+        self,
+        ctxt,
+        instance,
+        request_spec,
+        host_list,
+        reason,
+        result,
+        providers=None,
     ):
         """A build this host did not (or no longer can) start: its claim
         here is freed and the cell conductor takes it to the next
         alternate; not counted against the host. ``instance`` is the
-        cell's record of it (an Instance, from ``instances_on_host``)."""
+        cell's record of it (an Instance, from ``instances_on_host``);
+        ``providers`` those its selection claimed, when known."""
         self._fail(
             ctxt,
             instance.uuid,
@@ -375,6 +406,7 @@ class BuildRunner:
             reason,
             result=result,
             spawned=False,
+            providers=providers,
         )
 
     def _hand_back(self, ctxt, instance, request_spec, selection, host_list):
@@ -398,6 +430,7 @@ class BuildRunner:
                 reason,
                 result='handed-back',
                 spawned=False,
+                providers=list(selection.allocations),
             )
         except Exception:
             LOG.exception(

@@ -119,6 +119,7 @@ def _resume_interrupted(runner, ctxt, instance, entry):
             selection_obj.list_from_primitive(entry.get('host_list') or []),
             reason,
             'interrupted',
+            providers=_claimed_providers(entry),
         )
     except Exception:
         LOG.exception(
@@ -186,3 +187,14 @@ def destroy_orphans(runner, instances, guests=None):
         except Exception:
             LOG.exception('Could not destroy the orphan guest %s', orphan)
     return orphans
+
+
+def _claimed_providers(entry):
+    """The providers the journalled build's selection claimed (None when
+    the entry holds no readable selection: then every allocation of the
+    consumer is freed, as before journals kept it)."""
+    try:
+        selection = selection_obj.Selection.from_primitive(entry['selection'])
+    except Exception:
+        return None
+    return list(selection.allocations) or None

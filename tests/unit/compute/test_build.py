@@ -158,7 +158,10 @@ def test_failure_frees_the_claim_and_hands_over_the_alternates(runner):
         [],
     )
     kinds = [c[0] for c in conductor.calls]
-    assert kinds == ['update', 'free', 'attempt', 'node', 'reschedule']
+    # Only this host's providers are freed: an alternate's claim made
+    # meanwhile (a duplicate of the build handled late) is not ours.
+    assert kinds == ['update', 'free-here', 'attempt', 'node', 'reschedule']
+    assert conductor.calls[1] == ('free-here', 'i', ['rp'])
     assert conductor.calls[-1] == ('reschedule', alternates, 'h1')
     assert r.tracker.failed_builds == 1
     assert driver.list_instances() == []
@@ -412,7 +415,7 @@ def test_late_group_check_refuses_without_counting_a_failure(runner):
     attempt = [c for c in conductor.calls if c[0] == 'attempt'][0]
     assert attempt[1:3] == ('h1', 'group-policy')
     assert 'Anti-affinity instance group policy was violated' in attempt[3]
-    assert ('free', 'i') in conductor.calls
+    assert ('free-here', 'i', ['rp']) in conductor.calls
     assert ('reschedule', [ALTERNATE], 'h1') in conductor.calls
     assert r.tracker.failed_builds == 0
     assert not [c for c in conductor.calls if c[0] == 'node']
@@ -518,7 +521,11 @@ def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
         [],
     )
     assert driver.list_instances() == []
-    assert [c[0] for c in conductor.calls] == ['free', 'attempt', 'reschedule']
+    assert [c[0] for c in conductor.calls] == [
+        'free-here',
+        'attempt',
+        'reschedule',
+    ]
     assert conductor.calls[1][1:3] == ('h1', 'handed-back')
     assert conductor.calls[2] == ('reschedule', [ALTERNATE], 'h1')
     assert r.tracker.failed_builds == 0

@@ -105,7 +105,7 @@ def test_restart_hands_back_taken_builds_and_leaves_queued_ones(
     assert conductor.states['spawned'] == states.ACTIVE
     # The taken one: its claim here freed, not counted against the host,
     # handed to its alternate.
-    assert ('free', 'taken') in conductor.calls
+    assert ('free-here', 'taken', ['rp']) in conductor.calls
     assert ('attempt', 'h1', 'interrupted') in [
         c[:3] for c in conductor.calls if c[0] == 'attempt'
     ]
