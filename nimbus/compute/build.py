@@ -23,6 +23,7 @@ from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
 from nimbus.common.objects import ComputeNodeRecord
+from nimbus.compute import arq_wait
 from nimbus.compute import group_check
 from nimbus.compute import journal as journal_mod
 from nimbus.compute import restart
@@ -33,21 +34,6 @@ LOG = logging.getLogger(__name__)
 
 def _now():
     return timeutils.utcnow().isoformat()
-
-
-def _failure(arq_uuid, arq):
-    """``<arq> (device <rp> on <host>: <reason>)`` as far as known."""
-    arq = arq or {}
-    where = 'device %s' % (arq.get('device_rp_uuid') or 'unknown')
-    if arq.get('hostname'):
-        where += ' on %s' % arq['hostname']
-    if arq.get('failure_reason'):
-        where += ': %s' % arq['failure_reason']
-    return '%s (%s)' % (arq_uuid, where)
-
-
-class AcceleratorBindFailed(RuntimeError):
-    """The build's ARQs failed to bind or timed out (and were deleted)."""
 
 
 class BuildRunner:
@@ -176,13 +162,20 @@ class BuildRunner:
             )
             return
         try:
-            accel_info = self._wait_for_accelerators(ctxt, uuid, accel_uuids)
+            accel_info = arq_wait.wait_bound(
+                self.conf,
+                self.accelerator,
+                self.events,
+                ctxt,
+                uuid,
+                accel_uuids,
+            )
             allocations = selection.allocations
             self.driver.spawn(current, allocations, accel_info)
         except Exception as exc:  # the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
             if (
-                isinstance(exc, AcceleratorBindFailed)
+                isinstance(exc, arq_wait.AcceleratorBindFailed)
                 and not self.conf.accelerator.reschedule_on_bind_failure
             ):
                 host_list = []
@@ -255,81 +248,6 @@ class BuildRunner:
                 self.host,
                 exc_info=True,
             )
-
-    def _wait_for_accelerators(self, ctxt, uuid, accel_uuids):
-        """Wait for every ARQ's accelerator-request-bound event; the bound
-        ARQs. Events that arrived before the wait are kept by
-        InstanceEvents; ARQs the accelerator service already reports
-        resolved (Bound or BindFailed) are not waited for. A failed bind
-        or a timeout deletes the ARQs and raises, naming device and
-        reason."""
-        if not accel_uuids:
-            return None
-        resolved = self._resolved_arqs(ctxt, accel_uuids)
-        pending = [arq for arq in accel_uuids if arq not in resolved]
-        timeout = self.conf.compute.arq_binding_timeout
-        try:
-            events = (
-                self.events.wait(
-                    uuid, 'accelerator-request-bound', pending, timeout
-                )
-                if pending
-                else {}
-            )
-        except TimeoutError as exc:
-            self._delete_arqs(ctxt, accel_uuids)
-            raise AcceleratorBindFailed(
-                'Timed out after %ss waiting for accelerator requests %s to '
-                'bind' % (timeout, ', '.join(exc.args[0]))
-            )
-        statuses = dict(resolved)
-        statuses.update({tag: ev.get('status') for tag, ev in events.items()})
-        failed = sorted(
-            tag for tag, status in statuses.items() if status != 'completed'
-        )
-        arqs = None
-        if self.accelerator is not None:
-            arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
-        if failed:
-            by_uuid = {a['uuid']: a for a in arqs or []}
-            self._delete_arqs(ctxt, accel_uuids)
-            raise AcceleratorBindFailed(
-                'Accelerator requests failed to bind: %s'
-                % ', '.join(_failure(tag, by_uuid.get(tag)) for tag in failed)
-            )
-        return (
-            arqs
-            if arqs is not None
-            else [{'uuid': arq} for arq in accel_uuids]
-        )
-
-    def _resolved_arqs(self, ctxt, accel_uuids):
-        """{arq uuid: 'completed' | 'failed'} for ARQs already resolved."""
-        if self.accelerator is None:
-            return {}
-        try:
-            arqs = self.accelerator.get_arqs(ctxt, accel_uuids)
-        except Exception:
-            LOG.warning(
-                'Could not read ARQs %s; waiting for their events',
-                accel_uuids,
-                exc_info=True,
-            )
-            return {}
-        states_ = {'Bound': 'completed', 'BindFailed': 'failed'}
-        return {
-            arq['uuid']: states_[arq.get('state')]
-            for arq in arqs
-            if arq.get('state') in states_
-        }
-
-    def _delete_arqs(self, ctxt, accel_uuids):
-        if self.accelerator is None:
-            return
-        try:
-            self.accelerator.delete_arqs(ctxt, accel_uuids)
-        except Exception:
-            LOG.exception('Could not delete ARQs %s', accel_uuids)
 
     def _fail(
         self,
