@@ -230,8 +230,11 @@ def _tree(pid):
 
 
 def process_stats(pid):
-    """``(rss MiB, open fds, threads, {local TCP port, ...})`` of process
-    ``pid`` and its children."""
+    """``(rss MiB, open fds, threads, {(local port, remote port), ...})``
+    of process ``pid`` and its children: a TCP connection is known by both
+    ports, since Linux hands the same local port to two connections that
+    go to different servers (one daemon's to RabbitMQ, another's to
+    MariaDB)."""
     import psutil
 
     rss = fds = threads = 0
@@ -243,8 +246,8 @@ def process_stats(pid):
                 fds += proc.num_fds()
                 threads += proc.num_threads()
             for conn in proc.net_connections(kind='tcp'):
-                if conn.laddr:
-                    ports.add(conn.laddr.port)
+                if conn.laddr and conn.raddr:
+                    ports.add((conn.laddr.port, conn.raddr.port))
         except psutil.NoSuchProcess:
             continue
     return rss / 1048576.0, fds, threads, ports
@@ -283,6 +286,20 @@ def db_client_ports(server_url, databases, retries=5):
     return ports
 
 
+def db_server_port(server_url):
+    """The TCP port of the database server at ``server_url`` (None: no
+    server)."""
+    if not server_url:
+        return None
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(server_url)
+    return url.port or _DEFAULT_PORTS.get(url.get_backend_name())
+
+
+_DEFAULT_PORTS = {'mysql': 3306, 'mariadb': 3306, 'postgresql': 5432}
+
+
 _REPORT = re.compile(rb'tracemalloc report \d+: Python heap ([0-9.]+) KiB')
 
 
@@ -309,6 +326,7 @@ class Sampler:
         self.cloud = cloud
         self.db_server = db_server
         self.db_names = list(db_names)
+        self.db_port = db_server_port(db_server)
         self.samples = []
         self.began = time.monotonic()
 
@@ -335,7 +353,9 @@ class Sampler:
             db = (
                 None
                 if client_ports is None
-                else sum(1 for port in client_ports if port in ports)
+                else sum(
+                    1 for port in client_ports if (port, self.db_port) in ports
+                )
             )
             heap = traced_heap(daemon.log_file)
             self.samples.append(Sample(now, name, rss, fds, threads, db, heap))

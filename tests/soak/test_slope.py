@@ -198,3 +198,39 @@ def test_counted_slack_bounds_a_step():
     assert soak.verdict(step, counted=True, slack=3).flat
     leak = [(t, 10 + t) for t in range(60, 181, 20)]
     assert not soak.verdict(leak, counted=True, slack=3).flat
+
+
+def test_a_shared_local_port_to_another_server_is_no_database_connection(
+    monkeypatch,
+):
+    """Linux gives one local port to two connections bound for different
+    servers: the compute's connection to RabbitMQ from the port of the
+    API's MariaDB connection is not the compute's."""
+    import types
+
+    monkeypatch.setattr(soak, 'db_client_ports', lambda server, names: [40001])
+    conns = {
+        1: (120.0, 12, 20, {(40001, 3306)}),  # api -> MariaDB
+        2: (90.0, 25, 30, {(40001, 5672), (40002, 8778)}),  # compute
+    }
+    monkeypatch.setattr(soak, 'process_stats', lambda pid: conns[pid])
+
+    def daemon(pid):
+        return types.SimpleNamespace(
+            alive=lambda: True,
+            process=types.SimpleNamespace(pid=pid),
+            log_file=None,
+        )
+
+    cloud = types.SimpleNamespace(daemons={'api': daemon(1), 'c1': daemon(2)})
+    sampler = soak.Sampler(cloud, 'mysql+pymysql://root@127.0.0.1', ['api'])
+    sampler.sample()
+    db = {s.daemon: s.db for s in sampler.samples}
+    assert db == {'api': 1, 'c1': 0}
+
+
+def test_database_server_port_from_its_url():
+    assert soak.db_server_port('mysql+pymysql://root@127.0.0.1') == 3306
+    assert soak.db_server_port('mysql+pymysql://root@db:3307') == 3307
+    assert soak.db_server_port('postgresql+psycopg2://u@h') == 5432
+    assert soak.db_server_port(None) is None
