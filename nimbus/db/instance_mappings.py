@@ -7,6 +7,7 @@ never left; the audit reads them and moves a mapping left behind."""
 
 import sqlalchemy as sa
 
+from nimbus.common.db import chunks
 from nimbus.db.api import models
 
 Mapping = models.InstanceMapping
@@ -110,10 +111,38 @@ def count_by_cell(session):
     )
 
 
-def every(session):
-    """``[(instance_uuid, cell_id, created_at)]`` of every mapping."""
+def unmapped(session):
+    """``[(instance_uuid, cell_id, created_at)]`` of the mappings to no
+    cell yet (builds being scheduled, or left behind by one)."""
     return session.execute(
-        sa.select(Mapping.instance_uuid, Mapping.cell_id, Mapping.created_at)
+        sa.select(
+            Mapping.instance_uuid, Mapping.cell_id, Mapping.created_at
+        ).where(Mapping.cell_id.is_(None))
+    ).all()
+
+
+def of(session, instance_uuids):
+    """``[(instance_uuid, cell_id, created_at)]`` of these instances'
+    mappings (any number of uuids: read in chunks)."""
+    rows = []
+    for chunk in chunks.chunked(instance_uuids):
+        rows += session.execute(
+            sa.select(
+                Mapping.instance_uuid, Mapping.cell_id, Mapping.created_at
+            ).where(Mapping.instance_uuid.in_(chunk))
+        ).all()
+    return rows
+
+
+def page(session, after_id=0, limit=chunks.CHUNK):
+    """``[(id, instance_uuid, cell_id)]`` of at most ``limit`` mappings
+    with an id above ``after_id``, by id: every mapping ever made, a page
+    at a time, in bounded memory."""
+    return session.execute(
+        sa.select(Mapping.id, Mapping.instance_uuid, Mapping.cell_id)
+        .where(Mapping.id > after_id)
+        .order_by(Mapping.id)
+        .limit(limit)
     ).all()
 
 

@@ -531,3 +531,78 @@ def test_an_unreadable_cell_database_is_an_audit_error(
         )
     with pytest.raises(audit.AuditError, match='cell-broken'):
         _auditor(cloud, arq_store).run(CTXT)
+
+
+def test_the_snapshot_reads_the_cloud_as_it_is_not_its_history(
+    admin, arq_store
+):
+    """The recovery pass runs every minute: it reads the live instances and
+    what placement, build requests and ARQs name, not the rows and
+    mappings of every instance ever deleted (they grow with every boot).
+    The read-only audit walks those mappings apart, a page at a time."""
+    cloud = admin.cloud
+    live = _boot(admin, 'live', count=2)
+    gone = _boot(admin, 'gone', count=3)
+    for uuid in gone:
+        admin.delete('/servers/%s' % uuid)
+    wait_for(
+        lambda: not any(_allocations(cloud, u) for u in gone) or None,
+        timeout=30,
+        what='the deletes',
+    )
+    # An instance deleted long ago and archived from its cell, whose
+    # mapping stayed behind; and an ARQ still bound to a deleted one.
+    directory, cell1 = _cell(cloud, 'cell1')
+    archived = str(uuidlib.uuid4())
+    _map(services.api_db(cloud.conf), archived, cell1.id)
+    arq = arq_store.add(gone[0])
+    checker = _auditor(cloud, arq_store)
+
+    snap = checker.gather(CTXT)
+    assert set(snap.instances) == set(live) | {gone[0]}
+    assert set(snap.mappings) == set(live) | {gone[0]}
+    assert not snap.records(gone[0])[0].live
+    assert _found_in(checker.check(snap)) == {('orphan_arq', arq)}
+
+    report = checker.run(CTXT)
+    assert _found(report) == {
+        ('orphan_arq', arq),
+        ('mapping_to_missing_instance', archived),
+    }
+    assert report.checked['mappings'] == 2 + 3 + 1
+    assert report.checked['instances'] == 3
+
+
+def test_the_historic_walk_pages_through_every_mapping(
+    admin, arq_store, monkeypatch
+):
+    """Pages of two: every mapping is checked once, against its cell."""
+    from nimbus.db import instance_mappings
+
+    cloud = admin.cloud
+    _boot(admin, 'old', count=3)
+    directory, cell1 = _cell(cloud, 'cell1')
+    missing = sorted(str(uuidlib.uuid4()) for _ in range(3))
+    for uuid in missing:
+        _map(services.api_db(cloud.conf), uuid, cell1.id)
+    real_page = instance_mappings.page
+    pages = []
+
+    def page(session, after_id=0, limit=500):
+        rows = real_page(session, after_id, limit=2)
+        pages.append([r[0] for r in rows])
+        return rows
+
+    monkeypatch.setattr(instance_mappings, 'page', page)
+    checker = _auditor(cloud, arq_store)
+    snap = checker.gather(CTXT)
+    snap.mappings.clear()  # as if the snapshot had named none of them
+    checked, found = checker.historic_mappings(snap)
+    assert checked == 6
+    assert [d.uuid for d in found] == missing
+    ids = [i for p in pages for i in p]
+    assert len(ids) == len(set(ids)) == 6 and pages[-1] == []
+
+
+def _found_in(disagreements):
+    return {(d.kind, d.uuid) for d in disagreements}

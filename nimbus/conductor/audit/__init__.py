@@ -65,19 +65,22 @@ class Auditor(snapshot.Reader, checks.Checks):
     # -- running and healing -------------------------------------------
 
     def run(self, ctxt):
-        """The read-only audit: a :class:`Report`."""
+        """The read-only audit: a :class:`Report`. Besides the snapshot it
+        walks every other instance mapping (:meth:`historic_mappings`);
+        the recovery pass checks the snapshot alone."""
         snap = self.gather(ctxt)
+        historic, more = self.historic_mappings(snap)
         checked = collections.OrderedDict(
             [
                 ('instances', sum(len(r) for r in snap.instances.values())),
                 ('build requests', len(snap.build_requests)),
-                ('mappings', len(snap.mappings)),
+                ('mappings', len(snap.mappings) + historic),
                 ('consumers', len(snap.consumers)),
             ]
         )
         if snap.arqs is not None:
             checked['ARQs'] = len(snap.arqs)
-        return Report(self.check(snap), checked)
+        return Report(checks.in_order(self.check(snap) + more), checked)
 
     def heal(self, ctxt, report):
         """Repair the healable disagreements of ``report`` (each re-checked

@@ -10,6 +10,13 @@ from nimbus.conductor.audit.kinds import KINDS
 from nimbus.conductor.audit.kinds import Disagreement
 
 
+def in_order(found):
+    """``found`` (Disagreements) in :data:`KINDS` order, by uuid within a
+    kind."""
+    order = list(KINDS)
+    return sorted(found, key=lambda d: (order.index(d.kind), d.uuid or ''))
+
+
 def _age(when, now):
     return int((now - when).total_seconds()) if when else -1
 
@@ -32,8 +39,7 @@ class Checks:
         found += self._check_mappings(snap, now)
         found += self._check_instances(snap, now)
         found += self._check_arqs(snap)
-        order = list(KINDS)
-        return sorted(found, key=lambda d: (order.index(d.kind), d.uuid))
+        return in_order(found)
 
     def _check_allocations(self, snap, now):
         found = []

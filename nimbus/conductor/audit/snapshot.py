@@ -12,6 +12,7 @@ import datetime
 
 from nimbus.common import instance_states as states
 from nimbus.conductor.audit.kinds import AuditError
+from nimbus.conductor.audit.kinds import Disagreement
 from nimbus.db import build_requests as build_request_rows
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
@@ -99,7 +100,10 @@ class Reader:
                 'accelerator requests could not be read: %s' % exc
             )
 
-    def _api_records(self):
+    def _api_records(self, named):
+        """``(build requests, leases, mappings)``: every build request, the
+        mappings to no cell, and those of ``named`` and of the build
+        requests."""
         with self.api_db.session() as session:
             rows = build_request_rows.lease_times(session)
             build_requests = {r.instance_uuid: r.created_at for r in rows}
@@ -107,18 +111,25 @@ class Reader:
                 r.instance_uuid: (r.created_at, r.schedule_started_at)
                 for r in rows
             }
-            mappings = {
-                uuid: (cell_id, created)
-                for uuid, cell_id, created in instance_mappings.every(session)
-            }
-        return build_requests, mappings, leases
+            mappings = _by_uuid(instance_mappings.unmapped(session))
+            mappings.update(
+                _by_uuid(
+                    instance_mappings.of(
+                        session,
+                        (set(named) | set(build_requests)) - set(mappings),
+                    )
+                )
+            )
+        return build_requests, leases, mappings
 
-    def _cell_records(self, cells):
+    def _cell_records(self, cells, named):
+        """``{uuid: [InstanceRecord]}``: the instances not deleted in every
+        cell, and every row of ``named``."""
         instances = collections.defaultdict(list)
         for cell in cells:
             try:
                 with self.cells.db(cell).session() as session:
-                    rows = instance_queries.audit_rows(session)
+                    rows = instance_queries.audit_rows(session, also=named)
             except Exception as exc:
                 raise AuditError(
                     'the database of %s could not be read: %s'
@@ -141,7 +152,13 @@ class Reader:
         return dict(instances)
 
     def gather(self, ctxt):
-        """Read every source (see the module's note on the order)."""
+        """Read every source (see the module's note on the order).
+
+        What is read is bounded by the cloud as it is now, not by its
+        history: the instances not deleted, build requests, mappings to no
+        cell, and every record of each uuid placement, a build request or
+        an ARQ names. The mappings of instances deleted long ago are
+        walked apart, a page at a time, by :meth:`historic_mappings`."""
         try:
             consumers = self._consumers(ctxt)
         except AuditError:
@@ -150,16 +167,85 @@ class Reader:
             raise AuditError('placement could not be read: %s' % exc)
         arqs = self._arqs(ctxt)
         try:
-            build_requests, mappings, leases = self._api_records()
+            build_requests, leases, mappings = self._api_records(
+                set(consumers) | _arq_instances(arqs)
+            )
             cells = self.cells.refresh()
         except Exception as exc:
             raise AuditError('the API database could not be read: %s' % exc)
+        named = set(consumers) | set(build_requests) | set(mappings)
+        instances = self._cell_records(cells, named | _arq_instances(arqs))
+        # A live instance no source above named: its mapping is read after
+        # its row (a build maps the instance to its cell after creating
+        # it there, so the mapping is not missed).
+        unread = set(instances) - set(mappings)
+        if unread:
+            try:
+                with self.api_db.session() as session:
+                    mappings.update(
+                        _by_uuid(instance_mappings.of(session, unread))
+                    )
+            except Exception as exc:
+                raise AuditError(
+                    'the API database could not be read: %s' % exc
+                )
         return Snapshot(
-            consumers,
-            arqs,
-            build_requests,
-            mappings,
-            self._cell_records(cells),
-            cells,
-            leases,
+            consumers, arqs, build_requests, mappings, instances, cells, leases
         )
+
+    def historic_mappings(self, snap, now=None):
+        """``(checked, [Disagreement])``: every mapping to a cell that
+        ``snap`` did not read, a page at a time (memory bounded by the page,
+        not by the number of instances ever built), checked against its
+        cell: ``mapping_to_missing_instance`` where the cell has no row of
+        that instance, deleted or not."""
+        cells = {c.id: c for c in snap.cells}
+        checked, found, after = 0, [], 0
+        while True:
+            with self.api_db.session() as session:
+                page = instance_mappings.page(session, after)
+            if not page:
+                return checked, found
+            after = page[-1][0]
+            by_cell = collections.defaultdict(list)
+            for _id, uuid, cell_id in page:
+                if cell_id is not None and uuid not in snap.mappings:
+                    by_cell[cell_id].append(uuid)
+                    checked += 1
+            for cell_id, uuids in sorted(by_cell.items()):
+                cell = cells.get(cell_id)
+                if cell is None:
+                    present = set()
+                else:
+                    try:
+                        with self.cells.db(cell).session() as session:
+                            present = instance_queries.existing(session, uuids)
+                    except Exception as exc:
+                        raise AuditError(
+                            'the database of %s could not be read: %s'
+                            % (cell.name, exc)
+                        )
+                for uuid in sorted(set(uuids) - present):
+                    found.append(
+                        Disagreement(
+                            'mapping_to_missing_instance',
+                            uuid,
+                            'api',
+                            'maps to %s, which has no such instance'
+                            % (
+                                cell.name
+                                if cell is not None
+                                else 'cell id %s (unmapped)' % cell_id
+                            ),
+                        )
+                    )
+
+
+def _arq_instances(arqs):
+    return {
+        a.get('instance_uuid') for a in arqs or () if a.get('instance_uuid')
+    }
+
+
+def _by_uuid(rows):
+    return {uuid: (cell_id, created) for uuid, cell_id, created in rows}

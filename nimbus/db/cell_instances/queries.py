@@ -10,6 +10,7 @@ Each function takes a session of one cell's database and returns rows
 import sqlalchemy as sa
 
 from nimbus.common import instance_states as states
+from nimbus.common.db import chunks
 from nimbus.db.cell import models
 
 Instance = models.Instance
@@ -113,20 +114,47 @@ def alive_between(session, start, stop, project_id=None):
     return session.execute(query).scalars()
 
 
-def audit_rows(session):
-    """Every instance's state and times, for the audit."""
-    return session.execute(
-        sa.select(
-            Instance.uuid,
-            Instance.vm_state,
-            Instance.task_state,
-            Instance.deleted,
-            Instance.created_at,
-            Instance.updated_at,
-            Instance.deleted_at,
-            Instance.host,
+_AUDIT_COLUMNS = (
+    Instance.uuid,
+    Instance.vm_state,
+    Instance.task_state,
+    Instance.deleted,
+    Instance.created_at,
+    Instance.updated_at,
+    Instance.deleted_at,
+    Instance.host,
+)
+
+
+def audit_rows(session, also=()):
+    """State and times, for the audit, of the instances not deleted and of
+    those of ``also`` (uuids) whatever their state. A deleted instance's
+    row stays until it is archived, so the rows of every instance ever
+    built are not read: their number grows with every boot."""
+    rows = session.execute(
+        sa.select(*_AUDIT_COLUMNS).where(
+            Instance.deleted.is_(False), Instance.vm_state != states.DELETED
         )
     ).all()
+    seen = {row.uuid for row in rows}
+    for chunk in chunks.chunked(set(also) - seen):
+        rows += session.execute(
+            sa.select(*_AUDIT_COLUMNS).where(Instance.uuid.in_(chunk))
+        ).all()
+    return rows
+
+
+def existing(session, instance_uuids):
+    """The uuids among ``instance_uuids`` that have a row here, deleted
+    or not."""
+    found = set()
+    for chunk in chunks.chunked(instance_uuids):
+        found.update(
+            session.execute(
+                sa.select(Instance.uuid).where(Instance.uuid.in_(chunk))
+            ).scalars()
+        )
+    return found
 
 
 def state_of(session, instance_uuid):
