@@ -17,6 +17,23 @@ def in_order(found):
     return sorted(found, key=lambda d: (order.index(d.kind), d.uuid or ''))
 
 
+def missing_instance(uuid, cell_id, cells, where=()):
+    """The ``mapping_to_missing_instance`` of a mapping of ``uuid`` to cell
+    ``cell_id`` (one of ``cells``, or none) that has no row of it; ``where``:
+    the names of the cells that do."""
+    cell = next(
+        (c.name for c in cells if c.id == cell_id),
+        'cell id %s (unmapped)' % cell_id,
+    )
+    return Disagreement(
+        'mapping_to_missing_instance',
+        uuid,
+        'api',
+        'maps to %s, which has no such instance%s'
+        % (cell, '; it is in %s' % ', '.join(where) if where else ''),
+    )
+
+
 def _age(when, now):
     return int((now - when).total_seconds()) if when else -1
 
@@ -177,23 +194,12 @@ class Checks:
                     )
                 )
             elif not any(r.cell.id == cell_id for r in snap.records(uuid)):
-                where = [r.cell.name for r in snap.records(uuid)]
-                cell = next(
-                    (c.name for c in snap.cells if c.id == cell_id),
-                    'cell id %s (unmapped)' % cell_id,
-                )
                 found.append(
-                    Disagreement(
-                        'mapping_to_missing_instance',
+                    missing_instance(
                         uuid,
-                        'api',
-                        'maps to %s, which has no such instance%s'
-                        % (
-                            cell,
-                            '; it is in %s' % ', '.join(where)
-                            if where
-                            else '',
-                        ),
+                        cell_id,
+                        snap.cells,
+                        [r.cell.name for r in snap.records(uuid)],
                     )
                 )
         for uuid, records in snap.instances.items():

@@ -11,8 +11,8 @@ import datetime
 
 
 from nimbus.common import instance_states as states
+from nimbus.conductor.audit import checks
 from nimbus.conductor.audit.kinds import AuditError
-from nimbus.conductor.audit.kinds import Disagreement
 from nimbus.db import build_requests as build_request_rows
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
@@ -193,7 +193,7 @@ class Reader:
             consumers, arqs, build_requests, mappings, instances, cells, leases
         )
 
-    def historic_mappings(self, snap, now=None):
+    def historic_mappings(self, snap):
         """``(checked, [Disagreement])``: every mapping to a cell that
         ``snap`` did not read, a page at a time (memory bounded by the page,
         not by the number of instances ever built), checked against its
@@ -225,20 +225,10 @@ class Reader:
                             'the database of %s could not be read: %s'
                             % (cell.name, exc)
                         )
-                for uuid in sorted(set(uuids) - present):
-                    found.append(
-                        Disagreement(
-                            'mapping_to_missing_instance',
-                            uuid,
-                            'api',
-                            'maps to %s, which has no such instance'
-                            % (
-                                cell.name
-                                if cell is not None
-                                else 'cell id %s (unmapped)' % cell_id
-                            ),
-                        )
-                    )
+                found += [
+                    checks.missing_instance(uuid, cell_id, snap.cells)
+                    for uuid in sorted(set(uuids) - present)
+                ]
 
 
 def _arq_instances(arqs):
