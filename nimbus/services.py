@@ -84,6 +84,7 @@ def scheduler_service(conf, host=None):
         host or conf.host,
         [manager],
         on_stop=[getattr(manager, 'shutdown', lambda: None)],
+        threads=conf.scheduler.executor_thread_pool_size,
     )
 
 

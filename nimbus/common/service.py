@@ -27,7 +27,10 @@ class RPCService:
         version='1.0',
         on_stop=(),
         periodics=(),
+        threads=None,
     ):
+        """``threads``: the size of the server's executor pool (default
+        ``[DEFAULT] executor_thread_pool_size``)."""
         self.transport = transport
         self.topic = topic
         self.server_name = server
@@ -36,6 +39,7 @@ class RPCService:
         self._server = None
         self._on_stop = list(on_stop)
         self._periodics = list(periodics)
+        self.threads = threads
 
     def start(self):
         self._server = rpc.get_server(
@@ -45,7 +49,7 @@ class RPCService:
             self.server_name,
             self.version,
         )
-        self._server.start()
+        self._server.start(override_pool_size=self.threads)
         for periodic in self._periodics:
             periodic.start()
         LOG.info(

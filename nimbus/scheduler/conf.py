@@ -290,6 +290,17 @@ SCHEDULER_OPTS = [
         min=0,
         help='Rejected hosts listed (with a reason) in a failure explanation.',
     ),
+    cfg.IntOpt(
+        'executor_thread_pool_size',
+        default=8,
+        min=1,
+        help="Threads of the scheduler's RPC server; it takes the place of "
+        '[DEFAULT] executor_thread_pool_size (64) for this daemon. Decisions '
+        'run one at a time in a process (they share its host states) and '
+        'cache events never wait for one, so more threads only wait on that '
+        'lock; oslo.messaging hands messages to every thread of its pool in '
+        'turn, and each keeps its own stack and malloc arena warm.',
+    ),
     cfg.BoolOpt(
         'emit_decisions',
         default=True,
