@@ -31,7 +31,7 @@ is: run it on a quiet one.
     .venv/bin/python benchmarks/boot_bench.py [--hosts 1000]
         [--rates 25 50 100] [--duration 10] [--multi 1000]
         [--idle 10] [--profile DIR] [--database mysql|postgresql]
-        [--placement-results N]
+        [--placement-results N] [--option SECTION.NAME=VALUE ...]
         [--all-in-one] [--json FILE]
 """
 
@@ -56,6 +56,7 @@ import stacks  # noqa: E402  (benchmarks/stacks.py)
 from nimbus.allinone.client import ComputeClient
 from nimbus.testing import daemons
 from nimbus.testing import infra
+from nimbus.testing import soak_run
 
 
 class _Unavailable(Exception):
@@ -289,10 +290,11 @@ def _wait_hosts(api, count, timeout, running=()):
     daemons.wait_for(up, timeout, '%d hosts to report' % count, running)
 
 
-def _options(placement_results=None):
+def _options(placement_results=None, extra=None):
     """The cloud's common options; ``placement_results``: the scheduler's
     ``max_placement_results`` (placement shuffling its candidates, as
-    Nova's guidance for large clouds pairs them), else the default."""
+    Nova's guidance for large clouds pairs them), else the default;
+    ``extra``: ``{section: {name: value}}`` set in every daemon."""
     options = {
         'DEFAULT': {'report_interval': 10, 'service_down_time': 60},
         'api': {'max_instances_per_request': 10000},
@@ -300,11 +302,18 @@ def _options(placement_results=None):
     if placement_results:
         options['scheduler'] = {'max_placement_results': placement_results}
         options['placement'] = {'randomize_allocation_candidates': 'true'}
+    for section, values in (extra or {}).items():
+        options.setdefault(section, {}).update(values)
     return options
 
 
 def daemon_cloud(
-    workdir, hosts, cleanups, database='mysql', placement_results=None
+    workdir,
+    hosts,
+    cleanups,
+    database='mysql',
+    placement_results=None,
+    options=None,
 ):
     def fresh(make):
         try:
@@ -326,7 +335,7 @@ def daemon_cloud(
         databases,
         hosts=0,
         more_cells={'cell2': (bus2, databases['cell2'])},
-        common_options=_options(placement_results),
+        common_options=_options(placement_results, options),
     )
     # Stopped with the other cleanups (first: they run in reverse), also
     # when the hosts never come up and no cloud is returned.
@@ -408,7 +417,20 @@ def main(argv=None):
     parser.add_argument('--idle', type=float, default=10.0)
     parser.add_argument('--profile')
     parser.add_argument('--json')
+    parser.add_argument(
+        '--option',
+        action='append',
+        default=[],
+        metavar='SECTION.NAME=VALUE',
+        help="set an option in every daemon's config (not with "
+        '--all-in-one), e.g. scheduler.executor_thread_pool_size=64; '
+        'may be repeated',
+    )
     args = parser.parse_args(argv)
+    try:
+        options = soak_run.parse_options(args.option)
+    except ValueError as exc:
+        parser.error(str(exc))
     # A SIGTERM (timeout(1), pkill) unwinds through the finally below, so
     # the daemons the run started are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -433,6 +455,7 @@ def main(argv=None):
                 cleanups,
                 args.database,
                 args.placement_results,
+                options,
             )
         # Nova's default quotas (10 instances) would cap the load.
         api._call(
@@ -448,6 +471,7 @@ def main(argv=None):
             'mode': 'all-in-one' if args.all_in_one else 'daemons',
             'hosts': args.hosts,
             'placement_results': args.placement_results,
+            'options': options,
             'workdir': workdir,
             'rates': [],
         }

@@ -108,3 +108,16 @@ def test_stacks_summary_counts_self_and_inclusive(tmp_path):
     assert ' 75.0%  encode (json.py)' in text
     assert '100.0%  handle (app.py)' in text  # two lines, one function
     assert stacks.record({'api': 1}, None, '25') == []
+
+
+def test_options_reach_every_daemon_over_the_defaults():
+    bench = _bench_module('boot_bench')
+    options = bench._options(
+        50, {'scheduler': {'executor_thread_pool_size': '64'}}
+    )
+    assert options['scheduler'] == {
+        'max_placement_results': 50,
+        'executor_thread_pool_size': '64',
+    }
+    assert options['DEFAULT']['report_interval'] == 10
+    assert bench._options() == bench._options(None, {})
