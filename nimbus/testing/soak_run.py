@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -383,6 +384,10 @@ def main(argv=None):
         if not infra.port_open(host, port):
             print('%s is not listening on %s:%d' % (what, host, port))
             return 2
+    # A SIGTERM (timeout(1), pkill) unwinds through the cloud's exit: the
+    # daemons are stopped and the run's vhosts and databases dropped
+    # (without this they outlived the run).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workdir = args.workdir or tempfile.mkdtemp(prefix='nimbus-soak-')
     print('soak: logs and configs in %s' % workdir, flush=True)
     with cloud(
