@@ -74,11 +74,21 @@ class Watcher(threading.Thread):
         self._halt = threading.Event()
         self._lock = threading.Lock()
 
+    # A row's updated_at is stamped before its transaction commits; under
+    # a multi-create the commit can come seconds later, after a poll whose
+    # window had already passed the stamp. Each poll looks 2 s further back
+    # than the last one; every WIDE-th looks 30 s back, so such a row is
+    # seen late (by up to WIDE polls) instead of never.
+    WIDE = 25
+
     def run(self):
         since = datetime.datetime.now(datetime.timezone.utc)
+        polls = 0
         while not self._halt.wait(self.interval):
             now = datetime.datetime.now(datetime.timezone.utc)
-            stamp = (since - datetime.timedelta(seconds=2)).strftime(
+            polls += 1
+            back = 30 if polls % self.WIDE == 0 else 2
+            stamp = (since - datetime.timedelta(seconds=back)).strftime(
                 '%Y-%m-%dT%H:%M:%SZ'
             )
             try:
