@@ -12,10 +12,14 @@ from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
 from nimbus.common import rpc
 from nimbus.common import service
+from nimbus.common.rpc import backlog
 from nimbus.common.clients import accelerator as accelerator_client
 from nimbus.common.clients import placement as placement_client
 
 LOG = logging.getLogger(__name__)
+
+# Seconds between trims of the scheduler's decision backlog on RabbitMQ.
+BACKLOG_TRIM_INTERVAL = 60.0
 
 
 def placement(conf, session=None):
@@ -67,10 +71,25 @@ def scheduler_service(conf, host=None):
         pass
     transport = rpc.get_transport(conf)
     notifier = None
+    periodics = []
     if conf.scheduler.emit_decisions:
         notifier = notifications.make_notifier(
             rpc.get_notification_transport(conf), host or conf.host
         )
+        if conf.scheduler.decision_backlog:
+            trimmer = backlog.BacklogTrimmer(
+                rpc.transport_url_of(conf),
+                notifications.QUEUES,
+                conf.scheduler.decision_backlog,
+            )
+            if trimmer.enabled:  # RabbitMQ; the in-process bus bounds itself
+                periodics.append(
+                    service.Periodic(
+                        BACKLOG_TRIM_INTERVAL,
+                        trimmer.trim,
+                        name='decision-backlog',
+                    )
+                )
     manager = scheduler_manager.build_manager(
         conf,
         placement=placement(conf),
@@ -84,6 +103,7 @@ def scheduler_service(conf, host=None):
         host or conf.host,
         [manager],
         on_stop=[getattr(manager, 'shutdown', lambda: None)],
+        periodics=periodics,
         threads=conf.scheduler.executor_thread_pool_size,
     )
 

@@ -41,6 +41,11 @@ class RPCService:
         self._periodics = list(periodics)
         self.threads = threads
 
+    @property
+    def periodics(self):
+        """The periodic tasks started and stopped with the server."""
+        return tuple(self._periodics)
+
     def start(self):
         self._server = rpc.get_server(
             self.transport,
@@ -91,6 +96,10 @@ class Periodic:
             daemon=True,
             name=name or getattr(func, '__name__', 'periodic'),
         )
+
+    @property
+    def name(self):
+        return self._thread.name
 
     def _loop(self):
         wait = self.first

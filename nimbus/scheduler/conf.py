@@ -291,6 +291,19 @@ SCHEDULER_OPTS = [
         help='Rejected hosts listed (with a reason) in a failure explanation.',
     ),
     cfg.IntOpt(
+        'decision_backlog',
+        default=1000,
+        min=0,
+        help='Most decision notifications left waiting on RabbitMQ while '
+        'no tail consumes them: every minute the scheduler drops the oldest '
+        'beyond this many from the notifications.info and '
+        'notifications.error queues (a tail that keeps up leaves nothing to '
+        'drop). Without a bound they pile up with every decision until '
+        "RabbitMQ's memory or disk alarm blocks the whole cloud. 0: no "
+        'limit (something else consumes or bounds those queues, e.g. a '
+        'RabbitMQ max-length policy). The in-process bus keeps 1000.',
+    ),
+    cfg.IntOpt(
         'executor_thread_pool_size',
         default=8,
         min=1,

@@ -21,6 +21,8 @@ LOG = logging.getLogger(__name__)
 EVENT_TYPE = 'scheduler.select_destinations.decision'
 PAYLOAD_VERSION = '1.0'
 TOPIC = 'notifications'
+# The queues oslo.messaging publishes the stream to (topic.priority).
+QUEUES = (TOPIC + '.info', TOPIC + '.error')
 
 
 def _flavor(flavor):
