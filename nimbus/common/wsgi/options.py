@@ -2,6 +2,10 @@
 
 from oslo_config import cfg
 
+# cheroot's own default is 5: a burst of clients beyond it waits for SYN
+# retransmissions (1 s, 3 s, 7 s...) or times out connecting.
+DEFAULT_LISTEN_BACKLOG = 1024
+
 API_OPTS = [
     cfg.StrOpt(
         'auth_strategy',
@@ -76,6 +80,21 @@ WSGI_OPTS = [
         min=1,
         help='Worker threads of the embedded HTTP server (cheroot). '
         'For production behind gunicorn this is unused.',
+    ),
+    cfg.IntOpt(
+        'listen_backlog',
+        default=DEFAULT_LISTEN_BACKLOG,
+        min=1,
+        help='Listen backlog of the embedded HTTP servers (nimbus-api, '
+        "nimbus-placement-api, nimbus-accelerator-api; cheroot's "
+        'request_queue_size): how many connections the kernel '
+        'holds, handshake done, until the server accepts them. '
+        'A client connecting beyond it is not answered and '
+        'retries after a second or times out. Linux caps it at '
+        'net.core.somaxconn (/proc/sys/net/core/somaxconn); the '
+        'server uses the smaller of the two and logs a warning '
+        "when it is capped. Behind gunicorn, gunicorn's own "
+        '--backlog applies.',
     ),
 ]
 

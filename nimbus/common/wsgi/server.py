@@ -8,6 +8,11 @@ What cheroot refuses itself, before the app sees the request (a malformed
 answers in the API's own JSON error shape when the app has an
 ``error_body(status, detail)`` (as :func:`nimbus.common.wsgi.build_app`
 gives it), not in cheroot's bare text.
+
+The listening socket's backlog is ``[wsgi] listen_backlog`` (1024 by
+default; cheroot's own default, 5, left a burst of clients waiting for SYN
+retransmissions or timing out), at most the kernel's
+``net.core.somaxconn``.
 """
 
 import socket
@@ -18,7 +23,44 @@ from cheroot import server as cheroot_server
 from cheroot import wsgi as cheroot_wsgi
 from oslo_log import log as logging
 
+from nimbus.common.wsgi import options
+
 LOG = logging.getLogger(__name__)
+
+SOMAXCONN_PATH = '/proc/sys/net/core/somaxconn'
+
+
+def system_max_backlog(path=SOMAXCONN_PATH):
+    """The kernel's cap on a listen backlog (``net.core.somaxconn``), or
+    :data:`socket.SOMAXCONN` where ``path`` cannot be read."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return socket.SOMAXCONN
+
+
+def listen_backlog(requested=None, name='api', system_max=None):
+    """The backlog to listen with: ``requested`` (``[wsgi]
+    listen_backlog``; its default when None), at most ``system_max`` (the
+    kernel's, read when None), with a warning when that caps it."""
+    if requested is None:
+        requested = options.DEFAULT_LISTEN_BACKLOG
+    if requested < 1:
+        raise ValueError('listen backlog must be at least 1: %r' % requested)
+    if system_max is None:
+        system_max = system_max_backlog()
+    if requested > system_max:
+        LOG.warning(
+            '%s: [wsgi] listen_backlog %d is above the system maximum '
+            '(net.core.somaxconn) %d; listening with %d',
+            name,
+            requested,
+            system_max,
+            system_max,
+        )
+        return system_max
+    return requested
 
 
 class _JSONErrorRequest(cheroot_server.HTTPRequest):
@@ -55,12 +97,18 @@ class _JSONErrorConnection(cheroot_server.HTTPConnection):
 
 
 class EmbeddedServer:
-    """A cheroot server running in a background thread."""
+    """A cheroot server running in a background thread. ``backlog`` is
+    ``[wsgi] listen_backlog`` (see :func:`listen_backlog`)."""
 
-    def __init__(self, app, host, port, threads=16, name='api'):
+    def __init__(self, app, host, port, threads=16, name='api', backlog=None):
         self.name = name
+        self.backlog = listen_backlog(backlog, name)
         self._server = cheroot_wsgi.Server(
-            (host, port), app, numthreads=threads, server_name=name
+            (host, port),
+            app,
+            numthreads=threads,
+            server_name=name,
+            request_queue_size=self.backlog,
         )
         self._server.ConnectionClass = _JSONErrorConnection
         self._server.prepare()
@@ -87,6 +135,9 @@ class EmbeddedServer:
         self._thread.join()
 
 
-def serve(app, host, port, threads=16, name='api'):
-    """Start serving ``app`` on ``host:port`` (port 0 picks a free one)."""
-    return EmbeddedServer(app, host, port, threads, name).start()
+def serve(app, host, port, threads=16, name='api', backlog=None):
+    """Start serving ``app`` on ``host:port`` (port 0 picks a free one)
+    with ``threads`` workers (``[wsgi] server_threads``) and a listen
+    backlog of ``backlog`` (``[wsgi] listen_backlog``; its default, 1024,
+    when None)."""
+    return EmbeddedServer(app, host, port, threads, name, backlog).start()
