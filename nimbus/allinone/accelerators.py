@@ -50,6 +50,7 @@ class Accelerators:
             '127.0.0.1',
             self.port,
             name='nimbus-accelerator-api',
+            backlog=self.conf.wsgi.listen_backlog,
         )
         self.url = server.url
         return [server, self.service]

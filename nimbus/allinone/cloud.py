@@ -240,6 +240,7 @@ class Cloud:
             '127.0.0.1',
             self.placement_port,
             name='nimbus-placement-api',
+            backlog=self.conf.wsgi.listen_backlog,
         )
         self._stoppables.append(placement_server)
         self.placement_url = placement_server.url
@@ -269,7 +270,11 @@ class Cloud:
             )
         api_app = services.api_app(self.conf)
         api_server = wsgi.serve(
-            api_app, '127.0.0.1', self.api_port, name='nimbus-api'
+            api_app,
+            '127.0.0.1',
+            self.api_port,
+            name='nimbus-api',
+            backlog=self.conf.wsgi.listen_backlog,
         )
         self._stoppables.append(api_server)
         # Stopped before the server: open event streams end at once.

@@ -28,7 +28,12 @@ def main(argv=None):
         else conf.accelerator_api.listen_port
     )
     server = wsgi.serve(
-        svc.app, host, port, threads=conf.wsgi.server_threads, name=name
+        svc.app,
+        host,
+        port,
+        threads=conf.wsgi.server_threads,
+        name=name,
+        backlog=conf.wsgi.listen_backlog,
     )
     print('%s listening on %s' % (name, server.url), flush=True)
     service.run_until_signalled([svc, server])

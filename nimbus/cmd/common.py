@@ -79,7 +79,12 @@ def serve_wsgi(
     host = conf.bind_host or default_host(conf)
     port = conf.bind_port if conf.bind_port is not None else default_port(conf)
     server = wsgi.serve(
-        app, host, port, threads=conf.wsgi.server_threads, name=name
+        app,
+        host,
+        port,
+        threads=conf.wsgi.server_threads,
+        name=name,
+        backlog=conf.wsgi.listen_backlog,
     )
     print('%s listening on %s' % (name, server.url), flush=True)
     # The API's dashboard holds a decision listener and open event streams:
