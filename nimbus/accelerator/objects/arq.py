@@ -181,10 +181,14 @@ def unbind(adb, uuids):
     return adb.write(run)
 
 
-def delete(adb, uuids=None, instance_uuid=None):
+def delete(adb, uuids=None, instance_uuid=None, check=None):
     """Delete ARQs by uuid and/or by instance (missing uuids ignored):
     each moves to Deleting (compare-and-swap), its handle is freed and its
-    row removed. Returns ``(deleted uuids, releases for the agents)``."""
+    row removed. ``check(arqs)``, given the ARQs found (dicts) in the same
+    transaction before anything changes, may raise to delete nothing (the
+    API refuses unknown and bound ARQs there, so a bind cannot slip in
+    between its check and the delete). Returns ``(deleted uuids, releases
+    for the agents)``."""
 
     def run(conn):
         query = sa.select(_ARQ)
@@ -192,8 +196,11 @@ def delete(adb, uuids=None, instance_uuid=None):
             query = query.where(_ARQ.c.uuid.in_(list(uuids)))
         if instance_uuid is not None:
             query = query.where(_ARQ.c.instance_uuid == instance_uuid)
+        rows = conn.execute(query).fetchall()
+        if check is not None:
+            check([_row(row) for row in rows])
         deleted, releases = [], []
-        for row in conn.execute(query).fetchall():
+        for row in rows:
             if row.state == states.DELETING or not transition(
                 conn, row.uuid, row.state, states.DELETING
             ):

@@ -1,9 +1,13 @@
 """/v2/accelerator_requests: create, list, show, bind and unbind by JSON
 patch (202, then the binder), bind_state=resolved (423), delete; RBAC."""
 
+import sys
+
+import oslo_messaging
 import pytest
 
 from nimbus.accelerator import states
+from nimbus.accelerator.agent import exception as agent_exception
 from tests.functional.accelerator.conftest import ADMIN
 from tests.functional.accelerator.conftest import HOST
 from tests.functional.accelerator.conftest import INSTANCE
@@ -11,6 +15,7 @@ from tests.functional.accelerator.conftest import MEMBER
 from tests.functional.accelerator.conftest import OTHER_MEMBER
 from tests.functional.accelerator.conftest import READER
 from tests.functional.accelerator.conftest import SERVICE
+from tests.functional.accelerator.conftest import SERVICE_TOKEN
 from tests.functional.accelerator.conftest import error_text
 
 ARQS = '/v2/accelerator_requests'
@@ -133,6 +138,69 @@ def test_a_failed_bind_is_resolved_too(api):
         ARQS, params={'instance': INSTANCE, 'bind_state': 'resolved'}
     )
     assert response.status_code == 200
+
+
+class DriverCrashed(Exception):
+    """Not of an allowed module: the binder gets a RemoteError."""
+
+
+def _remote(exc):
+    """``exc`` as the binder gets it from an agent over oslo.messaging:
+    serialized with its traceback there, deserialized here."""
+    from oslo_messaging._drivers import common as rpc_common
+
+    from nimbus.common import rpc
+
+    try:
+        raise exc
+    except Exception:
+        wire = rpc_common.serialize_remote_exception(sys.exc_info())
+    return rpc_common.deserialize_remote_exception(wire, rpc.ALLOWED_EXMODS)
+
+
+@pytest.mark.parametrize(
+    'error,says',
+    [
+        (
+            agent_exception.ProgrammingFailed(
+                device='11111111 (fake-fpga)',
+                host=HOST,
+                arq='a',
+                reason='bitstream /var/lib/nimbus/x.bin rejected',
+            ),
+            'Programming device 11111111 (fake-fpga) on compute1 for ARQ a '
+            'failed: bitstream <path> rejected',
+        ),
+        (
+            ValueError('cannot open /dev/fpga0'),
+            'on compute1 failed: ValueError: cannot open <path>',
+        ),
+        (
+            DriverCrashed('firmware at C:/fw/a.img crashed'),
+            'on compute1 failed: Remote error: DriverCrashed firmware at '
+            '<path> crashed',
+        ),
+        (
+            oslo_messaging.MessagingTimeout('Timed out'),
+            'the accelerator agent on compute1 did not answer in time',
+        ),
+    ],
+    ids=['programming-failed', 'builtin', 'remote-error', 'timeout'],
+)
+def test_a_failed_bind_says_what_and_where_without_traceback(api, error, says):
+    api.profile()
+    [arq] = api.arqs()
+    if not isinstance(error, oslo_messaging.MessagingTimeout):
+        error = _remote(error)
+        assert 'Traceback' in str(error)  # what the wire carried
+    api.agent.fail = error
+    api.bind([arq])
+    api.bind_pass()
+    reason = api.get(ARQS + '/' + arq['uuid']).json['failure_reason']
+    assert says in reason
+    assert HOST in reason
+    for leak in ('Traceback', 'File "', '.py', '/work', '/usr', '\n'):
+        assert leak not in reason, reason
 
 
 def test_two_arqs_take_two_handles_of_one_device(api):
@@ -313,13 +381,25 @@ def test_delete_by_uuids_frees_the_device(api):
     assert response.status_code == 204
     assert api.get(ARQS).json['arqs'] == []
     assert [a['uuid'] for _h, a in api.agent.released] == [first['uuid']]
-    # Idempotent.
+    # As Cyborg: by uuids is not idempotent (by instance is).
     assert (
         api.delete(
             ARQS, params={'arqs': first['uuid']}, headers=SERVICE
         ).status_code
-        == 204
+        == 404
     )
+
+
+def test_delete_of_a_known_and_an_unknown_arq_deletes_nothing(api):
+    api.profile()
+    [arq] = api.arqs()
+    unknown = '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11'
+    response = api.delete(
+        ARQS, params={'arqs': '%s,%s' % (arq['uuid'], unknown)}
+    )
+    assert response.status_code == 404
+    assert unknown in error_text(response)
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [arq['uuid']]
 
 
 def test_delete_one_by_its_path(api):
@@ -374,10 +454,12 @@ def test_malformed_deletes_are_400(api, params, needle):
         (READER, 403),
         (OTHER_MEMBER, 403),
         (SERVICE, 202),
-        (ADMIN, 202),
+        # an admin without the service role may not bind (Cyborg)
+        (ADMIN, 403),
+        (SERVICE_TOKEN, 202),
     ],
 )
-def test_only_service_or_admin_binds(api, headers, status):
+def test_only_the_service_role_binds(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
     response = api.bind([arq], headers=headers)
@@ -391,15 +473,71 @@ def test_only_service_or_admin_binds(api, headers, status):
 
 @pytest.mark.parametrize(
     'headers,status',
-    [(MEMBER, 403), (READER, 403), (SERVICE, 204), (ADMIN, 204)],
+    [
+        (MEMBER, 403),
+        (READER, 403),
+        (SERVICE, 204),
+        (ADMIN, 403),
+        (SERVICE_TOKEN, 204),
+    ],
 )
-def test_only_service_or_admin_deletes_by_instance(api, headers, status):
+def test_only_the_service_role_deletes_by_instance(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
     api.bind([arq])
     response = api.delete(ARQS, params={'instance': INSTANCE}, headers=headers)
     assert response.status_code == status
     assert len(api.get(ARQS).json['arqs']) == (1 if status == 403 else 0)
+
+
+@pytest.mark.parametrize(
+    'headers,status',
+    [
+        (MEMBER, 403),
+        (READER, 403),
+        (OTHER_MEMBER, 404),
+        (ADMIN, 403),
+        (SERVICE, 204),
+        (SERVICE_TOKEN, 204),
+    ],
+)
+@pytest.mark.parametrize('form', ['query', 'path'])
+def test_only_the_service_role_deletes_a_bound_arq(api, headers, status, form):
+    """The hole of issue 23: an admin token (or the owning project's
+    member) deleting a bound ARQ would free a running server's device."""
+    api.profile()
+    [arq] = api.arqs(headers=MEMBER)
+    api.bind([arq])
+    api.bind_pass()
+    if form == 'query':
+        response = api.delete(
+            ARQS, params={'arqs': arq['uuid']}, headers=headers
+        )
+    else:
+        response = api.delete(ARQS + '/' + arq['uuid'], headers=headers)
+    assert response.status_code == status, response.text
+    left = api.get(ARQS).json['arqs']
+    if status == 204:
+        assert left == []
+        assert [a['uuid'] for _h, a in api.agent.released] == [arq['uuid']]
+    else:
+        assert [a['state'] for a in left] == [states.BOUND]
+        assert api.agent.released == []
+    if status == 403 and headers is not READER:
+        assert 'only the service role' in error_text(response)
+
+
+def test_unbind_needs_the_service_role(api):
+    api.profile()
+    [arq] = api.arqs(headers=MEMBER)
+    api.bind([arq])
+    api.bind_pass()
+    unbind = {arq['uuid']: [{'path': '/instance_uuid', 'op': 'remove'}]}
+    for headers in (MEMBER, ADMIN, READER):
+        assert api.patch(ARQS, unbind, headers=headers).status_code == 403
+    assert api.get(ARQS + '/' + arq['uuid']).json['state'] == states.BOUND
+    assert api.patch(ARQS, unbind, headers=SERVICE).status_code == 202
+    assert api.get(ARQS + '/' + arq['uuid']).json['state'] == states.UNBOUND
 
 
 def test_members_create_and_see_their_project_only(api):

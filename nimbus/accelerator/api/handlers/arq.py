@@ -207,33 +207,42 @@ def delete(state, req, resp):
 
 def delete_one(state, req, resp, uuid):
     """``DELETE /v2/accelerator_requests/{uuid}``: what openstacksdk (and
-    so python-cyborgclient's ``arq delete``) sends; as ``?arqs={uuid}``,
-    but a 404 for an ARQ that does not exist."""
-    util.authorize(state, req, policies.ARQ % 'delete')
-    util.uuid_param('uuid', uuid)
-    try:
-        arq_obj.get(state.adb, uuid)
-    except arq_obj.NotFound:
-        raise util.not_found(
-            'Accelerator request %s could not be found' % uuid
-        )
+    so python-cyborgclient's ``arq delete``) sends; as ``?arqs={uuid}``."""
     _delete_uuids(state, req, [uuid])
     util.send(resp, None, 204)
 
 
 def _delete_uuids(state, req, uuids):
+    """Delete these ARQs, all or none: an unknown (or another project's)
+    one is a 404, a bound one without ``delete_bound`` (the service role)
+    a 403, checked in the deleting transaction."""
     util.authorize(state, req, policies.ARQ % 'delete')
     for uuid in uuids:
         util.uuid_param('arqs', uuid)
-    if not util.may(state, req, policies.ARQ % 'all_projects'):
+    uuids = list(dict.fromkeys(uuids))
+    all_projects = util.may(state, req, policies.ARQ % 'all_projects')
+    may_delete_bound = util.may(state, req, policies.ARQ % 'delete_bound')
+    project = util.ctx(req).project_id
+
+    def check(arqs):
+        found = {a['uuid']: a for a in arqs}
         for uuid in uuids:
-            try:
-                arq = arq_obj.get(state.adb, uuid)
-            except arq_obj.NotFound:
-                continue
-            if not _visible(state, req, arq):
+            arq = found.get(uuid)
+            if arq is None or not (
+                all_projects or arq['project_id'] == project
+            ):
                 raise util.not_found(
                     'Accelerator request %s could not be found' % uuid
                 )
-    _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
+        if may_delete_bound:
+            return
+        for uuid in uuids:
+            if found[uuid]['instance_uuid']:
+                raise util.forbidden(
+                    'Accelerator request %s is bound to instance %s: only '
+                    'the service role may delete it (deleting the server '
+                    'frees its device)' % (uuid, found[uuid]['instance_uuid'])
+                )
+
+    _deleted, releases = arq_obj.delete(state.adb, uuids=uuids, check=check)
     state.release(util.ctx(req), releases)

@@ -15,7 +15,19 @@ def version(req):
 
 
 def ctx(req):
-    return req.context['ctx']
+    """The request's context, with the roles of a service token sent along
+    (``X-Service-Roles``: keystonemiddleware sets it from a validated
+    ``X-Service-Token`` and drops one a client sent; noauth2 trusts the
+    client's headers, as it does ``X-Roles``)."""
+    context = req.context['ctx']
+    if 'service_roles_read' not in req.context:
+        req.context['service_roles_read'] = True
+        header = req.get_header('X-Service-Roles')
+        if header:
+            context.service_roles = [
+                r.strip().lower() for r in header.split(',') if r.strip()
+            ]
+    return context
 
 
 def authorize(state, req, rule, project_id=None):
@@ -27,9 +39,16 @@ def authorize(state, req, rule, project_id=None):
     state.enforcer.authorize(context, rule, target)
 
 
-def may(state, req, rule):
+def may(state, req, rule, project_id=None):
     context = ctx(req)
-    return state.enforcer.check(context, rule)
+    target = None
+    if project_id is not None:
+        target = {'project_id': project_id, 'user_id': context.user_id}
+    return state.enforcer.check(context, rule, target)
+
+
+def forbidden(detail):
+    return errors.HTTPError(403, detail)
 
 
 def send(resp, body, status=200):
