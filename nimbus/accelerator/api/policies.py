@@ -27,6 +27,9 @@ DP = 'cyborg:device_profile:%s'
 ARQ = 'cyborg:arq:%s'
 DEVICE = 'cyborg:device:%s'
 DEPLOYABLE = 'cyborg:deployable:%s'
+ATTRIBUTE = 'cyborg:attribute:%s'
+# Cyborg's project_manager_or_admin, for reading attributes
+MANAGER_OR_ADMIN = '(role:manager and project_id:%(project_id)s) or role:admin'
 
 
 def _rule(name, check_str, description, ops):
@@ -85,7 +88,7 @@ RULES = [
         SERVICE,
         'Bind or unbind accelerator requests (the service role only: '
         'the conductor binds, the compute unbinds).',
-        [('PATCH', _ARQS)],
+        [('PATCH', _ARQS), ('PATCH', _ARQS + '/{uuid}')],
     ),
     _rule(
         ARQ % 'delete',
@@ -138,6 +141,30 @@ RULES = [
         SERVICE_OR_ADMIN,
         'Show a deployable.',
         [('GET', '/v2/deployables/{uuid}')],
+    ),
+    _rule(
+        ATTRIBUTE % 'get_all',
+        MANAGER_OR_ADMIN,
+        'List attributes of deployables.',
+        [('GET', '/v2/attributes')],
+    ),
+    _rule(
+        ATTRIBUTE % 'get_one',
+        MANAGER_OR_ADMIN,
+        'Show an attribute.',
+        [('GET', '/v2/attributes/{uuid}')],
+    ),
+    _rule(
+        ATTRIBUTE % 'create',
+        ADMIN,
+        'Create an attribute of a deployable.',
+        [('POST', '/v2/attributes')],
+    ),
+    _rule(
+        ATTRIBUTE % 'delete',
+        ADMIN,
+        'Delete an attribute.',
+        [('DELETE', '/v2/attributes/{uuid}')],
     ),
 ]
 

@@ -23,6 +23,14 @@ class NotFound(LookupError):
     pass
 
 
+class UnknownProvider(LookupError):
+    """A bind names a ``device_rp_uuid`` no deployable has."""
+
+
+class InstanceHasArqs(ValueError):
+    """A bind names an instance other ARQs are already bound to."""
+
+
 def _row(row):
     return dict(row._mapping)
 
@@ -129,6 +137,17 @@ def start_binds(adb, bindings):
             row = _get(conn, uuid)
             if row is None:
                 raise NotFound(uuid)
+            if not device_obj.provider_known(conn, binding['device_rp_uuid']):
+                raise UnknownProvider(binding['device_rp_uuid'])
+            # as Cyborg: no ARQ is added to an instance that has some
+            others = conn.execute(
+                sa.select(_ARQ.c.uuid).where(
+                    _ARQ.c.instance_uuid == binding['instance_uuid'],
+                    _ARQ.c.uuid.not_in(list(bindings)),
+                )
+            ).first()
+            if others is not None:
+                raise InstanceHasArqs(binding['instance_uuid'])
             values = dict(_BINDING_CLEARED)
             values.update(binding)
             if not transition(

@@ -16,6 +16,8 @@ from tests.functional.accelerator.conftest import OTHER_MEMBER
 from tests.functional.accelerator.conftest import READER
 from tests.functional.accelerator.conftest import SERVICE
 from tests.functional.accelerator.conftest import SERVICE_TOKEN
+
+SERVICE_ADMIN = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'admin,service'}
 from tests.functional.accelerator.conftest import error_text
 
 ARQS = '/v2/accelerator_requests'
@@ -30,9 +32,10 @@ FIELDS = {
     'hostname',
     'device_rp_uuid',
     'instance_uuid',
+    'project_id',
+    'attach_handle_uuid',
     'attach_handle_type',
     'attach_handle_info',
-    'device_profile_group',
     'links',
     'created_at',
     'updated_at',
@@ -56,15 +59,17 @@ def test_one_arq_per_device_a_group_asks_for(api):
         assert arq['device_profile_name'] == 'two-groups'
         assert arq['hostname'] is None and arq['instance_uuid'] is None
         assert arq['links'][0]['href'].endswith(ARQS + '/' + arq['uuid'])
-    assert arqs[2]['device_profile_group'] == {'resources:PGPU': 1}
+    assert arqs[0]['attach_handle_type'] == ''
+    assert arqs[0]['attach_handle_info'] == {}
 
 
-def test_project_id_is_shown_from_2_1(api):
+@pytest.mark.parametrize('version', ['2.0', '2.1', '2.2', '2.3'])
+def test_project_id_is_shown_at_every_version_as_from_cyborg(api, version):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
-    shown = api.get(ARQS + '/' + arq['uuid'], version='2.1').json
+    shown = api.get(ARQS + '/' + arq['uuid'], version=version).json
+    assert set(shown) == FIELDS
     assert shown['project_id'] == 'p1'
-    assert 'project_id' not in api.get(ARQS + '/' + arq['uuid']).json
 
 
 @pytest.mark.parametrize(
@@ -228,7 +233,7 @@ def test_unbind_by_remove(api):
     assert api.patch(ARQS, patch, headers=SERVICE).status_code == 202
     shown = api.get(ARQS + '/' + arq['uuid']).json
     assert shown['state'] == states.UNBOUND
-    assert shown['hostname'] is None and shown['attach_handle_info'] is None
+    assert shown['hostname'] is None and shown['attach_handle_info'] == {}
     assert [a['uuid'] for _h, a in api.agent.released] == [arq['uuid']]
     # An unbound ARQ may be bound again.
     assert api.bind([arq]).status_code == 202
@@ -333,9 +338,15 @@ def test_project_id_patch_needs_2_1(api):
             project_id='p9',
         )
     }
-    assert api.patch(ARQS, patch, headers=SERVICE).status_code == 400
+    # as Cyborg: 406 below 2.1, and only an administrator may set it
+    assert api.patch(ARQS, patch, headers=SERVICE).status_code == 406
+    response = api.patch(ARQS, patch, headers=SERVICE, version='2.1')
+    assert response.status_code == 403
+    assert 'administrator' in error_text(response)
     assert (
-        api.patch(ARQS, patch, headers=SERVICE, version='2.1').status_code
+        api.patch(
+            ARQS, patch, headers=SERVICE_ADMIN, version='2.1'
+        ).status_code
         == 202
     )
     assert (

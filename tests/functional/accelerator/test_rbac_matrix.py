@@ -111,6 +111,14 @@ class World:
         )
         return body['arqs'][0]['uuid']
 
+    def attribute(self):
+        body = self.call(
+            'POST',
+            '/v2/attributes',
+            {'deployable_id': 1, 'key': 'k%d' % next(_SEQ), 'value': 'v'},
+        )
+        return body['uuid']
+
     def bound_arq(self):
         """A p1 ARQ bound (BindStarted) to a new instance by the service."""
         uuid = self.arq()
@@ -140,6 +148,11 @@ def _create_arqs(world):
 
 def _bind(world):
     return {'body': _bind_patch(world.arq())}
+
+
+def _bind_one(world):
+    uuid = world.arq()
+    return {'uuid': uuid, 'body': _bind_patch(uuid)}
 
 
 def _unbind(world):
@@ -176,6 +189,7 @@ STRICT = {'legacy_reader_writes': False}
 MATRIX = {
     ('GET', '/'): PUBLIC,
     ('GET', '/v2'): PUBLIC,
+    ('GET', '/v2/'): PUBLIC,
     # device profiles: every project reads them, admins write them
     ('GET', DPS): AccelCase(Access.PROJECT_READ, other=200),
     ('POST', DPS): AccelCase(
@@ -214,6 +228,10 @@ MATRIX = {
         **STRICT,
     ),
     ('GET', ARQS + '/{uuid}'): AccelCase(Access.PROJECT_READ, setup=_arq),
+    # openstacksdk's bind and unbind (python-cyborgclient's arq bind)
+    ('PATCH', ARQS + '/{uuid}'): AccelCase(
+        Access.SERVICE, 202, setup=_bind_one, service_only=True, other=403
+    ),
     ('DELETE', ARQS + '/{uuid}'): AccelCase(
         Access.PROJECT_WRITE, 204, setup=_arq, **STRICT
     ),
@@ -223,6 +241,25 @@ MATRIX = {
     ('GET', '/v2/deployables'): AccelCase(Access.SERVICE),
     ('GET', '/v2/deployables/{uuid}'): AccelCase(
         Access.SERVICE, setup=_deployable
+    ),
+    # attributes: admins (Cyborg reads them to a project manager too)
+    ('GET', '/v2/attributes'): AccelCase(Access.ADMIN),
+    ('POST', '/v2/attributes'): AccelCase(
+        Access.ADMIN,
+        201,
+        setup=lambda w: {
+            'body': {
+                'deployable_id': 1,
+                'key': 'k%d' % next(_SEQ),
+                'value': 'v',
+            }
+        },
+    ),
+    ('GET', '/v2/attributes/{uuid}'): AccelCase(
+        Access.ADMIN, setup=lambda w: {'uuid': w.attribute()}
+    ),
+    ('DELETE', '/v2/attributes/{uuid}'): AccelCase(
+        Access.ADMIN, 204, setup=lambda w: {'uuid': w.attribute()}
     ),
 }
 

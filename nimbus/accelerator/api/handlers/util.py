@@ -5,6 +5,7 @@ from oslo_utils import uuidutils
 
 from nimbus.accelerator.objects import base
 from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import validation
 from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
 
 PREFIX = '/accelerator'
@@ -115,3 +116,15 @@ def times(record):
         'created_at': base.isotime(record['created_at']),
         'updated_at': base.isotime(record['updated_at']),
     }
+
+
+def validate(data, schema):
+    """``data`` (already parsed) against ``schema``: a 400 naming the
+    failing field, as :func:`json_body`'s."""
+    error = validation.first_error(schema, data)
+    if error is not None:
+        raise bad_request(
+            'JSON does not validate: %s%s'
+            % (error.message, validation.where(error))
+        )
+    return data
