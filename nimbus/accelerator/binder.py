@@ -31,6 +31,7 @@ import threading
 from oslo_log import log as logging
 import oslo_messaging
 
+from nimbus.accelerator import contracts
 from nimbus.accelerator import states
 from nimbus.accelerator.objects import arq as arq_obj
 from nimbus.accelerator.objects import base
@@ -42,12 +43,8 @@ LOG = logging.getLogger(__name__)
 
 
 def _agent_arq(arq, handle):
-    return {
-        'uuid': arq['uuid'],
-        'instance_uuid': arq['instance_uuid'],
-        'device_rp_uuid': arq['device_rp_uuid'],
-        'attach_handle': dict(handle),
-    }
+    """The agent's ``arq``: an AgentArq contract's primitive."""
+    return contracts.AgentArq.of(arq, handle).to_primitive()
 
 
 # A file path a message may quote (a driver's error, a remote frame).
