@@ -15,8 +15,22 @@ last ACTIVE (a poller lists ``/servers/detail`` every 0.1 s), p50/p99
 seconds from request to ACTIVE, errors. Then the ratio plain/accelerator
 (the target: at most 2).
 
+Then the accelerator API's own speed, call by call over HTTP (``--calls``
+of each, one at a time, p50/p99 ms and calls/s): a device profile create,
+an ARQ create, a list of 100 ARQs, and a bind round trip (the service's
+PATCH until ``?instance=&bind_state=resolved`` answers 200, the device
+programmed by the host's agent).
+
+Capacity is checked before anything starts: the accelerator round needs
+one FPGA per server, and the hosts have ``[fake_fpga] count`` x
+``num_accelerators`` each; asking for more is refused (exit 2), and
+checked again against placement's FPGA inventory once the agents have
+reported. Any server not ACTIVE (ERROR, refused, unfinished) makes the
+exit status 1.
+
     .venv/bin/python benchmarks/accel_bench.py [--hosts 100]
-        [--servers 100] [--concurrency 10] [--rounds 1] [--json FILE]
+        [--servers 100] [--concurrency 10] [--rounds 1] [--calls 50]
+        [--json FILE]
 """
 
 import argparse
@@ -27,14 +41,61 @@ import sys
 import tempfile
 import time
 
+import uuid as uuid_mod
+
 import requests
 import requests.adapters
 
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.allinone.client import ComputeClient
+from nimbus.common import config
 
 PROFILE = 'bench-one-fpga'
 SERVICE = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'admin,service'}
+PLACEMENT = {
+    'X-Auth-Token': 'admin',
+    'X-Roles': 'admin',
+    'OpenStack-API-Version': 'placement 1.39',
+}
+
+
+class CapacityError(Exception):
+    """More servers asked for than the hosts have FPGAs."""
+
+
+def configured_fpgas(hosts):
+    """FPGAs the all-in-one's agents will report: ``[fake_fpga] count``
+    devices per host, ``num_accelerators`` each."""
+    conf = config.build_conf([])
+    return hosts * conf.fake_fpga.count * conf.fake_fpga.num_accelerators
+
+
+def check_capacity(servers, fpgas, where):
+    if servers > fpgas:
+        raise CapacityError(
+            '%d servers with one FPGA each need %d FPGAs; %s has %d'
+            % (servers, servers, where, fpgas)
+        )
+
+
+def placement_fpgas(cloud):
+    """``(total FPGA inventory, the FPGA providers)`` placement knows."""
+    url = cloud.placement_url
+    providers = requests.get(
+        url + '/resource_providers',
+        params={'resources': 'FPGA:1'},
+        headers=PLACEMENT,
+        timeout=30,
+    ).json()['resource_providers']
+    total = 0
+    for provider in providers:
+        inventory = requests.get(
+            '%s/resource_providers/%s/inventories' % (url, provider['uuid']),
+            headers=PLACEMENT,
+            timeout=30,
+        ).json()['inventories']
+        total += inventory.get('FPGA', {}).get('total', 0)
+    return total, [p['uuid'] for p in providers]
 
 
 def _percentile(values, fraction):
@@ -155,12 +216,195 @@ def prepare(cloud, concurrency):
     return api, plain, accel, image
 
 
+def _timed(calls, fn):
+    """Run ``fn(i)`` ``calls`` times, one after another; p50/p99 ms and
+    calls per second."""
+    took = []
+    for index in range(calls):
+        began = time.perf_counter()
+        fn(index)
+        took.append(time.perf_counter() - began)
+    return {
+        'calls': calls,
+        'p50_ms': round(_percentile(took, 0.5) * 1000, 2),
+        'p99_ms': round(_percentile(took, 0.99) * 1000, 2),
+        'calls_per_s': round(calls / max(sum(took), 1e-9), 1),
+    }
+
+
+def _ok(response, status):
+    if response.status_code != status:
+        raise RuntimeError(
+            '%s %s: %d %s'
+            % (
+                response.request.method,
+                response.request.url,
+                response.status_code,
+                response.text[:200],
+            )
+        )
+    return response
+
+
+def api_calls(cloud, calls, rp_uuids):
+    """Per-call figures of the accelerator API (see the module doc)."""
+    url = cloud.accelerator_url + '/v2'
+    session = requests.Session()
+    session.headers.update(SERVICE)
+    figures = {}
+    run_id = uuid_mod.uuid4().hex[:8]
+
+    figures['profile_create'] = _timed(
+        calls,
+        lambda i: _ok(
+            session.post(
+                url + '/device_profiles',
+                json=[
+                    {
+                        'name': 'call-%s-%d' % (run_id, i),
+                        'groups': [{'resources:FPGA': '1'}],
+                    }
+                ],
+                timeout=30,
+            ),
+            201,
+        ),
+    )
+    names = ','.join('call-%s-%d' % (run_id, i) for i in range(calls))
+    _ok(session.delete(url + '/device_profiles', params={'value': names}), 204)
+
+    made = []
+
+    def create(_i):
+        response = _ok(
+            session.post(
+                url + '/accelerator_requests',
+                json={'device_profile_name': PROFILE},
+                timeout=30,
+            ),
+            201,
+        )
+        made.extend(a['uuid'] for a in response.json()['arqs'])
+
+    figures['arq_create'] = _timed(calls, create)
+    while len(made) < 100:
+        create(None)
+
+    def list_arqs(_i):
+        arqs = _ok(
+            session.get(url + '/accelerator_requests', timeout=30), 200
+        ).json()['arqs']
+        if len(arqs) < 100:
+            raise RuntimeError('listed %d ARQs, not 100' % len(arqs))
+
+    figures['arq_list_100'] = _timed(calls, list_arqs)
+
+    deployables = _ok(session.get(url + '/deployables'), 200).json()[
+        'deployables'
+    ]
+    hostnames = {
+        d['hostname']
+        for d in _ok(session.get(url + '/devices'), 200).json()['devices']
+    }
+    # the fake driver names a deployable <host>_<driver>_<n>
+    host_of = {
+        d['rp_uuid']: h
+        for d in deployables
+        for h in hostnames
+        if d['name'].startswith(h + '_')
+    }
+
+    def bind(index):
+        """PATCH until resolved; the instance, to free it afterwards."""
+        arq, instance = made[index], str(uuid_mod.uuid4())
+        rp_uuid = rp_uuids[index % len(rp_uuids)]
+        ops = [
+            ('hostname', host_of[rp_uuid]),
+            ('device_rp_uuid', rp_uuid),
+            ('instance_uuid', instance),
+        ]
+        _ok(
+            session.patch(
+                url + '/accelerator_requests',
+                json={
+                    arq: [
+                        {'path': '/' + f, 'op': 'add', 'value': v}
+                        for f, v in ops
+                    ]
+                },
+                timeout=30,
+            ),
+            202,
+        )
+        params = {'instance': instance, 'bind_state': 'resolved'}
+        deadline = time.monotonic() + 60
+        while True:
+            response = session.get(
+                url + '/accelerator_requests', params=params, timeout=30
+            )
+            if response.status_code == 200:
+                [bound] = response.json()['arqs']
+                if bound['state'] != 'Bound':
+                    raise RuntimeError('bind of %s: %s' % (arq, bound))
+                return instance
+            _ok(response, 423)
+            if time.monotonic() > deadline:
+                raise RuntimeError('bind of %s never resolved' % arq)
+            time.sleep(0.002)
+
+    took = []
+    for index in range(min(calls, len(made))):
+        began = time.perf_counter()
+        instance = bind(index)
+        took.append(time.perf_counter() - began)
+        # free the device for the next bind (not timed)
+        _ok(
+            session.delete(
+                url + '/accelerator_requests',
+                params={'instance': instance},
+                timeout=30,
+            ),
+            204,
+        )
+    figures['bind_round_trip'] = {
+        'calls': len(took),
+        'p50_ms': round(_percentile(took, 0.5) * 1000, 2),
+        'p99_ms': round(_percentile(took, 0.99) * 1000, 2),
+        'calls_per_s': round(len(took) / max(sum(took), 1e-9), 1),
+    }
+    left = made[len(took) :]
+    for start in range(0, len(left), 50):
+        _ok(
+            session.delete(
+                url + '/accelerator_requests',
+                params={'arqs': ','.join(left[start : start + 50])},
+                timeout=30,
+            ),
+            204,
+        )
+    return figures
+
+
 def run(args, state_dir):
+    check_capacity(
+        args.servers, configured_fpgas(args.hosts), 'the configuration'
+    )
     cloud = cloud_mod.Cloud(
         state_dir, hosts=args.hosts, shared_hosts=True, accelerators=True
     ).start()
     try:
         api, plain, accel, image = prepare(cloud, args.concurrency)
+        fpgas, rp_uuids = _wait(
+            lambda: (
+                placement_fpgas(cloud)
+                if placement_fpgas(cloud)[0] >= configured_fpgas(args.hosts)
+                else None
+            ),
+            120,
+            'the agents to report their FPGAs',
+            interval=0.5,
+        )
+        check_capacity(args.servers, fpgas, 'placement')
         rounds = []
         for number in range(args.rounds):
             result = {}
@@ -177,9 +421,19 @@ def run(args, state_dir):
                 delete_all(api, cloud.accelerator_url, phase.pop('uuids'), 300)
                 result[name] = phase
             rounds.append(result)
-        return rounds
+        calls = api_calls(cloud, args.calls, rp_uuids) if args.calls else {}
+        return rounds, calls
     finally:
         cloud.stop()
+
+
+def failures(rounds):
+    """Servers of any phase that did not go ACTIVE."""
+    return sum(
+        phase['servers'] - phase['active']
+        for r in rounds
+        for phase in r.values()
+    )
 
 
 def summary(rounds):
@@ -209,16 +463,24 @@ def main(argv=None):
     parser.add_argument('--concurrency', type=int, default=10)
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--timeout', type=float, default=600)
+    parser.add_argument(
+        '--calls',
+        type=int,
+        default=50,
+        help='calls of each accelerator API call timed (0: none)',
+    )
     parser.add_argument('--json', help='write the results to this file')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix='accel-bench-') as tmp:
-        rounds = run(args, os.path.join(tmp, 'state'))
+        rounds, calls = run(args, os.path.join(tmp, 'state'))
     result = {
         'hosts': args.hosts,
         'servers': args.servers,
         'concurrency': args.concurrency,
         'rounds': rounds,
         'summary': summary(rounds),
+        'api_calls': calls,
+        'failed_servers': failures(rounds),
     }
     print(
         '%-12s %8s %6s %6s %10s %7s %7s'
@@ -249,6 +511,28 @@ def main(argv=None):
             s['ratio'],
         )
     )
+    if calls:
+        print(
+            '%-16s %6s %9s %9s %9s'
+            % ('API call', 'calls', 'p50 ms', 'p99 ms', 'calls/s')
+        )
+        for name, c in calls.items():
+            print(
+                '%-16s %6d %9.2f %9.2f %9.1f'
+                % (
+                    name,
+                    c['calls'],
+                    c['p50_ms'],
+                    c['p99_ms'],
+                    c['calls_per_s'],
+                )
+            )
+    if result['failed_servers']:
+        print(
+            'FAILED: %d server(s) did not go ACTIVE'
+            % result['failed_servers'],
+            file=sys.stderr,
+        )
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(result, f, indent=2)
@@ -256,5 +540,9 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
-    sys.exit(0)
+    try:
+        outcome = main()
+    except CapacityError as exc:
+        print('accel_bench: %s' % exc, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(1 if outcome['failed_servers'] else 0)
