@@ -21,6 +21,12 @@ an ARQ create, a list of 100 ARQs, and a bind round trip (the service's
 PATCH until ``?instance=&bind_state=resolved`` answers 200, the device
 programmed by the host's agent).
 
+``--compare-cyborg VENV`` times the same calls (bind round trip aside)
+against OpenStack Cyborg's API run from VENV (``openstack-cyborg`` and
+``pymysql`` installed there; ``benchmarks/cyborg_api_calls.py``) and
+prints both side by side with Cyborg's p50 over Nimbus's (the goal: at
+least 5).
+
 Capacity is checked before anything starts: the accelerator round needs
 one FPGA per server, and the hosts have ``[fake_fpga] count`` x
 ``num_accelerators`` each; asking for more is refused (exit 2), and
@@ -30,13 +36,14 @@ exit status 1.
 
     .venv/bin/python benchmarks/accel_bench.py [--hosts 100]
         [--servers 100] [--concurrency 10] [--rounds 1] [--calls 50]
-        [--json FILE]
+        [--compare-cyborg VENV] [--json FILE]
 """
 
 import argparse
 import concurrent.futures
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -427,6 +434,39 @@ def run(args, state_dir):
         cloud.stop()
 
 
+def cyborg_calls(venv, calls):
+    """The per-call figures of Cyborg's API (benchmarks/
+    cyborg_api_calls.py run with VENV's Python)."""
+    script = os.path.join(os.path.dirname(__file__), 'cyborg_api_calls.py')
+    result = subprocess.run(
+        [os.path.join(venv, 'bin', 'python'), script, '--calls', str(calls)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            'Cyborg side failed: %s' % result.stderr.strip()[-2000:]
+        )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def side_by_side(nimbus, cyborg):
+    """``{call: {nimbus_p50_ms, cyborg_p50_ms, times}}`` for the calls
+    both measured."""
+    out = {}
+    for name, figures in nimbus.items():
+        theirs = cyborg.get(name)
+        if not isinstance(theirs, dict):
+            continue
+        out[name] = {
+            'nimbus_p50_ms': figures['p50_ms'],
+            'cyborg_p50_ms': theirs['p50_ms'],
+            'times': round(theirs['p50_ms'] / max(figures['p50_ms'], 1e-9), 1),
+        }
+    return out
+
+
 def failures(rounds):
     """Servers of any phase that did not go ACTIVE."""
     return sum(
@@ -469,6 +509,11 @@ def main(argv=None):
         default=50,
         help='calls of each accelerator API call timed (0: none)',
     )
+    parser.add_argument(
+        '--compare-cyborg',
+        metavar='VENV',
+        help='also time the calls against Cyborg run from this venv',
+    )
     parser.add_argument('--json', help='write the results to this file')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix='accel-bench-') as tmp:
@@ -482,6 +527,10 @@ def main(argv=None):
         'api_calls': calls,
         'failed_servers': failures(rounds),
     }
+    if args.compare_cyborg and calls:
+        cyborg = cyborg_calls(args.compare_cyborg, args.calls)
+        result['cyborg_api_calls'] = cyborg
+        result['side_by_side'] = side_by_side(calls, cyborg)
     print(
         '%-12s %8s %6s %6s %10s %7s %7s'
         % ('path', 'servers', 'active', 'error', 'boots/s', 'p50 s', 'p99 s')
@@ -525,6 +574,27 @@ def main(argv=None):
                     c['p50_ms'],
                     c['p99_ms'],
                     c['calls_per_s'],
+                )
+            )
+    if result.get('side_by_side'):
+        print(
+            '%-16s %12s %12s %8s  (Cyborg %s)'
+            % (
+                'API call',
+                'Nimbus p50',
+                'Cyborg p50',
+                'times',
+                result['cyborg_api_calls'].get('cyborg'),
+            )
+        )
+        for name, row in result['side_by_side'].items():
+            print(
+                '%-16s %10.2fms %10.2fms %7.1fx'
+                % (
+                    name,
+                    row['nimbus_p50_ms'],
+                    row['cyborg_p50_ms'],
+                    row['times'],
                 )
             )
     if result['failed_servers']:

@@ -87,3 +87,18 @@ def test_a_server_not_active_is_a_failure():
     rounds = [{'plain': dict(phase, active=4), 'accelerator': phase}]
     assert _bench().failures(rounds) == 1
     assert _bench().failures([{'plain': dict(phase, active=4)}]) == 0
+
+
+def test_side_by_side_divides_cyborg_by_nimbus():
+    nimbus = {
+        'arq_create': {'p50_ms': 2.0},
+        'bind_round_trip': {'p50_ms': 15.0},
+    }
+    cyborg = {'arq_create': {'p50_ms': 50.0}, 'cyborg': '17.0.0'}
+    assert _bench().side_by_side(nimbus, cyborg) == {
+        'arq_create': {
+            'nimbus_p50_ms': 2.0,
+            'cyborg_p50_ms': 50.0,
+            'times': 25.0,
+        }
+    }
