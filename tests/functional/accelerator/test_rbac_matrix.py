@@ -413,6 +413,9 @@ def keystone(request, tmp_path_factory):
     tokens['service'] = stub.add_token(
         'tok-service-' + mode, 'nimbus', 'service', ['service']
     )
+    tokens['service-token'] = stub.add_token(
+        'tok-service-token-' + mode, 'nova', 'service', ['service']
+    )
     tokens['system'] = stub.add_token(
         'tok-system-' + mode,
         'admin',
@@ -459,3 +462,20 @@ def test_keystone_by_query(keystone, name):
     method, path, case = EXTRA[name]
     problems = _check(method, path, case, mode, world, send, headers)
     assert problems == [], '\n'.join(problems)
+
+
+def test_keystone_service_token_along_a_users_token(keystone):
+    """Nova's way to Cyborg: the user's token and a service token
+    (``X-Service-Token``); auth_token validates both and says the service
+    roles. A forged ``X-Service-Roles`` without a service token is
+    dropped."""
+    mode, world, send, headers, stub = keystone
+    member = headers('member')
+    forged = dict(member, **{'X-Service-Roles': 'service'})
+    assert send('PATCH', ARQS, forged, _bind(world)['body'], None)[0] == 403
+    with_service = dict(
+        member, **{'X-Service-Token': headers('service-token')['X-Auth-Token']}
+    )
+    assert (
+        send('PATCH', ARQS, with_service, _bind(world)['body'], None)[0] == 202
+    )

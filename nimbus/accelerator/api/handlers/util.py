@@ -17,13 +17,20 @@ def version(req):
 
 def ctx(req):
     """The request's context, with the roles of a service token sent along
-    (``X-Service-Roles``: keystonemiddleware sets it from a validated
+    (``X-Service-Roles``: keystonemiddleware sets it, with
+    ``X-Service-Identity-Status: Confirmed``, from a validated
     ``X-Service-Token`` and drops one a client sent; noauth2 trusts the
     client's headers, as it does ``X-Roles``)."""
     context = req.context['ctx']
     if 'service_roles_read' not in req.context:
         req.context['service_roles_read'] = True
         header = req.get_header('X-Service-Roles')
+        keystone = req.get_header('X-Identity-Status') is not None
+        if keystone and (
+            req.get_header('X-Service-Identity-Status') != 'Confirmed'
+        ):
+            # behind auth_token: only roles of a validated service token
+            header = None
         if header:
             context.service_roles = [
                 r.strip().lower() for r in header.split(',') if r.strip()
