@@ -15,8 +15,28 @@ last ACTIVE (a poller lists ``/servers/detail`` every 0.1 s), p50/p99
 seconds from request to ACTIVE, errors. Then the ratio plain/accelerator
 (the target: at most 2).
 
+Then the accelerator API's own speed, call by call over HTTP (``--calls``
+of each, one at a time, p50/p99 ms and calls/s): a device profile create,
+an ARQ create, a list of 100 ARQs, and a bind round trip (the service's
+PATCH until ``?instance=&bind_state=resolved`` answers 200, the device
+programmed by the host's agent).
+
+``--compare-cyborg VENV`` times the same calls (bind round trip aside)
+against OpenStack Cyborg's API run from VENV (``openstack-cyborg`` and
+``pymysql`` installed there; ``benchmarks/cyborg_api_calls.py``) and
+prints both side by side with Cyborg's p50 over Nimbus's (the goal: at
+least 5).
+
+Capacity is checked before anything starts: the accelerator round needs
+one FPGA per server, and the hosts have ``[fake_fpga] count`` x
+``num_accelerators`` each; asking for more is refused (exit 2), and
+checked again against placement's FPGA inventory once the agents have
+reported. Any server not ACTIVE (ERROR, refused, unfinished) makes the
+exit status 1.
+
     .venv/bin/python benchmarks/accel_bench.py [--hosts 100]
-        [--servers 100] [--concurrency 10] [--rounds 1] [--json FILE]
+        [--servers 100] [--concurrency 10] [--rounds 1] [--calls 50]
+        [--compare-cyborg VENV] [--json FILE]
 """
 
 import argparse
@@ -30,11 +50,60 @@ import time
 import requests
 import requests.adapters
 
+# the sibling module, also when this file is loaded by path (tests)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import accel_api_calls  # noqa: E402
+
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.allinone.client import ComputeClient
+from nimbus.common import config
 
-PROFILE = 'bench-one-fpga'
-SERVICE = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'admin,service'}
+PROFILE = accel_api_calls.PROFILE
+SERVICE = accel_api_calls.SERVICE
+PLACEMENT = {
+    'X-Auth-Token': 'admin',
+    'X-Roles': 'admin',
+    'OpenStack-API-Version': 'placement 1.39',
+}
+
+
+class CapacityError(Exception):
+    """More servers asked for than the hosts have FPGAs."""
+
+
+def configured_fpgas(hosts):
+    """FPGAs the all-in-one's agents will report: ``[fake_fpga] count``
+    devices per host, ``num_accelerators`` each."""
+    conf = config.build_conf([])
+    return hosts * conf.fake_fpga.count * conf.fake_fpga.num_accelerators
+
+
+def check_capacity(servers, fpgas, where):
+    if servers > fpgas:
+        raise CapacityError(
+            '%d servers with one FPGA each need %d FPGAs; %s has %d'
+            % (servers, servers, where, fpgas)
+        )
+
+
+def placement_fpgas(cloud):
+    """``(total FPGA inventory, the FPGA providers)`` placement knows."""
+    url = cloud.placement_url
+    providers = requests.get(
+        url + '/resource_providers',
+        params={'resources': 'FPGA:1'},
+        headers=PLACEMENT,
+        timeout=30,
+    ).json()['resource_providers']
+    total = 0
+    for provider in providers:
+        inventory = requests.get(
+            '%s/resource_providers/%s/inventories' % (url, provider['uuid']),
+            headers=PLACEMENT,
+            timeout=30,
+        ).json()['inventories']
+        total += inventory.get('FPGA', {}).get('total', 0)
+    return total, [p['uuid'] for p in providers]
 
 
 def _percentile(values, fraction):
@@ -156,11 +225,25 @@ def prepare(cloud, concurrency):
 
 
 def run(args, state_dir):
+    check_capacity(
+        args.servers, configured_fpgas(args.hosts), 'the configuration'
+    )
     cloud = cloud_mod.Cloud(
         state_dir, hosts=args.hosts, shared_hosts=True, accelerators=True
     ).start()
     try:
         api, plain, accel, image = prepare(cloud, args.concurrency)
+        fpgas, rp_uuids = _wait(
+            lambda: (
+                placement_fpgas(cloud)
+                if placement_fpgas(cloud)[0] >= configured_fpgas(args.hosts)
+                else None
+            ),
+            120,
+            'the agents to report their FPGAs',
+            interval=0.5,
+        )
+        check_capacity(args.servers, fpgas, 'placement')
         rounds = []
         for number in range(args.rounds):
             result = {}
@@ -177,9 +260,25 @@ def run(args, state_dir):
                 delete_all(api, cloud.accelerator_url, phase.pop('uuids'), 300)
                 result[name] = phase
             rounds.append(result)
-        return rounds
+        calls = (
+            accel_api_calls.api_calls(
+                cloud.accelerator_url, args.calls, rp_uuids
+            )
+            if args.calls
+            else {}
+        )
+        return rounds, calls
     finally:
         cloud.stop()
+
+
+def failures(rounds):
+    """Servers of any phase that did not go ACTIVE."""
+    return sum(
+        phase['servers'] - phase['active']
+        for r in rounds
+        for phase in r.values()
+    )
 
 
 def summary(rounds):
@@ -209,17 +308,34 @@ def main(argv=None):
     parser.add_argument('--concurrency', type=int, default=10)
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--timeout', type=float, default=600)
+    parser.add_argument(
+        '--calls',
+        type=int,
+        default=50,
+        help='calls of each accelerator API call timed (0: none)',
+    )
+    parser.add_argument(
+        '--compare-cyborg',
+        metavar='VENV',
+        help='also time the calls against Cyborg run from this venv',
+    )
     parser.add_argument('--json', help='write the results to this file')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix='accel-bench-') as tmp:
-        rounds = run(args, os.path.join(tmp, 'state'))
+        rounds, calls = run(args, os.path.join(tmp, 'state'))
     result = {
         'hosts': args.hosts,
         'servers': args.servers,
         'concurrency': args.concurrency,
         'rounds': rounds,
         'summary': summary(rounds),
+        'api_calls': calls,
+        'failed_servers': failures(rounds),
     }
+    if args.compare_cyborg and calls:
+        cyborg = accel_api_calls.cyborg_calls(args.compare_cyborg, args.calls)
+        result['cyborg_api_calls'] = cyborg
+        result['side_by_side'] = accel_api_calls.side_by_side(calls, cyborg)
     print(
         '%-12s %8s %6s %6s %10s %7s %7s'
         % ('path', 'servers', 'active', 'error', 'boots/s', 'p50 s', 'p99 s')
@@ -249,6 +365,49 @@ def main(argv=None):
             s['ratio'],
         )
     )
+    if calls:
+        print(
+            '%-16s %6s %9s %9s %9s'
+            % ('API call', 'calls', 'p50 ms', 'p99 ms', 'calls/s')
+        )
+        for name, c in calls.items():
+            print(
+                '%-16s %6d %9.2f %9.2f %9.1f'
+                % (
+                    name,
+                    c['calls'],
+                    c['p50_ms'],
+                    c['p99_ms'],
+                    c['calls_per_s'],
+                )
+            )
+    if result.get('side_by_side'):
+        print(
+            '%-16s %12s %12s %8s  (Cyborg %s)'
+            % (
+                'API call',
+                'Nimbus p50',
+                'Cyborg p50',
+                'times',
+                result['cyborg_api_calls'].get('cyborg'),
+            )
+        )
+        for name, row in result['side_by_side'].items():
+            print(
+                '%-16s %10.2fms %10.2fms %7.1fx'
+                % (
+                    name,
+                    row['nimbus_p50_ms'],
+                    row['cyborg_p50_ms'],
+                    row['times'],
+                )
+            )
+    if result['failed_servers']:
+        print(
+            'FAILED: %d server(s) did not go ACTIVE'
+            % result['failed_servers'],
+            file=sys.stderr,
+        )
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(result, f, indent=2)
@@ -256,5 +415,9 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
-    sys.exit(0)
+    try:
+        outcome = main()
+    except CapacityError as exc:
+        print('accel_bench: %s' % exc, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(1 if outcome['failed_servers'] else 0)

@@ -25,26 +25,62 @@ agent to ``release`` it.
 """
 
 import datetime
+import re
 import threading
 
 from oslo_log import log as logging
+import oslo_messaging
 
+from nimbus.accelerator import contracts
 from nimbus.accelerator import states
 from nimbus.accelerator.objects import arq as arq_obj
 from nimbus.accelerator.objects import base
 from nimbus.accelerator.objects import device as device_obj
 from nimbus.common import context as nimbus_context
+from nimbus.common import exception
 
 LOG = logging.getLogger(__name__)
 
 
 def _agent_arq(arq, handle):
-    return {
-        'uuid': arq['uuid'],
-        'instance_uuid': arq['instance_uuid'],
-        'device_rp_uuid': arq['device_rp_uuid'],
-        'attach_handle': dict(handle),
-    }
+    """The agent's ``arq``: an AgentArq contract's primitive."""
+    return contracts.AgentArq.of(arq, handle).to_primitive()
+
+
+# A file path a message may quote (a driver's error, a remote frame).
+_PATH = re.compile(r'(?:[A-Za-z]:)?(?:/[\w.@+-]+){2,}/?')
+
+
+def failure_reason(exc, arq, handle):
+    """What a failed bind says, for the ARQ and the server's fault: what
+    failed and on which host, in one line, without the remote traceback
+    oslo.messaging appends to an agent's exception nor any file path of
+    either side (those stay in the logs)."""
+    host = arq['hostname']
+    if isinstance(exc, oslo_messaging.MessagingTimeout):
+        detail = 'the accelerator agent on %s did not answer in time' % host
+    elif isinstance(exc, oslo_messaging.MessageDeliveryFailure):
+        detail = 'the accelerator agent on %s could not be reached' % host
+    else:
+        lines = [
+            line.strip()
+            for line in str(exc).splitlines()
+            if line.strip() and not line.strip().startswith('Traceback')
+        ]
+        kind = type(exc).__name__.removesuffix('_Remote')
+        detail = lines[0] if lines else kind
+        if not isinstance(
+            exc, (exception.NimbusException, oslo_messaging.RemoteError)
+        ):
+            detail = '%s: %s' % (kind, detail)
+        detail = _PATH.sub('<path>', detail)[:500]
+    if host in detail:
+        return detail
+    return 'Programming attach handle %s on %s failed: %s' % (
+        handle['uuid'],
+        host,
+        detail,
+    )
 
 
 class Binder:
@@ -145,13 +181,13 @@ class Binder:
         try:
             self.agent.program(ctxt, arq['hostname'], _agent_arq(arq, handle))
         except Exception as exc:
-            reason = '%s: %s' % (type(exc).__name__, exc)
+            reason = failure_reason(exc, arq, handle)
             LOG.warning(
                 'Programming %s for accelerator request %s on %s failed: %s',
                 handle['uuid'],
                 arq['uuid'],
                 arq['hostname'],
-                reason,
+                exc,
             )
             self._settle(arq, None, reason)
             return

@@ -3,11 +3,14 @@ bus): the only place that knows its method names and versions.
 
 Version history
   1.0  report_devices (call): an agent replaces its host's device set.
+       ``devices`` are primitives of the contract
+       :class:`nimbus.accelerator.contracts.AcceleratorDevice` 1.0 (the
+       contract names the same fields the first agents sent, so a report
+       without a contract version is read as 1.0: no RPC version change)::
 
-``devices`` is a list of dicts::
-
-    {"uuid", "type": "FPGA"|"GPU", "vendor", "model", "std_board_info",
-     "vendor_board_info", "hostname", "driver_name",
+    {"nimbus_object.version": "1.0", "uuid", "type": "FPGA"|"GPU",
+     "vendor", "model", "std_board_info", "vendor_board_info", "hostname",
+     "driver_name",
      "deployables": [{"uuid", "name", "num_accelerators", "rp_uuid",
                       "driver_name",
                       "attach_handles": [{"uuid", "attach_type": "PCI",
@@ -15,6 +18,7 @@ Version history
                                           "in_use": false}]}]}
 """
 
+from nimbus.accelerator import contracts
 from nimbus.common import rpc
 
 TOPIC = 'accelerator'
@@ -32,6 +36,14 @@ class AcceleratorAPI:
         (idempotent; a device whose attach handle an accelerator request
         holds is kept even when missing). Returns ``{"devices": n}``, n
         the number of devices reported."""
+        # contracts go as their primitives; a dict is taken as one (the
+        # service checks it and refuses a malformed report)
+        primitives = [
+            d.to_primitive()
+            if isinstance(d, contracts.AcceleratorDevice)
+            else d
+            for d in devices
+        ]
         return self._client.prepare(version='1.0').call(
-            ctxt, 'report_devices', host=host, devices=devices
+            ctxt, 'report_devices', host=host, devices=primitives
         )

@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+import requests
 import yaml
 
 from nimbus.allinone import cloud as cloud_mod
@@ -168,3 +169,103 @@ def test_arq_of_a_server_booted_with_a_profile(cloud):
     assert 'gpu-cli' in {
         p['name'] for p in _json(cloud, 'device', 'profile', 'list')
     }
+
+
+def _commands(cloud, roles):
+    """Run python-cyborgclient's own command objects in process, through
+    openstacksdk, on a session with these noauth2 roles: the
+    ``openstack`` CLI's ``admin_token`` carries no role (so no service
+    role), and openstackclient's ``arq bind`` also looks the server up in
+    the compute API."""
+    from keystoneauth1 import session as ks_session
+    from keystoneauth1 import token_endpoint
+    import openstack
+
+    running, _ = cloud
+    url = running.accelerator_url + '/v2'
+    session = ks_session.Session(
+        auth=token_endpoint.Token(url, 'nimbus:service'),
+        additional_headers={'X-Roles': roles},
+    )
+    conn = openstack.connection.Connection(
+        session=session, accelerator_endpoint_override=url
+    )
+
+    class App:
+        client_manager = type('Clients', (), {'accelerator': conn.accelerator})
+
+    def run(command_class, *args):
+        command = command_class(App(), None)
+        parsed = command.get_parser('openstack accelerator').parse_args(
+            list(args)
+        )
+        return command.take_action(parsed)
+
+    return run
+
+
+def _fails(cloud, *args):
+    running, state = cloud
+    binary = os.path.join(os.path.dirname(sys.executable), 'openstack')
+    env = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
+    env.update(
+        OS_CLIENT_CONFIG_FILE=str(state / 'clouds.yaml'),
+        PYTHONWARNINGS='ignore',
+    )
+    result = subprocess.run(
+        [binary, '--os-cloud', 'nimbus-accel', 'accelerator'] + list(args),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode != 0, (args, result.stdout)
+    return result.stdout + result.stderr
+
+
+def test_arq_bind_and_unbind(cloud):
+    """``arq bind`` and ``arq unbind`` send ``PATCH
+    /v2/accelerator_requests/{uuid}`` with ``{uuid: [ops]}``: refused to
+    an admin without the service role (as Cyborg), done for the service."""
+    from cyborgclient.osc.v2 import accelerator_request as arq_commands
+    from openstack import exceptions as sdk_exceptions
+
+    group = json.dumps([{'resources:FPGA': '1'}])
+    _cli(cloud, 'device', 'profile', 'create', 'fpga-bind', group)
+    arq = _json(cloud, 'arq', 'create', 'fpga-bind')
+    deployables = requests.get(
+        cloud[0].accelerator_url + '/v2/deployables',
+        headers={'X-Auth-Token': 'admin:admin'},
+        timeout=30,
+    ).json()['deployables']
+    [rp_uuid] = [
+        d['rp_uuid'] for d in deployables if d['name'] == 'host-1_fake_fpga_0'
+    ]
+    instance = '6a9d8e39-3d1f-4d5c-9a55-0000000000b1'
+    bind = (arq['uuid'], 'host-1', instance, rp_uuid, 'admin')
+    as_admin = _commands(cloud, 'admin')
+    with pytest.raises(sdk_exceptions.HttpException) as refused:
+        as_admin(arq_commands.BindAcceleratorRequest, *bind)
+    assert refused.value.status_code == 403
+    assert _json(cloud, 'arq', 'show', arq['uuid'])['state'] == 'Initial'
+
+    as_nova = _commands(cloud, 'admin,service')
+    as_nova(arq_commands.BindAcceleratorRequest, *bind)
+    deadline = time.monotonic() + 60
+    while _json(cloud, 'arq', 'show', arq['uuid'])['state'] != 'Bound':
+        assert time.monotonic() < deadline, 'never bound'
+        time.sleep(0.5)
+    shown = _json(cloud, 'arq', 'show', arq['uuid'])
+    assert (shown['hostname'], shown['instance_uuid']) == ('host-1', instance)
+
+    # a bound ARQ is the service's: the stock CLI (an admin token) may
+    # neither unbind nor delete it
+    refused = _fails(cloud, 'arq', 'unbind', arq['uuid'])
+    assert 'cyborg:arq:update' in refused or '403' in refused, refused
+    refused = _fails(cloud, 'arq', 'delete', arq['uuid'])
+    assert _json(cloud, 'arq', 'show', arq['uuid'])['state'] == 'Bound'
+    as_nova(arq_commands.UnbindAcceleratorRequest, arq['uuid'])
+    shown = _json(cloud, 'arq', 'show', arq['uuid'])
+    assert shown['state'] == 'Unbound' and shown['instance_uuid'] is None
+    _cli(cloud, 'arq', 'delete', arq['uuid'])
+    _cli(cloud, 'device', 'profile', 'delete', 'fpga-bind')

@@ -1,22 +1,18 @@
-"""The RPC endpoint of one accelerator agent host (see rpcapi.py)."""
+"""The RPC endpoint of one accelerator agent host (see rpcapi.py); an
+``arq`` is read as the :class:`~nimbus.accelerator.contracts.AgentArq`
+contract (a malformed one is refused as InvalidMessage)."""
 
+from nimbus.accelerator import contracts
 from nimbus.accelerator.agent import exception
+from nimbus.common import objects
 from nimbus.common import rpc
 
 
-def _check_arq(method, arq):
-    handle = arq.get('attach_handle')
-    missing = [
-        key
-        for key in ('uuid', 'device_rp_uuid')
-        if not isinstance(arq.get(key), str)
-    ]
-    if not isinstance(handle, dict) or not isinstance(handle.get('uuid'), str):
-        missing.append('attach_handle.uuid')
-    if missing:
-        raise rpc.InvalidMessage(
-            '%s: arq lacks %s' % (method, ', '.join(missing))
-        )
+def _read_arq(method, arq):
+    try:
+        return contracts.AgentArq.from_primitive(arq).as_record()
+    except objects.MalformedPrimitive as exc:
+        raise rpc.InvalidMessage('%s: %s' % (method, exc))
 
 
 class AgentManager:
@@ -34,11 +30,9 @@ class AgentManager:
         expected=(exception.ProgrammingFailed,),
     )
     def program(self, ctxt, arq):
-        _check_arq('program', arq)
-        self.agent.program(ctxt, arq)
+        self.agent.program(ctxt, _read_arq('program', arq))
         return {'programmed': True}
 
     @rpc.expose(cast=True, required=('arq',), types={'arq': dict})
     def release(self, ctxt, arq):
-        _check_arq('release', arq)
-        self.agent.release(ctxt, arq)
+        self.agent.release(ctxt, _read_arq('release', arq))

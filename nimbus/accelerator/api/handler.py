@@ -11,6 +11,7 @@ import functools
 from oslo_log import log as logging
 
 from nimbus.accelerator.api.handlers import arq
+from nimbus.accelerator.api.handlers import attribute
 from nimbus.accelerator.api.handlers import deployable
 from nimbus.accelerator.api.handlers import device
 from nimbus.accelerator.api.handlers import device_profile
@@ -22,6 +23,7 @@ LOG = logging.getLogger(__name__)
 ROUTES = [
     ('/', {'GET': root.home}),
     ('/v2', {'GET': root.v2}),
+    ('/v2/', {'GET': root.v2}),
     (
         '/v2/device_profiles',
         {
@@ -45,12 +47,20 @@ ROUTES = [
     ),
     (
         '/v2/accelerator_requests/{uuid}',
-        {'GET': arq.show, 'DELETE': arq.delete_one},
+        {'GET': arq.show, 'PATCH': arq.update_one, 'DELETE': arq.delete_one},
     ),
     ('/v2/devices', {'GET': device.list_devices}),
     ('/v2/devices/{uuid}', {'GET': device.show}),
     ('/v2/deployables', {'GET': deployable.list_deployables}),
     ('/v2/deployables/{uuid}', {'GET': deployable.show}),
+    (
+        '/v2/attributes',
+        {'GET': attribute.list_attributes, 'POST': attribute.create},
+    ),
+    (
+        '/v2/attributes/{uuid}',
+        {'GET': attribute.show, 'DELETE': attribute.delete},
+    ),
 ]
 
 PUBLIC_PATHS = (
@@ -59,6 +69,8 @@ PUBLIC_PATHS = (
     util.PREFIX,
     util.PREFIX + '/',
     util.PREFIX + '/v2',
+    '/v2/',
+    util.PREFIX + '/v2/',
 )
 
 

@@ -1,16 +1,23 @@
 """Policy rules of the accelerator API, named and defaulted as Cyborg's:
 device profiles are read by project readers and written by admins;
-accelerator requests are created and read within their project; binding,
-unbinding and deleting by instance are for the service role (what the
-conductors and computes do) or an admin; devices and deployables are read
-by admins. noauth2 callers get no implied roles, so a member counts as a
-reader here.
+accelerator requests are created, read and deleted (while unbound) within
+their project; binding, unbinding, deleting a bound accelerator request
+and deleting those of an instance are for the service role only (what
+Nimbus's conductors and computes present, as Nova does to Cyborg): an
+admin without it is refused, so no project, nor an admin by mistake, can
+free the device of a running server. Devices and deployables are read by
+admins and services.
+
+The service role counts in the caller's own token (``role:service``) or in
+a service token sent along with it (``service_roles:service``,
+keystonemiddleware's ``X-Service-Roles``), as Cyborg accepts Nova's.
 """
 
 from oslo_policy import policy
 
 ADMIN = 'role:admin'
-SERVICE_OR_ADMIN = 'role:service or role:admin'
+SERVICE = 'role:service or service_roles:service'
+SERVICE_OR_ADMIN = '%s or role:admin' % SERVICE
 PROJECT_READER = '(role:reader or role:member) and project_id:%(project_id)s'
 PROJECT_MEMBER = 'role:member and project_id:%(project_id)s'
 READER_OR_ADMIN = '(%s) or %s' % (PROJECT_READER, SERVICE_OR_ADMIN)
@@ -20,6 +27,9 @@ DP = 'cyborg:device_profile:%s'
 ARQ = 'cyborg:arq:%s'
 DEVICE = 'cyborg:device:%s'
 DEPLOYABLE = 'cyborg:deployable:%s'
+ATTRIBUTE = 'cyborg:attribute:%s'
+# Cyborg's project_manager_or_admin, for reading attributes
+MANAGER_OR_ADMIN = '(role:manager and project_id:%(project_id)s) or role:admin'
 
 
 def _rule(name, check_str, description, ops):
@@ -75,20 +85,31 @@ RULES = [
     ),
     _rule(
         ARQ % 'update',
-        SERVICE_OR_ADMIN,
-        'Bind or unbind accelerator requests.',
-        [('PATCH', _ARQS)],
+        SERVICE,
+        'Bind or unbind accelerator requests (the service role only: '
+        'the conductor binds, the compute unbinds).',
+        [('PATCH', _ARQS), ('PATCH', _ARQS + '/{uuid}')],
     ),
     _rule(
         ARQ % 'delete',
         MEMBER_OR_ADMIN,
-        'Delete accelerator requests by uuid.',
-        [('DELETE', _ARQS + '?arqs=')],
+        'Delete accelerator requests by uuid (an unbound one; a bound one '
+        'needs cyborg:arq:delete_bound as well).',
+        [('DELETE', _ARQS + '?arqs='), ('DELETE', _ARQS + '/{uuid}')],
+    ),
+    _rule(
+        ARQ % 'delete_bound',
+        SERVICE,
+        'Delete an accelerator request bound to an instance (the service '
+        'role only: the device of a running server is freed by deleting '
+        'the server).',
+        [('DELETE', _ARQS + '?arqs='), ('DELETE', _ARQS + '/{uuid}')],
     ),
     _rule(
         ARQ % 'delete_by_instance',
-        SERVICE_OR_ADMIN,
-        'Delete the accelerator requests of an instance.',
+        SERVICE,
+        'Delete the accelerator requests of an instance (the service role '
+        'only).',
         [('DELETE', _ARQS + '?instance=')],
     ),
     _rule(
@@ -120,6 +141,30 @@ RULES = [
         SERVICE_OR_ADMIN,
         'Show a deployable.',
         [('GET', '/v2/deployables/{uuid}')],
+    ),
+    _rule(
+        ATTRIBUTE % 'get_all',
+        MANAGER_OR_ADMIN,
+        'List attributes of deployables.',
+        [('GET', '/v2/attributes')],
+    ),
+    _rule(
+        ATTRIBUTE % 'get_one',
+        MANAGER_OR_ADMIN,
+        'Show an attribute.',
+        [('GET', '/v2/attributes/{uuid}')],
+    ),
+    _rule(
+        ATTRIBUTE % 'create',
+        ADMIN,
+        'Create an attribute of a deployable.',
+        [('POST', '/v2/attributes')],
+    ),
+    _rule(
+        ATTRIBUTE % 'delete',
+        ADMIN,
+        'Delete an attribute.',
+        [('DELETE', '/v2/attributes/{uuid}')],
     ),
 ]
 

@@ -15,6 +15,7 @@ from oslo_log import log as logging
 from nimbus.accelerator import db as accel_db
 from nimbus.accelerator.api import handler
 from nimbus.accelerator.api import policies
+from nimbus.accelerator.api import versions
 from nimbus.accelerator.api.handlers import root
 from nimbus.accelerator.objects import base
 from nimbus.common import policy
@@ -51,7 +52,7 @@ def make_app(
         binder=binder,
         agent=agent,
     )
-    return wsgi.build_app(
+    app = wsgi.build_app(
         handler.routes(state),
         auth_strategy=auth_strategy or conf.api.auth_strategy,
         service_type='accelerator',
@@ -64,6 +65,7 @@ def make_app(
         keystone_middleware=keystone_middleware,
         max_body_size=conf.wsgi.max_request_body_size,
     )
+    return versions.wrap(app, root.MIN_VERSION, root.MAX_VERSION)
 
 
 def _load_application():

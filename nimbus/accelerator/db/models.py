@@ -105,3 +105,20 @@ class AttachHandle(Base):
     arq_uuid = sa.Column(sa.String(36), nullable=True)
     created_at = sa.Column(sa.DateTime, nullable=False)
     updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class Attribute(Base):
+    """Cyborg's attributes: a key and a value of a deployable (an
+    operator's, or a trait or resource class a driver would report)."""
+
+    __tablename__ = 'attributes'
+    __table_args__ = (sa.Index('ix_attribute_deployable', 'deployable_id'),)
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    deployable_id = sa.Column(
+        sa.Integer, sa.ForeignKey('deployables.id'), nullable=False
+    )
+    key = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)

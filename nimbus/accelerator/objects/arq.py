@@ -23,6 +23,14 @@ class NotFound(LookupError):
     pass
 
 
+class UnknownProvider(LookupError):
+    """A bind names a ``device_rp_uuid`` no deployable has."""
+
+
+class InstanceHasArqs(ValueError):
+    """A bind names an instance other ARQs are already bound to."""
+
+
 def _row(row):
     return dict(row._mapping)
 
@@ -129,6 +137,17 @@ def start_binds(adb, bindings):
             row = _get(conn, uuid)
             if row is None:
                 raise NotFound(uuid)
+            if not device_obj.provider_known(conn, binding['device_rp_uuid']):
+                raise UnknownProvider(binding['device_rp_uuid'])
+            # as Cyborg: no ARQ is added to an instance that has some
+            others = conn.execute(
+                sa.select(_ARQ.c.uuid).where(
+                    _ARQ.c.instance_uuid == binding['instance_uuid'],
+                    _ARQ.c.uuid.not_in(list(bindings)),
+                )
+            ).first()
+            if others is not None:
+                raise InstanceHasArqs(binding['instance_uuid'])
             values = dict(_BINDING_CLEARED)
             values.update(binding)
             if not transition(
@@ -181,10 +200,14 @@ def unbind(adb, uuids):
     return adb.write(run)
 
 
-def delete(adb, uuids=None, instance_uuid=None):
+def delete(adb, uuids=None, instance_uuid=None, check=None):
     """Delete ARQs by uuid and/or by instance (missing uuids ignored):
     each moves to Deleting (compare-and-swap), its handle is freed and its
-    row removed. Returns ``(deleted uuids, releases for the agents)``."""
+    row removed. ``check(arqs)``, given the ARQs found (dicts) in the same
+    transaction before anything changes, may raise to delete nothing (the
+    API refuses unknown and bound ARQs there, so a bind cannot slip in
+    between its check and the delete). Returns ``(deleted uuids, releases
+    for the agents)``."""
 
     def run(conn):
         query = sa.select(_ARQ)
@@ -192,8 +215,11 @@ def delete(adb, uuids=None, instance_uuid=None):
             query = query.where(_ARQ.c.uuid.in_(list(uuids)))
         if instance_uuid is not None:
             query = query.where(_ARQ.c.instance_uuid == instance_uuid)
+        rows = conn.execute(query).fetchall()
+        if check is not None:
+            check([_row(row) for row in rows])
         deleted, releases = [], []
-        for row in conn.execute(query).fetchall():
+        for row in rows:
             if row.state == states.DELETING or not transition(
                 conn, row.uuid, row.state, states.DELETING
             ):

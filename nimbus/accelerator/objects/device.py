@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from oslo_log import log as logging
 
 from nimbus.accelerator.db import models as m
+from nimbus.accelerator.objects import attribute
 from nimbus.accelerator.objects import base
 
 LOG = logging.getLogger(__name__)
@@ -90,6 +91,17 @@ def get_deployable(adb, uuid):
     if row is None:
         raise NotFound(uuid)
     return dict(row._mapping)
+
+
+def provider_known(conn, rp_uuid):
+    """Whether a deployable has resource provider ``rp_uuid`` (in the
+    caller's transaction)."""
+    return (
+        conn.execute(
+            sa.select(_DEP.c.id).where(_DEP.c.rp_uuid == rp_uuid)
+        ).first()
+        is not None
+    )
 
 
 def handles_of_host(adb, host):
@@ -214,6 +226,7 @@ def _prune(conn, host, seen_devices, seen_deployables, seen_handles):
         if row.uuid in seen_deployables or row.id in busy:
             continue
         conn.execute(_AH.delete().where(_AH.c.deployable_id == row.id))
+        attribute.delete_for_deployables(conn, [row.id])
         conn.execute(_DEP.delete().where(_DEP.c.id == row.id))
     for row in conn.execute(
         sa.select(_DEV).where(_DEV.c.hostname == host)

@@ -291,16 +291,28 @@ class AcceleratorClient:
         )
 
     def delete_arqs(self, ctxt, arq_uuids):
-        """Delete these ARQs (bound or not); idempotent."""
+        """Delete these ARQs (bound or not: the service role may);
+        idempotent. The service deletes all or none (404 when one is
+        missing), so after a 404 each is deleted on its own."""
         if not arq_uuids:
             return
-        self._request(
+        response = self._request(
             ctxt,
             'DELETE',
             '/accelerator_requests',
             ok=(200, 202, 204, 404),
             params={'arqs': ','.join(arq_uuids)},
         )
+        if response.status_code != 404 or len(arq_uuids) == 1:
+            return
+        for arq_uuid in arq_uuids:
+            self._request(
+                ctxt,
+                'DELETE',
+                '/accelerator_requests',
+                ok=(200, 202, 204, 404),
+                params={'arqs': arq_uuid},
+            )
 
     def _headers(self, ctxt):
         headers = {'Accept': 'application/json'}

@@ -15,6 +15,9 @@ from nimbus.common import config
 ADMIN = {'X-Auth-Token': 'admin:admin-project', 'X-Roles': 'admin'}
 SERVICE = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'service'}
 MEMBER = {'X-Auth-Token': 'alice:p1', 'X-Roles': 'member'}
+# a user's token with a service token sent along (Nova's way to Cyborg):
+# keystonemiddleware sets X-Service-Roles from the service token
+SERVICE_TOKEN = dict(MEMBER, **{'X-Service-Roles': 'service'})
 OTHER_MEMBER = {'X-Auth-Token': 'bob:p2', 'X-Roles': 'member'}
 READER = {'X-Auth-Token': 'carol:p1', 'X-Roles': 'reader'}
 # a user with a role that grants nothing (no X-Roles would be a member)
@@ -30,6 +33,8 @@ class Agent:
         self.fail = None
 
     def program(self, ctxt, host, arq):
+        if isinstance(self.fail, BaseException):
+            raise self.fail
         if self.fail:
             raise RuntimeError(self.fail)
         self.programmed.append((host, arq))

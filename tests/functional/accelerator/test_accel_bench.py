@@ -1,9 +1,15 @@
 """benchmarks/accel_bench.py at a tiny size: both paths boot, the
-figures and the ratio come out."""
+figures, the ratio and the per-call API figures come out; more servers
+than FPGAs is refused before anything starts (exit 2); a failed server
+makes the exit status 1."""
 
 import importlib.util
 import json
 import os
+import subprocess
+import sys
+
+import pytest
 
 ROOT = os.path.dirname(
     os.path.dirname(
@@ -23,8 +29,19 @@ def _bench():
 def test_accel_bench_runs_at_tiny_size(tmp_path, capsys):
     out = tmp_path / 'bench.json'
     result = _bench().main(
-        ['--hosts', '2', '--servers', '2', '--json', str(out)]
+        ['--hosts', '2', '--servers', '2', '--calls', '3', '--json', str(out)]
     )
+    assert result['failed_servers'] == 0
+    calls = result['api_calls']
+    assert set(calls) == {
+        'profile_create',
+        'arq_create',
+        'arq_list_100',
+        'bind_round_trip',
+    }
+    for figures in calls.values():
+        assert figures['calls'] == 3
+        assert 0 < figures['p50_ms'] <= figures['p99_ms']
     [round_] = result['rounds']
     for name in ('plain', 'accelerator'):
         assert round_[name]['active'] == 2, round_
@@ -39,3 +56,52 @@ def test_accel_bench_runs_at_tiny_size(tmp_path, capsys):
     assert json.loads(out.read_text())['summary'] == summary
     printed = capsys.readouterr().out
     assert 'ratio %s (target <= 2)' % summary['ratio'] in printed
+
+    assert 'bind_round_trip' in printed
+
+
+def test_more_servers_than_fpgas_is_refused_before_starting(tmp_path):
+    bench = _bench()
+    with pytest.raises(bench.CapacityError, match='need 3 FPGAs; .* has 2'):
+        bench.main(['--hosts', '2', '--servers', '3'])
+    result = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, 'benchmarks', 'accel_bench.py'),
+            '--hosts',
+            '1',
+            '--servers',
+            '2',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
+    assert result.returncode == 2, result.stderr
+    assert 'need 2 FPGAs' in result.stderr
+
+
+def test_a_server_not_active_is_a_failure():
+    phase = {'servers': 4, 'active': 3}
+    rounds = [{'plain': dict(phase, active=4), 'accelerator': phase}]
+    assert _bench().failures(rounds) == 1
+    assert _bench().failures([{'plain': dict(phase, active=4)}]) == 0
+
+
+def test_side_by_side_divides_cyborg_by_nimbus():
+    nimbus = {
+        'arq_create': {'p50_ms': 2.0},
+        'bind_round_trip': {'p50_ms': 15.0},
+    }
+    cyborg = {'arq_create': {'p50_ms': 50.0}, 'cyborg': '17.0.0'}
+    _bench()  # puts benchmarks/ on sys.path
+    import accel_api_calls
+
+    assert accel_api_calls.side_by_side(nimbus, cyborg) == {
+        'arq_create': {
+            'nimbus_p50_ms': 2.0,
+            'cyborg_p50_ms': 50.0,
+            'times': 25.0,
+        }
+    }

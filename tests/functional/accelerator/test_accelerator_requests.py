@@ -1,9 +1,13 @@
 """/v2/accelerator_requests: create, list, show, bind and unbind by JSON
 patch (202, then the binder), bind_state=resolved (423), delete; RBAC."""
 
+import sys
+
+import oslo_messaging
 import pytest
 
 from nimbus.accelerator import states
+from nimbus.accelerator.agent import exception as agent_exception
 from tests.functional.accelerator.conftest import ADMIN
 from tests.functional.accelerator.conftest import HOST
 from tests.functional.accelerator.conftest import INSTANCE
@@ -11,6 +15,9 @@ from tests.functional.accelerator.conftest import MEMBER
 from tests.functional.accelerator.conftest import OTHER_MEMBER
 from tests.functional.accelerator.conftest import READER
 from tests.functional.accelerator.conftest import SERVICE
+from tests.functional.accelerator.conftest import SERVICE_TOKEN
+
+SERVICE_ADMIN = {'X-Auth-Token': 'nimbus:service', 'X-Roles': 'admin,service'}
 from tests.functional.accelerator.conftest import error_text
 
 ARQS = '/v2/accelerator_requests'
@@ -25,9 +32,10 @@ FIELDS = {
     'hostname',
     'device_rp_uuid',
     'instance_uuid',
+    'project_id',
+    'attach_handle_uuid',
     'attach_handle_type',
     'attach_handle_info',
-    'device_profile_group',
     'links',
     'created_at',
     'updated_at',
@@ -51,15 +59,17 @@ def test_one_arq_per_device_a_group_asks_for(api):
         assert arq['device_profile_name'] == 'two-groups'
         assert arq['hostname'] is None and arq['instance_uuid'] is None
         assert arq['links'][0]['href'].endswith(ARQS + '/' + arq['uuid'])
-    assert arqs[2]['device_profile_group'] == {'resources:PGPU': 1}
+    assert arqs[0]['attach_handle_type'] == ''
+    assert arqs[0]['attach_handle_info'] == {}
 
 
-def test_project_id_is_shown_from_2_1(api):
+@pytest.mark.parametrize('version', ['2.0', '2.1', '2.2', '2.3'])
+def test_project_id_is_shown_at_every_version_as_from_cyborg(api, version):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
-    shown = api.get(ARQS + '/' + arq['uuid'], version='2.1').json
+    shown = api.get(ARQS + '/' + arq['uuid'], version=version).json
+    assert set(shown) == FIELDS
     assert shown['project_id'] == 'p1'
-    assert 'project_id' not in api.get(ARQS + '/' + arq['uuid']).json
 
 
 @pytest.mark.parametrize(
@@ -135,6 +145,69 @@ def test_a_failed_bind_is_resolved_too(api):
     assert response.status_code == 200
 
 
+class DriverCrashed(Exception):
+    """Not of an allowed module: the binder gets a RemoteError."""
+
+
+def _remote(exc):
+    """``exc`` as the binder gets it from an agent over oslo.messaging:
+    serialized with its traceback there, deserialized here."""
+    from oslo_messaging._drivers import common as rpc_common
+
+    from nimbus.common import rpc
+
+    try:
+        raise exc
+    except Exception:
+        wire = rpc_common.serialize_remote_exception(sys.exc_info())
+    return rpc_common.deserialize_remote_exception(wire, rpc.ALLOWED_EXMODS)
+
+
+@pytest.mark.parametrize(
+    'error,says',
+    [
+        (
+            agent_exception.ProgrammingFailed(
+                device='11111111 (fake-fpga)',
+                host=HOST,
+                arq='a',
+                reason='bitstream /var/lib/nimbus/x.bin rejected',
+            ),
+            'Programming device 11111111 (fake-fpga) on compute1 for ARQ a '
+            'failed: bitstream <path> rejected',
+        ),
+        (
+            ValueError('cannot open /dev/fpga0'),
+            'on compute1 failed: ValueError: cannot open <path>',
+        ),
+        (
+            DriverCrashed('firmware at C:/fw/a.img crashed'),
+            'on compute1 failed: Remote error: DriverCrashed firmware at '
+            '<path> crashed',
+        ),
+        (
+            oslo_messaging.MessagingTimeout('Timed out'),
+            'the accelerator agent on compute1 did not answer in time',
+        ),
+    ],
+    ids=['programming-failed', 'builtin', 'remote-error', 'timeout'],
+)
+def test_a_failed_bind_says_what_and_where_without_traceback(api, error, says):
+    api.profile()
+    [arq] = api.arqs()
+    if not isinstance(error, oslo_messaging.MessagingTimeout):
+        error = _remote(error)
+        assert 'Traceback' in str(error)  # what the wire carried
+    api.agent.fail = error
+    api.bind([arq])
+    api.bind_pass()
+    reason = api.get(ARQS + '/' + arq['uuid']).json['failure_reason']
+    assert says in reason
+    assert HOST in reason
+    for leak in ('Traceback', 'File "', '.py', '/work', '/usr', '\n'):
+        assert leak not in reason, reason
+
+
 def test_two_arqs_take_two_handles_of_one_device(api):
     api.profile(groups=[{'resources:FPGA': 2}])
     arqs = api.arqs()
@@ -160,7 +233,7 @@ def test_unbind_by_remove(api):
     assert api.patch(ARQS, patch, headers=SERVICE).status_code == 202
     shown = api.get(ARQS + '/' + arq['uuid']).json
     assert shown['state'] == states.UNBOUND
-    assert shown['hostname'] is None and shown['attach_handle_info'] is None
+    assert shown['hostname'] is None and shown['attach_handle_info'] == {}
     assert [a['uuid'] for _h, a in api.agent.released] == [arq['uuid']]
     # An unbound ARQ may be bound again.
     assert api.bind([arq]).status_code == 202
@@ -265,9 +338,15 @@ def test_project_id_patch_needs_2_1(api):
             project_id='p9',
         )
     }
-    assert api.patch(ARQS, patch, headers=SERVICE).status_code == 400
+    # as Cyborg: 406 below 2.1, and only an administrator may set it
+    assert api.patch(ARQS, patch, headers=SERVICE).status_code == 406
+    response = api.patch(ARQS, patch, headers=SERVICE, version='2.1')
+    assert response.status_code == 403
+    assert 'administrator' in error_text(response)
     assert (
-        api.patch(ARQS, patch, headers=SERVICE, version='2.1').status_code
+        api.patch(
+            ARQS, patch, headers=SERVICE_ADMIN, version='2.1'
+        ).status_code
         == 202
     )
     assert (
@@ -313,13 +392,25 @@ def test_delete_by_uuids_frees_the_device(api):
     assert response.status_code == 204
     assert api.get(ARQS).json['arqs'] == []
     assert [a['uuid'] for _h, a in api.agent.released] == [first['uuid']]
-    # Idempotent.
+    # As Cyborg: by uuids is not idempotent (by instance is).
     assert (
         api.delete(
             ARQS, params={'arqs': first['uuid']}, headers=SERVICE
         ).status_code
-        == 204
+        == 404
     )
+
+
+def test_delete_of_a_known_and_an_unknown_arq_deletes_nothing(api):
+    api.profile()
+    [arq] = api.arqs()
+    unknown = '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11'
+    response = api.delete(
+        ARQS, params={'arqs': '%s,%s' % (arq['uuid'], unknown)}
+    )
+    assert response.status_code == 404
+    assert unknown in error_text(response)
+    assert [a['uuid'] for a in api.get(ARQS).json['arqs']] == [arq['uuid']]
 
 
 def test_delete_one_by_its_path(api):
@@ -374,10 +465,12 @@ def test_malformed_deletes_are_400(api, params, needle):
         (READER, 403),
         (OTHER_MEMBER, 403),
         (SERVICE, 202),
-        (ADMIN, 202),
+        # an admin without the service role may not bind (Cyborg)
+        (ADMIN, 403),
+        (SERVICE_TOKEN, 202),
     ],
 )
-def test_only_service_or_admin_binds(api, headers, status):
+def test_only_the_service_role_binds(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
     response = api.bind([arq], headers=headers)
@@ -391,15 +484,71 @@ def test_only_service_or_admin_binds(api, headers, status):
 
 @pytest.mark.parametrize(
     'headers,status',
-    [(MEMBER, 403), (READER, 403), (SERVICE, 204), (ADMIN, 204)],
+    [
+        (MEMBER, 403),
+        (READER, 403),
+        (SERVICE, 204),
+        (ADMIN, 403),
+        (SERVICE_TOKEN, 204),
+    ],
 )
-def test_only_service_or_admin_deletes_by_instance(api, headers, status):
+def test_only_the_service_role_deletes_by_instance(api, headers, status):
     api.profile()
     [arq] = api.arqs(headers=MEMBER)
     api.bind([arq])
     response = api.delete(ARQS, params={'instance': INSTANCE}, headers=headers)
     assert response.status_code == status
     assert len(api.get(ARQS).json['arqs']) == (1 if status == 403 else 0)
+
+
+@pytest.mark.parametrize(
+    'headers,status',
+    [
+        (MEMBER, 403),
+        (READER, 403),
+        (OTHER_MEMBER, 404),
+        (ADMIN, 403),
+        (SERVICE, 204),
+        (SERVICE_TOKEN, 204),
+    ],
+)
+@pytest.mark.parametrize('form', ['query', 'path'])
+def test_only_the_service_role_deletes_a_bound_arq(api, headers, status, form):
+    """The hole of issue 23: an admin token (or the owning project's
+    member) deleting a bound ARQ would free a running server's device."""
+    api.profile()
+    [arq] = api.arqs(headers=MEMBER)
+    api.bind([arq])
+    api.bind_pass()
+    if form == 'query':
+        response = api.delete(
+            ARQS, params={'arqs': arq['uuid']}, headers=headers
+        )
+    else:
+        response = api.delete(ARQS + '/' + arq['uuid'], headers=headers)
+    assert response.status_code == status, response.text
+    left = api.get(ARQS).json['arqs']
+    if status == 204:
+        assert left == []
+        assert [a['uuid'] for _h, a in api.agent.released] == [arq['uuid']]
+    else:
+        assert [a['state'] for a in left] == [states.BOUND]
+        assert api.agent.released == []
+    if status == 403 and headers is not READER:
+        assert 'only the service role' in error_text(response)
+
+
+def test_unbind_needs_the_service_role(api):
+    api.profile()
+    [arq] = api.arqs(headers=MEMBER)
+    api.bind([arq])
+    api.bind_pass()
+    unbind = {arq['uuid']: [{'path': '/instance_uuid', 'op': 'remove'}]}
+    for headers in (MEMBER, ADMIN, READER):
+        assert api.patch(ARQS, unbind, headers=headers).status_code == 403
+    assert api.get(ARQS + '/' + arq['uuid']).json['state'] == states.BOUND
+    assert api.patch(ARQS, unbind, headers=SERVICE).status_code == 202
+    assert api.get(ARQS + '/' + arq['uuid']).json['state'] == states.UNBOUND
 
 
 def test_members_create_and_see_their_project_only(api):

@@ -42,13 +42,20 @@ def test_create_from_a_list_as_cyborgs_client_sends(api):
     assert body['created_at'].endswith('+00:00')
 
 
-def test_create_from_an_object_with_a_given_uuid(api):
+def test_create_with_a_given_uuid(api):
     uuid = '5d5ba3b9-2d58-4ac9-8b3d-2b7c8b0f5a11'
     response = api.post(
-        '/v2/device_profiles', {'name': 'p', 'uuid': uuid, 'groups': GROUPS}
+        '/v2/device_profiles', [{'name': 'p', 'uuid': uuid, 'groups': GROUPS}]
     )
     assert response.status_code == 201
     assert response.json['uuid'] == uuid
+
+
+def test_a_bare_object_is_400_as_from_cyborg(api):
+    response = api.post('/v2/device_profiles', {'name': 'p', 'groups': GROUPS})
+    assert response.status_code == 400
+    assert 'is not of type' in error_text(response)
+    assert api.get('/v2/device_profiles').json['device_profiles'] == []
 
 
 def test_duplicate_name_is_409(api):
@@ -186,7 +193,7 @@ def test_show_by_uuid_and_by_name_from_2_2(api):
     assert by_uuid.json['device_profile']['name'] == 'named'
     for version in ('2.0', '2.1'):
         response = api.get('/v2/device_profiles/named', version=version)
-        assert response.status_code == 400
+        assert response.status_code == 406  # as Cyborg
         assert '2.2' in error_text(response)
     for version in ('2.2', '2.3'):
         response = api.get('/v2/device_profiles/named', version=version)

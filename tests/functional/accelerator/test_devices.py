@@ -73,7 +73,22 @@ def test_deployables(api):
     first = deployables[0]
     assert first['uuid'] == DEPLOYABLE0
     assert first['num_accelerators'] == 2
-    assert first['device_uuid'] == DEVICE0
+    assert set(first) == {
+        'uuid',
+        'parent_id',
+        'root_id',
+        'name',
+        'num_accelerators',
+        'device_id',
+        'attributes_list',
+        'rp_uuid',
+        'driver_name',
+        'bitstream_id',
+        'created_at',
+        'updated_at',
+        'links',
+    }
+    assert first['attributes_list'] == '[]' and first['bitstream_id'] is None
     assert first['rp_uuid'] == '33333333-0000-4000-8000-000000000000'
     by_rp = api.get(
         '/v2/deployables', params={'rp_uuid': first['rp_uuid']}

@@ -12,8 +12,16 @@ def test_root_discovery_needs_no_token(api, path):
     response = api.get(path, headers={})
     assert response.status_code == 200
     body = response.json
-    assert body['default_version']['id'] == 'v2.0'
+    assert set(body) == {'name', 'description', 'versions', 'default_version'}
+    assert body['default_version']['id'] == 'v2'
     [version] = body['versions']
+    assert set(version) == {
+        'id',
+        'status',
+        'min_version',
+        'max_version',
+        'links',
+    }
     assert (version['min_version'], version['max_version']) == ('2.0', '2.3')
     assert version['status'] == 'CURRENT'
     assert version['links'][0]['href'].endswith(
@@ -21,15 +29,21 @@ def test_root_discovery_needs_no_token(api, path):
     )
 
 
-@pytest.mark.parametrize('path', ['/v2', '/accelerator/v2'])
+@pytest.mark.parametrize(
+    'path', ['/v2', '/v2/', '/accelerator/v2', '/accelerator/v2/']
+)
 def test_v2_discovery(api, path):
     response = api.get(path, headers={})
     assert response.status_code == 200
     body = response.json
+    assert set(body) == {'id', 'status', 'min_version', 'max_version', 'links'}
     assert body['id'] == 'v2.0' and body['max_version'] == '2.3'
-    assert body['device_profiles'][0]['href'].endswith(
-        path + '/device_profiles'
-    )
+    assert body['links'] == [
+        {
+            'href': 'http://falconframework.org' + path.rstrip('/') + '/',
+            'rel': 'self',
+        }
+    ]
 
 
 def test_default_version_is_2_0(api):
@@ -58,10 +72,58 @@ def test_versions_outside_the_range_are_406(api, version):
     assert 'supported 2.0 to 2.3' in error_text(response)
 
 
-def test_a_malformed_version_is_400(api):
-    response = api.get('/v2/device_profiles', version='two')
-    assert response.status_code == 400
-    assert 'two' in error_text(response)
+@pytest.mark.parametrize(
+    'header',
+    [
+        'accelerator two',
+        'accelerator foo',
+        'accelerator 2',
+        'compute 2.1',
+        'placement 1.39',
+        'two',
+    ],
+)
+def test_an_unusable_version_header_is_406_as_from_cyborg(api, header):
+    response = api.get(
+        '/v2/device_profiles',
+        headers=dict(ADMIN, **{'OpenStack-API-Version': header}),
+    )
+    assert response.status_code == 406
+    assert 'supported: 2.0 to 2.3' in error_text(response)
+    assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.3'
+
+
+def test_a_bare_version_is_taken_as_cyborg_does(api):
+    response = api.get(
+        '/v2/devices/11111111-0000-4000-8000-000000000000',
+        headers=dict(ADMIN, **{'OpenStack-API-Version': '2.3'}),
+    )
+    assert response.status_code == 200
+    assert response.headers['OpenStack-API-Version'] == 'accelerator 2.3'
+    assert 'status' in response.json
+
+
+@pytest.mark.parametrize(
+    'method,path,headers,status',
+    [
+        ('GET', '/', {}, 200),
+        ('GET', '/v2/', {}, 200),
+        ('GET', '/v2/device_profiles', ADMIN, 200),
+        ('GET', '/v2/device_profiles', {}, 401),
+        ('GET', '/v2/nothing', ADMIN, 404),
+        ('PUT', '/v2/device_profiles', ADMIN, 405),
+        ('POST', '/v2/device_profiles', ADMIN, 415),
+        ('GET', '/v2/devices', {'X-Auth-Token': 'alice:p1'}, 403),
+    ],
+)
+def test_every_answer_says_the_version_range(
+    api, method, path, headers, status
+):
+    response = api.request(method, path, headers=headers)
+    assert response.status_code == status
+    assert response.headers['OpenStack-API-Minimum-Version'] == '2.0'
+    assert response.headers['OpenStack-API-Maximum-Version'] == '2.3'
 
 
 def test_every_route_is_also_under_the_prefix(api):

@@ -160,8 +160,7 @@ def test_a_malformed_arq_is_refused(cloud):
     del arq['device_rp_uuid']
     arq['attach_handle'] = 'pci'
     with pytest.raises(
-        rpc.InvalidMessage,
-        match='arq lacks device_rp_uuid, attach_handle.uuid',
+        rpc.InvalidMessage, match='program: arq: device_rp_uuid must be str'
     ):
         cloud.api.program(cloud.ctxt, cloud.hosts[0], arq)
     with pytest.raises(rpc.InvalidMessage, match='arq must be dict'):

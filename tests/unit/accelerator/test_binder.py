@@ -16,6 +16,7 @@ from nimbus.accelerator.objects import device as device_obj
 from tests.unit.accelerator import helpers
 
 HOST = 'compute1'
+OTHER_INSTANCE = '0b0c0d0e-0000-4000-8000-00000000abcd'
 INSTANCE = '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f'
 
 
@@ -84,7 +85,7 @@ def _rp(adb):
     return device_obj.list_deployables(adb)[0]['rp_uuid']
 
 
-def _bind_one(adb, rp_uuid=None):
+def _bind_one(adb, rp_uuid=None, instance=INSTANCE):
     profile = {'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}
     arq = arq_obj.create_for_profile(adb, profile, 'p1')[0]
     arq_obj.start_binds(
@@ -93,7 +94,7 @@ def _bind_one(adb, rp_uuid=None):
             arq['uuid']: {
                 'hostname': HOST,
                 'device_rp_uuid': rp_uuid or _rp(adb),
-                'instance_uuid': INSTANCE,
+                'instance_uuid': instance,
             }
         },
     )
@@ -143,18 +144,29 @@ def test_agent_failure_fails_the_bind_and_sends_failed(adb):
 
 def test_no_free_handle_fails_the_bind(adb):
     first = _bind_one(adb)
-    second = _bind_one(adb)
+    second = _bind_one(adb, instance=OTHER_INSTANCE)
     events = FakeEvents(adb)
     _binder(adb, FakeAgent(), events).run_once()
     assert arq_obj.get(adb, first)['state'] == states.BOUND
     failed = arq_obj.get(adb, second)
     assert failed['state'] == states.BIND_FAILED
     assert 'no free attach handle' in failed['failure_reason']
-    assert (second, INSTANCE, 'failed', states.BIND_FAILED) in events.sent
+    assert (
+        second,
+        OTHER_INSTANCE,
+        'failed',
+        states.BIND_FAILED,
+    ) in events.sent
 
 
-def test_unknown_device_provider_fails_the_bind(adb):
-    uuid = _bind_one(adb, rp_uuid='00000000-0000-4000-8000-00000000dead')
+def test_a_bind_to_an_unknown_provider_is_refused(adb):
+    with pytest.raises(arq_obj.UnknownProvider):
+        _bind_one(adb, rp_uuid='00000000-0000-4000-8000-00000000dead')
+
+
+def test_a_provider_gone_before_programming_fails_the_bind(adb):
+    uuid = _bind_one(adb)
+    device_obj.report(adb, HOST, [])  # the host stopped reporting it
     agent = FakeAgent()
     _binder(adb, agent, FakeEvents(adb)).run_once()
     assert arq_obj.get(adb, uuid)['state'] == states.BIND_FAILED

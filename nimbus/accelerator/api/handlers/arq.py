@@ -30,6 +30,9 @@ def _handle_info(text):
 
 
 def render(req, arq):
+    """Cyborg's ARQ, at every microversion: ``project_id`` and
+    ``attach_handle_uuid`` included, ``attach_handle_type`` ``""`` and
+    ``attach_handle_info`` ``{}`` until bound."""
     body = {
         key: arq[key]
         for key in (
@@ -40,18 +43,17 @@ def render(req, arq):
             'hostname',
             'device_rp_uuid',
             'instance_uuid',
-            'attach_handle_type',
+            'project_id',
+            'attach_handle_uuid',
         )
     }
-    body['attach_handle_info'] = _handle_info(arq['attach_handle_info'])
-    body['device_profile_group'] = arq['device_profile_group']
+    body['attach_handle_type'] = arq['attach_handle_type'] or ''
+    body['attach_handle_info'] = _handle_info(arq['attach_handle_info']) or {}
     if arq['state'] == states.BIND_FAILED:
         # Beyond Cyborg, on a failed bind only (every other ARQ keeps
-        # Cyborg's exact fields): why, in the driver's words, so the
+        # Cyborg's exact fields): why, what failed on which host, so the
         # compute's fault can say it.
         body['failure_reason'] = arq.get('failure_reason')
-    if util.version(req) >= (2, 1):
-        body['project_id'] = arq['project_id']
     body['links'] = util.link(req, NOUN, arq['uuid'])
     body.update(util.times(arq))
     return body
@@ -113,6 +115,7 @@ def list_arqs(state, req, resp):
 
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.ARQ % 'get_one')
+    util.uuid_param('uuid', uuid)
     try:
         arq = arq_obj.get(state.adb, uuid)
     except arq_obj.NotFound:
@@ -170,19 +173,63 @@ def update(state, req, resp):
     programs the devices; the answer is 202 at once."""
     util.authorize(state, req, policies.ARQ % 'update')
     patch = util.json_body(req, schema.patch_schema(util.version(req)))
+    _apply(state, req, patch)
+    util.send(resp, None, 202)
+
+
+def update_one(state, req, resp, uuid):
+    """``PATCH /v2/accelerator_requests/{uuid}``: what openstacksdk (and so
+    ``openstack accelerator arq bind|unbind``) sends, the body
+    ``{uuid: [ops]}`` for the ARQ of the path (a bare ``[ops]`` too)."""
+    util.authorize(state, req, policies.ARQ % 'update')
+    util.uuid_param('uuid', uuid)
+    body = util.json_body(req)
+    if isinstance(body, list):
+        body = {uuid: body}
+    if not isinstance(body, dict) or set(body) != {uuid}:
+        raise util.bad_request(
+            'PATCH /v2/accelerator_requests/%s takes {"%s": [ops]} or '
+            '[ops], for that accelerator request only' % (uuid, uuid)
+        )
+    patch = util.validate(body, schema.patch_schema(util.version(req)))
+    _apply(state, req, patch)
+    util.send(resp, None, 202)
+
+
+def _apply(state, req, patch):
     binds, unbinds = _bindings(patch)
+    if any('project_id' in fields for fields in binds.values()):
+        if util.version(req) < (2, 1):
+            raise errors.HTTPError(
+                406,
+                'Setting /project_id of an accelerator request needs '
+                'microversion 2.1 or later',
+            )
+        if not util.ctx(req).is_admin:
+            raise util.forbidden(
+                'Only an administrator may set the project_id of an '
+                'accelerator request'
+            )
     try:
         if binds:
             arq_obj.start_binds(state.adb, binds)
         releases = arq_obj.unbind(state.adb, unbinds) if unbinds else []
     except arq_obj.NotFound as exc:
         raise util.not_found('Accelerator request %s could not be found' % exc)
+    except arq_obj.UnknownProvider as exc:
+        raise util.not_found(
+            'No deployable has resource provider %s (device_rp_uuid)' % exc
+        )
+    except arq_obj.InstanceHasArqs as exc:
+        raise util.bad_request(
+            'Instance %s already has accelerator requests; cannot bind '
+            'more' % exc
+        )
     except states.InvalidTransition as exc:
         raise util.conflict(str(exc))
     state.release(util.ctx(req), releases)
     if binds:
         state.wake_binder()
-    util.send(resp, None, 202)
 
 
 def delete(state, req, resp):
@@ -207,33 +254,42 @@ def delete(state, req, resp):
 
 def delete_one(state, req, resp, uuid):
     """``DELETE /v2/accelerator_requests/{uuid}``: what openstacksdk (and
-    so python-cyborgclient's ``arq delete``) sends; as ``?arqs={uuid}``,
-    but a 404 for an ARQ that does not exist."""
-    util.authorize(state, req, policies.ARQ % 'delete')
-    util.uuid_param('uuid', uuid)
-    try:
-        arq_obj.get(state.adb, uuid)
-    except arq_obj.NotFound:
-        raise util.not_found(
-            'Accelerator request %s could not be found' % uuid
-        )
+    so python-cyborgclient's ``arq delete``) sends; as ``?arqs={uuid}``."""
     _delete_uuids(state, req, [uuid])
     util.send(resp, None, 204)
 
 
 def _delete_uuids(state, req, uuids):
+    """Delete these ARQs, all or none: an unknown (or another project's)
+    one is a 404, a bound one without ``delete_bound`` (the service role)
+    a 403, checked in the deleting transaction."""
     util.authorize(state, req, policies.ARQ % 'delete')
     for uuid in uuids:
         util.uuid_param('arqs', uuid)
-    if not util.may(state, req, policies.ARQ % 'all_projects'):
+    uuids = list(dict.fromkeys(uuids))
+    all_projects = util.may(state, req, policies.ARQ % 'all_projects')
+    may_delete_bound = util.may(state, req, policies.ARQ % 'delete_bound')
+    project = util.ctx(req).project_id
+
+    def check(arqs):
+        found = {a['uuid']: a for a in arqs}
         for uuid in uuids:
-            try:
-                arq = arq_obj.get(state.adb, uuid)
-            except arq_obj.NotFound:
-                continue
-            if not _visible(state, req, arq):
+            arq = found.get(uuid)
+            if arq is None or not (
+                all_projects or arq['project_id'] == project
+            ):
                 raise util.not_found(
                     'Accelerator request %s could not be found' % uuid
                 )
-    _deleted, releases = arq_obj.delete(state.adb, uuids=uuids)
+        if may_delete_bound:
+            return
+        for uuid in uuids:
+            if found[uuid]['instance_uuid']:
+                raise util.forbidden(
+                    'Accelerator request %s is bound to instance %s: only '
+                    'the service role may delete it (deleting the server '
+                    'frees its device)' % (uuid, found[uuid]['instance_uuid'])
+                )
+
+    _deleted, releases = arq_obj.delete(state.adb, uuids=uuids, check=check)
     state.release(util.ctx(req), releases)

@@ -1,25 +1,31 @@
 """/v2/deployables: the programmable units of the reported devices
 (read-only)."""
 
+import orjson
+
 from nimbus.accelerator.api import policies
 from nimbus.accelerator.api.handlers import util
+from nimbus.accelerator.objects import attribute as attribute_obj
 from nimbus.accelerator.objects import device as device_obj
 
 NOUN = 'deployables'
 
 
-def render(req, deployable):
+def render(req, deployable, attributes=()):
+    """Cyborg's deployable: ``attributes_list`` is the JSON text of its
+    attributes (``[{key: value}, ...]``); no bitstream is ever programmed
+    here, so ``bitstream_id`` is null."""
     body = {
         'uuid': deployable['uuid'],
+        'parent_id': None,
+        'root_id': deployable['id'],
         'name': deployable['name'],
         'num_accelerators': deployable['num_accelerators'],
         'device_id': deployable['device_id'],
-        'device_uuid': deployable['device_uuid'],
+        'attributes_list': orjson.dumps(list(attributes)).decode(),
         'rp_uuid': deployable['rp_uuid'],
         'driver_name': deployable['driver_name'],
-        'hostname': deployable['hostname'],
-        'parent_id': None,
-        'root_id': deployable['id'],
+        'bitstream_id': None,
         'links': util.link(req, NOUN, deployable['uuid']),
     }
     body.update(util.times(deployable))
@@ -29,12 +35,16 @@ def render(req, deployable):
 def list_deployables(state, req, resp):
     util.authorize(state, req, policies.DEPLOYABLE % 'get_all')
     params = util.query(req, {'rp_uuid', 'name'})
+    deployables = device_obj.list_deployables(state.adb, params)
+    attributes = attribute_obj.of_deployables(
+        state.adb, [d['id'] for d in deployables]
+    )
     util.send(
         resp,
         {
             NOUN: [
-                render(req, d)
-                for d in device_obj.list_deployables(state.adb, params)
+                render(req, d, attributes.get(d['id'], ()))
+                for d in deployables
             ]
         },
     )
@@ -42,8 +52,12 @@ def list_deployables(state, req, resp):
 
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.DEPLOYABLE % 'get_one')
+    util.uuid_param('uuid', uuid)
     try:
         deployable = device_obj.get_deployable(state.adb, uuid)
     except device_obj.NotFound:
         raise util.not_found('Deployable %s could not be found' % uuid)
-    util.send(resp, render(req, deployable))
+    attributes = attribute_obj.of_deployables(state.adb, [deployable['id']])
+    util.send(
+        resp, render(req, deployable, attributes.get(deployable['id'], ()))
+    )

@@ -45,6 +45,7 @@ def list_devices(state, req, resp):
 
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.DEVICE % 'get_one')
+    util.uuid_param('uuid', uuid)
     try:
         device = device_obj.get_device(state.adb, uuid)
     except device_obj.NotFound:

@@ -7,6 +7,7 @@ from nimbus.accelerator.api import policies
 from nimbus.accelerator.api.handlers import util
 from nimbus.accelerator.api.schemas import device_profile as schema
 from nimbus.accelerator.objects import device_profile as dp_obj
+from nimbus.common.wsgi import errors
 
 NOUN = 'device_profiles'
 
@@ -26,7 +27,7 @@ def render(req, profile):
 def create(state, req, resp):
     util.authorize(state, req, policies.DP % 'create')
     body = util.json_body(req, schema.CREATE)
-    profile = body[0] if isinstance(body, list) else body
+    profile = body[0]
     for index, group in enumerate(profile['groups']):
         problem = schema.group_problem(index, group)
         if problem:
@@ -64,9 +65,11 @@ def show(state, req, resp, uuid):
         elif util.version(req) >= (2, 2):
             profile = dp_obj.get_by_name(state.adb, uuid)
         else:
-            raise util.bad_request(
+            # Cyborg's answer: not acceptable at this microversion
+            raise errors.HTTPError(
+                406,
                 "'%s' is not a device profile uuid; showing a profile by "
-                'name needs microversion 2.2 or later' % uuid
+                'name needs microversion 2.2 or later' % uuid,
             )
     except dp_obj.NotFound:
         raise util.not_found('Device profile %s could not be found' % uuid)

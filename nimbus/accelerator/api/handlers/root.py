@@ -1,4 +1,8 @@
-"""Version discovery: ``GET /`` and ``GET /v2`` (no authentication)."""
+"""Version discovery: ``GET /``, ``GET /v2`` and ``GET /v2/`` (no
+authentication), shaped as Cyborg's: the root lists version ``v2`` with
+a self link to ``.../v2``; ``/v2`` describes ``v2.0`` with a self link to
+``.../v2/``. Links follow how the caller reached the API (at the root or
+under ``/accelerator``)."""
 
 from nimbus.accelerator.api.handlers import util
 
@@ -6,25 +10,25 @@ MIN_VERSION = '2.0'
 MAX_VERSION = '2.3'
 
 
-def _version(req):
+def _version(req, version_id, href):
     return {
-        'id': 'v2.0',
+        'id': version_id,
         'status': 'CURRENT',
         'min_version': MIN_VERSION,
         'max_version': MAX_VERSION,
-        'links': [{'href': util.base_url(req) + '/v2', 'rel': 'self'}],
+        'links': [{'href': href, 'rel': 'self'}],
     }
 
 
 def home(state, req, resp):
-    version = _version(req)
+    version = _version(req, 'v2', util.base_url(req) + '/v2')
     util.send(
         resp,
         {
             'name': 'Nimbus accelerator API',
-            'description': 'Device profiles, accelerator requests '
-            'and devices (the OpenStack Cyborg v2 '
-            'API).',
+            'description': 'Device profiles, accelerator requests, '
+            'devices, deployables and attributes (the OpenStack Cyborg '
+            'v2 API).',
             'default_version': version,
             'versions': [version],
         },
@@ -32,14 +36,4 @@ def home(state, req, resp):
 
 
 def v2(state, req, resp):
-    base = util.base_url(req) + '/v2'
-    body = _version(req)
-    body['links'] = [{'href': base, 'rel': 'self'}]
-    for noun in (
-        'device_profiles',
-        'accelerator_requests',
-        'devices',
-        'deployables',
-    ):
-        body[noun] = [{'href': '%s/%s' % (base, noun), 'rel': 'self'}]
-    util.send(resp, body)
+    util.send(resp, _version(req, 'v2.0', util.base_url(req) + '/v2/'))

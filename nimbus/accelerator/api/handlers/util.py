@@ -5,6 +5,7 @@ from oslo_utils import uuidutils
 
 from nimbus.accelerator.objects import base
 from nimbus.common.wsgi import errors
+from nimbus.common.wsgi import validation
 from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
 
 PREFIX = '/accelerator'
@@ -15,7 +16,26 @@ def version(req):
 
 
 def ctx(req):
-    return req.context['ctx']
+    """The request's context, with the roles of a service token sent along
+    (``X-Service-Roles``: keystonemiddleware sets it, with
+    ``X-Service-Identity-Status: Confirmed``, from a validated
+    ``X-Service-Token`` and drops one a client sent; noauth2 trusts the
+    client's headers, as it does ``X-Roles``)."""
+    context = req.context['ctx']
+    if 'service_roles_read' not in req.context:
+        req.context['service_roles_read'] = True
+        header = req.get_header('X-Service-Roles')
+        keystone = req.get_header('X-Identity-Status') is not None
+        if keystone and (
+            req.get_header('X-Service-Identity-Status') != 'Confirmed'
+        ):
+            # behind auth_token: only roles of a validated service token
+            header = None
+        if header:
+            context.service_roles = [
+                r.strip().lower() for r in header.split(',') if r.strip()
+            ]
+    return context
 
 
 def authorize(state, req, rule, project_id=None):
@@ -27,9 +47,16 @@ def authorize(state, req, rule, project_id=None):
     state.enforcer.authorize(context, rule, target)
 
 
-def may(state, req, rule):
+def may(state, req, rule, project_id=None):
     context = ctx(req)
-    return state.enforcer.check(context, rule)
+    target = None
+    if project_id is not None:
+        target = {'project_id': project_id, 'user_id': context.user_id}
+    return state.enforcer.check(context, rule, target)
+
+
+def forbidden(detail):
+    return errors.HTTPError(403, detail)
 
 
 def send(resp, body, status=200):
@@ -96,3 +123,15 @@ def times(record):
         'created_at': base.isotime(record['created_at']),
         'updated_at': base.isotime(record['updated_at']),
     }
+
+
+def validate(data, schema):
+    """``data`` (already parsed) against ``schema``: a 400 naming the
+    failing field, as :func:`json_body`'s."""
+    error = validation.first_error(schema, data)
+    if error is not None:
+        raise bad_request(
+            'JSON does not validate: %s%s'
+            % (error.message, validation.where(error))
+        )
+    return data

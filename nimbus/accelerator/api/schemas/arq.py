@@ -19,11 +19,9 @@ BIND_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
 
 
 def patch_schema(version):
-    """``{arq_uuid: [{"path", "op", "value"}]}``; ``/project_id`` from
-    2.1."""
-    paths = ['/' + f for f in BIND_FIELDS]
-    if version >= (2, 1):
-        paths.append('/project_id')
+    """``{arq_uuid: [{"path", "op", "value"}]}``; ``/project_id`` is
+    refused below 2.1 by the handler (406, as Cyborg)."""
+    paths = ['/' + f for f in BIND_FIELDS] + ['/project_id']
     op = {
         'type': 'object',
         'properties': {

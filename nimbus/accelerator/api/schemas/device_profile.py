@@ -27,14 +27,9 @@ PROFILE = {
     'additionalProperties': False,
 }
 
-# Cyborg's client posts a list holding one profile; a bare object is taken
-# too.
-CREATE = {
-    'oneOf': [
-        {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': PROFILE},
-        PROFILE,
-    ]
-}
+# A list holding one profile, as Cyborg takes it (a bare object is a 400
+# there too).
+CREATE = {'type': 'array', 'minItems': 1, 'maxItems': 1, 'items': PROFILE}
 
 TRAIT_VALUES = ('required', 'forbidden')
 
