@@ -1,0 +1,152 @@
+"""Where the ``nimbus`` CLI finds a cloud: its flags, the daemons' config
+files (``--config-file``, repeatable, later files win as in oslo.config),
+its environment variables, then the built-in defaults, in that order.
+
+From the config files it reads:
+
+- the compute API: ``[compute_client] endpoint``, else the address
+  nimbus-api listens on (``[wsgi] api_listen``/``api_listen_port``);
+- placement: ``[placement_client] endpoint``, else ``[wsgi]
+  placement_listen``/``placement_listen_port``;
+- the scheduler's bus (``nimbus decisions``): ``[rpc] transport_url``, else
+  ``[DEFAULT] transport_url``, and every oslo.messaging option with the
+  daemons' own defaults (``control_exchange = nimbus``, durable queues and
+  exchanges), so the CLI declares what the daemons declared.
+
+Only this module's functions import oslo.config: ``nimbus --help`` does
+not.
+"""
+
+import os
+
+DEFAULT_API_URL = 'http://127.0.0.1:8774'
+DEFAULT_PLACEMENT_URL = 'http://127.0.0.1:8778'
+# What a listen address of "every interface" is reached at from here.
+_ANY = ('0.0.0.0', '::', '')
+
+
+class ConfigError(Exception):
+    """A config file that cannot be read (one line for the terminal)."""
+
+
+def add_option(parser):
+    parser.add_argument(
+        '--config-file',
+        action='append',
+        default=[],
+        metavar='PATH',
+        help="a daemon's config file (e.g. /etc/nimbus/nimbus.conf) to "
+        'read the endpoints and the bus from; repeat for several '
+        '(later files win). Flags win over it, it wins over the '
+        'NIMBUS_* variables',
+    )
+
+
+def load(paths, bus=False):
+    """A private ConfigOpts with the options the CLI reads, parsed from
+    ``paths``; ``bus``: also every messaging option, with the defaults the
+    daemons register (:func:`nimbus.common.rpc.options.register_opts`)."""
+    from oslo_config import cfg
+    from oslo_log import log as logging
+
+    conf = cfg.ConfigOpts()
+    logging.register_options(conf)
+    if paths:
+        from nimbus.accelerator import conf as accelerator_conf
+        from nimbus.common.clients import options as client_options
+        from nimbus.common.wsgi import options as wsgi_options
+
+        conf.register_opts(
+            client_options.PLACEMENT_CLIENT_OPTS, group=client_options.GROUP
+        )
+        conf.register_opts(
+            accelerator_conf.COMPUTE_CLIENT_OPTS,
+            group=accelerator_conf.COMPUTE_CLIENT_GROUP,
+        )
+        conf.register_opts(wsgi_options.WSGI_OPTS, group='wsgi')
+    if bus:
+        from nimbus.common.rpc import options as rpc_options
+
+        rpc_options.register_opts(conf)
+    args = []
+    for path in paths:
+        args += ['--config-file', path]
+    try:
+        conf(args, project='nimbus', prog='nimbus', default_config_files=[])
+    except (cfg.Error, ValueError) as exc:
+        raise ConfigError(str(exc).strip())
+    # A daemon's file may name its log file or syslog: the CLI logs its
+    # warnings to stderr only.
+    for name, value in (
+        ('log_file', None),
+        ('log_dir', None),
+        ('log_config_append', None),
+        ('use_syslog', False),
+        ('use_journal', False),
+        ('use_json', False),
+        ('use_eventlog', False),
+        ('use_stderr', True),
+        ('debug', False),
+    ):
+        try:
+            conf.set_override(name, value)
+        except cfg.NoSuchOptError:  # pragma: no cover - older oslo.log
+            pass
+    return conf
+
+
+def from_file(conf, name, group=None):
+    """The option's value when a config file set it, else None."""
+    from oslo_config import cfg
+
+    try:
+        location = conf.get_location(name, group)
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        return None
+    if location is None or location.location != cfg.Locations.user:
+        return None
+    value = conf[group][name] if group else conf[name]
+    return value if value not in (None, '') else None
+
+
+def _listen_url(conf, host_opt, port_opt):
+    host = from_file(conf, host_opt, 'wsgi')
+    port = from_file(conf, port_opt, 'wsgi')
+    if host is None and port is None:
+        return None
+    host = conf.wsgi[host_opt] if host is None else host
+    port = conf.wsgi[port_opt] if port is None else port
+    if host in _ANY:
+        host = '127.0.0.1'
+    elif ':' in host:
+        host = '[%s]' % host
+    return 'http://%s:%s' % (host, port)
+
+
+def api_url(conf):
+    """nimbus-api's URL from the config files, or None."""
+    return from_file(conf, 'endpoint', 'compute_client') or _listen_url(
+        conf, 'api_listen', 'api_listen_port'
+    )
+
+
+def placement_url(conf):
+    """nimbus-placement-api's URL from the config files, or None."""
+    return from_file(conf, 'endpoint', 'placement_client') or _listen_url(
+        conf, 'placement_listen', 'placement_listen_port'
+    )
+
+
+def transport_url(conf):
+    """The scheduler's bus from the config files, or None."""
+    return from_file(conf, 'transport_url', 'rpc') or from_file(
+        conf, 'transport_url'
+    )
+
+
+def resolve(flag, from_conf, env, default):
+    """The first of: the flag, the config files, ``$env``, ``default``."""
+    for value in (flag, from_conf, os.environ.get(env) if env else None):
+        if value:
+            return value
+    return default
