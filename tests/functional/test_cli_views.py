@@ -80,7 +80,7 @@ def test_hosts(cloud):
     assert list(used)[:3] == ['VCPU', 'MEMORY_MB', 'DISK_GB']
     assert used['VCPU']['used'] == 2 and used['MEMORY_MB']['used'] == 2048
     assert used['DISK_GB']['used'] == 20
-    assert used['VCPU']['capacity'] >= used['VCPU']['total']
+    assert used['VCPU']['capacity'] >= 2
     text = _table(cloud, 'hosts')
     for host in cloud.host_names():
         assert host in text
