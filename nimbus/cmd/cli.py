@@ -145,15 +145,11 @@ def _parse_hints(pairs):
 
 
 def _schedule(args):
-    from nimbus.allinone.client import ComputeClient
-
     if not args.dry_run:
         sys.exit(
             'only --dry-run is supported: real builds go through POST /servers'
         )
-    client = ComputeClient(
-        args.url, user=args.user, project=args.project, roles=args.roles
-    )
+    client = cli_conf.compute_client(args)
     try:
         body = {
             'flavorRef': _resolve(client, 'flavor', args.flavor),
@@ -347,7 +343,8 @@ def main(argv=None):
         conf = _client_conf(args)
         # Client commands: only warnings, on stderr, no files.
         conf.set_override(
-            'default_log_levels', ['nimbus=WARNING', 'urllib3=WARNING']
+            'default_log_levels',
+            ['nimbus=WARNING', 'urllib3=WARNING', 'keystoneauth=ERROR'],
         )
     secrets.setup_logging(conf)
     func = _handler(args.func)

@@ -8,6 +8,11 @@ From the config files it reads:
   nimbus-api listens on (``[wsgi] api_listen``/``api_listen_port``);
 - placement: ``[placement_client] endpoint``, else ``[wsgi]
   placement_listen``/``placement_listen_port``;
+- how to authenticate to nimbus-api: with ``auth_strategy = keystone`` in
+  ``[compute_client]`` (else in ``[placement_client]``, the service user
+  of an API-level file such as nimbus.conf) a keystoneauth session loaded
+  from that group (``auth_type`` and its options, or ``auth_section``)
+  gets the token; otherwise noauth2's ``user:project``;
 - the scheduler's bus (``nimbus decisions``): ``[rpc] transport_url``, else
   ``[DEFAULT] transport_url``, and every oslo.messaging option with the
   daemons' own defaults (``control_exchange = nimbus``, durable queues and
@@ -64,6 +69,10 @@ def load(paths, bus=False):
             group=accelerator_conf.COMPUTE_CLIENT_GROUP,
         )
         conf.register_opts(wsgi_options.WSGI_OPTS, group='wsgi')
+        from nimbus.common.clients import auth
+
+        for group in (client_options.GROUP, 'compute_client'):
+            auth.register_opts(conf, group)
     if bus:
         from nimbus.common.rpc import options as rpc_options
 
@@ -150,3 +159,65 @@ def resolve(flag, from_conf, env, default):
         if value:
             return value
     return default
+
+
+def keystone_group(conf):
+    """The group whose keystoneauth options authenticate the CLI to
+    nimbus-api, or None (noauth2)."""
+    for group in ('compute_client', 'placement_client'):
+        if from_file(conf, 'auth_strategy', group) == 'keystone':
+            return group
+    return None
+
+
+class KeystoneSession:
+    """What :class:`nimbus.allinone.client.ComputeClient` calls on its
+    session, over a keystoneauth session: the token comes from Keystone
+    (noauth2's ``X-Auth-Token``/``X-Roles`` are not sent), the other
+    headers go with every request."""
+
+    def __init__(self, sender, headers):
+        self.sender = sender
+        self.headers = {
+            k: v
+            for k, v in headers.items()
+            if k.lower() not in ('x-auth-token', 'x-roles')
+        }
+
+    def request(self, method, url, **kwargs):
+        from keystoneauth1 import exceptions as ks_exc
+        import requests
+
+        headers = dict(self.headers)
+        headers.update(kwargs.pop('headers', None) or {})
+        try:
+            return self.sender.request(method, url, headers=headers, **kwargs)
+        except ks_exc.ClientException as exc:
+            raise RuntimeError('identity service: %s' % exc)
+        except requests.ConnectionError as exc:
+            # The identity service's or the API's address: the text names
+            # which ("Unable to establish connection to URL: ...").
+            raise RuntimeError(str(exc).split(': HTTP')[0])
+
+
+def compute_client(args):
+    """The compute API client of a command: ``args.url`` and, when the
+    config files say keystone, a keystoneauth session."""
+    from nimbus.allinone.client import ComputeClient
+
+    client = ComputeClient(
+        args.url, user=args.user, project=args.project, roles=args.roles
+    )
+    conf = getattr(args, 'conf', None)
+    group = keystone_group(conf) if conf is not None else None
+    if group:
+        from nimbus.common.clients import auth
+
+        try:
+            session = auth.load_session(conf, group)
+        except auth.AuthConfigError as exc:
+            raise RuntimeError(str(exc))
+        client.session = KeystoneSession(
+            auth.KeystoneSender(session), client.session.headers
+        )
+    return client

@@ -290,11 +290,8 @@ def render_capacity(answers, by='host', top=20, out=None):
 
 def _capacity(args):
     from urllib.parse import urlencode
-    from nimbus.allinone.client import ComputeClient
 
-    client = ComputeClient(
-        args.url, user=args.user, project=args.project, roles=args.roles
-    )
+    client = cli_conf.compute_client(args)
     params = [('flavor', f) for f in args.flavor]
     for key, value in (
         ('availability_zone', args.availability_zone),

@@ -145,9 +145,9 @@ def hosts(args):
 
 
 def _compute(args):
-    return client_mod.ComputeClient(
-        args.url, user=args.user, project=args.project, roles=args.roles
-    )
+    from nimbus.cmd import cli_conf
+
+    return cli_conf.compute_client(args)
 
 
 def server_rows(servers):
