@@ -240,6 +240,7 @@ def build_parser():
     )
     sched.set_defaults(func=_schedule)
     views = 'nimbus.cmd.cli_views:'
+    parsers = {}
     for name, text in (
         (
             'hosts',
@@ -249,9 +250,15 @@ def build_parser():
         ('cells', 'the cells, with their hosts and servers'),
         ('services', 'the services of every cell'),
     ):
-        sub.add_parser(name, parents=[client], help=text).set_defaults(
-            func=views + name
-        )
+        parsers[name] = sub.add_parser(name, parents=[client], help=text)
+        parsers[name].set_defaults(func=views + name)
+    parsers['hosts'].add_argument(
+        '--providers',
+        action='store_true',
+        help="placement's own view instead: every resource provider "
+        '(devices included) with total, reserved and capacity; two '
+        'requests per provider (slow on a large cloud)',
+    )
     from nimbus.cmd import cli_insight
     from nimbus.cmd import cli_simulate
 

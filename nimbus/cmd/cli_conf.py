@@ -208,16 +208,24 @@ def compute_client(args):
     client = ComputeClient(
         args.url, user=args.user, project=args.project, roles=args.roles
     )
+    keystone = keystone_session(args, client.session.headers)
+    if keystone is not None:
+        client.session = keystone
+    return client
+
+
+def keystone_session(args, headers=None):
+    """A :class:`KeystoneSession` when the config files say keystone (see
+    :func:`keystone_group`), else None. ``headers``: the noauth2 client's,
+    of which all but the token and roles are kept."""
     conf = getattr(args, 'conf', None)
     group = keystone_group(conf) if conf is not None else None
-    if group:
-        from nimbus.common.clients import auth
+    if not group:
+        return None
+    from nimbus.common.clients import auth
 
-        try:
-            session = auth.load_session(conf, group)
-        except auth.AuthConfigError as exc:
-            raise RuntimeError(str(exc))
-        client.session = KeystoneSession(
-            auth.KeystoneSender(session), client.session.headers
-        )
-    return client
+    try:
+        session = auth.load_session(conf, group)
+    except auth.AuthConfigError as exc:
+        raise RuntimeError(str(exc))
+    return KeystoneSession(auth.KeystoneSender(session), headers or {})

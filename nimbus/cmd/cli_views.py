@@ -5,12 +5,14 @@ without cutting host names, or as JSON (``--format json``)."""
 
 import json
 
+import requests
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from nimbus.allinone import client as client_mod
 
+PLACEMENT_VERSION = '1.39'
 BAR_MIN, BAR_MAX = 6, 30
 
 
@@ -94,6 +96,77 @@ def host_usage(compute):
     return out
 
 
+class PlacementReader:
+    """GETs against the placement API with the noauth2 token."""
+
+    def __init__(
+        self, url, user='admin', project='admin', roles='admin', timeout=30
+    ):
+        self.url = url.strip().rstrip('/')
+        self.session = requests.Session()
+        self.session.headers.update(
+            {
+                'X-Auth-Token': '%s:%s' % (user, project),
+                'X-Roles': roles,
+                'OpenStack-API-Version': 'placement %s' % PLACEMENT_VERSION,
+                'Accept': 'application/json',
+            }
+        )
+        self.timeout = timeout
+
+    def get(self, path):
+        response = self.session.request(
+            'GET', self.url + path, timeout=self.timeout
+        )
+        if response.status_code >= 400:
+            raise RuntimeError(
+                'GET %s%s -> %s %s'
+                % (self.url, path, response.status_code, response.text[:500])
+            )
+        return response.json()
+
+
+def provider_usage(placement):
+    """``nimbus hosts --providers``: per resource provider (devices
+    included), each class's used, total, reserved and capacity
+    (``(total - reserved) * allocation_ratio``), standard classes first.
+    Two requests per provider: placement's API has no bulk inventory or
+    usage listing."""
+    from nimbus.placement.candidates import model
+
+    out = []
+    providers = placement.get('/resource_providers')['resource_providers']
+    for provider in sorted(providers, key=lambda p: p['name']):
+        uuid = provider['uuid']
+        inventories = placement.get(
+            '/resource_providers/%s/inventories' % uuid
+        )['inventories']
+        usages = placement.get('/resource_providers/%s/usages' % uuid)[
+            'usages'
+        ]
+        resources = {}
+        for rc in sorted(inventories, key=model.rc_order):
+            inv = inventories[rc]
+            resources[rc] = {
+                'used': usages.get(rc, 0),
+                'total': inv['total'],
+                'reserved': inv.get('reserved', 0),
+                'capacity': int(
+                    (inv['total'] - inv.get('reserved', 0))
+                    * inv.get('allocation_ratio', 1.0)
+                ),
+            }
+        out.append(
+            {
+                'host': provider['name'],
+                'uuid': uuid,
+                'parent_provider_uuid': provider.get('parent_provider_uuid'),
+                'resources': resources,
+            }
+        )
+    return out
+
+
 def bar(used, capacity, width):
     filled = 0 if capacity <= 0 else min(width, round(width * used / capacity))
     return '#' * filled + '.' * (width - filled)
@@ -136,7 +209,18 @@ def render_hosts(hosts, console=None):
 
 
 def hosts(args):
-    data = host_usage(_compute(args))
+    if args.providers:
+        from nimbus.cmd import cli_conf
+
+        placement = PlacementReader(
+            args.placement_url, args.user, args.project, args.roles
+        )
+        keystone = cli_conf.keystone_session(args, placement.session.headers)
+        if keystone is not None:
+            placement.session = keystone
+        data = provider_usage(placement)
+    else:
+        data = host_usage(_compute(args))
     if args.format == 'json':
         _print_json(data)
     else:

@@ -92,11 +92,15 @@ def _cloud_with_a_server(make_cloud, hosts):
     return cloud
 
 
-def _nimbus_hosts(cloud, capsys, monkeypatch):
+def _nimbus_hosts(cloud, capsys, monkeypatch, *extra):
     capsys.readouterr()
     counted = _Requests(monkeypatch)
     with pytest.raises(SystemExit) as exit_:
-        cli.main(['hosts', '--format', 'json', '--url', cloud.api_url])
+        cli.main(
+            ['hosts', '--format', 'json', '--url', cloud.api_url]
+            + ['--placement-url', cloud.placement_url]
+            + list(extra)
+        )
     monkeypatch.undo()
     assert exit_.value.code in (0, None)
     return json.loads(capsys.readouterr().out), counted.urls
@@ -124,3 +128,26 @@ def test_hosts_reads_in_bulk_and_shows_what_placement_holds(
         assert busy['resources']['VCPU']['used'] == 2
         assert busy['resources']['DISK_GB']['used'] == 20
     assert requests_made[0] == requests_made[1]
+
+
+def test_providers_is_placement_s_own_view(make_cloud, capsys, monkeypatch):
+    """``--providers``: what ``nimbus hosts`` showed before, read per
+    provider: total, reserved and placement's capacity ((total - reserved)
+    * ratio: the host's reserved memory is not offered)."""
+    cloud = _cloud_with_a_server(make_cloud, 2)
+    shown, urls = _nimbus_hosts(cloud, capsys, monkeypatch, '--providers')
+    assert len(urls) == 1 + 2 * len(shown)
+    assert all(url.startswith(cloud.placement_url) for url in urls)
+    bulk, _urls = _nimbus_hosts(cloud, capsys, monkeypatch)
+    assert [p['host'] for p in shown] == [h['host'] for h in bulk]
+    for provider, host in zip(shown, bulk):
+        for rc, r in provider['resources'].items():
+            assert r['used'] == host['resources'][rc]['used']
+            assert r['capacity'] == int(
+                (r['total'] - r['reserved'])
+                * host['resources'][rc]['capacity']
+                / r['total']
+            )
+    memory = shown[0]['resources']['MEMORY_MB']
+    assert memory['reserved'] == 512
+    assert memory['capacity'] < bulk[0]['resources']['MEMORY_MB']['capacity']
