@@ -10,15 +10,21 @@
     nimbus simulate --hosts N [...]      (nimbus.cmd.cli_simulate)
 
 Every command but all-in-one takes [--format json] [--url URL]
-[--placement-url URL] (--url may end in /v2.1, as all-in-one prints it).
+[--placement-url URL] (--url may end in /v2.1, as all-in-one prints it)
+and [--config-file PATH]... (nimbus.cmd.cli_conf: the daemons' files).
+
+Parsing the arguments imports nothing but the standard library and the
+``cli_*`` modules' registrations: ``nimbus --help`` answers at once, and a
+command imports what it runs (handlers are named ``module:function``).
 """
 
 import argparse
+import importlib
 import json
 import os
 import sys
 
-from nimbus.cmd import common
+from nimbus.cmd import cli_conf
 
 
 def _all_in_one(args):
@@ -139,15 +145,11 @@ def _parse_hints(pairs):
 
 
 def _schedule(args):
-    from nimbus.allinone.client import ComputeClient
-
     if not args.dry_run:
         sys.exit(
             'only --dry-run is supported: real builds go through POST /servers'
         )
-    client = ComputeClient(
-        args.url, user=args.user, project=args.project, roles=args.roles
-    )
+    client = cli_conf.compute_client(args)
     try:
         body = {
             'flavorRef': _resolve(client, 'flavor', args.flavor),
@@ -237,21 +239,26 @@ def build_parser():
         'several same_host/different_host values)',
     )
     sched.set_defaults(func=_schedule)
-    from nimbus.cmd import cli_views
-
-    for name, func, text in (
+    views = 'nimbus.cmd.cli_views:'
+    parsers = {}
+    for name, text in (
         (
             'hosts',
-            cli_views.hosts,
-            'per host and resource class: used and total (from placement)',
+            'per host and resource class: used and total (one bulk read)',
         ),
-        ('servers', cli_views.servers, 'every server of every project'),
-        ('cells', cli_views.cells, 'the cells, with their hosts and servers'),
-        ('services', cli_views.services, 'the services of every cell'),
+        ('servers', 'every server of every project'),
+        ('cells', 'the cells, with their hosts and servers'),
+        ('services', 'the services of every cell'),
     ):
-        sub.add_parser(name, parents=[client], help=text).set_defaults(
-            func=func
-        )
+        parsers[name] = sub.add_parser(name, parents=[client], help=text)
+        parsers[name].set_defaults(func=views + name)
+    parsers['hosts'].add_argument(
+        '--providers',
+        action='store_true',
+        help="placement's own view instead: every resource provider "
+        '(devices included) with total, reserved and capacity; two '
+        'requests per provider (slow on a large cloud)',
+    )
     from nimbus.cmd import cli_insight
     from nimbus.cmd import cli_simulate
 
@@ -266,17 +273,15 @@ def _client_options():
     parent.add_argument('--format', choices=['table', 'json'], default='table')
     parent.add_argument(
         '--url',
-        default=os.environ.get('NIMBUS_API_URL', 'http://127.0.0.1:8774'),
-        help='compute API URL, with or without /v2.1 (default '
-        '$NIMBUS_API_URL)',
+        help='compute API URL, with or without /v2.1 (default: the '
+        'config files, $NIMBUS_API_URL, %s)' % cli_conf.DEFAULT_API_URL,
     )
     parent.add_argument(
         '--placement-url',
-        default=os.environ.get(
-            'NIMBUS_PLACEMENT_URL', 'http://127.0.0.1:8778'
-        ),
-        help='placement API URL (default $NIMBUS_PLACEMENT_URL)',
+        help='placement API URL (default: the config files, '
+        '$NIMBUS_PLACEMENT_URL, %s)' % cli_conf.DEFAULT_PLACEMENT_URL,
     )
+    cli_conf.add_option(parent)
     parent.add_argument(
         '--user', default=os.environ.get('NIMBUS_USER', 'admin')
     )
@@ -289,14 +294,51 @@ def _client_options():
     return parent
 
 
+def _handler(func):
+    """A handler named ``module:function`` is imported only now."""
+    if isinstance(func, str):
+        module, _, name = func.partition(':')
+        func = getattr(importlib.import_module(module), name)
+    return func
+
+
+def _client_conf(args):
+    """Parse ``--config-file`` and fill in ``--url``/``--placement-url``:
+    flag, config files, environment, default (cli_conf)."""
+    paths = getattr(args, 'config_file', None) or []
+    try:
+        conf = cli_conf.load(paths, bus=getattr(args, 'needs_bus', False))
+    except cli_conf.ConfigError as exc:
+        sys.exit('nimbus %s: %s' % (args.command, exc))
+    if hasattr(args, 'url'):
+        args.url = cli_conf.resolve(
+            args.url,
+            cli_conf.api_url(conf),
+            'NIMBUS_API_URL',
+            cli_conf.DEFAULT_API_URL,
+        )
+    if hasattr(args, 'placement_url'):
+        args.placement_url = cli_conf.resolve(
+            args.placement_url,
+            cli_conf.placement_url(conf),
+            'NIMBUS_PLACEMENT_URL',
+            cli_conf.DEFAULT_PLACEMENT_URL,
+        )
+    args.conf = conf
+    return conf
+
+
 def main(argv=None):
-    common.quiet_warnings()
     args = build_parser().parse_args(argv)
-    from nimbus.common import config
+    from nimbus.cmd import common
+
+    common.quiet_warnings()
     from nimbus.common import secrets
 
-    conf = config.build_conf([])
-    if getattr(args, 'state_dir', None):
+    if args.command == 'all-in-one':
+        from nimbus.common import config
+
+        conf = config.build_conf([])
         # The all-in-one cloud logs every service to a file in its state
         # directory; the terminal shows the progress and the tables.
         os.makedirs(args.state_dir, exist_ok=True)
@@ -305,15 +347,18 @@ def main(argv=None):
         )
         conf.set_override('use_stderr', False)
     else:
+        conf = _client_conf(args)
         # Client commands: only warnings, on stderr, no files.
         conf.set_override(
-            'default_log_levels', ['nimbus=WARNING', 'urllib3=WARNING']
+            'default_log_levels',
+            ['nimbus=WARNING', 'urllib3=WARNING', 'keystoneauth=ERROR'],
         )
     secrets.setup_logging(conf)
+    func = _handler(args.func)
     import requests
 
     try:
-        sys.exit(args.func(args))
+        sys.exit(func(args))
     except RuntimeError as exc:  # an API's error, already readable
         sys.exit('nimbus: %s' % exc)
     except requests.ConnectionError as exc:

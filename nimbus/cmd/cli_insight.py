@@ -17,6 +17,8 @@ import os
 import queue
 import sys
 
+from nimbus.cmd import cli_conf
+
 OUTCOMES = ('scheduled', 'partial', 'failed')
 
 
@@ -179,25 +181,30 @@ def _decisions(args):
             'nimbus decisions: the stream is live; use --follow '
             '(past decisions: GET /os-scheduler/records)'
         )
-    from oslo_config import cfg
     import oslo_messaging as messaging
+    from nimbus.cmd import cli_conf
     from nimbus.common import rpc
 
-    if not args.transport_url:
+    # args.conf: the messaging options with the daemons' defaults (a
+    # durable 'nimbus' exchange), and the config files' values (cli.main).
+    conf = args.conf
+    url = cli_conf.resolve(
+        args.transport_url,
+        cli_conf.transport_url(conf),
+        'NIMBUS_TRANSPORT_URL',
+        None,
+    )
+    if not url:
         sys.exit(
-            'nimbus decisions: give --transport-url (or '
-            "$NIMBUS_TRANSPORT_URL): the scheduler's bus, e.g. "
-            'rabbit://USER:PASS@HOST:5672/VHOST'
+            'nimbus decisions: give --transport-url, --config-file (its '
+            '[DEFAULT] transport_url) or $NIMBUS_TRANSPORT_URL: the '
+            "scheduler's bus, e.g. rabbit://USER:PASS@HOST:5672/VHOST"
         )
     try:
-        rpc.bus_of(args.transport_url)
+        rpc.bus_of(url)
     except ValueError as exc:
         sys.exit('nimbus decisions: %s' % exc)
-    conf = cfg.ConfigOpts()
-    conf([], project='nimbus')
-    transport = messaging.get_notification_transport(
-        conf, url=args.transport_url
-    )
+    transport = messaging.get_notification_transport(conf, url=url)
     record = open(args.record, 'w') if args.record else None
     try:
         follow(
@@ -283,11 +290,8 @@ def render_capacity(answers, by='host', top=20, out=None):
 
 def _capacity(args):
     from urllib.parse import urlencode
-    from nimbus.allinone.client import ComputeClient
 
-    client = ComputeClient(
-        args.url, user=args.user, project=args.project, roles=args.roles
-    )
+    client = cli_conf.compute_client(args)
     params = [('flavor', f) for f in args.flavor]
     for key, value in (
         ('availability_zone', args.availability_zone),
@@ -323,9 +327,10 @@ def register(sub):
     )
     dec.add_argument(
         '--transport-url',
-        default=os.environ.get('NIMBUS_TRANSPORT_URL'),
-        help="the scheduler's bus (default $NIMBUS_TRANSPORT_URL)",
+        help="the scheduler's bus (default: the config files' "
+        '[rpc]/[DEFAULT] transport_url, then $NIMBUS_TRANSPORT_URL)',
     )
+    cli_conf.add_option(dec)
     dec.add_argument(
         '--host',
         action='append',
@@ -369,7 +374,7 @@ def register(sub):
         'queue stays on the broker after the tail ends); '
         'default: the shared notifications queue',
     )
-    dec.set_defaults(func=_decisions)
+    dec.set_defaults(func=_decisions, needs_bus=True)
 
     cap = sub.add_parser(
         'capacity',
@@ -390,9 +395,10 @@ def register(sub):
     cap.add_argument('--format', choices=['table', 'json'], default='table')
     cap.add_argument(
         '--url',
-        default=os.environ.get('NIMBUS_API_URL', 'http://127.0.0.1:8774'),
-        help='compute API URL (default $NIMBUS_API_URL)',
+        help='compute API URL (default: the config files, '
+        '$NIMBUS_API_URL, %s)' % cli_conf.DEFAULT_API_URL,
     )
+    cli_conf.add_option(cap)
     cap.add_argument('--user', default=os.environ.get('NIMBUS_USER', 'admin'))
     cap.add_argument(
         '--project', default=os.environ.get('NIMBUS_PROJECT', 'admin')

@@ -9,6 +9,7 @@ import pytest
 
 from nimbus.common import context
 from nimbus.common.rpc import inproc
+from nimbus.common.rpc import options as rpc_options
 from nimbus.scheduler import conf as sconf
 from nimbus.scheduler import driver as driver_mod
 from nimbus.scheduler import exception
@@ -35,10 +36,20 @@ class Placement:
         pass
 
 
+def _bus_conf():
+    """The messaging options as the daemons register them: on RabbitMQ a
+    durable ``nimbus`` exchange and durable queues, which ``nimbus
+    decisions`` declares alike."""
+    conf = cfg.ConfigOpts()
+    rpc_options.register_opts(conf)
+    conf([], project='nimbus', default_config_files=[])
+    return conf
+
+
 def _scheduler(conf, url, n=20):
     hm = testing.manager_with(n, conf)
     placement = Placement(hm)
-    transport = messaging.get_notification_transport(cfg.ConfigOpts(), url=url)
+    transport = messaging.get_notification_transport(_bus_conf(), url=url)
     notifier = notifications.make_notifier(transport, 'sched-1')
     return (
         driver_mod.Scheduler(conf, placement, hm, notifier=notifier),
