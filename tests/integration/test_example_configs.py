@@ -33,6 +33,8 @@ NOAUTH = {
     ('api', 'auth_strategy'): 'noauth2',
     ('placement_client', 'auth_strategy'): 'noauth2',
     ('placement_client', 'auth_section'): None,
+    ('accelerator_client', 'auth_strategy'): 'noauth2',
+    ('accelerator_client', 'auth_section'): None,
     ('oslo_policy', 'policy_file'): None,
     ('keystone_authtoken', None): None,
 }

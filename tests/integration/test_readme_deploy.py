@@ -246,7 +246,7 @@ class Shell:
         self.env['PYTHONWARNINGS'] = 'ignore'
         self.count = 0
 
-    def run(self, code, running, timeout=900):
+    def run(self, code, running, timeout=600):
         self.count += 1
         out = self.workdir / ('step-%d.out' % self.count)
         env_file = self.workdir / ('step-%d.env' % self.count)
