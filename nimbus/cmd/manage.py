@@ -1,6 +1,6 @@
 """nimbus-manage: databases, cells and hosts.
 
-    nimbus-manage --config-file F db sync
+    nimbus-manage --config-file F db sync [--database api|cells|placement|accelerator]
     nimbus-manage --config-file F cell create --name N --transport-url U \
         --database-connection D
     nimbus-manage --config-file F cell list
@@ -37,24 +37,58 @@ def _api_db(conf):
     return common_db.get_database(conf.api_database.connection)
 
 
-def db_sync(conf):
-    """Create or upgrade every database the config names."""
-    synced = []
+# ``db sync --database NAME``: the option that must be set for each.
+SYNC_DATABASES = {
+    'api': '[api_database] connection',
+    'cells': '[api_database] connection (the cells it maps) or '
+    '[database] connection',
+    'placement': '[placement_database] connection',
+    'accelerator': '[accelerator_database] connection',
+}
+
+
+def _sync_cells(conf, synced):
     if conf.api_database.connection:
-        nimbus_db.sync_api(conf.api_database.connection)
-        synced.append('api')
         for cell in cell_mappings.list_cells(_api_db(conf)):
             nimbus_db.sync_cell(cell['database_connection'])
             synced.append('cell %s' % cell['name'])
     if conf.database.connection:
         nimbus_db.sync_cell(conf.database.connection)
         synced.append('cell database of this node')
-    if conf.placement_database.connection:
+
+
+def db_sync(conf):
+    """Create or upgrade every database the config names, or with
+    ``--database`` that one only (exit 1 when the config does not name
+    it): ``api``, ``cells`` (every cell the API database maps, or this
+    node's ``[database]``), ``placement``, ``accelerator``."""
+    only = conf.category.sync_database
+    wanted = set(SYNC_DATABASES) if only is None else {only}
+    named = {
+        'api': bool(conf.api_database.connection),
+        'cells': bool(
+            conf.api_database.connection or conf.database.connection
+        ),
+        'placement': bool(conf.placement_database.connection),
+        'accelerator': bool(conf.accelerator_database.connection),
+    }
+    if only is not None and not named[only]:
+        sys.exit(
+            'db sync --database %s: this config does not set %s'
+            % (only, SYNC_DATABASES[only])
+        )
+    synced = []
+    if 'api' in wanted and named['api']:
+        nimbus_db.sync_api(conf.api_database.connection)
+        synced.append('api')
+    if 'cells' in wanted:
+        _sync_cells(conf, synced)
+    if 'placement' in wanted and named['placement']:
         from nimbus.placement import db as placement_db
 
         placement_db.sync(conf.placement_database.connection)
         synced.append('placement')
-    if conf.accelerator_database.connection:
+    if 'accelerator' in wanted and named['accelerator']:
         from nimbus.accelerator import db as accelerator_db
 
         accelerator_db.sync(conf.accelerator_database.connection)
@@ -62,7 +96,9 @@ def db_sync(conf):
     for name in synced:
         print('synced: %s' % name)
     if not synced:
-        sys.exit('No database connection configured')
+        if only is None:
+            sys.exit('No database connection configured')
+        print('synced: nothing (no cell is mapped yet)')
 
 
 def _api_bus(conf):
@@ -143,7 +179,15 @@ def cell_discover_hosts(conf):
 def add_commands(subparsers):
     db = subparsers.add_parser('db').add_subparsers(dest='action')
     db.required = True
-    db.add_parser('sync').set_defaults(func=db_sync)
+    sync = db.add_parser('sync')
+    sync.add_argument(
+        '--database',
+        dest='sync_database',
+        choices=sorted(SYNC_DATABASES),
+        default=None,
+        help='Sync this database only (default: every one the config names).',
+    )
+    sync.set_defaults(func=db_sync)
     cell = subparsers.add_parser('cell').add_subparsers(dest='action')
     cell.required = True
     create = cell.add_parser('create')

@@ -6,6 +6,11 @@ names, ports, paths) and Keystone switched to noauth2 (the Keystone path is
 tested with a real Keystone in test_openstack_cli.py): every other option
 stays as shipped. nimbus-manage syncs the databases and maps both cells,
 computes in both cells report, and servers land in both cells.
+
+The noauth2 set (etc/nimbus/examples/noauth) runs exactly as shipped in
+test_readme_deploy.py, through the README's own steps;
+tests/unit/common/test_example_configs.py parses both sets against the
+registered options.
 """
 
 import configparser
@@ -28,6 +33,8 @@ NOAUTH = {
     ('api', 'auth_strategy'): 'noauth2',
     ('placement_client', 'auth_strategy'): 'noauth2',
     ('placement_client', 'auth_section'): None,
+    ('accelerator_client', 'auth_strategy'): 'noauth2',
+    ('accelerator_client', 'auth_section'): None,
     ('oslo_policy', 'policy_file'): None,
     ('keystone_authtoken', None): None,
 }

@@ -16,7 +16,9 @@ from nimbus.common import config
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / 'etc' / 'nimbus' / 'examples'
 UNITS = ROOT / 'etc' / 'systemd'
-CONFIGS = sorted(EXAMPLES.glob('*.conf'))
+NOAUTH = EXAMPLES / 'noauth'
+# The Keystone set and the noauth2 set of a single-machine trial.
+CONFIGS = sorted(EXAMPLES.glob('*.conf')) + sorted(NOAUTH.glob('*.conf'))
 
 
 def _known_options():
@@ -48,7 +50,7 @@ def _read(path):
 
 
 def test_there_is_one_config_per_daemon_of_a_two_cell_cloud():
-    assert {p.name for p in CONFIGS} == {
+    assert {p.name for p in EXAMPLES.glob('*.conf')} == {
         'nimbus.conf',
         'placement.conf',
         'cell1.conf',
@@ -59,7 +61,34 @@ def test_there_is_one_config_per_daemon_of_a_two_cell_cloud():
     }
 
 
-@pytest.mark.parametrize('path', CONFIGS, ids=lambda p: p.name)
+def test_the_noauth_set_has_a_config_per_daemon_of_one_cell():
+    assert {p.name for p in NOAUTH.glob('*.conf')} == {
+        'nimbus.conf',
+        'placement.conf',
+        'cell1.conf',
+        'compute.conf',
+        'accelerator.conf',
+        'accelerator-agent.conf',
+    }
+
+
+def test_the_noauth_set_needs_no_keystone():
+    for path in NOAUTH.glob('*.conf'):
+        parser = _read(path)
+        assert not parser.has_section('keystone_authtoken'), path.name
+        conf = config.build_conf(['--config-file', str(path)])
+        # What a daemon serves (the REST APIs) and what it calls.
+        assert conf.placement_client.auth_strategy == 'noauth2', path.name
+        assert conf.compute_client.auth_strategy == 'noauth2', path.name
+        if parser.has_section('wsgi') or parser.has_section('accelerator_api'):
+            assert conf.api.auth_strategy == 'noauth2', path.name
+
+
+def _id(path):
+    return str(path.relative_to(EXAMPLES))
+
+
+@pytest.mark.parametrize('path', CONFIGS, ids=_id)
 def test_every_option_exists(path):
     known = _known_options()
     parser = _read(path)
@@ -81,21 +110,22 @@ def test_every_option_exists(path):
     assert unknown == []
 
 
-@pytest.mark.parametrize('path', CONFIGS, ids=lambda p: p.name)
+@pytest.mark.parametrize('path', CONFIGS, ids=_id)
 def test_every_config_parses_with_nimbus(path):
     conf = config.build_conf(['--config-file', str(path)])
     assert conf.host
 
 
-def test_a_compute_holds_no_database_and_a_cell_no_api_database():
+@pytest.mark.parametrize('examples', [EXAMPLES, NOAUTH], ids=_id)
+def test_a_compute_holds_no_database_and_a_cell_no_api_database(examples):
     for name in ('compute.conf', 'accelerator-agent.conf'):
-        compute = config.build_conf(['--config-file', str(EXAMPLES / name)])
+        compute = config.build_conf(['--config-file', str(examples / name)])
         assert not compute.database.connection
         assert not compute.api_database.connection
         assert not compute.placement_database.connection
         assert not compute.accelerator_database.connection
-    for name in ('cell1.conf', 'cell2.conf'):
-        cell = config.build_conf(['--config-file', str(EXAMPLES / name)])
+    for path in examples.glob('cell*.conf'):
+        cell = config.build_conf(['--config-file', str(path)])
         assert cell.database.connection
         assert not cell.api_database.connection
 
