@@ -194,6 +194,10 @@ ROUTES += [
 
 # An identity version document for noauth2 clouds (see handlers.identity).
 ROUTES += [(path, {'GET': identity.version}) for path in identity.PATHS]
+ROUTES += [
+    (identity.PROJECTS, {'GET': identity.list_projects}),
+    (identity.PROJECT, {'GET': identity.show_project}),
+]
 
 # The dashboard (Nimbus): its page and assets need no token, its data does.
 ROUTES += dashboard.ROUTES

@@ -175,3 +175,32 @@ def test_under_keystone_there_is_no_identity_stub(tmp_path):
     assert fixture.conf.api.auth_strategy == 'keystone'
     r = fixture.client.simulate_get('/identity/v3')
     assert r.status_code == 404
+
+
+def test_noauth2_projects_are_what_tokens_name(api_state):
+    """``openstack quota set ... PROJECT`` looks the project up in the
+    identity API first: by id, then by name."""
+    headers = api_state.headers('admin')
+    r = api_state.client.simulate_get(
+        '/identity/v3/projects/demo-project', headers=headers
+    )
+    assert r.status_code == 200
+    assert r.json['project']['id'] == 'demo-project'
+    assert r.json['project']['name'] == 'demo-project'
+    assert r.json['project']['links']['self'].endswith(
+        '/identity/v3/projects/demo-project'
+    )
+    r = api_state.client.simulate_get(
+        '/identity/v3/projects', params={'name': 'p1'}, headers=headers
+    )
+    assert [p['id'] for p in r.json['projects']] == ['p1']
+    r = api_state.client.simulate_get('/identity/v3/projects', headers=headers)
+    assert r.json['projects'] == []
+    r = api_state.client.simulate_get(
+        '/identity/v3/projects', params={'name': 'x' * 65}, headers=headers
+    )
+    assert r.status_code == 400
+    assert 'Invalid project name' in r.text
+    # A token is needed, as for every lookup.
+    r = api_state.client.simulate_get('/identity/v3/projects/p1')
+    assert r.status_code == 401
