@@ -157,7 +157,9 @@ def test_two_api_processes_racing_stay_within_the_quota(tmp_path):
     )
     refused = [r for r in responses if r.status_code == 403]
     assert len(admitted) + len(refused) == 20
-    assert 0 < len(admitted) <= 10
+    # Each app holds at most one create between its write and its recheck,
+    # so a create is refused only when at least 9 others are admitted.
+    assert 9 <= len(admitted) <= 10
     for response in refused:
         assert response.json['forbidden']['message'].startswith(
             'Quota exceeded for instances: Requested 1, but already used '
