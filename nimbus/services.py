@@ -59,6 +59,43 @@ def scheduler_api(conf, transport=None):
     )
 
 
+def control_heartbeat(conf, binary, host=None):
+    """The periodic heartbeat of a service that belongs to no cell (the
+    scheduler, the super conductor): its record in cell0's database, where
+    Nova's nova-scheduler and super conductor keep theirs, so
+    ``GET /os-services`` lists it up or down as it lists the others. The
+    host is ``[DEFAULT] host``."""
+    from nimbus.db import cell_services
+
+    host = host or conf.host
+    cells = cell_directory(conf)
+    state = {'failing': False}
+
+    def beat():
+        try:
+            with cells.db(cells.cell0()).session() as session:
+                cell_services.heartbeat(session, host, binary)
+        except Exception as exc:
+            # Once per outage, not once per beat.
+            if not state['failing']:
+                LOG.warning(
+                    '%s on %s: its heartbeat could not be recorded in '
+                    "cell0's database (is cell0 mapped?): %s",
+                    binary,
+                    host,
+                    exc,
+                )
+            state['failing'] = True
+            return
+        if state['failing']:
+            LOG.info('%s on %s: heartbeat recorded again', binary, host)
+        state['failing'] = False
+
+    return service.Periodic(
+        conf.report_interval, beat, name='%s-heartbeat' % binary, first=0
+    )
+
+
 def scheduler_service(conf, host=None):
     """The scheduler on the API bus, with its host-state cache."""
     from nimbus.scheduler import manager as scheduler_manager
@@ -97,6 +134,9 @@ def scheduler_service(conf, host=None):
         api_db=api_db(conf),
         notifier=notifier,
     )
+    periodics.append(
+        control_heartbeat(conf, service.SCHEDULER_BINARY, host or conf.host)
+    )
     return service.RPCService(
         transport,
         'scheduler',
@@ -123,7 +163,9 @@ def super_conductor_service(conf, host=None, accelerator_api=None):
     manager = conductor_manager.SuperConductorManager(
         conductor, conf.conductor.workers
     )
-    periodics = []
+    periodics = [
+        control_heartbeat(conf, service.CONDUCTOR_BINARY, host or conf.host)
+    ]
     # One auditor (its clients and cell directory) for the recovery pass
     # and the periodic audit: each of its own opened another placement
     # session and another set of cell database connections.
@@ -217,8 +259,12 @@ def cell_conductor_service(
     database_url=None,
     host=None,
     accelerator_api=None,
+    server=None,
 ):
-    """A cell's conductor on the cell's bus, writing the cell database."""
+    """A cell's conductor on the cell's bus, writing the cell database.
+
+    ``host`` (default ``[DEFAULT] host``) is the host its service record
+    names; ``server`` (default ``host``) its RPC server name."""
     from nimbus.common import context
     from nimbus.compute import rpcapi as compute_rpcapi
     from nimbus.conductor import build_check
@@ -272,7 +318,7 @@ def cell_conductor_service(
     return service.RPCService(
         transport,
         'conductor',
-        host or conf.host,
+        server or host or conf.host,
         [conductor_manager.CellConductorManager(conductor)],
         periodics=periodics,
     )

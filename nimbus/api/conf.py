@@ -155,6 +155,16 @@ QUOTA_OPTS = [
         'databases. Instances are counted from the instance '
         'mappings either way. Needs a placement endpoint.',
     ),
+    cfg.BoolOpt(
+        'recheck_quota',
+        default=True,
+        help='Count the usage again after a create has written its '
+        'build requests, request specs and instance mappings, and '
+        'refuse it (403, its records removed, nothing cast to the '
+        'conductor) when the project is then over a limit. Without '
+        'it, creates racing for the last headroom of a project can '
+        'all be admitted.',
+    ),
 ]
 
 

@@ -1,8 +1,10 @@
 """Helpers shared by the handlers: dependencies, links, queries, paging."""
 
+import collections
 import dataclasses
 import datetime
 import ipaddress
+import threading
 
 from oslo_log import log as logging
 
@@ -32,9 +34,32 @@ class Deps:
     # Queries on cell databases within [api] cell_timeout
     # (:class:`nimbus.common.cells.CellQueries`).
     cell_queries: object = None
+    # One lock per project for the write-and-recheck step of a create.
+    quota_locks: object = dataclasses.field(
+        default_factory=lambda: ProjectLocks()
+    )
 
     def compute_api(self, cell):
         return self.compute_api_factory(cell)
+
+
+class ProjectLocks:
+    """A lock per project id, made on first use.
+
+    ``POST /servers`` holds the project's lock while it writes its records
+    and rechecks the quotas, so the creates one API process serves for a
+    project are decided one after the other: none is refused because
+    another's records, later removed, were counted with its own. Across
+    processes the recheck alone keeps the limit (a refusal may then be one
+    more than needed, as in Nova)."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._locks = collections.defaultdict(threading.Lock)
+
+    def __call__(self, project_id):
+        with self._guard:
+            return self._locks[project_id]
 
 
 def deps(req):

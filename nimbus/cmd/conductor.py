@@ -2,7 +2,8 @@
 
 A cell conductor reads ``[DEFAULT] transport_url`` (or ``[rpc]
 transport_url``: the cell's bus) and ``[database] connection`` (the cell's
-database) from its config file, and serves as ``<host>-<NAME>``. When the
+database) from its config file. Its service record names ``[DEFAULT]
+host``; its RPC server is ``<host>-<NAME>``. When the
 config also names the API database (``[api_database] connection``), the
 cell's mapping there is checked first: the cell must exist, and its
 transport URL and database must be the ones this config gives, or the
@@ -79,8 +80,10 @@ def main(argv=None):
                     'nimbus-conductor --cell %s: %s' % (conf.cell, mismatch)
                 )
             )
+        # Recorded (os-services) under the host the operator configured;
+        # the RPC server name also names the cell.
         svc = services.cell_conductor_service(
-            conf, host='%s-%s' % (conf.host, conf.cell)
+            conf, host=conf.host, server='%s-%s' % (conf.host, conf.cell)
         )
     else:
         svc = services.super_conductor_service(conf)

@@ -79,6 +79,10 @@ class RPCService:
 # The binary a cell conductor records its own heartbeat under (the scheduler
 # reads it to tell dead computes from a dead heartbeat recorder).
 CONDUCTOR_BINARY = 'nimbus-conductor'
+# The super conductor records its heartbeat under CONDUCTOR_BINARY too (as
+# Nova's super conductor and cell conductors are both nova-conductor), the
+# scheduler under this one; both in cell0's database.
+SCHEDULER_BINARY = 'nimbus-scheduler'
 
 
 class Periodic:

@@ -26,6 +26,15 @@ def service_to_dict(row):
     }
 
 
+# The RPC topic a service of each binary serves (recorded with it, as in
+# Nova's services table); the hosts' agents' is ``compute``.
+TOPICS = {'nimbus-scheduler': 'scheduler', 'nimbus-conductor': 'conductor'}
+
+
+def topic_of(binary):
+    return TOPICS.get(binary, 'compute')
+
+
 def by_host_binary(session, host, binary):
     """The service row of ``binary`` on ``host``, or None."""
     return session.execute(
@@ -42,7 +51,7 @@ def heartbeat(session, host, binary, availability_zone=None):
             uuid=uuidutils.generate_uuid(),
             host=host,
             binary=binary,
-            topic='compute',
+            topic=topic_of(binary),
             availability_zone=availability_zone,
             report_count=0,
         )
@@ -87,7 +96,7 @@ def heartbeats(session, hosts, binary, availability_zone=None):
                 uuid=uuidutils.generate_uuid(),
                 host=host,
                 binary=binary,
-                topic='compute',
+                topic=topic_of(binary),
                 availability_zone=availability_zone,
                 report_count=1,
                 last_seen_up=now,

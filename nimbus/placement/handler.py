@@ -16,6 +16,7 @@ from nimbus.placement import exception
 from nimbus.placement.handlers import aggregate
 from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import allocation_candidate
+from nimbus.placement.handlers import allocation_listing
 from nimbus.placement.handlers import inventory
 from nimbus.placement.handlers import reshaper
 from nimbus.placement.handlers import resource_class
@@ -107,6 +108,8 @@ ROUTES = [
     ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
     ('/usages', {'GET': usage.for_project}),
     ('/reshaper', {'POST': reshaper.reshape}),
+    # Nimbus's own (not Placement's): see docs/placement.md.
+    (allocation_listing.PATH, {'GET': allocation_listing.list_all}),
 ]
 
 

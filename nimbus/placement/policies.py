@@ -274,6 +274,13 @@ RULES = BASE_RULES + [
         [('GET', _RP + '/allocations')],
     ),
     _rule(
+        'placement:nimbus:allocations:list',
+        ADMIN_OR_SERVICE,
+        "List every consumer's allocations (Nimbus's own route, for the "
+        'consistency audit).',
+        [('GET', '/nimbus/allocations')],
+    ),
+    _rule(
         'placement:allocation_candidates:list',
         ADMIN_OR_SERVICE,
         'List allocation candidates.',

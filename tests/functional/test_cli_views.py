@@ -109,6 +109,13 @@ def test_services(cloud):
     services = _json(cloud, 'services')
     computes = {s['host'] for s in services if s['binary'] == 'nimbus-compute'}
     assert computes == set(cloud.host_names())
+    # Every kind, under the names the daemons run as (the compute API
+    # shows nova-*).
+    assert {s['binary'] for s in services} == {
+        'nimbus-scheduler',
+        'nimbus-conductor',
+        'nimbus-compute',
+    }
     text = _table(cloud, 'services')
     for host in cloud.host_names():
         assert host in text

@@ -213,6 +213,28 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
             'both computes to report',
             running,
         )
+        # Every service kind, under the host its config names, up.
+        expected = {
+            ('controller-1', 'nova-scheduler'),
+            ('controller-1', 'nova-conductor'),
+            ('cell1-conductor-1', 'nova-conductor'),
+            ('cell2-conductor-1', 'nova-conductor'),
+            ('compute-cell1', 'nova-compute'),
+            ('compute-cell2', 'nova-compute'),
+        }
+        daemons.wait_for(
+            lambda: (
+                {
+                    (s['host'], s['binary'])
+                    for s in api.get('/os-services')['services']
+                    if s['state'] == 'up'
+                }
+                == expected
+            ),
+            60,
+            'every service in os-services, up',
+            running,
+        )
         _manage(nimbus_conf, 'cell', 'discover-hosts')
         flavor = api.create_flavor('m1.tiny', 1, 512, 1)
         image = api.create_image('cirros')

@@ -306,9 +306,12 @@ def _check_quota(req, server, flavor, min_count, max_count):
     project_id = util.ctx(req).project_id
     try:
         quota_usage.check_metadata(deps, project_id, server.get('metadata'))
-        return quota_usage.allowed_instances(
-            deps, util.ctx(req), project_id, flavor, min_count, max_count
-        )
+        # Under the project's lock: the count does not see the records of
+        # a create of this process that its recheck is about to remove.
+        with deps.quota_locks(project_id):
+            return quota_usage.allowed_instances(
+                deps, util.ctx(req), project_id, flavor, min_count, max_count
+            )
     except quota_usage.QuotaExceeded as exc:
         raise errors.forbidden(str(exc))
     except quota_usage.UsageUnavailable as exc:
@@ -317,6 +320,37 @@ def _check_quota(req, server, flavor, min_count, max_count):
             'Quota usage could not be counted, no '
             'server was created: %s' % exc,
         )
+
+
+def _write_and_recheck(req, instances, spec, group_uuid, flavor):
+    """Store the records, then count the usage again (``[quota]
+    recheck_quota``): creates racing for the last headroom all passed the
+    first check, and only those still within the limits once every
+    record is counted go on. One over a limit gets 403 and its records
+    are removed. The project's lock serializes this within the process."""
+    deps = util.deps(req)
+    ctx = util.ctx(req)
+    with deps.quota_locks(ctx.project_id):
+        server_obj.create_build_requests(
+            deps.api_db, instances, spec, group_uuid
+        )
+        if not deps.conf.quota.recheck_quota:
+            return
+        uuids = [instance['uuid'] for instance in instances]
+        try:
+            quota_usage.recheck_instances(
+                deps, ctx, ctx.project_id, flavor, len(uuids)
+            )
+        except quota_usage.QuotaExceeded as exc:
+            server_obj.undo_build_requests(deps.api_db, uuids)
+            raise errors.forbidden(str(exc))
+        except quota_usage.UsageUnavailable as exc:
+            server_obj.undo_build_requests(deps.api_db, uuids)
+            raise errors.HTTPError(
+                503,
+                'Quota usage could not be counted, no '
+                'server was created: %s' % exc,
+            )
 
 
 def create(req, resp):
@@ -433,9 +467,7 @@ def create(req, resp):
             }
         )
     deps = util.deps(req)
-    server_obj.create_build_requests(
-        deps.api_db, instances, spec, hints.get('group')
-    )
+    _write_and_recheck(req, instances, spec, hints.get('group'), flavor)
     group = spec.instance_group
     if group is not None:
         scheduler_cache.server_group_changed(

@@ -160,6 +160,39 @@ def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
     raise QuotaExceeded(_message(overs, requested, used, limits))
 
 
+def recheck_instances(deps, ctx, project_id, flavor, count):
+    """After a create wrote the records of its ``count`` servers of
+    ``flavor`` (so the usage counts them): raise :class:`QuotaExceeded`
+    when the project is now over its instances, cores or RAM limit, as
+    Nova's ``[quota] recheck_quota`` does. The message is Nova's: what
+    the request asked for, what the project's other servers use."""
+    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    used = project_usage(deps, ctx, project_id)
+    requested = {
+        'instances': count,
+        'cores': int(flavor['vcpus']) * count,
+        'ram': int(flavor['memory_mb']) * count,
+    }
+    # The records just written are in ``used``, except, with placement
+    # counting, cores and RAM: a server holds allocations only once it is
+    # scheduled, so the others' are those placement knows (as in Nova,
+    # placement counting cannot see the cores and RAM of racing creates).
+    others = dict(used)
+    others['instances'] = max(used['instances'] - count, 0)
+    if not deps.conf.quota.count_usage_from_placement:
+        for r in ('cores', 'ram'):
+            others[r] = max(used[r] - requested[r], 0)
+    overs = [
+        r
+        for r in requested
+        if limits[r] >= 0
+        and requested[r] > 0
+        and others[r] + requested[r] > limits[r]
+    ]
+    if overs:
+        raise QuotaExceeded(_message(overs, requested, others, limits))
+
+
 def check_metadata(deps, project_id, metadata):
     limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
         'metadata_items'

@@ -110,3 +110,34 @@ def test_the_daemon_exits_with_one_line_on_a_mismatch(mapped):
     assert lines[0].startswith(
         "nimbus-conductor --cell cell1: cell cell1's mapping has transport URL"
     )
+
+
+def test_a_cell_conductor_records_the_configured_host(tmp_path, monkeypatch):
+    """``[DEFAULT] host = cell1-conductor-1`` is the host its service record
+    names (it was ``cell1-conductor-1-cell1``); the RPC server name keeps
+    the cell's name."""
+    config = tmp_path / 'cell1.conf'
+    config.write_text(
+        '[DEFAULT]\nhost = cell1-conductor-1\ntransport_url = %s\n'
+        '[database]\nconnection = sqlite:///%s/cell1.sqlite\n'
+        % (CELL_BUS, tmp_path)
+    )
+    built = {}
+
+    class Started:
+        def start(self):
+            return self
+
+    def build(conf, **kwargs):
+        built.update(kwargs)
+        return Started()
+
+    monkeypatch.setattr(conductor.services, 'cell_conductor_service', build)
+    monkeypatch.setattr(
+        conductor.service, 'run_until_signalled', lambda svcs, conf=None: None
+    )
+    conductor.main(['--config-file', str(config), '--cell', 'cell1'])
+    assert built == {
+        'host': 'cell1-conductor-1',
+        'server': 'cell1-conductor-1-cell1',
+    }
