@@ -454,6 +454,7 @@ def test_grace_hides_a_build_between_its_two_writes(admin, arq_store):
     assert _found(checker.run(CTXT)) == {('stale_build_request', server)}
 
 
+@pytest.mark.slow
 def test_the_super_conductors_periodic_audit_logs_a_summary(
     admin, arq_store, caplog
 ):
@@ -511,6 +512,7 @@ def test_the_super_conductor_runs_the_audit_every_interval(make_cloud, caplog):
     )
 
 
+@pytest.mark.slow
 def test_an_unreadable_cell_database_is_an_audit_error(
     admin, arq_store, tmp_path
 ):
@@ -533,6 +535,7 @@ def test_an_unreadable_cell_database_is_an_audit_error(
         _auditor(cloud, arq_store).run(CTXT)
 
 
+@pytest.mark.slow
 def test_the_snapshot_reads_the_cloud_as_it_is_not_its_history(
     admin, arq_store
 ):

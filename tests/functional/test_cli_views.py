@@ -73,6 +73,7 @@ def _json(cloud, command, *extra):
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_hosts(cloud):
     hosts = {h['host']: h for h in _json(cloud, 'hosts')}
     assert set(hosts) == set(cloud.host_names())
@@ -87,6 +88,7 @@ def test_hosts(cloud):
     assert '2048/' in text
 
 
+@pytest.mark.slow
 def test_servers(cloud):
     (server,) = _json(cloud, 'servers')
     assert server['id'] == cloud.server_id
@@ -97,6 +99,7 @@ def test_servers(cloud):
     assert cloud.server_host in text and 'vm-1' in text
 
 
+@pytest.mark.slow
 def test_cells(cloud):
     cells = {c['name']: c for c in _json(cloud, 'cells')}
     assert set(cells) == {'cell0', 'cell1'}
@@ -162,6 +165,7 @@ def test_host_table_without_room_for_bars_keeps_names_whole():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_config_file_names_the_cloud(cloud, tmp_path):
     """--config-file (a daemon's: the API's listen address, placement's
     client endpoint) finds the cloud, and wins over $NIMBUS_API_URL."""

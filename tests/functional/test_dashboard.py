@@ -87,6 +87,7 @@ def test_page_and_assets_need_no_token(cloud):
     assert 'nothing.js' in missing.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('path', API_PATHS)
 def test_data_is_for_admins(cloud, path):
     assert _get(cloud, path, headers={}).status_code == 401
@@ -95,6 +96,7 @@ def test_data_is_for_admins(cloud, path):
     assert 'nimbus:dashboard' in denied.text
 
 
+@pytest.mark.slow
 def test_hosts_show_usage_by_resource_class_cell_and_aggregate(cloud):
     api = cloud.client
     agg = api.post('/os-aggregates', {'aggregate': {'name': 'rack-a'}})

@@ -12,6 +12,7 @@ the real services in one process.
 import collections
 from concurrent import futures
 
+import pytest
 import sqlalchemy as sa
 
 from nimbus.allinone.cloud import wait_for
@@ -39,6 +40,7 @@ def _attempts(cloud):
         db.dispose()
 
 
+@pytest.mark.slow
 def test_racing_anti_affinity_requests_never_share_a_host(make_cloud):
     cloud = make_cloud(
         hosts=HOSTS,
@@ -192,6 +194,7 @@ def _cell_instance(cloud, server_id):
         db.dispose()
 
 
+@pytest.mark.slow
 def test_a_build_whose_compute_dies_goes_to_its_alternate(make_cloud):
     # host-1 is preferred (more free RAM) and spawns forever; host-2 is
     # the alternate and spawns at once.

@@ -429,6 +429,7 @@ def _services(cloud):
     }
 
 
+@pytest.mark.slow
 def test_heartbeats_and_node_records_delivered_twice(cloud, tape):
     _wait(
         lambda: (

@@ -202,6 +202,7 @@ def test_every_numeric_key_the_scheduler_reads_is_validated():
     assert found <= set(NUMERIC)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('key', NUMERIC)
 def test_numeric_metadata_must_parse(api, key):
     agg = make(api).json['aggregate']

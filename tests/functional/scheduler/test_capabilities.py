@@ -1,6 +1,8 @@
 """ComputeCapabilitiesFilter and ImagePropertiesFilter against what the fake
 driver reports (per-host ``[fake_driver]`` options)."""
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 HOSTS = {
@@ -107,6 +109,7 @@ def test_malformed_extra_spec_is_refused_by_the_api(make_cloud):
         raise AssertionError('a malformed extra spec was accepted')
 
 
+@pytest.mark.slow
 def test_image_properties_filter(make_cloud):
     api = _api(make_cloud)
     flavor = api.create_flavor('f', 1, 512, 1)

@@ -190,6 +190,7 @@ def test_follow_filters_by_flavor_embedded():
     assert 'scheduled' in text
 
 
+@pytest.mark.slow
 def test_cli_follow_on_rabbitmq():
     """The real command, in its own process, on a RabbitMQ vhost: the
     decision emitted before it started is printed with --backlog."""

@@ -170,6 +170,7 @@ def _check_dry_run(result, placed_host=None):
     assert rejected['host-2']['filter'] == 'ComputeCapabilitiesFilter'
 
 
+@pytest.mark.slow
 def test_dry_run_rest_and_cli_rank_without_claiming(api):
     before = fx.provider_usages(api.cloud)
     result = fx.dry_run(api, api.flavor, image=api.image)

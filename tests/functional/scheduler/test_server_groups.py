@@ -2,6 +2,8 @@
 
 import collections
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 STACK = {
@@ -77,6 +79,7 @@ def test_affinity_multi_create_lands_together(make_cloud):
     assert len({fx.host_of(s) for s in servers.values()}) == 1
 
 
+@pytest.mark.slow
 def test_anti_affinity_spreads_and_refuses_a_fifth_member(make_cloud):
     # Stacking weighers would pile instances together: the filter wins.
     api = _cloud(make_cloud, filter_scheduler=STACK)
@@ -157,6 +160,7 @@ def test_soft_affinity_stacks_against_spreading_weighers(make_cloud):
     assert fx.host_of(other) not in {fx.host_of(s) for s in servers.values()}
 
 
+@pytest.mark.slow
 def test_soft_anti_affinity_spreads_against_stacking_weighers(make_cloud):
     api = _cloud(make_cloud, filter_scheduler=STACK)
     group = fx.create_group(api, 'soft-anti', 'soft-anti-affinity')
