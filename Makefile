@@ -50,13 +50,14 @@ lint: $(VENV)/.installed-test
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format nimbus tests benchmarks
 
-# Each test target ends by printing how long it took ("== test-x: 42 s"),
-# so the slowest is visible. make expands all of a recipe's lines before
-# running the first, so the $(shell date) below is the recipe's start.
-took = @echo "== $@: $$(( $$(date +%s) - $(shell date +%s) )) s"
+# A test target's last command ends with "; $(done)": it prints how long
+# the target ran ("== test-x: 42 s"), also when the command failed, so the
+# slowest is visible. make expands all of a recipe's lines before running
+# the first, so the $(shell date) below is the recipe's start.
+done = rc=$$?; echo "== $@: $$(( $$(date +%s) - $(shell date +%s) )) s"; exit $$rc
 
-# The fast loop, after each change: lint, then unit and functional tests
-# in one process per test (in-process bus, SQLite), without the tests
+# The fast loop, after each change: lint, then the unit and functional
+# tests (in-process bus, SQLite, one pytest run on 2 workers) but those
 # marked slow, and a seeded sample of each test marked matrix (a fresh
 # seed each run, printed in the header; NIMBUS_TEST_SEED=N repeats it;
 # MATRIX_SAMPLE is the fraction). pytest.ini lists the markers.
@@ -64,13 +65,10 @@ MATRIX_SAMPLE ?= 0.1
 CHECK_SELECTION := -m "not slow and not integration and not broker_restart and not faults_full" \
 	tests/unit tests/functional
 check: $(VENV)/.installed-test
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory check-tests
-	$(took)
+	@$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory check-tests; $(done)
 
 check-tests: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION)
-	$(took)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
 
 # What CI runs (.ci/run): make check's tests, then the long families, each
 # its own target: every row of the matrices, the slow unit and functional
@@ -82,52 +80,42 @@ LONG_FAMILIES := test-matrix test-slow test-db-mysql test-db-postgresql test-dae
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	@$(MAKE) --no-print-directory check-tests
-	@for target in $(LONG_FAMILIES); do $(MAKE) --no-print-directory $$target || exit 1; done
-	$(took)
+	@for target in $(LONG_FAMILIES); do $(MAKE) --no-print-directory $$target || exit 1; done; $(done)
 
 # Every row of the tests marked matrix (make check runs a sample).
 test-matrix: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "matrix and not slow" $(PYTEST_ARGS) tests/unit tests/functional
-	$(took)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "matrix and not slow" $(PYTEST_ARGS) tests/unit tests/functional; $(done)
 
 # The unit and functional tests marked slow: several processes, real
 # installs, long waits.
 test-slow: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow $(PYTEST_ARGS) tests/unit tests/functional
-	$(took)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow $(PYTEST_ARGS) tests/unit tests/functional; $(done)
 
 test-db-mysql: $(VENV)/.installed-test
-	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(took)
+	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE); $(done)
 
 test-db-postgresql: $(VENV)/.installed-test
-	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(took)
+	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE); $(done)
 
 # The daemons as separate processes on RabbitMQ, MariaDB and PostgreSQL
 # (tests/integration but the broker restart, devstack and the browser).
 test-daemons: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full and not devstack and not browser" $(PYTEST_ARGS) tests/integration
-	$(took)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full and not devstack and not browser" $(PYTEST_ARGS) tests/integration; $(done)
 
 # The fault table's two quick rows (make test-faults runs every row).
 test-faults-quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not faults_full" $(PYTEST_ARGS) tests/faults
-	$(took)
+	$(BIN)/python -m pytest -m "not faults_full" $(PYTEST_ARGS) tests/faults; $(done)
 
 # The 3-minute soak and the soak tooling's tests (make soak: 30 minutes).
 test-soak-short: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/soak
-	$(took)
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/soak; $(done)
 
 test-devstack: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m devstack $(PYTEST_ARGS) tests/integration
-	$(took)
+	$(BIN)/python -m pytest -m devstack $(PYTEST_ARGS) tests/integration; $(done)
 
 # The dashboard in headless Chromium (skips without it, fails under CI).
 test-browser: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m browser $(PYTEST_ARGS) tests/integration
-	$(took)
+	$(BIN)/python -m pytest -m browser $(PYTEST_ARGS) tests/integration; $(done)
 
 # The whole fault table (tests/faults): kill -9 of every daemon kind
 # (accelerator API and agent included), a frozen compute, a compute cut off
