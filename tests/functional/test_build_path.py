@@ -88,6 +88,7 @@ def test_multi_create_spreads_and_all_become_active(admin):
     assert len(hosts) == 4
 
 
+@pytest.mark.slow
 def test_failed_build_reschedules_to_an_alternate(make_cloud):
     cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2'})
     api = client_mod.ComputeClient(cloud.api_url)
@@ -102,6 +103,7 @@ def test_failed_build_reschedules_to_an_alternate(make_cloud):
         assert len(allocations) == 1  # the failed hosts' claims were freed
 
 
+@pytest.mark.slow
 def test_every_host_failing_ends_in_error_with_every_attempt(make_cloud):
     cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2', 'host-3'})
     api = client_mod.ComputeClient(cloud.api_url)

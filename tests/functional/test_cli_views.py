@@ -108,6 +108,7 @@ def test_cells(cloud):
     assert 'cell1' in _table(cloud, 'cells')
 
 
+@pytest.mark.slow
 def test_services(cloud):
     services = _json(cloud, 'services')
     computes = {s['host'] for s in services if s['binary'] == 'nimbus-compute'}
@@ -124,6 +125,7 @@ def test_services(cloud):
         assert host in text
 
 
+@pytest.mark.slow
 def test_schedule_dry_run_takes_the_printed_url(cloud):
     text = _table(cloud, 'schedule', '--dry-run', '--flavor', 'm1.small')
     for host in cloud.host_names():
@@ -132,6 +134,7 @@ def test_schedule_dry_run_takes_the_printed_url(cloud):
     assert {h['host'] for h in result['ranked']} == set(cloud.host_names())
 
 
+@pytest.mark.slow
 def test_a_wrong_url_is_one_line(cloud):
     result = _nimbus('servers', '--url', 'http://127.0.0.1:9/v2.1')
     assert result.returncode != 0

@@ -167,6 +167,7 @@ def test_hosts_show_usage_by_resource_class_cell_and_aggregate(cloud):
     ]
 
 
+@pytest.mark.slow
 def test_failed_builds_carry_their_fault_and_attempts(cloud):
     huge = cloud.client.create_flavor('m1.huge', 4096, 2048, 20)
     uuid = _boot(cloud, 'too-big', huge)
@@ -213,6 +214,7 @@ def _read_events(response, found, stop):
             name = None
 
 
+@pytest.mark.slow
 def test_a_boot_decision_arrives_on_the_event_stream(cloud):
     stream = _get(cloud, '/dashboard/api/events', stream=True)
     assert stream.status_code == 200

@@ -62,6 +62,7 @@ def _mapped(cloud, uuids):
         }
 
 
+@pytest.mark.slow
 def test_batch_builds_each_instance_once_with_its_own_spec(
     make_cloud, monkeypatch
 ):
@@ -106,6 +107,7 @@ def test_failed_batch_goes_one_at_a_time(make_cloud, monkeypatch):
     assert sorted(u for u, _s, _h in rows) == sorted(ids)
 
 
+@pytest.mark.slow
 def test_lease_taken_over_is_left_to_its_holder(make_cloud, monkeypatch):
     """A build request whose lease another worker took over during the
     hand-off is not ended, mapped nor built by this one; the others are."""

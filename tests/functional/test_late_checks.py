@@ -119,6 +119,7 @@ def _service(api, host):
     raise AssertionError('no service for %s' % host)
 
 
+@pytest.mark.slow
 def test_consecutive_build_failures_disable_the_compute(make_cloud):
     cloud = make_cloud(
         hosts=1,
@@ -146,6 +147,7 @@ def test_consecutive_build_failures_disable_the_compute(make_cloud):
     )
 
 
+@pytest.mark.slow
 def test_a_success_resets_the_failure_count(make_cloud):
     cloud = make_cloud(
         hosts=1,

@@ -67,6 +67,7 @@ def _status(api, uuid):
     return {s['id']: s['status'] for s in api.servers()}.get(uuid)
 
 
+@pytest.mark.slow
 def test_lost_build_requests_are_scheduled_again(make_cloud, caplog):
     caplog.set_level('INFO', logger='nimbus.conductor')
     api = _cloud(make_cloud, build_request_timeout=60)

@@ -328,6 +328,7 @@ def test_a_build_attempt_recorded_twice_is_kept_once(cloud, tape):
 # -- deletes and late updates ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_terminate_delivered_twice(cloud, tape):
     doomed, kept = _boot(cloud), _boot(cloud)
     _built_once(cloud, doomed)

@@ -224,6 +224,7 @@ def test_numeric_metadata_must_parse(api, key):
     assert r.status_code == 200 and key not in r.json['aggregate']['metadata']
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     'key, value, words',
     [

@@ -229,6 +229,7 @@ def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
         user.get('/os-scheduler/records?instance_uuid=%s' % failed[0]['id'])
 
 
+@pytest.mark.slow
 def test_capacity_runs_out_mid_request(make_cloud):
     """Two servers fit per host: the scheduler's own explanation says the
     hosts ran out of room as the request went on."""

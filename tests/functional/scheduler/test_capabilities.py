@@ -33,6 +33,7 @@ def _hosts_for(api, flavor, image=None):
     return set(fx.ranked_hosts(fx.dry_run(api, flavor, image=image)))
 
 
+@pytest.mark.slow
 def test_compute_capabilities_extra_specs(make_cloud):
     api = _api(make_cloud)
     avx2 = api.create_flavor(
@@ -136,6 +137,7 @@ def test_image_properties_filter(make_cloud):
     assert 'aarch64' in details
 
 
+@pytest.mark.slow
 def test_unscoped_extra_specs_match_the_hosts_reported_stats(make_cloud):
     # The fake driver's [fake_driver] stats travel with the compute's node
     # report to its cell conductor, into compute_nodes.stats, and from there

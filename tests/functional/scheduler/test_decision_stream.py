@@ -115,6 +115,7 @@ def test_decision_on_embedded_bus():
     _run('inproc:///decisions')
 
 
+@pytest.mark.slow
 def test_decision_on_rabbitmq():
     url, cleanup = infra.rabbit_vhost()
     try:

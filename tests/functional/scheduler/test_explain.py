@@ -117,6 +117,7 @@ def test_empty_placement_answer_says_what_was_asked(api):
     assert 'VCPU:4096' in details
 
 
+@pytest.mark.slow
 def test_success_is_recorded_with_alternates(api):
     server = fx.boot_and_settle(api, 'ok', api.flavor, api.image)
     assert server['status'] == 'ACTIVE'
@@ -216,6 +217,7 @@ def test_cli_errors_are_readable(api):
     assert '400' in proc.stderr and 'no-such-flavor' in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_dry_run_of_several_instances(api):
     # 60000 MB each: two fit on each of host-3 and host-4 (host-1 is down,
     # host-2 lacks avx2), so 4 of 6 would be placed.

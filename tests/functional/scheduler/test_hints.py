@@ -99,6 +99,7 @@ def test_query_hint_uses_json_filter(make_cloud):
     assert 'JsonFilter: 4 in, 0 out' in details
 
 
+@pytest.mark.slow
 def test_build_near_host_ip_with_cidr(make_cloud):
     api = _api(make_cloud)
     hints = {'build_near_host_ip': '10.0.0.99', 'cidr': '/24'}

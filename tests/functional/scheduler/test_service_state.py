@@ -29,6 +29,7 @@ def _service(api, host):
     return svc
 
 
+@pytest.mark.slow
 def test_disabled_compute_is_never_chosen(make_cloud):
     cloud = make_cloud(hosts=3)
     api = fx.admin_client(cloud)
