@@ -18,6 +18,7 @@ from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import allocation_candidate
 from nimbus.placement.handlers import allocation_listing
 from nimbus.placement.handlers import inventory
+from nimbus.placement.handlers import provider_usage_listing
 from nimbus.placement.handlers import reshaper
 from nimbus.placement.handlers import resource_class
 from nimbus.placement.handlers import resource_provider
@@ -110,6 +111,7 @@ ROUTES = [
     ('/reshaper', {'POST': reshaper.reshape}),
     # Nimbus's own (not Placement's): see docs/placement.md.
     (allocation_listing.PATH, {'GET': allocation_listing.list_all}),
+    (provider_usage_listing.PATH, {'GET': provider_usage_listing.list_all}),
 ]
 
 
