@@ -31,10 +31,13 @@ def set_for_provider(state, req, resp, uuid):
         state, req, 'placement:resource_providers:aggregates:update'
     )
     new = util.version(req) >= (1, 19)
+    # As Placement: the media type (415), then the provider (404), then
+    # the body (400).
+    util.require_json(req)
+    state.pdb.read(rp_obj.get_ref, uuid)
     data = util.body(req, schema.PUT_1_19 if new else schema.PUT_1_1)
-    aggs = [
-        util.normalize_uuid(a) for a in (data['aggregates'] if new else data)
-    ]
+    sent = data['aggregates'] if new else data
+    aggs = [util.normalize_uuid(a) for a in sent]
 
     def run(conn):
         rp, rows = rp_obj.get_ref_with(
@@ -45,4 +48,5 @@ def set_for_provider(state, req, resp, uuid):
             conn, rp['id'], gen, aggs, increment=new, have={r[0] for r in rows}
         )
 
-    _send(req, resp, state.pdb.write(run, late_lock=True), sorted(set(aggs)))
+    # Placement answers the aggregates as the request listed them.
+    _send(req, resp, state.pdb.write(run, late_lock=True), list(sent))
