@@ -92,6 +92,9 @@ def from_instance(row, cell, fault=None):
             'launched_at': row.launched_at,
             'terminated_at': row.terminated_at,
             'deleted': row.deleted,
+            'deleted_at': row.deleted_at,
+            'locked_by': row.locked_by,
+            'locked_reason': row.locked_reason,
             'cell': cell,
             'fault': fault,
         }

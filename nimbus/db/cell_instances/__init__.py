@@ -34,6 +34,8 @@ _UPDATABLE = {
     'availability_zone',
     'build_alternates',
     'deleted_at',
+    'image_ref',
+    'locked_by',
 }
 
 
@@ -166,15 +168,35 @@ def _leaves_a_delete(updates):
     return new_state is not None or task != states.DELETING
 
 
+def _task_in(task_states):
+    named = [t for t in task_states if t is not None]
+    clauses = []
+    if named:
+        clauses.append(models.Instance.task_state.in_(named))
+    if None in task_states:
+        clauses.append(models.Instance.task_state.is_(None))
+    return sa.or_(*clauses) if clauses else sa.false()
+
+
 def transition(
-    session, instance_uuid, expected_vm_states, updates, expected_host=None
+    session,
+    instance_uuid,
+    expected_vm_states,
+    updates,
+    expected_host=None,
+    expected_task_states=None,
 ):
     """Compare-and-swap. Returns the updated row, or None when the instance
     is not in one of ``expected_vm_states`` (or does not exist), or, with
     ``expected_host``, is no longer on that host, or when a delete has
     begun (task_state ``deleting``) and the update would take the task
     from it without finishing the delete (a build's last swap, or its
-    failure, arriving after the delete began: the user's delete wins)."""
+    failure, arriving after the delete began: the user's delete wins).
+
+    ``expected_task_states`` (a list, None among them for "no task"): the
+    swap holds only while the instance's task is one of them (a server
+    action takes its task only when none is under way; the compute ends
+    only the task it was asked to do)."""
     updates = dict(updates)
     fault = updates.pop('fault', None)
     unknown = set(updates) - _UPDATABLE
@@ -199,6 +221,8 @@ def transition(
     )
     if expected_host is not None:
         query = query.where(models.Instance.host == expected_host)
+    if expected_task_states is not None:
+        query = query.where(_task_in(expected_task_states))
     if _leaves_a_delete(updates):
         query = query.where(
             sa.or_(
@@ -240,6 +264,43 @@ def update_attributes(session, instance_uuid, values):
         else:
             attributes[key] = value
     row.server_attributes = attributes
+    return True
+
+
+def set_lock(session, instance_uuid, locked_by, reason=None):
+    """Lock (``locked_by`` 'owner' or 'admin', with ``reason``) or unlock
+    (``locked_by`` None) a live instance; False when it is gone."""
+    result = session.execute(
+        sa.update(models.Instance)
+        .where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted.is_(False),
+        )
+        .values(
+            locked_by=locked_by,
+            locked_reason=reason if locked_by else None,
+            updated_at=types.utcnow(),
+        )
+    )
+    return result.rowcount == 1
+
+
+def update_rebuilt(session, instance_uuid, image_ref, attributes):
+    """What a rebuild changes before the compute rebuilds the guest: the
+    image and the server attributes of ``attributes`` (key name, user
+    data, description, ...); False when the instance is gone."""
+    row = session.execute(
+        sa.select(models.Instance).where(
+            models.Instance.uuid == instance_uuid,
+            models.Instance.deleted.is_(False),
+        )
+    ).scalar()
+    if row is None:
+        return False
+    row.image_ref = image_ref
+    merged = dict(row.server_attributes or {})
+    merged.update(attributes)
+    row.server_attributes = merged
     return True
 
 
