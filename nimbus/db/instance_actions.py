@@ -110,7 +110,8 @@ def event_finish(
     when=None,
 ):
     """Finish ``event`` with ``result`` (``Success`` or ``Error``); an
-    event never started is recorded started and finished now. An error
+    event never started is recorded started and finished now, a finish
+    delivered twice (same time and result) is recorded once. An error
     marks the action's message ``Error``. False when the action is
     unknown."""
     action = _get(session, instance_uuid, request_id)
@@ -118,6 +119,8 @@ def event_finish(
         return False
     now = _time(when) or types.utcnow()
     row = _open_event(session, action.id, event)
+    if row is None and _finished_at(session, action.id, event, now, result):
+        return True  # this finish, delivered again
     if row is None:
         row = Event(
             action_id=action.id, event=event, start_time=now, host=host
@@ -131,6 +134,20 @@ def event_finish(
     if result == ERROR:
         action.message = ERROR
     return True
+
+
+def _finished_at(session, action_id, event, when, result):
+    return (
+        session.execute(
+            sa.select(Event.id).where(
+                Event.action_id == action_id,
+                Event.event == event,
+                Event.finish_time == when,
+                Event.result == result,
+            )
+        ).first()
+        is not None
+    )
 
 
 def _open_event(session, action_id, event):
