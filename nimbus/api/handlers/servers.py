@@ -285,7 +285,7 @@ def show(req, resp, server_id):
 
 
 # What Nova's update response leaves out of the detail view.
-_NOT_IN_UPDATE = (
+NOT_IN_UPDATE = (
     'key_name',
     'security_groups',
     'config_drive',
@@ -294,7 +294,7 @@ _NOT_IN_UPDATE = (
     'OS-EXT-AZ:availability_zone',
     'fault',
 )
-_NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
+NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
 
 _UPDATE_FIELDS = {
     'name': 'display_name',
@@ -324,8 +324,8 @@ def update(req, resp, server_id):
     view = {
         key: value
         for key, value in shown.items()
-        if key not in _NOT_IN_UPDATE
-        and not key.startswith(_NOT_IN_UPDATE_PREFIXES)
+        if key not in NOT_IN_UPDATE
+        and not key.startswith(NOT_IN_UPDATE_PREFIXES)
     }
     if version >= (2, 71):
         view['server_groups'] = group_obj.of_instance(
@@ -350,6 +350,8 @@ def delete(req, resp, server_id):
     record = get_authorized(req, server_id, policies.SERVERS % 'delete')
     deps = util.deps(req)
     ctx = util.ctx(req)
+    if record.get('locked_by') and not ctx.is_admin:
+        raise util.conflict('Instance %s is locked' % server_id)
     cell = record['cell']
     if cell is None:
         if server_obj.delete_build_request(deps.api_db, server_id):

@@ -80,6 +80,7 @@ def from_instance(row, cell, fault=None):
             'user_id': row.user_id,
             'host': row.host,
             'node': row.node,
+            'compute_node_uuid': row.compute_node_uuid,
             'vm_state': row.vm_state,
             'task_state': row.task_state,
             'power_state': row.power_state,

@@ -287,8 +287,9 @@ def set_lock(session, instance_uuid, locked_by, reason=None):
 
 def update_rebuilt(session, instance_uuid, image_ref, attributes):
     """What a rebuild changes before the compute rebuilds the guest: the
-    image and the server attributes of ``attributes`` (key name, user
-    data, description, ...); False when the instance is gone."""
+    image, and ``attributes``: ``display_name`` and ``metadata`` (columns)
+    and server attributes (key name, user data, description, ...); False
+    when the instance is gone."""
     row = session.execute(
         sa.select(models.Instance).where(
             models.Instance.uuid == instance_uuid,
@@ -298,6 +299,11 @@ def update_rebuilt(session, instance_uuid, image_ref, attributes):
     if row is None:
         return False
     row.image_ref = image_ref
+    attributes = dict(attributes)
+    if 'display_name' in attributes:
+        row.display_name = attributes.pop('display_name')
+    if 'metadata' in attributes:
+        row.metadata_items = attributes.pop('metadata')
     merged = dict(row.server_attributes or {})
     merged.update(attributes)
     row.server_attributes = merged

@@ -1,0 +1,276 @@
+"""Server actions through the REST API of a whole in-process cloud: each
+action's states to its end, Nova's 409s (wrong state, locked server),
+policy, schemas, and the instance actions with their events."""
+
+import time
+
+import pytest
+import requests
+
+from nimbus.allinone import client as client_mod
+
+MEMBER = ('u1', 'p1', 'member,reader')
+READER = ('u2', 'p1', 'reader')
+OTHER = ('u3', 'p2', 'member,reader')
+ADMIN = ('admin', 'admin', 'admin,member,reader')
+
+
+class Api:
+    def __init__(self, cloud):
+        self.cloud = cloud
+        self.url = client_mod.root_url(cloud.api_url) + '/v2.1'
+        self.admin = client_mod.ComputeClient(cloud.api_url)
+        self.flavor = self.admin.create_flavor('m1.small', 1, 512, 1)
+        self.image = self.admin.create_image('cirros')
+
+    def call(self, method, path, body=None, who=MEMBER, version='2.73'):
+        user, project, roles = who
+        return requests.request(
+            method,
+            self.url + path,
+            json=body,
+            headers={
+                'X-Auth-Token': '%s:%s' % (user, project),
+                'X-Roles': roles,
+                'OpenStack-API-Version': 'compute %s' % version,
+            },
+            timeout=30,
+        )
+
+    def action(self, uuid, body, who=MEMBER, version='2.73'):
+        return self.call(
+            'POST', '/servers/%s/action' % uuid, body, who, version
+        )
+
+    def show(self, uuid, who=ADMIN, version='2.73'):
+        response = self.call('GET', '/servers/%s' % uuid, None, who, version)
+        assert response.status_code == 200, response.text
+        return response.json()['server']
+
+    def wait(self, uuid, status, bound=60):
+        """The server once it shows ``status`` with no task (a bound, not
+        a timing assertion: the loop ends as soon as it is there)."""
+        seen = []
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline:
+            server = self.show(uuid)
+            state = (server['status'], server['OS-EXT-STS:task_state'])
+            if not seen or seen[-1] != state:
+                seen.append(state)
+            if state == (status, None):
+                return server, seen
+            if state == ('ERROR', None) and status != 'ERROR':
+                break
+            time.sleep(0.05)
+        raise AssertionError('%s never %s: %s' % (uuid, status, seen))
+
+    def boot(self, who=MEMBER):
+        response = self.call(
+            'POST',
+            '/servers',
+            {
+                'server': {
+                    'name': 'vm',
+                    'flavorRef': self.flavor['id'],
+                    'imageRef': self.image['id'],
+                    'networks': 'none',
+                }
+            },
+            who,
+        )
+        assert response.status_code == 202, response.text
+        uuid = response.json()['server']['id']
+        self.wait(uuid, 'ACTIVE')
+        return uuid
+
+
+@pytest.fixture
+def api(make_cloud):
+    return Api(make_cloud(hosts=2))
+
+
+def _conflict(response):
+    assert response.status_code == 409, response.text
+    return response.json()['conflictingRequest']['message']
+
+
+def test_stop_start_reboot_to_their_final_states(api):
+    uuid = api.boot()
+    assert api.action(uuid, {'os-stop': None}).status_code == 202
+    server, _ = api.wait(uuid, 'SHUTOFF')
+    assert server['OS-EXT-STS:vm_state'] == 'stopped'
+    assert server['OS-EXT-STS:power_state'] == 4
+    assert 'vm_state stopped' in _conflict(api.action(uuid, {'os-stop': None}))
+    assert 'vm_state stopped' in _conflict(
+        api.action(uuid, {'reboot': {'type': 'SOFT'}})
+    )
+    assert api.action(uuid, {'os-start': None}).status_code == 202
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-STS:power_state'] == 1
+    _conflict(api.action(uuid, {'os-start': None}))
+    for kind in ('SOFT', 'hard'):
+        response = api.action(uuid, {'reboot': {'type': kind}})
+        assert response.status_code == 202, response.text
+        server, _ = api.wait(uuid, 'ACTIVE')
+        assert server['OS-EXT-STS:power_state'] == 1
+    # A hard reboot of a stopped server starts it.
+    api.action(uuid, {'os-stop': None})
+    api.wait(uuid, 'SHUTOFF')
+    assert api.action(uuid, {'reboot': {'type': 'HARD'}}).status_code == 202
+    api.wait(uuid, 'ACTIVE')
+
+    actions = api.call('GET', '/servers/%s/os-instance-actions' % uuid)
+    assert actions.status_code == 200, actions.text
+    names = [a['action'] for a in actions.json()['instanceActions']]
+    assert names == ['reboot', 'stop', 'reboot', 'reboot', 'start', 'stop']
+    first = actions.json()['instanceActions'][-1]
+    assert first['instance_uuid'] == uuid and first['user_id'] == 'u1'
+    shown = api.call(
+        'GET',
+        '/servers/%s/os-instance-actions/%s' % (uuid, first['request_id']),
+        who=ADMIN,
+        version='2.84',
+    )
+    assert shown.status_code == 200, shown.text
+    action = shown.json()['instanceAction']
+    assert action['action'] == 'stop'
+    (event,) = action['events']
+    assert event['event'] == 'compute_stop_instance'
+    assert event['result'] == 'Success'
+    assert event['finish_time']
+    assert event['host'] == api.show(uuid)['OS-EXT-SRV-ATTR:host']
+    assert 'traceback' in event and 'details' in event
+    # The owner sees the events (2.51) without traceback or host.
+    mine = api.call(
+        'GET',
+        '/servers/%s/os-instance-actions/%s' % (uuid, first['request_id']),
+        version='2.84',
+    ).json()['instanceAction']
+    assert [e['event'] for e in mine['events']] == ['compute_stop_instance']
+    assert not {'traceback', 'host', 'details'} & set(mine['events'][0])
+    assert mine['events'][0]['hostId']
+    missing = api.call(
+        'GET', '/servers/%s/os-instance-actions/req-nope' % uuid
+    )
+    assert missing.status_code == 404
+
+
+def test_pause_suspend_and_their_conflicts(api):
+    uuid = api.boot()
+    assert api.action(uuid, {'pause': None}).status_code == 202
+    server, _ = api.wait(uuid, 'PAUSED')
+    assert server['OS-EXT-STS:power_state'] == 3
+    _conflict(api.action(uuid, {'suspend': None}))
+    _conflict(api.action(uuid, {'pause': None}))
+    assert api.action(uuid, {'unpause': None}).status_code == 202
+    api.wait(uuid, 'ACTIVE')
+    _conflict(api.action(uuid, {'resume': None}))
+    assert api.action(uuid, {'suspend': None}).status_code == 202
+    server, _ = api.wait(uuid, 'SUSPENDED')
+    assert server['OS-EXT-STS:power_state'] == 7
+    _conflict(api.action(uuid, {'unpause': None}))
+    assert api.action(uuid, {'resume': None}).status_code == 202
+    api.wait(uuid, 'ACTIVE')
+
+
+def test_lock_refuses_the_owner_but_not_an_admin(api):
+    uuid = api.boot()
+    response = api.action(uuid, {'lock': {'locked_reason': 'maintenance'}})
+    assert response.status_code == 202, response.text
+    server = api.show(uuid, MEMBER)
+    assert server['locked'] is True
+    assert server['locked_reason'] == 'maintenance'
+    assert 'locked' in _conflict(api.action(uuid, {'os-stop': None}))
+    assert 'locked' in _conflict(api.call('DELETE', '/servers/%s' % uuid))
+    # An admin acts on a locked server.
+    assert api.action(uuid, {'os-stop': None}, ADMIN).status_code == 202
+    api.wait(uuid, 'SHUTOFF')
+    assert api.action(uuid, {'unlock': None}).status_code == 202
+    assert api.show(uuid, MEMBER)['locked'] is False
+    # What an admin of another project locked, the owner cannot unlock.
+    assert api.action(uuid, {'lock': None}, ADMIN).status_code == 202
+    assert api.action(uuid, {'unlock': None}).status_code == 403
+    assert api.action(uuid, {'unlock': None}, ADMIN).status_code == 202
+    # Below 2.73 the lock takes no reason, and below 2.9 no `locked`.
+    response = api.action(
+        uuid, {'lock': {'locked_reason': 'x'}}, version='2.72'
+    )
+    assert response.status_code == 400
+    assert 'locked' not in api.show(uuid, version='2.8')
+    names = [
+        a['action']
+        for a in api.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid
+        ).json()['instanceActions']
+    ]
+    assert names == ['unlock', 'lock', 'unlock', 'stop', 'lock']
+
+
+def test_reset_state_is_for_admins(api):
+    uuid = api.boot()
+    body = {'os-resetState': {'state': 'error'}}
+    assert api.action(uuid, body).status_code == 403
+    assert api.action(uuid, body, ADMIN).status_code == 202
+    server = api.show(uuid)
+    assert (server['status'], server['OS-EXT-STS:task_state']) == (
+        'ERROR',
+        None,
+    )
+    _conflict(api.action(uuid, {'os-start': None}))
+    response = api.action(uuid, {'os-resetState': {'state': 'active'}}, ADMIN)
+    assert response.status_code == 202
+    assert api.show(uuid)['status'] == 'ACTIVE'
+    # From ERROR a stop is allowed (Nova's), and ends SHUTOFF.
+    api.action(uuid, body, ADMIN)
+    assert api.action(uuid, {'os-stop': None}).status_code == 202
+    api.wait(uuid, 'SHUTOFF')
+
+
+def test_policy_other_project_and_reader(api):
+    uuid = api.boot()
+    assert api.action(uuid, {'os-stop': None}, OTHER).status_code == 404
+    assert api.action(uuid, {'os-stop': None}, READER).status_code == 403
+    assert (
+        api.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid, who=READER
+        ).status_code
+        == 200
+    )
+    assert (
+        api.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid, who=OTHER
+        ).status_code
+        == 404
+    )
+    assert api.call('GET', '/servers/%s/diagnostics' % uuid).status_code == (
+        403
+    )
+
+
+# Bodies the schemas refuse (checked before the server is looked up, so
+# no server is needed).
+BAD_BODIES = [
+    {'reboot': {'type': 'WARM'}},
+    {'reboot': {}},
+    {'reboot': None},
+    {'os-stop': 'now'},
+    {'os-resetState': {'state': 'stopped'}},
+    {'os-resetState': None},
+    {'changePassword': {}},
+    {'rebuild': {}},
+    {'rebuild': {'imageRef': 'x', 'bogus': 1}},
+    {'os-getConsoleOutput': {'length': 'ten'}},
+    {'rescue': {'rescue_image_ref': 'not-a-uuid'}},
+    {'frobnicate': None},
+    {'os-stop': None, 'os-start': None},
+    [],
+    'os-stop',
+]
+
+
+def test_bad_bodies_are_400(api):
+    uuid = '00000000-0000-0000-0000-000000000001'
+    for body in BAD_BODIES:
+        response = api.action(uuid, body, ADMIN)
+        assert response.status_code == 400, (body, response.text)
+        assert response.json()['badRequest']['message'], body
