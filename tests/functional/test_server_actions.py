@@ -274,3 +274,125 @@ def test_bad_bodies_are_400(api):
         response = api.action(uuid, body, ADMIN)
         assert response.status_code == 400, (body, response.text)
         assert response.json()['badRequest']['message'], body
+
+
+def test_rebuild_with_a_new_image_key_and_description(api):
+    uuid = api.boot()
+    response = api.call(
+        'POST', '/os-keypairs', {'keypair': {'name': 'k1'}}, version='2.10'
+    )
+    assert response.status_code in (200, 201), response.text
+    new_image = api.admin.create_image('ubuntu')
+    body = {
+        'rebuild': {
+            'imageRef': new_image['id'],
+            'name': 'rebuilt',
+            'description': 'fresh',
+            'key_name': 'k1',
+            'user_data': 'ZWNobyBoaQ==',
+            'metadata': {'role': 'web'},
+            'preserve_ephemeral': True,
+        }
+    }
+    response = api.action(uuid, body, version='2.75')
+    assert response.status_code == 202, response.text
+    shown = response.json()['server']
+    assert shown['status'] == 'REBUILD'
+    assert shown['image']['id'] == new_image['id']
+    assert shown['adminPass']
+    # 2.75: the full view (key_name, the extended status...).
+    assert shown['key_name'] == 'k1'
+    assert 'OS-EXT-STS:task_state' in shown
+    server, seen = api.wait(uuid, 'ACTIVE')
+    assert (server['name'], server['description']) == ('rebuilt', 'fresh')
+    assert server['metadata'] == {'role': 'web'}
+    assert server['image']['id'] == new_image['id']
+    # Below 2.75 the answer is trimmed as Nova's.
+    response = api.action(
+        uuid, {'rebuild': {'imageRef': api.image['id']}}, version='2.74'
+    )
+    assert response.status_code == 202, response.text
+    assert 'key_name' not in response.json()['server']
+    api.wait(uuid, 'ACTIVE')
+    # A stopped server is rebuilt and stays stopped.
+    api.action(uuid, {'os-stop': None})
+    api.wait(uuid, 'SHUTOFF')
+    response = api.action(uuid, {'rebuild': {'imageRef': new_image['id']}})
+    assert response.status_code == 202, response.text
+    server, _ = api.wait(uuid, 'SHUTOFF')
+    assert server['OS-EXT-STS:power_state'] == 4
+    events = [
+        a['action']
+        for a in api.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid
+        ).json()['instanceActions']
+    ]
+    assert events[0] == 'rebuild' and events.count('rebuild') == 3
+
+
+def test_rebuild_refuses_an_image_the_host_does_not_fit(api):
+    uuid = api.boot()
+    arm = api.admin.create_image('arm', {'hw_architecture': 'aarch64'})
+    response = api.action(uuid, {'rebuild': {'imageRef': arm['id']}})
+    assert response.status_code == 400, response.text
+    assert 'aarch64' in response.json()['badRequest']['message']
+    needs = api.admin.create_image(
+        'gpu', {'trait:CUSTOM_NO_SUCH_TRAIT': 'required'}
+    )
+    response = api.action(uuid, {'rebuild': {'imageRef': needs['id']}})
+    assert response.status_code == 400, response.text
+    assert 'CUSTOM_NO_SUCH_TRAIT' in response.json()['badRequest']['message']
+    x86 = api.admin.create_image('x86', {'hw_architecture': 'x86_64'})
+    response = api.action(uuid, {'rebuild': {'imageRef': x86['id']}})
+    assert response.status_code == 202, response.text
+    api.wait(uuid, 'ACTIVE')
+    response = api.action(
+        uuid,
+        {'rebuild': {'imageRef': api.image['id'], 'key_name': 'nope'}},
+        version='2.54',
+    )
+    assert response.status_code == 400, response.text
+    missing = '00000000-0000-0000-0000-0000000000aa'
+    assert api.action(
+        uuid, {'rebuild': {'imageRef': missing}}
+    ).status_code == (400)
+
+
+def test_rescue_console_password_and_diagnostics(api):
+    uuid = api.boot()
+    response = api.action(uuid, {'rescue': None})
+    assert response.status_code == 200, response.text
+    assert response.json()['adminPass']
+    api.wait(uuid, 'RESCUE')
+    _conflict(api.action(uuid, {'rescue': None}))
+    assert api.action(uuid, {'unrescue': None}).status_code == 202
+    api.wait(uuid, 'ACTIVE')
+    response = api.action(uuid, {'changePassword': {'adminPass': 's3cret'}})
+    assert response.status_code == 202, response.text
+    api.wait(uuid, 'ACTIVE')
+    response = api.action(uuid, {'os-getConsoleOutput': {'length': 3}})
+    assert response.status_code == 200, response.text
+    lines = response.json()['output'].splitlines()
+    assert len(lines) == 3
+    assert 'password set' in lines[-1] and 'rescue' in lines[0]
+    full = api.action(uuid, {'os-getConsoleOutput': {'length': -1}})
+    assert 'booted' in full.json()['output']
+    diag = api.call(
+        'GET', '/servers/%s/diagnostics' % uuid, who=ADMIN, version='2.48'
+    )
+    assert diag.status_code == 200, diag.text
+    body = diag.json()
+    assert body['state'] == 'running' and body['driver'] == 'fake'
+    assert body['num_cpus'] == 1 and len(body['cpu_details']) == 1
+    assert body['memory_details']['maximum'] == 512
+    legacy = api.call(
+        'GET', '/servers/%s/diagnostics' % uuid, who=ADMIN, version='2.47'
+    )
+    assert 'cpu0_time' in legacy.json()
+    events = {
+        a['action']
+        for a in api.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid
+        ).json()['instanceActions']
+    }
+    assert events == {'rescue', 'unrescue', 'changePassword'}
