@@ -182,3 +182,26 @@ def action_schema(name, version):
     if name == 'rebuild':
         return _rebuild(version)
     return None
+
+
+ACTION_NAMES = (
+    _NULL_ACTIONS
+    + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
+    + ('changePassword', 'rebuild')
+)
+
+
+@functools.lru_cache(maxsize=64)
+def body_schema(version):
+    """The whole body of POST /servers/{id}/action at ``version``: one
+    action (the OpenAPI document describes it; the handler checks the
+    action's value with :func:`action_schema`)."""
+    return {
+        'type': 'object',
+        'properties': {
+            name: action_schema(name, version) for name in ACTION_NAMES
+        },
+        'minProperties': 1,
+        'maxProperties': 1,
+        'additionalProperties': False,
+    }
