@@ -52,6 +52,37 @@ def start(session, instance_uuid, action, request_id, user_id, project_id):
     return row
 
 
+def start_created(session, instances, request_id):
+    """Record the ``create`` action of newly created instances (dicts
+    with ``uuid``, ``user_id``, ``project_id``) for ``request_id``, the
+    request that asked for them; the instances that have it already (a
+    retried create) are skipped."""
+    uuids = [i['uuid'] for i in instances]
+    if not uuids:
+        return
+    have = set(
+        session.execute(
+            sa.select(Action.instance_uuid).where(
+                Action.instance_uuid.in_(uuids), Action.action == 'create'
+            )
+        ).scalars()
+    )
+    now = types.utcnow()
+    session.add_all(
+        Action(
+            action='create',
+            instance_uuid=i['uuid'],
+            request_id=request_id,
+            user_id=i.get('user_id'),
+            project_id=i.get('project_id'),
+            start_time=now,
+            updated_at=now,
+        )
+        for i in instances
+        if i['uuid'] not in have
+    )
+
+
 def finish(session, instance_uuid, request_id, message=None):
     """Mark the action ended (``message``: ``Error`` when it failed);
     False when there is no such action."""

@@ -122,8 +122,18 @@ def test_stop_start_reboot_to_their_final_states(api):
     actions = api.call('GET', '/servers/%s/os-instance-actions' % uuid)
     assert actions.status_code == 200, actions.text
     names = [a['action'] for a in actions.json()['instanceActions']]
-    assert names == ['reboot', 'stop', 'reboot', 'reboot', 'start', 'stop']
-    first = actions.json()['instanceActions'][-1]
+    assert names == [
+        'reboot',
+        'stop',
+        'reboot',
+        'reboot',
+        'start',
+        'stop',
+        'create',
+    ]
+    create = actions.json()['instanceActions'][-1]
+    assert create['user_id'] == 'u1' and create['project_id'] == 'p1'
+    first = actions.json()['instanceActions'][-2]
     assert first['instance_uuid'] == uuid and first['user_id'] == 'u1'
     shown = api.call(
         'GET',
@@ -203,7 +213,7 @@ def test_lock_refuses_the_owner_but_not_an_admin(api):
             'GET', '/servers/%s/os-instance-actions' % uuid
         ).json()['instanceActions']
     ]
-    assert names == ['unlock', 'lock', 'unlock', 'stop', 'lock']
+    assert names == ['unlock', 'lock', 'unlock', 'stop', 'lock', 'create']
 
 
 def test_reset_state_is_for_admins(api):
@@ -395,4 +405,4 @@ def test_rescue_console_password_and_diagnostics(api):
             'GET', '/servers/%s/os-instance-actions' % uuid
         ).json()['instanceActions']
     }
-    assert events == {'rescue', 'unrescue', 'changePassword'}
+    assert events == {'create', 'rescue', 'unrescue', 'changePassword'}

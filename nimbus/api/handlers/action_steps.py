@@ -39,12 +39,22 @@ def check_placed(record, api_name):
 
 
 def begin_and_cast(
-    req, record, action_name, recorded_as, api_name, cast, then=None
+    req,
+    record,
+    action_name,
+    recorded_as,
+    api_name,
+    cast,
+    then=None,
+    before_cast=None,
 ):
     """Take the task and start the instance action (with ``then``'s
     changes, see :func:`nimbus.api.objects.server_actions.begin`), then
     ``cast(compute, ctx, host, uuid, request_id)``; a cast that cannot be
-    sent gives the task back (503)."""
+    sent gives the task back (503). ``before_cast()`` runs between the
+    two (a rebuild reads the server it answers with: once cast, the
+    compute may finish before the answer is built). Returns what
+    ``before_cast`` returned."""
     deps = util.deps(req)
     ctx = util.ctx(req)
     check_placed(record, api_name)
@@ -56,6 +66,7 @@ def begin_and_cast(
         raise util.conflict(str(exc))
     except action_obj.Gone:
         raise util.not_found('Instance', record['uuid'])
+    shown = before_cast() if before_cast is not None else None
     try:
         cast(
             deps.compute_api(record['cell']),
@@ -72,3 +83,4 @@ def begin_and_cast(
             'The compute host %s could not be told to %s the server; try '
             'again.' % (record['host'], api_name),
         )
+    return shown

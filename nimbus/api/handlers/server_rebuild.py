@@ -155,7 +155,7 @@ def rebuild(req, resp, server_id, value):
     power_on = record['vm_state'] != states.STOPPED
     preserve = bool(value.get('preserve_ephemeral', False))
     password = value.get('adminPass') or util.generate_password()
-    action_steps.begin_and_cast(
+    shown = action_steps.begin_and_cast(
         req,
         record,
         'rebuild',
@@ -165,9 +165,10 @@ def rebuild(req, resp, server_id, value):
             ctx, host, uuid, rid, image['id'], preserve, power_on
         ),
         then=action_obj.rebuilt(record['uuid'], image['id'], attributes),
+        before_cast=lambda: _view(req, server_id, password),
     )
     resp.status = 202
-    resp.media = {'server': _view(req, server_id, password)}
+    resp.media = {'server': shown}
 
 
 def _view(req, server_id, password):
