@@ -1,5 +1,6 @@
 """Server actions that stay on this host: stop, start, reboot, pause,
-unpause, suspend, resume, rescue, unrescue, rebuild, changePassword.
+unpause, suspend, resume, rescue, unrescue, rebuild, changePassword, and
+the soft delete and restore of ``[DEFAULT] reclaim_instance_interval``.
 
 The compute API has already taken the action's task with a
 compare-and-swap (``powering-off``, ``rebooting``, ...) and started its
@@ -43,6 +44,8 @@ EVENTS = {
     'unrescue': 'compute_unrescue_instance',
     'rebuild': 'compute_rebuild_instance',
     'changePassword': 'compute_set_admin_password',
+    'soft_delete': 'compute_soft_delete_instance',
+    'restore': 'compute_restore_instance',
 }
 
 # action -> the tasks the compute steps through after the API's.
@@ -74,9 +77,9 @@ class GuestActions:
 
     def _drive(self, name, instance_uuid, options):
         driver = self.driver
-        if name == 'stop':
+        if name in ('stop', 'soft_delete'):
             driver.power_off(instance_uuid)
-        elif name == 'start':
+        elif name in ('start', 'restore'):
             driver.power_on(instance_uuid)
         elif name in ('reboot', 'reboot_hard'):
             driver.reboot(

@@ -251,6 +251,14 @@ class ComputeManager:
             admin_password=admin_password,
         )
 
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def soft_delete_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'soft_delete', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def restore_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'restore', instance_uuid, request_id)
+
     @rpc.expose(
         required=('instance_uuid',),
         types={'instance_uuid': str, 'length': (int, type(None))},

@@ -11,8 +11,8 @@ Version history
        start_instance, reboot_instance, pause_instance,
        unpause_instance, suspend_instance, resume_instance,
        rescue_instance, unrescue_instance, rebuild_instance,
-       set_admin_password; calls get_console_output and
-       get_diagnostics.
+       set_admin_password, soft_delete_instance, restore_instance;
+       calls get_console_output and get_diagnostics.
 """
 
 from nimbus.common import rpc
@@ -184,6 +184,17 @@ class ComputeAPI:
             request_id,
             admin_password=admin_password,
         )
+
+    def soft_delete_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: shut the guest down; the instance ends SOFT_DELETED."""
+        self._action(
+            ctxt, host, 'soft_delete_instance', instance_uuid, request_id
+        )
+
+    def restore_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: start a soft-deleted server's guest again; it ends
+        ACTIVE."""
+        self._action(ctxt, host, 'restore_instance', instance_uuid, request_id)
 
     def get_console_output(self, ctxt, host, instance_uuid, length=None):
         """Call: the guest's console log (the last ``length`` lines).

@@ -146,7 +146,19 @@ class ComputeService:
         ]
         if not self.batched_heartbeat:
             tasks.insert(0, (self.conf.report_interval, self.heartbeat))
+        if self.conf.reclaim_instance_interval > 0:
+            tasks.append((self.conf.reclaim_instance_interval, self.reclaim))
         return tasks
+
+    def reclaim(self):
+        """Delete for good the servers of this host soft-deleted more
+        than ``[DEFAULT] reclaim_instance_interval`` seconds ago."""
+        ctxt = nimbus_context.get_admin_context()
+        for uuid in self.conductor.reclaimable(
+            ctxt, self.host, self.conf.reclaim_instance_interval
+        ):
+            LOG.info('Reclaiming soft-deleted instance %s', uuid)
+            self.runner.terminate(ctxt, uuid)
 
     def _periodic(self, interval, func):
         def loop():

@@ -14,10 +14,13 @@ holds for the instance are not ours to delete, so the walk stops and the
 instance goes to ERROR with a fault that says so).
 """
 
+import datetime
+
 from oslo_log import log as logging
 
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
+from nimbus.common.db import types
 from nimbus.common.objects import Instance
 from nimbus.conductor import accelerators
 from nimbus.db import cell_instances as instances
@@ -443,6 +446,13 @@ class CellConductor:
     def compute_node_update(self, ctxt, record):
         with self.db.session() as session:
             return services.update_compute_node(session, record)
+
+    def reclaimable(self, ctxt, host, seconds):
+        """The uuids of the instances on ``host`` soft-deleted more than
+        ``seconds`` ago (``[DEFAULT] reclaim_instance_interval``)."""
+        cutoff = types.utcnow() - datetime.timedelta(seconds=seconds)
+        with self.db.session() as session:
+            return instances.soft_deleted_before(session, host, cutoff)
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on

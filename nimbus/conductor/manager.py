@@ -264,6 +264,14 @@ class CellConductorManager:
         record = _contract(node_obj.ComputeNodeRecord.from_primitive, node)
         return self.conductor.compute_node_update(ctxt, record)
 
+    @rpc.expose(
+        required=('host', 'seconds'), types={'host': str, 'seconds': int}
+    )
+    def reclaimable(self, ctxt, host, seconds):
+        if seconds < 0:
+            raise rpc.InvalidMessage('reclaimable: seconds must be >= 0')
+        return self.conductor.reclaimable(ctxt, host, seconds)
+
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):
         return [

@@ -24,7 +24,9 @@ Version history
        while the instance's task is one of them (a server action's
        compute ends only the task it was asked to do);
        instance_action_event (an ActionEvent: a step of an instance
-       action, os-instance-actions) (cell).
+       action, os-instance-actions); reclaimable (the soft-deleted
+       instances of a host past [DEFAULT] reclaim_instance_interval)
+       (cell).
   The answers of instance_update, instances_on_host and group_members
   are Instance 1.0 primitives (an answer without a version, from an
   older cell conductor, loads as 1.0).
@@ -295,6 +297,14 @@ class CellConductorAPI:
             raise TypeError('instance_action_event takes an ActionEvent')
         return self._client.prepare(version='1.5').call(
             ctxt, 'instance_action_event', event=event.to_primitive()
+        )
+
+    @_retry_lost_reply
+    def reclaimable(self, ctxt, host, seconds):
+        """Call (1.5): the uuids of the instances on ``host`` soft-deleted
+        more than ``seconds`` ago, with no task under way."""
+        return self._client.prepare(version='1.5').call(
+            ctxt, 'reclaimable', host=host, seconds=int(seconds)
         )
 
     @_retry_lost_reply

@@ -7,7 +7,9 @@ import time
 import pytest
 import requests
 
+from nimbus import services
 from nimbus.allinone import client as client_mod
+from nimbus.common import context
 
 MEMBER = ('u1', 'p1', 'member,reader')
 READER = ('u2', 'p1', 'reader')
@@ -406,3 +408,59 @@ def test_rescue_console_password_and_diagnostics(api):
         ).json()['instanceActions']
     }
     assert events == {'create', 'rescue', 'unrescue', 'changePassword'}
+
+
+def _soft_cloud(make_cloud, interval):
+    return Api(
+        make_cloud(
+            hosts=1,
+            overrides={'DEFAULT': {'reclaim_instance_interval': interval}},
+        )
+    )
+
+
+def test_soft_delete_restore_and_force_delete(make_cloud):
+    api = _soft_cloud(make_cloud, 3600)
+    uuid = api.boot()
+    response = api.call('DELETE', '/servers/%s' % uuid)
+    assert response.status_code == 204, response.text
+    server, _ = api.wait(uuid, 'SOFT_DELETED')
+    assert server['OS-EXT-STS:power_state'] == 4
+    _conflict(api.action(uuid, {'os-start': None}))
+    assert api.action(uuid, {'restore': None}, OTHER).status_code == 404
+    assert api.action(uuid, {'restore': None}).status_code == 202
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-STS:power_state'] == 1
+    _conflict(api.action(uuid, {'forceDelete': None}))
+    api.call('DELETE', '/servers/%s' % uuid)
+    api.wait(uuid, 'SOFT_DELETED')
+    assert api.action(uuid, {'forceDelete': None}).status_code == 202
+    _wait_gone(api, uuid)
+    assert _allocations(api, uuid) == {}
+
+
+def _wait_gone(api, uuid, bound=60):
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if api.call('GET', '/servers/%s' % uuid, who=ADMIN).status_code == 404:
+            return
+        time.sleep(0.05)
+    raise AssertionError('%s was never deleted' % uuid)
+
+
+def test_the_compute_reclaims_soft_deleted_servers(make_cloud):
+    api = _soft_cloud(make_cloud, 1)
+    uuid = api.boot()
+    assert api.call('DELETE', '/servers/%s' % uuid).status_code == 204
+    # Soft-deleted (the test above proves it), then gone with no other
+    # request: the compute's reclaim deleted it.
+    _wait_gone(api, uuid)
+    assert _allocations(api, uuid) == {}
+
+
+def _allocations(api, uuid):
+    response = services.placement(api.cloud.conf).request(
+        context.get_admin_context(), 'GET', '/allocations/%s' % uuid
+    )
+    assert response.status_code == 200, response.text
+    return response.json()['allocations']

@@ -19,8 +19,10 @@ from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import server_rebuild
+from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.schemas import server_actions as schema
+from nimbus.common import instance_states as states
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
@@ -160,6 +162,41 @@ def reset_state(req, resp, server_id, value):
     resp.status = 202
 
 
+def restore(req, resp, server_id, value):
+    """Bring a soft-deleted server back (its compute starts it)."""
+    record = action_steps.server_for(
+        req, server_id, policies.DEFERRED_DELETE % 'restore'
+    )
+    action_steps.begin_and_cast(
+        req,
+        record,
+        'restore',
+        'restore',
+        'restore',
+        lambda api, ctx, host, uuid, rid: api.restore_instance(
+            ctx, host, uuid, rid
+        ),
+        before_cast=lambda: action_obj.restored(util.deps(req).api_db, record),
+    )
+    resp.status = 202
+
+
+def force_delete(req, resp, server_id, value):
+    """Delete a soft-deleted server at once (as a delete of a server in
+    any other state would)."""
+    record = action_steps.server_for(
+        req, server_id, policies.DEFERRED_DELETE % 'force'
+    )
+    action_steps.check_lock(req, record)
+    if record.get('vm_state') != states.SOFT_DELETED:
+        raise util.conflict(
+            "Cannot 'forceDelete' instance %s while it is in vm_state %s"
+            % (record['uuid'], record.get('vm_state'))
+        )
+    servers.delete(req, resp, server_id)
+    resp.status = 202
+
+
 def console_output(req, resp, server_id, value):
     record = action_steps.server_for(req, server_id, policies.CONSOLE_OUTPUT)
     length = value.get('length')
@@ -236,6 +273,8 @@ ACTIONS = {
     'os-getConsoleOutput': console_output,
     'changePassword': change_password,
     'rebuild': server_rebuild.rebuild,
+    'restore': restore,
+    'forceDelete': force_delete,
 }
 
 

@@ -11,6 +11,8 @@ from nimbus.common import instance_states as states
 from nimbus.db import cell_instances
 from nimbus.db import cell_services
 from nimbus.db import instance_actions
+from nimbus.db import instance_mappings
+from nimbus.db import server_groups
 
 
 class InvalidState(Exception):
@@ -79,6 +81,28 @@ def rebuilt(uuid, image_ref, attributes):
         cell_instances.update_rebuilt(session, uuid, image_ref, attributes)
 
     return apply
+
+
+def stamp_deleted_at(uuid):
+    """The ``then`` of a soft delete's :func:`begin`: when it was
+    soft-deleted (the reclaim counts from it)."""
+
+    def apply(session):
+        cell_instances.stamp_soft_deleted(session, uuid)
+
+    return apply
+
+
+def restored(api_db, record):
+    """A soft-deleted server comes back: its mapping is no longer queued
+    for delete and it is again a member of its server group (a delete
+    took it out of both)."""
+    with api_db.session() as session:
+        instance_mappings.unqueue_for_delete(session, record['uuid'])
+        group = record.get('instance_group_uuid')
+        if group and server_groups.get(session, group) is not None:
+            server_groups.remove_members(session, [record['uuid']])
+            server_groups.add_members(session, group, [record['uuid']])
 
 
 def host_node(cells, cell, host, nodename):

@@ -81,6 +81,7 @@ def from_instance(row, cell, fault=None):
             'host': row.host,
             'node': row.node,
             'compute_node_uuid': row.compute_node_uuid,
+            'instance_group_uuid': row.instance_group_uuid,
             'vm_state': row.vm_state,
             'task_state': row.task_state,
             'power_state': row.power_state,

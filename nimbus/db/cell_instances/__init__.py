@@ -267,6 +267,32 @@ def update_attributes(session, instance_uuid, values):
     return True
 
 
+def stamp_soft_deleted(session, instance_uuid):
+    """Note when a soft delete began (``deleted_at``; the row stays live
+    until the reclaim deletes it, or a restore clears it)."""
+    session.execute(
+        sa.update(models.Instance)
+        .where(models.Instance.uuid == instance_uuid)
+        .values(deleted_at=types.utcnow())
+    )
+
+
+def soft_deleted_before(session, host, cutoff):
+    """The uuids of the instances on ``host`` soft-deleted (with no task
+    under way) before ``cutoff`` (naive UTC): what the reclaim deletes."""
+    return list(
+        session.execute(
+            sa.select(models.Instance.uuid).where(
+                models.Instance.host == host,
+                models.Instance.deleted.is_(False),
+                models.Instance.vm_state == states.SOFT_DELETED,
+                models.Instance.task_state.is_(None),
+                models.Instance.deleted_at < cutoff,
+            )
+        ).scalars()
+    )
+
+
 def set_lock(session, instance_uuid, locked_by, reason=None):
     """Lock (``locked_by`` 'owner' or 'admin', with ``reason``) or unlock
     (``locked_by`` None) a live instance; False when it is gone."""

@@ -76,6 +76,8 @@ _ACTION_CASTS = (
     'unrescue_instance',
     'rebuild_instance',
     'set_admin_password',
+    'soft_delete_instance',
+    'restore_instance',
 )
 
 
