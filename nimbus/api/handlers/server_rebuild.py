@@ -182,7 +182,7 @@ def _view(req, server_id, password):
             if key not in servers.NOT_IN_UPDATE
             and not key.startswith(servers.NOT_IN_UPDATE_PREFIXES)
         }
-    elif version >= (2, 71):
+    if version >= (2, 71):
         body['server_groups'] = group_obj.of_instance(
             util.deps(req).api_db, record['uuid']
         )

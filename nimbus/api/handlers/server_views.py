@@ -148,7 +148,7 @@ def detail(req, record, is_admin_view=None):
                     'OS-EXT-SRV-ATTR:kernel_id': '',
                     'OS-EXT-SRV-ATTR:ramdisk_id': '',
                     'OS-EXT-SRV-ATTR:root_device_name': None,
-                    'OS-EXT-SRV-ATTR:user_data': None,
+                    'OS-EXT-SRV-ATTR:user_data': record.get('user_data'),
                 }
             )
     if version >= (2, 9):

@@ -406,10 +406,12 @@ class FakeDriver(driver.ComputeDriver):
         )
         vcpus = int(flavor.get('vcpus') or 1)
         memory_mb = int(flavor.get('memory_mb') or 0)
-        disk_gb = int(flavor.get('root_gb') or 0)
         return {
-            'state': _POWER_NAMES.get(power, 'nostate'),
-            'driver': 'fake',
+            'state': _POWER_NAMES.get(power, 'pending'),
+            # Nova's Diagnostics takes one of its drivers' names (libvirt,
+            # xenapi, vmwareapi, ironic, hyperv); its fake driver says
+            # libvirt, and so does this one.
+            'driver': 'libvirt',
             'hypervisor': self.opts.hypervisor_type.lower(),
             'hypervisor_os': 'fake-os',
             'uptime': uptime,
@@ -432,7 +434,6 @@ class FakeDriver(driver.ComputeDriver):
                 }
             ],
             'memory_details': {'maximum': memory_mb, 'used': 0},
-            'disk_total_gb': disk_gb,
         }
 
     def list_instances(self):

@@ -173,7 +173,7 @@ def test_fake_driver_guest_states(driver):
     diag = driver.get_diagnostics(UUID)
     assert diag['num_cpus'] == 2 and len(diag['cpu_details']) == 2
     assert diag['memory_details'] == {'maximum': 256, 'used': 0}
-    assert diag['state'] == 'running'
+    assert diag['state'] == 'running' and diag['driver'] == 'libvirt'
     with pytest.raises(exception.GuestNotFound):
         driver.power_off('nope')
     actions = guest_actions.GuestActions(HOST, driver, None)
