@@ -12,6 +12,7 @@ STOP = 'os_compute_api:servers:stop'
 START = 'os_compute_api:servers:start'
 REBOOT = 'os_compute_api:servers:reboot'
 REBUILD = 'os_compute_api:servers:rebuild'
+CREATE_IMAGE = 'os_compute_api:servers:create_image'
 PAUSE = 'os_compute_api:os-pause-server:%s'
 SUSPEND = 'os_compute_api:os-suspend-server:%s'
 LOCK = 'os_compute_api:os-lock-server:%s'
@@ -29,6 +30,12 @@ RULES = [
     rule(START, OWNER_OR_ADMIN, 'Start a server (os-start).', _ACTION),
     rule(REBOOT, OWNER_OR_ADMIN, 'Reboot a server (reboot).', _ACTION),
     rule(REBUILD, OWNER_OR_ADMIN, 'Rebuild a server (rebuild).', _ACTION),
+    rule(
+        CREATE_IMAGE,
+        OWNER_OR_ADMIN,
+        'Snapshot a server into an image (createImage).',
+        _ACTION,
+    ),
     rule(PAUSE % 'pause', OWNER_OR_ADMIN, 'Pause a server.', _ACTION),
     rule(PAUSE % 'unpause', OWNER_OR_ADMIN, 'Unpause a server.', _ACTION),
     rule(SUSPEND % 'suspend', OWNER_OR_ADMIN, 'Suspend a server.', _ACTION),

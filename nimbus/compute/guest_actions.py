@@ -45,6 +45,7 @@ EVENTS = {
     'rebuild': 'compute_rebuild_instance',
     'changePassword': 'compute_set_admin_password',
     'soft_delete': 'compute_soft_delete_instance',
+    'createImage': 'compute_snapshot_instance',
     'restore': 'compute_restore_instance',
 }
 
@@ -53,6 +54,7 @@ STEPS = {
     'reboot': (states.REBOOT_STARTED,),
     'reboot_hard': (states.REBOOT_STARTED_HARD,),
     'rebuild': (states.REBUILD_SPAWNING,),
+    'createImage': (states.IMAGE_PENDING_UPLOAD, states.IMAGE_UPLOADING),
 }
 
 # Actions whose failure leaves the instance in ERROR (Nova's).
@@ -96,6 +98,8 @@ class GuestActions:
                 bool(options.get('preserve_ephemeral')),
                 options.get('power_on', True),
             )
+        elif name == 'createImage':
+            driver.snapshot(instance_uuid, options['image_id'])
         elif name == 'changePassword':
             driver.set_admin_password(instance_uuid, options['admin_password'])
         else:

@@ -251,6 +251,16 @@ class ComputeManager:
             admin_password=admin_password,
         )
 
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('image_id',),
+        types=dict(_ACTION_TYPES, image_id=str),
+    )
+    def snapshot_instance(self, ctxt, instance_uuid, request_id, image_id):
+        self._act(
+            ctxt, 'createImage', instance_uuid, request_id, image_id=image_id
+        )
+
     @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
     def soft_delete_instance(self, ctxt, instance_uuid, request_id):
         self._act(ctxt, 'soft_delete', instance_uuid, request_id)

@@ -11,7 +11,8 @@ Version history
        start_instance, reboot_instance, pause_instance,
        unpause_instance, suspend_instance, resume_instance,
        rescue_instance, unrescue_instance, rebuild_instance,
-       set_admin_password, soft_delete_instance, restore_instance;
+       set_admin_password, soft_delete_instance, restore_instance,
+       snapshot_instance;
        calls get_console_output and get_diagnostics.
 """
 
@@ -183,6 +184,20 @@ class ComputeAPI:
             instance_uuid,
             request_id,
             admin_password=admin_password,
+        )
+
+    def snapshot_instance(
+        self, ctxt, host, instance_uuid, request_id, image_id
+    ):
+        """Cast: snapshot the guest into image ``image_id`` (made by the
+        compute API); the server keeps its state."""
+        self._action(
+            ctxt,
+            host,
+            'snapshot_instance',
+            instance_uuid,
+            request_id,
+            image_id=image_id,
         )
 
     def soft_delete_instance(self, ctxt, host, instance_uuid, request_id):

@@ -732,6 +732,13 @@ CASTS = {
             'reboot_type': 'WARM',
         },
     ),
+    'snapshot_instance-missing-image': (
+        'cell',
+        'compute',
+        'host-1',
+        'snapshot_instance',
+        {'instance_uuid': str(uuid.uuid4()), 'request_id': 'req-1'},
+    ),
     'rebuild_instance-image-is-a-number': (
         'cell',
         'compute',

@@ -467,3 +467,69 @@ def _allocations(api, uuid):
     )
     assert response.status_code == 200, response.text
     return response.json()['allocations']
+
+
+def test_create_image_snapshots_into_a_bootable_private_image(api):
+    uuid = api.boot()
+    body = {'createImage': {'name': 'snap', 'metadata': {'backup': 'yes'}}}
+    response = api.action(uuid, body, version='2.45')
+    assert response.status_code == 202, response.text
+    image_id = response.json()['image_id']
+    api.wait(uuid, 'ACTIVE')
+    image = requests.get(
+        client_mod.root_url(api.cloud.api_url)
+        + '/image/v2/images/'
+        + image_id,
+        headers={'X-Auth-Token': 'u1:p1', 'X-Roles': 'member,reader'},
+        timeout=30,
+    )
+    assert image.status_code == 200, image.text
+    shown = image.json()
+    assert (shown['name'], shown['status'], shown['visibility']) == (
+        'snap',
+        'active',
+        'private',
+    )
+    assert shown['image_type'] == 'snapshot'
+    assert shown['instance_uuid'] == uuid and shown['backup'] == 'yes'
+    # Another project cannot see it; its owner boots from it.
+    other = requests.get(
+        client_mod.root_url(api.cloud.api_url)
+        + '/image/v2/images/'
+        + image_id,
+        headers={'X-Auth-Token': 'u3:p2', 'X-Roles': 'member,reader'},
+        timeout=30,
+    )
+    assert other.status_code == 404
+    response = api.call(
+        'POST',
+        '/servers',
+        {
+            'server': {
+                'name': 'from-snap',
+                'flavorRef': api.flavor['id'],
+                'imageRef': image_id,
+                'networks': 'none',
+            }
+        },
+    )
+    assert response.status_code == 202, response.text
+    api.wait(response.json()['server']['id'], 'ACTIVE')
+    # Below 2.45 the image is named by the Location header.
+    response = api.action(
+        uuid, {'createImage': {'name': 'snap2'}}, version='2.44'
+    )
+    assert response.status_code == 202, response.text
+    assert response.headers['Location'].rsplit('/', 2)[-2] == 'images'
+    api.wait(uuid, 'ACTIVE')
+    api.action(uuid, {'rescue': None})
+    api.wait(uuid, 'RESCUE')
+    _conflict(api.action(uuid, {'createImage': {'name': 'snap3'}}))
+    shown = api.call('GET', '/servers/%s/os-instance-actions' % uuid).json()[
+        'instanceActions'
+    ]
+    assert [a['action'] for a in shown][:3] == [
+        'rescue',
+        'createImage',
+        'createImage',
+    ]

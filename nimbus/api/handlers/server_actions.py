@@ -14,6 +14,7 @@ an admin. The rebuild is in :mod:`nimbus.api.handlers.server_rebuild`.
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import uuidutils
 
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
@@ -21,6 +22,7 @@ from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import server_rebuild
 from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
+from nimbus.api.objects import snapshots
 from nimbus.api.schemas import server_actions as schema
 from nimbus.common import instance_states as states
 from nimbus.common.wsgi import errors
@@ -197,6 +199,39 @@ def force_delete(req, resp, server_id, value):
     resp.status = 202
 
 
+def create_image(req, resp, server_id, value):
+    """Snapshot the server into a new private image of its project: the
+    image (the base image's formats and properties, the body's metadata,
+    ``image_type`` snapshot, ``instance_uuid``, ``base_image_ref``) is
+    made through the image records this API serves under /image when the
+    task is taken; the compute then snapshots the guest into it."""
+    record = action_steps.server_for(req, server_id, policies.CREATE_IMAGE)
+    deps = util.deps(req)
+    image_id = uuidutils.generate_uuid()
+
+    def make_image():
+        snapshots.create(deps.api_db, record, image_id, value)
+
+    action_steps.begin_and_cast(
+        req,
+        record,
+        'createImage',
+        'createImage',
+        'createImage',
+        lambda api, ctx, host, uuid, rid: api.snapshot_instance(
+            ctx, host, uuid, rid, image_id
+        ),
+        before_cast=make_image,
+    )
+    resp.status = 202
+    if util.version(req) >= (2, 45):
+        resp.media = {'image_id': image_id}
+    else:
+        resp.set_header(
+            'Location', '%s/images/%s' % (util.base_url(req), image_id)
+        )
+
+
 def console_output(req, resp, server_id, value):
     record = action_steps.server_for(req, server_id, policies.CONSOLE_OUTPUT)
     length = value.get('length')
@@ -273,6 +308,7 @@ ACTIONS = {
     'os-getConsoleOutput': console_output,
     'changePassword': change_password,
     'rebuild': server_rebuild.rebuild,
+    'createImage': create_image,
     'restore': restore,
     'forceDelete': force_delete,
 }

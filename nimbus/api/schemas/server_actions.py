@@ -187,7 +187,7 @@ def action_schema(name, version):
 ACTION_NAMES = (
     _NULL_ACTIONS
     + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
-    + ('changePassword', 'rebuild')
+    + ('changePassword', 'rebuild', 'createImage')
 )
 
 

@@ -124,6 +124,10 @@ class ComputeDriver(abc.ABC):
         shut down without ``power_on``."""
         raise NotImplementedError()
 
+    def snapshot(self, instance_uuid, image_id):
+        """Copy the guest's root disk into image ``image_id``."""
+        raise NotImplementedError()
+
     def set_admin_password(self, instance_uuid, password):
         raise NotImplementedError()
 

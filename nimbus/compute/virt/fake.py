@@ -277,7 +277,8 @@ class FakeDriver(driver.ComputeDriver):
         self, instance_uuid, action, allowed, power, note=None, boot=False
     ):
         """Move the guest from one of the ``allowed`` power states to
-        ``power``, with a console line; the guest record."""
+        ``power`` (None: it stays as it is), with a console line; the
+        guest record."""
         with self._lock:
             guest = self._guests.get(instance_uuid)
             if guest is None:
@@ -285,6 +286,8 @@ class FakeDriver(driver.ComputeDriver):
                     instance=instance_uuid, host=self.host
                 )
             current = guest.get('power', RUNNING)
+            if power is None:
+                power = current
             if allowed is not None and current not in allowed:
                 raise exception.GuestStateError(
                     instance=instance_uuid,
@@ -366,6 +369,17 @@ class FakeDriver(driver.ComputeDriver):
             guest['image_ref'] = image_ref
             guest['rebuilds'] = guest.get('rebuilds', 0) + 1
             self._save()
+
+    def snapshot(self, instance_uuid, image_id):
+        """The simulated guest has no disk to copy: the snapshot is the
+        image record the compute API made; the guest keeps running."""
+        self._change(
+            instance_uuid,
+            'snapshot',
+            None,
+            None,
+            'snapshot into image %s' % image_id,
+        )
 
     def set_admin_password(self, instance_uuid, password):
         # Only the fact is kept (never the password).

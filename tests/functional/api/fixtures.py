@@ -78,6 +78,7 @@ _ACTION_CASTS = (
     'set_admin_password',
     'soft_delete_instance',
     'restore_instance',
+    'snapshot_instance',
 )
 
 

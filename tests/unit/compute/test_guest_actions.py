@@ -182,3 +182,24 @@ def test_fake_driver_guest_states(driver):
     # The guest's state survives a restart of the agent.
     again = fake.FakeDriver(driver.conf, HOST)
     assert again.power_state(UUID) == fake.RUNNING
+
+
+def test_snapshot_steps_through_the_upload_tasks_and_keeps_the_state(driver):
+    driver.pause(UUID)
+    cell = CellStandIn(states.PAUSED, states.IMAGE_SNAPSHOT)
+    _run(driver, cell, 'createImage', image_id='img-9')
+    assert [s.get('task_state') for s in cell.swaps] == [
+        states.IMAGE_PENDING_UPLOAD,
+        states.IMAGE_UPLOADING,
+        None,
+    ]
+    assert cell.record['vm_state'] == states.PAUSED
+    assert 'vm_state' not in cell.swaps[-1]
+    assert driver.power_state(UUID) == fake.PAUSED
+    assert 'snapshot into image img-9' in driver.get_console_output(UUID)
+    assert cell.events[-1] == (
+        'compute_snapshot_instance',
+        'finish',
+        'Success',
+        True,
+    )
