@@ -104,6 +104,20 @@ TASK_STATES = (
     UPDATING_PASSWORD,
 )
 
+# The states of an instance that holds its host's resources (its guest
+# exists there, running or not): a server group member in one of them
+# counts for the late group check, and the audit expects its allocation.
+HOLDS_HOST = (
+    ACTIVE,
+    STOPPED,
+    PAUSED,
+    SUSPENDED,
+    RESCUED,
+    RESIZED,
+    SOFT_DELETED,
+    SHELVED,
+)
+
 # Nova's power states (what the hypervisor says of the guest).
 NOSTATE = 0
 RUNNING = 1

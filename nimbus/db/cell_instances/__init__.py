@@ -445,7 +445,7 @@ def group_members(session, group_uuid, exclude=None):
         models.Instance.instance_group_uuid == group_uuid,
         models.Instance.deleted.is_(False),
         models.Instance.host.is_not(None),
-        models.Instance.vm_state.in_([states.BUILDING, states.ACTIVE]),
+        models.Instance.vm_state.in_((states.BUILDING,) + states.HOLDS_HOST),
     )
     if exclude:
         query = query.where(models.Instance.uuid != exclude)

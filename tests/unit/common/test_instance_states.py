@@ -166,3 +166,13 @@ def test_actions_name_known_states(name):
 )
 def test_api_status(vm_state, task_state, status):
     assert states.api_status(vm_state, task_state) == status
+
+
+def test_the_states_that_hold_a_host_are_live_placed_states():
+    assert states.BUILDING not in states.HOLDS_HOST
+    assert not {states.ERROR, states.DELETED, states.SHELVED_OFFLOADED} & set(
+        states.HOLDS_HOST
+    )
+    assert {states.ACTIVE, states.STOPPED, states.PAUSED} <= set(
+        states.HOLDS_HOST
+    )

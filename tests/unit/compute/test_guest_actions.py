@@ -203,3 +203,38 @@ def test_snapshot_steps_through_the_upload_tasks_and_keeps_the_state(driver):
         'Success',
         True,
     )
+
+
+class _Members:
+    def __init__(self, members):
+        self.members = members
+
+    def group_members(self, ctxt, group_uuid, exclude=None):
+        return [m for m in self.members if m.uuid != exclude]
+
+
+@pytest.mark.parametrize(
+    'vm_state, refused',
+    [
+        (states.STOPPED, True),
+        (states.PAUSED, True),
+        (states.SOFT_DELETED, True),
+        (states.ERROR, False),
+    ],
+)
+def test_a_stopped_member_still_holds_its_host_for_anti_affinity(
+    vm_state, refused
+):
+    from nimbus.common.objects import InstanceGroup
+    from nimbus.compute import group_check
+
+    members = _Members(
+        [Instance(uuid='m-1', host=HOST, vm_state=vm_state, task_state=None)]
+    )
+    group = InstanceGroup(uuid='g-1', policy='anti-affinity')
+    ctxt = context.get_admin_context()
+    if refused:
+        with pytest.raises(group_check.GroupPolicyViolation):
+            group_check.check(members, ctxt, HOST, 'new', group)
+    else:
+        group_check.check(members, ctxt, HOST, 'new', group)
