@@ -70,10 +70,14 @@ class InstanceChanged(Exception):
 
 
 class GuestActions:
-    def __init__(self, host, driver, conductor):
+    def __init__(self, host, driver, conductor, journal=None):
+        """``journal``: an
+        :class:`~nimbus.compute.action_journal.ActionJournal` (None: the
+        actions under way are not kept across a restart)."""
         self.host = host
         self.driver = driver
         self.conductor = conductor
+        self.journal = journal
 
     # -- the driver's part of each action ------------------------------------
 
@@ -107,17 +111,39 @@ class GuestActions:
 
     # -- the action ----------------------------------------------------------
 
-    def run(self, ctxt, name, instance_uuid, request_id, options=None):
+    def run(
+        self,
+        ctxt,
+        name,
+        instance_uuid,
+        request_id,
+        options=None,
+        resume_at=None,
+    ):
         """Carry out action ``name`` on the instance for ``request_id``;
         never raises for a failure of the action itself (the event and
-        the instance say how it went)."""
-        options = options or {}
+        the instance say how it went). ``resume_at``: the task the
+        instance was left in (an action finished after a restart)."""
+        if self.journal is not None:
+            self.journal.taken(instance_uuid, name, request_id, options)
+        try:
+            self._run(
+                ctxt, name, instance_uuid, request_id, options or {}, resume_at
+            )
+        finally:
+            if self.journal is not None:
+                self.journal.settled(instance_uuid)
+
+    def _run(self, ctxt, name, instance_uuid, request_id, options, resume_at):
         action = states.ACTIONS[name]
         event = EVENTS[name]
         self._event(ctxt, instance_uuid, request_id, event, 'start')
-        task = action.task
+        task = resume_at or action.task
+        steps = STEPS.get(name, ())
+        if task in steps:
+            steps = steps[steps.index(task) + 1 :]
         try:
-            for step in STEPS.get(name, ()):
+            for step in steps:
                 self._swap(
                     ctxt, instance_uuid, action, task, {'task_state': step}
                 )
@@ -255,6 +281,62 @@ class GuestActions:
                 phase,
                 instance_uuid,
                 exc_info=True,
+            )
+
+    # -- after a restart -------------------------------------------------------
+
+    def recover(self, ctxt, instances):
+        """Finish the actions this host had taken when it stopped
+        (``instances``: the cell's live instances on this host, Instance
+        records). An action whose instance is still in one of its tasks
+        is carried out from there (the driver's part again: each is
+        idempotent on the fake driver's guest, but a soft reboot, pause or
+        suspend of a guest already moved, which then fails as any failed
+        action); a password change cannot be (its password was never
+        written) and ends in error with its task cleared. The others
+        (deleted, reset, moved meanwhile) are dropped."""
+        if self.journal is None:
+            return
+        by_uuid = {i.uuid: i for i in instances}
+        for uuid, entry in self.journal.entries().items():
+            name = entry.get('name')
+            instance = by_uuid.get(uuid)
+            action = states.ACTIONS.get(name)
+            tasks = (
+                ()
+                if action is None
+                else (action.task,) + tuple(STEPS.get(name, ()))
+            )
+            if instance is None or instance.task_state not in tasks:
+                self.journal.settled(uuid)
+                continue
+            if name == 'changePassword':
+                self._failed(
+                    ctxt,
+                    name,
+                    uuid,
+                    entry['request_id'],
+                    instance.task_state,
+                    RuntimeError(
+                        'the password change was interrupted by a restart '
+                        'of %s' % self.host
+                    ),
+                )
+                self.journal.settled(uuid)
+                continue
+            LOG.info(
+                'Finishing the %s of %s after a restart (task %s)',
+                name,
+                uuid,
+                instance.task_state,
+            )
+            self.run(
+                ctxt,
+                name,
+                uuid,
+                entry['request_id'],
+                entry.get('options') or {},
+                resume_at=instance.task_state,
             )
 
     # -- what the compute API asks and waits for -----------------------------

@@ -238,3 +238,52 @@ def test_a_stopped_member_still_holds_its_host_for_anti_affinity(
             group_check.check(members, ctxt, HOST, 'new', group)
     else:
         group_check.check(members, ctxt, HOST, 'new', group)
+
+
+def test_actions_taken_before_a_restart_are_finished_from_their_task(
+    driver, tmp_path
+):
+    from nimbus.compute import action_journal
+
+    journal = action_journal.ActionJournal(str(tmp_path), HOST)
+    # What a process killed in the middle of a hard reboot and of a
+    # password change (of another server) left.
+    journal.taken(UUID, 'reboot_hard', 'req-1', {})
+    journal.taken('i-2', 'changePassword', 'req-2', {'admin_password': 's3'})
+    journal.taken('i-3', 'stop', 'req-3', {})
+    assert 's3' not in open(journal.path).read()
+
+    cell = CellStandIn(states.ACTIVE, states.REBOOT_STARTED_HARD)
+    restarted = action_journal.ActionJournal(str(tmp_path), HOST)
+    actions = guest_actions.GuestActions(HOST, driver, cell, restarted)
+    password_cell = CellStandIn(states.ACTIVE, states.UPDATING_PASSWORD)
+
+    class Both:
+        """i-1 in ``cell``, i-2 in ``password_cell``."""
+
+        def instance_update(self, ctxt, uuid, *args, **kwargs):
+            target = cell if uuid == UUID else password_cell
+            return target.instance_update(ctxt, uuid, *args, **kwargs)
+
+        def instance_action_event(self, ctxt, event):
+            target = cell if event.instance_uuid == UUID else password_cell
+            return target.instance_action_event(ctxt, event)
+
+    actions.conductor = Both()
+    actions.recover(
+        context.get_admin_context(),
+        [
+            Instance(uuid=UUID, task_state=states.REBOOT_STARTED_HARD),
+            Instance(uuid='i-2', task_state=states.UPDATING_PASSWORD),
+            # i-3 was reset meanwhile: no task any more.
+            Instance(uuid='i-3', task_state=None),
+        ],
+    )
+    # Resumed after reboot_started_hard: only the final swap remains.
+    assert cell.swaps == [
+        {'task_state': None, 'vm_state': states.ACTIVE, 'power_state': 1}
+    ]
+    assert password_cell.record['task_state'] is None
+    assert password_cell.events[-1][2] == 'Error'
+    assert 'restart' in password_cell.faults[0]['message']
+    assert restarted.entries() == {}
