@@ -26,6 +26,7 @@ from nimbus.conductor import accelerators
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
+from nimbus.db.cell_instances import actions as instance_changes
 
 LOG = logging.getLogger(__name__)
 
@@ -452,7 +453,7 @@ class CellConductor:
         ``seconds`` ago (``[DEFAULT] reclaim_instance_interval``)."""
         cutoff = types.utcnow() - datetime.timedelta(seconds=seconds)
         with self.db.session() as session:
-            return instances.soft_deleted_before(session, host, cutoff)
+            return instance_changes.soft_deleted_before(session, host, cutoff)
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on

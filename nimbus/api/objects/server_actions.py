@@ -9,6 +9,7 @@ instance is in now, which the handlers answer with Nova's 409.
 
 from nimbus.common import instance_states as states
 from nimbus.db import cell_instances
+from nimbus.db.cell_instances import actions as instance_changes
 from nimbus.db import cell_services
 from nimbus.db import instance_actions
 from nimbus.db import instance_mappings
@@ -78,7 +79,7 @@ def rebuilt(uuid, image_ref, attributes):
     server attributes (``display_name`` and ``metadata`` among them)."""
 
     def apply(session):
-        cell_instances.update_rebuilt(session, uuid, image_ref, attributes)
+        instance_changes.update_rebuilt(session, uuid, image_ref, attributes)
 
     return apply
 
@@ -88,7 +89,7 @@ def stamp_deleted_at(uuid):
     soft-deleted (the reclaim counts from it)."""
 
     def apply(session):
-        cell_instances.stamp_soft_deleted(session, uuid)
+        instance_changes.stamp_soft_deleted(session, uuid)
 
     return apply
 
@@ -151,7 +152,7 @@ def set_lock(cells, record, locked_by, reason, ctx):
     """Lock (``locked_by`` 'owner' or 'admin') or unlock (None) the
     server, recording the instance action; False when it is gone."""
     with cells.db(record['cell']).session() as session:
-        if not cell_instances.set_lock(
+        if not instance_changes.set_lock(
             session, record['uuid'], locked_by, reason
         ):
             return False
