@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.broker_restart]
 
 @pytest.fixture
 def rabbit(tmp_path):
-    with private_rabbit.RabbitNode() as node:
+    # Under tmp_path: the node's logs stay behind for a failed run.
+    with private_rabbit.RabbitNode(base_dir=str(tmp_path / 'rabbit')) as node:
         yield node
 
 
