@@ -26,9 +26,11 @@ demo: $(VENV)/.installed
 	$(BIN)/nimbus all-in-one --demo --state-dir $(CURDIR)/state/demo-$$$$ --api-port 0 --placement-port 0 --exit-after-demo
 
 # The placement suite runs on every database engine Nimbus supports (SQLite
-# in the main run, then MariaDB and PostgreSQL). The broker-restart test
-# restarts RabbitMQ for everyone on the machine, so it runs alone. The main
-# parallel run comes last: its summary is the last line.
+# in the main run, then MariaDB and PostgreSQL). No test restarts the
+# machine's RabbitMQ or MariaDB: the broker-restart test and the fault rows
+# restart a private node/server of their own (nimbus/testing/private_rabbit.py,
+# private_mariadb.py), so they run in the parallel run. The main parallel
+# run comes last: its summary is the last line.
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
@@ -48,15 +50,16 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff format nimbus tests benchmarks
 
 test: $(VENV)/.installed-test lint
-	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
 	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
 	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart and not faults_full" $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not faults_full" $(PYTEST_ARGS) tests
 
 # The whole fault table (tests/faults): kill -9 of every daemon kind
 # (accelerator API and agent included), a frozen compute, a compute cut off
 # from RabbitMQ, a slow compute, build casts sent twice, RabbitMQ and
-# MariaDB restarts, 200 boots each; about 20 minutes. It restarts RabbitMQ and MariaDB for everyone on the machine.
+# MariaDB restarts, 200 boots each; about 20 minutes. The restarts strike
+# the fault cloud's private RabbitMQ node and MariaDB server, not the
+# machine's.
 test-faults: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
 
@@ -84,8 +87,7 @@ test-functional: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/functional
 
 test-integration: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m broker_restart $(PYTEST_ARGS) tests/integration
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not broker_restart" $(PYTEST_ARGS) tests/integration
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/integration
 
 # Every figure of the README's Benchmarks section, side by side with the
 # peers (OpenStack Placement 16.0.0 and Nova 34.0.0 are installed into venvs
