@@ -15,11 +15,13 @@ from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
+from nimbus.api.handlers import instance_actions
 from nimbus.api.handlers import keypairs
 from nimbus.api.handlers import limits
 from nimbus.api.handlers import quota_sets
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
+from nimbus.api.handlers import server_actions
 from nimbus.api.handlers import server_groups
 from nimbus.api.handlers import servers
 from nimbus.api.handlers import services
@@ -41,6 +43,19 @@ ROUTES = [
     (
         V + '/servers/{server_id}',
         {'GET': servers.show, 'PUT': servers.update, 'DELETE': servers.delete},
+    ),
+    (V + '/servers/{server_id}/action', {'POST': server_actions.action}),
+    (
+        V + '/servers/{server_id}/os-instance-actions',
+        {'GET': instance_actions.index},
+    ),
+    (
+        V + '/servers/{server_id}/os-instance-actions/{request_id}',
+        {'GET': instance_actions.show},
+    ),
+    (
+        V + '/servers/{server_id}/diagnostics',
+        {'GET': instance_actions.diagnostics},
     ),
     # flavors
     (V + '/flavors', {'GET': flavors.index, 'POST': flavors.create}),

@@ -20,6 +20,7 @@ from nimbus.api.schemas import flavor_access
 from nimbus.api.schemas import flavors
 from nimbus.api.schemas import images
 from nimbus.api.schemas import keypairs
+from nimbus.api.schemas import server_actions
 from nimbus.api.schemas import servers
 from nimbus.api.schemas import services
 from nimbus.api import versions
@@ -143,6 +144,18 @@ def operations():
         ),
         ('DELETE', V + '/servers/{server_id}'): Operation(
             success=(204,), errors=(409,)
+        ),
+        # 200: rescue and os-getConsoleOutput answer a body; 202: the
+        # others, without one as Nova's (but rebuild, which shows the
+        # server); 409: a wrong state or a locked server.
+        ('POST', V + '/servers/{server_id}/action'): Operation(
+            body=server_actions.body_schema(_LATEST),
+            success=(200, 202),
+            errors=(409, 501, 503),
+            bodiless=(202,),
+        ),
+        ('GET', V + '/servers/{server_id}/diagnostics'): Operation(
+            errors=(409, 501, 503)
         ),
         ('GET', V + '/flavors'): Operation(query=flavors.INDEX_QUERY),
         ('GET', V + '/flavors/detail'): Operation(query=flavors.INDEX_QUERY),

@@ -4,6 +4,8 @@ import collections
 import dataclasses
 import datetime
 import ipaddress
+import secrets
+import string
 import threading
 
 from oslo_log import log as logging
@@ -244,3 +246,10 @@ def access_ip(value, field):
             'Invalid input for field/attribute %s. Value: %s. '
             'It is not an IP address.' % (field, value)
         )
+
+
+def generate_password(length=12):
+    """An administrator password for a server (create, rebuild, rescue)
+    when the request gives none."""
+    alphabet = string.ascii_letters + string.digits
+    return ''.join(secrets.choice(alphabet) for _ in range(length))

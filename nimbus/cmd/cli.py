@@ -244,7 +244,7 @@ def build_parser():
     for name, text in (
         (
             'hosts',
-            'per host and resource class: used and total (one bulk read)',
+            'per resource provider and class: used and capacity (one read)',
         ),
         ('servers', 'every server of every project'),
         ('cells', 'the cells, with their hosts and servers'),
@@ -252,13 +252,6 @@ def build_parser():
     ):
         parsers[name] = sub.add_parser(name, parents=[client], help=text)
         parsers[name].set_defaults(func=views + name)
-    parsers['hosts'].add_argument(
-        '--providers',
-        action='store_true',
-        help="placement's own view instead: every resource provider "
-        '(devices included) with total, reserved and capacity; two '
-        'requests per provider (slow on a large cloud)',
-    )
     from nimbus.cmd import cli_insight
     from nimbus.cmd import cli_simulate
 

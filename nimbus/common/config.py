@@ -43,6 +43,16 @@ DEFAULT_OPTS = [
         help='A service whose last heartbeat is older than this many '
         'seconds is considered down.',
     ),
+    cfg.IntOpt(
+        'reclaim_instance_interval',
+        default=0,
+        min=0,
+        help='Soft delete: above 0, deleting a server that has run only '
+        'shuts it down and marks it SOFT_DELETED (a restore brings it '
+        'back, a forceDelete deletes it at once); its compute deletes it '
+        'for good once it has been soft-deleted this many seconds, '
+        'checking every this many seconds. 0: a delete is final at once.',
+    ),
 ]
 
 

@@ -17,3 +17,15 @@ class ReshapeFailed(exception.NimbusException):
     """POST /reshaper failed; the compute service must not start."""
 
     msg_fmt = 'Reshaping the provider tree failed: %(reason)s'
+
+
+class GuestNotFound(exception.NimbusException):
+    """The hypervisor runs no guest of the instance."""
+
+    msg_fmt = 'No guest of instance %(instance)s on %(host)s'
+
+
+class GuestStateError(exception.NimbusException):
+    """The guest is not in a state the driver can act from."""
+
+    msg_fmt = 'Guest of %(instance)s is %(state)s; cannot %(action)s it'

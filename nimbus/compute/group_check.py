@@ -40,7 +40,7 @@ def serialised(group_uuid):
 
 def _counts(member):
     return (
-        member.vm_state == states.ACTIVE
+        member.vm_state in states.HOLDS_HOST
         or member.task_state == states.SPAWNING
     )
 

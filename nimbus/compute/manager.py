@@ -14,20 +14,32 @@ from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
+from nimbus.compute import exception
+from nimbus.compute import guest_actions as guest_actions_mod
 from nimbus.compute import rpcapi
 
 LOG = logging.getLogger(__name__)
+
+# What every server action message carries.
+_ACTION = ('instance_uuid', 'request_id')
+_ACTION_TYPES = {'instance_uuid': str, 'request_id': str}
 
 
 class ComputeManager:
     target = messaging.Target(version=rpcapi.VERSION)
 
-    def __init__(self, runner, events, workers=8, pool=None):
+    def __init__(
+        self, runner, events, workers=8, pool=None, guest_actions=None
+    ):
         """``pool``: an executor shared with other hosts of the process
         (simulated hosts); not shut down here. Default: a pool of
-        ``workers`` threads of this host's own."""
+        ``workers`` threads of this host's own. ``guest_actions``: the
+        :class:`~nimbus.compute.guest_actions.GuestActions` of this host
+        (server actions); default: one on the runner's driver and
+        conductor."""
         self.runner = runner
         self.events = events
+        self._actions = guest_actions
         self._shared = pool is not None
         self._pool = pool or futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix='build'
@@ -120,6 +132,158 @@ class ComputeManager:
         """Call: the driver's uptime string (NotImplementedError when the
         driver cannot tell)."""
         return self.runner.driver.get_host_uptime()
+
+    # -- server actions (1.2) ------------------------------------------------
+
+    @property
+    def actions(self):
+        if self._actions is None:
+            runner = self.runner
+            self._actions = guest_actions_mod.GuestActions(
+                runner.host, runner.driver, runner.conductor
+            )
+        return self._actions
+
+    def _act(self, ctxt, name, instance_uuid, request_id, **options):
+        self._submit(
+            self.actions.run, ctxt, name, instance_uuid, request_id, options
+        )
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def stop_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'stop', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def start_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'start', instance_uuid, request_id)
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('reboot_type',),
+        types=dict(_ACTION_TYPES, reboot_type=str),
+    )
+    def reboot_instance(self, ctxt, instance_uuid, request_id, reboot_type):
+        if reboot_type not in ('SOFT', 'HARD'):
+            raise rpc.InvalidMessage(
+                'reboot_instance: reboot_type must be SOFT or HARD'
+            )
+        name = 'reboot_hard' if reboot_type == 'HARD' else 'reboot'
+        self._act(ctxt, name, instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def pause_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'pause', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def unpause_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'unpause', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def suspend_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'suspend', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def resume_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'resume', instance_uuid, request_id)
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION,
+        types=dict(_ACTION_TYPES, rescue_image_ref=(str, type(None))),
+    )
+    def rescue_instance(
+        self, ctxt, instance_uuid, request_id, rescue_image_ref=None
+    ):
+        self._act(
+            ctxt,
+            'rescue',
+            instance_uuid,
+            request_id,
+            rescue_image_ref=rescue_image_ref,
+        )
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def unrescue_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'unrescue', instance_uuid, request_id)
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('image_ref',),
+        types=dict(
+            _ACTION_TYPES,
+            image_ref=str,
+            preserve_ephemeral=bool,
+            power_on=bool,
+        ),
+    )
+    def rebuild_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        image_ref,
+        preserve_ephemeral=False,
+        power_on=True,
+    ):
+        self._act(
+            ctxt,
+            'rebuild',
+            instance_uuid,
+            request_id,
+            image_ref=image_ref,
+            preserve_ephemeral=preserve_ephemeral,
+            power_on=power_on,
+        )
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('admin_password',),
+        types=dict(_ACTION_TYPES, admin_password=str),
+    )
+    def set_admin_password(
+        self, ctxt, instance_uuid, request_id, admin_password
+    ):
+        self._act(
+            ctxt,
+            'changePassword',
+            instance_uuid,
+            request_id,
+            admin_password=admin_password,
+        )
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('image_id',),
+        types=dict(_ACTION_TYPES, image_id=str),
+    )
+    def snapshot_instance(self, ctxt, instance_uuid, request_id, image_id):
+        self._act(
+            ctxt, 'createImage', instance_uuid, request_id, image_id=image_id
+        )
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def soft_delete_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'soft_delete', instance_uuid, request_id)
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def restore_instance(self, ctxt, instance_uuid, request_id):
+        self._act(ctxt, 'restore', instance_uuid, request_id)
+
+    @rpc.expose(
+        required=('instance_uuid',),
+        types={'instance_uuid': str, 'length': (int, type(None))},
+        expected=(exception.GuestNotFound, NotImplementedError),
+    )
+    def get_console_output(self, ctxt, instance_uuid, length=None):
+        return self.actions.console_output(instance_uuid, length)
+
+    @rpc.expose(
+        required=('instance_uuid',),
+        types={'instance_uuid': str},
+        expected=(exception.GuestNotFound, NotImplementedError),
+    )
+    def get_diagnostics(self, ctxt, instance_uuid):
+        return self.actions.diagnostics(instance_uuid)
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""

@@ -6,13 +6,21 @@ client with that cell's transport.
 Version history
   1.0  build_and_run_instance, terminate_instance, external_instance_event.
   1.1  get_host_uptime (a call; os-hypervisors/{id}/uptime).
+  1.2  server actions that stay on the host (casts, each with the
+       request id of its instance action): stop_instance,
+       start_instance, reboot_instance, pause_instance,
+       unpause_instance, suspend_instance, resume_instance,
+       rescue_instance, unrescue_instance, rebuild_instance,
+       set_admin_password, soft_delete_instance, restore_instance,
+       snapshot_instance;
+       calls get_console_output and get_diagnostics.
 """
 
 from nimbus.common import rpc
 from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'compute'
-VERSION = '1.1'
+VERSION = '1.2'
 
 
 class ComputeAPI:
@@ -80,4 +88,148 @@ class ComputeAPI:
             self._client(host)
             .prepare(version='1.1')
             .call(ctxt, 'get_host_uptime')
+        )
+
+    def _action(self, ctxt, host, method, instance_uuid, request_id, **more):
+        self._client(host).prepare(version='1.2').cast(
+            ctxt,
+            method,
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            **more,
+        )
+
+    def stop_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: power the guest off; the instance ends STOPPED."""
+        self._action(ctxt, host, 'stop_instance', instance_uuid, request_id)
+
+    def start_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: power the guest on; the instance ends ACTIVE."""
+        self._action(ctxt, host, 'start_instance', instance_uuid, request_id)
+
+    def reboot_instance(
+        self, ctxt, host, instance_uuid, request_id, reboot_type
+    ):
+        """Cast: reboot the guest, ``reboot_type`` SOFT or HARD."""
+        self._action(
+            ctxt,
+            host,
+            'reboot_instance',
+            instance_uuid,
+            request_id,
+            reboot_type=reboot_type,
+        )
+
+    def pause_instance(self, ctxt, host, instance_uuid, request_id):
+        self._action(ctxt, host, 'pause_instance', instance_uuid, request_id)
+
+    def unpause_instance(self, ctxt, host, instance_uuid, request_id):
+        self._action(ctxt, host, 'unpause_instance', instance_uuid, request_id)
+
+    def suspend_instance(self, ctxt, host, instance_uuid, request_id):
+        self._action(ctxt, host, 'suspend_instance', instance_uuid, request_id)
+
+    def resume_instance(self, ctxt, host, instance_uuid, request_id):
+        self._action(ctxt, host, 'resume_instance', instance_uuid, request_id)
+
+    def rescue_instance(
+        self, ctxt, host, instance_uuid, request_id, rescue_image_ref
+    ):
+        """Cast: boot the guest from ``rescue_image_ref``."""
+        self._action(
+            ctxt,
+            host,
+            'rescue_instance',
+            instance_uuid,
+            request_id,
+            rescue_image_ref=rescue_image_ref,
+        )
+
+    def unrescue_instance(self, ctxt, host, instance_uuid, request_id):
+        self._action(
+            ctxt, host, 'unrescue_instance', instance_uuid, request_id
+        )
+
+    def rebuild_instance(
+        self,
+        ctxt,
+        host,
+        instance_uuid,
+        request_id,
+        image_ref,
+        preserve_ephemeral,
+        power_on,
+    ):
+        """Cast: re-create the guest from ``image_ref``; it ends running
+        (ACTIVE), or stopped without ``power_on``."""
+        self._action(
+            ctxt,
+            host,
+            'rebuild_instance',
+            instance_uuid,
+            request_id,
+            image_ref=image_ref,
+            preserve_ephemeral=bool(preserve_ephemeral),
+            power_on=bool(power_on),
+        )
+
+    def set_admin_password(
+        self, ctxt, host, instance_uuid, request_id, admin_password
+    ):
+        """Cast: set the guest's administrator password."""
+        self._action(
+            ctxt,
+            host,
+            'set_admin_password',
+            instance_uuid,
+            request_id,
+            admin_password=admin_password,
+        )
+
+    def snapshot_instance(
+        self, ctxt, host, instance_uuid, request_id, image_id
+    ):
+        """Cast: snapshot the guest into image ``image_id`` (made by the
+        compute API); the server keeps its state."""
+        self._action(
+            ctxt,
+            host,
+            'snapshot_instance',
+            instance_uuid,
+            request_id,
+            image_id=image_id,
+        )
+
+    def soft_delete_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: shut the guest down; the instance ends SOFT_DELETED."""
+        self._action(
+            ctxt, host, 'soft_delete_instance', instance_uuid, request_id
+        )
+
+    def restore_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: start a soft-deleted server's guest again; it ends
+        ACTIVE."""
+        self._action(ctxt, host, 'restore_instance', instance_uuid, request_id)
+
+    def get_console_output(self, ctxt, host, instance_uuid, length=None):
+        """Call: the guest's console log (the last ``length`` lines).
+        Raises GuestNotFound (as a RemoteError) when the host runs no
+        guest of it."""
+        return (
+            self._client(host)
+            .prepare(version='1.2')
+            .call(
+                ctxt,
+                'get_console_output',
+                instance_uuid=instance_uuid,
+                length=length,
+            )
+        )
+
+    def get_diagnostics(self, ctxt, host, instance_uuid):
+        """Call: the guest's diagnostics (Nova's 2.48 shape)."""
+        return (
+            self._client(host)
+            .prepare(version='1.2')
+            .call(ctxt, 'get_diagnostics', instance_uuid=instance_uuid)
         )

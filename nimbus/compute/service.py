@@ -9,9 +9,11 @@ from oslo_utils import importutils
 from nimbus.common import context as nimbus_context
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
+from nimbus.compute import action_journal
 from nimbus.compute import build
 from nimbus.compute import events as events_mod
 from nimbus.compute import exception
+from nimbus.compute import guest_actions
 from nimbus.compute import manager
 from nimbus.compute import resource_tracker
 from nimbus.compute import rpcapi
@@ -84,7 +86,16 @@ class ComputeService:
             accelerator,
         )
         self.manager = manager.ComputeManager(
-            self.runner, self.events, conf.compute.build_workers, pool=pool
+            self.runner,
+            self.events,
+            conf.compute.build_workers,
+            pool=pool,
+            guest_actions=guest_actions.GuestActions(
+                host,
+                self.driver,
+                cell_conductor,
+                action_journal.ActionJournal(conf.state_path, host),
+            ),
         )
         self._server = None
         self._stop = threading.Event()
@@ -95,6 +106,7 @@ class ComputeService:
         self.driver.init_host()
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
+        self.manager.actions.recover(ctxt, instances)
         # Placement first: the node record then carries placement's ratios.
         try:
             self.tracker.update(ctxt, startup=True)
@@ -146,7 +158,19 @@ class ComputeService:
         ]
         if not self.batched_heartbeat:
             tasks.insert(0, (self.conf.report_interval, self.heartbeat))
+        if self.conf.reclaim_instance_interval > 0:
+            tasks.append((self.conf.reclaim_instance_interval, self.reclaim))
         return tasks
+
+    def reclaim(self):
+        """Delete for good the servers of this host soft-deleted more
+        than ``[DEFAULT] reclaim_instance_interval`` seconds ago."""
+        ctxt = nimbus_context.get_admin_context()
+        for uuid in self.conductor.reclaimable(
+            ctxt, self.host, self.conf.reclaim_instance_interval
+        ):
+            LOG.info('Reclaiming soft-deleted instance %s', uuid)
+            self.runner.terminate(ctxt, uuid)
 
     def _periodic(self, interval, func):
         def loop():

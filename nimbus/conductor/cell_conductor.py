@@ -14,14 +14,19 @@ holds for the instance are not ours to delete, so the walk stops and the
 instance goes to ERROR with a fault that says so).
 """
 
+import datetime
+
 from oslo_log import log as logging
 
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
+from nimbus.common.db import types
 from nimbus.common.objects import Instance
 from nimbus.conductor import accelerators
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_services as services
+from nimbus.db import instance_actions as actions
+from nimbus.db.cell_instances import actions as instance_changes
 
 LOG = logging.getLogger(__name__)
 
@@ -321,17 +326,24 @@ class CellConductor:
         change,
         host=None,
         attempt=None,
+        task_states=None,
     ):
         """Compare-and-swap ``change`` (an InstanceUpdate) onto the
         instance; its record (an Instance), or None when it was not in an
         expected state or, with ``host``, is no longer on that host.
         ``attempt`` (``{'host', 'node', 'result', 'reason'}``, RPC 1.4) is
         recorded as a build attempt in the same transaction when the swap
-        holds (once: a retried swap finds it there)."""
+        holds (once: a retried swap finds it there). ``task_states``
+        (RPC 1.5): the task states the swap expects (None: any)."""
         updates = change.changes()
         with self.db.session() as session:
             row = instances.transition(
-                session, instance_uuid, expected_vm_states, updates, host
+                session,
+                instance_uuid,
+                expected_vm_states,
+                updates,
+                host,
+                expected_task_states=task_states,
             )
             result = _instance(row) if row is not None else None
             if result is not None and attempt:
@@ -351,6 +363,34 @@ class CellConductor:
                 sorted(updates),
             )
         return result
+
+    def instance_action_event(self, ctxt, event):
+        """Record an ActionEvent on its instance action; False when the
+        cell has no such action."""
+        with self.db.session() as session:
+            if event.phase == 'start':
+                return actions.event_start(
+                    session,
+                    event.instance_uuid,
+                    event.request_id,
+                    event.event,
+                    event.host,
+                    event.time,
+                )
+            done = actions.event_finish(
+                session,
+                event.instance_uuid,
+                event.request_id,
+                event.event,
+                event.host,
+                event.result,
+                event.traceback,
+                event.details,
+                event.time,
+            )
+            if done and event.last:
+                actions.finish(session, event.instance_uuid, event.request_id)
+            return done
 
     @staticmethod
     def _record_once(session, instance_uuid, attempt):
@@ -407,6 +447,13 @@ class CellConductor:
     def compute_node_update(self, ctxt, record):
         with self.db.session() as session:
             return services.update_compute_node(session, record)
+
+    def reclaimable(self, ctxt, host, seconds):
+        """The uuids of the instances on ``host`` soft-deleted more than
+        ``seconds`` ago (``[DEFAULT] reclaim_instance_interval``)."""
+        cutoff = types.utcnow() - datetime.timedelta(seconds=seconds)
+        with self.db.session() as session:
+            return instance_changes.soft_deleted_before(session, host, cutoff)
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on

@@ -35,6 +35,7 @@ from nimbus.conductor import accelerators
 from nimbus.conductor import zones
 from nimbus.db import build_requests
 from nimbus.db import cell_instances as instances
+from nimbus.db import instance_actions
 from nimbus.db import instance_mappings
 
 LOG = logging.getLogger(__name__)
@@ -142,7 +143,9 @@ def _prepare(conductor, ctxt, request_spec, placed, lease):
         )
     rows = {}
     for cell, members in cells.values():
-        rows.update(_create(conductor, cell, members, values, request_spec))
+        rows.update(
+            _create(conductor, ctxt, cell, members, values, request_spec)
+        )
     mapped = _map(conductor, ctxt, cells, lease)
     return [
         (cell, rows[uuid], host_list)
@@ -152,7 +155,7 @@ def _prepare(conductor, ctxt, request_spec, placed, lease):
     ]
 
 
-def _create(conductor, cell, members, values, request_spec):
+def _create(conductor, ctxt, cell, members, values, request_spec):
     """Step 2 and 3 for one cell: ``{uuid: instance dict}``."""
     default = zones.default_zone(conductor.conf)
     with (
@@ -178,9 +181,9 @@ def _create(conductor, cell, members, values, request_spec):
             row['build_alternates'] = instances.alternates(
                 request_spec, host_list[1:]
             )
-        created = instances.create_many(
-            session, [values[u] for u, _h in members if u not in have]
-        )
+        fresh = [values[u] for u, _h in members if u not in have]
+        created = instances.create_many(session, fresh)
+        instance_actions.start_created(session, fresh, ctxt.request_id)
         out = {row.uuid: instances.to_dict(row) for row in created}
         for uuid in have:
             out[uuid] = instances.to_dict(instances.get(session, uuid))

@@ -14,6 +14,7 @@ import oslo_messaging as messaging
 
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
+from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import compute_node as node_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
@@ -153,6 +154,7 @@ class CellConductorManager:
             'updates': dict,
             'expected_host': _OPTIONAL_STR,
             'build_attempt': (dict, type(None)),
+            'expected_task_states': (list, type(None)),
         },
     )
     def instance_update(
@@ -163,6 +165,7 @@ class CellConductorManager:
         updates,
         expected_host=None,
         build_attempt=None,
+        expected_task_states=None,
     ):
         change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
         if build_attempt is not None:
@@ -176,6 +179,14 @@ class CellConductorManager:
                 'instance_update: unknown vm_state(s) '
                 '%s' % (unknown or change.vm_state)
             )
+        if expected_task_states is not None:
+            unknown = [
+                t for t in expected_task_states if t not in states.TASK_STATES
+            ]
+            if unknown:
+                raise rpc.InvalidMessage(
+                    'instance_update: unknown task_state(s) %s' % unknown
+                )
         try:
             done = self.conductor.instance_update(
                 ctxt,
@@ -184,10 +195,17 @@ class CellConductorManager:
                 change,
                 expected_host,
                 build_attempt,
+                expected_task_states,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)
         return None if done is None else done.to_primitive()
+
+    @rpc.expose(required=('event',), types={'event': dict})
+    def instance_action_event(self, ctxt, event):
+        return self.conductor.instance_action_event(
+            ctxt, _contract(event_obj.ActionEvent.from_primitive, event)
+        )
 
     @rpc.expose(
         required=('instance_uuid', 'host', 'result'),
@@ -245,6 +263,14 @@ class CellConductorManager:
     def compute_node_update(self, ctxt, node):
         record = _contract(node_obj.ComputeNodeRecord.from_primitive, node)
         return self.conductor.compute_node_update(ctxt, record)
+
+    @rpc.expose(
+        required=('host', 'seconds'), types={'host': str, 'seconds': int}
+    )
+    def reclaimable(self, ctxt, host, seconds):
+        if seconds < 0:
+            raise rpc.InvalidMessage('reclaimable: seconds must be >= 0')
+        return self.conductor.reclaimable(ctxt, host, seconds)
 
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):

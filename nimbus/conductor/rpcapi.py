@@ -20,6 +20,13 @@ Version history
   1.4  instance_update takes build_attempt: recorded in the same
        transaction when the swap holds (a compute's final swap of a build
        carries its record: one call less per boot) (cell).
+  1.5  instance_update takes expected_task_states: the swap holds only
+       while the instance's task is one of them (a server action's
+       compute ends only the task it was asked to do);
+       instance_action_event (an ActionEvent: a step of an instance
+       action, os-instance-actions); reclaimable (the soft-deleted
+       instances of a host past [DEFAULT] reclaim_instance_interval)
+       (cell).
   The answers of instance_update, instances_on_host and group_members
   are Instance 1.0 primitives (an answer without a version, from an
   older cell conductor, loads as 1.0).
@@ -37,6 +44,7 @@ from oslo_messaging.rpc import dispatcher
 import tenacity
 
 from nimbus.common import rpc
+from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import Instance
 from nimbus.common.objects import instance_update as update_obj
@@ -45,7 +53,7 @@ from nimbus.common.objects import selection as selection_obj
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.4'
+VERSION = '1.5'
 
 
 class SuperConductorAPI:
@@ -138,6 +146,7 @@ class CellConductorAPI:
         updates,
         expected_host=None,
         build_attempt=None,
+        expected_task_states=None,
     ):
         """Call: compare-and-swap the instance's state; returns the
         instance (an Instance, as it is after the swap), or None when it
@@ -149,8 +158,18 @@ class CellConductorAPI:
         ``build_attempt`` (``{'host', 'node', 'result', 'reason'}``) is
         recorded with the swap when it holds (1.4); a cell conductor
         older than 1.4 gets the swap and then a ``record_build_attempt``
-        call, as before."""
+        call, as before. ``expected_task_states`` (1.5): the task states
+        (None among them for "no task") the swap expects."""
         updates = update_obj.InstanceUpdate(**updates).to_primitive()
+        if expected_task_states is not None:
+            return self._swap_task(
+                ctxt,
+                instance_uuid,
+                expected_vm_states,
+                updates,
+                expected_host,
+                list(expected_task_states),
+            )
         if build_attempt is not None and self._with_attempt:
             try:
                 return self._swap(
@@ -232,6 +251,61 @@ class CellConductorAPI:
 
         answer = call()
         return None if answer is None else Instance.from_primitive(answer)
+
+    def _swap_task(
+        self,
+        ctxt,
+        instance_uuid,
+        expected_vm_states,
+        updates,
+        expected_host,
+        expected_task_states,
+    ):
+        attempts = []
+
+        @_retry_lost_reply
+        def call():
+            vm_states = list(expected_vm_states)
+            tasks = list(expected_task_states)
+            if attempts:
+                # Our first try may have succeeded with its reply lost.
+                target = updates.get('vm_state')
+                if target is not None and target not in vm_states:
+                    vm_states.append(target)
+                if 'task_state' in updates:
+                    tasks.append(updates['task_state'])
+            attempts.append(1)
+            return self._client.prepare(version='1.5').call(
+                ctxt,
+                'instance_update',
+                instance_uuid=instance_uuid,
+                expected_vm_states=vm_states,
+                updates=updates,
+                expected_host=expected_host,
+                expected_task_states=tasks,
+            )
+
+        answer = call()
+        return None if answer is None else Instance.from_primitive(answer)
+
+    @_retry_lost_reply
+    def instance_action_event(self, ctxt, event):
+        """Call (1.5): record ``event`` (an ActionEvent) on its instance
+        action; False when the cell has no such action. Idempotent: a
+        start or finish delivered twice is recorded once."""
+        if not isinstance(event, event_obj.ActionEvent):
+            raise TypeError('instance_action_event takes an ActionEvent')
+        return self._client.prepare(version='1.5').call(
+            ctxt, 'instance_action_event', event=event.to_primitive()
+        )
+
+    @_retry_lost_reply
+    def reclaimable(self, ctxt, host, seconds):
+        """Call (1.5): the uuids of the instances on ``host`` soft-deleted
+        more than ``seconds`` ago, with no task under way."""
+        return self._client.prepare(version='1.5').call(
+            ctxt, 'reclaimable', host=host, seconds=int(seconds)
+        )
 
     @_retry_lost_reply
     def record_build_attempt(

@@ -21,6 +21,7 @@ from nimbus.conductor import unplaced as unplaced_mod
 from nimbus.conductor import zones
 from nimbus.db import build_requests
 from nimbus.db import cell_instances as instances
+from nimbus.db import instance_actions
 from nimbus.db import instance_mappings
 
 LOG = logging.getLogger(__name__)
@@ -265,6 +266,9 @@ class SuperConductor:
             row = instances.get(session, uuid)
             if row is None:
                 row = instances.create(session, values)
+                instance_actions.start_created(
+                    session, [values], ctxt.request_id
+                )
             return instances.to_dict(row)
 
     def _map_to_cell(self, ctxt, cell, uuid, lease):
@@ -346,6 +350,9 @@ class SuperConductor:
             if instances.get(session, uuid) is None:
                 instances.create(session, values)
                 instances.add_fault(session, uuid, message, details)
+                instance_actions.start_created(
+                    session, [values], ctxt.request_id
+                )
         with self.api_db.session() as session:
             if not leases.finish(session, uuid, lease) and lease is not None:
                 return

@@ -254,6 +254,16 @@ def nodes(session):
     )
 
 
+def node_of(session, host, nodename):
+    """The compute node ``nodename`` of ``host`` (a row), or None."""
+    return session.execute(
+        sa.select(models.ComputeNode).where(
+            models.ComputeNode.host == host,
+            models.ComputeNode.hypervisor_hostname == nodename,
+        )
+    ).scalar()
+
+
 def node_as_dict(row):
     """Every column of a compute node row."""
     return {

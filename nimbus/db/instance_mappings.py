@@ -79,6 +79,15 @@ def queue_for_delete(session, instance_uuid):
     )
 
 
+def unqueue_for_delete(session, instance_uuid):
+    """A soft-deleted server restored: it is no longer on its way out."""
+    session.execute(
+        sa.update(Mapping)
+        .where(Mapping.instance_uuid == instance_uuid)
+        .values(queued_for_delete=False)
+    )
+
+
 def cells_of(session, instance_uuids):
     """``[(instance_uuid, cell_id)]`` of those of these instances that are
     in a cell."""

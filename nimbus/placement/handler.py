@@ -18,6 +18,7 @@ from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import allocation_candidate
 from nimbus.placement.handlers import allocation_listing
 from nimbus.placement.handlers import inventory
+from nimbus.placement.handlers import provider_usage_listing
 from nimbus.placement.handlers import reshaper
 from nimbus.placement.handlers import resource_class
 from nimbus.placement.handlers import resource_provider
@@ -110,6 +111,7 @@ ROUTES = [
     ('/reshaper', {'POST': reshaper.reshape}),
     # Nimbus's own (not Placement's): see docs/placement.md.
     (allocation_listing.PATH, {'GET': allocation_listing.list_all}),
+    (provider_usage_listing.PATH, {'GET': provider_usage_listing.list_all}),
 ]
 
 
@@ -142,17 +144,27 @@ class State:
 # handlers' own error handling (a missing content type, an object not found,
 # a policy refusal): Placement 16 sends those without ``vary`` (wsgi.py).
 BARE_ERROR = 'nimbus.placement.bare_error'
+# A Content-Length that is not an integer, set aside (wsgi.py) before the
+# framework reads it, so that the handler refuses it as Placement does.
+BAD_CONTENT_LENGTH = 'nimbus.placement.bad_content_length'
+CONTENT_LENGTH_NOT_INTEGER = 'content-length header must be an integer.'
 
 
 def _typed_body(fn, state):
     """``fn`` bound to ``state``, refusing a body without a content type.
 
-    As Placement, before any handler runs: a request with a
-    ``Content-Length`` above 0 and no ``Content-Type`` is a 400 (an empty
-    body without one gets the handlers' 415).
+    As Placement, before any handler runs: a request whose
+    ``Content-Length`` is not an integer is a 400, one with a
+    ``Content-Length`` above 0 and no ``Content-Type`` too (an empty body
+    without one gets the handlers' 415).
     """
 
     def handler(req, resp, **kw):
+        if BAD_CONTENT_LENGTH in req.env:
+            req.env[BARE_ERROR] = True
+            raise errors.HTTPError(
+                400, CONTENT_LENGTH_NOT_INTEGER, exception.UNDEFINED
+            )
         if req.content_length and not req.content_type:
             req.env[BARE_ERROR] = True
             raise errors.HTTPError(

@@ -281,6 +281,13 @@ RULES = BASE_RULES + [
         [('GET', '/nimbus/allocations')],
     ),
     _rule(
+        'placement:nimbus:provider_usages:list',
+        ADMIN_OR_SERVICE,
+        "List every provider's inventories and usages (Nimbus's own "
+        'route, for nimbus hosts).',
+        [('GET', '/nimbus/provider_usages')],
+    ),
+    _rule(
         'placement:allocation_candidates:list',
         ADMIN_OR_SERVICE,
         'List allocation candidates.',

@@ -74,17 +74,75 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
         max_query_length=conf.wsgi.max_query_string_length,
         max_list_length=conf.wsgi.max_request_list_length,
     )
-    app = _placement_headers(app)
+    server_error_body = app.error_body
+    app = _placement_headers(
+        app, (auth_strategy or conf.api.auth_strategy) == 'noauth2'
+    )
     if conf.cors.allowed_origin:
         # oslo.middleware answers preflight OPTIONS and sets the
         # access-control-* headers from [cors], before authentication, as
         # in Placement's pipeline.
         app = cors.CORS(app, conf)
+    # What the HTTP server refuses itself is answered in Placement's JSON
+    # error shape too (see nimbus.common.wsgi.server).
+    app.error_body = _server_error_body(server_error_body)
     return app
 
 
-def _placement_headers(app):
-    """Two header details of Placement 16: its 201s without a body carry
+def _server_error_body(body):
+    """``body(status, detail)`` with Placement's words for the one
+    refusal it words itself: a Content-Length that is not an integer
+    (cheroot refuses it as malformed before the app runs)."""
+
+    def placement_body(status, detail):
+        words = detail.lower()
+        if (
+            status == 400
+            and 'content-length' in words
+            and 'malformed' in words
+        ):
+            detail = handler.CONTENT_LENGTH_NOT_INTEGER
+        return body(status, detail)
+
+    return placement_body
+
+
+def _is_integer(value):
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _request_as_placement(environ, noauth):
+    """Two request details as Placement 16 reads them, before the
+    framework does. A ``Content-Length`` that is not an integer is set
+    aside for the handler's 400 (the framework would refuse it in its own
+    words). With noauth2, an ``X-Project-Id`` header names the request's
+    project, as in Placement's noauth middleware, whose context prefers
+    that header to the project in the token (``user[:project]``); a
+    system-scoped request still has none."""
+    length = environ.get('CONTENT_LENGTH')
+    if length and not _is_integer(length):
+        environ[handler.BAD_CONTENT_LENGTH] = length
+        environ['CONTENT_LENGTH'] = ''
+    if noauth:
+        project = environ.get('HTTP_X_PROJECT_ID')
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        if (
+            project
+            and token
+            and not environ.get('HTTP_OPENSTACK_SYSTEM_SCOPE')
+        ):
+            user = token.partition(':')[0]
+            environ['HTTP_X_AUTH_TOKEN'] = '%s:%s' % (user, project)
+
+
+def _placement_headers(app, noauth=False):
+    """Reads the request as Placement does (:func:`_request_as_placement`)
+    and gives the answer two header details of Placement 16: its 201s
+    without a body carry
     no content-type (Falcon adds its default media type to them; 204s it
     leaves alone), and its errors raised outside the handlers' own error
     handling carry no ``vary`` (:data:`handler.BARE_ERROR`, an unknown
@@ -111,6 +169,7 @@ def _placement_headers(app):
                     headers = [h for h in headers if h[0].lower() != 'vary']
             return start_response(status, headers, exc_info)
 
+        _request_as_placement(environ, noauth)
         return app(environ, start)
 
     return filtered

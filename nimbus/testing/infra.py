@@ -108,6 +108,13 @@ def port_open(host, port, timeout=1.0):
         return False
 
 
+def free_port():
+    """A TCP port of 127.0.0.1 free right now (the kernel's pick)."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
 def rabbit_vhost():
     """Create a fresh RabbitMQ vhost; returns (url, cleanup)."""
     host, port = rabbit_address()
@@ -139,7 +146,9 @@ def rabbit_vhost():
     return url, cleanup
 
 
-def _fresh_database(server, kind):
+def fresh_database(server, kind):
+    """A fresh database on ``server`` (a URL naming no database) of
+    ``kind`` (``mysql`` or ``postgresql``); returns (url, cleanup)."""
     import sqlalchemy as sa
 
     name = 'nimbus_test_%s' % uuid.uuid4().hex[:10]
@@ -176,12 +185,12 @@ def _fresh_database(server, kind):
 
 def mysql_database():
     """A fresh MariaDB/MySQL database; returns (url, cleanup)."""
-    return _fresh_database(server_url('mysql'), 'mysql')
+    return fresh_database(server_url('mysql'), 'mysql')
 
 
 def postgresql_database():
     """A fresh PostgreSQL database; returns (url, cleanup)."""
-    return _fresh_database(server_url('postgresql'), 'postgresql')
+    return fresh_database(server_url('postgresql'), 'postgresql')
 
 
 def database(kind):

@@ -5,11 +5,7 @@ again).
 """
 
 import os
-import shutil
-import subprocess
 import time
-
-from nimbus.testing import daemons
 
 
 def kill_and_restart(cloud, name, down_s=3.0):
@@ -97,57 +93,25 @@ def duplicate_casts(cloud, duplicated_s=15.0):
     return fault
 
 
-def rabbitmq_restart(down_s=3.0):
-    """``rabbitmqctl stop_app`` / ``start_app``: every connection drops."""
-    ctl = shutil.which('rabbitmqctl')
+def rabbitmq_restart(node, down_s=3.0):
+    """``rabbitmqctl -n <node> stop_app`` / ``start_app`` on ``node``, a
+    private :class:`~nimbus.testing.private_rabbit.RabbitNode` the cloud
+    runs on (never the machine's shared RabbitMQ): every connection
+    drops."""
 
     def fault():
-        subprocess.run(
-            [ctl, 'stop_app'], check=True, capture_output=True, timeout=120
-        )
-        time.sleep(down_s)
-        subprocess.run(
-            [ctl, 'start_app'], check=True, capture_output=True, timeout=120
-        )
+        node.restart_app(down_s)
 
     return fault
 
 
-def mariadb_restart(down_s=3.0):
-    """Shut MariaDB down (``mysqladmin shutdown``) and start it again as
-    .ci/run does; waits for its port."""
+def mariadb_restart(server, down_s=3.0):
+    """A clean shutdown of ``server``, a private
+    :class:`~nimbus.testing.private_mariadb.MariaDBServer` the cloud's
+    databases live on (never the machine's shared MariaDB), and its start
+    ``down_s`` seconds later; returns once it answers SQL."""
 
     def fault():
-        subprocess.run(
-            ['mysqladmin', '-uroot', '-h127.0.0.1', 'shutdown'],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        time.sleep(down_s)
-        subprocess.run(
-            [
-                'start-stop-daemon',
-                '--start',
-                '--oknodo',
-                '--background',
-                '--exec',
-                '/usr/sbin/mariadbd',
-            ],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        daemons.wait_for(lambda: _port_open(3306), 120, 'MariaDB', [])
+        server.restart(down_s)
 
     return fault
-
-
-def _port_open(port):
-    import socket
-
-    try:
-        with socket.create_connection(('127.0.0.1', port), timeout=1):
-            return True
-    except OSError:
-        return False

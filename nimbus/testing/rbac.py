@@ -92,6 +92,9 @@ class Case:
     - ``visible(response, params) -> bool``: for project-wide lists, does
       the response show the owning project's resource (a member sees it,
       another project's member must not).
+    - ``hidden``: an admin-only route on a project's resource (a
+      server's diagnostics): another project's member gets 404, as in
+      Nova (the resource is looked up before the policy is checked).
     - ``legacy_reader_writes``: whether the legacy defaults let a reader
       of the owning project write (they do where the legacy rule is
       "the owning project"; an API without deprecated rules refuses).
@@ -106,6 +109,7 @@ class Case:
     other: int = 404
     visible: object = None
     legacy_reader_writes: bool = True
+    hidden: bool = False
 
     def expected(self, persona, mode):
         if persona == 'anonymous':
@@ -115,7 +119,7 @@ class Case:
         if persona == 'admin':
             return self.ok
         if self.access in (Access.ADMIN, Access.SERVICE):
-            return 403
+            return 404 if self.hidden and persona == 'other' else 403
         if self.access is Access.USER_OWNED:
             # The owner is the member persona; anyone else naming that
             # user (``user_id``) is refused by the policy.

@@ -16,10 +16,14 @@ boots: the struck service serves again. The table (``make test-faults``
 prints it) gives servers, ACTIVE, ERROR, stuck, leaked and missing
 allocations, orphan ARQs, ARQ mismatches and the seconds to recover.
 
+The cloud runs on a RabbitMQ node and a MariaDB server of its own
+(:mod:`nimbus.testing.private_rabbit`, :mod:`nimbus.testing.private_mariadb`):
+the RabbitMQ and MariaDB restart rows restart those, never the machine's
+shared services.
+
 ``make test`` runs the quick rows (a kill -9 of the compute and of the
 scheduler, 60 boots each); ``make test-faults`` runs every row with 200
-boots, including the RabbitMQ and MariaDB restarts, which disturb every
-user of those servers on the machine.
+boots, including the RabbitMQ and MariaDB restarts.
 """
 
 from urllib import parse
@@ -31,6 +35,8 @@ from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
 from nimbus.testing import faults
 from nimbus.testing import injectors
+from nimbus.testing import private_mariadb
+from nimbus.testing import private_rabbit
 from nimbus.testing import tcp_proxy
 from tests.faults import conftest
 
@@ -54,18 +60,16 @@ def _through(proxy, url):
 
 @pytest.fixture(scope='module')
 def cloud(tmp_path_factory):
-    from nimbus.testing import infra
-
     cleanups = []
     try:
-        buses = []
-        for _ in range(2):
-            url, cleanup = infra.rabbit_vhost()
-            cleanups.append(cleanup)
-            buses.append(url)
+        rabbit = private_rabbit.RabbitNode().__enter__()
+        cleanups.append(rabbit.stop)
+        mariadb = private_mariadb.MariaDBServer().__enter__()
+        cleanups.append(mariadb.stop)
+        buses = [rabbit.vhost(), rabbit.vhost()]
         databases = {}
         for name in ('api', 'cell0', 'cell1', 'placement', 'accelerator'):
-            url, cleanup = infra.mysql_database()
+            url, cleanup = mariadb.database()
             cleanups.append(cleanup)
             databases[name] = url
         proxy = tcp_proxy.TcpProxy(parse.urlsplit(buses[1]).port).start()
@@ -94,6 +98,8 @@ def cloud(tmp_path_factory):
         cloud.start()
         cloud.start_accelerator()
         cloud.proxy = proxy
+        cloud.rabbit = rabbit
+        cloud.mariadb = mariadb
         cloud.start_simulated(
             'c1',
             HOSTS,
@@ -237,8 +243,8 @@ FULL = [
     ),
     ('slow compute 5 s spawns', lambda c: injectors.slow(c, 'c1')),
     ('build casts twice', lambda c: injectors.duplicate_casts(c)),
-    ('RabbitMQ restart', lambda c: injectors.rabbitmq_restart()),
-    ('MariaDB restart', lambda c: injectors.mariadb_restart()),
+    ('RabbitMQ restart', lambda c: injectors.rabbitmq_restart(c.rabbit)),
+    ('MariaDB restart', lambda c: injectors.mariadb_restart(c.mariadb)),
 ]
 
 

@@ -104,7 +104,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     assert 'synced: cell database of this node' in _db_sync(
         tmp_path, fresh_url
     )
-    assert _version(fresh_url) == '0004'  # the head
+    assert _version(fresh_url) == '0005'  # the head
     assert 'stats' in _columns(fresh_url)
     # 0003: the instance's server group and the build's alternates.
     assert {'instance_group_uuid', 'build_alternates'} <= _columns(
@@ -112,6 +112,10 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     )
     # 0004: what only the compute API reads back.
     assert 'server_attributes' in _columns(fresh_url, 'instances')
+    # 0005: the lock and the instance actions with their events.
+    assert {'locked_by', 'locked_reason'} <= _columns(fresh_url, 'instances')
+    assert 'request_id' in _columns(fresh_url, 'instance_actions')
+    assert 'action_id' in _columns(fresh_url, 'instance_actions_events')
 
     db = common_db.get_database(fresh_url)
     try:
@@ -159,7 +163,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
 
     # A second sync is a no-op; the downgrade drops the column again.
     _db_sync(tmp_path, fresh_url)
-    assert _version(fresh_url) == '0004'
+    assert _version(fresh_url) == '0005'
     alembic_command.downgrade(_alembic(fresh_url), '0001')
     assert _version(fresh_url) == '0001'
     assert 'stats' not in _columns(fresh_url)

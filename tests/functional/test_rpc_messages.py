@@ -393,6 +393,62 @@ CALLS = {
         'group_members',
         {'group_uuid': ['g']},
     ),
+    'instance_update-unknown-task-state': (
+        'cell',
+        'conductor',
+        None,
+        'instance_update',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'expected_vm_states': ['active'],
+            'updates': {'task_state': None},
+            'expected_task_states': ['teleporting'],
+        },
+    ),
+    'instance_action_event-event-is-a-string': (
+        'cell',
+        'conductor',
+        None,
+        'instance_action_event',
+        {'event': 'garbage'},
+    ),
+    'instance_action_event-finish-without-result': (
+        'cell',
+        'conductor',
+        None,
+        'instance_action_event',
+        {
+            'event': {
+                'instance_uuid': str(uuid.uuid4()),
+                'request_id': 'req-1',
+                'event': 'compute_stop_instance',
+                'host': 'host-1',
+                'phase': 'finish',
+                'time': '2026-11-28T16:00:00',
+            }
+        },
+    ),
+    'reclaimable-negative-seconds': (
+        'cell',
+        'conductor',
+        None,
+        'reclaimable',
+        {'host': 'host-1', 'seconds': -1},
+    ),
+    'get_console_output-length-is-a-string': (
+        'cell',
+        'compute',
+        'host-1',
+        'get_console_output',
+        {'instance_uuid': str(uuid.uuid4()), 'length': 'ten'},
+    ),
+    'get_diagnostics-missing-uuid': (
+        'cell',
+        'compute',
+        'host-1',
+        'get_diagnostics',
+        {},
+    ),
     'cell-conductor-unknown-method': ('cell', 'conductor', None, NO_SUCH, {}),
 }
 
@@ -658,6 +714,42 @@ CASTS = {
         'host-1',
         'terminate_instance',
         {},
+    ),
+    'stop_instance-missing-request-id': (
+        'cell',
+        'compute',
+        'host-1',
+        'stop_instance',
+        {'instance_uuid': str(uuid.uuid4())},
+    ),
+    'reboot_instance-warm-reboot': (
+        'cell',
+        'compute',
+        'host-1',
+        'reboot_instance',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'request_id': 'req-1',
+            'reboot_type': 'WARM',
+        },
+    ),
+    'snapshot_instance-missing-image': (
+        'cell',
+        'compute',
+        'host-1',
+        'snapshot_instance',
+        {'instance_uuid': str(uuid.uuid4()), 'request_id': 'req-1'},
+    ),
+    'rebuild_instance-image-is-a-number': (
+        'cell',
+        'compute',
+        'host-1',
+        'rebuild_instance',
+        {
+            'instance_uuid': str(uuid.uuid4()),
+            'request_id': 'req-1',
+            'image_ref': 7,
+        },
     ),
     'compute-unknown-method': ('cell', 'compute', 'host-1', NO_SUCH, {}),
 }

@@ -4,29 +4,34 @@ The broker's application is stopped and started again (every connection of
 every daemon drops). The daemons reconnect on their own, the servers booted
 before stay ACTIVE, and servers booted after the restart build normally.
 
-Marked ``broker_restart``: it disturbs every RabbitMQ user on the machine,
-so ``make test`` runs it alone, after the parallel run.
+The broker is a private RabbitMQ node of this test
+(:class:`nimbus.testing.private_rabbit.RabbitNode`: own node name, ports,
+epmd and data directory); the machine's RabbitMQ is never stopped, so the
+test runs in the parallel run with the others. Marked ``broker_restart`` to
+select it.
 """
-
-import shutil
-import subprocess
-import time
 
 import pytest
 
-from nimbus.testing import infra
+from nimbus.testing import private_rabbit
 from tests.integration import test_daemons as helpers
 
 pytestmark = [pytest.mark.integration, pytest.mark.broker_restart]
 
 
-def _rabbitmqctl(*args):
-    subprocess.run(
-        [shutil.which('rabbitmqctl')] + list(args),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+@pytest.fixture
+def rabbit(tmp_path):
+    # Under tmp_path: the node's logs stay behind for a failed run.
+    with private_rabbit.RabbitNode(base_dir=str(tmp_path / 'rabbit')) as node:
+        yield node
+
+
+class _OnNode:
+    """``fresh`` with its vhosts on the private node."""
+
+    def __init__(self, fresh, node):
+        self.database = fresh.database
+        self.vhost = node.vhost
 
 
 def _boot(api, flavor, image, names):
@@ -52,8 +57,8 @@ def _all_active(api, ids, cloud):
     helpers._wait(active, 180, 'servers to become ACTIVE', cloud)
 
 
-def test_broker_restart_loses_nothing(tmp_path, fresh):
-    cloud = helpers._cloud(tmp_path, fresh, 'mysql')
+def test_broker_restart_loses_nothing(tmp_path, fresh, rabbit):
+    cloud = helpers._cloud(tmp_path, _OnNode(fresh, rabbit), 'mysql')
     try:
         cloud.start()
         api = helpers._ready(cloud)
@@ -62,13 +67,11 @@ def test_broker_restart_loses_nothing(tmp_path, fresh):
         before = _boot(api, flavor, image, ['before-%d' % i for i in range(5)])
         _all_active(api, before, cloud)
 
-        _rabbitmqctl('stop_app')
-        time.sleep(3)
-        _rabbitmqctl('start_app')
-        deadline = time.monotonic() + 60
-        while not infra.port_open(*infra.rabbit_address()):
-            assert time.monotonic() < deadline, 'RabbitMQ did not come back'
-            time.sleep(0.5)
+        connections = rabbit.ctl(
+            'list_connections', '-q', '--no-table-headers'
+        )
+        assert connections.strip(), 'the daemons are not on the private node'
+        rabbit.restart_app(down_s=3)
 
         after = _boot(api, flavor, image, ['after-%d' % i for i in range(5)])
         _all_active(api, before + after, cloud)

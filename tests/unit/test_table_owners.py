@@ -47,6 +47,8 @@ OWNERS = {
     'build_attempts': 'nimbus.db.cell_instances',
     'services': 'nimbus.db.cell_services',
     'compute_nodes': 'nimbus.db.cell_services',
+    'instance_actions': 'nimbus.db.instance_actions',
+    'instance_actions_events': 'nimbus.db.instance_actions',
 }
 
 MODEL_MODULES = {

@@ -4,8 +4,6 @@
 """
 
 import json
-import secrets
-import string
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -294,11 +292,6 @@ def _check_key_and_groups(req, server):
             raise util.bad_request('Security group %s not found.' % name)
 
 
-def _password(length=12):
-    alphabet = string.ascii_letters + string.digits
-    return ''.join(secrets.choice(alphabet) for _ in range(length))
-
-
 def _check_quota(req, server, flavor, min_count, max_count):
     """How many servers to create (Nova lowers ``max_count`` to what the
     project's quotas allow, never below ``min_count``); 403 over quota."""
@@ -428,7 +421,7 @@ def create(req, resp):
             )
         except quota_usage.QuotaExceeded as exc:
             raise errors.forbidden(str(exc))
-    reservation_id = 'r-' + _password(8).lower()
+    reservation_id = 'r-' + util.generate_password(8).lower()
     now = util.isotime(util.utcnow())
     instances = []
     for index, uuid in enumerate(uuids):
@@ -506,6 +499,8 @@ def create(req, resp):
         }
     )
     if deps.conf.api.enable_instance_password:
-        first['adminPass'] = server.get('adminPass') or _password()
+        first['adminPass'] = (
+            server.get('adminPass') or util.generate_password()
+        )
     resp.set_header('Location', first['links'][0]['href'])
     resp.media = {'server': first}

@@ -148,11 +148,11 @@ def detail(req, record, is_admin_view=None):
                     'OS-EXT-SRV-ATTR:kernel_id': '',
                     'OS-EXT-SRV-ATTR:ramdisk_id': '',
                     'OS-EXT-SRV-ATTR:root_device_name': None,
-                    'OS-EXT-SRV-ATTR:user_data': None,
+                    'OS-EXT-SRV-ATTR:user_data': record.get('user_data'),
                 }
             )
     if version >= (2, 9):
-        body['locked'] = False
+        body['locked'] = bool(record.get('locked_by'))
     if version >= (2, 16) and is_admin_view:
         body['host_status'] = 'UP' if record.get('host') else ''
     if version >= (2, 19):
@@ -162,7 +162,7 @@ def detail(req, record, is_admin_view=None):
     if version >= (2, 63):
         body['trusted_image_certificates'] = None
     if version >= (2, 73):
-        body['locked_reason'] = None
+        body['locked_reason'] = record.get('locked_reason')
     if version >= (2, 96):
         body['pinned_availability_zone'] = record.get(
             'pinned_availability_zone'

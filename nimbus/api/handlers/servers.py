@@ -17,6 +17,7 @@ from nimbus.api import util
 from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_minimal
 from nimbus.api.handlers import server_views
+from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import server_groups as group_obj
 from nimbus.api.objects import server_list
 from nimbus.api.objects import servers as server_obj
@@ -285,7 +286,7 @@ def show(req, resp, server_id):
 
 
 # What Nova's update response leaves out of the detail view.
-_NOT_IN_UPDATE = (
+NOT_IN_UPDATE = (
     'key_name',
     'security_groups',
     'config_drive',
@@ -294,7 +295,7 @@ _NOT_IN_UPDATE = (
     'OS-EXT-AZ:availability_zone',
     'fault',
 )
-_NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
+NOT_IN_UPDATE_PREFIXES = ('OS-EXT-SRV-ATTR:', 'OS-EXT-STS:', 'OS-SRV-USG:')
 
 _UPDATE_FIELDS = {
     'name': 'display_name',
@@ -324,8 +325,8 @@ def update(req, resp, server_id):
     view = {
         key: value
         for key, value in shown.items()
-        if key not in _NOT_IN_UPDATE
-        and not key.startswith(_NOT_IN_UPDATE_PREFIXES)
+        if key not in NOT_IN_UPDATE
+        and not key.startswith(NOT_IN_UPDATE_PREFIXES)
     }
     if version >= (2, 71):
         view['server_groups'] = group_obj.of_instance(
@@ -350,6 +351,8 @@ def delete(req, resp, server_id):
     record = get_authorized(req, server_id, policies.SERVERS % 'delete')
     deps = util.deps(req)
     ctx = util.ctx(req)
+    if record.get('locked_by') and not ctx.is_admin:
+        raise util.conflict('Instance %s is locked' % server_id)
     cell = record['cell']
     if cell is None:
         if server_obj.delete_build_request(deps.api_db, server_id):
@@ -367,11 +370,55 @@ def delete(req, resp, server_id):
         )
     ):
         _local_delete(req, cell, server_id, host)
+    elif _soft_deletes(deps, record):
+        _soft_delete(req, record)
     elif server_obj.mark_deleting(deps.cells, cell, server_id):
         deps.compute_api(cell).terminate_instance(ctx, host, server_id)
         scheduler_cache.instance_deleted(req, host, server_id)
     server_obj.queue_for_delete(deps.api_db, server_id)
     resp.status = 204
+
+
+def _soft_deletes(deps, record):
+    """With ``[DEFAULT] reclaim_instance_interval`` a server that has run
+    is soft-deleted (as Nova: one never launched is deleted at once)."""
+    return (
+        deps.conf.reclaim_instance_interval > 0
+        and record.get('launched_at') is not None
+        and record['vm_state'] in states.ACTIONS['soft_delete'].vm_states
+    )
+
+
+def _soft_delete(req, record):
+    """Take the soft-deleting task (stamping ``deleted_at``, which the
+    reclaim reads) and have the compute shut the guest down; the server
+    ends SOFT_DELETED. One whose state changed meanwhile is deleted as
+    usual."""
+    deps = util.deps(req)
+    ctx = util.ctx(req)
+    try:
+        action_obj.begin(
+            deps.cells,
+            record,
+            'soft_delete',
+            ctx,
+            'delete',
+            then=action_obj.stamp_deleted_at(record['uuid']),
+        )
+    except (action_obj.InvalidState, action_obj.Gone):
+        if server_obj.mark_deleting(
+            deps.cells, record['cell'], record['uuid']
+        ):
+            deps.compute_api(record['cell']).terminate_instance(
+                ctx, record['host'], record['uuid']
+            )
+            scheduler_cache.instance_deleted(
+                req, record['host'], record['uuid']
+            )
+        return
+    deps.compute_api(record['cell']).soft_delete_instance(
+        ctx, record['host'], record['uuid'], ctx.request_id
+    )
 
 
 def _local_delete(req, cell, server_id, host):

@@ -80,6 +80,8 @@ def from_instance(row, cell, fault=None):
             'user_id': row.user_id,
             'host': row.host,
             'node': row.node,
+            'compute_node_uuid': row.compute_node_uuid,
+            'instance_group_uuid': row.instance_group_uuid,
             'vm_state': row.vm_state,
             'task_state': row.task_state,
             'power_state': row.power_state,
@@ -92,6 +94,9 @@ def from_instance(row, cell, fault=None):
             'launched_at': row.launched_at,
             'terminated_at': row.terminated_at,
             'deleted': row.deleted,
+            'deleted_at': row.deleted_at,
+            'locked_by': row.locked_by,
+            'locked_reason': row.locked_reason,
             'cell': cell,
             'fault': fault,
         }

@@ -4,6 +4,7 @@ import copy
 import functools
 
 from nimbus.api.schemas import common
+from nimbus.common import instance_states as states
 
 _COUNT = {
     'type': ['integer', 'string'],
@@ -179,6 +180,10 @@ def create_schema(version):
     return schema
 
 
+# Every status a server can show (the vm_states' own; task statuses
+# such as REBOOT are not filters, as in Nova).
+_STATUSES = sorted(set(states.API_STATUS.values()))
+
 LIST_QUERY = {
     'type': 'object',
     'properties': dict(
@@ -187,16 +192,7 @@ LIST_QUERY = {
             'name': {'type': 'string'},
             'status': {
                 'type': 'string',
-                'enum': [
-                    'ACTIVE',
-                    'BUILD',
-                    'ERROR',
-                    'DELETED',
-                    'active',
-                    'build',
-                    'error',
-                    'deleted',
-                ],
+                'enum': _STATUSES + [s.lower() for s in _STATUSES],
             },
             'host': {'type': 'string'},
             'node': {'type': 'string'},

@@ -159,6 +159,15 @@ class ProviderTreeCalls:
         provider['created'] = True
         return provider
 
+    def provider_traits(self, ctxt, rp_uuid):
+        """The trait names of one provider."""
+        return self._check(
+            self.request(
+                ctxt, 'GET', '/resource_providers/%s/traits' % rp_uuid
+            ),
+            'traits of %s' % rp_uuid,
+        ).json()['traits']
+
     def get_provider_tree(self, ctxt, root_uuid):
         """Every provider of a tree with inventories, traits, aggregates."""
         response = self.request(

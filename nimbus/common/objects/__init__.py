@@ -1,6 +1,7 @@
 """Contracts: the typed, versioned objects whose primitives cross a
 process (docs/contracts.md lists them with their versions)."""
 
+from nimbus.common.objects.action_event import ActionEvent  # noqa: F401
 from nimbus.common.objects.base import MalformedPrimitive  # noqa: F401
 from nimbus.common.objects.base import VERSION_KEY  # noqa: F401
 from nimbus.common.objects.build_request import BuildRequest  # noqa: F401

@@ -81,3 +81,65 @@ class ComputeDriver(abc.ABC):
         os-hypervisors uptime shows it). Default: the driver cannot tell
         (NotImplementedError; the API answers 501)."""
         raise NotImplementedError()
+
+    # Actions on a guest that stays on this host (issue 24, section 1).
+    # Each raises GuestNotFound (nimbus.compute.exception) for a guest the
+    # driver does not run; the defaults cannot do them.
+
+    def power_off(self, instance_uuid):
+        """Shut the guest down."""
+        raise NotImplementedError()
+
+    def power_on(self, instance_uuid):
+        """Start a guest that is shut down."""
+        raise NotImplementedError()
+
+    def reboot(self, instance_uuid, reboot_type):
+        """Reboot the guest (``SOFT`` or ``HARD``); it ends running."""
+        raise NotImplementedError()
+
+    def pause(self, instance_uuid):
+        raise NotImplementedError()
+
+    def unpause(self, instance_uuid):
+        raise NotImplementedError()
+
+    def suspend(self, instance_uuid):
+        raise NotImplementedError()
+
+    def resume(self, instance_uuid):
+        raise NotImplementedError()
+
+    def rescue(self, instance_uuid, rescue_image_ref):
+        """Boot the guest from ``rescue_image_ref`` with its disk
+        attached."""
+        raise NotImplementedError()
+
+    def unrescue(self, instance_uuid):
+        raise NotImplementedError()
+
+    def rebuild(self, instance_uuid, image_ref, preserve_ephemeral, power_on):
+        """Re-create the guest's root disk from ``image_ref`` (keeping the
+        ephemeral disk with ``preserve_ephemeral``); it ends running, or
+        shut down without ``power_on``."""
+        raise NotImplementedError()
+
+    def snapshot(self, instance_uuid, image_id):
+        """Copy the guest's root disk into image ``image_id``."""
+        raise NotImplementedError()
+
+    def set_admin_password(self, instance_uuid, password):
+        raise NotImplementedError()
+
+    def get_console_output(self, instance_uuid):
+        """The guest's console log (text)."""
+        raise NotImplementedError()
+
+    def get_diagnostics(self, instance_uuid):
+        """The guest's diagnostics, Nova's 2.48 shape (a dict)."""
+        raise NotImplementedError()
+
+    def power_state(self, instance_uuid):
+        """The guest's power state (Nova's numbers; NOSTATE when it has
+        none here)."""
+        raise NotImplementedError()

@@ -22,6 +22,31 @@ from nimbus.compute.virt import driver
 
 LOG = logging.getLogger(__name__)
 
+# Nova's power states.
+NOSTATE = 0
+RUNNING = 1
+PAUSED = 3
+SHUTDOWN = 4
+SUSPENDED = 7
+_POWER_NAMES = {
+    NOSTATE: 'pending',
+    RUNNING: 'running',
+    PAUSED: 'paused',
+    SHUTDOWN: 'shutdown',
+    SUSPENDED: 'suspended',
+}
+# Console lines kept per guest.
+_CONSOLE_LINES = 100
+
+
+def _console_line(instance_uuid, what):
+    return '[%s] instance-%s: %s' % (
+        time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+        instance_uuid,
+        what,
+    )
+
+
 _PGPU_NAMESPACE = uuidlib.UUID('5c8bd3a2-6a2d-4d0e-9c5e-9b2f0f6f1c11')
 
 
@@ -233,6 +258,11 @@ class FakeDriver(driver.ComputeDriver):
                 'name': instance.display_name,
                 'flavor': instance.flavor,
                 'accelerators': accel_info or [],
+                'image_ref': instance.image_ref,
+                'power': RUNNING,
+                'console': [_console_line(instance.uuid, 'booted')],
+                'boots': 1,
+                'started': time.time(),
             }
             self._save()
 
@@ -240,6 +270,185 @@ class FakeDriver(driver.ComputeDriver):
         with self._lock:
             if self._guests.pop(instance_uuid, None) is not None:
                 self._save()
+
+    # -- actions on a guest (issue 24, section 1) ---------------------------
+
+    def _change(
+        self, instance_uuid, action, allowed, power, note=None, boot=False
+    ):
+        """Move the guest from one of the ``allowed`` power states to
+        ``power`` (None: it stays as it is), with a console line; the
+        guest record."""
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            if guest is None:
+                raise exception.GuestNotFound(
+                    instance=instance_uuid, host=self.host
+                )
+            current = guest.get('power', RUNNING)
+            if power is None:
+                power = current
+            if allowed is not None and current not in allowed:
+                raise exception.GuestStateError(
+                    instance=instance_uuid,
+                    state=_POWER_NAMES.get(current, current),
+                    action=action,
+                )
+            if power == RUNNING and (boot or current != RUNNING):
+                guest['started'] = time.time()
+                guest['boots'] = guest.get('boots', 1) + 1
+            guest['power'] = power
+            console = guest.setdefault('console', [])
+            console.append(_console_line(instance_uuid, note or action))
+            del console[:-_CONSOLE_LINES]
+            self._save()
+            return guest
+
+    def power_off(self, instance_uuid):
+        self._change(instance_uuid, 'power off', None, SHUTDOWN)
+
+    def power_on(self, instance_uuid):
+        self._change(instance_uuid, 'power on', None, RUNNING)
+
+    def reboot(self, instance_uuid, reboot_type):
+        """A soft reboot needs a running guest; a hard one boots the guest
+        from any state. Either is a new boot."""
+        self._change(
+            instance_uuid,
+            'reboot',
+            (RUNNING,) if reboot_type == 'SOFT' else None,
+            RUNNING,
+            '%s reboot' % reboot_type.lower(),
+            boot=True,
+        )
+
+    def pause(self, instance_uuid):
+        self._change(instance_uuid, 'pause', (RUNNING,), PAUSED)
+
+    def unpause(self, instance_uuid):
+        self._change(instance_uuid, 'unpause', (PAUSED,), RUNNING)
+
+    def suspend(self, instance_uuid):
+        self._change(instance_uuid, 'suspend', (RUNNING,), SUSPENDED)
+
+    def resume(self, instance_uuid):
+        self._change(instance_uuid, 'resume', (SUSPENDED,), RUNNING)
+
+    def rescue(self, instance_uuid, rescue_image_ref):
+        guest = self._change(
+            instance_uuid,
+            'rescue',
+            None,
+            RUNNING,
+            'rescue boot from image %s' % rescue_image_ref,
+        )
+        with self._lock:
+            guest['rescue_image_ref'] = rescue_image_ref
+            self._save()
+
+    def unrescue(self, instance_uuid):
+        guest = self._change(instance_uuid, 'unrescue', None, RUNNING)
+        with self._lock:
+            guest.pop('rescue_image_ref', None)
+            self._save()
+
+    def rebuild(self, instance_uuid, image_ref, preserve_ephemeral, power_on):
+        if self.opts.fail_builds:
+            raise RuntimeError(
+                'simulated hypervisor failure on %s' % self.host
+            )
+        guest = self._change(
+            instance_uuid,
+            'rebuild',
+            None,
+            RUNNING if power_on else SHUTDOWN,
+            'rebuilt from image %s%s'
+            % (image_ref, ', ephemeral kept' if preserve_ephemeral else ''),
+        )
+        with self._lock:
+            guest['image_ref'] = image_ref
+            guest['rebuilds'] = guest.get('rebuilds', 0) + 1
+            self._save()
+
+    def snapshot(self, instance_uuid, image_id):
+        """The simulated guest has no disk to copy: the snapshot is the
+        image record the compute API made; the guest keeps running."""
+        self._change(
+            instance_uuid,
+            'snapshot',
+            None,
+            None,
+            'snapshot into image %s' % image_id,
+        )
+
+    def set_admin_password(self, instance_uuid, password):
+        # Only the fact is kept (never the password).
+        self._change(
+            instance_uuid, 'set password', (RUNNING,), RUNNING, 'password set'
+        )
+
+    def get_console_output(self, instance_uuid):
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            if guest is None:
+                raise exception.GuestNotFound(
+                    instance=instance_uuid, host=self.host
+                )
+            return ''.join(line + '\n' for line in guest.get('console', []))
+
+    def power_state(self, instance_uuid):
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            return NOSTATE if guest is None else guest.get('power', RUNNING)
+
+    def get_diagnostics(self, instance_uuid):
+        """Nova's 2.48 diagnostics of the simulated guest: its flavor's
+        CPUs, memory and disk, figures that grow with its uptime."""
+        with self._lock:
+            guest = self._guests.get(instance_uuid)
+            if guest is None:
+                raise exception.GuestNotFound(
+                    instance=instance_uuid, host=self.host
+                )
+            guest = dict(guest)
+        flavor = guest.get('flavor') or {}
+        power = guest.get('power', RUNNING)
+        uptime = (
+            int(time.time() - guest.get('started', self._started))
+            if power == RUNNING
+            else 0
+        )
+        vcpus = int(flavor.get('vcpus') or 1)
+        memory_mb = int(flavor.get('memory_mb') or 0)
+        return {
+            'state': _POWER_NAMES.get(power, 'pending'),
+            # Nova's Diagnostics takes one of its drivers' names (libvirt,
+            # xenapi, vmwareapi, ironic, hyperv); its fake driver says
+            # libvirt, and so does this one.
+            'driver': 'libvirt',
+            'hypervisor': self.opts.hypervisor_type.lower(),
+            'hypervisor_os': 'fake-os',
+            'uptime': uptime,
+            'config_drive': False,
+            'num_cpus': vcpus,
+            'num_nics': 0,
+            'num_disks': 1,
+            'cpu_details': [
+                {'id': i, 'time': uptime * 1000000000, 'utilisation': None}
+                for i in range(vcpus)
+            ],
+            'nic_details': [],
+            'disk_details': [
+                {
+                    'read_bytes': 0,
+                    'read_requests': 0,
+                    'write_bytes': 0,
+                    'write_requests': 0,
+                    'errors_count': 0,
+                }
+            ],
+            'memory_details': {'maximum': memory_mb, 'used': 0},
+        }
 
     def list_instances(self):
         with self._lock:

@@ -121,7 +121,7 @@ class Checks:
                 )
             if (
                 record is not None
-                and record.vm_state == states.ACTIVE
+                and record.vm_state in states.HOLDS_HOST
                 and record.task_state != states.DELETING
                 and not record.cell.is_cell0
                 and uuid not in snap.consumers
@@ -131,7 +131,11 @@ class Checks:
                         'active_without_allocation',
                         uuid,
                         record.cell.name,
-                        'ACTIVE in %s with no allocation' % record.cell.name,
+                        '%s in %s with no allocation'
+                        % (
+                            states.api_status(record.vm_state),
+                            record.cell.name,
+                        ),
                     )
                 )
         return found

@@ -91,6 +91,10 @@ class Instance(TimestampMixin, Base):
     build_alternates = sa.Column(JSONText, nullable=True)
     # 0004: what only the compute API reads back (nimbus.common.server_attributes).
     server_attributes = sa.Column(JSONText, nullable=True)
+    # 0005: who locked the server ('owner' or 'admin'; NULL: unlocked)
+    # and why (2.73).
+    locked_by = sa.Column(sa.String(32), nullable=True)
+    locked_reason = sa.Column(sa.String(255), nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
     terminated_at = sa.Column(sa.DateTime, nullable=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)
@@ -119,3 +123,47 @@ class BuildAttempt(Base):
     result = sa.Column(sa.String(32), nullable=False)
     reason = sa.Column(sa.Text, nullable=True)
     created_at = sa.Column(sa.DateTime, default=utcnow, nullable=False)
+
+
+class InstanceAction(Base):
+    """One user request on an instance (os-instance-actions, migration
+    0005): who asked for what, and when it ended."""
+
+    __tablename__ = 'instance_actions'
+    __table_args__ = (
+        sa.Index(
+            'instance_actions_instance_uuid_request_id',
+            'instance_uuid',
+            'request_id',
+        ),
+    )
+    id = sa.Column(sa.Integer, primary_key=True)
+    action = sa.Column(sa.String(255), nullable=False)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    request_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=False, default=utcnow)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    message = sa.Column(sa.String(255), nullable=True)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class InstanceActionEvent(Base):
+    """One step of an instance action on a service (migration 0005)."""
+
+    __tablename__ = 'instance_actions_events'
+    id = sa.Column(sa.Integer, primary_key=True)
+    action_id = sa.Column(
+        sa.Integer,
+        sa.ForeignKey('instance_actions.id'),
+        nullable=False,
+        index=True,
+    )
+    event = sa.Column(sa.String(255), nullable=False)
+    start_time = sa.Column(sa.DateTime, nullable=False, default=utcnow)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    result = sa.Column(sa.String(255), nullable=True)
+    traceback = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    details = sa.Column(sa.Text, nullable=True)

@@ -34,6 +34,8 @@ _UPDATABLE = {
     'availability_zone',
     'build_alternates',
     'deleted_at',
+    'image_ref',
+    'locked_by',
 }
 
 
@@ -166,15 +168,35 @@ def _leaves_a_delete(updates):
     return new_state is not None or task != states.DELETING
 
 
+def _task_in(task_states):
+    named = [t for t in task_states if t is not None]
+    clauses = []
+    if named:
+        clauses.append(models.Instance.task_state.in_(named))
+    if None in task_states:
+        clauses.append(models.Instance.task_state.is_(None))
+    return sa.or_(*clauses) if clauses else sa.false()
+
+
 def transition(
-    session, instance_uuid, expected_vm_states, updates, expected_host=None
+    session,
+    instance_uuid,
+    expected_vm_states,
+    updates,
+    expected_host=None,
+    expected_task_states=None,
 ):
     """Compare-and-swap. Returns the updated row, or None when the instance
     is not in one of ``expected_vm_states`` (or does not exist), or, with
     ``expected_host``, is no longer on that host, or when a delete has
     begun (task_state ``deleting``) and the update would take the task
     from it without finishing the delete (a build's last swap, or its
-    failure, arriving after the delete began: the user's delete wins)."""
+    failure, arriving after the delete began: the user's delete wins).
+
+    ``expected_task_states`` (a list, None among them for "no task"): the
+    swap holds only while the instance's task is one of them (a server
+    action takes its task only when none is under way; the compute ends
+    only the task it was asked to do)."""
     updates = dict(updates)
     fault = updates.pop('fault', None)
     unknown = set(updates) - _UPDATABLE
@@ -199,6 +221,8 @@ def transition(
     )
     if expected_host is not None:
         query = query.where(models.Instance.host == expected_host)
+    if expected_task_states is not None:
+        query = query.where(_task_in(expected_task_states))
     if _leaves_a_delete(updates):
         query = query.where(
             sa.or_(
@@ -352,7 +376,7 @@ def group_members(session, group_uuid, exclude=None):
         models.Instance.instance_group_uuid == group_uuid,
         models.Instance.deleted.is_(False),
         models.Instance.host.is_not(None),
-        models.Instance.vm_state.in_([states.BUILDING, states.ACTIVE]),
+        models.Instance.vm_state.in_((states.BUILDING,) + states.HOLDS_HOST),
     )
     if exclude:
         query = query.where(models.Instance.uuid != exclude)

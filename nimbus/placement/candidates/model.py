@@ -157,7 +157,16 @@ class Snapshot:
             for i, rc in enumerate(self.rc_sequence)
             if rc not in _RC_ORDER
         }
-        self.traits = frozenset(traits)
+        # ``traits`` in a sequence come in id order, the order Placement
+        # lists a provider's traits in (its resource_provider_traits rows);
+        # given as a set, summaries list traits by name
+        trait_seq = tuple(traits)
+        trait_rank = (
+            {}
+            if isinstance(traits, (set, frozenset))
+            else {t: i for i, t in enumerate(trait_seq)}
+        )
+        self.traits = frozenset(trait_seq)
 
         children: dict[str, list[str]] = {}
         by_trait: dict[str, set[str]] = {}
@@ -210,7 +219,12 @@ class Snapshot:
             fit[uuid] = pfit
             summ.sort(key=lambda item: rc_order(item[0], custom_rank))
             summary_resources[uuid] = tuple(summ)
-            sorted_traits[uuid] = tuple(sorted(p.traits))
+            sorted_traits[uuid] = tuple(
+                sorted(
+                    p.traits,
+                    key=lambda t: (trait_rank.get(t, len(trait_rank)), t),
+                )
+            )
 
         self.children = {k: tuple(sorted(v)) for k, v in children.items()}
         self.has_trees = bool(children)

@@ -200,6 +200,18 @@ def failed_validating(error):
     return 'Failed validating %r in schema%s.' % (error.validator, path)
 
 
+def require_json(req):
+    """415 unless the request's body is declared JSON."""
+    content_type = (req.content_type or '').split(';')[0].strip().lower()
+    if content_type != 'application/json':
+        raise errors.HTTPError(
+            415,
+            'The media type %s is not supported, use application/json'
+            % (content_type or 'None'),
+            exception.UNDEFINED,
+        )
+
+
 def body(req, schema):
     """The request's JSON body validated against ``schema`` (415/400)."""
     data = json_body(req, None, exception.UNDEFINED)

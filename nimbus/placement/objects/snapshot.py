@@ -178,11 +178,12 @@ class SnapshotCache:
         self._providers = providers
         self._rc_names = rc_names
         self._trait_names = trait_names
-        # in id order: a summary lists custom classes as they were created
+        # in id order: a summary lists custom classes, and a provider its
+        # traits, as they were created (as Placement's database reads them)
         self._snapshot = model.Snapshot(
             providers.values(),
             [rc_names[i] for i in sorted(rc_names)],
-            trait_names.values(),
+            [trait_names[i] for i in sorted(trait_names)],
         )
         self._state = state
 
@@ -252,7 +253,7 @@ class SnapshotCache:
             providers,
             state,
             [rc_names[i] for i in sorted(rc_names)],
-            trait_names.values(),
+            [trait_names[i] for i in sorted(trait_names)],
         )
 
     @staticmethod

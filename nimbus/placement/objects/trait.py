@@ -35,7 +35,11 @@ def sync_standard(conn):
 
 
 def list_names(conn, names=None, prefix=None, associated=None):
-    query = sa.select(m.TRAIT.c.name).order_by(m.TRAIT.c.name)
+    """Trait names in Placement's order: by name when picked by name
+    (``name=in:``, read through the name index there), else as created."""
+    query = sa.select(m.TRAIT.c.name).order_by(
+        m.TRAIT.c.name if names is not None else m.TRAIT.c.id
+    )
     if names is not None:
         query = query.where(m.TRAIT.c.name.in_(list(names)))
     if prefix is not None:
@@ -87,6 +91,7 @@ _PROVIDER_TRAITS = (
     sa.select(m.TRAIT.c.name)
     .select_from(m.RPT.join(m.TRAIT, m.TRAIT.c.id == m.RPT.c.trait_id))
     .where(m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
+    .order_by(m.RPT.c.trait_id)
 )
 _TRAIT_IDS = sa.select(m.RPT.c.trait_id).where(
     m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
@@ -97,9 +102,8 @@ PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
 
 
 def provider_traits(conn, rp_id):
-    return sorted(
-        r[0] for r in conn.execute(_PROVIDER_TRAITS, {'b_rp': rp_id})
-    )
+    """A provider's trait names in id order (as Placement lists them)."""
+    return [r[0] for r in conn.execute(_PROVIDER_TRAITS, {'b_rp': rp_id})]
 
 
 def set_provider_traits(conn, rp_id, generation, names, have=None):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
+from nimbus.extra_specs import image_fit
 from nimbus.extra_specs.ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
@@ -167,21 +168,6 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         return 'passes'
 
 
-_ARCH_KEYS = ('hw_architecture', 'architecture')
-_HV_KEYS = ('img_hv_type', 'hypervisor_type')
-_MODE_KEYS = ('hw_vm_mode', 'vm_mode')
-
-
-def _first(props, keys):
-    for k in keys:
-        if props.get(k):
-            return str(props[k]).lower()
-    return None
-
-
-_HV_ALIASES = {'kvm': 'qemu'}
-
-
 class ImagePropertiesFilter(BaseHostFilter):
     """Passes hosts that can run the image: its architecture (``hw_architecture``),
     hypervisor type (``img_hv_type``), VM mode (``hw_vm_mode``) must appear together in
@@ -196,18 +182,11 @@ class ImagePropertiesFilter(BaseHostFilter):
     run_filter_once_per_request = True
 
     def _wanted(self, spec):
-        def compute():
-            props = spec.image_props
-            arch, hv, mode = (
-                _first(props, _ARCH_KEYS),
-                _first(props, _HV_KEYS),
-                _first(props, _MODE_KEYS),
-            )
-            hv = _HV_ALIASES.get(hv, hv)
-            version = props.get('img_hv_requested_version')
-            return arch, hv, mode, (Requirement(version) if version else None)
-
-        return cached(spec, 'image_props_wanted', compute)
+        return cached(
+            spec,
+            'image_props_wanted',
+            lambda: image_fit.wanted(spec.image_props),
+        )
 
     def is_enabled_for(self, spec):
         arch, hv, mode, version = self._wanted(spec)
@@ -228,33 +207,15 @@ class ImagePropertiesFilter(BaseHostFilter):
 
     @staticmethod
     def _passes(host_state, wanted):
-        arch, hv, mode, version = wanted
-        if version is not None and not version.matches(
-            host_state.hypervisor_version
-        ):
-            return False
-        if not (arch or hv or mode):
-            return True
-        for entry in host_state.supported_instances:
-            h_arch, h_hv, h_mode = (list(entry) + [None, None, None])[:3]
-            h_hv = _HV_ALIASES.get(str(h_hv).lower(), str(h_hv).lower())
-            if arch and str(h_arch).lower() != arch:
-                continue
-            if hv and h_hv != hv:
-                continue
-            if mode and str(h_mode).lower() != mode:
-                continue
-            return True
-        return False
+        return image_fit.fits(
+            wanted,
+            host_state.supported_instances,
+            host_state.hypervisor_version,
+        )
 
     def reject_reason(self, host_state, spec):
-        arch, hv, mode, version = self._wanted(spec)
-        if version is not None and not version.matches(
-            host_state.hypervisor_version
-        ):
-            return (
-                f'hypervisor_version {host_state.hypervisor_version} does not match '
-                f'{version.text!r}'
-            )
-        want = '/'.join(x or '*' for x in (arch, hv, mode))
-        return f'image needs {want}, host supports {host_state.supported_instances or "nothing"}'
+        return image_fit.reject_reason(
+            self._wanted(spec),
+            host_state.supported_instances,
+            host_state.hypervisor_version,
+        )

@@ -63,6 +63,55 @@ class FakeCompute:
         )
 
 
+# The compute casts of the server actions (RPC 1.2): logged as sent.
+_ACTION_CASTS = (
+    'stop_instance',
+    'start_instance',
+    'reboot_instance',
+    'pause_instance',
+    'unpause_instance',
+    'suspend_instance',
+    'resume_instance',
+    'rescue_instance',
+    'unrescue_instance',
+    'rebuild_instance',
+    'set_admin_password',
+    'soft_delete_instance',
+    'restore_instance',
+    'snapshot_instance',
+)
+
+
+def _action_cast(method):
+    def cast(self, ctx, host, instance_uuid, request_id, *args):
+        self.log.append(
+            (method, self.cell.name, host, instance_uuid, request_id) + args
+        )
+
+    cast.__name__ = method
+    return cast
+
+
+for _method in _ACTION_CASTS:
+    setattr(FakeCompute, _method, _action_cast(_method))
+
+
+def _console_output(self, ctx, host, instance_uuid, length=None):
+    self.log.append(
+        ('get_console_output', self.cell.name, host, instance_uuid)
+    )
+    return 'console of %s\n' % instance_uuid
+
+
+def _diagnostics(self, ctx, host, instance_uuid):
+    self.log.append(('get_diagnostics', self.cell.name, host, instance_uuid))
+    return {'state': 'running', 'driver': 'fake', 'num_cpus': 1}
+
+
+FakeCompute.get_console_output = _console_output
+FakeCompute.get_diagnostics = _diagnostics
+
+
 class FakeScheduler:
     def __init__(self):
         self.calls = []

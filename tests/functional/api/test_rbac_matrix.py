@@ -158,6 +158,23 @@ def _server(world):
     return {'server_id': world.server()}
 
 
+def _server_action(world):
+    """A server of p1 and one of its instance actions (a lock by its
+    member), by request id."""
+    uuid = world.server()
+    response = world.api.client.simulate_request(
+        'POST',
+        V + '/servers/%s/action' % uuid,
+        headers=world.member,
+        json={'lock': None},
+    )
+    assert response.status_code == 202, response.text
+    return {
+        'server_id': uuid,
+        'request_id': response.headers['x-openstack-request-id'],
+    }
+
+
 def _group(world):
     return {'group_id': world.group()}
 
@@ -282,6 +299,20 @@ MATRIX = {
     ),
     ('DELETE', V + '/servers/{server_id}'): Case(
         Access.PROJECT_WRITE, 204, setup=_server
+    ),
+    # server actions (os-stop stands for the owner's; os-resetState is
+    # the admins')
+    ('POST', V + '/servers/{server_id}/action'): Case(
+        Access.PROJECT_WRITE, 202, setup=_server, body={'os-stop': None}
+    ),
+    ('GET', V + '/servers/{server_id}/os-instance-actions'): Case(
+        Access.PROJECT_READ, setup=_server
+    ),
+    ('GET', V + '/servers/{server_id}/os-instance-actions/{request_id}'): Case(
+        Access.PROJECT_READ, setup=_server_action
+    ),
+    ('GET', V + '/servers/{server_id}/diagnostics'): admin(
+        setup=_server, hidden=True
     ),
     # flavors: everyone reads, admins write
     ('GET', V + '/flavors'): ANY,

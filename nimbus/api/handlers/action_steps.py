@@ -1,0 +1,86 @@
+"""The steps every server action shares: find the server under the
+action's policy, refuse a locked server or one with no host, take the
+task and cast to the compute (:func:`begin_and_cast`)."""
+
+from oslo_log import log as logging
+
+from nimbus.api import util
+from nimbus.api.handlers import servers
+from nimbus.api.objects import server_actions as action_obj
+from nimbus.common.wsgi import errors
+
+LOG = logging.getLogger(__name__)
+
+
+def server_for(req, server_id, rule):
+    """The server's record once ``rule`` allows it on the server's
+    project (404 for another project's server, 403 for your project's
+    when your roles may not)."""
+    return servers.get_authorized(req, server_id, rule)
+
+
+def check_lock(req, record):
+    """Nova's check: a locked server refuses its actions to anyone but an
+    admin."""
+    if record.get('locked_by') and not util.ctx(req).is_admin:
+        raise util.conflict('Instance %s is locked' % record['uuid'])
+
+
+def check_placed(record, api_name):
+    """The server has a cell and a host to act on (else 409, as Nova's
+    instance-not-ready)."""
+    if record['cell'] is None or not record.get('host'):
+        raise util.conflict(
+            "Cannot '%s' instance %s while it is in vm_state %s"
+            % (api_name, record['uuid'], record.get('vm_state') or 'building')
+            if record['cell'] is None
+            else 'Instance %s is not ready (it has no host).' % record['uuid']
+        )
+
+
+def begin_and_cast(
+    req,
+    record,
+    action_name,
+    recorded_as,
+    api_name,
+    cast,
+    then=None,
+    before_cast=None,
+):
+    """Take the task and start the instance action (with ``then``'s
+    changes, see :func:`nimbus.api.objects.server_actions.begin`), then
+    ``cast(compute, ctx, host, uuid, request_id)``; a cast that cannot be
+    sent gives the task back (503). ``before_cast()`` runs between the
+    two (a rebuild reads the server it answers with: once cast, the
+    compute may finish before the answer is built). Returns what
+    ``before_cast`` returned."""
+    deps = util.deps(req)
+    ctx = util.ctx(req)
+    check_placed(record, api_name)
+    try:
+        action_obj.begin(
+            deps.cells, record, action_name, ctx, recorded_as, api_name, then
+        )
+    except action_obj.InvalidState as exc:
+        raise util.conflict(str(exc))
+    except action_obj.Gone:
+        raise util.not_found('Instance', record['uuid'])
+    shown = before_cast() if before_cast is not None else None
+    try:
+        cast(
+            deps.compute_api(record['cell']),
+            ctx,
+            record['host'],
+            record['uuid'],
+            ctx.request_id,
+        )
+    except Exception:
+        LOG.exception('Could not send %s of %s', api_name, record['uuid'])
+        action_obj.undo(deps.cells, record, action_name, ctx)
+        raise errors.HTTPError(
+            503,
+            'The compute host %s could not be told to %s the server; try '
+            'again.' % (record['host'], api_name),
+        )
+    return shown

@@ -1,0 +1,246 @@
+"""A cell's ``instance_actions`` and ``instance_actions_events`` tables:
+the only module that writes SQL on them (os-instance-actions).
+
+An action is one user request on an instance (``stop``, ``reboot``, ...),
+keyed by the instance and the request id; the compute API starts it. Each
+step a service takes for it is an event (``compute_stop_instance``): the
+compute starts and finishes its events through the cell conductor
+(:class:`nimbus.common.objects.action_event.ActionEvent`), and an event
+finished with an error marks its action's ``message`` ``Error``, as Nova
+does.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nimbus.common.db import types
+from nimbus.db.cell import models
+
+Action = models.InstanceAction
+Event = models.InstanceActionEvent
+
+SUCCESS = 'Success'
+ERROR = 'Error'
+
+
+def _time(value):
+    if isinstance(value, str):
+        return datetime.datetime.fromisoformat(value.rstrip('Z'))
+    return value
+
+
+def start(session, instance_uuid, action, request_id, user_id, project_id):
+    """Record the start of ``action`` on the instance for ``request_id``;
+    the row. A second start of the same request (a retried request) gives
+    the first row back."""
+    row = _get(session, instance_uuid, request_id)
+    if row is not None:
+        return row
+    now = types.utcnow()
+    row = Action(
+        action=action,
+        instance_uuid=instance_uuid,
+        request_id=request_id,
+        user_id=user_id,
+        project_id=project_id,
+        start_time=now,
+        updated_at=now,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def start_created(session, instances, request_id):
+    """Record the ``create`` action of newly created instances (dicts
+    with ``uuid``, ``user_id``, ``project_id``) for ``request_id``, the
+    request that asked for them; the instances that have it already (a
+    retried create) are skipped."""
+    uuids = [i['uuid'] for i in instances]
+    if not uuids:
+        return
+    have = set(
+        session.execute(
+            sa.select(Action.instance_uuid).where(
+                Action.instance_uuid.in_(uuids), Action.action == 'create'
+            )
+        ).scalars()
+    )
+    now = types.utcnow()
+    session.add_all(
+        Action(
+            action='create',
+            instance_uuid=i['uuid'],
+            request_id=request_id,
+            user_id=i.get('user_id'),
+            project_id=i.get('project_id'),
+            start_time=now,
+            updated_at=now,
+        )
+        for i in instances
+        if i['uuid'] not in have
+    )
+
+
+def finish(session, instance_uuid, request_id, message=None):
+    """Mark the action ended (``message``: ``Error`` when it failed);
+    False when there is no such action."""
+    row = _get(session, instance_uuid, request_id)
+    if row is None:
+        return False
+    now = types.utcnow()
+    row.finish_time = now
+    row.updated_at = now
+    if message is not None:
+        row.message = message[:255]
+    return True
+
+
+def _get(session, instance_uuid, request_id):
+    return session.execute(
+        sa.select(Action)
+        .where(
+            Action.instance_uuid == instance_uuid,
+            Action.request_id == request_id,
+        )
+        .order_by(Action.id.desc())
+        .limit(1)
+    ).scalar()
+
+
+def event_start(session, instance_uuid, request_id, event, host, when=None):
+    """Start ``event`` of the request's action on ``host``; False when the
+    action is unknown. A start delivered twice keeps one open event."""
+    action = _get(session, instance_uuid, request_id)
+    if action is None:
+        return False
+    open_event = _open_event(session, action.id, event)
+    if open_event is None:
+        session.add(
+            Event(
+                action_id=action.id,
+                event=event,
+                start_time=_time(when) or types.utcnow(),
+                host=host,
+            )
+        )
+    action.updated_at = types.utcnow()
+    return True
+
+
+def event_finish(
+    session,
+    instance_uuid,
+    request_id,
+    event,
+    host,
+    result,
+    traceback=None,
+    details=None,
+    when=None,
+):
+    """Finish ``event`` with ``result`` (``Success`` or ``Error``); an
+    event never started is recorded started and finished now, a finish
+    delivered twice (same time and result) is recorded once. An error
+    marks the action's message ``Error``. False when the action is
+    unknown."""
+    action = _get(session, instance_uuid, request_id)
+    if action is None:
+        return False
+    now = _time(when) or types.utcnow()
+    row = _open_event(session, action.id, event)
+    if row is None and _finished_at(session, action.id, event, now, result):
+        return True  # this finish, delivered again
+    if row is None:
+        row = Event(
+            action_id=action.id, event=event, start_time=now, host=host
+        )
+        session.add(row)
+    row.finish_time = now
+    row.result = result
+    row.traceback = traceback
+    row.details = details
+    action.updated_at = types.utcnow()
+    if result == ERROR:
+        action.message = ERROR
+    return True
+
+
+def _finished_at(session, action_id, event, when, result):
+    return (
+        session.execute(
+            sa.select(Event.id).where(
+                Event.action_id == action_id,
+                Event.event == event,
+                Event.finish_time == when,
+                Event.result == result,
+            )
+        ).first()
+        is not None
+    )
+
+
+def _open_event(session, action_id, event):
+    return session.execute(
+        sa.select(Event)
+        .where(
+            Event.action_id == action_id,
+            Event.event == event,
+            Event.finish_time.is_(None),
+        )
+        .order_by(Event.id.desc())
+        .limit(1)
+    ).scalar()
+
+
+def _action_dict(row):
+    return {
+        'action': row.action,
+        'instance_uuid': row.instance_uuid,
+        'request_id': row.request_id,
+        'user_id': row.user_id,
+        'project_id': row.project_id,
+        'start_time': row.start_time,
+        'finish_time': row.finish_time,
+        'message': row.message,
+        'updated_at': row.updated_at,
+    }
+
+
+def list_for(session, instance_uuid, since=None, before=None):
+    """The instance's actions, newest first (dicts); ``since``/``before``
+    bound their ``updated_at`` (2.58)."""
+    query = sa.select(Action).where(Action.instance_uuid == instance_uuid)
+    if since is not None:
+        query = query.where(Action.updated_at >= since)
+    if before is not None:
+        query = query.where(Action.updated_at <= before)
+    rows = session.execute(
+        query.order_by(Action.start_time.desc(), Action.id.desc())
+    ).scalars()
+    return [_action_dict(r) for r in rows]
+
+
+def get(session, instance_uuid, request_id):
+    """The action with its events (oldest first), or None."""
+    row = _get(session, instance_uuid, request_id)
+    if row is None:
+        return None
+    out = _action_dict(row)
+    events = session.execute(
+        sa.select(Event).where(Event.action_id == row.id).order_by(Event.id)
+    ).scalars()
+    out['events'] = [
+        {
+            'event': e.event,
+            'start_time': e.start_time,
+            'finish_time': e.finish_time,
+            'result': e.result,
+            'traceback': e.traceback,
+            'host': e.host,
+            'details': e.details,
+        }
+        for e in events
+    ]
+    return out
