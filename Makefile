@@ -1,6 +1,8 @@
 # Nimbus: two commands for a fresh machine with Python 3.11 and make.
 #   make demo   the whole cloud in one process, boots 20 servers
-#   make test   unit, functional and integration tests
+#   make check  the fast loop after each change: lint, unit and functional
+#               tests, the big input matrices sampled (under 5 minutes)
+#   make test   what CI runs: make check plus the long families
 # Python 3.11 or newer (setup.cfg's python_requires): python3.11 when it
 # is on the PATH, else python3.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || echo python3)
@@ -8,7 +10,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo format lint soak tempest test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz
+.PHONY: demo format lint soak tempest check check-tests test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz \
+	test-matrix test-slow test-db-mysql test-db-postgresql test-daemons test-faults-quick test-soak-short test-devstack test-browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +32,7 @@ demo: $(VENV)/.installed
 # in the main run, then MariaDB and PostgreSQL). No test restarts the
 # machine's RabbitMQ or MariaDB: the broker-restart test and the fault rows
 # restart a private node/server of their own (nimbus/testing/private_rabbit.py,
-# private_mariadb.py), so they run in the parallel run. The main parallel
-# run comes last: its summary is the last line.
+# private_mariadb.py), so they run with the other daemons (test-daemons).
 PLACEMENT_DB_SUITE := tests/functional/placement tests/unit/placement/test_objects.py \
 	tests/unit/placement/test_allocation_retry.py tests/unit/placement/test_migrations.py
 
@@ -49,10 +51,72 @@ lint: $(VENV)/.installed-test
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format nimbus tests benchmarks
 
+# A test target's last command ends with "; $(done)": it prints how long
+# the target ran ("== test-x: 42 s"), also when the command failed, so the
+# slowest is visible. make expands all of a recipe's lines before running
+# the first, so the $(shell date) below is the recipe's start.
+done = rc=$$?; echo "== $@: $$(( $$(date +%s) - $(shell date +%s) )) s"; exit $$rc
+
+# The fast loop, after each change: lint, then the unit and functional
+# tests (in-process bus, SQLite, one pytest run on 2 workers) but those
+# marked slow, and a seeded sample of each test marked matrix (a fresh
+# seed each run, printed in the header; NIMBUS_TEST_SEED=N repeats it;
+# MATRIX_SAMPLE is the fraction). pytest.ini lists the markers.
+MATRIX_SAMPLE ?= 0.1
+CHECK_SELECTION := -m "not slow and not integration and not broker_restart and not faults_full" \
+	tests/unit tests/functional
+check: $(VENV)/.installed-test
+	@$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory check-tests; $(done)
+
+check-tests: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
+
+# What CI runs (.ci/run): lint, make check's tests, then the long families, each
+# its own target: every row of the matrices, the slow unit and functional
+# tests, placement on MariaDB and PostgreSQL, the daemons, the fault
+# table's quick rows, the short soak, devstack, the browser. Together they
+# run every test but the faults_full rows (make test-faults).
+LONG_FAMILIES := test-matrix test-slow test-db-mysql test-db-postgresql test-daemons \
+	test-faults-quick test-soak-short test-devstack test-browser
 test: $(VENV)/.installed-test lint
-	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not faults_full" $(PYTEST_ARGS) tests
+	@$(MAKE) --no-print-directory check-tests
+	@for target in $(LONG_FAMILIES); do $(MAKE) --no-print-directory $$target || exit 1; done; $(done)
+
+# Every row of the tests marked matrix (make check runs a sample).
+test-matrix: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "matrix and not slow" $(PYTEST_ARGS) tests/unit tests/functional; $(done)
+
+# The unit and functional tests marked slow: several processes, real
+# installs, long waits.
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow $(PYTEST_ARGS) tests/unit tests/functional; $(done)
+
+test-db-mysql: $(VENV)/.installed-test
+	NIMBUS_TEST_DB=mysql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE); $(done)
+
+test-db-postgresql: $(VENV)/.installed-test
+	NIMBUS_TEST_DB=postgresql $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) $(PLACEMENT_DB_SUITE); $(done)
+
+# The daemons as separate processes on RabbitMQ, MariaDB and PostgreSQL
+# (tests/integration but devstack and the browser), the broker restart on
+# a private RabbitMQ node among them.
+test-daemons: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not faults_full and not devstack and not browser" $(PYTEST_ARGS) tests/integration; $(done)
+
+# The fault table's two quick rows (make test-faults runs every row).
+test-faults-quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not faults_full" $(PYTEST_ARGS) tests/faults; $(done)
+
+# The 3-minute soak and the soak tooling's tests (make soak: 30 minutes).
+test-soak-short: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS) tests/soak; $(done)
+
+test-devstack: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m devstack $(PYTEST_ARGS) tests/integration; $(done)
+
+# The dashboard in headless Chromium (skips without it, fails under CI).
+test-browser: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m browser $(PYTEST_ARGS) tests/integration; $(done)
 
 # The whole fault table (tests/faults): kill -9 of every daemon kind
 # (accelerator API and agent included), a frozen compute, a compute cut off

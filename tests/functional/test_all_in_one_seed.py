@@ -7,10 +7,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import demo
 
 
+@pytest.mark.slow
 def test_seed_creates_flavors_and_image_once_and_a_dry_run_works(make_cloud):
     cloud = make_cloud(hosts=2)
     first_flavors, first_image = demo.seed(cloud.api_url)

@@ -339,6 +339,7 @@ def _make_every_kind(api, arq_store):
     return made, healthy, healthy_arq
 
 
+@pytest.mark.slow
 def test_a_consistent_cloud_has_no_disagreement(admin, arq_store):
     servers = _boot(admin, 'ok', count=3)
     arq_store.add(servers[0])
@@ -350,6 +351,7 @@ def test_a_consistent_cloud_has_no_disagreement(admin, arq_store):
     assert 'no disagreement' in report.summary()
 
 
+@pytest.mark.slow
 def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
     admin, arq_store
 ):
@@ -400,6 +402,7 @@ def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
     }
 
 
+@pytest.mark.slow
 def test_heal_leaves_a_consumer_that_became_known(admin, arq_store):
     """Re-checked before repair: a consumer that got a build request since
     the audit read placement keeps its allocation."""
@@ -438,6 +441,7 @@ def test_heal_leaves_a_consumer_that_became_known(admin, arq_store):
     assert _allocations(cloud, consumer) != {}
 
 
+@pytest.mark.slow
 def test_grace_hides_a_build_between_its_two_writes(admin, arq_store):
     cloud = admin.cloud
     (server,) = _boot(admin, 'inflight')
@@ -454,6 +458,7 @@ def test_grace_hides_a_build_between_its_two_writes(admin, arq_store):
     assert _found(checker.run(CTXT)) == {('stale_build_request', server)}
 
 
+@pytest.mark.slow
 def test_the_super_conductors_periodic_audit_logs_a_summary(
     admin, arq_store, caplog
 ):
@@ -478,6 +483,7 @@ def test_the_super_conductors_periodic_audit_logs_a_summary(
     assert made['orphan_arq'] in arq_store.arqs
 
 
+@pytest.mark.slow
 def test_the_super_conductor_runs_the_audit_every_interval(make_cloud, caplog):
     """The running cloud's super conductor, with ``audit_interval`` 1: its
     summary lines come on their own, and name a disagreement made after
@@ -511,6 +517,7 @@ def test_the_super_conductor_runs_the_audit_every_interval(make_cloud, caplog):
     )
 
 
+@pytest.mark.slow
 def test_an_unreadable_cell_database_is_an_audit_error(
     admin, arq_store, tmp_path
 ):
@@ -533,6 +540,7 @@ def test_an_unreadable_cell_database_is_an_audit_error(
         _auditor(cloud, arq_store).run(CTXT)
 
 
+@pytest.mark.slow
 def test_the_snapshot_reads_the_cloud_as_it_is_not_its_history(
     admin, arq_store
 ):
@@ -573,6 +581,7 @@ def test_the_snapshot_reads_the_cloud_as_it_is_not_its_history(
     assert report.checked['instances'] == 3
 
 
+@pytest.mark.slow
 def test_the_historic_walk_pages_through_every_mapping(
     admin, arq_store, monkeypatch
 ):

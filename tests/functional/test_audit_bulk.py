@@ -5,6 +5,8 @@ providers, and both readings agree."""
 
 import uuid as uuidlib
 
+import pytest
+
 from nimbus.allinone import client as client_mod
 from nimbus.allinone.cloud import wait_for
 from nimbus.common import context
@@ -99,6 +101,7 @@ def _add_providers(client, count, consumers):
         assert response.status_code == 204, response.text
 
 
+@pytest.mark.slow
 def test_the_audit_sends_one_placement_request_at_any_size(make_cloud):
     cloud = make_cloud(
         hosts=2, overrides={'conductor': {'recovery_interval': 0}}

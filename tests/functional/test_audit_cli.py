@@ -53,6 +53,7 @@ def _manage(config, *args):
     )
 
 
+@pytest.mark.slow
 def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store, tmp_path):
     made, healthy, healthy_arq = helpers._make_every_kind(admin, arq_store)
     config = _config(tmp_path, admin.cloud, arq_store)
@@ -92,6 +93,7 @@ def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store, tmp_path):
     assert after['counts'] == report['remaining']
 
 
+@pytest.mark.slow
 def test_cli_exits_zero_on_a_consistent_cloud_and_after_a_full_heal(
     admin, arq_store, tmp_path
 ):
@@ -119,6 +121,7 @@ def test_cli_exits_zero_on_a_consistent_cloud_and_after_a_full_heal(
     assert _manage(config).returncode == 0
 
 
+@pytest.mark.slow
 def test_cli_says_why_when_placement_cannot_be_read(
     admin, arq_store, tmp_path
 ):

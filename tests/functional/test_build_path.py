@@ -4,6 +4,7 @@ build can fail, through the real services in one process."""
 import logging
 import uuid
 
+import pytest
 import sqlalchemy as sa
 
 from nimbus.allinone import client as client_mod
@@ -44,6 +45,7 @@ def _boot(api, name, **kwargs):
     )['server']['id']
 
 
+@pytest.mark.slow
 def test_boot_to_active_with_host_and_allocation(admin):
     server_id = _boot(admin, 'vm-1')
     servers = _settled(admin, [server_id])
@@ -57,6 +59,7 @@ def test_boot_to_active_with_host_and_allocation(admin):
     assert resources == {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 
 
+@pytest.mark.slow
 def test_multi_create_spreads_and_all_become_active(admin):
     admin.create_server(
         'multi',
@@ -85,6 +88,7 @@ def test_multi_create_spreads_and_all_become_active(admin):
     assert len(hosts) == 4
 
 
+@pytest.mark.slow
 def test_failed_build_reschedules_to_an_alternate(make_cloud):
     cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2'})
     api = client_mod.ComputeClient(cloud.api_url)
@@ -99,6 +103,7 @@ def test_failed_build_reschedules_to_an_alternate(make_cloud):
         assert len(allocations) == 1  # the failed hosts' claims were freed
 
 
+@pytest.mark.slow
 def test_every_host_failing_ends_in_error_with_every_attempt(make_cloud):
     cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2', 'host-3'})
     api = client_mod.ComputeClient(cloud.api_url)
@@ -137,6 +142,9 @@ def test_no_valid_host_is_buried_in_cell0_with_a_reason(admin):
 
 def test_no_valid_host_is_one_info_line_without_traceback(admin, caplog):
     caplog.set_level(logging.INFO)
+    # an earlier test in this worker may have run a CLI in process, whose
+    # oslo.log setup quiets the `nimbus` logger to WARNING
+    caplog.set_level(logging.INFO, logger='nimbus')
     huge = admin.create_flavor('huger', 4096, 10**7, 10)
     server_id = admin.create_server(
         'too-big-2', huge['id'], admin.image['id']
@@ -154,6 +162,7 @@ def test_no_valid_host_is_one_info_line_without_traceback(admin, caplog):
     assert 'placement returned 0 hosts' in lines[0].getMessage()
 
 
+@pytest.mark.slow
 def test_delete_frees_the_allocation(admin):
     server_id = _boot(admin, 'short-lived')
     assert _settled(admin, [server_id])[server_id]['status'] == 'ACTIVE'
@@ -184,6 +193,7 @@ def _force_down(api, host, down=True):
     )
 
 
+@pytest.mark.slow
 def test_delete_with_its_compute_down_frees_at_once_guest_goes_later(
     make_cloud,
 ):
@@ -215,6 +225,7 @@ def test_delete_with_its_compute_down_frees_at_once_guest_goes_later(
     assert _settled(api, [again])[again]['status'] == 'ACTIVE'
 
 
+@pytest.mark.slow
 def test_malformed_rpc_messages_do_not_stop_the_services(admin):
     cloud = admin.cloud
     ctxt = context.get_admin_context()
@@ -275,6 +286,7 @@ def _slow_cloud(make_cloud, spawn_seconds, **conductor):
     return cloud, api
 
 
+@pytest.mark.slow
 def test_a_build_whose_compute_dies_ends_in_error_and_frees_its_claim(
     make_cloud,
 ):
@@ -307,6 +319,7 @@ def test_a_build_whose_compute_dies_ends_in_error_and_frees_its_claim(
     assert _allocations(cloud, server_id) == {}
 
 
+@pytest.mark.slow
 def test_a_build_past_the_timeout_is_failed_and_the_late_guest_destroyed(
     make_cloud,
 ):
@@ -414,6 +427,7 @@ def test_stopping_the_cloud_closes_its_transports(make_cloud):
     assert all(rpc.transports_of(conf) == {} for conf in confs)
 
 
+@pytest.mark.slow
 def test_a_server_without_a_zone_takes_its_hosts_zone(admin):
     host_1 = admin.cloud.host_names()[0]
     agg = admin.post(
@@ -439,6 +453,7 @@ def test_a_server_without_a_zone_takes_its_hosts_zone(admin):
     assert server['OS-EXT-AZ:availability_zone'] == 'zone-a'
 
 
+@pytest.mark.slow
 def test_a_rescheduled_server_takes_its_new_hosts_zone(make_cloud):
     cloud = make_cloud(hosts=3, fail_hosts={'host-1', 'host-2'})
     api = client_mod.ComputeClient(cloud.api_url)

@@ -77,6 +77,7 @@ def _db_sync(tmp_path, url):
     return result.stdout
 
 
+@pytest.mark.slow
 def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     common_db.sync(fresh_url, nimbus_db.CELL_MIGRATIONS, revision='0001')
     assert _version(fresh_url) == '0001'

@@ -100,6 +100,7 @@ def _nimbus_hosts(cloud, capsys, monkeypatch, *extra):
     return json.loads(capsys.readouterr().out), counted.urls
 
 
+@pytest.mark.slow
 def test_hosts_reads_in_bulk_and_shows_what_placement_holds(
     make_cloud, capsys, monkeypatch
 ):

@@ -73,6 +73,7 @@ def _json(cloud, command, *extra):
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_hosts(cloud):
     hosts = {h['host']: h for h in _json(cloud, 'hosts')}
     assert set(hosts) == set(cloud.host_names())
@@ -87,6 +88,7 @@ def test_hosts(cloud):
     assert '2048/' in text
 
 
+@pytest.mark.slow
 def test_servers(cloud):
     (server,) = _json(cloud, 'servers')
     assert server['id'] == cloud.server_id
@@ -97,6 +99,7 @@ def test_servers(cloud):
     assert cloud.server_host in text and 'vm-1' in text
 
 
+@pytest.mark.slow
 def test_cells(cloud):
     cells = {c['name']: c for c in _json(cloud, 'cells')}
     assert set(cells) == {'cell0', 'cell1'}
@@ -105,6 +108,7 @@ def test_cells(cloud):
     assert 'cell1' in _table(cloud, 'cells')
 
 
+@pytest.mark.slow
 def test_services(cloud):
     services = _json(cloud, 'services')
     computes = {s['host'] for s in services if s['binary'] == 'nimbus-compute'}
@@ -121,6 +125,7 @@ def test_services(cloud):
         assert host in text
 
 
+@pytest.mark.slow
 def test_schedule_dry_run_takes_the_printed_url(cloud):
     text = _table(cloud, 'schedule', '--dry-run', '--flavor', 'm1.small')
     for host in cloud.host_names():
@@ -129,6 +134,7 @@ def test_schedule_dry_run_takes_the_printed_url(cloud):
     assert {h['host'] for h in result['ranked']} == set(cloud.host_names())
 
 
+@pytest.mark.slow
 def test_a_wrong_url_is_one_line(cloud):
     result = _nimbus('servers', '--url', 'http://127.0.0.1:9/v2.1')
     assert result.returncode != 0
@@ -162,6 +168,7 @@ def test_host_table_without_room_for_bars_keeps_names_whole():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_config_file_names_the_cloud(cloud, tmp_path):
     """--config-file (a daemon's: the API's listen address, placement's
     client endpoint) finds the cloud, and wins over $NIMBUS_API_URL."""

@@ -87,6 +87,7 @@ def test_page_and_assets_need_no_token(cloud):
     assert 'nothing.js' in missing.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('path', API_PATHS)
 def test_data_is_for_admins(cloud, path):
     assert _get(cloud, path, headers={}).status_code == 401
@@ -95,6 +96,7 @@ def test_data_is_for_admins(cloud, path):
     assert 'nimbus:dashboard' in denied.text
 
 
+@pytest.mark.slow
 def test_hosts_show_usage_by_resource_class_cell_and_aggregate(cloud):
     api = cloud.client
     agg = api.post('/os-aggregates', {'aggregate': {'name': 'rack-a'}})
@@ -165,6 +167,7 @@ def test_hosts_show_usage_by_resource_class_cell_and_aggregate(cloud):
     ]
 
 
+@pytest.mark.slow
 def test_failed_builds_carry_their_fault_and_attempts(cloud):
     huge = cloud.client.create_flavor('m1.huge', 4096, 2048, 20)
     uuid = _boot(cloud, 'too-big', huge)
@@ -211,6 +214,7 @@ def _read_events(response, found, stop):
             name = None
 
 
+@pytest.mark.slow
 def test_a_boot_decision_arrives_on_the_event_stream(cloud):
     stream = _get(cloud, '/dashboard/api/events', stream=True)
     assert stream.status_code == 200

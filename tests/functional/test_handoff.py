@@ -1,6 +1,7 @@
 """The super conductor hands a multi-create's placed instances to their cell
 in a few transactions (nimbus.conductor.handoff), in an all-in-one cloud."""
 
+import pytest
 import sqlalchemy as sa
 
 from nimbus.common import db as common_db
@@ -61,6 +62,7 @@ def _mapped(cloud, uuids):
         }
 
 
+@pytest.mark.slow
 def test_batch_builds_each_instance_once_with_its_own_spec(
     make_cloud, monkeypatch
 ):
@@ -88,6 +90,7 @@ def test_batch_builds_each_instance_once_with_its_own_spec(
         assert (server['id'], 'active', host) in rows
 
 
+@pytest.mark.slow
 def test_failed_batch_goes_one_at_a_time(make_cloud, monkeypatch):
     """The cell insert of the batch fails: every instance still goes to its
     cell once, through the one-at-a-time path."""
@@ -104,6 +107,7 @@ def test_failed_batch_goes_one_at_a_time(make_cloud, monkeypatch):
     assert sorted(u for u, _s, _h in rows) == sorted(ids)
 
 
+@pytest.mark.slow
 def test_lease_taken_over_is_left_to_its_holder(make_cloud, monkeypatch):
     """A build request whose lease another worker took over during the
     hand-off is not ended, mapped nor built by this one; the others are."""
@@ -140,6 +144,7 @@ def test_lease_taken_over_is_left_to_its_holder(make_cloud, monkeypatch):
     assert states[victim] == 'building'
 
 
+@pytest.mark.slow
 def test_batch_gives_each_server_its_hosts_zone(make_cloud):
     """A multi-create without a zone: each server takes its host's (an
     aggregate's zone, else the default), looked up for all hosts at once."""

@@ -12,6 +12,7 @@ the real services in one process.
 import collections
 from concurrent import futures
 
+import pytest
 import sqlalchemy as sa
 
 from nimbus.allinone.cloud import wait_for
@@ -39,6 +40,7 @@ def _attempts(cloud):
         db.dispose()
 
 
+@pytest.mark.slow
 def test_racing_anti_affinity_requests_never_share_a_host(make_cloud):
     cloud = make_cloud(
         hosts=HOSTS,
@@ -117,6 +119,7 @@ def _service(api, host):
     raise AssertionError('no service for %s' % host)
 
 
+@pytest.mark.slow
 def test_consecutive_build_failures_disable_the_compute(make_cloud):
     cloud = make_cloud(
         hosts=1,
@@ -144,6 +147,7 @@ def test_consecutive_build_failures_disable_the_compute(make_cloud):
     )
 
 
+@pytest.mark.slow
 def test_a_success_resets_the_failure_count(make_cloud):
     cloud = make_cloud(
         hosts=1,
@@ -192,6 +196,7 @@ def _cell_instance(cloud, server_id):
         db.dispose()
 
 
+@pytest.mark.slow
 def test_a_build_whose_compute_dies_goes_to_its_alternate(make_cloud):
     # host-1 is preferred (more free RAM) and spawns forever; host-2 is
     # the alternate and spawns at once.

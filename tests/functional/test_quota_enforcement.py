@@ -38,6 +38,7 @@ def _post(api, body):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('from_placement', [True, False])
 def test_multi_create_over_quota(make_cloud, from_placement):
     cloud = make_cloud(

@@ -8,6 +8,8 @@ on its own."""
 import uuid as uuidlib
 
 
+import pytest
+
 from nimbus.allinone.cloud import wait_for
 from nimbus.common import context
 from nimbus.conductor import recovery
@@ -65,6 +67,7 @@ def _status(api, uuid):
     return {s['id']: s['status'] for s in api.servers()}.get(uuid)
 
 
+@pytest.mark.slow
 def test_lost_build_requests_are_scheduled_again(make_cloud, caplog):
     caplog.set_level('INFO', logger='nimbus.conductor')
     api = _cloud(make_cloud, build_request_timeout=60)
@@ -109,6 +112,7 @@ def test_lost_build_requests_are_scheduled_again(make_cloud, caplog):
     assert _recovery(cloud).run(CTXT) == {}
 
 
+@pytest.mark.slow
 def test_the_running_super_conductor_recovers_on_its_own(make_cloud, caplog):
     caplog.set_level('INFO', logger='nimbus.conductor')
     api = _cloud(make_cloud, recovery_interval=1, build_request_timeout=60)

@@ -291,6 +291,7 @@ def test_a_reshape_needed_in_a_periodic_update_stops_the_compute(
     ]['total'] == 8  # nothing reshaped behind its back
 
 
+@pytest.mark.slow
 def test_migrate_compute_inventory_offline_on_a_sqlite_placement(
     make_cloud, tmp_path
 ):

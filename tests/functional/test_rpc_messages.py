@@ -467,6 +467,7 @@ def _marked(cases, xfails):
     ]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize('case', _marked(CALLS, CALL_XFAIL))
 def test_malformed_call_gets_an_error_back(cloud, recorder, case):
     bus, topic, server, method, kwargs = CALLS[case]
@@ -756,6 +757,7 @@ CASTS = {
 CAST_XFAIL = {}
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize('case', _marked(CASTS, CAST_XFAIL))
 def test_malformed_cast_is_logged_and_dropped(cloud, recorder, case):
     bus, topic, server, method, kwargs = CASTS[case]

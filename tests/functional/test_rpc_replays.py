@@ -328,6 +328,7 @@ def test_a_build_attempt_recorded_twice_is_kept_once(cloud, tape):
 # -- deletes and late updates ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_terminate_delivered_twice(cloud, tape):
     doomed, kept = _boot(cloud), _boot(cloud)
     _built_once(cloud, doomed)
@@ -429,6 +430,7 @@ def _services(cloud):
     }
 
 
+@pytest.mark.slow
 def test_heartbeats_and_node_records_delivered_twice(cloud, tape):
     _wait(
         lambda: (

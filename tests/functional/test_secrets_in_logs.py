@@ -113,6 +113,7 @@ def _manage(config, log_file, *args):
     )
 
 
+@pytest.mark.slow
 def test_no_password_reaches_a_log_line_or_the_operator(
     tmp_path, oslo_log_file, pg_databases
 ):

@@ -4,6 +4,8 @@ builds land on them, all on one RPC server and one worker pool."""
 
 import threading
 
+import pytest
+
 from nimbus import services
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
@@ -31,6 +33,7 @@ def _computes(cloud, count, **fake):
     return services.simulated_computes(conf, count)
 
 
+@pytest.mark.slow
 def test_simulated_hosts_report_and_take_builds(make_cloud):
     cloud = make_cloud(hosts=0)
     computes = _computes(
@@ -147,6 +150,7 @@ def test_a_compute_creates_the_custom_resource_classes_it_reports(make_cloud):
     assert 'CUSTOM_PGPU' in names
 
 
+@pytest.mark.slow
 def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(make_cloud):
     cloud = make_cloud(hosts=6, shared_hosts=True, fail_hosts=['host-1'])
     assert sorted(cloud.computes) == ['host-%d' % i for i in range(1, 7)]
@@ -206,6 +210,7 @@ def _states(api):
     }
 
 
+@pytest.mark.slow
 def test_one_batched_heartbeat_keeps_every_host_up(make_cloud):
     cloud = make_cloud(
         hosts=0, overrides={'DEFAULT': {'service_down_time': 4}}

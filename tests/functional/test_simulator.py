@@ -176,6 +176,7 @@ def _run(backend, arrivals, hosts=8, **kw):
         sim.close()
 
 
+@pytest.mark.slow
 def test_backends_agree_on_a_small_trace():
     """The candidate engine, placement's REST app and the flat in-memory
     table make the same decisions and see the same utilisation."""

@@ -20,7 +20,7 @@ from nimbus.allinone import demo
 from nimbus.common.rpc import inproc
 from nimbus.testing import infra
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 HOSTS = 24
 

@@ -26,7 +26,7 @@ from nimbus.testing import daemons
 from nimbus.testing import infra
 from nimbus.testing import keystone as keystone_mod
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.devstack]
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -26,6 +26,7 @@ def _bench():
     return module
 
 
+@pytest.mark.slow
 def test_accel_bench_runs_at_tiny_size(tmp_path, capsys):
     out = tmp_path / 'bench.json'
     result = _bench().main(

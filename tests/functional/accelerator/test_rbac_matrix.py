@@ -33,6 +33,10 @@ from nimbus.testing.rbac import Access
 from nimbus.testing.rbac import Case
 from tests.functional.accelerator import conftest
 
+# every route times every persona and policy mode: make check runs a
+# seeded sample of the rows (tests/conftest.py), make test-matrix all.
+pytestmark = pytest.mark.matrix
+
 _SEQ = itertools.count(1)
 DPS = '/v2/device_profiles'
 ARQS = '/v2/accelerator_requests'

@@ -202,6 +202,7 @@ def test_every_numeric_key_the_scheduler_reads_is_validated():
     assert found <= set(NUMERIC)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('key', NUMERIC)
 def test_numeric_metadata_must_parse(api, key):
     agg = make(api).json['aggregate']
@@ -223,6 +224,7 @@ def test_numeric_metadata_must_parse(api, key):
     assert r.status_code == 200 and key not in r.json['aggregate']['metadata']
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     'key, value, words',
     [

@@ -71,6 +71,7 @@ def shared_api(tmp_path_factory):
     common_db.dispose_all()
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize('method, url, query, body', list(_cases()))
 @pytest.mark.parametrize('user', ['admin', 'demo'])
 def test_never_500(shared_api, method, url, query, body, user):

@@ -278,6 +278,7 @@ def test_all_tenants_is_the_one_filter_that_keeps_minimal_records(down):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     'query',
     [

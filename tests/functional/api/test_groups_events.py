@@ -292,6 +292,7 @@ def _hint_only_spec(flavor, group_uuid):
     )
 
 
+@pytest.mark.slow
 def test_deleted_group_no_longer_influences_scheduling(make_cloud):
     cloud = make_cloud(hosts=2)
     api = fx.admin_client(cloud)

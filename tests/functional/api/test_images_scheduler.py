@@ -177,6 +177,7 @@ def _multi_create(api, name, min_count, max_count, hints=None):
     return fx.settle(api, ids)
 
 
+@pytest.mark.slow
 def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
     """min_count 2, max_count 5, anti-affinity on 3 hosts: 3 land, and the
     other 2 say which filter stopped them, with the funnel in the details
@@ -228,6 +229,7 @@ def test_unplaced_instances_carry_the_schedulers_explanation(make_cloud):
         user.get('/os-scheduler/records?instance_uuid=%s' % failed[0]['id'])
 
 
+@pytest.mark.slow
 def test_capacity_runs_out_mid_request(make_cloud):
     """Two servers fit per host: the scheduler's own explanation says the
     hosts ran out of room as the request went on."""

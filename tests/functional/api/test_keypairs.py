@@ -110,6 +110,7 @@ def test_type_is_refused_below_2_2_and_checked_from_it(api):
     assert r.json['keypair']['type'] == 'ssh'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     'keypair',
     [

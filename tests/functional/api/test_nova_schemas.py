@@ -105,6 +105,7 @@ def _boot(api, version, **server):
     return api.req('POST', '/v2.1/servers', body, version=version)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize('version', SERVER_VERSIONS)
 @pytest.mark.parametrize('user', ['demo', 'admin'])
 def test_servers(world, version, user):

@@ -241,6 +241,7 @@ MEMORY_BUDGET = 256 * 1024 * 1024
 CPU_BUDGET = 60.0
 
 
+@pytest.mark.slow
 def test_worst_compute_requests_stay_under_budget(tmp_path):
     """At the default limits: the most servers one request may create
     (max_instances_per_request), and the longest query string with the

@@ -25,6 +25,8 @@ import multiprocessing
 import random
 import uuid
 
+import pytest
+
 from nimbus.common import db as common_db
 from nimbus.placement import direct
 from tests.functional.placement import fixtures
@@ -153,6 +155,7 @@ def _setup(c):
         )
 
 
+@pytest.mark.slow
 def test_racing_claims_updates_and_inventory_never_overcommit(tmp_path):
     with fixtures.fresh_database(tmp_path) as url:
         conf = fixtures.make_conf(url)

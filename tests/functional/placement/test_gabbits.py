@@ -52,6 +52,7 @@ def _suite(name):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', FILES)
 def test_gabbit(name, tmp_path):
     suite = _suite(name)

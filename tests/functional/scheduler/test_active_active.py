@@ -9,6 +9,8 @@ import subprocess
 import sys
 import uuid
 
+import pytest
+
 from nimbus.allinone.cloud import wait_for
 from tests.functional.scheduler import fixtures as fx
 
@@ -41,6 +43,7 @@ def _spec(instance_uuid):
     }
 
 
+@pytest.mark.slow
 def test_three_schedulers_never_overcommit(make_cloud, tmp_path):
     cloud = make_cloud(
         hosts=HOSTS,

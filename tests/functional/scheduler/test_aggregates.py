@@ -1,6 +1,8 @@
 """Aggregates: availability zones, per-aggregate weigher multipliers and
 AggregateInstanceExtraSpecsFilter, all set through /os-aggregates."""
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 
@@ -14,6 +16,7 @@ def _api(make_cloud, hosts=4, filters=None, **fs):
     return api
 
 
+@pytest.mark.slow
 def test_availability_zone_from_aggregate_metadata(make_cloud):
     api = _api(make_cloud)
     fx.create_aggregate(api, 'rack-a', ['host-1', 'host-2'], zone='az-a')
@@ -43,6 +46,7 @@ def test_availability_zone_from_aggregate_metadata(make_cloud):
     assert fx.ranked_hosts(result) == ['host-3']
 
 
+@pytest.mark.slow
 def test_aggregate_multiplier_turns_spreading_into_stacking(make_cloud):
     # Only the RAM weigher counts here, so its sign decides.
     api = _api(
@@ -97,6 +101,7 @@ def test_aggregate_multiplier_turns_spreading_into_stacking(make_cloud):
     assert fx.host_of(server) != hosts[0]
 
 
+@pytest.mark.slow
 def test_aggregate_instance_extra_specs_filter(make_cloud):
     api = _api(
         make_cloud,

@@ -1,6 +1,8 @@
 """ComputeCapabilitiesFilter and ImagePropertiesFilter against what the fake
 driver reports (per-host ``[fake_driver]`` options)."""
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 HOSTS = {
@@ -31,6 +33,7 @@ def _hosts_for(api, flavor, image=None):
     return set(fx.ranked_hosts(fx.dry_run(api, flavor, image=image)))
 
 
+@pytest.mark.slow
 def test_compute_capabilities_extra_specs(make_cloud):
     api = _api(make_cloud)
     avx2 = api.create_flavor(
@@ -107,6 +110,7 @@ def test_malformed_extra_spec_is_refused_by_the_api(make_cloud):
         raise AssertionError('a malformed extra spec was accepted')
 
 
+@pytest.mark.slow
 def test_image_properties_filter(make_cloud):
     api = _api(make_cloud)
     flavor = api.create_flavor('f', 1, 512, 1)
@@ -133,6 +137,7 @@ def test_image_properties_filter(make_cloud):
     assert 'aarch64' in details
 
 
+@pytest.mark.slow
 def test_unscoped_extra_specs_match_the_hosts_reported_stats(make_cloud):
     # The fake driver's [fake_driver] stats travel with the compute's node
     # report to its cell conductor, into compute_nodes.stats, and from there

@@ -115,6 +115,7 @@ def test_decision_on_embedded_bus():
     _run('inproc:///decisions')
 
 
+@pytest.mark.slow
 def test_decision_on_rabbitmq():
     url, cleanup = infra.rabbit_vhost()
     try:
@@ -190,6 +191,7 @@ def test_follow_filters_by_flavor_embedded():
     assert 'scheduled' in text
 
 
+@pytest.mark.slow
 def test_cli_follow_on_rabbitmq():
     """The real command, in its own process, on a RabbitMQ vhost: the
     decision emitted before it started is printed with --backlog."""

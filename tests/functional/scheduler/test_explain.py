@@ -117,6 +117,7 @@ def test_empty_placement_answer_says_what_was_asked(api):
     assert 'VCPU:4096' in details
 
 
+@pytest.mark.slow
 def test_success_is_recorded_with_alternates(api):
     server = fx.boot_and_settle(api, 'ok', api.flavor, api.image)
     assert server['status'] == 'ACTIVE'
@@ -170,6 +171,7 @@ def _check_dry_run(result, placed_host=None):
     assert rejected['host-2']['filter'] == 'ComputeCapabilitiesFilter'
 
 
+@pytest.mark.slow
 def test_dry_run_rest_and_cli_rank_without_claiming(api):
     before = fx.provider_usages(api.cloud)
     result = fx.dry_run(api, api.flavor, image=api.image)
@@ -215,6 +217,7 @@ def test_cli_errors_are_readable(api):
     assert '400' in proc.stderr and 'no-such-flavor' in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_dry_run_of_several_instances(api):
     # 60000 MB each: two fit on each of host-3 and host-4 (host-1 is down,
     # host-2 lacks avx2), so 4 of 6 would be placed.

@@ -3,6 +3,8 @@
 
 import json
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 FILTERS = [
@@ -35,6 +37,7 @@ def _api(make_cloud, **kwargs):
     return api
 
 
+@pytest.mark.slow
 def test_same_host_and_different_host(make_cloud):
     api = _api(make_cloud)
     first = fx.boot_and_settle(api, 'first', api.flavor, api.image)
@@ -70,6 +73,7 @@ def test_same_host_and_different_host(make_cloud):
     assert {r['filter'] for r in rejected.values()} == {'DifferentHostFilter'}
 
 
+@pytest.mark.slow
 def test_query_hint_uses_json_filter(make_cloud):
     api = _api(make_cloud)
     query = json.dumps(
@@ -95,6 +99,7 @@ def test_query_hint_uses_json_filter(make_cloud):
     assert 'JsonFilter: 4 in, 0 out' in details
 
 
+@pytest.mark.slow
 def test_build_near_host_ip_with_cidr(make_cloud):
     api = _api(make_cloud)
     hints = {'build_near_host_ip': '10.0.0.99', 'cidr': '/24'}

@@ -3,6 +3,8 @@ properties make their host preferred for the next server of an alike image, both
 the super conductor's event (image_ref resolved through the API database's images) and
 after a full reload of the host states from the databases."""
 
+import pytest
+
 from nimbus import services
 from nimbus.scheduler import db_source, host_manager, testing
 from nimbus.scheduler.weighers import misc
@@ -16,6 +18,7 @@ def _weigher(result, host):
     raise AssertionError('%s not ranked' % host)
 
 
+@pytest.mark.slow
 def test_image_properties_weigher_prefers_alike_instances(make_cloud):
     cloud = make_cloud(
         hosts=3,

@@ -144,6 +144,7 @@ def acme(tmp_path):
         extra_specs.reset()
 
 
+@pytest.mark.slow
 def test_acme_plugin_schedules_through_the_cloud(acme, make_cloud):
     # Installed outside the venv: only the path entry makes it importable.
     assert acme.__file__.startswith(str(sys.path[0]))

@@ -2,6 +2,8 @@
 
 import collections
 
+import pytest
+
 from tests.functional.scheduler import fixtures as fx
 
 STACK = {
@@ -37,6 +39,7 @@ def _boot_in_group(api, group, count, prefix):
     return servers
 
 
+@pytest.mark.slow
 def test_affinity_keeps_every_member_on_one_host(make_cloud):
     api = _cloud(make_cloud)
     group = fx.create_group(api, 'aff', 'affinity')
@@ -49,6 +52,7 @@ def test_affinity_keeps_every_member_on_one_host(make_cloud):
     assert sorted(members) == sorted(servers)
 
 
+@pytest.mark.slow
 def test_affinity_multi_create_lands_together(make_cloud):
     api = _cloud(make_cloud)
     group = fx.create_group(api, 'aff', 'affinity')
@@ -77,6 +81,7 @@ def test_affinity_multi_create_lands_together(make_cloud):
     assert len({fx.host_of(s) for s in servers.values()}) == 1
 
 
+@pytest.mark.slow
 def test_anti_affinity_spreads_and_refuses_a_fifth_member(make_cloud):
     # Stacking weighers would pile instances together: the filter wins.
     api = _cloud(make_cloud, filter_scheduler=STACK)
@@ -93,6 +98,7 @@ def test_anti_affinity_spreads_and_refuses_a_fifth_member(make_cloud):
     assert fx.consumer_allocations(api.cloud, extra['id']) == {}
 
 
+@pytest.mark.slow
 def test_anti_affinity_max_server_per_host_rule(make_cloud):
     # 2.64 shape: "policy" plus "rules" {"max_server_per_host": 2}.
     api = _cloud(make_cloud, hosts=2, filter_scheduler=STACK)
@@ -142,6 +148,7 @@ def test_anti_affinity_multi_create_with_rule(make_cloud):
     assert sorted(per_host.values()) == [2, 2]
 
 
+@pytest.mark.slow
 def test_soft_affinity_stacks_against_spreading_weighers(make_cloud):
     # Default RAM/CPU/disk weighers spread; the soft-affinity weigher
     # (multiplier 10) outweighs them and keeps the group together.
@@ -157,6 +164,7 @@ def test_soft_affinity_stacks_against_spreading_weighers(make_cloud):
     assert fx.host_of(other) not in {fx.host_of(s) for s in servers.values()}
 
 
+@pytest.mark.slow
 def test_soft_anti_affinity_spreads_against_stacking_weighers(make_cloud):
     api = _cloud(make_cloud, filter_scheduler=STACK)
     group = fx.create_group(api, 'soft-anti', 'soft-anti-affinity')

@@ -2,6 +2,8 @@
 chosen; a compute whose heartbeats stop drops out within the refresh
 interval; both come back."""
 
+import pytest
+
 from nimbus.common import context
 from nimbus import services
 from tests.functional.scheduler import fixtures as fx
@@ -27,6 +29,7 @@ def _service(api, host):
     return svc
 
 
+@pytest.mark.slow
 def test_disabled_compute_is_never_chosen(make_cloud):
     cloud = make_cloud(hosts=3)
     api = fx.admin_client(cloud)
@@ -69,6 +72,7 @@ def test_disabled_compute_is_never_chosen(make_cloud):
     assert fx.host_of(server) == 'host-2'
 
 
+@pytest.mark.slow
 def test_compute_without_heartbeats_is_dropped(make_cloud):
     cloud = make_cloud(
         hosts=3,

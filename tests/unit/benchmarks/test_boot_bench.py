@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(
     os.path.dirname(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -15,6 +17,7 @@ ROOT = os.path.dirname(
 BENCH = os.path.join(ROOT, 'benchmarks', 'boot_bench.py')
 
 
+@pytest.mark.slow
 def test_all_in_one_run_writes_its_figures(tmp_path):
     out = tmp_path / 'boot.json'
     result = subprocess.run(

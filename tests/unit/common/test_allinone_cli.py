@@ -91,6 +91,7 @@ def test_cli_with_only_a_rabbit_transport_url_exits_with_one_line(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_cli_start_failure_is_one_line_not_a_traceback(tmp_path):
     busy = socket.socket()
     busy.bind(('127.0.0.1', 0))
@@ -117,6 +118,7 @@ def test_cli_start_failure_is_one_line_not_a_traceback(tmp_path):
     assert 'nimbus.log' in lines[0]
 
 
+@pytest.mark.slow
 def test_cli_with_only_an_inproc_transport_url_runs_the_demo(tmp_path):
     result = _nimbus(
         'all-in-one',

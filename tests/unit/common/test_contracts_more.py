@@ -95,6 +95,7 @@ events = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(instances)
 def test_instance_round_trip(instance):
     assert Instance.from_primitive(instance.to_primitive()) == instance

@@ -122,6 +122,7 @@ def test_timeout_without_a_server(bus):
         )
 
 
+@pytest.mark.slow
 def test_heartbeats_keep_a_long_call_alive(bus):
     conf, transport, serve = bus
     serve(Endpoint())

@@ -71,6 +71,7 @@ def test_require_broker_refuses_the_in_process_bus(tmp_path, text, reason):
     assert '[DEFAULT] transport_url = rabbit://' in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     'module, prog',
     [

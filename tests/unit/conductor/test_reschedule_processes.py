@@ -78,6 +78,7 @@ def _drain(queue):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     'fork' not in multiprocessing.get_all_start_methods(), reason='needs fork'
 )

@@ -3,6 +3,7 @@
 from unittest import mock
 
 import oslo_messaging as messaging
+import pytest
 
 from nimbus.common import context
 from nimbus.common.objects import Instance
@@ -42,6 +43,7 @@ def test_task_only_updates_retry_unchanged():
     ] == [['building'], ['building']]
 
 
+@pytest.mark.slow
 def test_idempotent_calls_retry_then_give_up():
     api, prepared = _api([messaging.MessagingTimeout('lost')] * 5)
     try:

@@ -15,6 +15,7 @@ import uuid as uuidlib
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from tests.unit.placement.candidate_oracle import (
     SHARING,
@@ -324,6 +325,7 @@ def _options(strategy='depth-first', randomize=False, seed=0):
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=700,
     deadline=None,
@@ -370,6 +372,7 @@ def test_engine_matches_oracle(data):
         check_answer(world, limited, mv, body, limit)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300,
     deadline=None,
@@ -465,6 +468,7 @@ def _ask(client, pairs, mv):
     return r.json()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30,
     deadline=None,

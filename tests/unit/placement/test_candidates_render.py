@@ -12,6 +12,7 @@ import dataclasses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import orjson
+import pytest
 
 from nimbus.placement.candidates import (
     CandidatesQueryError,
@@ -48,6 +49,7 @@ def _both(snap, params, mv, options=None):
     return expected, got
 
 
+@pytest.mark.slow
 @settings(
     max_examples=250,
     deadline=None,
