@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from nimbus.common import db as common_db
 from nimbus.common.objects import ComputeNodeRecord
+from nimbus.db import cell_migrations
 from nimbus.db import cell_services as node_records
 from nimbus import db as nimbus_db
 from nimbus.db.cell import models
@@ -104,7 +105,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     assert 'synced: cell database of this node' in _db_sync(
         tmp_path, fresh_url
     )
-    assert _version(fresh_url) == '0005'  # the head
+    assert _version(fresh_url) == '0006'  # the head
     assert 'stats' in _columns(fresh_url)
     # 0003: the instance's server group and the build's alternates.
     assert {'instance_group_uuid', 'build_alternates'} <= _columns(
@@ -116,6 +117,10 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     assert {'locked_by', 'locked_reason'} <= _columns(fresh_url, 'instances')
     assert 'request_id' in _columns(fresh_url, 'instance_actions')
     assert 'action_id' in _columns(fresh_url, 'instance_actions_events')
+    # 0006: the record of each move.
+    assert {'source_compute', 'dest_compute', 'details'} <= _columns(
+        fresh_url, 'migrations'
+    )
 
     db = common_db.get_database(fresh_url)
     try:
@@ -158,14 +163,69 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
             'cn-new': {'rack': 'r1', 'gpu_vendor': 'acme'},
             'cn-old': {'rack': 'r2'},
         }
+        _check_migration_rows(db)
     finally:
         db.dispose()
 
     # A second sync is a no-op; the downgrade drops the column again.
     _db_sync(tmp_path, fresh_url)
-    assert _version(fresh_url) == '0005'
+    assert _version(fresh_url) == '0006'
     alembic_command.downgrade(_alembic(fresh_url), '0001')
     assert _version(fresh_url) == '0001'
     assert 'stats' not in _columns(fresh_url)
     alembic_command.upgrade(_alembic(fresh_url), 'head')
     assert 'stats' in _columns(fresh_url)
+
+
+def _check_migration_rows(db):
+    """The migrations table on this engine: a move is created, swapped
+    from status to status (a swap from the wrong status does not hold),
+    found in progress until final, and paged newest first."""
+    with db.session() as session:
+        first = cell_migrations.create(
+            session,
+            {
+                'instance_uuid': 'inst-1',
+                'migration_type': 'resize',
+                'status': 'pre-migrating',
+                'source_compute': 'host-a',
+                'dest_compute': 'host-b',
+                'old_flavor': {'name': 'small'},
+                'new_flavor': {'name': 'big'},
+                'details': {'source_allocations': {'rp-a': {'VCPU': 1}}},
+            },
+        )
+        second = cell_migrations.create(
+            session,
+            {
+                'instance_uuid': 'inst-2',
+                'migration_type': 'live-migration',
+                'status': 'accepted',
+                'source_compute': 'host-b',
+            },
+        )
+    with db.session() as session:
+        assert cell_migrations.set_status(
+            session, first['uuid'], 'migrating', expected='pre-migrating'
+        )
+        assert not cell_migrations.set_status(
+            session, first['uuid'], 'finished', expected='pre-migrating'
+        )
+        found = cell_migrations.in_progress(session, 'inst-1')
+        assert (found['status'], found['new_flavor']) == (
+            'migrating',
+            {'name': 'big'},
+        )
+        assert found['details'] == {
+            'source_allocations': {'rp-a': {'VCPU': 1}}
+        }
+        assert cell_migrations.set_status(session, first['uuid'], 'confirmed')
+        assert cell_migrations.in_progress(session, 'inst-1') is None
+        on_b = cell_migrations.in_progress_on_host(session, 'host-b')
+        assert [m['uuid'] for m in on_b] == [second['uuid']]
+        newest = cell_migrations.page(session, {'host': 'host-b'})
+        assert [m['uuid'] for m in newest] == [second['uuid'], first['uuid']]
+        after = cell_migrations.page(
+            session, {'host': 'host-b'}, marker_id=second['id']
+        )
+        assert [m['uuid'] for m in after] == [first['uuid']]

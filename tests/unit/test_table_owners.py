@@ -49,6 +49,7 @@ OWNERS = {
     'compute_nodes': 'nimbus.db.cell_services',
     'instance_actions': 'nimbus.db.instance_actions',
     'instance_actions_events': 'nimbus.db.instance_actions',
+    'migrations': 'nimbus.db.cell_migrations',
 }
 
 MODEL_MODULES = {

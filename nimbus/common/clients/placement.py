@@ -18,6 +18,7 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
+from nimbus.common.clients import placement_moves
 from nimbus.common.clients import placement_providers
 from nimbus.common.clients.placement_providers import CONCURRENT_UPDATE
 from nimbus.common.clients.placement_providers import error_code
@@ -73,7 +74,9 @@ class ClaimOutcome:
         )
 
 
-class PlacementClient(placement_providers.ProviderTreeCalls):
+class PlacementClient(
+    placement_providers.ProviderTreeCalls, placement_moves.MoveCalls
+):
     """Placement REST client. ``session`` is any ``requests.Session``."""
 
     def __init__(

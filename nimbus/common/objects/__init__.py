@@ -14,6 +14,7 @@ from nimbus.common.objects.host_events import ServerGroupInfo  # noqa: F401
 from nimbus.common.objects.host_events import ServiceInfo  # noqa: F401
 from nimbus.common.objects.instance import Instance  # noqa: F401
 from nimbus.common.objects.instance_update import InstanceUpdate  # noqa: F401
+from nimbus.common.objects.migration import Migration  # noqa: F401
 from nimbus.common.objects.request_spec import Flavor  # noqa: F401
 from nimbus.common.objects.request_spec import ImageMeta  # noqa: F401
 from nimbus.common.objects.request_spec import InstanceGroup  # noqa: F401

@@ -167,3 +167,49 @@ class InstanceActionEvent(Base):
     traceback = sa.Column(sa.Text, nullable=True)
     host = sa.Column(sa.String(255), nullable=True)
     details = sa.Column(sa.Text, nullable=True)
+
+
+class Migration(TimestampMixin, Base):
+    """One move of an instance (migration 0006), in Nova's shape: a
+    resize, a cold migration, a live migration or an evacuation, from a
+    source host to a destination, with the status the move is in. Its
+    ``uuid`` is the placement consumer that holds the source's
+    allocation while the move is under way (consumer_type MIGRATION)."""
+
+    __tablename__ = 'migrations'
+    __table_args__ = (
+        sa.Index('migrations_instance_uuid_status', 'instance_uuid', 'status'),
+        sa.Index(
+            'migrations_source_compute_status', 'source_compute', 'status'
+        ),
+        sa.Index('migrations_dest_compute_status', 'dest_compute', 'status'),
+        sa.Index('migrations_updated_at', 'updated_at'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    migration_type = sa.Column(sa.String(32), nullable=False)
+    status = sa.Column(sa.String(32), nullable=False)
+    source_compute = sa.Column(sa.String(255), nullable=True)
+    source_node = sa.Column(sa.String(255), nullable=True)
+    dest_compute = sa.Column(sa.String(255), nullable=True)
+    dest_node = sa.Column(sa.String(255), nullable=True)
+    dest_host = sa.Column(sa.String(255), nullable=True)
+    old_flavor = sa.Column(JSONText, nullable=True)
+    new_flavor = sa.Column(JSONText, nullable=True)
+    cross_cell_move = sa.Column(sa.Boolean, nullable=False, default=False)
+    hidden = sa.Column(sa.Boolean, nullable=False, default=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    # Live migration progress (GET /servers/{id}/migrations/{id}).
+    memory_total = sa.Column(sa.BigInteger, nullable=True)
+    memory_processed = sa.Column(sa.BigInteger, nullable=True)
+    memory_remaining = sa.Column(sa.BigInteger, nullable=True)
+    disk_total = sa.Column(sa.BigInteger, nullable=True)
+    disk_processed = sa.Column(sa.BigInteger, nullable=True)
+    disk_remaining = sa.Column(sa.BigInteger, nullable=True)
+    # What the move needs to finish or undo itself (the source's
+    # allocation as placement held it, a chosen host, the request id),
+    # never shown on the API.
+    details = sa.Column(JSONText, nullable=True)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)

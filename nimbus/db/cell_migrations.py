@@ -1,0 +1,291 @@
+"""The cell database's ``migrations`` table: the only module that writes
+SQL on it. One row per move of an instance (resize, cold migration, live
+migration, evacuation), in Nova's shape; see
+:mod:`nimbus.common.objects.migration` for the types, statuses and which
+statuses are final.
+
+Status changes are compare-and-swaps (:func:`set_status`): two services
+racing to finish or undo the same move see exactly one of them win.
+"""
+
+import datetime
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from nimbus.common.db.types import utcnow
+from nimbus.common.objects import migration as migration_obj
+from nimbus.db.cell import models
+
+_COLUMNS = (
+    'uuid',
+    'instance_uuid',
+    'migration_type',
+    'status',
+    'source_compute',
+    'source_node',
+    'dest_compute',
+    'dest_node',
+    'dest_host',
+    'old_flavor',
+    'new_flavor',
+    'cross_cell_move',
+    'hidden',
+    'user_id',
+    'project_id',
+    'memory_total',
+    'memory_processed',
+    'memory_remaining',
+    'disk_total',
+    'disk_processed',
+    'disk_remaining',
+    'details',
+)
+# What a caller may change after create (never uuid, instance or type).
+_UPDATABLE = frozenset(_COLUMNS) - {'uuid', 'instance_uuid', 'migration_type'}
+
+
+def _iso(value):
+    return value.isoformat() if value else None
+
+
+def to_dict(row):
+    """The row as a dict: every column, times as ISO 8601 strings, and
+    ``id`` (the API's integer id)."""
+    out = {name: getattr(row, name) for name in _COLUMNS}
+    out['id'] = row.id
+    out['details'] = row.details or {}
+    out['created_at'] = _iso(row.created_at)
+    out['updated_at'] = _iso(row.updated_at)
+    out['deleted'] = row.deleted
+    return out
+
+
+def create(session, values):
+    """Insert one migration (``values`` holds at least instance_uuid,
+    migration_type and status; uuid is made when absent); its dict."""
+    values = dict(values)
+    unknown = set(values) - set(_COLUMNS)
+    if unknown:
+        raise ValueError('unknown migration fields: %s' % sorted(unknown))
+    migration_obj.check_type(values.get('migration_type'))
+    migration_obj.check_status(values.get('status'))
+    values.setdefault('uuid', str(uuidlib.uuid4()))
+    values.setdefault('cross_cell_move', False)
+    values.setdefault('hidden', False)
+    row = models.Migration(deleted=False, **values)
+    session.add(row)
+    session.flush()
+    return to_dict(row)
+
+
+def _select():
+    return sa.select(models.Migration).where(
+        models.Migration.deleted.is_(False)
+    )
+
+
+def get(session, migration_uuid):
+    row = session.execute(
+        _select().where(models.Migration.uuid == migration_uuid)
+    ).scalar_one_or_none()
+    return to_dict(row) if row is not None else None
+
+
+def get_by_id(session, instance_uuid, migration_id):
+    """One migration of one instance by its integer id (the API's
+    ``/servers/{id}/migrations/{migration_id}``), or None."""
+    row = session.execute(
+        _select().where(
+            models.Migration.id == migration_id,
+            models.Migration.instance_uuid == instance_uuid,
+        )
+    ).scalar_one_or_none()
+    return to_dict(row) if row is not None else None
+
+
+def set_status(session, migration_uuid, status, expected=None, **updates):
+    """Move a migration to ``status`` (with ``updates`` to other columns)
+    if it is in one of ``expected`` (any status when None). True when the
+    swap held; False when the migration is gone or in another status."""
+    migration_obj.check_status(status)
+    unknown = set(updates) - _UPDATABLE
+    if unknown:
+        raise ValueError('cannot update migration fields %s' % sorted(unknown))
+    where = [
+        models.Migration.uuid == migration_uuid,
+        models.Migration.deleted.is_(False),
+    ]
+    if expected is not None:
+        expected = [expected] if isinstance(expected, str) else list(expected)
+        where.append(models.Migration.status.in_(expected))
+    result = session.execute(
+        sa.update(models.Migration)
+        .where(*where)
+        .values(status=status, updated_at=utcnow(), **updates)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def update(session, migration_uuid, **values):
+    """Change columns other than the status (progress, dest node,
+    details); True when the migration exists."""
+    unknown = set(values) - (_UPDATABLE - {'status'})
+    if unknown:
+        raise ValueError('cannot update migration fields %s' % sorted(unknown))
+    result = session.execute(
+        sa.update(models.Migration)
+        .where(
+            models.Migration.uuid == migration_uuid,
+            models.Migration.deleted.is_(False),
+        )
+        .values(updated_at=utcnow(), **values)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def in_progress(session, instance_uuid, migration_types=None):
+    """The instance's newest migration that is not in a final status, or
+    None (an instance has at most one move under way)."""
+    query = _select().where(
+        models.Migration.instance_uuid == instance_uuid,
+        models.Migration.status.not_in(sorted(migration_obj.FINAL)),
+    )
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    row = session.execute(
+        query.order_by(models.Migration.id.desc()).limit(1)
+    ).scalar_one_or_none()
+    return to_dict(row) if row is not None else None
+
+
+def for_instance(session, instance_uuid, only_in_progress=False, types=None):
+    """The instance's migrations, oldest first."""
+    query = _select().where(models.Migration.instance_uuid == instance_uuid)
+    if only_in_progress:
+        query = query.where(
+            models.Migration.status.not_in(sorted(migration_obj.FINAL))
+        )
+    if types:
+        query = query.where(models.Migration.migration_type.in_(list(types)))
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
+
+
+def in_progress_on_host(session, host, migration_types=None):
+    """Migrations under way that have ``host`` as source or destination
+    (a compute starting up finishes or undoes them; the audit reads
+    them)."""
+    query = _select().where(
+        sa.or_(
+            models.Migration.source_compute == host,
+            models.Migration.dest_compute == host,
+        ),
+        models.Migration.status.not_in(sorted(migration_obj.FINAL)),
+    )
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
+
+
+def with_status(session, statuses, migration_types=None, older_than=None):
+    """Migrations in one of ``statuses`` (e.g. resizes ``finished`` for
+    longer than the confirm window: ``older_than`` seconds since their
+    last change)."""
+    query = _select().where(models.Migration.status.in_(list(statuses)))
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    if older_than is not None:
+        cutoff = utcnow() - datetime.timedelta(seconds=older_than)
+        query = query.where(
+            sa.func.coalesce(
+                models.Migration.updated_at, models.Migration.created_at
+            )
+            <= cutoff
+        )
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
+
+
+def page(session, filters=None, limit=None, marker_id=None):
+    """Migrations for ``GET /os-migrations``, newest first (by
+    created_at, then id, as Nova), after the migration whose id is
+    ``marker_id``. ``filters``: host (source or destination), source_compute,
+    dest_compute, status, migration_type, instance_uuid, user_id,
+    project_id, changes_since / changes_before (datetimes on updated_at,
+    or created_at when never updated), hidden (default: not hidden)."""
+    filters = dict(filters or {})
+    query = _select()
+    column = models.Migration
+    if 'host' in filters:
+        host = filters.pop('host')
+        query = query.where(
+            sa.or_(column.source_compute == host, column.dest_compute == host)
+        )
+    changed = sa.func.coalesce(column.updated_at, column.created_at)
+    if filters.get('changes_since') is not None:
+        query = query.where(changed >= filters.pop('changes_since'))
+    if filters.get('changes_before') is not None:
+        query = query.where(changed <= filters.pop('changes_before'))
+    filters.pop('changes_since', None)
+    filters.pop('changes_before', None)
+    query = query.where(column.hidden.is_(bool(filters.pop('hidden', False))))
+    for name in (
+        'source_compute',
+        'dest_compute',
+        'status',
+        'migration_type',
+        'instance_uuid',
+        'user_id',
+        'project_id',
+    ):
+        if name in filters:
+            value = filters.pop(name)
+            if isinstance(value, (list, tuple, set)):
+                query = query.where(getattr(column, name).in_(list(value)))
+            else:
+                query = query.where(getattr(column, name) == value)
+    if filters:
+        raise ValueError('unknown migration filters: %s' % sorted(filters))
+    if marker_id is not None:
+        marker = session.execute(
+            sa.select(column.created_at, column.id).where(
+                column.id == marker_id
+            )
+        ).one_or_none()
+        if marker is None:
+            raise LookupError(marker_id)
+        query = query.where(
+            sa.or_(
+                column.created_at < marker.created_at,
+                sa.and_(
+                    column.created_at == marker.created_at,
+                    column.id < marker.id,
+                ),
+            )
+        )
+    query = query.order_by(column.created_at.desc(), column.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return [to_dict(row) for row in session.execute(query).scalars()]
+
+
+def exists_by_id(session, migration_id):
+    """Whether a migration with this integer id exists (a marker)."""
+    return (
+        session.execute(
+            sa.select(models.Migration.id).where(
+                models.Migration.id == migration_id
+            )
+        ).scalar()
+        is not None
+    )
