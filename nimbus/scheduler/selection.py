@@ -94,7 +94,37 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
                 'ForceHosts', out, new, 'host is not in force_hosts/nodes'
             )
         out = new
+    dest = requested_destination(spec)
+    if dest:
+        # Nova's requested_destination (a create with a host from 2.74, a
+        # move to a chosen host from 2.68): only that host or node, and
+        # the filters still run (unlike force_hosts).
+        new = [
+            h
+            for h in out
+            if (not dest.get('host') or h.host == dest['host'])
+            and (not dest.get('node') or h.nodename == dest['node'])
+        ]
+        if explanation:
+            explanation.record_pre(
+                'RequestedDestination',
+                out,
+                new,
+                'host is not the requested destination',
+            )
+        out = new
     return out
+
+
+def requested_destination(spec):
+    """The spec's ``requested_destination`` ({'host', 'node'}, either
+    may be None), or None."""
+    dest = (getattr(spec, 'extra', None) or {}).get('requested_destination')
+    if not isinstance(dest, dict) or not (
+        dest.get('host') or dest.get('node')
+    ):
+        return None
+    return dest
 
 
 def consume(host, spec, conf, instance_uuid, areq=None, usage=None):

@@ -607,3 +607,22 @@ def test_dry_run_simulates_n_instances_and_restores(conf):
     import json
 
     json.dumps(out)
+
+
+def test_requested_destination_narrows_to_the_host_and_still_filters(conf):
+    """A move to a chosen host (2.68) or a create with a host (2.74): only
+    that host is a candidate, and the filters still judge it (unlike
+    force_hosts)."""
+    hs = [host('a', vcpus=4), host('b', vcpus=16), host('small', vcpus=1)]
+    sched = selection.FilterScheduler(conf)
+    sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)
+    sp.extra['requested_destination'] = {'host': 'a', 'node': None}
+    res = sched.schedule(sp, hs, areqs_for(hs, sp))
+    assert [s.service_host for s in res[0]] == ['a']
+    big = testing.spec(vcpus=2, memory_mb=128, root_gb=1)
+    big.extra['requested_destination'] = {'host': 'small'}
+    with pytest.raises(exception.NoValidHost):
+        sched.schedule(big, hs, areqs_for(hs, big))
+    # Without a host or node it is no restriction.
+    sp.extra['requested_destination'] = {'host': None}
+    assert len(sched.schedule(sp, hs, areqs_for(hs, sp))[0]) == 3
