@@ -40,7 +40,7 @@ from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.allinone import demo
 from nimbus.api.dashboard import snapshot
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 
 ADMIN = {'X-Auth-Token': 'admin:admin'}
 

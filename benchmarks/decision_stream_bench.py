@@ -24,7 +24,7 @@ from oslo_config import cfg
 import oslo_messaging as messaging
 
 from nimbus.common import context
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.scheduler import conf as sched_conf
 from nimbus.scheduler import driver as driver_mod
 from nimbus.scheduler import notifications

@@ -405,7 +405,7 @@ def accelerator_agents(conf, hosts, transport=None):
     from nimbus.accelerator.agent import conf as agent_conf
     from nimbus.accelerator.agent import service as agent_service
     from nimbus.accelerator import rpcapi as accel_rpcapi
-    from nimbus.common import simulated
+    from nimbus.messaging_internals import simulated
 
     agent_conf.register_opts(conf)
     simulated.register_opts(conf)

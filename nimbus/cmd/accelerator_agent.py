@@ -19,7 +19,7 @@ from oslo_log import log as logging
 
 from nimbus.accelerator import drivers
 from nimbus.cmd import common
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 
 LOG = logging.getLogger(__name__)
 

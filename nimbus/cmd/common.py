@@ -7,7 +7,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.common import config
-from nimbus.common import memtrace
+from nimbus.cmd import memtrace
 from nimbus.common import secrets
 
 

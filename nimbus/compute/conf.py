@@ -2,7 +2,7 @@
 
 from oslo_config import cfg
 
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 
 COMPUTE_OPTS = [
     cfg.StrOpt(

@@ -3,7 +3,7 @@
 ``nimbus-compute --simulated-hosts N`` (and ``nimbus all-in-one --hosts
 N``) run N :class:`~nimbus.compute.service.ComputeService` objects named
 ``<[DEFAULT] host>-0001`` ... on the shared machinery of
-:class:`nimbus.common.simulated.HostGroup`: one cell bus connection, one
+:class:`nimbus.messaging_internals.simulated.HostGroup`: one cell bus connection, one
 RPC server consuming every ``compute.<host>`` queue, one worker pool, one
 ticker for the heartbeats and resource updates (staggered), one placement
 HTTP connection pool and one cell conductor client. Each host keeps its
@@ -25,7 +25,7 @@ import requests
 from requests import adapters
 
 from nimbus.common import context as nimbus_context
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 from nimbus.common.clients import placement as placement_client
 from nimbus.compute import rpcapi
 from nimbus.compute import service as compute_service

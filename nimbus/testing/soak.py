@@ -15,7 +15,7 @@ too: a pool that grows by one connection once in a short run is not a
 leak the run can resolve.
 
 With tracemalloc on in the daemons (``[DEFAULT] tracemalloc_frames``,
-:mod:`nimbus.common.memtrace`) the sampler also reads each daemon's
+:mod:`nimbus.cmd.memtrace`) the sampler also reads each daemon's
 Python heap, as its last report in its log says, into a ``heap`` series
 judged like the others: RSS that rises while the heap holds is the
 allocator (arenas, thread stacks) or C libraries, not Python objects.

@@ -5,7 +5,7 @@ import pytest
 
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 
 
 @pytest.fixture

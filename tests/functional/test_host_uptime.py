@@ -11,7 +11,7 @@ import pytest
 
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.compute.virt import fake
 
 LINE = re.compile(

@@ -34,7 +34,7 @@ from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.common import context as nimbus_context
 from nimbus.common import rpc
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 
 CALL_TIMEOUT = 15
 VALID_SPEC = {

@@ -27,7 +27,7 @@ from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.common import context as nimbus_context
 from nimbus.common import db as common_db
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.db import cell_instances
 from nimbus.testing import twice
 

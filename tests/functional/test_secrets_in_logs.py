@@ -22,7 +22,7 @@ from nimbus.allinone.cloud import wait_for
 from nimbus.common import config
 from nimbus.common import db as common_db
 from nimbus.common import secrets
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.testing import infra
 

@@ -17,7 +17,7 @@ import pytest
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus.allinone import demo
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.testing import infra
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]

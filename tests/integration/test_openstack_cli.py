@@ -478,7 +478,7 @@ def test_operator_session_with_keystone(tmp_path, fresh, keystone):
 
 def test_operator_session_without_keystone(tmp_path):
     from nimbus.allinone import cloud as cloud_mod
-    from nimbus.common.rpc import inproc
+    from nimbus.messaging_internals import inproc
 
     cloud = cloud_mod.Cloud(
         str(tmp_path / 'state'),

@@ -136,9 +136,9 @@ def test_late_slope_shows_a_warmup_slowing_down():
 def test_heap_series_from_the_daemons_reports(tmp_path):
     log = tmp_path / 'scheduler.log'
     log.write_text(
-        'x INFO nimbus.common.memtrace [-] tracemalloc report 1: Python heap'
+        'x INFO nimbus.cmd.memtrace [-] tracemalloc report 1: Python heap'
         ' 2048.0 KiB traced (peak 4096.0 KiB)\nlargest sites:\n'
-        'x INFO nimbus.common.memtrace [-] tracemalloc report 2: Python heap'
+        'x INFO nimbus.cmd.memtrace [-] tracemalloc report 2: Python heap'
         ' 3072.0 KiB traced (peak 4096.0 KiB), +1024.0 KiB since report 1\n'
         'x INFO nimbus.scheduler.driver [-] Selected c1-0001\n'
     )

@@ -4,7 +4,7 @@
 found, their report to the accelerator service and to placement, and the
 programming of attach handles for the service's binder (RPC, see
 :mod:`.manager`). :func:`build_agents` composes N of them on the shared
-machinery of :class:`nimbus.common.simulated.HostGroup` (one transport,
+machinery of :class:`nimbus.messaging_internals.simulated.HostGroup` (one transport,
 one RPC server, one worker pool, one ticker), which serves a single real
 host as well as the simulated hosts of ``--simulated-hosts N``.
 
@@ -35,7 +35,7 @@ from nimbus.accelerator import drivers as drivers_mod
 from nimbus.accelerator.drivers import base
 from nimbus.common import context as nimbus_context
 from nimbus.common import exception as common_exc
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 
 LOG = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def build_agents(
     ``nimbus.accelerator.rpcapi.AcceleratorAPI(transport)``
     (:class:`NullDeviceReporter` for placement only); ``hosts``: the host
     names (``[conf.host]`` for one real host, or
-    :func:`nimbus.common.simulated.host_names` for simulated ones, named as
+    :func:`nimbus.messaging_internals.simulated.host_names` for simulated ones, named as
     the simulated computes are so the agent finds their providers);
     ``drivers_for(host)``: optional, returns ``[(name, driver)]`` instead
     of loading ``enabled_drivers``.

@@ -14,7 +14,7 @@ declares it again without one, and RabbitMQ refuses the redeclaration.
 which creates nothing) and takes the oldest messages beyond ``keep`` off
 its head. A consumer that keeps up leaves nothing to trim. The in-process
 bus bounds its notification queues by itself
-(:data:`nimbus.common.rpc.inproc.NOTIFICATION_BACKLOG`), so only RabbitMQ
+(:data:`nimbus.messaging_internals.inproc.NOTIFICATION_BACKLOG`), so only RabbitMQ
 URLs get a trimmer.
 """
 

@@ -8,7 +8,7 @@ import oslo_messaging as messaging
 import pytest
 
 from nimbus.common import context
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.common.rpc import options as rpc_options
 from nimbus.scheduler import conf as sconf
 from nimbus.scheduler import driver as driver_mod

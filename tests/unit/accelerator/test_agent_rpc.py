@@ -16,7 +16,7 @@ from nimbus.accelerator.agent import service
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 
 
 class Reporter:

@@ -14,7 +14,7 @@ from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
 from nimbus.common import service
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from tests.unit.accelerator import helpers
 
 HOST = 'compute1'

@@ -10,7 +10,7 @@ from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import exception
 from nimbus.common import rpc
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 
 
 class Endpoint:

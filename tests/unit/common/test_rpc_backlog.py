@@ -10,7 +10,7 @@ from nimbus import services
 from nimbus.common import config
 from nimbus.common import rpc
 from nimbus.common.rpc import backlog
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.scheduler import conf as sched_conf
 from nimbus.scheduler import notifications
 

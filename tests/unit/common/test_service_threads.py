@@ -17,7 +17,7 @@ from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
 from nimbus.common import service
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.scheduler import conf as sched_conf
 
 

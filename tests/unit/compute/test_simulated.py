@@ -4,7 +4,7 @@ import concurrent.futures as futures
 import threading
 
 from nimbus.common import config
-from nimbus.common import simulated
+from nimbus.messaging_internals import simulated
 from nimbus.compute.virt import fake
 
 

@@ -10,7 +10,7 @@ from nimbus.common import context as ctx_mod
 from nimbus.common import rpc
 from nimbus.common.config import build_conf
 from nimbus.common.objects import ServerGroupInfo
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.scheduler import manager, rpcapi, testing
 from nimbus.scheduler.host_manager import HostManager
 

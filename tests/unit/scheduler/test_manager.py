@@ -6,7 +6,7 @@ import pytest
 from nimbus.common import context as ctx_mod
 from nimbus.common import rpc
 from nimbus.common.config import build_conf
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 from nimbus.scheduler import exception, manager, rpcapi, testing
 
 

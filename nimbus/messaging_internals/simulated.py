@@ -6,7 +6,7 @@ an executor pool), a thread per periodic task and a worker pool. Running
 N hosts that way costs N of each. :class:`HostGroup` runs N hosts of one
 agent on shared machinery:
 
-- ONE RPC server (:class:`nimbus.common.rpc.multiserver.MultiServer`) on
+- ONE RPC server (:class:`nimbus.messaging_internals.multiserver.MultiServer`) on
   ONE broker connection consumes every host's ``<topic>.<host>`` queue and
   dispatches each message to that host's endpoints;
 - ONE bounded worker pool (``workers`` threads) runs the hosts'
@@ -45,7 +45,7 @@ import time
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from nimbus.common.rpc import multiserver
+from nimbus.messaging_internals import multiserver
 
 LOG = logging.getLogger(__name__)
 

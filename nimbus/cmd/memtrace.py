@@ -168,7 +168,7 @@ def _caller(traceback):
     innermost frame when none is)."""
     for frame in reversed(traceback):
         name = frame.filename.replace(os.sep, '/')
-        if '/nimbus/' in name and '/nimbus/common/memtrace' not in name:
+        if '/nimbus/' in name and '/nimbus/cmd/memtrace' not in name:
             return '%s:%d' % (_short(frame.filename), frame.lineno)
     frame = traceback[-1]
     return '%s:%d' % (_short(frame.filename), frame.lineno)

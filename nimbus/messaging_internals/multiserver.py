@@ -33,7 +33,7 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_messaging.rpc import server as rpc_server
 
 from nimbus.common import rpc
-from nimbus.common.rpc import inproc
+from nimbus.messaging_internals import inproc
 
 LOG = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from nimbus.common import config
-from nimbus.common import memtrace
+from nimbus.cmd import memtrace
 
 HOARD = []
 
@@ -110,7 +110,7 @@ def test_setup_from_the_conf_and_the_signal(caplog):
     signal.signal(memtrace.SIGNAL, signal.SIG_DFL)
     done = threading.Event()
     try:
-        with caplog.at_level(logging.INFO, logger='nimbus.common.memtrace'):
+        with caplog.at_level(logging.INFO, logger='nimbus.cmd.memtrace'):
             trace = memtrace.setup(conf)
             assert trace is not None and tracemalloc.is_tracing()
             assert tracemalloc.get_traceback_limit() == 2
@@ -143,7 +143,7 @@ def test_a_signal_someone_else_handles_is_left_alone(caplog):
     previous = signal.signal(memtrace.SIGNAL, theirs)
     try:
         trace = memtrace.MemTrace(frames=1)
-        with caplog.at_level(logging.WARNING, logger='nimbus.common.memtrace'):
+        with caplog.at_level(logging.WARNING, logger='nimbus.cmd.memtrace'):
             assert trace.on_signal() is False
         assert signal.getsignal(memtrace.SIGNAL) is theirs
         assert 'already has a handler' in caplog.text
