@@ -17,6 +17,7 @@ Version history
 """
 
 from nimbus.common import rpc
+from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'compute'
@@ -33,7 +34,12 @@ class ComputeAPI:
         client = self._clients.get(host)
         if client is None:
             client = self._clients[host] = rpc.get_client(
-                self._transport, TOPIC, VERSION, server=host, conf=self._conf
+                self._transport,
+                TOPIC,
+                VERSION,
+                server=host,
+                conf=self._conf,
+                version_cap=rpc_options.version_cap(self._conf, 'compute'),
             )
         return client
 

@@ -20,7 +20,6 @@ for the batch (RPC 1.3) gets the heartbeats one by one.
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
-from oslo_messaging.rpc import dispatcher
 import requests
 from requests import adapters
 
@@ -31,18 +30,6 @@ from nimbus.compute import rpcapi
 from nimbus.compute import service as compute_service
 
 LOG = logging.getLogger(__name__)
-
-
-def _unsupported(exc):
-    """The cell conductor does not serve the batch (older than 1.3)."""
-    if isinstance(
-        exc, (dispatcher.UnsupportedVersion, dispatcher.NoSuchMethod)
-    ):
-        return True
-    return isinstance(exc, messaging.RemoteError) and exc.exc_type in (
-        'UnsupportedVersion',
-        'NoSuchMethod',
-    )
 
 
 def placement_session(size):
@@ -90,7 +77,6 @@ class SimulatedComputes:
         self.accelerator = accelerator
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
-        self.batch_heartbeats = True
         self._heartbeat_task = None
 
     def build(self, host):
@@ -108,13 +94,14 @@ class SimulatedComputes:
     def heartbeat(self):
         """One heartbeat for every running host: one call (per
         ``heartbeats.MAX_HOSTS`` hosts), or one call per host to a cell
-        conductor older than the batch. Returns the hosts sent."""
+        conductor capped below the batch (``[upgrade_levels] conductor``
+        < 1.3). Returns the hosts sent."""
         hosts = sorted(
             name for name, host in list(self.group.hosts.items()) if host.alive
         )
         if not hosts:
             return hosts
-        if self.batch_heartbeats:
+        if self.conductor.takes_heartbeat_batches():
             try:
                 self.conductor.service_heartbeats(
                     nimbus_context.get_admin_context(),
@@ -131,15 +118,6 @@ class SimulatedComputes:
                     self.conf.report_interval,
                 )
                 return hosts
-            except Exception as exc:
-                if not _unsupported(exc):
-                    raise
-                LOG.warning(
-                    'The cell conductor does not take batched heartbeats '
-                    '(%s); sending them one call per host',
-                    exc,
-                )
-                self.batch_heartbeats = False
         for name in hosts:
             host = self.group.hosts.get(name)
             if host is not None and host.alive:

@@ -27,6 +27,9 @@ Version history
        action, os-instance-actions); reclaimable (the soft-deleted
        instances of a host past [DEFAULT] reclaim_instance_interval)
        (cell).
+  Which version a client sends is oslo.messaging's ``version_cap``:
+  ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
+  upgrade; where an older form exists, ``can_send_version`` picks it.
   The answers of instance_update, instances_on_host and group_members
   are Instance 1.0 primitives (an answer without a version, from an
   older cell conductor, loads as 1.0).
@@ -40,10 +43,10 @@ succeeded is recognised instead of reported as lost.
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
-from oslo_messaging.rpc import dispatcher
 import tenacity
 
 from nimbus.common import rpc
+from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import Instance
@@ -76,18 +79,6 @@ class SuperConductorAPI:
         )
 
 
-def rpc_unsupported(exc):
-    """The server is too old for the call's version (or method)."""
-    if isinstance(
-        exc, (dispatcher.UnsupportedVersion, dispatcher.NoSuchMethod)
-    ):
-        return True
-    return isinstance(exc, messaging.RemoteError) and exc.exc_type in (
-        'UnsupportedVersion',
-        'NoSuchMethod',
-    )
-
-
 def _log_retry(state):
     LOG.warning(
         'No reply from the cell conductor (%s); retrying',
@@ -108,9 +99,13 @@ class CellConductorAPI:
     """Client of a cell conductor (the cell's bus)."""
 
     def __init__(self, transport, conf=None):
-        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
-        # False once the cell conductor answered that it is older than 1.4.
-        self._with_attempt = True
+        self._client = rpc.get_client(
+            transport,
+            TOPIC,
+            VERSION,
+            conf=conf,
+            version_cap=rpc_options.version_cap(conf, 'conductor'),
+        )
 
     def build_instances(
         self,
@@ -156,9 +151,10 @@ class CellConductorAPI:
         ``updates``: the InstanceUpdate's fields as keywords (a field it
         does not have raises TypeError here, before anything is sent).
         ``build_attempt`` (``{'host', 'node', 'result', 'reason'}``) is
-        recorded with the swap when it holds (1.4); a cell conductor
-        older than 1.4 gets the swap and then a ``record_build_attempt``
-        call, as before. ``expected_task_states`` (1.5): the task states
+        recorded with the swap when it holds (1.4); when
+        ``[upgrade_levels] conductor`` caps the version below 1.4 (cell
+        conductors of an older release), the swap is sent and then a
+        ``record_build_attempt`` call, as before 1.4. ``expected_task_states`` (1.5): the task states
         (None among them for "no task") the swap expects."""
         updates = update_obj.InstanceUpdate(**updates).to_primitive()
         if expected_task_states is not None:
@@ -170,25 +166,15 @@ class CellConductorAPI:
                 expected_host,
                 list(expected_task_states),
             )
-        if build_attempt is not None and self._with_attempt:
-            try:
-                return self._swap(
-                    ctxt,
-                    instance_uuid,
-                    expected_vm_states,
-                    updates,
-                    expected_host,
-                    build_attempt,
-                )
-            except Exception as exc:
-                if not rpc_unsupported(exc):
-                    raise
-                LOG.warning(
-                    'The cell conductor does not take build attempts with '
-                    'instance_update (%s); recording them apart',
-                    exc,
-                )
-                self._with_attempt = False
+        if build_attempt is not None and self.takes_build_attempts():
+            return self._swap(
+                ctxt,
+                instance_uuid,
+                expected_vm_states,
+                updates,
+                expected_host,
+                build_attempt,
+            )
         current = self._swap(
             ctxt, instance_uuid, expected_vm_states, updates, expected_host
         )
@@ -202,6 +188,14 @@ class CellConductorAPI:
                 build_attempt.get('reason'),
             )
         return current
+
+    def takes_build_attempts(self):
+        """Whether instance_update may carry the build attempt (1.4)."""
+        return self._client.can_send_version('1.4')
+
+    def takes_heartbeat_batches(self):
+        """Whether ``service_heartbeats`` (1.3) may be sent."""
+        return self._client.can_send_version('1.3')
 
     def _swap(
         self,
@@ -345,10 +339,9 @@ class CellConductorAPI:
         'created'}`` summed over the batches.
 
         Not retried: the next interval's batch is the retry (``timeout``
-        bounds it by that interval, as for :meth:`service_heartbeat`). A
-        cell conductor older than 1.3 answers UnsupportedVersion (or
-        NoSuchMethod), which the caller takes as "send them one by
-        one"."""
+        bounds it by that interval, as for :meth:`service_heartbeat`).
+        Callers check :meth:`takes_heartbeat_batches` first (a cap below
+        1.3 means "send them one by one")."""
         total = {'refreshed': 0, 'created': 0}
         batch = heartbeats_obj.ServiceHeartbeats(binary, list(hosts))
         for part in batch.batches():

@@ -16,6 +16,7 @@ primitives; a scheduler also takes the unversioned dicts sent before them.
 """
 
 from nimbus.common import rpc
+from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'scheduler'
@@ -26,7 +27,13 @@ class SchedulerAPI:
     """``SchedulerAPI(transport, conf=None)``."""
 
     def __init__(self, transport, conf=None):
-        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+        self._client = rpc.get_client(
+            transport,
+            TOPIC,
+            VERSION,
+            conf=conf,
+            version_cap=rpc_options.version_cap(conf, 'scheduler'),
+        )
         self._conf = conf
 
     def _long_call(self):

@@ -51,9 +51,30 @@ RPC_OPTS = [
 
 STOP_HEARTBEAT_RATE = 20
 
+# Rolling upgrades, as Nova's [upgrade_levels]: while some services still
+# run the older release, the newer ones cap what they send to it.
+UPGRADE_LEVEL_OPTS = [
+    cfg.StrOpt(
+        name,
+        default=None,
+        help='The highest RPC version this service sends to the %s '
+        '(e.g. "1.4"), for a rolling upgrade while some of them still run '
+        'an older release; unset: the newest this release knows. A '
+        'message the cap does not allow is sent in its older form when '
+        "one exists (oslo.messaging's can_send_version) and refused "
+        'otherwise.' % what,
+    )
+    for name, what in (
+        ('conductor', 'super and cell conductors'),
+        ('compute', 'compute hosts'),
+        ('scheduler', 'schedulers'),
+    )
+]
+
 
 def register_opts(conf):
     conf.register_opts(RPC_OPTS, group='rpc')
+    conf.register_opts(UPGRADE_LEVEL_OPTS, group='upgrade_levels')
     _register_messaging_opts(conf)
 
 
@@ -126,5 +147,16 @@ def _register_messaging_opts(conf):
             pass
 
 
+def version_cap(conf, service):
+    """``[upgrade_levels] <service>`` of ``conf`` (None without a conf
+    or a cap)."""
+    if conf is None:
+        return None
+    try:
+        return getattr(conf.upgrade_levels, service)
+    except (cfg.NoSuchOptError, AttributeError):
+        return None
+
+
 def list_opts():
-    return [('rpc', RPC_OPTS)]
+    return [('rpc', RPC_OPTS), ('upgrade_levels', UPGRADE_LEVEL_OPTS)]

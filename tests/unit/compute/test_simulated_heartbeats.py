@@ -1,6 +1,6 @@
 """The batched heartbeat of simulated computes (nimbus.compute.simulated):
-who is in the batch, and the fallback to one call per host when the cell
-conductor is older than the batch (RPC 1.3)."""
+who is in the batch, and one call per host when ``[upgrade_levels]
+conductor`` caps the version below the batch (RPC 1.3)."""
 
 import types
 
@@ -22,9 +22,13 @@ class Host:
 
 
 class Conductor:
-    def __init__(self, error=None):
+    def __init__(self, error=None, batches=True):
         self.error = error
         self.batches = []
+        self._batches = batches
+
+    def takes_heartbeat_batches(self):
+        return self._batches
 
     def service_heartbeats(self, ctxt, binary, hosts, timeout=None):
         if self.error is not None:
@@ -39,7 +43,6 @@ def _computes(conductor, names):
         [], overrides={'DEFAULT': {'report_interval': 7}}
     )
     computes.conductor = conductor
-    computes.batch_heartbeats = True
     single = []
     computes.group = types.SimpleNamespace(
         hosts={name: Host(name, single) for name in names}
@@ -63,24 +66,11 @@ def test_no_hosts_no_call():
     assert conductor.batches == []
 
 
-@pytest.mark.parametrize(
-    'error',
-    [
-        messaging.RemoteError(
-            'UnsupportedVersion', 'Endpoint does not support RPC version 1.3'
-        ),
-        messaging.RemoteError('NoSuchMethod', 'service_heartbeats'),
-    ],
-)
-def test_an_older_conductor_gets_one_call_per_host(error):
-    conductor = Conductor(error)
+def test_capped_below_the_batch_one_call_per_host():
+    conductor = Conductor(batches=False)
     computes, single = _computes(conductor, ['h-0001', 'h-0002'])
     computes.heartbeat()
     assert single == ['h-0001', 'h-0002']
-    assert computes.batch_heartbeats is False
-    conductor.error = None
-    computes.heartbeat()  # and it stays that way
-    assert single == ['h-0001', 'h-0002'] * 2
     assert conductor.batches == []
 
 
@@ -88,7 +78,6 @@ def test_a_lost_reply_waits_for_the_next_batch():
     conductor = Conductor(messaging.MessagingTimeout('no reply'))
     computes, single = _computes(conductor, ['h-0001'])
     assert computes.heartbeat() == ['h-0001']
-    assert computes.batch_heartbeats is True
     assert single == []
 
 
@@ -97,4 +86,3 @@ def test_other_errors_reach_the_ticker():
     computes, _single = _computes(conductor, ['h-0001'])
     with pytest.raises(messaging.RemoteError):
         computes.heartbeat()
-    assert computes.batch_heartbeats is True

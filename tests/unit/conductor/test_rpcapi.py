@@ -5,17 +5,57 @@ from unittest import mock
 import oslo_messaging as messaging
 import pytest
 
+from nimbus.common import config
 from nimbus.common import context
+from nimbus.common import rpc
 from nimbus.common.objects import Instance
 from nimbus.conductor import rpcapi
 
 
-def _api(replies):
+def _v(version):
+    return tuple(int(part) for part in version.split('.'))
+
+
+def _api(replies, cap=None):
+    """A client whose sends are recorded; ``cap`` stands for
+    ``[upgrade_levels] conductor`` (the real client's can_send_version
+    is tested below with oslo.messaging itself)."""
     api = rpcapi.CellConductorAPI.__new__(rpcapi.CellConductorAPI)
     api._client = mock.Mock()
+    api._client.can_send_version.side_effect = lambda version: (
+        cap is None or _v(version) <= _v(cap)
+    )
     prepared = api._client.prepare.return_value
     prepared.call.side_effect = replies
     return api, prepared
+
+
+@pytest.mark.parametrize(
+    'cap, attempts, batches',
+    [
+        (None, True, True),
+        ('1.4', True, True),
+        ('1.3', False, True),
+        ('1.2', False, False),
+    ],
+)
+def test_upgrade_levels_cap_what_the_client_sends(cap, attempts, batches):
+    """``[upgrade_levels] conductor`` is oslo.messaging's version_cap of
+    the real client: it decides which form is sent, and a call the cap
+    does not allow at all is refused before it leaves."""
+    conf = config.build_conf(
+        [], overrides={'upgrade_levels': {'conductor': cap}}
+    )
+    transport = rpc.get_transport(conf, 'inproc:///upgrade-levels')
+    try:
+        api = rpcapi.CellConductorAPI(transport, conf)
+        assert api.takes_build_attempts() is attempts
+        assert api.takes_heartbeat_batches() is batches
+        if cap is not None and _v(cap) < (1, 5):
+            with pytest.raises(messaging.RPCVersionCapError):
+                api.reclaimable(context.get_admin_context(), 'h1', 60)
+    finally:
+        rpc.cleanup_transports(conf)
 
 
 def test_instance_update_retry_accepts_the_state_it_moved_to():
@@ -84,7 +124,6 @@ def test_answers_are_instances():
 def test_build_attempt_rides_on_the_swap():
     done = {'uuid': 'i', 'vm_state': 'active'}
     api, prepared = _api([done])
-    api._with_attempt = True
     attempt = {'host': 'h1', 'node': 'h1', 'result': 'success', 'reason': None}
     assert api.instance_update(
         context.get_admin_context(),
@@ -100,27 +139,20 @@ def test_build_attempt_rides_on_the_swap():
     assert api._client.prepare.call_args.kwargs == {'version': '1.4'}
 
 
-def test_older_cell_conductor_gets_the_attempt_apart():
-    """A cell conductor older than 1.4: the swap at 1.2, then the record;
-    later swaps skip 1.4; a swap that did not hold records nothing."""
+def test_capped_below_1_4_the_attempt_goes_apart():
+    """Cell conductors of an older release (a cap of 1.3): the swap at
+    1.2, then the record; a swap that did not hold records nothing."""
     done = {'uuid': 'i', 'vm_state': 'active'}
-    too_old = messaging.RemoteError('UnsupportedVersion', 'no 1.4')
-    api, prepared = _api([too_old, done, None, None])
-    api._with_attempt = True
+    api, prepared = _api([done, None, None], cap='1.3')
     attempt = {'host': 'h1', 'node': 'n1', 'result': 'success', 'reason': None}
     ctxt = context.get_admin_context()
     args = (ctxt, 'i', ['building'], {'vm_state': 'active'})
     assert api.instance_update(
         *args, expected_host='h1', build_attempt=attempt
     ) == Instance.from_primitive(done)
-    assert api._with_attempt is False
     names = [c.args[1] for c in prepared.call.call_args_list]
-    assert names == [
-        'instance_update',
-        'instance_update',
-        'record_build_attempt',
-    ]
-    record = prepared.call.call_args_list[2].kwargs
+    assert names == ['instance_update', 'record_build_attempt']
+    record = prepared.call.call_args_list[1].kwargs
     assert (record['host'], record['node'], record['result']) == (
         'h1',
         'n1',
@@ -130,10 +162,10 @@ def test_older_cell_conductor_gets_the_attempt_apart():
         api.instance_update(*args, expected_host='h1', build_attempt=attempt)
         is None
     )
-    assert [c.args[1] for c in prepared.call.call_args_list][3:] == [
+    assert [c.args[1] for c in prepared.call.call_args_list][2:] == [
         'instance_update'
     ]
     versions = [
         c.kwargs.get('version') for c in api._client.prepare.call_args_list
     ]
-    assert versions == ['1.4', '1.2', '1.0', '1.2']
+    assert versions == ['1.2', '1.0', '1.2']
