@@ -43,13 +43,13 @@ SHELL_SCRIPTS := devstack/plugin.sh devstack/settings devstack/lib/nimbus \
 	tests/devstack/harness.sh .ci/run
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check nimbus tests benchmarks
-	$(BIN)/ruff format --check --quiet nimbus tests benchmarks
+	$(BIN)/ruff check nimbus tests benchmarks harness
+	$(BIN)/ruff format --check --quiet nimbus tests benchmarks harness
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/shellcheck -x -s bash $(SHELL_SCRIPTS)
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff format nimbus tests benchmarks
+	$(BIN)/ruff format nimbus tests benchmarks harness
 
 # A test target's last command ends with "; $(done)": it prints how long
 # the target ran ("== test-x: 42 s"), also when the command failed, so the
@@ -134,7 +134,7 @@ test-faults: $(VENV)/.installed-test
 SOAK_DURATION ?= 1800
 SOAK_RATE ?= 4
 soak: $(VENV)/.installed-test
-	$(BIN)/python -m nimbus.testing.soak_run --duration $(SOAK_DURATION) --rate $(SOAK_RATE) --interval 60
+	$(BIN)/python -m harness.soak_run --duration $(SOAK_DURATION) --rate $(SOAK_RATE) --interval 60
 
 # Tempest's compute tests (servers, flavors, admin, limits, versions)
 # against the daemons with a real Keystone, RabbitMQ and MariaDB; prints
@@ -142,7 +142,7 @@ soak: $(VENV)/.installed-test
 # it takes tens of minutes. TEMPEST_ARGS, e.g. --regex R --concurrency 1.
 TEMPEST_ARGS ?=
 tempest: $(VENV)/.installed-test
-	$(BIN)/python -m nimbus.testing.tempest $(TEMPEST_ARGS)
+	$(BIN)/python -m harness.tempest $(TEMPEST_ARGS)
 
 test-unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS) tests/unit

@@ -9,4 +9,10 @@
   :mod:`nimbus.testing.private_mariadb`: a RabbitMQ node and a MariaDB
   server of a test's own, for tests that restart or stop them (the
   machine's are shared and never restarted).
+- :mod:`nimbus.testing.tcp_proxy`: cut a process off from a server.
+- :mod:`nimbus.testing.rbac` and :mod:`nimbus.testing.identity_stub`: RBAC
+  matrices of a REST API, and a Keystone stand-in for keystonemiddleware.
+
+Harnesses for Nimbus's own developers (soak, Tempest, a real Keystone, the
+fault suite) are not shipped: they live in ``harness/`` in the checkout.
 """

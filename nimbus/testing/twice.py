@@ -7,7 +7,7 @@ file ``twice-casts.flag`` exists next to the daemon's config file, every
 cast of a build method (:data:`METHODS`) goes out twice, the same message
 (same arguments, same context) one after the other. Without the file the
 daemon is unchanged, so a test turns the fault on and off while the
-daemons run (:func:`nimbus.testing.injectors.duplicate_casts`).
+daemons run (:func:`harness.injectors.duplicate_casts`).
 
 Each doubled cast is logged (``cast ... sent twice``): the log says how
 many duplicates the run made.

@@ -8,7 +8,7 @@ EVIDENCE = []
 def pytest_terminal_summary(terminalreporter):
     if not ROWS:
         return
-    from nimbus.testing import faults
+    from harness import faults
 
     terminalreporter.write_sep('=', 'fault table')
     terminalreporter.write_line(faults.table(ROWS))

@@ -33,8 +33,8 @@ import pytest
 from nimbus.allinone.client import ComputeClient
 from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
-from nimbus.testing import faults
-from nimbus.testing import injectors
+from harness import faults
+from harness import injectors
 from nimbus.testing import private_mariadb
 from nimbus.testing import private_rabbit
 from nimbus.testing import tcp_proxy

@@ -25,7 +25,7 @@ import yaml
 
 from nimbus.testing import daemons
 from nimbus.testing import infra
-from nimbus.testing import keystone as keystone_mod
+from harness import keystone as keystone_mod
 
 pytestmark = pytest.mark.integration
 

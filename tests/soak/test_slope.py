@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 import pytest
 
-from nimbus.testing import soak
+from harness import soak
 
 times = st.lists(
     st.floats(min_value=0, max_value=1e5, allow_nan=False),

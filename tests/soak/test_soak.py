@@ -13,7 +13,7 @@ import os
 import pytest
 
 from nimbus.testing import infra
-from nimbus.testing import soak_run
+from harness import soak_run
 from tests.soak import conftest
 
 pytestmark = [pytest.mark.integration, pytest.mark.soak]

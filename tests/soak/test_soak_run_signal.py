@@ -1,4 +1,4 @@
-"""``python -m nimbus.testing.soak_run`` ended by SIGTERM (``timeout``,
+"""``python -m harness.soak_run`` ended by SIGTERM (``timeout``,
 ``pkill``, a CI job cancelled) stops the daemons it started and drops the
 vhosts and databases it made; before, the daemons outlived it and the
 databases piled up in MariaDB."""
@@ -7,6 +7,7 @@ import configparser
 import glob
 import os
 import signal
+import pathlib
 import subprocess
 import sys
 import time
@@ -18,6 +19,8 @@ import sqlalchemy as sa
 from nimbus.testing import infra
 
 pytestmark = [pytest.mark.integration, pytest.mark.soak]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _daemons_of(workdir):
@@ -59,7 +62,7 @@ def test_sigterm_stops_the_daemons_and_drops_the_databases(tmp_path):
         [
             sys.executable,
             '-m',
-            'nimbus.testing.soak_run',
+            'harness.soak_run',
             '--duration',
             '600',
             '--interval',
@@ -69,6 +72,7 @@ def test_sigterm_stops_the_daemons_and_drops_the_databases(tmp_path):
         ],
         stdout=out,
         stderr=subprocess.STDOUT,
+        cwd=ROOT,  # harness/ is not installed: run from the checkout
     )
     try:
         deadline = time.monotonic() + 240

@@ -1,4 +1,4 @@
-"""nimbus.testing.tempest: the counts it reads from a ``tempest run``
+"""harness.tempest: the counts it reads from a ``tempest run``
 output and the tempest.conf it writes."""
 
 import configparser
@@ -8,7 +8,7 @@ from oslo_config import cfg
 from oslo_log import _options as log_options
 import pytest
 
-from nimbus.testing import tempest
+from harness import tempest
 
 OUTPUT = """
 ======

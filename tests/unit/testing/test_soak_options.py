@@ -3,7 +3,7 @@ a malformed one refused with a message naming it."""
 
 import pytest
 
-from nimbus.testing import soak_run
+from harness import soak_run
 
 
 def test_options_become_config_sections():

@@ -3,7 +3,7 @@
 A :class:`Burst` boots servers at a steady rate through the REST API and
 deletes some of them as it goes; a fault (``kill -9`` of a daemon and its
 restart, a RabbitMQ or MariaDB restart, a frozen compute, ...: see
-:mod:`nimbus.testing.injectors`) strikes in the middle. :func:`settle` then waits until the cloud is consistent again
+:mod:`harness.injectors`) strikes in the middle. :func:`settle` then waits until the cloud is consistent again
 and returns one :class:`Row` of the fault table: servers, ACTIVE, ERROR,
 stuck (in BUILD or DELETING), leaked allocations (a consumer in placement
 that is not an ACTIVE or building server), missing allocations (an ACTIVE

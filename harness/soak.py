@@ -22,7 +22,7 @@ allocator (arenas, thread stacks) or C libraries, not Python objects.
 Each verdict also carries the slope of the second half of its samples: a
 warm-up shows as a late slope well under the whole run's.
 
-:mod:`nimbus.testing.soak_run` drives it (``make soak``).
+:mod:`harness.soak_run` drives it (``make soak``).
 """
 
 import dataclasses

@@ -1,8 +1,8 @@
 """Tempest's compute tests against Nimbus with a real Keystone
 (``make tempest``).
 
-``python -m nimbus.testing.tempest [--regex R] [--workdir D]
-[--concurrency N]`` starts a Keystone (:mod:`nimbus.testing.keystone`), the
+``python -m harness.tempest [--regex R] [--workdir D]
+[--concurrency N]`` starts a Keystone (:mod:`harness.keystone`), the
 Nimbus daemons on RabbitMQ and MariaDB (:class:`~nimbus.testing.daemons.
 DaemonCloud`, two computes, each database and vhost fresh), uploads an
 image and two flavors, writes a ``tempest.conf`` that says what Nimbus
@@ -25,7 +25,7 @@ import uuid
 from nimbus.api import versions as api_versions
 from nimbus.testing import daemons
 from nimbus.testing import infra
-from nimbus.testing import keystone as keystone_mod
+from harness import keystone as keystone_mod
 
 # The tests left out by default (server lifecycle actions and os-networks,
 # out of issue 15's scope): one regex per test, each with its reason.

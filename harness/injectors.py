@@ -1,4 +1,4 @@
-"""The faults of the fault suite (:mod:`nimbus.testing.faults`): each
+"""The faults of the fault suite (:mod:`harness.faults`): each
 function returns the fault, a callable that strikes and returns once the
 fault is over (the daemon restarted, the proxy healed, the compute fast
 again).

@@ -1,13 +1,13 @@
 """The soak run: a :class:`Load` of boots and deletes on a cloud of daemons
-while :class:`~nimbus.testing.soak.Sampler` samples every daemon, and the
+while :class:`~harness.soak.Sampler` samples every daemon, and the
 command line of ``make soak``.
 
-``python -m nimbus.testing.soak_run --duration 1800 --interval 60 --rate 4``
+``python -m harness.soak_run --duration 1800 --interval 60 --rate 4``
 starts a :class:`~nimbus.testing.daemons.DaemonCloud` on fresh RabbitMQ
 vhosts and MariaDB databases (one compute process simulating 10 hosts),
 boots servers at ``rate`` per second keeping ``population`` of them alive,
 samples every ``interval`` seconds, prints the table of
-:func:`nimbus.testing.soak.table` and exits 1 when a series is not flat.
+:func:`harness.soak.table` and exits 1 when a series is not flat.
 Every option also reads an environment variable (``NIMBUS_SOAK_DURATION``,
 ``NIMBUS_SOAK_RATE``, ...).
 """
@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from nimbus.testing import soak
+from harness import soak
 
 
 # -- load ----------------------------------------------------------------
@@ -303,7 +303,7 @@ def _env(name, default):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog='python -m nimbus.testing.soak_run',
+        prog='python -m harness.soak_run',
         description='Boots and deletes servers at a steady rate on daemons '
         '(RabbitMQ, MariaDB) and checks that no daemon grows.',
     )
