@@ -115,3 +115,29 @@ def mariadb_restart(server, down_s=3.0):
         server.restart(down_s)
 
     return fault
+
+
+def kill_one_of_each_pair(cloud, down_s=10.0, seed=None, struck=None):
+    """Every daemon run active-active (``cloud.replica_groups()``): in a
+    random order, ``kill -9`` one member of the group chosen at random,
+    restart it ``down_s`` seconds later, wait until it runs again, and go
+    on to the next group. ``struck`` (a list) receives the names killed.
+    Its partners serve alone meanwhile: that is what is under test."""
+    import random
+
+    rng = random.Random(seed)
+
+    def fault():
+        groups = sorted(cloud.replica_groups().items())
+        rng.shuffle(groups)
+        for _group, names in groups:
+            name = rng.choice(names)
+            daemon = cloud.daemons[name]
+            daemon.kill9()
+            if struck is not None:
+                struck.append(name)
+            time.sleep(down_s)
+            daemon.start()
+            time.sleep(2.0)  # let it connect before the next kill
+
+    return fault

@@ -42,6 +42,7 @@ class AccelDaemonCloud(daemons.DaemonCloud):
         kwargs.setdefault('hosts', 0)
         super().__init__(workdir, api_bus, cell_bus, databases, **kwargs)
         self.accel_port = daemons.free_port()
+        self.accel_ports = self._ports('accelerator', self.accel_port)
         self.control_file = os.path.join(workdir, 'fake-devices.json')
         self.common_options.setdefault('accelerator_client', {})[
             'endpoint'
@@ -59,7 +60,16 @@ class AccelDaemonCloud(daemons.DaemonCloud):
             json.dump(value, f)
         os.replace(tmp, self.control_file)
 
-    def _accel_sections(self):
+    def replica_groups(self):
+        groups = super().replica_groups()
+        if len(self.accel_ports) > 1:
+            groups['accelerator-api'] = [
+                self.replica_name('accelerator-api', i)
+                for i in range(len(self.accel_ports))
+            ]
+        return groups
+
+    def _accel_sections(self, port=None):
         sections = self._base()
         sections['DEFAULT']['host'] = 'accel'
         sections['accelerator_database'] = {
@@ -67,7 +77,7 @@ class AccelDaemonCloud(daemons.DaemonCloud):
         }
         sections['accelerator_api'] = {
             'listen': '127.0.0.1',
-            'listen_port': self.accel_port,
+            'listen_port': port or self.accel_port,
             'bind_poll_interval': 0.2,
             'event_retry_initial': 0.5,
             'event_retry_max': 2,
@@ -76,12 +86,16 @@ class AccelDaemonCloud(daemons.DaemonCloud):
         return sections
 
     def start_accelerator(self):
-        """nimbus-accelerator-api (migrating its database at start)."""
-        self._daemon(
-            'accelerator-api',
-            'nimbus.cmd.accelerator_api',
-            self._accel_sections(),
-        )
+        """nimbus-accelerator-api (migrating its database at start), once
+        per replica (a round-robin proxy in front of several)."""
+        for index, port in enumerate(self.accel_ports):
+            self._daemon(
+                self.replica_name('accelerator-api', index),
+                'nimbus.cmd.accelerator_api',
+                self._accel_sections(port),
+            )
+            self.wait_http('http://127.0.0.1:%d/' % port)
+        self._front(self.accel_ports, self.accel_port)
         self.wait_http(self.accel_url + '/')
 
     def restart_accelerator(self):

@@ -16,6 +16,8 @@ import time
 
 import requests
 
+from nimbus.testing import tcp_proxy
+
 
 def free_port():
     with socket.socket() as sock:
@@ -141,7 +143,14 @@ class DaemonCloud:
         common_options=None,
         more_cells=None,
         unlimited_quotas=True,
+        replicas=None,
     ):
+        """``replicas`` runs more than one of a daemon, active-active
+        ({'api': 2, 'placement': 2, 'conductor': 2, 'cell_conductor': 2,
+        'scheduler': 3}; default one each): the HTTP services each on a
+        port of its own behind a round-robin proxy on ``api_port`` /
+        ``placement_port`` (:meth:`TcpProxy.round_robin`), the others on
+        the same bus and databases. :meth:`replica_groups` names them."""
         self.workdir = workdir
         self.api_bus = api_bus
         self.cell_bus = cell_bus
@@ -158,10 +167,53 @@ class DaemonCloud:
         self.api_port = free_port()
         self.placement_port = free_port()
         self.api_config_port = free_port()
+        self.replicas = dict(replicas or {})
+        self.api_ports = self._ports('api', self.api_port)
+        self.placement_ports = self._ports('placement', self.placement_port)
+        self.proxies = []
         self.daemons = {}
         # A module every daemon is run through (Daemon's ``launcher``).
         self.launcher = None
         os.makedirs(workdir, exist_ok=True)
+
+    def _ports(self, kind, front):
+        """The ports of ``kind``'s replicas: ``front`` itself for one."""
+        count = self.replicas.get(kind, 1)
+        return [front] if count == 1 else [free_port() for _ in range(count)]
+
+    @staticmethod
+    def replica_name(name, index):
+        """``name`` for the first replica, ``name-2``... for the others."""
+        return name if index == 0 else '%s-%d' % (name, index + 1)
+
+    def replica_groups(self):
+        """{kind: [daemon names]} of every daemon run more than once."""
+        groups = {}
+        names = {
+            'api': ['api'],
+            'placement': ['placement-api'],
+            'conductor': ['conductor'],
+            'scheduler': ['scheduler'],
+            'cell_conductor': ['%s-conductor' % cell for cell in self.cells],
+        }
+        for kind, bases in names.items():
+            count = self.replicas.get(kind, 1)
+            if count < 2:
+                continue
+            for base in bases:
+                groups[base] = [
+                    self.replica_name(base, i) for i in range(count)
+                ]
+        return groups
+
+    def _front(self, ports, front):
+        """A round-robin proxy on ``front`` for more than one replica."""
+        if len(ports) > 1:
+            self.proxies.append(
+                tcp_proxy.TcpProxy.round_robin(
+                    ports, listen_port=front
+                ).start()
+            )
 
     @property
     def api_url(self):
@@ -321,46 +373,56 @@ class DaemonCloud:
         )
 
     def start_placement(self):
-        self._daemon(
-            'placement-api',
-            'nimbus.cmd.placement_api',
-            self._with(placement=self.databases['placement']),
-        )
+        for index, port in enumerate(self.placement_ports):
+            sections = self._with(placement=self.databases['placement'])
+            sections['wsgi']['placement_listen_port'] = port
+            self._daemon(
+                self.replica_name('placement-api', index),
+                'nimbus.cmd.placement_api',
+                sections,
+            )
+            self.wait_http('http://127.0.0.1:%d/' % port)
+        self._front(self.placement_ports, self.placement_port)
         self.wait_http(self.placement_url + '/')
 
     def start_cell_conductor(self, cell='cell1'):
         # The cell conductor knows its cell's bus and database only.
         bus, database = self.cells[cell]
-        sections = self._with(cell=database)
-        sections['rpc']['transport_url'] = bus
-        self._daemon(
-            '%s-conductor' % cell,
-            'nimbus.cmd.conductor',
-            sections,
-            ['--cell', cell],
-        )
+        for index in range(self.replicas.get('cell_conductor', 1)):
+            sections = self._with(cell=database)
+            sections['rpc']['transport_url'] = bus
+            self._daemon(
+                self.replica_name('%s-conductor' % cell, index),
+                'nimbus.cmd.conductor',
+                sections,
+                ['--cell', cell],
+            )
 
     def start(self):
         api_db = self.databases['api']
         self.start_placement()
-        self._daemon(
-            'scheduler', 'nimbus.cmd.scheduler', self._with(api=api_db)
-        )
-        self._daemon(
-            'conductor', 'nimbus.cmd.conductor', self._with(api=api_db)
-        )
+        for kind in ('scheduler', 'conductor'):
+            for index in range(self.replicas.get(kind, 1)):
+                self._daemon(
+                    self.replica_name(kind, index),
+                    'nimbus.cmd.%s' % kind,
+                    self._with(api=api_db),
+                )
         for cell in self.cells:
             self.start_cell_conductor(cell)
         # nimbus-api listens where --host/--port say; its config names a
         # decoy port, so answering on api_port proves the flags won.
-        api = self._with(api=api_db)
-        api['wsgi']['api_listen_port'] = self.api_config_port
-        self._daemon(
-            'api',
-            'nimbus.cmd.api',
-            api,
-            ['--host', '127.0.0.1', '--port', str(self.api_port)],
-        )
+        for index, port in enumerate(self.api_ports):
+            api = self._with(api=api_db)
+            api['wsgi']['api_listen_port'] = self.api_config_port
+            self._daemon(
+                self.replica_name('api', index),
+                'nimbus.cmd.api',
+                api,
+                ['--host', '127.0.0.1', '--port', str(port)],
+            )
+            self.wait_http('http://127.0.0.1:%d/' % port)
+        self._front(self.api_ports, self.api_port)
         self.wait_http(self.api_url + '/')
         for host in self.hosts:
             self.start_compute(host)
@@ -413,6 +475,8 @@ class DaemonCloud:
     def stop(self):
         for daemon in reversed(list(self.daemons.values())):
             daemon.stop()
+        for proxy in self.proxies:
+            proxy.stop()
 
     def logs(self):
         return '\n'.join(

@@ -7,6 +7,11 @@ each accepted connection to ``127.0.0.1:target_port``, one thread per
 direction. :meth:`TcpProxy.cut` closes every open connection and refuses
 new ones (accepted, then closed at once, as a dropped route looks to a
 client that keeps trying); :meth:`TcpProxy.heal` lets them through again.
+
+:meth:`TcpProxy.round_robin` is the load balancer in front of replicas of
+one HTTP service (two nimbus-api processes, say): each new connection goes
+to the next target that accepts it, so a replica that was killed is
+skipped until it listens again, as HAProxy's health checks would.
 """
 
 import socket
@@ -18,11 +23,13 @@ LOG = logging.getLogger(__name__)
 
 
 class TcpProxy:
-    def __init__(self, target_port, target_host='127.0.0.1'):
+    def __init__(self, target_port, target_host='127.0.0.1', listen_port=0):
         self.target = (target_host, target_port)
+        self.targets = [self.target]
+        self._next = 0
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind(('127.0.0.1', 0))
+        self._listener.bind(('127.0.0.1', listen_port))
         self._listener.listen(64)
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
@@ -33,6 +40,35 @@ class TcpProxy:
         self.accepted = 0
         self.refused = 0
         self.cut_connections = 0
+        # Connections relayed to each target (round robin).
+        self.per_target = {}
+
+    @classmethod
+    def round_robin(cls, target_ports, listen_port=0, host='127.0.0.1'):
+        """A proxy spreading connections over ``target_ports`` in turn,
+        skipping a target that refuses the connection."""
+        if not target_ports:
+            raise ValueError('a round robin needs at least one target')
+        proxy = cls(target_ports[0], host, listen_port)
+        proxy.targets = [(host, port) for port in target_ports]
+        return proxy
+
+    def _connect(self):
+        """A connection to the next target that accepts one, or None."""
+        with self._lock:
+            start = self._next
+            self._next = (self._next + 1) % len(self.targets)
+        for offset in range(len(self.targets)):
+            target = self.targets[(start + offset) % len(self.targets)]
+            try:
+                server = socket.create_connection(target, timeout=10)
+            except OSError:
+                continue
+            server.settimeout(None)
+            with self._lock:
+                self.per_target[target] = self.per_target.get(target, 0) + 1
+            return server
+        return None
 
     def start(self):
         threading.Thread(
@@ -53,10 +89,8 @@ class TcpProxy:
             if cut:
                 _close(client)
                 continue
-            try:
-                server = socket.create_connection(self.target, timeout=10)
-                server.settimeout(None)
-            except OSError:
+            server = self._connect()
+            if server is None:
                 _close(client)
                 continue
             with self._lock:

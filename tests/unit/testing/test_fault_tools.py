@@ -99,6 +99,66 @@ def test_the_proxy_cuts_only_its_own_connections(echo_server):
         direct.close()
 
 
+def _echo_server(tag):
+    """A TCP server answering each line with ``tag`` and the line; its
+    port and a function that stops it."""
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(16)
+
+    def serve(conn):
+        with conn:
+            while True:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                conn.sendall(tag + data)
+
+    def accept():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    def stop():
+        # shutdown first: a close alone leaves the blocked accept() with
+        # the listening socket, which goes on taking connections.
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener.getsockname()[1], stop
+
+
+def test_the_round_robin_spreads_and_skips_a_dead_replica():
+    """Two replicas behind one port: connections alternate; once one
+    replica stops listening every connection reaches the other, and none
+    is refused."""
+    port_a, stop_a = _echo_server(b'a:')
+    port_b, stop_b = _echo_server(b'b:')
+    proxy = tcp_proxy.TcpProxy.round_robin([port_a, port_b]).start()
+    try:
+        answers = []
+        for _ in range(4):
+            with socket.create_connection(('127.0.0.1', proxy.port), 5) as c:
+                c.settimeout(5)
+                answers.append(_echo(c, b'x'))
+        assert sorted(answers) == [b'a:x', b'a:x', b'b:x', b'b:x']
+        stop_a()
+        for _ in range(3):
+            with socket.create_connection(('127.0.0.1', proxy.port), 5) as c:
+                c.settimeout(5)
+                assert _echo(c, b'y') == b'b:y'
+        assert proxy.per_target[('127.0.0.1', port_b)] == 5
+    finally:
+        proxy.stop()
+        stop_b()
+    with pytest.raises(ValueError):
+        tcp_proxy.TcpProxy.round_robin([])
+
+
 class Counter:
     target = messaging.Target(version='1.0')
 
