@@ -12,6 +12,7 @@ import os
 from oslo_log import log as logging
 from oslo_middleware import cors
 from sqlalchemy import exc as sa_exc
+import tenacity
 
 from nimbus.common import policy
 from nimbus.common import wsgi
@@ -41,14 +42,13 @@ def make_state(conf):
     if conf.placement_database.sync_on_startup:
         placement_db.sync(url)
     pdb = base.PlacementDB(url)
-    for attempt in range(5):
-        try:
-            pdb.write(_sync_standard)
-            break
-        except sa_exc.IntegrityError:
-            # Another process synced the same names concurrently.
-            if attempt == 4:
-                raise
+    # Another process starting at the same time may insert the same
+    # standard names first: read them again and go on.
+    tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(sa_exc.IntegrityError),
+        stop=tenacity.stop_after_attempt(5),
+        reraise=True,
+    )(pdb.write, _sync_standard)
     enforcer = policy.Enforcer(conf, policies.RULES)
     return handler.State(conf, pdb, snapshot.SnapshotCache(pdb), enforcer)
 

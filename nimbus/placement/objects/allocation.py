@@ -20,6 +20,7 @@ by a writer that did not queue on the counter row lock raises
 
 from oslo_log import log as logging
 import sqlalchemy as sa
+import tenacity
 
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
@@ -445,22 +446,31 @@ def write_retrying(pdb, attempts, fn, *args, **kwargs):
     race is a 409 ``placement.concurrent_update``.
     """
     attempts = max(1, attempts)
-    for attempt in range(1, attempts + 1):
-        try:
-            return pdb.write(fn, *args, **kwargs)
-        except exception.ProviderGenerationRace:
-            LOG.debug(
-                'Allocation write lost a provider generation race '
-                '(attempt %d of %d)',
-                attempt,
-                attempts,
-            )
-    LOG.warning(
-        'Allocation write still lost a provider generation race '
-        'after %d attempts',
-        attempts,
-    )
-    raise exception.ConcurrentUpdate(what='A resource provider')
+
+    def lost_race(state):
+        LOG.debug(
+            'Allocation write lost a provider generation race '
+            '(attempt %d of %d)',
+            state.attempt_number,
+            attempts,
+        )
+
+    def gave_up(state):
+        LOG.warning(
+            'Allocation write still lost a provider generation race '
+            'after %d attempts',
+            attempts,
+        )
+        raise exception.ConcurrentUpdate(what='A resource provider')
+
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(
+            exception.ProviderGenerationRace
+        ),
+        stop=tenacity.stop_after_attempt(attempts),
+        before_sleep=lost_race,
+        retry_error_callback=gave_up,
+    )(pdb.write, fn, *args, **kwargs)
 
 
 def delete_consumer(conn, uuid):
