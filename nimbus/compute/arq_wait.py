@@ -53,7 +53,7 @@ def wait_bound(conf, accelerator, events, ctxt, uuid, accel_uuids):
             'bind' % (timeout, ', '.join(exc.args[0]))
         )
     statuses = dict(resolved)
-    statuses.update({tag: ev.get('status') for tag, ev in received.items()})
+    statuses.update({tag: ev.status for tag, ev in received.items()})
     failed = sorted(
         tag for tag, status in statuses.items() if status != 'completed'
     )

@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
+from nimbus.common.objects import BuildAttempt
 from nimbus.common.objects import ComputeNodeRecord
 from nimbus.compute import arq_wait
 from nimbus.compute import group_check
@@ -202,12 +203,11 @@ class BuildRunner:
                 'launched_at': _now(),
             },
             expected_host=self.host,
-            build_attempt={
-                'host': self.host,
-                'node': selection.nodename or self.host,
-                'result': 'success',
-                'reason': None,
-            },
+            build_attempt=BuildAttempt(
+                host=self.host,
+                node=selection.nodename or self.host,
+                result='success',
+            ),
         )
         if done is None:
             # Deleted while we spawned, failed by the cell conductor's

@@ -19,12 +19,11 @@ class InstanceEvents:
         self._events = collections.defaultdict(dict)
 
     def deliver(self, instance_uuid, events):
-        """Record events: dicts with name, tag, status."""
+        """Record ``events`` (InstanceEvents)."""
         now = time.monotonic()
         with self._cond:
             for event in events:
-                key = (event['name'], event.get('tag'))
-                self._events[instance_uuid][key] = (event, now)
+                self._events[instance_uuid][event.key] = (event, now)
             self._expire(now)
             self._cond.notify_all()
 

@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
+from nimbus.common.objects import instance_event as event_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import exception
@@ -118,13 +119,10 @@ class ComputeManager:
         types={'instance_uuid': str, 'events': list},
     )
     def external_instance_event(self, ctxt, instance_uuid, events):
-        if not all(
-            isinstance(e, dict) and isinstance(e.get('name'), str)
-            for e in events
-        ):
-            raise rpc.InvalidMessage(
-                'external_instance_event: events must be dicts with a name'
-            )
+        try:
+            events = event_obj.InstanceEvent.list_from_primitive(events)
+        except objects_base.MalformedPrimitive as exc:
+            raise rpc.InvalidMessage('external_instance_event: %s' % exc)
         self.events.deliver(instance_uuid, events)
 
     @rpc.expose(expected=(NotImplementedError,))

@@ -79,12 +79,13 @@ class ComputeAPI:
         )
 
     def external_instance_event(self, ctxt, host, instance_uuid, events):
-        """Cast: deliver external events (``accelerator-request-bound``)."""
+        """Cast: deliver external events (``accelerator-request-bound``),
+        a list of InstanceEvents."""
         self._client(host).prepare(version='1.0').cast(
             ctxt,
             'external_instance_event',
             instance_uuid=instance_uuid,
-            events=events,
+            events=[event.to_primitive() for event in events],
         )
 
     def get_host_uptime(self, ctxt, host):

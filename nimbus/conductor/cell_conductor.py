@@ -395,16 +395,16 @@ class CellConductor:
     @staticmethod
     def _record_once(session, instance_uuid, attempt):
         if instances.has_attempt(
-            session, instance_uuid, attempt['host'], attempt['result']
+            session, instance_uuid, attempt.host, attempt.result
         ):
             return
         instances.record_attempt(
             session,
             instance_uuid,
-            attempt['host'],
-            attempt.get('node'),
-            attempt['result'],
-            attempt.get('reason'),
+            attempt.host,
+            attempt.node,
+            attempt.result,
+            attempt.reason,
         )
 
     def record_build_attempt(

@@ -15,6 +15,7 @@ import oslo_messaging as messaging
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
 from nimbus.common.objects import action_event as event_obj
+from nimbus.common.objects import build_attempt as attempt_obj
 from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import compute_node as node_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
@@ -31,29 +32,6 @@ _OPTIONAL_STR = (str, type(None))
 def _uuid_list(name, value):
     if not value or not all(isinstance(u, str) and u for u in value):
         raise rpc.InvalidMessage('%s must be a non-empty list of uuids' % name)
-
-
-def _attempt(value):
-    """A build attempt of ``instance_update`` (RPC 1.4): ``host`` and
-    ``result`` strings, ``node`` and ``reason`` strings or null."""
-    if not isinstance(value.get('host'), str) or not isinstance(
-        value.get('result'), str
-    ):
-        raise rpc.InvalidMessage(
-            'instance_update: build_attempt needs host and result strings'
-        )
-    for key in ('node', 'reason'):
-        if not isinstance(value.get(key), _OPTIONAL_STR):
-            raise rpc.InvalidMessage(
-                'instance_update: build_attempt %s must be a string or '
-                'null' % key
-            )
-    unknown = sorted(set(value) - {'host', 'node', 'result', 'reason'})
-    if unknown:
-        raise rpc.InvalidMessage(
-            'instance_update: unknown build_attempt key(s) %s'
-            % ', '.join(unknown)
-        )
 
 
 def _contract(convert, value):
@@ -169,7 +147,9 @@ class CellConductorManager:
     ):
         change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
         if build_attempt is not None:
-            _attempt(build_attempt)
+            build_attempt = _contract(
+                attempt_obj.BuildAttempt.from_primitive, build_attempt
+            )
         unknown = [s for s in expected_vm_states if s not in states.VM_STATES]
         if unknown or (
             change.vm_state is not update_obj.UNSET

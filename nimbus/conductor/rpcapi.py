@@ -150,7 +150,7 @@ class CellConductorAPI:
 
         ``updates``: the InstanceUpdate's fields as keywords (a field it
         does not have raises TypeError here, before anything is sent).
-        ``build_attempt`` (``{'host', 'node', 'result', 'reason'}``) is
+        ``build_attempt`` (a BuildAttempt) is
         recorded with the swap when it holds (1.4); when
         ``[upgrade_levels] conductor`` caps the version below 1.4 (cell
         conductors of an older release), the swap is sent and then a
@@ -182,10 +182,10 @@ class CellConductorAPI:
             self.record_build_attempt(
                 ctxt,
                 instance_uuid,
-                build_attempt['host'],
-                build_attempt.get('node'),
-                build_attempt['result'],
-                build_attempt.get('reason'),
+                build_attempt.host,
+                build_attempt.node,
+                build_attempt.result,
+                build_attempt.reason,
             )
         return current
 
@@ -224,7 +224,7 @@ class CellConductorAPI:
                     expected_vm_states=expected,
                     updates=updates,
                     expected_host=expected_host,
-                    build_attempt=build_attempt,
+                    build_attempt=build_attempt.to_primitive(),
                 )
             if expected_host is None:
                 return self._client.prepare(version='1.0').call(

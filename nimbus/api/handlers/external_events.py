@@ -12,6 +12,7 @@ from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import common
+from nimbus.common.objects import InstanceEvent
 from nimbus.common.wsgi import json_body
 
 NAMES = {
@@ -88,11 +89,11 @@ def create(req, resp):
         key = (record['cell'].uuid, record['host'], event['server_uuid'])
         entry = to_send.setdefault(key, (record['cell'], []))
         entry[1].append(
-            {
-                'name': event['name'],
-                'tag': event.get('tag'),
-                'status': result['status'],
-            }
+            InstanceEvent(
+                name=event['name'],
+                tag=event.get('tag'),
+                status=result['status'],
+            )
         )
     for (_cell_uuid, host, uuid), (cell, events) in to_send.items():
         deps.compute_api(cell).external_instance_event(ctx, host, uuid, events)

@@ -52,13 +52,17 @@ class FakeCompute:
         )
 
     def external_instance_event(self, ctx, host, instance_uuid, events):
+        # The API hands InstanceEvents (contracts) to the compute's rpcapi.
         self.log.append(
             (
                 'external_instance_event',
                 self.cell.name,
                 host,
                 instance_uuid,
-                events,
+                [
+                    {'name': e.name, 'tag': e.tag, 'status': e.status}
+                    for e in events
+                ],
             )
         )
 

@@ -7,6 +7,7 @@ import pytest
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common.objects import Instance
+from nimbus.common.objects import InstanceEvent
 from nimbus.common import instance_states as states
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
@@ -49,9 +50,9 @@ class Recorder:
             self.calls.append(
                 (
                     'attempt',
-                    build_attempt['host'],
-                    build_attempt['result'],
-                    build_attempt['reason'],
+                    build_attempt.host,
+                    build_attempt.result,
+                    build_attempt.reason,
                 )
             )
         return Instance(
@@ -178,14 +179,7 @@ def test_not_building_any_more_means_no_spawn(runner):
 def test_waits_for_bound_accelerators(runner):
     r, conductor, driver, events = runner()
     events.deliver(
-        'i',
-        [
-            {
-                'name': 'accelerator-request-bound',
-                'tag': 'arq-1',
-                'status': 'completed',
-            }
-        ],
+        'i', [InstanceEvent('accelerator-request-bound', 'arq-1', 'completed')]
     )
     r.build(
         context.get_admin_context(),
@@ -323,14 +317,7 @@ def test_a_failed_bind_deletes_the_arqs_and_names_the_device(runner):
         {'arq-1': 'BindStarted'}, {'arq-1': 'bitstream rejected'}
     )
     events.deliver(
-        'i',
-        [
-            {
-                'name': 'accelerator-request-bound',
-                'tag': 'arq-1',
-                'status': 'failed',
-            }
-        ],
+        'i', [InstanceEvent('accelerator-request-bound', 'arq-1', 'failed')]
     )
     r.build(
         context.get_admin_context(),

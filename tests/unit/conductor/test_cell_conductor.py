@@ -7,6 +7,7 @@ from nimbus.common.clients import placement as placement_client
 from nimbus.common import context
 from nimbus.common import db as common_db
 from nimbus.common import instance_states as states
+from nimbus.common.objects import BuildAttempt
 from nimbus.common.objects import InstanceUpdate
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
@@ -425,7 +426,7 @@ def test_final_swap_records_its_build_attempt_once(conductor):
     swap holds, and a retried swap (reply lost) does not write it twice."""
     cond, _placement, _compute, db = conductor
     ctxt = context.get_admin_context()
-    attempt = {'host': 'h0', 'node': 'h0', 'result': 'success', 'reason': None}
+    attempt = BuildAttempt(host='h0', node='h0', result='success')
     active = InstanceUpdate.from_primitive({'vm_state': states.ACTIVE})
     # On another host: the swap does not hold, nothing is recorded.
     assert (

@@ -8,6 +8,7 @@ import pytest
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
+from nimbus.common.objects import BuildAttempt
 from nimbus.common.objects import Instance
 from nimbus.conductor import rpcapi
 
@@ -124,7 +125,7 @@ def test_answers_are_instances():
 def test_build_attempt_rides_on_the_swap():
     done = {'uuid': 'i', 'vm_state': 'active'}
     api, prepared = _api([done])
-    attempt = {'host': 'h1', 'node': 'h1', 'result': 'success', 'reason': None}
+    attempt = BuildAttempt(host='h1', node='h1', result='success')
     assert api.instance_update(
         context.get_admin_context(),
         'i',
@@ -135,7 +136,7 @@ def test_build_attempt_rides_on_the_swap():
     ) == Instance.from_primitive(done)
     (call,) = prepared.call.call_args_list
     assert call.args[1] == 'instance_update'
-    assert call.kwargs['build_attempt'] == attempt
+    assert call.kwargs['build_attempt'] == attempt.to_primitive()
     assert api._client.prepare.call_args.kwargs == {'version': '1.4'}
 
 
@@ -144,7 +145,7 @@ def test_capped_below_1_4_the_attempt_goes_apart():
     1.2, then the record; a swap that did not hold records nothing."""
     done = {'uuid': 'i', 'vm_state': 'active'}
     api, prepared = _api([done, None, None], cap='1.3')
-    attempt = {'host': 'h1', 'node': 'n1', 'result': 'success', 'reason': None}
+    attempt = BuildAttempt(host='h1', node='n1', result='success')
     ctxt = context.get_admin_context()
     args = (ctxt, 'i', ['building'], {'vm_state': 'active'})
     assert api.instance_update(
