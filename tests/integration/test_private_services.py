@@ -5,6 +5,7 @@ mariadbd, not the machine's running services.
 """
 
 import os
+import time
 
 import pytest
 
@@ -63,4 +64,63 @@ def test_mariadb_server_restarts_and_cleans_up():
         cleanup()
         pid, base_dir = server.process.pid, server.base_dir
     assert not _alive(pid)
+    assert not os.path.exists(base_dir)
+
+
+def test_rabbit_cluster_of_three_moves_leaders_and_rejoins():
+    import kombu
+
+    with private_rabbit.RabbitCluster() as cluster:
+        names = {node.node for node in cluster.nodes}
+        assert len(names) == 3
+        assert all(name.startswith('nimbus-test-') for name in names)
+        assert len({node.port for node in cluster.nodes} | {5672}) == 4
+        assert len({node.cookie for node in cluster.nodes}) == 1
+        assert cluster.running_nodes() == names
+        url = cluster.vhost()
+        assert url.count('127.0.0.1:') == 3
+        vhost = url.rsplit('/', 1)[-1]
+        # A quorum queue declared through the second node, its message
+        # read through the third after its leader is killed.
+        second, third = cluster.nodes[1], cluster.nodes[2]
+        amqp = 'amqp://guest:guest@127.0.0.1:%d/' + vhost
+        with kombu.Connection(amqp % second.port) as connection:
+            channel = connection.channel()
+            channel.queue_declare(
+                'probe',
+                durable=True,
+                auto_delete=False,
+                arguments={'x-queue-type': 'quorum'},
+            )
+            producer = kombu.Producer(channel, routing_key='probe')
+            producer.publish({'n': 1}, delivery_mode=2)
+        leader, count = cluster.leading_node([url])
+        assert count == 1 and leader.node in names
+        pids = [node.process.pid for node in cluster.nodes]
+        epmd_pid = cluster.epmd.process.pid
+        base_dir = cluster.base_dir
+        leader.kill9()
+        survivors = [n for n in cluster.nodes if n is not leader]
+        private_rabbit.wait_until(
+            lambda: (
+                cluster.queue_leaders(url).get('probe')
+                in {n.node for n in survivors}
+            ),
+            60,
+            'a new leader for the quorum queue',
+        )
+        reader = survivors[-1]
+        with kombu.Connection(amqp % reader.port) as connection:
+            channel = connection.channel()
+            message = None
+            for _ in range(60):
+                message = channel.basic_get('probe', no_ack=True)
+                if message is not None:
+                    break
+                time.sleep(0.5)
+            assert message is not None and '"n": 1' in str(message.body)
+        leader.start()
+        cluster.wait_running(cluster.nodes)
+        pids.append(leader.process.pid)
+    assert not any(_alive(pid) for pid in pids + [epmd_pid])
     assert not os.path.exists(base_dir)
