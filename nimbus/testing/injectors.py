@@ -115,3 +115,34 @@ def mariadb_restart(server, down_s=3.0):
         server.restart(down_s)
 
     return fault
+
+
+def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
+    """``kill -9`` the node of ``cluster`` (a private
+    :class:`~nimbus.testing.private_rabbit.RabbitCluster`) that leads the
+    most quorum queues of ``vhosts`` (transport URLs), start it again
+    ``down_s`` seconds later and wait until it has rejoined. ``struck``
+    (a list) receives ``(node name, client connections it held, queues it
+    led, those of them another node led while it was down)``: the proof
+    the fault struck."""
+
+    def leaders():
+        return {
+            (vhost, queue): leader
+            for vhost in vhosts
+            for queue, leader in cluster.queue_leaders(vhost).items()
+        }
+
+    def fault():
+        node, _count = cluster.leading_node(vhosts)
+        led = {key for key, leader in leaders().items() if leader == node.node}
+        connections = cluster.connections_on(node)
+        node.kill9()
+        time.sleep(down_s)
+        now = leaders()
+        moved = {key for key in led if now.get(key, node.node) != node.node}
+        struck.append((node.node, connections, len(led), len(moved)))
+        node.start()
+        cluster.wait_running(cluster.nodes)
+
+    return fault

@@ -438,25 +438,28 @@ class RabbitCluster:
         node.ctl('set_permissions', '-p', name, 'guest', '.*', '.*', '.*')
         return self.url(name)
 
+    def queues(self, vhost):
+        """``[{'name', 'type', 'leader'}]``: the queues of ``vhost`` (a
+        name, or a URL ending in it); ``leader`` is set for quorum
+        queues."""
+        name = vhost.rsplit('/', 1)[-1]
+        items = ('name', 'type', 'leader', '--formatter', 'json')
+        return json.loads(self._any().ctl('list_queues', '-p', name, *items))
+
+    def connections_on(self, node):
+        """How many client connections ``node`` holds (those to its AMQP
+        port)."""
+        rows = json.loads(
+            self._any().ctl('list_connections', 'port', '--formatter', 'json')
+        )
+        return sum(1 for row in rows if row.get('port') == node.port)
+
     def queue_leaders(self, vhost):
         """``{queue name: leading node}`` of the quorum queues of
-        ``vhost`` (a name, or a URL ending in it)."""
-        name = vhost.rsplit('/', 1)[-1]
-        rows = json.loads(
-            self._any().ctl(
-                'list_queues',
-                '-p',
-                name,
-                'name',
-                'type',
-                'leader',
-                '--formatter',
-                'json',
-            )
-        )
+        ``vhost``."""
         return {
             row['name']: row['leader']
-            for row in rows
+            for row in self.queues(vhost)
             if row.get('type') == 'quorum' and row.get('leader')
         }
 

@@ -81,8 +81,8 @@ def test_rabbit_cluster_of_three_moves_leaders_and_rejoins():
         assert url.count('127.0.0.1:') == 3
         vhost = url.rsplit('/', 1)[-1]
         # A quorum queue declared through the second node, its message
-        # read through the third after its leader is killed.
-        second, third = cluster.nodes[1], cluster.nodes[2]
+        # read through a surviving node after its leader is killed.
+        second = cluster.nodes[1]
         amqp = 'amqp://guest:guest@127.0.0.1:%d/' + vhost
         with kombu.Connection(amqp % second.port) as connection:
             channel = connection.channel()
