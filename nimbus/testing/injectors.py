@@ -146,3 +146,22 @@ def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
         cluster.wait_running(cluster.nodes)
 
     return fault
+
+
+def rolling_restart(cluster, struck, down_s=3.0):
+    """Stop and start each node of ``cluster`` (a private
+    :class:`~nimbus.testing.private_rabbit.RabbitCluster`) in turn, as an
+    operator's rolling upgrade does: ``rabbitmqctl stop`` (its data stays),
+    ``down_s`` seconds down, started again, and the next one only once
+    every node runs. ``struck`` (a list) receives ``(node name, client
+    connections it held when stopped)`` per node."""
+
+    def fault():
+        for node in cluster.nodes:
+            struck.append((node.node, cluster.connections_on(node)))
+            node.stop()
+            time.sleep(down_s)
+            node.start()
+            cluster.wait_running(cluster.nodes)
+
+    return fault

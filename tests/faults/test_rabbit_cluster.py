@@ -1,5 +1,5 @@
-"""Daemons on a three-node RabbitMQ cluster with quorum queues, and the
-node leading the queues killed mid-boot.
+"""Daemons on a three-node RabbitMQ cluster with quorum queues, and its
+nodes killed or restarted mid-boot.
 
 A private cluster (:class:`nimbus.testing.private_rabbit.RabbitCluster`:
 three nodes of its own, never the machine's RabbitMQ) carries the API bus
@@ -8,15 +8,19 @@ conductor, cell conductor, a compute process simulating 10 hosts) gets a
 ``transport_url`` listing all three nodes and the ``[oslo_messaging_rabbit]``
 section of etc/nimbus/examples/rabbitmq-cluster/rabbitmq-cluster.conf as
 shipped (``rabbit_quorum_queue``, ``rabbit_transient_quorum_queue`` for the
-reply queues, ``rabbit_stream_fanout`` for the fanout queues). 200 boots at 10/s,
-deleting one in four as they go; at 40% the node that leads the most
-quorum queues is killed with ``kill -9`` and started again 10 s later.
+reply queues, ``rabbit_stream_fanout`` for the fanout queues). Each row:
+200 boots at 10/s, deleting one in four as they go; at 40% the fault:
+
+- the node that leads the most quorum queues killed with ``kill -9``,
+  started again 10 s later;
+- a rolling restart: each node stopped and started in turn.
+
 Every accepted boot ends ACTIVE (none ERROR), none is built twice (one
 "is ACTIVE on" line per server in the compute's log), placement holds
 allocations for exactly the ACTIVE servers, a new server boots, and the
 fault table (tests/faults/conftest.py) prints the seconds to recover.
 
-Marked ``faults_full``: ``make test-faults`` runs it (about 2 minutes),
+Marked ``faults_full``: ``make test-faults`` runs it (about 4 minutes),
 ``make test`` does not.
 """
 
@@ -163,6 +167,10 @@ def test_kill9_of_the_queue_leader_mid_boot(cluster_cloud):
         % (row.fault, node, connections, led, moved)
     )
     assert connections > 0 and led > 0 and moved == led, struck
+    _check(cloud, row)
+
+
+def _check(cloud, row):
     assert row.consistent(), '%s\nprobes: %s %s\n%s' % (
         faults.table([row]),
         row.probes,
@@ -175,3 +183,28 @@ def test_kill9_of_the_queue_leader_mid_boot(cluster_cloud):
     assert row.error == 0 and row.active == row.servers, faults.table([row])
     twice = {u: n for u, n in _active_lines(cloud).items() if n > 1}
     assert not twice, 'built twice: %s' % twice
+
+
+def test_rolling_restart_of_every_node_mid_boot(cluster_cloud):
+    cluster, cloud, buses, api, flavor, image = cluster_cloud
+    struck = []
+    row = faults.run(
+        cloud,
+        api,
+        flavor,
+        image,
+        'full RabbitMQ rolling restart (3-node cluster)',
+        injectors.rolling_restart(cluster, struck),
+        boots=BOOTS,
+    )
+    conftest.ROWS.append(row)
+    conftest.EVIDENCE.append(
+        '%s: stopped and started %s'
+        % (
+            row.fault,
+            ', '.join('%s (%d connections)' % node for node in struck),
+        )
+    )
+    assert [node for node, _ in struck] == [n.node for n in cluster.nodes]
+    assert sum(count for _, count in struck) > 0, struck
+    _check(cloud, row)
