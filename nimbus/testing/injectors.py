@@ -119,7 +119,7 @@ def mariadb_restart(server, down_s=3.0):
 
 def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
     """``kill -9`` the node of ``cluster`` (a private
-    :class:`~nimbus.testing.private_rabbit.RabbitCluster`) that leads the
+    :class:`~nimbus.testing.rabbit_cluster.RabbitCluster`) that leads the
     most quorum queues of ``vhosts`` (transport URLs), start it again
     ``down_s`` seconds later and wait until it has rejoined. ``struck``
     (a list) receives ``(node name, client connections it held, queues it
@@ -150,7 +150,7 @@ def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
 
 def rolling_restart(cluster, struck, down_s=3.0):
     """Stop and start each node of ``cluster`` (a private
-    :class:`~nimbus.testing.private_rabbit.RabbitCluster`) in turn, as an
+    :class:`~nimbus.testing.rabbit_cluster.RabbitCluster`) in turn, as an
     operator's rolling upgrade does: ``rabbitmqctl stop`` (its data stays),
     ``down_s`` seconds down, started again, and the next one only once
     every node runs. ``struck`` (a list) receives ``(node name, client
@@ -163,5 +163,30 @@ def rolling_restart(cluster, struck, down_s=3.0):
             time.sleep(down_s)
             node.start()
             cluster.wait_running(cluster.nodes)
+
+    return fault
+
+
+def partition_leader(cluster, vhosts, struck, cut_s=20.0):
+    """Cut the node of ``cluster`` leading the most quorum queues of
+    ``vhosts`` off from the other two for ``cut_s`` seconds
+    (:meth:`~nimbus.testing.rabbit_cluster.RabbitCluster.partition`: the
+    Erlang distribution between them, not the clients' connections; the
+    node, in the minority, pauses and drops its clients), then heal it.
+    ``struck`` receives ``(node name, client connections it held, whether
+    it stopped serving AMQP while cut off)``."""
+
+    def fault():
+        node, _count = cluster.leading_node(vhosts)
+        connections = cluster.connections_on(node)
+        cluster.partition(node)
+        deadline = time.monotonic() + cut_s
+        paused = False
+        while time.monotonic() < deadline:
+            paused = paused or not node.accepts_amqp()
+            time.sleep(1.0)
+        struck.append((node.node, connections, paused))
+        cluster.heal(node)
+        node.wait_ready()
 
     return fault

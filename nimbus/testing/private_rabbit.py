@@ -18,18 +18,14 @@ The machine's RabbitMQ (``rabbit@localhost`` on 127.0.0.1:5672, configured by
 :meth:`RabbitNode.ctl` runs ``rabbitmqctl -n <node>`` with the node's
 ``HOME`` (cookie) and epmd port, so it can only ever reach this node.
 
-A :class:`RabbitCluster` is N such nodes (three by default) joined into one
-cluster: one epmd of its own and one Erlang cookie shared by its nodes,
-each node keeping its own name, ports and directories
-(``RabbitNode(epmd=e, cookie=c)``); ``rabbitmqctl join_cluster`` joins
-them. Its :meth:`RabbitCluster.url` lists every node's host, as a
-client of a clustered RabbitMQ does.
+Nodes of one cluster share one :class:`Epmd` and one ``cookie``
+(``RabbitNode(epmd=e, cookie=c)``), each keeping its own name, ports and
+directories: :class:`nimbus.testing.rabbit_cluster.RabbitCluster` joins
+three of them with ``rabbitmqctl join_cluster``.
 
 No pytest at module level: integrators import this as a library.
 """
 
-import collections
-import json
 import os
 import secrets
 import shutil
@@ -139,8 +135,12 @@ class RabbitNode:
     the node started that epmd) and removes its directory (unless
     ``base_dir`` was given)."""
 
-    def __init__(self, base_dir=None, name=None, epmd=None, cookie=None):
+    def __init__(
+        self, base_dir=None, name=None, epmd=None, cookie=None, conf=''
+    ):
         self._own_dir = base_dir is None
+        # More lines of rabbitmq.conf.
+        self.conf = conf
         self.base_dir = base_dir or tempfile.mkdtemp(prefix='nimbus-rabbit-')
         self.name = name or 'nimbus-test-%s' % secrets.token_hex(5)
         self.node = '%s@localhost' % self.name
@@ -166,7 +166,7 @@ class RabbitNode:
             'rabbitmq.conf',
             'listeners.tcp.local = 127.0.0.1:%d\n'
             'log.file.level = info\n'
-            'log.console = false\n' % self.port,
+            'log.console = false\n' % self.port + self.conf,
         )
         self._file('enabled_plugins', '[].\n')
         # Read instead of /etc/rabbitmq/rabbitmq-env.conf (which names the
@@ -341,152 +341,3 @@ class RabbitNode:
         self.ctl('add_vhost', name)
         self.ctl('set_permissions', '-p', name, 'guest', '.*', '.*', '.*')
         return self.url(name)
-
-
-class RabbitCluster:
-    """A private RabbitMQ cluster of ``size`` :class:`RabbitNode` s (see the
-    module docstring): one epmd of its own, one cookie, node names
-    ``nimbus-test-<random>-<n>@localhost``, all under one temporary
-    directory. ``with RabbitCluster() as cluster:`` starts the nodes side
-    by side, joins the others to the first and waits until every node
-    reports all of them running; leaving the block stops them all.
-
-    Quorum queues (``x-queue-type: quorum``) declared on it are
-    replicated on every node: :meth:`queue_leaders` says which node leads
-    each, :meth:`leading_node` the node that leads most, the one whose
-    loss moves most leaders."""
-
-    def __init__(self, size=3, base_dir=None):
-        self._own_dir = base_dir is None
-        self.base_dir = base_dir or tempfile.mkdtemp(
-            prefix='nimbus-rabbit-cluster-'
-        )
-        self.cookie = secrets.token_hex(20)
-        self.epmd = Epmd(os.path.join(self.base_dir, 'epmd.out'))
-        prefix = 'nimbus-test-%s' % secrets.token_hex(4)
-        self.nodes = [
-            RabbitNode(
-                base_dir=os.path.join(self.base_dir, 'node%d' % n),
-                name='%s-%d' % (prefix, n),
-                epmd=self.epmd,
-                cookie=self.cookie,
-            )
-            for n in range(1, size + 1)
-        ]
-
-    def start(self, timeout=180):
-        self.epmd.start()
-        for node in self.nodes:
-            node.launch()
-        for node in self.nodes:
-            node.wait_ready(timeout)
-        first = self.nodes[0]
-        for node in self.nodes[1:]:
-            node.ctl('stop_app')
-            node.ctl('join_cluster', first.node)
-            node.ctl('start_app')
-            node.wait_ready(timeout)
-        self.wait_running(self.nodes, timeout)
-        return self
-
-    def running_nodes(self, via=None):
-        """The node names a running node (``via``, else the first one
-        that answers) reports running in the cluster."""
-        for node in [via] if via else self.nodes:
-            if node.process is None or node.process.poll() is not None:
-                continue
-            try:
-                status = json.loads(
-                    node.ctl('cluster_status', '--formatter', 'json')
-                )
-            except (RuntimeError, ValueError):
-                continue
-            return set(status.get('running_nodes', ()))
-        return set()
-
-    def wait_running(self, nodes, timeout=180):
-        """Until every node of ``nodes`` is up and each sees them all."""
-        want = {node.node for node in nodes}
-        wait_until(
-            lambda: all(want <= self.running_nodes(node) for node in nodes),
-            timeout,
-            'RabbitMQ cluster nodes %s running' % sorted(want),
-        )
-
-    def url(self, vhost=''):
-        """A transport URL listing every node (oslo.messaging fails over
-        from one to the next)."""
-        return 'rabbit://%s/%s' % (
-            ','.join(
-                'guest:guest@127.0.0.1:%d' % node.port for node in self.nodes
-            ),
-            vhost,
-        )
-
-    def _any(self):
-        for node in self.nodes:
-            if node.process is not None and node.process.poll() is None:
-                return node
-        raise RuntimeError('no node of the cluster is running')
-
-    def vhost(self):
-        """A fresh vhost on the cluster (guest may use it); its URL with
-        every node's host."""
-        name = 'nimbus-test-%s' % secrets.token_hex(5)
-        node = self._any()
-        node.ctl('add_vhost', name)
-        node.ctl('set_permissions', '-p', name, 'guest', '.*', '.*', '.*')
-        return self.url(name)
-
-    def queues(self, vhost):
-        """``[{'name', 'type', 'leader'}]``: the queues of ``vhost`` (a
-        name, or a URL ending in it); ``leader`` is set for quorum
-        queues."""
-        name = vhost.rsplit('/', 1)[-1]
-        items = ('name', 'type', 'leader', '--formatter', 'json')
-        return json.loads(self._any().ctl('list_queues', '-p', name, *items))
-
-    def connections_on(self, node):
-        """How many client connections ``node`` holds (those to its AMQP
-        port)."""
-        rows = json.loads(
-            self._any().ctl('list_connections', 'port', '--formatter', 'json')
-        )
-        return sum(1 for row in rows if row.get('port') == node.port)
-
-    def queue_leaders(self, vhost):
-        """``{queue name: leading node}`` of the quorum queues of
-        ``vhost``."""
-        return {
-            row['name']: row['leader']
-            for row in self.queues(vhost)
-            if row.get('type') == 'quorum' and row.get('leader')
-        }
-
-    def leading_node(self, vhosts):
-        """The :class:`RabbitNode` leading the most quorum queues of
-        ``vhosts``, and how many it leads."""
-        counts = collections.Counter()
-        for vhost in vhosts:
-            counts.update(self.queue_leaders(vhost).values())
-        if not counts:
-            raise RuntimeError('no quorum queue on %s' % list(vhosts))
-        leader, count = counts.most_common(1)[0]
-        return next(n for n in self.nodes if n.node == leader), count
-
-    def stop(self):
-        for node in reversed(self.nodes):
-            node.stop()
-        self.epmd.stop()
-        if self._own_dir:
-            shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc):
-        self.stop()

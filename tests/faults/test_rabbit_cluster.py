@@ -1,7 +1,7 @@
 """Daemons on a three-node RabbitMQ cluster with quorum queues, and its
 nodes killed or restarted mid-boot.
 
-A private cluster (:class:`nimbus.testing.private_rabbit.RabbitCluster`:
+A private cluster (:class:`nimbus.testing.rabbit_cluster.RabbitCluster`:
 three nodes of its own, never the machine's RabbitMQ) carries the API bus
 and the cell bus; every daemon (API, placement API, scheduler, super
 conductor, cell conductor, a compute process simulating 10 hosts) gets a
@@ -13,14 +13,18 @@ reply queues, ``rabbit_stream_fanout`` for the fanout queues). Each row:
 
 - the node that leads the most quorum queues killed with ``kill -9``,
   started again 10 s later;
-- a rolling restart: each node stopped and started in turn.
+- a rolling restart: each node stopped and started in turn;
+- that node cut off from the other two for 20 s (the Erlang distribution
+  between them: each side given a wrong cookie for the other), so that,
+  in the minority under ``cluster_partition_handling = pause_minority``,
+  it pauses and drops its clients; then healed.
 
 Every accepted boot ends ACTIVE (none ERROR), none is built twice (one
 "is ACTIVE on" line per server in the compute's log), placement holds
 allocations for exactly the ACTIVE servers, a new server boots, and the
 fault table (tests/faults/conftest.py) prints the seconds to recover.
 
-Marked ``faults_full``: ``make test-faults`` runs it (about 4 minutes),
+Marked ``faults_full``: ``make test-faults`` runs it (about 6 minutes),
 ``make test`` does not.
 """
 
@@ -36,7 +40,7 @@ from nimbus.testing import daemons
 from nimbus.testing import faults
 from nimbus.testing import infra
 from nimbus.testing import injectors
-from nimbus.testing import private_rabbit
+from nimbus.testing import rabbit_cluster
 from tests.faults import conftest
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults_full]
@@ -67,7 +71,7 @@ _ACTIVE = re.compile(r'Instance ([0-9a-f-]{36}) is ACTIVE on ')
 def cluster_cloud(tmp_path_factory):
     cleanups = []
     try:
-        cluster = private_rabbit.RabbitCluster().__enter__()
+        cluster = rabbit_cluster.RabbitCluster().__enter__()
         cleanups.append(cluster.stop)
         buses = [cluster.vhost(), cluster.vhost()]
         databases = {}
@@ -207,4 +211,26 @@ def test_rolling_restart_of_every_node_mid_boot(cluster_cloud):
     )
     assert [node for node, _ in struck] == [n.node for n in cluster.nodes]
     assert sum(count for _, count in struck) > 0, struck
+    _check(cloud, row)
+
+
+def test_partition_of_the_queue_leader_mid_boot(cluster_cloud):
+    cluster, cloud, buses, api, flavor, image = cluster_cloud
+    struck = []
+    row = faults.run(
+        cloud,
+        api,
+        flavor,
+        image,
+        'full RabbitMQ node partitioned 20 s (3-node cluster)',
+        injectors.partition_leader(cluster, buses, struck),
+        boots=BOOTS,
+    )
+    conftest.ROWS.append(row)
+    node, connections, paused = struck[0]
+    conftest.EVIDENCE.append(
+        '%s: cut %s (%d client connections) off from the other nodes; '
+        'it paused (no AMQP): %s' % (row.fault, node, connections, paused)
+    )
+    assert connections > 0 and paused, struck
     _check(cloud, row)

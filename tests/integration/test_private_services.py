@@ -11,6 +11,7 @@ import pytest
 
 from nimbus.testing import private_mariadb
 from nimbus.testing import private_rabbit
+from nimbus.testing import rabbit_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -67,10 +68,10 @@ def test_mariadb_server_restarts_and_cleans_up():
     assert not os.path.exists(base_dir)
 
 
-def test_rabbit_cluster_of_three_moves_leaders_and_rejoins():
+def test_rabbit_cluster_of_three_moves_leaders_rejoins_and_partitions():
     import kombu
 
-    with private_rabbit.RabbitCluster() as cluster:
+    with rabbit_cluster.RabbitCluster() as cluster:
         names = {node.node for node in cluster.nodes}
         assert len(names) == 3
         assert all(name.startswith('nimbus-test-') for name in names)
@@ -122,5 +123,17 @@ def test_rabbit_cluster_of_three_moves_leaders_and_rejoins():
         leader.start()
         cluster.wait_running(cluster.nodes)
         pids.append(leader.process.pid)
+        # Cut off from the other two, a node pauses (pause_minority): it
+        # stops serving AMQP while they see each other only; healed, it
+        # serves again.
+        cut, rest = cluster.nodes[0], cluster.nodes[1:]
+        cluster.partition(cut)
+        private_rabbit.wait_until(
+            lambda: not cut.accepts_amqp(), 60, 'the cut node to pause'
+        )
+        assert cluster.running_nodes(rest[0]) == {n.node for n in rest}
+        assert all(node.accepts_amqp() for node in rest)
+        cluster.heal(cut)
+        cut.wait_ready()
     assert not any(_alive(pid) for pid in pids + [epmd_pid])
     assert not os.path.exists(base_dir)
