@@ -121,9 +121,11 @@ test-browser: $(VENV)/.installed-test
 # The whole fault table (tests/faults): kill -9 of every daemon kind
 # (accelerator API and agent included), a frozen compute, a compute cut off
 # from RabbitMQ, a slow compute, build casts sent twice, RabbitMQ and
-# MariaDB restarts, 200 boots each; about 20 minutes. The restarts strike
-# the fault cloud's private RabbitMQ node and MariaDB server, not the
-# machine's.
+# MariaDB restarts, and on a private three-node RabbitMQ cluster with
+# quorum queues (tests/faults/test_rabbit_cluster.py) kill -9 of the node
+# leading the queues; 200 boots each; about 22 minutes. The restarts
+# strike the fault clouds' private RabbitMQ nodes and MariaDB server, not
+# the machine's.
 test-faults: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m faults_full $(PYTEST_ARGS) tests/faults
 

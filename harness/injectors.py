@@ -140,4 +140,77 @@ def kill_one_of_each_pair(cloud, down_s=10.0, seed=None, struck=None):
             daemon.start()
             time.sleep(2.0)  # let it connect before the next kill
 
+
+def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
+    """``kill -9`` the node of ``cluster`` (a private
+    :class:`~nimbus.testing.rabbit_cluster.RabbitCluster`) that leads the
+    most quorum queues of ``vhosts`` (transport URLs), start it again
+    ``down_s`` seconds later and wait until it has rejoined. ``struck``
+    (a list) receives ``(node name, client connections it held, queues it
+    led, those of them another node led while it was down)``: the proof
+    the fault struck."""
+
+    def leaders():
+        return {
+            (vhost, queue): leader
+            for vhost in vhosts
+            for queue, leader in cluster.queue_leaders(vhost).items()
+        }
+
+    def fault():
+        node, _count = cluster.leading_node(vhosts)
+        led = {key for key, leader in leaders().items() if leader == node.node}
+        connections = cluster.connections_on(node)
+        node.kill9()
+        time.sleep(down_s)
+        now = leaders()
+        moved = {key for key in led if now.get(key, node.node) != node.node}
+        struck.append((node.node, connections, len(led), len(moved)))
+        node.start()
+        cluster.wait_running(cluster.nodes)
+
+    return fault
+
+
+def rolling_restart(cluster, struck, down_s=3.0):
+    """Stop and start each node of ``cluster`` (a private
+    :class:`~nimbus.testing.rabbit_cluster.RabbitCluster`) in turn, as an
+    operator's rolling upgrade does: ``rabbitmqctl stop`` (its data stays),
+    ``down_s`` seconds down, started again, and the next one only once
+    every node runs. ``struck`` (a list) receives ``(node name, client
+    connections it held when stopped)`` per node."""
+
+    def fault():
+        for node in cluster.nodes:
+            struck.append((node.node, cluster.connections_on(node)))
+            node.stop()
+            time.sleep(down_s)
+            node.start()
+            cluster.wait_running(cluster.nodes)
+
+    return fault
+
+
+def partition_leader(cluster, vhosts, struck, cut_s=20.0):
+    """Cut the node of ``cluster`` leading the most quorum queues of
+    ``vhosts`` off from the other two for ``cut_s`` seconds
+    (:meth:`~nimbus.testing.rabbit_cluster.RabbitCluster.partition`: the
+    Erlang distribution between them, not the clients' connections; the
+    node, in the minority, pauses and drops its clients), then heal it.
+    ``struck`` receives ``(node name, client connections it held, whether
+    it stopped serving AMQP while cut off)``."""
+
+    def fault():
+        node, _count = cluster.leading_node(vhosts)
+        connections = cluster.connections_on(node)
+        cluster.partition(node)
+        deadline = time.monotonic() + cut_s
+        paused = False
+        while time.monotonic() < deadline:
+            paused = paused or not node.accepts_amqp()
+            time.sleep(1.0)
+        struck.append((node.node, connections, paused))
+        cluster.heal(node)
+        node.wait_ready()
+
     return fault

@@ -398,6 +398,14 @@ def accelerator_service(conf, transport=None):
     )
 
 
+def accelerator_app(conf, transport=None):
+    """The HTTP part of :func:`accelerator_service`, for a WSGI server's
+    workers (:mod:`nimbus.wsgi.accelerator`): the same app, its RPC server
+    and binder left unstarted (they run in ``nimbus-accelerator-api``,
+    whose binder finds the binds recorded here at its next poll)."""
+    return accelerator_service(conf, transport).app
+
+
 def accelerator_agents(conf, hosts, transport=None):
     """The accelerator agents of ``hosts`` (one real host, or simulated
     ones) on one transport and one placement session, reporting their

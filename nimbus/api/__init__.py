@@ -6,7 +6,7 @@ schema, one domain call, view); ``schemas/<noun>.py`` the JSON schemas;
 ``objects/<noun>.py`` the persistence; :mod:`nimbus.api.policies` the
 oslo.policy defaults (Nova's rule names). :func:`nimbus.api.app.make_app`
 builds the WSGI app with its dependencies injected;
-:mod:`nimbus.api.wsgi` exposes ``application`` for gunicorn.
+``nimbus.wsgi.api:application`` serves it under gunicorn or uWSGI.
 
 Microversions 2.1 to 2.96. Response fields that change with the version
 and are honoured: server ``flavor`` (2.47), ``OS-EXT-SRV-ATTR:*`` extras

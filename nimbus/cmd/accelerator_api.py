@@ -2,9 +2,9 @@
 ``accelerator``, the agents' reports) and its binder, in one process.
 
 ``nimbus-accelerator-api --config-file F [--host H] [--port P]``.
-Production may serve ``nimbus.accelerator.api.wsgi:application`` under
-gunicorn as well; this daemon must still run for the RPC server and the
-binder.
+Production may serve ``nimbus.wsgi.accelerator:application`` under
+gunicorn or uWSGI as well; this daemon must still run for the RPC server
+and the binder.
 """
 
 import sys

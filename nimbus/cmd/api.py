@@ -1,7 +1,7 @@
 """nimbus-api: the compute REST API on the embedded HTTP server.
 
 ``nimbus-api --config-file F [--host H] [--port P]``. For production the
-same app is importable for gunicorn as ``nimbus.api.wsgi:application``.
+same app is served by gunicorn or uWSGI as ``nimbus.wsgi.api:application``.
 """
 
 import sys

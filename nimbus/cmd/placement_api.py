@@ -1,7 +1,8 @@
 """nimbus-placement-api: the placement API on the embedded HTTP server.
 
 ``nimbus-placement-api --config-file F [--host H] [--port P]``. Production
-may instead run ``nimbus.placement.wsgi:application`` under gunicorn.
+may instead run ``nimbus.wsgi.placement:application`` under gunicorn or
+uWSGI.
 """
 
 import sys

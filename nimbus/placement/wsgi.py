@@ -2,12 +2,9 @@
 
 ``make_app(conf)`` migrates the database (unless disabled), syncs the
 standard resource classes (os-resource-classes) and traits (os-traits) and
-returns the WSGI callable. ``application`` is for gunicorn and other WSGI
-servers: it reads the config file named by ``NIMBUS_CONFIG_FILE`` (default
-``/etc/nimbus/nimbus.conf``).
+returns the WSGI callable. WSGI servers (gunicorn, uWSGI) serve it as
+``nimbus.wsgi.placement:application`` (:mod:`nimbus.wsgi`).
 """
-
-import os
 
 from oslo_log import log as logging
 from oslo_middleware import cors
@@ -173,28 +170,3 @@ def _placement_headers(app, noauth=False):
         return app(environ, start)
 
     return filtered
-
-
-def _load_application():
-    from nimbus.common import config
-    from nimbus.common import secrets
-
-    path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
-    conf = config.build_conf([], default_config_files=[path])
-    secrets.setup_logging(conf)
-    return make_app(conf)
-
-
-class _LazyApplication:
-    """Builds the app on first request so importing this module is cheap."""
-
-    def __init__(self):
-        self._app = None
-
-    def __call__(self, environ, start_response):
-        if self._app is None:
-            self._app = _load_application()
-        return self._app(environ, start_response)
-
-
-application = _LazyApplication()

@@ -18,9 +18,10 @@ The machine's RabbitMQ (``rabbit@localhost`` on 127.0.0.1:5672, configured by
 :meth:`RabbitNode.ctl` runs ``rabbitmqctl -n <node>`` with the node's
 ``HOME`` (cookie) and epmd port, so it can only ever reach this node.
 
-Grows to a cluster: nodes meant to cluster pass one :class:`Epmd` and one
-``cookie`` (``RabbitNode(epmd=e, cookie=c)``), each keeping its own name,
-ports and directories; only a single node is built and tested today.
+Nodes of one cluster share one :class:`Epmd` and one ``cookie``
+(``RabbitNode(epmd=e, cookie=c)``), each keeping its own name, ports and
+directories: :class:`nimbus.testing.rabbit_cluster.RabbitCluster` joins
+three of them with ``rabbitmqctl join_cluster``.
 
 No pytest at module level: integrators import this as a library.
 """
@@ -134,8 +135,12 @@ class RabbitNode:
     the node started that epmd) and removes its directory (unless
     ``base_dir`` was given)."""
 
-    def __init__(self, base_dir=None, name=None, epmd=None, cookie=None):
+    def __init__(
+        self, base_dir=None, name=None, epmd=None, cookie=None, conf=''
+    ):
         self._own_dir = base_dir is None
+        # More lines of rabbitmq.conf.
+        self.conf = conf
         self.base_dir = base_dir or tempfile.mkdtemp(prefix='nimbus-rabbit-')
         self.name = name or 'nimbus-test-%s' % secrets.token_hex(5)
         self.node = '%s@localhost' % self.name
@@ -161,7 +166,7 @@ class RabbitNode:
             'rabbitmq.conf',
             'listeners.tcp.local = 127.0.0.1:%d\n'
             'log.file.level = info\n'
-            'log.console = false\n' % self.port,
+            'log.console = false\n' % self.port + self.conf,
         )
         self._file('enabled_plugins', '[].\n')
         # Read instead of /etc/rabbitmq/rabbitmq-env.conf (which names the
@@ -206,6 +211,13 @@ class RabbitNode:
     # -- life cycle --------------------------------------------------------
 
     def start(self, timeout=120):
+        self.launch()
+        self.wait_ready(timeout)
+        return self
+
+    def launch(self):
+        """Start the server process (and its epmd when it has none) without
+        waiting for it: the nodes of a cluster boot side by side."""
         server = _tool('rabbitmq-server', _SCRIPT_DIRS)
         self._write_files()
         if self.epmd is None:
@@ -220,8 +232,15 @@ class RabbitNode:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        self.wait_ready(timeout)
         return self
+
+    def kill9(self):
+        """``kill -9`` the node's whole process group (the Erlang VM and
+        its helpers): no clean shutdown, its connections drop at once.
+        :meth:`start` brings it back on the same data, ports and name."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
 
     def accepts_amqp(self):
         """True when an AMQP connection to the node opens (guest/guest)."""

@@ -5,11 +5,13 @@ mariadbd, not the machine's running services.
 """
 
 import os
+import time
 
 import pytest
 
 from nimbus.testing import private_mariadb
 from nimbus.testing import private_rabbit
+from nimbus.testing import rabbit_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -63,4 +65,75 @@ def test_mariadb_server_restarts_and_cleans_up():
         cleanup()
         pid, base_dir = server.process.pid, server.base_dir
     assert not _alive(pid)
+    assert not os.path.exists(base_dir)
+
+
+def test_rabbit_cluster_of_three_moves_leaders_rejoins_and_partitions():
+    import kombu
+
+    with rabbit_cluster.RabbitCluster() as cluster:
+        names = {node.node for node in cluster.nodes}
+        assert len(names) == 3
+        assert all(name.startswith('nimbus-test-') for name in names)
+        assert len({node.port for node in cluster.nodes} | {5672}) == 4
+        assert len({node.cookie for node in cluster.nodes}) == 1
+        assert cluster.running_nodes() == names
+        url = cluster.vhost()
+        assert url.count('127.0.0.1:') == 3
+        vhost = url.rsplit('/', 1)[-1]
+        # A quorum queue declared through the second node, its message
+        # read through a surviving node after its leader is killed.
+        second = cluster.nodes[1]
+        amqp = 'amqp://guest:guest@127.0.0.1:%d/' + vhost
+        with kombu.Connection(amqp % second.port) as connection:
+            channel = connection.channel()
+            channel.queue_declare(
+                'probe',
+                durable=True,
+                auto_delete=False,
+                arguments={'x-queue-type': 'quorum'},
+            )
+            producer = kombu.Producer(channel, routing_key='probe')
+            producer.publish({'n': 1}, delivery_mode=2)
+        leader, count = cluster.leading_node([url])
+        assert count == 1 and leader.node in names
+        pids = [node.process.pid for node in cluster.nodes]
+        epmd_pid = cluster.epmd.process.pid
+        base_dir = cluster.base_dir
+        leader.kill9()
+        survivors = [n for n in cluster.nodes if n is not leader]
+        private_rabbit.wait_until(
+            lambda: (
+                cluster.queue_leaders(url).get('probe')
+                in {n.node for n in survivors}
+            ),
+            60,
+            'a new leader for the quorum queue',
+        )
+        reader = survivors[-1]
+        with kombu.Connection(amqp % reader.port) as connection:
+            channel = connection.channel()
+            message = None
+            for _ in range(60):
+                message = channel.basic_get('probe', no_ack=True)
+                if message is not None:
+                    break
+                time.sleep(0.5)
+            assert message is not None and '"n": 1' in str(message.body)
+        leader.start()
+        cluster.wait_running(cluster.nodes)
+        pids.append(leader.process.pid)
+        # Cut off from the other two, a node pauses (pause_minority): it
+        # stops serving AMQP while they see each other only; healed, it
+        # serves again.
+        cut, rest = cluster.nodes[0], cluster.nodes[1:]
+        cluster.partition(cut)
+        private_rabbit.wait_until(
+            lambda: not cut.accepts_amqp(), 60, 'the cut node to pause'
+        )
+        assert cluster.running_nodes(rest[0]) == {n.node for n in rest}
+        assert all(node.accepts_amqp() for node in rest)
+        cluster.heal(cut)
+        cut.wait_ready()
+    assert not any(_alive(pid) for pid in pids + [epmd_pid])
     assert not os.path.exists(base_dir)

@@ -2,13 +2,9 @@
 
 ``make_app(conf, binder=None, agent=None)`` migrates the database (unless
 ``[accelerator_database] sync_on_startup`` is off) and returns the WSGI
-callable. ``application`` is for gunicorn: it reads the config file named
-by ``NIMBUS_CONFIG_FILE`` (default ``/etc/nimbus/nimbus.conf``); binds it
-records are programmed by the binder of a running nimbus-accelerator-api
-process on the same database (it polls).
+callable. WSGI servers (gunicorn, uWSGI) serve it as
+``nimbus.wsgi.accelerator:application`` (:mod:`nimbus.wsgi`).
 """
-
-import os
 
 from oslo_log import log as logging
 
@@ -66,27 +62,3 @@ def make_app(
         max_body_size=conf.wsgi.max_request_body_size,
     )
     return versions.wrap(app, root.MIN_VERSION, root.MAX_VERSION)
-
-
-def _load_application():
-    from nimbus.common import config
-
-    path = os.environ.get('NIMBUS_CONFIG_FILE', '/etc/nimbus/nimbus.conf')
-    conf = config.build_conf([], default_config_files=[path])
-    logging.setup(conf, 'nimbus')
-    return make_app(conf)
-
-
-class _LazyApplication:
-    """Builds the app on first request so importing this module is cheap."""
-
-    def __init__(self):
-        self._app = None
-
-    def __call__(self, environ, start_response):
-        if self._app is None:
-            self._app = _load_application()
-        return self._app(environ, start_response)
-
-
-application = _LazyApplication()

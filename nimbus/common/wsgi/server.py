@@ -1,7 +1,9 @@
 """The embedded HTTP server (cheroot) for the all-in-one runner and daemons.
 
-Production deployments may serve the same WSGI apps with gunicorn
-(``nimbus.api.wsgi:application``, ``nimbus.placement.wsgi:application``).
+Production deployments may serve the same WSGI apps with gunicorn or
+uWSGI instead (``nimbus.wsgi.api:application``,
+``nimbus.wsgi.placement:application``, ``nimbus.wsgi.accelerator:
+application``; see :mod:`nimbus.wsgi`).
 
 What cheroot refuses itself, before the app sees the request (a malformed
 ``Content-Length``, a bad request line, a chunked body it cannot read), it
