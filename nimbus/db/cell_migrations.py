@@ -289,3 +289,18 @@ def exists_by_id(session, migration_id):
         ).scalar()
         is not None
     )
+
+
+def from_source(session, host, statuses, migration_types=None):
+    """Migrations away from ``host`` in one of ``statuses`` (a source
+    compute back after an evacuation finds the ``done`` ones)."""
+    query = _select().where(
+        models.Migration.source_compute == host,
+        models.Migration.status.in_(list(statuses)),
+    )
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
