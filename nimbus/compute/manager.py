@@ -356,7 +356,11 @@ class ComputeManager:
     @rpc.expose(
         required=_ACTION + ('migration', 'selection'),
         types=dict(
-            _ACTION_TYPES, migration=dict, selection=dict, power_on=bool
+            _ACTION_TYPES,
+            migration=dict,
+            selection=dict,
+            power_on=bool,
+            accel_uuids=(list, type(None)),
         ),
     )
     def evacuate_instance(
@@ -367,6 +371,7 @@ class ComputeManager:
         migration,
         selection,
         power_on=True,
+        accel_uuids=None,
     ):
         try:
             move = migration_obj.Migration.from_primitive(migration)
@@ -381,6 +386,7 @@ class ComputeManager:
             move,
             chosen,
             power_on,
+            accel_uuids or [],
         ).result()
 
     def shutdown(self, wait=True):

@@ -302,11 +302,13 @@ class ComputeAPI:
         migration,
         selection,
         power_on=True,
+        accel_uuids=None,
         timeout=None,
     ):
         """Call: rebuild the instance on ``host`` (the destination chosen
         by the scheduler, ``selection``) for ``migration`` (a Migration of
-        type evacuation); ``{'ok', 'error'}``."""
+        type evacuation), with the ARQs bound there; ``{'ok',
+        'error'}``."""
         return (
             self._client(host)
             .prepare(version='1.4', timeout=timeout)
@@ -318,5 +320,6 @@ class ComputeAPI:
                 migration=migration.to_primitive(),
                 selection=selection.to_primitive(),
                 power_on=bool(power_on),
+                accel_uuids=accel_uuids or [],
             )
         )

@@ -349,7 +349,9 @@ class ShelveMoves:
 
     # -- evacuate ------------------------------------------------------------
 
-    def evacuate(self, ctxt, uuid, request_id, migration, selection, power_on):
+    def evacuate(
+        self, ctxt, uuid, request_id, migration, selection, power_on, accel=()
+    ):
         """Rebuild the instance here, away from its (down) source; returns
         ``{'ok': bool, 'error': str|None}``: the conductor ends the
         migration and, on failure, gives the source its allocation
@@ -371,7 +373,15 @@ class ShelveMoves:
                 },
                 migration.source_compute,
             )
-            self.driver.spawn(current, selection.allocations, None)
+            accel_info = arq_wait.wait_bound(
+                self.runner.conf,
+                self.runner.accelerator,
+                self.runner.events,
+                ctxt,
+                uuid,
+                list(accel or []),
+            )
+            self.driver.spawn(current, selection.allocations, accel_info)
             spawned = True
             if not power_on:
                 self.driver.power_off(uuid)

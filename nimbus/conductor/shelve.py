@@ -332,6 +332,7 @@ class ShelveMoves:
             migration,
             selected,
             power_on=power_on,
+            accel_uuids=accel,
             timeout=self._timeout,
         )
         with self.conductor.cells.db(cell).session() as session:

@@ -328,3 +328,68 @@ def test_evacuate_with_no_valid_host_gives_the_source_back(make_cloud):
     assert migration['status'] == 'error'
     assert list(_allocations(api, uuid)) == [source]
     assert _allocations(api, migration['uuid']) == {}
+
+
+def _accel(api, method, path, body=None):
+    response = requests.request(
+        method,
+        api.cloud.accelerator_url + '/v2' + path,
+        json=body,
+        headers={'X-Auth-Token': 'admin:admin', 'X-Roles': 'admin'},
+        timeout=30,
+    )
+    assert response.status_code < 300, response.text
+    return response.json() if response.text else None
+
+
+def _arqs(api, uuid):
+    """``{arq uuid: (state, hostname)}`` of the instance's ARQs."""
+    arqs = _accel(api, 'GET', '/accelerator_requests?instance=%s' % uuid)
+    return {
+        a['uuid']: (a['state'], a['hostname'])
+        for a in arqs['arqs']
+        if a['instance_uuid'] == uuid
+    }
+
+
+def test_accelerators_are_released_and_bound_again_on_the_new_host(make_cloud):
+    cloud = make_cloud(
+        hosts=2,
+        accelerators=True,
+        overrides={'DEFAULT': {'shelved_offload_time': 0}},
+    )
+    api = Api(cloud)
+    _accel(
+        api,
+        'POST',
+        '/device_profiles',
+        [{'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}],
+    )
+    flavor = api.admin.create_flavor(
+        'm1.fpga', 1, 512, 1, extra_specs={'accel:device_profile': 'fpga'}
+    )
+    api.flavor = flavor
+    uuid = api.boot()
+    source = api.show(uuid)['OS-EXT-SRV-ATTR:host']
+    (first,) = _arqs(api, uuid).items()
+    assert first[1] == ('Bound', source)
+    api.action(uuid, {'shelve': None})
+    api.wait(uuid, 'SHELVED_OFFLOADED')
+    assert _arqs(api, uuid) == {}  # the offload released them
+    target = [h for h in cloud.host_names() if h != source][0]
+    body = {'unshelve': {'host': target}}
+    assert _code(api.action(uuid, body, ADMIN, version='2.91'), 202)
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == target
+    (second,) = _arqs(api, uuid).items()
+    assert second[1] == ('Bound', target) and second[0] != first[0]
+    # Evacuated back to the first host: new ARQs there, the old gone.
+    cloud.stop_compute(target)
+    _force_down(api, target)
+    assert _code(
+        api.action(uuid, {'evacuate': {}}, ADMIN, version='2.68'), 200
+    )
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    (third,) = _arqs(api, uuid).items()
+    assert third[1] == ('Bound', source) and third[0] != second[0]
