@@ -304,3 +304,24 @@ def from_source(session, host, statuses, migration_types=None):
         )
     rows = session.execute(query.order_by(models.Migration.id)).scalars()
     return [to_dict(row) for row in rows]
+
+
+def holding(session, uuids):
+    """Which of ``uuids`` are migrations that may hold a placement
+    allocation (the source's, consumer type MIGRATION): those in progress,
+    and evacuations ``done`` whose source has not come back yet. The
+    audit takes their allocations for a move's, not orphans."""
+    uuids = list(uuids)
+    if not uuids:
+        return set()
+    query = _select().where(
+        models.Migration.uuid.in_(uuids),
+        sa.or_(
+            models.Migration.status.not_in(sorted(migration_obj.FINAL)),
+            sa.and_(
+                models.Migration.status == 'done',
+                models.Migration.migration_type == migration_obj.EVACUATION,
+            ),
+        ),
+    )
+    return {row.uuid for row in session.execute(query).scalars()}

@@ -136,7 +136,8 @@ def test_shelve_and_unshelve_on_the_same_host(make_cloud):
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == host
     assert server['OS-EXT-STS:power_state'] == 1
-    assert _images_named(api, 'vm-shelved') == []
+    # Deleted once the super conductor has the compute's answer.
+    _wait_for(lambda: _images_named(api, 'vm-shelved') == [], 'image deleted')
     assert list(_allocations(api, uuid)) == [host]
     events = _events(api, uuid, 'unshelve')
     assert [e['event'] for e in events] == ['compute_unshelve_instance']
@@ -159,7 +160,8 @@ def test_shelve_offload_by_action_then_unshelve_anywhere(make_cloud):
     host = server['OS-EXT-SRV-ATTR:host']
     assert host in api.cloud.host_names()
     assert list(_allocations(api, uuid)) == [host]
-    assert _images_named(api, 'vm-shelved') == []
+    # Deleted once the super conductor has the compute's answer.
+    _wait_for(lambda: _images_named(api, 'vm-shelved') == [], 'image deleted')
 
 
 def test_shelve_offloads_at_once_with_offload_time_0(make_cloud):
@@ -272,9 +274,12 @@ def test_evacuate_from_a_down_host_and_the_source_cleans_up(make_cloud):
     assert _code(response, 200)
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == target
-    (migration,) = _migrations(api, uuid)
+    # ``done`` once the super conductor has the compute's answer.
+    (migration,) = _wait_for(
+        lambda: [m for m in _migrations(api, uuid) if m['status'] == 'done'],
+        'done',
+    )
     assert migration['migration_type'] == 'evacuation'
-    assert migration['status'] == 'done'
     assert (migration['source_compute'], migration['dest_compute']) == (
         source,
         target,
@@ -282,6 +287,13 @@ def test_evacuate_from_a_down_host_and_the_source_cleans_up(make_cloud):
     # The source's allocation is the migration's until the source is back.
     assert list(_allocations(api, uuid)) == [target]
     assert list(_allocations(api, migration['uuid'])) == [source]
+    # The audit takes it for the move's, not an orphan to heal.
+    checker = services.auditor(api.cloud.conf)
+    checker.grace = 0
+    report = checker.run(context.get_admin_context())
+    assert [
+        d for d in report.disagreements if d.uuid == migration['uuid']
+    ] == []
     _force_down(api, source, False)
     api.cloud.start_compute(source)
     _wait_for(
@@ -305,8 +317,10 @@ def test_evacuate_to_a_host_ends_stopped_from_2_95(make_cloud):
     server, _ = api.wait(uuid, 'SHUTOFF')
     assert server['OS-EXT-SRV-ATTR:host'] == target
     assert server['OS-EXT-STS:power_state'] == 4
-    (migration,) = _migrations(api, uuid)
-    assert migration['status'] == 'done'
+    (migration,) = _wait_for(
+        lambda: [m for m in _migrations(api, uuid) if m['status'] == 'done'],
+        'done',
+    )
     assert migration['dest_compute'] == target
 
 
