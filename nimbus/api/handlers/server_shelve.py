@@ -45,18 +45,23 @@ def shelve(req, resp, server_id, value):
             deps.api_db, record, image_id, {'name': name[:255], 'metadata': {}}
         )
 
-    action_steps.begin_and_cast(
-        req,
-        record,
-        'shelve',
-        'shelve',
-        'shelve',
-        lambda api, ctx, host, uuid, rid: api.shelve_instance(
-            ctx, host, uuid, rid, image_id
-        ),
-        then=server_moves.keep_image(record['uuid'], image_id),
-        before_cast=make_image,
-    )
+    try:
+        action_steps.begin_and_cast(
+            req,
+            record,
+            'shelve',
+            'shelve',
+            'shelve',
+            lambda api, ctx, host, uuid, rid: api.shelve_instance(
+                ctx, host, uuid, rid, image_id
+            ),
+            then=server_moves.keep_image(record['uuid'], image_id),
+            before_cast=make_image,
+        )
+    except errors.HTTPError as exc:
+        if exc.status_int == 503:  # the task was given back: so is the image
+            server_moves.drop_image(deps.api_db, image_id)
+        raise
     resp.status = 202
 
 

@@ -5,6 +5,7 @@ migration record (both in the transaction that takes the task, see
 service of a host (is it up, which zone)."""
 
 from nimbus.api.objects import aggregates as agg_obj
+from nimbus.api.objects import images as image_obj
 from nimbus.api.objects import services as service_obj
 from nimbus.common.objects import migration as migration_obj
 from nimbus.db import cell_instances
@@ -25,6 +26,14 @@ def keep_image(uuid, image_id):
         )
 
     return apply
+
+
+def drop_image(api_db, image_id):
+    """The shelve could not be sent: its snapshot image goes."""
+    try:
+        image_obj.delete(api_db, image_id)
+    except image_obj.ImageNotFound:
+        pass
 
 
 def new_evacuation(record, ctx, migration_uuid, host):
