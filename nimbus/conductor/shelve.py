@@ -28,6 +28,7 @@ Both run on the super conductor's pool after the API took the task
 """
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from nimbus.common import exception
 from nimbus.common import instance_states as states
@@ -121,14 +122,19 @@ class ShelveMoves:
         image_id = attributes.get(IMAGE_KEY)
         api = self.conductor.compute_api(cell)
         if record['vm_state'] == states.SHELVED:
-            answer = api.unshelve_instance(
-                ctxt,
-                record['host'],
+            answer = self._ask(
                 uuid,
-                request_id,
-                image_id=image_id,
-                timeout=self._timeout,
+                lambda: api.unshelve_instance(
+                    ctxt,
+                    record['host'],
+                    uuid,
+                    request_id,
+                    image_id=image_id,
+                    timeout=self._timeout,
+                ),
             )
+            if answer is not None and not answer.get('ok'):
+                self._unshelve_back(cell, record, answer.get('error'))
         else:
             answer = self._unshelve_offloaded(
                 ctxt, cell, record, request_id, image_id, zone, host, unpin
@@ -167,22 +173,67 @@ class ShelveMoves:
         accel = self._bind(ctxt, cell, record, spec, selected)
         if accel is None:
             self.claims.undo(ctxt, uuid, None)
+            self._unshelve_back(
+                cell, record, 'the ARQs could not be bound on the host'
+            )
             return {'ok': False}
         self._place(cell, uuid, selected.service_host, zone, unpin)
-        answer = self.conductor.compute_api(cell).unshelve_instance(
-            ctxt,
-            selected.service_host,
+        answer = self._ask(
             uuid,
-            request_id,
-            image_id=image_id,
-            selection=selected,
-            accel_uuids=accel,
-            timeout=self._timeout,
+            lambda: self.conductor.compute_api(cell).unshelve_instance(
+                ctxt,
+                selected.service_host,
+                uuid,
+                request_id,
+                image_id=image_id,
+                selection=selected,
+                accel_uuids=accel,
+                timeout=self._timeout,
+            ),
         )
-        if not (answer or {}).get('ok'):
+        if answer is not None and not answer.get('ok'):
             self.claims.undo(ctxt, uuid, None)
             self._drop_arqs(ctxt, accel)
+            self._unshelve_back(cell, record, answer.get('error'))
         return answer
+
+    def _ask(self, uuid, call):
+        """The compute's answer to ``call()``. A call that could not be
+        made is a failure; None when no answer came in time (the compute
+        may still be at work: the instance is left in its task)."""
+        try:
+            return call() or {'ok': False, 'error': 'no answer'}
+        except messaging.MessagingTimeout:
+            LOG.error(
+                'Instance %s: no answer from its compute in time; left in '
+                'its task',
+                uuid,
+            )
+            return None
+        except Exception as exc:
+            LOG.warning('Instance %s: the compute failed: %s', uuid, exc)
+            return {'ok': False, 'error': str(exc)}
+
+    def _unshelve_back(self, cell, record, reason):
+        """A failed unshelve the compute did not settle: the task back,
+        an offloaded server on no host again, with a fault."""
+        updates = {
+            'task_state': None,
+            'fault': {
+                'message': ('Unshelve failed: %s' % reason)[:255],
+                'details': reason,
+                'code': 500,
+            },
+        }
+        if record['vm_state'] == states.SHELVED_OFFLOADED:
+            updates.update(host=None, node=None, compute_node_uuid=None)
+        self._swap(
+            cell,
+            record['uuid'],
+            [record['vm_state']],
+            [states.UNSHELVING, states.SPAWNING],
+            updates,
+        )
 
     def _place(self, cell, uuid, host, zone, unpin):
         """The instance's zone is its new host's (as a build's); the pin
@@ -324,32 +375,43 @@ class ShelveMoves:
                 RuntimeError('the ARQs could not be bound on the destination'),
             )
         self._event(cell, uuid, request_id, EVACUATE_EVENT)
-        answer = self.conductor.compute_api(cell).evacuate_instance(
-            ctxt,
-            selected.service_host,
+        answer = self._ask(
             uuid,
-            request_id,
-            migration,
-            selected,
-            power_on=power_on,
-            accel_uuids=accel,
-            timeout=self._timeout,
+            lambda: self.conductor.compute_api(cell).evacuate_instance(
+                ctxt,
+                selected.service_host,
+                uuid,
+                request_id,
+                migration,
+                selected,
+                power_on=power_on,
+                accel_uuids=accel,
+                timeout=self._timeout,
+            ),
         )
-        with self.conductor.cells.db(cell).session() as session:
-            if (answer or {}).get('ok'):
+        if answer is None:
+            return
+        if answer.get('ok'):
+            with self.conductor.cells.db(cell).session() as session:
                 cell_migrations.set_status(
                     session, migration_uuid, 'done', ['pre-migrating']
                 )
-                LOG.info('Evacuation %s of %s done', migration_uuid, uuid)
-                return
-            cell_migrations.set_status(
-                session, migration_uuid, 'failed', ['pre-migrating']
-            )
-        self.claims.undo(ctxt, uuid, migration_uuid)
+            LOG.info('Evacuation %s of %s done', migration_uuid, uuid)
+            return
         self._drop_arqs(ctxt, accel)
+        self._evacuate_failed(
+            ctxt,
+            cell,
+            uuid,
+            request_id,
+            migration,
+            'failed',
+            RuntimeError(answer.get('error') or 'the rebuild failed'),
+            event=False,  # the compute's event says why
+        )
 
     def _evacuate_failed(
-        self, ctxt, cell, uuid, request_id, migration, status, exc
+        self, ctxt, cell, uuid, request_id, migration, status, exc, event=True
     ):
         reason = _reason(exc)
         LOG.warning('Evacuation of %s failed: %s', uuid, reason)
@@ -362,7 +424,7 @@ class ShelveMoves:
             cell,
             uuid,
             states.ACTIONS['evacuate'].vm_states,
-            [states.REBUILDING],
+            [states.REBUILDING, states.REBUILD_SPAWNING],
             {
                 'vm_state': states.ERROR,
                 'task_state': None,
@@ -375,4 +437,5 @@ class ShelveMoves:
                 },
             },
         )
-        self._event(cell, uuid, request_id, EVACUATE_EVENT, error=reason)
+        if event:
+            self._event(cell, uuid, request_id, EVACUATE_EVENT, error=reason)

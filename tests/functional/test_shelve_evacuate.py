@@ -407,3 +407,46 @@ def test_accelerators_are_released_and_bound_again_on_the_new_host(make_cloud):
     assert server['OS-EXT-SRV-ATTR:host'] == source
     (third,) = _arqs(api, uuid).items()
     assert third[1] == ('Bound', source) and third[0] != second[0]
+
+
+def test_failed_spawns_undo_the_unshelve_and_the_evacuation(make_cloud):
+    cloud = make_cloud(
+        hosts=2,
+        fail_hosts=('host-2',),
+        overrides={'DEFAULT': {'shelved_offload_time': 0}},
+    )
+    api = Api(cloud)
+    uuid = api.boot()  # host-2 fails every spawn: it lands on host-1
+    assert api.show(uuid)['OS-EXT-SRV-ATTR:host'] == 'host-1'
+    api.action(uuid, {'shelve': None})
+    api.wait(uuid, 'SHELVED_OFFLOADED')
+    body = {'unshelve': {'host': 'host-2'}}
+    assert _code(api.action(uuid, body, ADMIN, version='2.91'), 202)
+
+    def settled():
+        server = api.show(uuid)
+        return server['OS-EXT-STS:task_state'] is None and server
+
+    _wait_for(lambda: _events(api, uuid, 'unshelve') and settled(), 'back')
+    server = _wait_for(settled, 'settled')
+    assert server['status'] == 'SHELVED_OFFLOADED'
+    assert server['OS-EXT-SRV-ATTR:host'] is None
+    assert _allocations(api, uuid) == {}
+    assert 'simulated hypervisor failure' in _faults(api, uuid)[-1]
+    # Unshelved where it can run, then evacuated to the failing host.
+    api.action(uuid, {'unshelve': {'host': 'host-1'}}, ADMIN, version='2.91')
+    api.wait(uuid, 'ACTIVE')
+    cloud.stop_compute('host-1')
+    _force_down(api, 'host-1')
+    assert _code(
+        api.action(uuid, {'evacuate': {}}, ADMIN, version='2.68'), 200
+    )
+    server, _ = api.wait(uuid, 'ERROR')
+    assert server['OS-EXT-SRV-ATTR:host'] == 'host-1'
+    (migration,) = _wait_for(
+        lambda: [m for m in _migrations(api, uuid) if m['status'] == 'failed'],
+        'failed',
+    )
+    _wait_for(lambda: _allocations(api, migration['uuid']) == {}, 'given back')
+    assert list(_allocations(api, uuid)) == ['host-1']
+    assert uuid not in cloud.computes['host-2'].driver.list_instances()
