@@ -53,6 +53,22 @@ DEFAULT_OPTS = [
         'for good once it has been soft-deleted this many seconds, '
         'checking every this many seconds. 0: a delete is final at once.',
     ),
+    cfg.IntOpt(
+        'shelved_offload_time',
+        default=0,
+        min=-1,
+        help='Seconds a shelved server keeps its guest and its resources '
+        'on its host before its compute offloads it (SHELVED_OFFLOADED: '
+        'guest destroyed, allocation released). 0: offloaded as soon as '
+        'it is shelved; -1: never offloaded but by shelveOffload.',
+    ),
+    cfg.IntOpt(
+        'shelved_poll_interval',
+        default=3600,
+        min=-1,
+        help="Seconds between a compute's checks for shelved servers "
+        'past shelved_offload_time. 0 or -1: no check.',
+    ),
 ]
 
 

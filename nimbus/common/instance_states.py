@@ -71,6 +71,12 @@ IMAGE_SNAPSHOT_PENDING = 'image_snapshot_pending'
 IMAGE_PENDING_UPLOAD = 'image_pending_upload'
 IMAGE_UPLOADING = 'image_uploading'
 UPDATING_PASSWORD = 'updating_password'
+# the moves: shelve, unshelve, evacuate (issue 24, section 2)
+SHELVING = 'shelving'
+SHELVING_IMAGE_PENDING_UPLOAD = 'shelving_image_pending_upload'
+SHELVING_IMAGE_UPLOADING = 'shelving_image_uploading'
+SHELVING_OFFLOADING = 'shelving_offloading'
+UNSHELVING = 'unshelving'
 
 TASK_STATES = (
     None,
@@ -102,6 +108,11 @@ TASK_STATES = (
     IMAGE_PENDING_UPLOAD,
     IMAGE_UPLOADING,
     UPDATING_PASSWORD,
+    SHELVING,
+    SHELVING_IMAGE_PENDING_UPLOAD,
+    SHELVING_IMAGE_UPLOADING,
+    SHELVING_OFFLOADING,
+    UNSHELVING,
 )
 
 # The states of an instance that holds its host's resources (its guest
@@ -302,6 +313,33 @@ ACTIONS = {
             SHUTDOWN,
         ),
         Action('restore', (SOFT_DELETED,), RESTORING, ACTIVE, RUNNING),
+        # The moves of nimbus.conductor.shelve (issue 24, section 2).
+        Action(
+            'shelve',
+            (ACTIVE, STOPPED, PAUSED, SUSPENDED),
+            SHELVING,
+            SHELVED,
+            SHUTDOWN,
+        ),
+        Action(
+            'shelveOffload',
+            (SHELVED,),
+            SHELVING_OFFLOADING,
+            SHELVED_OFFLOADED,
+            SHUTDOWN,
+        ),
+        Action(
+            'unshelve',
+            (SHELVED, SHELVED_OFFLOADED),
+            UNSHELVING,
+            ACTIVE,
+            RUNNING,
+        ),
+        # An evacuation ends ACTIVE, or STOPPED for a stopped server and
+        # always from 2.95 (the conductor says which).
+        Action(
+            'evacuate', (ACTIVE, STOPPED, ERROR), REBUILDING, ACTIVE, RUNNING
+        ),
     )
 }
 
@@ -314,7 +352,7 @@ def check_actions():
     for action in ACTIONS.values():
         for source in action.vm_states:
             final = action.final or source
-            if action.name == 'rebuild' and source == STOPPED:
+            if action.name in ('rebuild', 'evacuate') and source == STOPPED:
                 final = STOPPED
             if not allowed(source, final):
                 broken.append((action.name, source, final))

@@ -13,11 +13,15 @@ from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import instance_event as event_obj
+
+
+from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import exception
 from nimbus.compute import guest_actions as guest_actions_mod
 from nimbus.compute import rpcapi
+from nimbus.compute import shelve as shelve_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -54,9 +58,10 @@ class ComputeManager:
                 # oslo.log reads the request id from the thread's context.
                 ctxt.update_store()
             try:
-                func(*args)
-            except Exception:
+                return func(*args)
+            except Exception as exc:
                 LOG.exception('%s failed', getattr(func, '__name__', func))
+                return {'ok': False, 'error': str(exc)}
 
         return self._pool.submit(run)
 
@@ -282,6 +287,107 @@ class ComputeManager:
     )
     def get_diagnostics(self, ctxt, instance_uuid):
         return self.actions.diagnostics(instance_uuid)
+
+    # -- shelve and evacuate (1.4) ------------------------------------------
+
+    @property
+    def moves(self):
+        moves = getattr(self, '_moves', None)
+        if moves is None:
+            moves = self._moves = shelve_mod.ShelveMoves(
+                self.runner, self.actions
+            )
+        return moves
+
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('image_id',),
+        types=dict(_ACTION_TYPES, image_id=str),
+    )
+    def shelve_instance(self, ctxt, instance_uuid, request_id, image_id):
+        offload = self.runner.conf.shelved_offload_time == 0
+        self._submit(
+            self.moves.shelve,
+            ctxt,
+            instance_uuid,
+            request_id,
+            image_id,
+            offload,
+        )
+
+    @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
+    def shelve_offload_instance(self, ctxt, instance_uuid, request_id):
+        self._submit(self.moves.offload, ctxt, instance_uuid, request_id)
+
+    @rpc.expose(
+        required=_ACTION,
+        types=dict(
+            _ACTION_TYPES,
+            image_id=(str, type(None)),
+            selection=(dict, type(None)),
+            accel_uuids=(list, type(None)),
+        ),
+    )
+    def unshelve_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        image_id=None,
+        selection=None,
+        accel_uuids=None,
+    ):
+        chosen = None
+        if selection is not None:
+            try:
+                chosen = selection_obj.Selection.from_primitive(selection)
+            except objects_base.MalformedPrimitive as exc:
+                raise rpc.InvalidMessage('unshelve_instance: %s' % exc)
+        return self._submit(
+            self.moves.unshelve,
+            ctxt,
+            instance_uuid,
+            request_id,
+            image_id,
+            chosen,
+            accel_uuids or [],
+        ).result()
+
+    @rpc.expose(
+        required=_ACTION + ('migration', 'selection'),
+        types=dict(
+            _ACTION_TYPES,
+            migration=dict,
+            selection=dict,
+            power_on=bool,
+            accel_uuids=(list, type(None)),
+        ),
+    )
+    def evacuate_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        migration,
+        selection,
+        power_on=True,
+        accel_uuids=None,
+    ):
+        try:
+            move = migration_obj.Migration.from_primitive(migration)
+            chosen = selection_obj.Selection.from_primitive(selection)
+        except (objects_base.MalformedPrimitive, ValueError) as exc:
+            raise rpc.InvalidMessage('evacuate_instance: %s' % exc)
+        return self._submit(
+            self.moves.evacuate,
+            ctxt,
+            instance_uuid,
+            request_id,
+            move,
+            chosen,
+            power_on,
+            accel_uuids or [],
+        ).result()
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""

@@ -14,6 +14,11 @@ Version history
        set_admin_password, soft_delete_instance, restore_instance,
        snapshot_instance;
        calls get_console_output and get_diagnostics.
+  1.4  shelve and evacuate (issue 24, section 2): casts shelve_instance
+       and shelve_offload_instance; calls unshelve_instance and
+       evacuate_instance (the super conductor waits for their outcome:
+       it deletes the shelved image, ends the migration or undoes the
+       claims).
 """
 
 from nimbus.common import rpc
@@ -21,7 +26,7 @@ from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import selection as selection_obj
 
 TOPIC = 'compute'
-VERSION = '1.2'
+VERSION = '1.4'
 
 
 class ComputeAPI:
@@ -239,4 +244,89 @@ class ComputeAPI:
             self._client(host)
             .prepare(version='1.2')
             .call(ctxt, 'get_diagnostics', instance_uuid=instance_uuid)
+        )
+
+    # -- shelve and evacuate (1.4) -------------------------------------
+
+    def shelve_instance(self, ctxt, host, instance_uuid, request_id, image_id):
+        """Cast: snapshot the guest into ``image_id`` and power it off;
+        the instance ends SHELVED, offloaded at once when the host's
+        ``[DEFAULT] shelved_offload_time`` is 0."""
+        self._client(host).prepare(version='1.4').cast(
+            ctxt,
+            'shelve_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            image_id=image_id,
+        )
+
+    def shelve_offload_instance(self, ctxt, host, instance_uuid, request_id):
+        """Cast: destroy the shelved guest and release its resources; the
+        instance ends SHELVED_OFFLOADED with no host."""
+        self._client(host).prepare(version='1.4').cast(
+            ctxt,
+            'shelve_offload_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+        )
+
+    def unshelve_instance(
+        self,
+        ctxt,
+        host,
+        instance_uuid,
+        request_id,
+        image_id=None,
+        selection=None,
+        accel_uuids=None,
+        timeout=None,
+    ):
+        """Call: start a SHELVED guest on ``host`` (``selection`` None), or
+        spawn an offloaded one there from ``image_id`` on ``selection``'s
+        claim; ``{'ok', 'error'}``."""
+        return (
+            self._client(host)
+            .prepare(version='1.4', timeout=timeout)
+            .call(
+                ctxt,
+                'unshelve_instance',
+                instance_uuid=instance_uuid,
+                request_id=request_id,
+                image_id=image_id,
+                selection=(
+                    None if selection is None else selection.to_primitive()
+                ),
+                accel_uuids=accel_uuids or [],
+            )
+        )
+
+    def evacuate_instance(
+        self,
+        ctxt,
+        host,
+        instance_uuid,
+        request_id,
+        migration,
+        selection,
+        power_on=True,
+        accel_uuids=None,
+        timeout=None,
+    ):
+        """Call: rebuild the instance on ``host`` (the destination chosen
+        by the scheduler, ``selection``) for ``migration`` (a Migration of
+        type evacuation), with the ARQs bound there; ``{'ok',
+        'error'}``."""
+        return (
+            self._client(host)
+            .prepare(version='1.4', timeout=timeout)
+            .call(
+                ctxt,
+                'evacuate_instance',
+                instance_uuid=instance_uuid,
+                request_id=request_id,
+                migration=migration.to_primitive(),
+                selection=selection.to_primitive(),
+                power_on=bool(power_on),
+                accel_uuids=accel_uuids or [],
+            )
         )

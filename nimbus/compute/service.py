@@ -16,6 +16,7 @@ from nimbus.compute import exception
 from nimbus.compute import guest_actions
 from nimbus.compute import manager
 from nimbus.compute import resource_tracker
+from nimbus.compute import shelve as shelve_mod
 from nimbus.compute import rpcapi
 from nimbus.compute.virt import fake
 
@@ -107,6 +108,8 @@ class ComputeService:
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
         self.manager.actions.recover(ctxt, instances)
+        # Evacuated away while this host was down: finish their cleanup.
+        shelve_mod.clean_evacuated(self.runner, ctxt)
         # Placement first: the node record then carries placement's ratios.
         try:
             self.tracker.update(ctxt, startup=True)
@@ -160,7 +163,21 @@ class ComputeService:
             tasks.insert(0, (self.conf.report_interval, self.heartbeat))
         if self.conf.reclaim_instance_interval > 0:
             tasks.append((self.conf.reclaim_instance_interval, self.reclaim))
+        if (
+            self.conf.shelved_offload_time > 0
+            and self.conf.shelved_poll_interval > 0
+        ):
+            tasks.append(
+                (self.conf.shelved_poll_interval, self.offload_shelved)
+            )
         return tasks
+
+    def offload_shelved(self):
+        """Offload the servers of this host shelved longer than
+        ``[DEFAULT] shelved_offload_time`` seconds."""
+        self.manager.moves.offload_expired(
+            nimbus_context.get_admin_context(), self.conf.shelved_offload_time
+        )
 
     def reclaim(self):
         """Delete for good the servers of this host soft-deleted more

@@ -22,8 +22,10 @@ from nimbus.common.clients import placement as placement_client
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
 from nimbus.common.objects import Instance
+from nimbus.common.objects import migration as migration_obj
 from nimbus.conductor import accelerators
 from nimbus.db import cell_instances as instances
+from nimbus.db import cell_migrations
 from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
 from nimbus.db.cell_instances import actions as instance_changes
@@ -454,6 +456,26 @@ class CellConductor:
         cutoff = types.utcnow() - datetime.timedelta(seconds=seconds)
         with self.db.session() as session:
             return instance_changes.soft_deleted_before(session, host, cutoff)
+
+    def shelved_offloadable(self, ctxt, host, seconds):
+        """The uuids of the instances on ``host`` SHELVED more than
+        ``seconds`` ago (``[DEFAULT] shelved_offload_time``)."""
+        cutoff = types.utcnow() - datetime.timedelta(seconds=seconds)
+        with self.db.session() as session:
+            return instance_changes.shelved_before(session, host, cutoff)
+
+    def evacuations_done(self, ctxt, host):
+        with self.db.session() as session:
+            rows = cell_migrations.from_source(
+                session, host, ['done'], [migration_obj.EVACUATION]
+            )
+        return [migration_obj.Migration.from_row(r) for r in rows]
+
+    def migration_set_status(self, ctxt, migration_uuid, status, expected):
+        with self.db.session() as session:
+            return cell_migrations.set_status(
+                session, migration_uuid, status, expected
+            )
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on

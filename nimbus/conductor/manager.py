@@ -84,6 +84,70 @@ class SuperConductorManager:
 
         self._pool.submit(run)
 
+    def _run(self, name, func, ctxt, *args):
+        def run():
+            ctxt.update_store()
+            try:
+                func(ctxt, *args)
+            except Exception:
+                LOG.exception('%s of %s failed', name, args[0])
+
+        self._pool.submit(run)
+
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid', 'request_id'),
+        types={
+            'instance_uuid': str,
+            'request_id': str,
+            'availability_zone': _OPTIONAL_STR,
+            'host': _OPTIONAL_STR,
+            'unpin': bool,
+        },
+    )
+    def unshelve_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        availability_zone=None,
+        host=None,
+        unpin=False,
+    ):
+        self._run(
+            'unshelve',
+            self.conductor.moves.unshelve,
+            ctxt,
+            instance_uuid,
+            request_id,
+            availability_zone,
+            host,
+            unpin,
+        )
+
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid', 'request_id', 'migration_uuid'),
+        types={
+            'instance_uuid': str,
+            'request_id': str,
+            'migration_uuid': str,
+            'power_on': bool,
+        },
+    )
+    def evacuate_instance(
+        self, ctxt, instance_uuid, request_id, migration_uuid, power_on=True
+    ):
+        self._run(
+            'evacuate',
+            self.conductor.moves.evacuate,
+            ctxt,
+            instance_uuid,
+            request_id,
+            migration_uuid,
+            power_on,
+        )
+
     def shutdown(self):
         """Not an RPC method (not exposed): the service calls it."""
         self._pool.shutdown(wait=True)
@@ -251,6 +315,33 @@ class CellConductorManager:
         if seconds < 0:
             raise rpc.InvalidMessage('reclaimable: seconds must be >= 0')
         return self.conductor.reclaimable(ctxt, host, seconds)
+
+    @rpc.expose(
+        required=('host', 'seconds'), types={'host': str, 'seconds': int}
+    )
+    def shelved_offloadable(self, ctxt, host, seconds):
+        if seconds < 0:
+            raise rpc.InvalidMessage('shelved_offloadable: seconds >= 0')
+        return self.conductor.shelved_offloadable(ctxt, host, seconds)
+
+    @rpc.expose(required=('host',), types={'host': str})
+    def evacuations_done(self, ctxt, host):
+        return [
+            m.to_primitive()
+            for m in self.conductor.evacuations_done(ctxt, host)
+        ]
+
+    @rpc.expose(
+        required=('migration_uuid', 'status', 'expected'),
+        types={'migration_uuid': str, 'status': str, 'expected': list},
+    )
+    def migration_set_status(self, ctxt, migration_uuid, status, expected):
+        try:
+            return self.conductor.migration_set_status(
+                ctxt, migration_uuid, status, expected
+            )
+        except ValueError as exc:
+            raise rpc.InvalidMessage('migration_set_status: %s' % exc)
 
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):

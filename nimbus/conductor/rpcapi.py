@@ -27,6 +27,10 @@ Version history
        action, os-instance-actions); reclaimable (the soft-deleted
        instances of a host past [DEFAULT] reclaim_instance_interval)
        (cell).
+  1.7  shelve and evacuate (issue 24, section 2): unshelve_instance and
+       evacuate_instance (super, casts); shelved_offloadable,
+       evacuations_done (Migration 1.0 primitives) and
+       migration_set_status (cell, calls).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -51,12 +55,13 @@ from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import Instance
 from nimbus.common.objects import instance_update as update_obj
+from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import selection as selection_obj
 
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.5'
+VERSION = '1.7'
 
 
 class SuperConductorAPI:
@@ -76,6 +81,44 @@ class SuperConductorAPI:
             'schedule_and_build_instances',
             request_spec=request_spec.to_primitive(),
             instance_uuids=instance_uuids,
+        )
+
+    def unshelve_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        availability_zone=None,
+        host=None,
+        unpin=False,
+    ):
+        """Cast (1.7): unshelve the instance (its task is
+        ``unshelving``): start it where it is when SHELVED, else schedule
+        it (in ``availability_zone``, on ``host``; ``unpin``: no zone) and
+        spawn it on the chosen host."""
+        self._client.prepare(version='1.7').cast(
+            ctxt,
+            'unshelve_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            availability_zone=availability_zone,
+            host=host,
+            unpin=bool(unpin),
+        )
+
+    def evacuate_instance(
+        self, ctxt, instance_uuid, request_id, migration_uuid, power_on=True
+    ):
+        """Cast (1.7): evacuate the instance (task ``rebuilding``) for
+        its migration ``migration_uuid`` (type evacuation, accepted; the
+        requested host, if any, is its ``dest_host``)."""
+        self._client.prepare(version='1.7').cast(
+            ctxt,
+            'evacuate_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            migration_uuid=migration_uuid,
+            power_on=bool(power_on),
         )
 
 
@@ -299,6 +342,36 @@ class CellConductorAPI:
         more than ``seconds`` ago, with no task under way."""
         return self._client.prepare(version='1.5').call(
             ctxt, 'reclaimable', host=host, seconds=int(seconds)
+        )
+
+    @_retry_lost_reply
+    def shelved_offloadable(self, ctxt, host, seconds):
+        """Call (1.7): the uuids of the instances on ``host`` SHELVED
+        more than ``seconds`` ago, with no task under way."""
+        return self._client.prepare(version='1.7').call(
+            ctxt, 'shelved_offloadable', host=host, seconds=int(seconds)
+        )
+
+    @_retry_lost_reply
+    def evacuations_done(self, ctxt, host):
+        """Call (1.7): the evacuations away from ``host`` in status
+        ``done`` (Migrations)."""
+        answer = self._client.prepare(version='1.7').call(
+            ctxt, 'evacuations_done', host=host
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]
+
+    @_retry_lost_reply
+    def migration_set_status(self, ctxt, migration_uuid, status, expected):
+        """Call (1.7): compare-and-swap the migration's status from one
+        of ``expected``; True when it held (a retry also accepts
+        ``status``)."""
+        return self._client.prepare(version='1.7').call(
+            ctxt,
+            'migration_set_status',
+            migration_uuid=migration_uuid,
+            status=status,
+            expected=list(expected) + [status],
         )
 
     @_retry_lost_reply

@@ -17,6 +17,7 @@ from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import faults
 from nimbus.conductor import handoff
 from nimbus.conductor import leases
+from nimbus.conductor import shelve
 from nimbus.conductor import unplaced as unplaced_mod
 from nimbus.conductor import zones
 from nimbus.db import build_requests
@@ -38,6 +39,14 @@ class SuperConductor:
         self.placement = placement
         self.accelerator = accelerator
         self._compute_apis = {}
+
+    @property
+    def moves(self):
+        """Unshelve and evacuate (:mod:`nimbus.conductor.shelve`)."""
+        moves = getattr(self, '_moves', None)
+        if moves is None:
+            moves = self._moves = shelve.ShelveMoves(self)
+        return moves
 
     def compute_api(self, cell):
         api = self._compute_apis.get(cell.uuid)

@@ -289,3 +289,39 @@ def exists_by_id(session, migration_id):
         ).scalar()
         is not None
     )
+
+
+def from_source(session, host, statuses, migration_types=None):
+    """Migrations away from ``host`` in one of ``statuses`` (a source
+    compute back after an evacuation finds the ``done`` ones)."""
+    query = _select().where(
+        models.Migration.source_compute == host,
+        models.Migration.status.in_(list(statuses)),
+    )
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
+
+
+def holding(session, uuids):
+    """Which of ``uuids`` are migrations that may hold a placement
+    allocation (the source's, consumer type MIGRATION): those in progress,
+    and evacuations ``done`` whose source has not come back yet. The
+    audit takes their allocations for a move's, not orphans."""
+    uuids = list(uuids)
+    if not uuids:
+        return set()
+    query = _select().where(
+        models.Migration.uuid.in_(uuids),
+        sa.or_(
+            models.Migration.status.not_in(sorted(migration_obj.FINAL)),
+            sa.and_(
+                models.Migration.status == 'done',
+                models.Migration.migration_type == migration_obj.EVACUATION,
+            ),
+        ),
+    )
+    return {row.uuid for row in session.execute(query).scalars()}

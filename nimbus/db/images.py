@@ -59,3 +59,12 @@ def properties_of(session, image_id):
         sa.select(Image.properties).where(Image.id == image_id)
     ).first()
     return None if row is None else dict(row[0] or {})
+
+
+def delete(session, image_id):
+    """Delete the image's row; False when there is none."""
+    row = session.get(Image, image_id)
+    if row is None:
+        return False
+    session.delete(row)
+    return True

@@ -50,3 +50,11 @@ def get(session, instance_uuid):
             models.RequestSpec.instance_uuid == instance_uuid
         )
     ).scalar()
+
+
+def replace(session, instance_uuid, request_spec):
+    """Store ``request_spec`` in place of the instance's (a move that
+    changed it for good: an unshelve to another zone)."""
+    delete(session, [instance_uuid])
+    session.flush()
+    add(session, instance_uuid, request_spec)

@@ -4,6 +4,7 @@ action body, some per microversion (:func:`action_schema`)."""
 import functools
 
 from nimbus.api.schemas import common
+from nimbus.api.schemas import server_moves_shelve
 
 # A body-less action: null, as Nova's clients send it (an empty object is
 # taken too).
@@ -181,6 +182,8 @@ def action_schema(name, version):
         return fixed[name]
     if name == 'rebuild':
         return _rebuild(version)
+    if name in server_moves_shelve.NAMES:
+        return server_moves_shelve.action_schema(name, version)
     return None
 
 
@@ -188,6 +191,7 @@ ACTION_NAMES = (
     _NULL_ACTIONS
     + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
     + ('changePassword', 'rebuild', 'createImage')
+    + server_moves_shelve.NAMES
 )
 
 

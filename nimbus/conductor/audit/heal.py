@@ -11,6 +11,7 @@ from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.db import build_requests
+from nimbus.db import cell_migrations
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
 
@@ -51,6 +52,13 @@ class Healer:
             )
         return report
 
+    def _a_moves_migration(self, uuid):
+        for cell in self.auditor.cells.cells():
+            with self.auditor.cells.db(cell).session() as session:
+                if cell_migrations.holding(session, [uuid]):
+                    return True
+        return False
+
     def _instance_rows(self, uuid):
         records = []
         for cell in self.auditor.cells.cells():
@@ -70,6 +78,8 @@ class Healer:
 
     def _heal_orphan_allocation(self, ctxt, item):
         if self._api_knows(item.uuid) or self._instance_rows(item.uuid):
+            return False
+        if self._a_moves_migration(item.uuid):
             return False
         self.auditor.placement.remove_allocations(ctxt, item.uuid)
         return True

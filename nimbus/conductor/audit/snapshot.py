@@ -15,6 +15,7 @@ from nimbus.common import instance_states as states
 from nimbus.conductor.audit import checks
 from nimbus.conductor.audit.kinds import AuditError
 from nimbus.db import build_requests as build_request_rows
+from nimbus.db import cell_migrations
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
 
@@ -154,6 +155,21 @@ class Reader:
             )
         return build_requests, leases, mappings
 
+    def _migration_consumers(self, cells, consumers):
+        """The consumers that are migrations holding a move's source
+        allocation, in any cell."""
+        found = set()
+        for cell in cells:
+            try:
+                with self.cells.db(cell).session() as session:
+                    found |= cell_migrations.holding(session, consumers)
+            except Exception as exc:
+                raise AuditError(
+                    'the database of %s could not be read: %s'
+                    % (cell.name, exc)
+                )
+        return found
+
     def _cell_records(self, cells, named):
         """``{uuid: [InstanceRecord]}``: the instances not deleted in every
         cell, and every row of ``named``."""
@@ -205,6 +221,9 @@ class Reader:
             cells = self.cells.refresh()
         except Exception as exc:
             raise AuditError('the API database could not be read: %s' % exc)
+        # The allocations a move's migration holds are not an instance's.
+        for uuid in self._migration_consumers(cells, consumers):
+            consumers.pop(uuid, None)
         named = set(consumers) | set(build_requests) | set(mappings)
         instances = self._cell_records(cells, named | _arq_instances(arqs))
         # A live instance no source above named: its mapping is read after

@@ -78,3 +78,21 @@ def update_rebuilt(session, instance_uuid, image_ref, attributes):
     merged.update(attributes)
     row.server_attributes = merged
     return True
+
+
+def shelved_before(session, host, cutoff):
+    """The uuids of the instances on ``host`` SHELVED (with no task under
+    way) since before ``cutoff`` (naive UTC; the shelve's last swap
+    stamped ``updated_at``): what ``[DEFAULT] shelved_offload_time``
+    offloads."""
+    return list(
+        session.execute(
+            sa.select(models.Instance.uuid).where(
+                models.Instance.host == host,
+                models.Instance.deleted.is_(False),
+                models.Instance.vm_state == states.SHELVED,
+                models.Instance.task_state.is_(None),
+                models.Instance.updated_at < cutoff,
+            )
+        ).scalars()
+    )
