@@ -21,8 +21,9 @@ an ARQ create, a list of 100 ARQs, and a bind round trip (the service's
 PATCH until ``?instance=&bind_state=resolved`` answers 200, the device
 programmed by the host's agent).
 
-``--compare-cyborg VENV`` times the same calls (bind round trip aside)
-against OpenStack Cyborg's API run from VENV (``openstack-cyborg`` and
+``--compare-cyborg VENV`` times the same calls, the bind round trip
+included (Cyborg's database seeded with the device an agent would have
+reported), against OpenStack Cyborg's API run from VENV (``openstack-cyborg`` and
 ``pymysql`` installed there; ``benchmarks/cyborg_api_calls.py``) and
 prints both side by side with Cyborg's p50 over Nimbus's (the goal: at
 least 5).
