@@ -4,12 +4,14 @@ nodes killed or restarted mid-boot.
 A private cluster (:class:`nimbus.testing.rabbit_cluster.RabbitCluster`:
 three nodes of its own, never the machine's RabbitMQ) carries the API bus
 and the cell bus; every daemon (API, placement API, scheduler, super
-conductor, cell conductor, a compute process simulating 10 hosts) gets a
+conductor, cell conductor, a compute process simulating 10 hosts, the
+accelerator API and an accelerator agent giving each host a fake GPU) gets a
 ``transport_url`` listing all three nodes and the ``[oslo_messaging_rabbit]``
 section of etc/nimbus/examples/rabbitmq-cluster/rabbitmq-cluster.conf as
 shipped (``rabbit_quorum_queue``, ``rabbit_transient_quorum_queue`` for the
 reply queues, ``rabbit_stream_fanout`` for the fanout queues). Each row:
-200 boots at 10/s, deleting one in four as they go; at 40% the fault:
+200 boots at 10/s, one in four with a GPU device profile, deleting one in
+four as they go; at 40% the fault:
 
 - the node that leads the most quorum queues killed with ``kill -9``,
   started again 10 s later;
@@ -21,7 +23,9 @@ reply queues, ``rabbit_stream_fanout`` for the fanout queues). Each row:
 
 Every accepted boot ends ACTIVE (none ERROR), none is built twice (one
 "is ACTIVE on" line per server in the compute's log), placement holds
-allocations for exactly the ACTIVE servers, a new server boots, and the
+allocations for exactly the ACTIVE servers, no ARQ lacks its instance and
+the Bound ARQs are exactly those of the ACTIVE GPU servers, a new server
+(and a new GPU server) boots, and the
 fault table (tests/faults/conftest.py) prints the seconds to recover.
 
 Marked ``faults_full``: ``make test-faults`` runs it (about 6 minutes),
@@ -36,6 +40,7 @@ import re
 import pytest
 
 from nimbus.allinone.client import ComputeClient
+from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
 from harness import faults
 from nimbus.testing import infra
@@ -47,6 +52,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults_full]
 
 BOOTS = 200
 HOSTS = 10
+PROFILE = 'cluster-gpu'
 # The shipped example's queue options, as they are.
 EXAMPLE = (
     pathlib.Path(__file__).resolve().parents[2]
@@ -75,11 +81,11 @@ def cluster_cloud(tmp_path_factory):
         cleanups.append(cluster.stop)
         buses = [cluster.vhost(), cluster.vhost()]
         databases = {}
-        for name in ('api', 'cell0', 'cell1', 'placement'):
+        for name in ('api', 'cell0', 'cell1', 'placement', 'accelerator'):
             url, cleanup = infra.database('mysql')
             cleanups.append(cleanup)
             databases[name] = url
-        cloud = daemons.DaemonCloud(
+        cloud = accel_daemons.AccelDaemonCloud(
             str(tmp_path_factory.mktemp('rabbit-cluster')),
             buses[0],
             buses[1],
@@ -100,9 +106,11 @@ def cluster_cloud(tmp_path_factory):
             },
         )
         cloud.prepare()
-        cloud.start()
         cleanups.append(cloud.stop)
+        cloud.start()
+        cloud.start_accelerator()
         cloud.start_simulated('c1', HOSTS)
+        cloud.start_agent('c1', HOSTS, {'fake_gpu': {'num_accelerators': 64}})
         api = ComputeClient(cloud.api_url + '/v2.1')
         daemons.wait_for(
             lambda: (
@@ -122,9 +130,24 @@ def cluster_cloud(tmp_path_factory):
             list(cloud.daemons.values()),
         )
         cloud.manage('cell', 'discover-hosts')
+        daemons.wait_for(
+            lambda: len(cloud.device_providers()) == 2 * HOSTS,
+            120,
+            'an FPGA and a GPU provider per host',
+            list(cloud.daemons.values()),
+        )
+        response = cloud.accel(
+            'POST',
+            '/device_profiles',
+            json=[{'name': PROFILE, 'groups': [{'resources:PGPU': '1'}]}],
+        )
+        assert response.status_code == 201, response.text
         flavor = api.create_flavor('cluster.tiny', 1, 256, 1)['id']
+        accel_flavor = api.create_flavor(
+            'cluster.gpu', 1, 256, 1, {'accel:device_profile': PROFILE}
+        )['id']
         image = api.create_image('cluster-image')['id']
-        yield cluster, cloud, buses, api, flavor, image
+        yield cluster, cloud, buses, api, (flavor, accel_flavor), image
     finally:
         for cleanup in reversed(cleanups):
             cleanup()
@@ -140,7 +163,7 @@ def _active_lines(cloud):
 
 
 def test_kill9_of_the_queue_leader_mid_boot(cluster_cloud):
-    cluster, cloud, buses, api, flavor, image = cluster_cloud
+    cluster, cloud, buses, api, (flavor, accel_flavor), image = cluster_cloud
     # The daemons declared quorum queues (the topic queues and, with
     # rabbit_transient_quorum_queue, the reply queues) and streams (the
     # fanout queues), replicated on every node.
@@ -162,6 +185,7 @@ def test_kill9_of_the_queue_leader_mid_boot(cluster_cloud):
         'full kill -9 RabbitMQ queue leader (3-node cluster)',
         injectors.kill9_queue_leader(cluster, buses, struck),
         boots=BOOTS,
+        accel_flavor=accel_flavor,
     )
     conftest.ROWS.append(row)
     node, connections, led, moved = struck[0]
@@ -190,7 +214,7 @@ def _check(cloud, row):
 
 
 def test_rolling_restart_of_every_node_mid_boot(cluster_cloud):
-    cluster, cloud, buses, api, flavor, image = cluster_cloud
+    cluster, cloud, buses, api, (flavor, accel_flavor), image = cluster_cloud
     struck = []
     row = faults.run(
         cloud,
@@ -200,6 +224,7 @@ def test_rolling_restart_of_every_node_mid_boot(cluster_cloud):
         'full RabbitMQ rolling restart (3-node cluster)',
         injectors.rolling_restart(cluster, struck),
         boots=BOOTS,
+        accel_flavor=accel_flavor,
     )
     conftest.ROWS.append(row)
     conftest.EVIDENCE.append(
@@ -215,7 +240,7 @@ def test_rolling_restart_of_every_node_mid_boot(cluster_cloud):
 
 
 def test_partition_of_the_queue_leader_mid_boot(cluster_cloud):
-    cluster, cloud, buses, api, flavor, image = cluster_cloud
+    cluster, cloud, buses, api, (flavor, accel_flavor), image = cluster_cloud
     struck = []
     row = faults.run(
         cloud,
@@ -225,6 +250,7 @@ def test_partition_of_the_queue_leader_mid_boot(cluster_cloud):
         'full RabbitMQ node partitioned 20 s (3-node cluster)',
         injectors.partition_leader(cluster, buses, struck),
         boots=BOOTS,
+        accel_flavor=accel_flavor,
     )
     conftest.ROWS.append(row)
     node, connections, paused = struck[0]

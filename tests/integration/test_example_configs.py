@@ -8,7 +8,7 @@ stays as shipped. nimbus-manage syncs the databases and maps both cells,
 computes in both cells report, and servers land in both cells.
 
 The noauth2 set (etc/nimbus/examples/noauth) runs exactly as shipped in
-test_readme_deploy.py, through the README's own steps;
+test_install_steps.py, through the install guide's own steps;
 tests/unit/common/test_example_configs.py parses both sets against the
 registered options.
 """

@@ -3,7 +3,7 @@ says which option is missing when the config does not name it (the README
 runs one ``db sync`` per database, each from the config that names it).
 
 SQLite files stand for the databases: the command is the same on MariaDB,
-which test_readme_deploy.py runs through the README.
+which test_install_steps.py runs through the install guide.
 """
 
 import subprocess

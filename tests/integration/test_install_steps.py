@@ -1,7 +1,7 @@
-"""The README's "Running the daemons on RabbitMQ and MariaDB" runs as written.
+"""The install guide (docs/install/daemons.md, "Running the daemons on
+RabbitMQ and MariaDB", which the README points to) runs as written.
 
-The test reads README.md and runs, in order, every fenced block of that
-section preceded by an HTML comment ``<!-- deploy-step -->`` (other blocks
+The test reads the page and runs, in order, every fenced block preceded by an HTML comment ``<!-- deploy-step -->`` (other blocks
 are prose). Each block runs in ``bash -euo pipefail``; what a block exports
 holds for the later ones, as in one terminal. Two kinds differ:
 
@@ -9,7 +9,7 @@ holds for the later ones, as in one terminal. Two kinds differ:
   ... --log-file L &``; each becomes a :class:`nimbus.testing.daemons.Daemon`
   (``python -m`` the module the console script names in setup.cfg), so a
   daemon that dies fails the test with its log, and the next blocks wait
-  for it the way the README does;
+  for it the way the guide does;
 - ``<!-- deploy-step: stop -->``: SIGTERM to every daemon, each must exit 0.
 
 Only what must differ per run is substituted, by :meth:`Run.apply`, in the
@@ -22,7 +22,7 @@ directories under the test's tmp_path, and ``etc/nimbus/examples/noauth``
 -> a copy of that directory with the same substitutions (the blocks run in
 tmp_path, not in the checkout). RabbitMQ and MariaDB are the machine's own,
 on 127.0.0.1 with guest/guest and root as the examples say; the vhosts and
-databases are dropped by the README's last block, and again (if they
+databases are dropped by the guide's last block, and again (if they
 remain) when the test ends.
 """
 
@@ -45,10 +45,10 @@ from nimbus.testing import daemons
 from nimbus.testing import infra
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-README = ROOT / 'README.md'
+GUIDE = ROOT / 'docs' / 'install' / 'daemons.md'
 NOAUTH = ROOT / 'etc' / 'nimbus' / 'examples' / 'noauth'
 UNITS = ROOT / 'etc' / 'systemd'
-SECTION = '## Running the daemons on RabbitMQ and MariaDB (or PostgreSQL)'
+SECTION = '# Running the daemons on RabbitMQ and MariaDB (or PostgreSQL)'
 MARK = re.compile(r'^\s*<!-- deploy-step(?::\s*(\w+))? -->\s*$')
 DATABASES = ('api', 'placement', 'cell0', 'cell1', 'accelerator')
 PORTS = ('8774', '8778', '6666')
@@ -63,7 +63,7 @@ REQUIRED = {
 
 
 def section(text):
-    """The README section's text, up to the next heading of its level or
+    """The guide section's text, up to the next heading of its level or
     above (its ``###`` subsections are not steps)."""
     start = text.index(SECTION) + len(SECTION)
     nxt = re.search(r'^#{2,3} ', text[start:], re.MULTILINE)
@@ -132,7 +132,7 @@ def daemon_lines(code):
 
 
 def readme_steps():
-    return steps(section(README.read_text()))
+    return steps(section(GUIDE.read_text()))
 
 
 class Run:
@@ -188,7 +188,7 @@ class Run:
 
 
 def _drop(run):
-    """Whatever the README's last block did not drop (a failed run)."""
+    """Whatever the guide's last block did not drop (a failed run)."""
     import sqlalchemy as sa
 
     engine = sa.create_engine(
@@ -209,12 +209,12 @@ def _drop(run):
 
 
 def _machine(openstack):
-    """Skip (or fail under CI) unless the README's services and tools
-    are here, where the README says."""
+    """Skip (or fail under CI) unless the guide's services and tools
+    are here, where the guide says."""
     if infra.server_url('mysql') != 'mysql+pymysql://root@127.0.0.1:3306':
-        infra.unavailable('the README names MariaDB as root@127.0.0.1')
+        infra.unavailable('the install guide names MariaDB as root@127.0.0.1')
     if infra.rabbit_address() != ('127.0.0.1', 5672):
-        infra.unavailable('the README names RabbitMQ on 127.0.0.1:5672')
+        infra.unavailable('the install guide names RabbitMQ on 127.0.0.1:5672')
     for tool in ('bash', 'mysql', 'rabbitmqctl', 'curl', 'truncate'):
         if shutil.which(tool) is None:
             infra.unavailable('%s is not on the PATH' % tool)
