@@ -16,6 +16,7 @@ from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import images
 from nimbus.api.handlers import instance_actions
+from nimbus.api.handlers import migrations
 from nimbus.api.handlers import keypairs
 from nimbus.api.handlers import limits
 from nimbus.api.handlers import quota_sets
@@ -94,6 +95,7 @@ ROUTES = [
         V + '/os-services/{service_id}',
         {'PUT': services.update, 'DELETE': services.delete},
     ),
+    (V + '/os-migrations', {'GET': migrations.index}),
     (V + '/os-hypervisors', {'GET': hypervisors.index}),
     (V + '/os-hypervisors/detail', {'GET': hypervisors.detail}),
     (V + '/os-hypervisors/statistics', {'GET': hypervisors.statistics}),

@@ -13,6 +13,7 @@ from nimbus.api.handlers import capacity
 from nimbus.api.handlers import external_events
 from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import image_data
+from nimbus.api.handlers import migrations
 from nimbus.api.handlers import scheduler
 from nimbus.api.handlers import server_groups
 from nimbus.api.schemas import aggregates
@@ -197,6 +198,9 @@ def operations():
         ),
         ('DELETE', V + '/os-keypairs/{keypair_name}'): Operation(
             query=keypairs.query_schema(_LATEST), success=(204,)
+        ),
+        ('GET', V + '/os-migrations'): Operation(
+            query=migrations.LATEST_QUERY
         ),
         ('GET', V + '/os-services'): Operation(query=services.LIST_QUERY),
         ('PUT', V + '/os-services/{service_id}'): Operation(

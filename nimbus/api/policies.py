@@ -35,6 +35,7 @@ from nimbus.api.policies_admin import AUDIT_LOG  # noqa: F401
 from nimbus.api.policies_admin import AZ  # noqa: F401
 from nimbus.api.policies_admin import HOSTS  # noqa: F401
 from nimbus.api.policies_admin import HYPERVISORS  # noqa: F401
+from nimbus.api.policies_admin import MIGRATIONS  # noqa: F401
 from nimbus.api.policies_admin import SERVICES  # noqa: F401
 from nimbus.api.policies_flavors import EXTRA_SPECS  # noqa: F401
 from nimbus.api.policies_flavors import FLAVORS  # noqa: F401

@@ -8,12 +8,20 @@ from nimbus.api.policies_base import rule
 
 SERVICES = 'os_compute_api:os-services:%s'
 HYPERVISORS = 'os_compute_api:os-hypervisors:%s'
+MIGRATIONS = 'os_compute_api:os-migrations:index'
 AGGREGATES = 'os_compute_api:os-aggregates:%s'
 AZ = 'os_compute_api:os-availability-zone:%s'
 HOSTS = 'os_compute_api:os-hosts:%s'
 AUDIT_LOG = 'os_compute_api:os-instance-usage-audit-log:%s'
 
 RULES = [
+    rule(
+        MIGRATIONS,
+        ADMIN,
+        'List the migrations of every cell (resizes, cold and live '
+        'migrations, evacuations).',
+        [('GET', '/os-migrations')],
+    ),
     rule(
         SERVICES % 'list', ADMIN, 'List services.', [('GET', '/os-services')]
     ),

@@ -216,13 +216,9 @@ def with_status(session, statuses, migration_types=None, older_than=None):
     return [to_dict(row) for row in rows]
 
 
-def page(session, filters=None, limit=None, marker_id=None):
-    """Migrations for ``GET /os-migrations``, newest first (by
-    created_at, then id, as Nova), after the migration whose id is
-    ``marker_id``. ``filters``: host (source or destination), source_compute,
-    dest_compute, status, migration_type, instance_uuid, user_id,
-    project_id, changes_since / changes_before (datetimes on updated_at,
-    or created_at when never updated), hidden (default: not hidden)."""
+def _filtered(filters):
+    """The select of live migrations rows matching ``filters`` (see
+    :func:`page`)."""
     filters = dict(filters or {})
     query = _select()
     column = models.Migration
@@ -232,12 +228,12 @@ def page(session, filters=None, limit=None, marker_id=None):
             sa.or_(column.source_compute == host, column.dest_compute == host)
         )
     changed = sa.func.coalesce(column.updated_at, column.created_at)
-    if filters.get('changes_since') is not None:
-        query = query.where(changed >= filters.pop('changes_since'))
-    if filters.get('changes_before') is not None:
-        query = query.where(changed <= filters.pop('changes_before'))
-    filters.pop('changes_since', None)
-    filters.pop('changes_before', None)
+    since = filters.pop('changes_since', None)
+    until = filters.pop('changes_before', None)
+    if since is not None:
+        query = query.where(changed >= since)
+    if until is not None:
+        query = query.where(changed <= until)
     query = query.where(column.hidden.is_(bool(filters.pop('hidden', False))))
     for name in (
         'source_compute',
@@ -256,6 +252,18 @@ def page(session, filters=None, limit=None, marker_id=None):
                 query = query.where(getattr(column, name) == value)
     if filters:
         raise ValueError('unknown migration filters: %s' % sorted(filters))
+    return query
+
+
+def page(session, filters=None, limit=None, marker_id=None):
+    """Migrations of this cell newest first (by created_at, then id, as
+    Nova), after the migration whose id is ``marker_id``. ``filters``: host
+    (source or destination), source_compute, dest_compute, status,
+    migration_type, instance_uuid, user_id, project_id, changes_since /
+    changes_before (datetimes on updated_at, or created_at when never
+    updated), hidden (default: not hidden)."""
+    query = _filtered(filters)
+    column = models.Migration
     if marker_id is not None:
         marker = session.execute(
             sa.select(column.created_at, column.id).where(
@@ -277,6 +285,40 @@ def page(session, filters=None, limit=None, marker_id=None):
     if limit is not None:
         query = query.limit(limit)
     return [to_dict(row) for row in session.execute(query).scalars()]
+
+
+def listing(session, filters=None, limit=None, before=None):
+    """Migrations for ``GET /os-migrations`` across cells: :func:`page`'s
+    filters, newest first by (created_at, uuid), which orders one page
+    over several cells (their integer ids are their own), at most
+    ``limit``, only those older than ``before`` (the marker's
+    ``(created_at, uuid)``)."""
+    query = _filtered(filters)
+    column = models.Migration
+    if before is not None:
+        created_at, marker_uuid = before
+        query = query.where(
+            sa.or_(
+                column.created_at < created_at,
+                sa.and_(
+                    column.created_at == created_at, column.uuid < marker_uuid
+                ),
+            )
+        )
+    query = query.order_by(column.created_at.desc(), column.uuid.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return [to_dict(row) for row in session.execute(query).scalars()]
+
+
+def marker_of(session, migration_uuid):
+    """``(created_at, uuid)`` of a migration (a page's marker), or None."""
+    row = session.execute(
+        sa.select(models.Migration.created_at, models.Migration.uuid).where(
+            models.Migration.uuid == migration_uuid
+        )
+    ).one_or_none()
+    return None if row is None else (row.created_at, row.uuid)
 
 
 def exists_by_id(session, migration_id):

@@ -396,6 +396,7 @@ MATRIX = {
     ('DELETE', V + '/os-services/{service_id}'): admin(
         204, setup=_service, version='2.53'
     ),
+    ('GET', V + '/os-migrations'): admin(),
     ('GET', V + '/os-hypervisors'): admin(),
     ('GET', V + '/os-hypervisors/detail'): admin(),
     ('GET', V + '/os-hypervisors/statistics'): admin(),
