@@ -68,6 +68,10 @@ class Provider:
     aggregates: frozenset[str]
 
 
+# The memo entries that do not depend on usage (kept by with_usages).
+USAGE_FREE_MEMO = ('flat', 'texts')
+
+
 class Snapshot:
     """Immutable, indexed view of all providers, resource classes and traits.
 
@@ -114,7 +118,9 @@ class Snapshot:
     ``memo``
         search results per request shape that the engine reuses (bounded;
         values are never modified, except that a ``('flat', ...)`` entry
-        gains the candidate of each anchor as it is first visited).
+        gains the candidate of each anchor as it is first visited), and
+        the serialised answers of deterministic queries (``('answer',
+        ..)``: bytes).
         ``fragments`` and ``memo`` are the only mutable parts, and only ever
         caches of immutable data.
     """
@@ -330,7 +336,14 @@ class Snapshot:
             }
             for nested, frags in self.fragments.items()
         }
-        new.memo = {}
+        # The candidates of anchors that supply a request shape on their
+        # own (``('flat', ..)``) depend on which classes and traits each
+        # provider has, not on its usage: they stay valid (whether such an
+        # anchor still has room is checked per request), and so does the
+        # JSON text of each (``('texts', ..)``, see render.py).
+        new.memo = {
+            k: v for k, v in list(self.memo.items()) if k[0] in USAGE_FREE_MEMO
+        }
         return new
 
     def inherit_fragments(self, old: 'Snapshot'):
