@@ -4,7 +4,9 @@ Populates N compute nodes over REST (VCPU 32 ratio 16, MEMORY_MB 131072,
 DISK_GB 2000; HW_CPU_X86_AVX2 on every 3rd, CUSTOM_FAST_DISK on every 5th;
 every 2nd in one of 10 aggregates; every 10th with two CUSTOM_PGPU:4
 children) with a thread pool, then times four GET /allocation_candidates
-queries (median and p95).
+queries (median and p95 of requests in a row; and the median of requests
+each right after an allocation write, which no server can answer from what
+it kept of the previous one).
 
     placement_bench.py --url http://127.0.0.1:8778 --providers 5000 \
         [--json out.json] [--compare-openstack-placement]
@@ -219,8 +221,32 @@ def populate(client, n, threads):
     return (client.requests - before) / elapsed, elapsed
 
 
+def _write_between(client, k):
+    """One allocation written and removed again (VCPU:1 on compute node
+    ``k``): the data changed, so no server may answer the next query from
+    what it kept of the last one."""
+    consumer = str(uuidlib.UUID(int=0xB0 << 96 | k))
+    rp = str(uuidlib.UUID(int=0xC0 << 96 | (k % 1000)))
+    client.call(
+        'PUT',
+        '/allocations/%s' % consumer,
+        {
+            'allocations': {rp: {'resources': {'VCPU': 1}}},
+            'project_id': 'bench',
+            'user_id': 'bench',
+            'consumer_generation': None,
+            'consumer_type': 'INSTANCE',
+        },
+    )
+    client.call('DELETE', '/allocations/%s' % consumer)
+
+
 def time_queries(client, repeat):
+    """Per query: the median and p95 of ``repeat`` requests in a row (the
+    data unchanged between them), and the median of ``repeat`` requests
+    each right after an allocation write (``after_write_median_ms``)."""
     out = {}
+    k = 0
     for name, query in QUERIES.items():
         client.call('GET', '/allocation_candidates?' + query)  # warm up
         times, count = [], 0
@@ -231,9 +257,17 @@ def time_queries(client, repeat):
             count = len(resp.json()['allocation_requests'])
         times.sort()
         p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+        after = []
+        for _ in range(repeat):
+            _write_between(client, k)
+            k += 1
+            t0 = time.perf_counter()
+            client.call('GET', '/allocation_candidates?' + query)
+            after.append((time.perf_counter() - t0) * 1000)
         out[name] = {
             'median_ms': round(statistics.median(times), 2),
             'p95_ms': round(p95, 2),
+            'after_write_median_ms': round(statistics.median(after), 2),
             'candidates': count,
         }
     return out
@@ -302,8 +336,16 @@ def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
     queries = time_queries(client, repeat)
     for name, q in queries.items():
         print(
-            '[%s] %-17s median %8.1f ms  p95 %8.1f ms  candidates %d'
-            % (label, name, q['median_ms'], q['p95_ms'], q['candidates']),
+            '[%s] %-17s median %8.1f ms  p95 %8.1f ms  after a write '
+            '%8.1f ms  candidates %d'
+            % (
+                label,
+                name,
+                q['median_ms'],
+                q['p95_ms'],
+                q['after_write_median_ms'],
+                q['candidates'],
+            ),
             flush=True,
         )
     out['queries'] = queries
@@ -604,6 +646,15 @@ def compare(args, db_url, workdir, result):
             'ratio %-17s %6.1fx faster (%.1f ms vs %.1f ms)'
             % (name, ratios[name], q['median_ms'], theirs)
         )
+    for name, q in result['queries'].items():
+        theirs = other['queries'][name].get('after_write_median_ms')
+        if theirs:
+            key = name + '_after_write'
+            ratios[key] = round(theirs / q['after_write_median_ms'], 1)
+            print(
+                'ratio %-17s %6.1fx faster after a write (%.1f ms vs %.1f ms)'
+                % (name, ratios[key], q['after_write_median_ms'], theirs)
+            )
     if result.get('populate_requests_per_s') and other.get(
         'populate_requests_per_s'
     ):

@@ -12,6 +12,8 @@ the indexes built here instead of scanning every provider.
 
 from __future__ import annotations
 
+import bisect
+
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -68,6 +70,36 @@ class Provider:
     aggregates: frozenset[str]
 
 
+# The memo entries that do not depend on usage (kept by with_usages).
+USAGE_FREE_MEMO = ('flat', 'texts')
+
+
+def _follow_fit(key, value, free, snap):
+    """The engine's ``('fit', rc, amount)`` memo entry (``(pairs,
+    by_anchor)``: the sorted ``(root, uuid)`` of the providers that can
+    take ``amount`` of ``rc``, and ``dict(pairs)``) after the providers in
+    ``free`` (``{(rc, uuid): free}``) changed usage: copied, with each of
+    them added or removed, instead of filtered again from every
+    provider."""
+    _fit, rc, amount = key
+    pairs, by_anchor = value
+    moved = [(u, f) for (c, u), f in free.items() if c == rc]
+    if not moved:
+        return value
+    pairs = list(pairs)
+    for u, now in moved:
+        _f, lo, hi, step, _cap, _used = snap.fit[u][rc]
+        entry = (snap.providers[u].root_uuid, u)
+        at = bisect.bisect_left(pairs, entry)
+        there = at < len(pairs) and pairs[at] == entry
+        fits = amount <= now and lo <= amount <= hi and not amount % step
+        if fits and not there:
+            pairs.insert(at, entry)
+        elif there and not fits:
+            del pairs[at]
+    return pairs, dict(pairs)
+
+
 class Snapshot:
     """Immutable, indexed view of all providers, resource classes and traits.
 
@@ -114,7 +146,9 @@ class Snapshot:
     ``memo``
         search results per request shape that the engine reuses (bounded;
         values are never modified, except that a ``('flat', ...)`` entry
-        gains the candidate of each anchor as it is first visited).
+        gains the candidate of each anchor as it is first visited), and
+        the serialised answers of deterministic queries (``('answer',
+        ..)``: bytes).
         ``fragments`` and ``memo`` are the only mutable parts, and only ever
         caches of immutable data.
     """
@@ -330,7 +364,21 @@ class Snapshot:
             }
             for nested, frags in self.fragments.items()
         }
-        new.memo = {}
+        # The candidates of anchors that supply a request shape on their
+        # own (``('flat', ..)``) depend on which classes and traits each
+        # provider has, not on its usage: they stay valid (whether such an
+        # anchor still has room is checked per request), and so does the
+        # JSON text of each (``('texts', ..)``, see render.py).
+        # The providers with room for an amount (``('fit', ..)``) follow
+        # the changed ones: a copy with each added or removed.
+        memo = list(self.memo.items())
+        new.memo = {k: v for k, v in memo if k[0] in USAGE_FREE_MEMO}
+        free = {
+            (rc, e[0]): e[2] for rc, es in entries.items() for e in es.values()
+        }
+        for key, value in memo:
+            if key[0] == 'fit':
+                new.memo[key] = _follow_fit(key, value, free, new)
         return new
 
     def inherit_fragments(self, old: 'Snapshot'):

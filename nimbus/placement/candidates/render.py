@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import orjson
 
+from nimbus.placement.candidates.groups import remember
+
 
 def allocation_requests(cands, mv):
     out = []
@@ -180,13 +182,35 @@ def _summaries_json(snap, uuids, nested):
     return b','.join(parts)
 
 
-def _requests_json(cands, mv):
+def _texts(snap, with_mappings):
+    """The snapshot's memo of single-provider allocation requests as JSON
+    text: ``id(candidate) -> (candidate, text)``. The engine hands out
+    the very same candidate objects for anchors that supply a request on
+    their own (``('flat', ..)`` memo, kept across allocation writes), so
+    their text is written once; the entry holds its candidate, so an id
+    is never reused while its entry exists. Cleared when it outgrows the
+    providers (candidates built afresh by each request land here too)."""
+    key = ('texts', with_mappings)
+    texts = snap.memo.get(key)
+    if texts is None or len(texts) > 2 * len(snap.providers) + 64:
+        texts = remember(snap, key, {})
+    return texts
+
+
+def _requests_json(cands, mv, texts=None):
     with_mappings = mv >= (1, 34)
     resources = {}  # ((rc, amount), ..) -> JSON text
     suffixes = {}  # suffix -> JSON text
+    if texts is None:
+        texts = {}
+    known = texts.get
     out = []
     append = out.append
     for cand in cands:
+        entry = known(id(cand))
+        if entry is not None and entry[0] is cand:
+            append(entry[1])
+            continue
         items, mappings = cand
         if len(mappings) == 1 and len(mappings[0][1]) == 1:
             suffix, (p,) = mappings[0]
@@ -198,12 +222,14 @@ def _requests_json(cands, mv):
                 s = suffixes.get(suffix)
                 if s is None:
                     s = suffixes[suffix] = orjson.dumps(suffix).decode()
-                append(
+                text = (
                     '{"allocations":{"%s":{"resources":%s}},'
                     '"mappings":{%s:["%s"]}}' % (p, res, s, p)
                 )
             else:
-                append('{"allocations":{"%s":{"resources":%s}}}' % (p, res))
+                text = '{"allocations":{"%s":{"resources":%s}}}' % (p, res)
+            texts[id(cand)] = (cand, text)
+            append(text)
         else:
             append(orjson.dumps(allocation_requests((cand,), mv)[0]).decode())
     return ','.join(out).encode()
@@ -224,7 +250,7 @@ def body_json(snap, cands, mv, requested_rcs):
     return b''.join(
         (
             b'{"allocation_requests":[',
-            _requests_json(cands, mv),
+            _requests_json(cands, mv, _texts(snap, mv >= (1, 34))),
             b'],"provider_summaries":{',
             _summaries_json(snap, uuids_of(snap, cands, mv), mv >= (1, 29)),
             b'}}',

@@ -112,9 +112,12 @@ def post(state, req, resp):
 
 def delete(state, req, resp, consumer_uuid):
     util.authorize(state, req, 'placement:allocations:delete')
-    _write(
-        state, alloc_obj.delete_consumer, util.normalize_uuid(consumer_uuid)
+    counters, changes = _write(
+        state,
+        alloc_obj.delete_consumer_noting,
+        util.normalize_uuid(consumer_uuid),
     )
+    state.cache.note_usage(counters, changes)
     util.no_content(resp)
 
 

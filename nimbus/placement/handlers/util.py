@@ -95,6 +95,20 @@ def send(req, resp, body, status=200, last_modified=None):
 # socket writer copies its whole pending buffer again after every partial
 # send(), which for a body of megabytes in one piece is quadratic.
 CHUNK = 256 * 1024
+# The pieces of the last large body sent, ``(body, pieces)``: an answer
+# kept with the snapshot (GET /allocation_candidates) is the very same
+# bytes object again, and cutting megabytes into pieces copies them all.
+_last_pieces = (None, ())
+
+
+def _pieces(data):
+    global _last_pieces
+    body, pieces = _last_pieces
+    if body is data:
+        return pieces
+    pieces = tuple(data[i : i + CHUNK] for i in range(0, len(data), CHUNK))
+    _last_pieces = (data, pieces)
+    return pieces
 
 
 def send_json(req, resp, data, status=200, last_modified=None):
@@ -102,9 +116,7 @@ def send_json(req, resp, data, status=200, last_modified=None):
     resp.status = falcon.code_to_http_status(status)
     if data is not None:
         if len(data) > CHUNK:
-            resp.stream = [
-                data[i : i + CHUNK] for i in range(0, len(data), CHUNK)
-            ]
+            resp.stream = iter(_pieces(data))
             resp.content_length = len(data)
         else:
             resp.data = data

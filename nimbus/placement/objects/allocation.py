@@ -411,7 +411,12 @@ def replace_noting(conn, requests):
     and no other writer's)."""
     conn.info.pop(_TOUCHED, None)
     replace(conn, requests)
-    touched = sorted(conn.info.pop(_TOUCHED, ()))
+    return _noted(conn, sorted(conn.info.pop(_TOUCHED, ())))
+
+
+def _noted(conn, touched):
+    """``(counters, {rp_id: (generation, {rc_id: used})})`` of the
+    providers ``touched`` (ids), read in the writing transaction."""
     state = base.read_state(conn)
     if not touched:
         return state, {}
@@ -486,3 +491,18 @@ def delete_consumer(conn, uuid):
     # (unlike PUT or POST of empty allocations, which do).
     conn.execute(m.ALLOC.delete().where(m.ALLOC.c.consumer_id == uuid))
     conn.execute(m.CONSUMER.delete().where(m.CONSUMER.c.uuid == uuid))
+
+
+def delete_consumer_noting(conn, uuid):
+    """:func:`delete_consumer`, then what it left on the providers the
+    consumer had allocations on (as :func:`replace_noting`)."""
+    touched = sorted(
+        r[0]
+        for r in conn.execute(
+            sa.select(m.ALLOC.c.resource_provider_id)
+            .where(m.ALLOC.c.consumer_id == uuid)
+            .distinct()
+        )
+    )
+    delete_consumer(conn, uuid)
+    return _noted(conn, touched)

@@ -198,6 +198,47 @@ def test_an_allocation_write_keeps_what_usage_does_not_change(pdb):
     _same_as_fresh(pdb, again)
 
 
+def test_a_noted_delete_of_allocations_needs_no_usage_reload(pdb):
+    """DELETE /allocations/{consumer} hands the cache what it left on the
+    consumer's providers, as a claim does: the next request reloads no
+    usage."""
+    for host in (1, 2):
+        pdb.write(rp_obj.create, _uuid(host), 'host%d' % host, None)
+        _set_inventory(pdb, _uuid(host), {'VCPU': {'total': 8}})
+    cache = snapshot.SnapshotCache(pdb)
+    cache.get()
+    for n, host, vcpu in ((7001, 1, 2), (7002, 1, 3), (7003, 2, 1)):
+        request = allocation.Request(
+            _uuid(n),
+            {_uuid(host): {'VCPU': vcpu}},
+            'p',
+            'u',
+            allocation.NO_GENERATION,
+            'INSTANCE',
+        )
+        assert cache.note_usage(
+            *pdb.write(
+                allocation.replace_noting,
+                [request],
+                structure=False,
+                usage=True,
+            )
+        )
+    for consumer, free in ((7001, 5), (7002, 8)):
+        counters, changes = pdb.write(
+            allocation.delete_consumer_noting,
+            _uuid(consumer),
+            structure=False,
+            usage=True,
+        )
+        assert cache.note_usage(counters, changes)
+        snap = cache.get()
+        assert snap.fit[_uuid(1)]['VCPU'][0] == free
+        assert snap.fit[_uuid(2)]['VCPU'][0] == 7
+        _same_as_fresh(pdb, snap)
+    assert cache.loads == {'all': 1, 'structure': 0, 'usage': 0}
+
+
 def test_follows_renames_moves_deletes_and_old_aggregates(pdb):
     cache = snapshot.SnapshotCache(pdb)
     pdb.write(rp_obj.create, _uuid(1), 'one', None)
