@@ -11,10 +11,26 @@ its database a MariaDB database of its own (``--mysql``, default the
 local server as root; dropped at the end) made by ``cyborg-dbsync``
 (Cyborg's migrations do not run on SQLite). Needs ``pymysql`` in the
 venv. The same calls as Nimbus's
-run: a device profile create, an ARQ create, a list of 100 ARQs; each
-``--calls`` times, one at a time. No bind round trip: Cyborg binds only
-ARQs of devices its agent reported and placement knows, which this
-harness does not set up.
+run: a device profile create, an ARQ create, a list of 100 ARQs and a
+bind round trip; each ``--calls`` times, one at a time.
+
+For the bind, the database is seeded as Cyborg's agent would report one
+FPGA per host: ``--calls`` devices (type FPGA, one host each), each with
+a control path, a deployable (its ``rp_uuid`` a fresh uuid, driver
+``fake``) and one PCI attach handle, made through Cyborg's own objects.
+The round trip is Cyborg's bind as Nova drives it: ``PATCH
+/v2/accelerator_requests`` with the JSON-patch bind form (hostname,
+device_rp_uuid, instance_uuid) as a service (``X-Service-Roles``), then
+``GET ?instance=&bind_state=resolved`` until it answers 200 with the ARQ
+``Bound``. The profile has no bitstream or function, so Cyborg's bind
+programs nothing and never calls placement (only its start-up version
+discovery does). What the bind calls out to is Nova's
+``POST /os-server-external-events`` (the ``accelerator-request-bound``
+notification, sent before the PATCH answers): a local HTTP stub in this
+process answers it 200 (as Nova does for a host-assigned instance) and
+counts the events; the run fails unless every bind sent one
+``completed`` event. After each bind the instance's ARQs are deleted
+(not timed), as Nimbus's run frees its device.
 
     VENV/bin/python benchmarks/cyborg_api_calls.py [--calls 50]
 """
@@ -85,25 +101,48 @@ def _ok(response, status):
     return response
 
 
-def _placement_stub():
-    """A version document where the conductor's placement client looks."""
-    body = json.dumps(
-        {
-            'versions': [
-                {
-                    'id': 'v1.0',
-                    'min_version': '1.0',
-                    'max_version': '1.39',
-                    'status': 'CURRENT',
-                    'links': [{'rel': 'self', 'href': ''}],
-                }
-            ]
-        }
-    ).encode()
+def _version_document(version_id, minimum, maximum, href):
+    return {
+        'id': version_id,
+        'min_version': minimum,
+        'max_version': maximum,
+        'version': maximum,
+        'status': 'CURRENT',
+        'links': [{'rel': 'self', 'href': href}],
+    }
+
+
+def _peer_stub(events):
+    """The peers Cyborg's conductor calls, on one local HTTP server:
+    ``/placement`` answers its version discovery; ``/compute`` answers
+    Nova's version discovery and ``POST /os-server-external-events``
+    (200, each event ``code`` 200), appending the events to ``events``.
+    A stub, not Nova or placement: see the module doc."""
 
     def app(environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        base = 'http://%s' % environ['HTTP_HOST']
+        if environ['REQUEST_METHOD'] == 'POST' and path.endswith(
+            '/os-server-external-events'
+        ):
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+            sent = json.loads(environ['wsgi.input'].read(length))['events']
+            events.extend(sent)
+            body = {'events': [dict(e, code=200) for e in sent]}
+        elif path.startswith('/compute'):
+            doc = _version_document(
+                'v2.1', '2.1', '2.95', base + '/compute/v2.1/'
+            )
+            body = (
+                {'versions': [doc]}
+                if path.rstrip('/') in ('/compute',)
+                else {'version': doc}
+            )
+        else:
+            doc = _version_document('v1.0', '1.0', '1.39', base + '/placement')
+            body = {'versions': [doc]}
         start_response('200 OK', [('Content-Type', 'application/json')])
-        return [body]
+        return [json.dumps(body).encode()]
 
     httpd = simple_server.make_server(
         '127.0.0.1', 0, app, server_class=_Server, handler_class=_Quiet
@@ -112,7 +151,8 @@ def _placement_stub():
     return 'http://127.0.0.1:%d' % httpd.server_address[1]
 
 
-def _start(workdir, database_url):
+def _start(workdir, database_url, events):
+    peers = _peer_stub(events)
     conf = os.path.join(workdir, 'cyborg.conf')
     with open(conf, 'w') as f:
         f.write(
@@ -122,10 +162,16 @@ def _start(workdir, database_url):
             '[database]\n'
             'connection = %s\n'
             # the conductor builds a placement client at start (version
-            # discovery only); none of the calls timed here reaches it
+            # discovery only); the bind of a profile without a bitstream
+            # or function never reaches placement
             '[placement]\n'
             'auth_type = none\n'
-            'endpoint_override = %s\n' % (database_url, _placement_stub())
+            'endpoint_override = %s/placement\n'
+            # the bind's notification to Nova
+            '[nova]\n'
+            'auth_type = none\n'
+            'endpoint_override = %s/compute/v2.1\n'
+            % (database_url, peers, peers)
         )
     dbsync = os.path.join(os.path.dirname(sys.executable), 'cyborg-dbsync')
     subprocess.run(
@@ -161,7 +207,126 @@ def _start(workdir, database_url):
     return 'http://127.0.0.1:%d/v2' % httpd.server_address[1]
 
 
-def measure(url, calls):
+def _seed_fpgas(count):
+    """``count`` FPGAs, one per host, as Cyborg's agent reports them
+    (device, control path, deployable with an ``rp_uuid``, one PCI attach
+    handle), through Cyborg's objects; ``[(hostname, rp_uuid)]``."""
+    from cyborg import context as cyborg_context
+    from cyborg import objects
+
+    objects.register_all()
+    ctx = cyborg_context.get_admin_context()
+    run_id = uuid.uuid4().hex[:8]
+    seeded = []
+    for index in range(count):
+        host = 'bench-%s-%d' % (run_id, index)
+        pci = {'domain': '0000', 'bus': '%02x' % (index % 256)}
+        pci.update(device='00', function='0')
+        device = objects.Device(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            type='FPGA',
+            vendor='8086',
+            model='bench',
+            std_board_info=json.dumps({'device_id': '09c4', 'class': 'Fake'}),
+            vendor_board_info='bench',
+            hostname=host,
+        )
+        device.create(ctx)
+        cpid = objects.ControlpathID(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            device_id=device.id,
+            cpid_type='PCI',
+            cpid_info=json.dumps(pci),
+        )
+        cpid.create(ctx)
+        rp_uuid = str(uuid.uuid4())
+        deployable = objects.Deployable(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            name='%s_fake_0' % host,
+            num_accelerators=1,
+            device_id=device.id,
+            driver_name='fake',
+            rp_uuid=rp_uuid,
+        )
+        deployable.create(ctx)
+        objects.AttachHandle(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            deployable_id=deployable.id,
+            cpid_id=cpid.id,
+            attach_type='PCI',
+            attach_info=json.dumps(pci),
+            in_use=False,
+        ).create(ctx)
+        seeded.append((host, rp_uuid))
+    return seeded
+
+
+def measure_bind(session, url, arqs, fpgas, events):
+    """The bind round trip (see the module doc) of ``arqs[i]`` to
+    ``fpgas[i]``, one after another; the instance's ARQs are deleted
+    after each (not timed)."""
+    took = []
+    for arq, (host, rp_uuid) in zip(arqs, fpgas):
+        instance = str(uuid.uuid4())
+        ops = [
+            ('hostname', host),
+            ('device_rp_uuid', rp_uuid),
+            ('instance_uuid', instance),
+        ]
+        body = {
+            arq: [{'path': '/' + f, 'op': 'add', 'value': v} for f, v in ops]
+        }
+        params = {'instance': instance, 'bind_state': 'resolved'}
+        began = time.perf_counter()
+        _ok(
+            session.patch(
+                url + '/accelerator_requests', json=body, timeout=60
+            ),
+            202,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            response = session.get(
+                url + '/accelerator_requests', params=params, timeout=60
+            )
+            if response.status_code == 200:
+                [bound] = response.json()['arqs']
+                if bound['state'] != 'Bound':
+                    raise RuntimeError('bind of %s: %s' % (arq, bound))
+                break
+            _ok(response, 423)
+            if time.monotonic() > deadline:
+                raise RuntimeError('bind of %s never resolved' % arq)
+            time.sleep(0.002)
+        took.append(time.perf_counter() - began)
+        _ok(
+            session.delete(
+                url + '/accelerator_requests',
+                params={'instance': instance},
+                timeout=60,
+            ),
+            204,
+        )
+    done = [e for e in events if e.get('status') == 'completed']
+    if len(done) != len(took):
+        raise RuntimeError(
+            '%d binds sent %d completed events to Nova: %s'
+            % (len(took), len(done), events[-3:])
+        )
+    return {
+        'calls': len(took),
+        'p50_ms': round(_percentile(took, 0.5) * 1000, 2),
+        'p99_ms': round(_percentile(took, 0.99) * 1000, 2),
+        'calls_per_s': round(len(took) / max(sum(took), 1e-9), 1),
+        'nova_events': len(events),
+    }
+
+
+def measure(url, calls, events):
     session = requests.Session()
     session.headers.update(HEADERS)
     run_id = uuid.uuid4().hex[:8]
@@ -207,6 +372,10 @@ def measure(url, calls):
             raise RuntimeError('listed %d ARQs, not 100' % len(arqs))
 
     figures['arq_list_100'] = _timed(calls, list_arqs)
+    fpgas = _seed_fpgas(calls)
+    figures['bind_round_trip'] = measure_bind(
+        session, url, made[:calls], fpgas, events
+    )
     return figures
 
 
@@ -226,11 +395,13 @@ def main(argv=None):
     admin.cursor().execute('CREATE DATABASE %s' % name)
     try:
         with tempfile.TemporaryDirectory(prefix='cyborg-bench-') as workdir:
+            events = []
             url = _start(
                 workdir,
                 'mysql+pymysql://%s@%s:%s/%s' % (user, host, port, name),
+                events,
             )
-            figures = measure(url, args.calls)
+            figures = measure(url, args.calls, events)
     finally:
         admin.cursor().execute('DROP DATABASE %s' % name)
         admin.close()
