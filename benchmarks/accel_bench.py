@@ -21,12 +21,13 @@ an ARQ create, a list of 100 ARQs, and a bind round trip (the service's
 PATCH until ``?instance=&bind_state=resolved`` answers 200, the device
 programmed by the host's agent).
 
-``--compare-cyborg VENV`` times the same calls, the bind round trip
-included (Cyborg's database seeded with the device an agent would have
-reported), against OpenStack Cyborg's API run from VENV (``openstack-cyborg`` and
-``pymysql`` installed there; ``benchmarks/cyborg_api_calls.py``) and
-prints both side by side with Cyborg's p50 over Nimbus's (the goal: at
-least 5).
+``--compare-cyborg VENV`` times the same calls, bind round trip
+included, against OpenStack Cyborg's API run from VENV
+(``openstack-cyborg`` and ``pymysql`` installed there;
+``benchmarks/cyborg_api_calls.py``: its database seeded with one FPGA
+device, deployable and attach handle per host as its agent would report
+them, Nova's external-events API a local stub) and prints both side by
+side with Cyborg's p50 over Nimbus's (the goal: at least 5).
 
 Capacity is checked before anything starts: the accelerator round needs
 one FPGA per server, and the hosts have ``[fake_fpga] count`` x

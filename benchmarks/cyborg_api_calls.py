@@ -11,23 +11,26 @@ its database a MariaDB database of its own (``--mysql``, default the
 local server as root; dropped at the end) made by ``cyborg-dbsync``
 (Cyborg's migrations do not run on SQLite). Needs ``pymysql`` in the
 venv. The same calls as Nimbus's
-run: a device profile create, an ARQ create, a list of 100 ARQs and the
+run: a device profile create, an ARQ create, a list of 100 ARQs and a
 bind round trip; each ``--calls`` times, one at a time.
 
-The bind round trip is what Nova does with Cyborg: a service-token
-``PATCH /v2/accelerator_requests`` (hostname, device_rp_uuid,
-instance_uuid), then ``GET ?instance=&bind_state=resolved`` until it
-answers 200, the ARQ Bound; the ARQs of the instance are deleted before
-the next one (not timed). Cyborg binds only to a deployable its agent
-reported, so the harness writes what an agent's report leaves in Cyborg's
-database through Cyborg's own objects: one FPGA device on host
-``bench-host``, its control path, one deployable (``rp_uuid`` a fixed
-uuid) of ``--calls`` accelerators and as many PCI attach handles. The
-FPGA profile names no bitstream, so Cyborg binds at once (no agent
-programming; Nimbus's side programs its fake FPGA through its agent, so
-the comparison does not favour Nimbus). Cyborg then notifies Nova
-(``POST /os-server-external-events``): a local stub answers 200 for
-Nova, as it does for placement's version document.
+For the bind, the database is seeded as Cyborg's agent would report one
+FPGA per host: ``--calls`` devices (type FPGA, one host each), each with
+a control path, a deployable (its ``rp_uuid`` a fresh uuid, driver
+``fake``) and one PCI attach handle, made through Cyborg's own objects.
+The round trip is Cyborg's bind as Nova drives it: ``PATCH
+/v2/accelerator_requests`` with the JSON-patch bind form (hostname,
+device_rp_uuid, instance_uuid) as a service (``X-Service-Roles``), then
+``GET ?instance=&bind_state=resolved`` until it answers 200 with the ARQ
+``Bound``. The profile has no bitstream or function, so Cyborg's bind
+programs nothing and never calls placement (only its start-up version
+discovery does). What the bind calls out to is Nova's
+``POST /os-server-external-events`` (the ``accelerator-request-bound``
+notification, sent before the PATCH answers): a local HTTP stub in this
+process answers it 200 (as Nova does for a host-assigned instance) and
+counts the events; the run fails unless every bind sent one
+``completed`` event. After each bind the instance's ARQs are deleted
+(not timed), as Nimbus's run frees its device.
 
     VENV/bin/python benchmarks/cyborg_api_calls.py [--calls 50]
 """
@@ -45,11 +48,6 @@ import uuid
 from wsgiref import simple_server
 
 import requests
-
-# Nova's external events Cyborg sent the stub (one per bound ARQ).
-NOTIFIED = []
-HOST = 'bench-host'
-DEVICE_RP = '3f1f3e5c-2b8e-4c7e-9d0a-5b6c7d8e9f01'
 
 HEADERS = {
     'X-Auth-Token': 'bench',
@@ -103,36 +101,48 @@ def _ok(response, status):
     return response
 
 
-def _stub():
-    """A version document where the conductor's placement client looks,
-    and Nova's external events API answering 200 to Cyborg's bind
-    notifications (the events echoed with code 200)."""
-    body = json.dumps(
-        {
-            'versions': [
-                {
-                    'id': 'v1.0',
-                    'min_version': '1.0',
-                    'max_version': '1.39',
-                    'status': 'CURRENT',
-                    'links': [{'rel': 'self', 'href': ''}],
-                }
-            ]
-        }
-    ).encode()
+def _version_document(version_id, minimum, maximum, href):
+    return {
+        'id': version_id,
+        'min_version': minimum,
+        'max_version': maximum,
+        'version': maximum,
+        'status': 'CURRENT',
+        'links': [{'rel': 'self', 'href': href}],
+    }
+
+
+def _peer_stub(events):
+    """The peers Cyborg's conductor calls, on one local HTTP server:
+    ``/placement`` answers its version discovery; ``/compute`` answers
+    Nova's version discovery and ``POST /os-server-external-events``
+    (200, each event ``code`` 200), appending the events to ``events``.
+    A stub, not Nova or placement: see the module doc."""
 
     def app(environ, start_response):
-        if environ['REQUEST_METHOD'] == 'POST':
-            size = int(environ.get('CONTENT_LENGTH') or 0)
-            events = json.loads(environ['wsgi.input'].read(size))['events']
-            NOTIFIED.extend(events)
-            answer = json.dumps(
-                {'events': [dict(e, code=200) for e in events]}
-            ).encode()
-            start_response('200 OK', [('Content-Type', 'application/json')])
-            return [answer]
+        path = environ.get('PATH_INFO', '')
+        base = 'http://%s' % environ['HTTP_HOST']
+        if environ['REQUEST_METHOD'] == 'POST' and path.endswith(
+            '/os-server-external-events'
+        ):
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+            sent = json.loads(environ['wsgi.input'].read(length))['events']
+            events.extend(sent)
+            body = {'events': [dict(e, code=200) for e in sent]}
+        elif path.startswith('/compute'):
+            doc = _version_document(
+                'v2.1', '2.1', '2.95', base + '/compute/v2.1/'
+            )
+            body = (
+                {'versions': [doc]}
+                if path.rstrip('/') in ('/compute',)
+                else {'version': doc}
+            )
+        else:
+            doc = _version_document('v1.0', '1.0', '1.39', base + '/placement')
+            body = {'versions': [doc]}
         start_response('200 OK', [('Content-Type', 'application/json')])
-        return [body]
+        return [json.dumps(body).encode()]
 
     httpd = simple_server.make_server(
         '127.0.0.1', 0, app, server_class=_Server, handler_class=_Quiet
@@ -141,8 +151,8 @@ def _stub():
     return 'http://127.0.0.1:%d' % httpd.server_address[1]
 
 
-def _start(workdir, database_url, handles):
-    stub = _stub()
+def _start(workdir, database_url, events):
+    peers = _peer_stub(events)
     conf = os.path.join(workdir, 'cyborg.conf')
     with open(conf, 'w') as f:
         f.write(
@@ -152,14 +162,16 @@ def _start(workdir, database_url, handles):
             '[database]\n'
             'connection = %s\n'
             # the conductor builds a placement client at start (version
-            # discovery only); none of the calls timed here reaches it
+            # discovery only); the bind of a profile without a bitstream
+            # or function never reaches placement
             '[placement]\n'
             'auth_type = none\n'
-            'endpoint_override = %s\n'
-            # the bind notifies Nova: the stub answers for it
+            'endpoint_override = %s/placement\n'
+            # the bind's notification to Nova
             '[nova]\n'
             'auth_type = none\n'
-            'endpoint_override = %s\n' % (database_url, stub, stub)
+            'endpoint_override = %s/compute/v2.1\n'
+            % (database_url, peers, peers)
         )
     dbsync = os.path.join(os.path.dirname(sys.executable), 'cyborg-dbsync')
     subprocess.run(
@@ -184,7 +196,6 @@ def _start(workdir, database_url, handles):
         objects_base.CyborgObjectSerializer(),
     )
     server.start()
-    _seed_device(handles)
     httpd = simple_server.make_server(
         '127.0.0.1',
         0,
@@ -196,82 +207,87 @@ def _start(workdir, database_url, handles):
     return 'http://127.0.0.1:%d/v2' % httpd.server_address[1]
 
 
-def _seed_device(handles):
-    """What an agent's report of one FPGA leaves in Cyborg's database."""
+def _seed_fpgas(count):
+    """``count`` FPGAs, one per host, as Cyborg's agent reports them
+    (device, control path, deployable with an ``rp_uuid``, one PCI attach
+    handle), through Cyborg's objects; ``[(hostname, rp_uuid)]``."""
     from cyborg import context as cyborg_context
     from cyborg import objects
 
     objects.register_all()
-    ctxt = cyborg_context.get_admin_context()
-    device = objects.Device(
-        ctxt,
-        uuid=str(uuid.uuid4()),
-        type='FPGA',
-        vendor='0x8086',
-        model='bench-fpga',
-        std_board_info='{"device_id": "0x09c4", "class": "Fpga"}',
-        vendor_board_info='{}',
-        hostname=HOST,
-    )
-    device.create(ctxt)
-    pci = {'domain': '0000', 'bus': '5e', 'device': '00', 'function': '0'}
-    cpid = objects.ControlpathID(
-        ctxt,
-        uuid=str(uuid.uuid4()),
-        device_id=device.id,
-        cpid_type='PCI',
-        cpid_info=json.dumps(pci),
-    )
-    cpid.create(ctxt)
-    deployable = objects.Deployable(
-        ctxt,
-        uuid=str(uuid.uuid4()),
-        name='%s_fpga_0' % HOST,
-        num_accelerators=handles,
-        device_id=device.id,
-        driver_name='fake',
-        rp_uuid=DEVICE_RP,
-    )
-    deployable.create(ctxt)
-    for index in range(handles):
-        handle = objects.AttachHandle(
-            ctxt,
+    ctx = cyborg_context.get_admin_context()
+    run_id = uuid.uuid4().hex[:8]
+    seeded = []
+    for index in range(count):
+        host = 'bench-%s-%d' % (run_id, index)
+        pci = {'domain': '0000', 'bus': '%02x' % (index % 256)}
+        pci.update(device='00', function='0')
+        device = objects.Device(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            type='FPGA',
+            vendor='8086',
+            model='bench',
+            std_board_info=json.dumps({'device_id': '09c4', 'class': 'Fake'}),
+            vendor_board_info='bench',
+            hostname=host,
+        )
+        device.create(ctx)
+        cpid = objects.ControlpathID(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            device_id=device.id,
+            cpid_type='PCI',
+            cpid_info=json.dumps(pci),
+        )
+        cpid.create(ctx)
+        rp_uuid = str(uuid.uuid4())
+        deployable = objects.Deployable(
+            context=ctx,
+            uuid=str(uuid.uuid4()),
+            name='%s_fake_0' % host,
+            num_accelerators=1,
+            device_id=device.id,
+            driver_name='fake',
+            rp_uuid=rp_uuid,
+        )
+        deployable.create(ctx)
+        objects.AttachHandle(
+            context=ctx,
             uuid=str(uuid.uuid4()),
             deployable_id=deployable.id,
             cpid_id=cpid.id,
             attach_type='PCI',
-            attach_info=json.dumps(dict(pci, function=str(index % 8))),
+            attach_info=json.dumps(pci),
             in_use=False,
-        )
-        handle.create(ctxt)
+        ).create(ctx)
+        seeded.append((host, rp_uuid))
+    return seeded
 
 
-def _bind_round_trips(session, url, made, calls):
-    """Nova's bind of each ARQ of ``made`` in turn: PATCH, then GET until
-    resolved (timed); the instance's ARQs deleted afterwards (not)."""
+def measure_bind(session, url, arqs, fpgas, events):
+    """The bind round trip (see the module doc) of ``arqs[i]`` to
+    ``fpgas[i]``, one after another; the instance's ARQs are deleted
+    after each (not timed)."""
     took = []
-    for arq in made[:calls]:
+    for arq, (host, rp_uuid) in zip(arqs, fpgas):
         instance = str(uuid.uuid4())
         ops = [
-            ('hostname', HOST),
-            ('device_rp_uuid', DEVICE_RP),
+            ('hostname', host),
+            ('device_rp_uuid', rp_uuid),
             ('instance_uuid', instance),
         ]
+        body = {
+            arq: [{'path': '/' + f, 'op': 'add', 'value': v} for f, v in ops]
+        }
+        params = {'instance': instance, 'bind_state': 'resolved'}
         began = time.perf_counter()
         _ok(
             session.patch(
-                url + '/accelerator_requests',
-                json={
-                    arq: [
-                        {'path': '/' + f, 'op': 'add', 'value': v}
-                        for f, v in ops
-                    ]
-                },
-                timeout=60,
+                url + '/accelerator_requests', json=body, timeout=60
             ),
             202,
         )
-        params = {'instance': instance, 'bind_state': 'resolved'}
         deadline = time.monotonic() + 60
         while True:
             response = session.get(
@@ -295,16 +311,22 @@ def _bind_round_trips(session, url, made, calls):
             ),
             204,
         )
+    done = [e for e in events if e.get('status') == 'completed']
+    if len(done) != len(took):
+        raise RuntimeError(
+            '%d binds sent %d completed events to Nova: %s'
+            % (len(took), len(done), events[-3:])
+        )
     return {
         'calls': len(took),
         'p50_ms': round(_percentile(took, 0.5) * 1000, 2),
         'p99_ms': round(_percentile(took, 0.99) * 1000, 2),
         'calls_per_s': round(len(took) / max(sum(took), 1e-9), 1),
-        'nova_events': len(NOTIFIED),
+        'nova_events': len(events),
     }
 
 
-def measure(url, calls):
+def measure(url, calls, events):
     session = requests.Session()
     session.headers.update(HEADERS)
     run_id = uuid.uuid4().hex[:8]
@@ -350,12 +372,10 @@ def measure(url, calls):
             raise RuntimeError('listed %d ARQs, not 100' % len(arqs))
 
     figures['arq_list_100'] = _timed(calls, list_arqs)
-    figures['bind_round_trip'] = _bind_round_trips(session, url, made, calls)
-    if figures['bind_round_trip']['nova_events'] < calls:
-        raise RuntimeError(
-            'Cyborg notified %d binds, not %d'
-            % (figures['bind_round_trip']['nova_events'], calls)
-        )
+    fpgas = _seed_fpgas(calls)
+    figures['bind_round_trip'] = measure_bind(
+        session, url, made[:calls], fpgas, events
+    )
     return figures
 
 
@@ -375,12 +395,13 @@ def main(argv=None):
     admin.cursor().execute('CREATE DATABASE %s' % name)
     try:
         with tempfile.TemporaryDirectory(prefix='cyborg-bench-') as workdir:
+            events = []
             url = _start(
                 workdir,
                 'mysql+pymysql://%s@%s:%s/%s' % (user, host, port, name),
-                args.calls,
+                events,
             )
-            figures = measure(url, args.calls)
+            figures = measure(url, args.calls, events)
     finally:
         admin.cursor().execute('DROP DATABASE %s' % name)
         admin.close()

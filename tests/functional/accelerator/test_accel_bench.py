@@ -106,3 +106,49 @@ def test_side_by_side_divides_cyborg_by_nimbus():
             'times': 25.0,
         }
     }
+
+
+def test_side_by_side_has_the_bind_row_when_cyborg_measured_it():
+    nimbus = {'bind_round_trip': {'p50_ms': 15.0}}
+    cyborg = {'bind_round_trip': {'p50_ms': 600.0, 'nova_events': 50}}
+    _bench()
+    import accel_api_calls
+
+    assert accel_api_calls.side_by_side(nimbus, cyborg) == {
+        'bind_round_trip': {
+            'nimbus_p50_ms': 15.0,
+            'cyborg_p50_ms': 600.0,
+            'times': 40.0,
+        }
+    }
+
+
+def test_cyborg_peer_stub_answers_discovery_and_records_bind_events():
+    """The stand-in for Nova's external-events API (and placement's
+    version document) that Cyborg's bind calls out to in the harness."""
+    _bench()
+    import cyborg_api_calls
+    import requests
+
+    events = []
+    base = cyborg_api_calls._peer_stub(events)
+    versions = requests.get(base + '/placement', timeout=10).json()
+    assert versions['versions'][0]['max_version'] == '1.39'
+    compute = requests.get(base + '/compute', timeout=10).json()
+    assert compute['versions'][0]['id'] == 'v2.1'
+    sent = [
+        {
+            'name': 'accelerator-request-bound',
+            'server_uuid': 'c0c3e5b2-6f8a-4d47-9d0e-2a1b3c4d5e6f',
+            'tag': '0d2f7a3e-1b4c-4e5d-8f6a-7b8c9d0e1f2a',
+            'status': 'completed',
+        }
+    ]
+    response = requests.post(
+        base + '/compute/v2.1/os-server-external-events',
+        json={'events': sent},
+        timeout=10,
+    )
+    assert response.status_code == 200
+    assert response.json()['events'] == [dict(sent[0], code=200)]
+    assert events == sent
