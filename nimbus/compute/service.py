@@ -15,6 +15,7 @@ from nimbus.compute import events as events_mod
 from nimbus.compute import exception
 from nimbus.compute import guest_actions
 from nimbus.compute import manager
+from nimbus.compute import resize
 from nimbus.compute import resource_tracker
 from nimbus.compute import rpcapi
 from nimbus.compute.virt import fake
@@ -95,6 +96,13 @@ class ComputeService:
                 self.driver,
                 cell_conductor,
                 action_journal.ActionJournal(conf.state_path, host),
+            ),
+            resizes=resize.Resizes(
+                host,
+                self.driver,
+                cell_conductor,
+                placement,
+                rpcapi.ComputeAPI(cell_transport, conf),
             ),
         )
         self._server = None

@@ -20,6 +20,7 @@ from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import server_rebuild
+from nimbus.api.handlers import server_resize
 from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import snapshots
@@ -311,6 +312,7 @@ ACTIONS = {
     'createImage': create_image,
     'restore': restore,
     'forceDelete': force_delete,
+    **server_resize.ACTIONS,
 }
 
 

@@ -4,6 +4,7 @@ action body, some per microversion (:func:`action_schema`)."""
 import functools
 
 from nimbus.api.schemas import common
+from nimbus.api.schemas import server_resize
 
 # A body-less action: null, as Nova's clients send it (an empty object is
 # taken too).
@@ -181,13 +182,14 @@ def action_schema(name, version):
         return fixed[name]
     if name == 'rebuild':
         return _rebuild(version)
-    return None
+    return server_resize.action_schema(name, version)
 
 
 ACTION_NAMES = (
     _NULL_ACTIONS
     + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
     + ('changePassword', 'rebuild', 'createImage')
+    + server_resize.NAMES
 )
 
 

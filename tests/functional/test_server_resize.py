@@ -1,0 +1,235 @@
+"""Resize and cold migrate through the REST API of a whole in-process
+cloud (API -> super conductor -> scheduler -> computes -> cell
+conductor -> placement): the states at the end, the migration record's
+status, placement's allocations of the instance and the migration, and
+Nova's refusals."""
+
+import pytest
+
+from nimbus import services
+from nimbus.common import context
+from nimbus.db import cell_migrations
+from tests.functional.test_server_actions import ADMIN
+from tests.functional.test_server_actions import Api
+from tests.functional.test_server_actions import MEMBER
+
+
+class MoveApi(Api):
+    def __init__(self, cloud):
+        super().__init__(cloud)
+        self.big = self.admin.create_flavor('m1.big', 2, 1024, 1)
+        self.small_disk = self.admin.create_flavor('m1.nodisk', 1, 512, 0)
+
+    def allocations(self, consumer):
+        response = services.placement(self.cloud.conf).request(
+            context.get_admin_context(), 'GET', '/allocations/%s' % consumer
+        )
+        assert response.status_code == 200, response.text
+        return response.json()['allocations']
+
+    def hosts_of(self, consumer):
+        """{host name: resources} of a consumer's allocations."""
+        names = {}
+        for rp, alloc in self.allocations(consumer).items():
+            response = services.placement(self.cloud.conf).request(
+                context.get_admin_context(),
+                'GET',
+                '/resource_providers/%s' % rp,
+            )
+            names[response.json()['name']] = alloc['resources']
+        return names
+
+    def migrations(self, uuid):
+        from nimbus.common import db
+
+        database = db.get_database(self.cloud.db_urls['cell1'])
+        with database.session() as session:
+            return cell_migrations.for_instance(session, uuid)
+
+    def migration(self, uuid):
+        found = self.migrations(uuid)
+        assert len(found) == 1, found
+        return found[0]
+
+    def events(self, uuid):
+        actions = self.call(
+            'GET', '/servers/%s/os-instance-actions' % uuid, who=ADMIN
+        ).json()['instanceActions']
+        out = {}
+        for action in actions:
+            detail = self.call(
+                'GET',
+                '/servers/%s/os-instance-actions/%s'
+                % (uuid, action['request_id']),
+                who=ADMIN,
+                version='2.51',
+            ).json()['instanceAction']
+            out[action['action']] = {
+                e['event']: e['result'] for e in detail.get('events', [])
+            }
+        return out
+
+
+@pytest.fixture
+def api(make_cloud):
+    return MoveApi(make_cloud(hosts=3))
+
+
+def _host(api, uuid):
+    return api.show(uuid)['OS-EXT-SRV-ATTR:host']
+
+
+def _resize(api, uuid, flavor=None, who=MEMBER):
+    return api.action(
+        uuid, {'resize': {'flavorRef': (flavor or api.big)['id']}}, who
+    )
+
+
+def _verify(api, uuid):
+    server, seen = api.wait(uuid, 'VERIFY_RESIZE')
+    assert server['OS-EXT-STS:vm_state'] == 'resized'
+    return server
+
+
+def test_resize_then_confirm(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    response = _resize(api, uuid)
+    assert response.status_code == 202, response.text
+    server = _verify(api, uuid)
+    dest = server['OS-EXT-SRV-ATTR:host']
+    assert dest != source  # allow_resize_to_same_host is False
+    assert server['flavor']['vcpus'] == 2
+    migration = api.migration(uuid)
+    assert migration['migration_type'] == 'resize'
+    assert migration['status'] == 'finished'
+    assert (migration['source_compute'], migration['dest_compute']) == (
+        source,
+        dest,
+    )
+    # While VERIFY_RESIZE: the instance holds the destination (the new
+    # flavor), the migration the source (the old).
+    assert api.hosts_of(uuid) == {
+        dest: {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 1}
+    }
+    assert api.hosts_of(migration['uuid']) == {
+        source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    }
+    response = api.action(uuid, {'confirmResize': None})
+    assert response.status_code == 204, response.text
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == dest
+    _wait_status(api, uuid, 'confirmed')
+    assert api.allocations(api.migration(uuid)['uuid']) == {}
+    assert list(api.hosts_of(uuid)) == [dest]
+    events = api.events(uuid)
+    assert events['resize'] == {
+        'conductor_migrate_server': 'Success',
+        'compute_prep_resize': 'Success',
+        'compute_resize_instance': 'Success',
+        'compute_finish_resize': 'Success',
+    }
+    assert events['confirmResize'] == {'compute_confirm_resize': 'Success'}
+
+
+def _wait_status(api, uuid, status):
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if api.migration(uuid)['status'] == status:
+            return
+        time.sleep(0.05)
+    raise AssertionError(api.migration(uuid))
+
+
+def test_resize_then_revert(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    assert _resize(api, uuid).status_code == 202
+    _verify(api, uuid)
+    migration = api.migration(uuid)
+    response = api.action(uuid, {'revertResize': None})
+    assert response.status_code == 202, response.text
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    assert server['flavor']['vcpus'] == 1
+    _wait_status(api, uuid, 'reverted')
+    assert api.allocations(migration['uuid']) == {}
+    assert api.hosts_of(uuid) == {
+        source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    }
+
+
+def test_migrate_without_and_with_host(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    # Admin only by default.
+    assert api.action(uuid, {'migrate': None}).status_code == 403
+    response = api.action(uuid, {'migrate': None}, who=ADMIN)
+    assert response.status_code == 202, response.text
+    server = _verify(api, uuid)
+    first = server['OS-EXT-SRV-ATTR:host']
+    assert first != source
+    assert api.migration(uuid)['migration_type'] == 'migration'
+    assert api.action(uuid, {'confirmResize': None}).status_code == 204
+    api.wait(uuid, 'ACTIVE')
+    _wait_status(api, uuid, 'confirmed')
+    # 2.56: to a chosen host.
+    target = sorted(set(api.cloud.host_names()) - {first})[0]
+    response = api.action(
+        uuid, {'migrate': {'host': target}}, who=ADMIN, version='2.56'
+    )
+    assert response.status_code == 202, response.text
+    server = _verify(api, uuid)
+    assert server['OS-EXT-SRV-ATTR:host'] == target
+    # The host is refused below 2.56 (schema), and the own host, and an
+    # unknown one.
+    assert (
+        api.action(uuid, {'migrate': {'host': target}}, who=ADMIN).status_code
+        == 400
+    )
+    assert api.action(uuid, {'confirmResize': None}).status_code == 204
+    api.wait(uuid, 'ACTIVE')
+    for host in (target, 'no-such-host'):
+        response = api.action(
+            uuid, {'migrate': {'host': host}}, who=ADMIN, version='2.56'
+        )
+        assert response.status_code == 400, response.text
+
+
+def test_refused_resizes(api):
+    uuid = api.boot()
+    # Same flavor; a smaller disk; an unknown flavor.
+    assert _resize(api, uuid, api.flavor).status_code == 400
+    assert _resize(api, uuid, api.small_disk).status_code == 400
+    response = api.action(uuid, {'resize': {'flavorRef': 'nope'}})
+    assert response.status_code == 400
+    # Not resized: nothing to confirm or revert.
+    assert api.action(uuid, {'confirmResize': None}).status_code == 400
+    # Locked: 409 for the owner.
+    assert api.action(uuid, {'lock': None}).status_code == 202
+    response = _resize(api, uuid)
+    assert response.status_code == 409
+    assert 'locked' in response.json()['conflictingRequest']['message']
+    assert api.action(uuid, {'unlock': None}).status_code == 202
+    # Wrong state: paused.
+    assert api.action(uuid, {'pause': None}).status_code == 202
+    api.wait(uuid, 'PAUSED')
+    response = _resize(api, uuid)
+    assert response.status_code == 409
+    assert (
+        'vm_state paused' in response.json()['conflictingRequest']['message']
+    )
+    assert api.migrations(uuid) == []
+
+
+def test_resize_of_a_stopped_server_stays_stopped(api):
+    uuid = api.boot()
+    assert api.action(uuid, {'os-stop': None}).status_code == 202
+    api.wait(uuid, 'SHUTOFF')
+    assert _resize(api, uuid).status_code == 202
+    server = _verify(api, uuid)
+    assert server['OS-EXT-STS:power_state'] == 4
+    assert api.action(uuid, {'confirmResize': None}).status_code == 204
+    server, _ = api.wait(uuid, 'SHUTOFF')
