@@ -434,3 +434,26 @@ class Resizes:
         self._guarded(
             ctxt, migration, request_id, 'compute_finish_revert_resize', body
         )
+
+    # -- auto-confirm (destination's periodic) ---------------------------------
+
+    def auto_confirm(self, ctxt, seconds):
+        """Confirm the moves that have waited in VERIFY_RESIZE on this
+        host longer than ``seconds`` (``[DEFAULT] resize_confirm_window``):
+        the cell conductor takes each for its confirm, the source is told
+        as for a user's confirmResize."""
+        for migration in self.conductor.unconfirmed_resizes(
+            ctxt, self.host, seconds
+        ):
+            LOG.info(
+                'Confirming the resize of %s (waited over %d s)',
+                migration.instance_uuid,
+                seconds,
+            )
+            self.compute_api.confirm_resize(
+                ctxt,
+                migration.source_compute,
+                migration.instance_uuid,
+                migration.details['request_id'],
+                migration,
+            )

@@ -168,7 +168,16 @@ class ComputeService:
             tasks.insert(0, (self.conf.report_interval, self.heartbeat))
         if self.conf.reclaim_instance_interval > 0:
             tasks.append((self.conf.reclaim_instance_interval, self.reclaim))
+        if self.conf.resize_confirm_window > 0:
+            tasks.append((self.conf.resize_confirm_window, self.auto_confirm))
         return tasks
+
+    def auto_confirm(self):
+        """Confirm the resizes that waited on this host longer than
+        ``[DEFAULT] resize_confirm_window`` seconds."""
+        self.manager.resizes.auto_confirm(
+            nimbus_context.get_admin_context(), self.conf.resize_confirm_window
+        )
 
     def reclaim(self):
         """Delete for good the servers of this host soft-deleted more

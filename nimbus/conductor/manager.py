@@ -11,6 +11,7 @@ from concurrent import futures
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import uuidutils
 
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
@@ -305,6 +306,24 @@ class CellConductorManager:
             'instance': done[0].to_primitive(),
             'migration': done[1].to_primitive(),
         }
+
+    @rpc.expose(
+        required=('host', 'seconds'), types={'host': str, 'seconds': int}
+    )
+    def unconfirmed_resizes(self, ctxt, host, seconds):
+        if seconds <= 0:
+            raise rpc.InvalidMessage(
+                'unconfirmed_resizes: seconds must be > 0'
+            )
+        return [
+            m.to_primitive()
+            for m in cell_moves.take_unconfirmed(
+                self.conductor.db,
+                host,
+                seconds,
+                lambda _uuid: 'req-' + uuidutils.generate_uuid(),
+            )
+        ]
 
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):

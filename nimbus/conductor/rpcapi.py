@@ -30,7 +30,9 @@ Version history
   1.6  migrate_server (a resize or cold migrate the compute API took the
        task of; super); move_step (a step of a cold move: the migration's
        status and the instance's state swapped in one transaction, for
-       the computes; cell).
+       the computes; cell); unconfirmed_resizes (the moves finished on a
+       host longer than [DEFAULT] resize_confirm_window ago, taken for
+       their confirm; cell).
   The answers of instance_update, instances_on_host and group_members
   are Instance 1.0 primitives (an answer without a version, from an
   older cell conductor, loads as 1.0).
@@ -368,6 +370,16 @@ class CellConductorAPI:
             Instance.from_primitive(answer['instance']),
             migration_obj.Migration.from_primitive(answer['migration']),
         )
+
+    def unconfirmed_resizes(self, ctxt, host, seconds):
+        """Call (1.6): the Migrations finished on ``host`` more than
+        ``seconds`` ago, each taken for its confirm (status confirming,
+        an instance action confirmResize whose request id is in the
+        migration's ``details['request_id']``)."""
+        answer = self._client.prepare(version='1.6').call(
+            ctxt, 'unconfirmed_resizes', host=host, seconds=seconds
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]
 
     @_retry_lost_reply
     def instance_action_event(self, ctxt, event):

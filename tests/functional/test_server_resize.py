@@ -46,6 +46,24 @@ class MoveApi(Api):
         with database.session() as session:
             return cell_migrations.for_instance(session, uuid)
 
+    def fault(self, uuid):
+        import sqlalchemy as sa
+
+        from nimbus.common import db
+        from nimbus.db.cell import models
+
+        database = db.get_database(self.cloud.db_urls['cell1'])
+        with database.session() as session:
+            return (
+                session.execute(
+                    sa.select(models.InstanceFault.message)
+                    .where(models.InstanceFault.instance_uuid == uuid)
+                    .order_by(models.InstanceFault.id.desc())
+                )
+                .scalars()
+                .first()
+            )
+
     def migration(self, uuid):
         found = self.migrations(uuid)
         assert len(found) == 1, found
@@ -137,7 +155,8 @@ def _wait_status(api, uuid, status):
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if api.migration(uuid)['status'] == status:
+        found = api.migrations(uuid)
+        if found and found[0]['status'] == status:
             return
         time.sleep(0.05)
     raise AssertionError(api.migration(uuid))
@@ -233,3 +252,113 @@ def test_resize_of_a_stopped_server_stays_stopped(api):
     assert server['OS-EXT-STS:power_state'] == 4
     assert api.action(uuid, {'confirmResize': None}).status_code == 204
     server, _ = api.wait(uuid, 'SHUTOFF')
+
+
+def test_auto_confirm_after_the_window(make_cloud):
+    api = MoveApi(
+        make_cloud(
+            hosts=2, overrides={'DEFAULT': {'resize_confirm_window': 1}}
+        )
+    )
+    uuid = api.boot()
+    assert _resize(api, uuid).status_code == 202
+    # VERIFY_RESIZE, then ACTIVE with no confirmResize from the user.
+    server, seen = api.wait(uuid, 'ACTIVE')
+    assert ('VERIFY_RESIZE', None) in seen or api.migration(uuid)[
+        'status'
+    ] in ('confirming', 'confirmed')
+    _wait_status(api, uuid, 'confirmed')
+    assert api.allocations(api.migration(uuid)['uuid']) == {}
+    assert server['flavor']['vcpus'] == 2
+    assert api.events(uuid)['confirmResize'] == {
+        'compute_confirm_resize': 'Success'
+    }
+
+
+def _fail_prep(api, hosts, times):
+    """The fake hypervisor of ``hosts`` refuses the next ``times`` preps
+    (as a destination that cannot take the guest)."""
+    left = [times]
+
+    for host in hosts:
+        driver = api.cloud.computes[host].driver
+
+        def refuse(instance_uuid, flavor, host=host):
+            if left[0] > 0:
+                left[0] -= 1
+                raise RuntimeError('%s cannot take the guest' % host)
+
+        driver.prep_resize = refuse
+    return left
+
+
+def test_failed_prep_goes_to_the_next_alternate(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    others = sorted(set(api.cloud.host_names()) - {source})
+    left = _fail_prep(api, others, 1)
+    assert api.action(uuid, {'migrate': None}, who=ADMIN).status_code == 202
+    server = _verify(api, uuid)
+    assert left == [0]
+    dest = server['OS-EXT-SRV-ATTR:host']
+    assert dest in others
+    migration = api.migration(uuid)
+    assert migration['status'] == 'finished'
+    assert migration['dest_compute'] == dest
+    assert list(api.hosts_of(uuid)) == [dest]
+    assert list(api.hosts_of(migration['uuid'])) == [source]
+
+
+def test_failed_prep_with_no_alternate_left(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    before = api.hosts_of(uuid)
+    others = sorted(set(api.cloud.host_names()) - {source})
+    _fail_prep(api, others, 10)
+    response = api.action(
+        uuid, {'migrate': {'host': others[0]}}, who=ADMIN, version='2.56'
+    )
+    assert response.status_code == 202
+    _wait_status(api, uuid, 'error')
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    # The fault is kept (shown by Nova's API only for ERROR servers).
+    assert 'No valid host' in api.fault(uuid)
+    migration = api.migration(uuid)
+    assert api.allocations(migration['uuid']) == {}
+    assert api.hosts_of(uuid) == before
+    assert api.events(uuid)['migrate']['compute_prep_resize'] == 'Error'
+
+
+def test_resize_to_the_same_host_only_when_allowed(make_cloud):
+    api = MoveApi(make_cloud(hosts=1))
+    uuid = api.boot()
+    assert _resize(api, uuid).status_code == 202
+    # One host and the source is ignored: no valid host, the server stays.
+    _wait_status(api, uuid, 'error')
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['flavor']['vcpus'] == 1
+    assert api.events(uuid)['resize']['conductor_migrate_server'] == 'Error'
+
+
+def test_resize_to_the_same_host_when_allowed(make_cloud):
+    api = MoveApi(
+        make_cloud(
+            hosts=1, overrides={'DEFAULT': {'allow_resize_to_same_host': True}}
+        )
+    )
+    uuid = api.boot()
+    host = _host(api, uuid)
+    assert _resize(api, uuid).status_code == 202
+    server = _verify(api, uuid)
+    assert server['OS-EXT-SRV-ATTR:host'] == host
+    migration = api.migration(uuid)
+    assert list(api.hosts_of(migration['uuid'])) == [host]
+    assert api.action(uuid, {'revertResize': None}).status_code == 202
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['flavor']['vcpus'] == 1
+    assert server['OS-EXT-SRV-ATTR:host'] == host
+    _wait_status(api, uuid, 'reverted')
+    assert api.hosts_of(uuid) == {
+        host: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    }
