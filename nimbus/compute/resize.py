@@ -275,9 +275,33 @@ class Resizes:
                 ctxt, moved.dest_compute, uuid, request_id, moved
             )
 
-        self._guarded(
+        if not self._guarded(
             ctxt, migration, request_id, 'compute_resize_instance', body
-        )
+        ):
+            self._source_failed(ctxt, migration)
+
+    def _source_failed(self, ctxt, migration):
+        """As Nova: a source that could not let the guest go leaves the
+        server in ERROR on its source and the migration in error; the
+        destination's claim is replaced by the source's allocation again
+        (the guest is still here), before the server shows ERROR."""
+        self._undo(ctxt, migration.instance_uuid, migration.uuid)
+        try:
+            self._step(
+                ctxt,
+                migration,
+                ['pre-migrating', 'migrating', 'post-migrating'],
+                'error',
+                _MOVING,
+                [
+                    states.RESIZE_PREP,
+                    states.RESIZE_MIGRATING,
+                    states.RESIZE_MIGRATED,
+                ],
+                {'vm_state': states.ERROR, 'task_state': None},
+            )
+        except StepLost as exc:
+            LOG.info('Left %s as it is: %s', migration.instance_uuid, exc)
 
     # -- destination: finish ---------------------------------------------------
 

@@ -69,7 +69,24 @@ class MoveApi(Api):
         assert len(found) == 1, found
         return found[0]
 
-    def events(self, uuid):
+    def events(self, uuid, done=None):
+        """{action: {event: result}}; ``done`` ({action: [events]}): wait
+        (a bound, not a timing assertion) until those events are
+        finished (an event's finish is recorded just after its step)."""
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:
+            out = self._events(uuid)
+            if not done or all(
+                out.get(a, {}).get(e) for a, es in done.items() for e in es
+            ):
+                return out
+            if time.monotonic() > deadline:
+                raise AssertionError(out)
+            time.sleep(0.05)
+
+    def _events(self, uuid):
         actions = self.call(
             'GET', '/servers/%s/os-instance-actions' % uuid, who=ADMIN
         ).json()['instanceActions']
@@ -140,7 +157,13 @@ def test_resize_then_confirm(api):
     _wait_status(api, uuid, 'confirmed')
     assert api.allocations(api.migration(uuid)['uuid']) == {}
     assert list(api.hosts_of(uuid)) == [dest]
-    events = api.events(uuid)
+    events = api.events(
+        uuid,
+        {
+            'resize': ['compute_finish_resize'],
+            'confirmResize': ['compute_confirm_resize'],
+        },
+    )
     assert events['resize'] == {
         'conductor_migrate_server': 'Success',
         'compute_prep_resize': 'Success',
@@ -270,9 +293,8 @@ def test_auto_confirm_after_the_window(make_cloud):
     _wait_status(api, uuid, 'confirmed')
     assert api.allocations(api.migration(uuid)['uuid']) == {}
     assert server['flavor']['vcpus'] == 2
-    assert api.events(uuid)['confirmResize'] == {
-        'compute_confirm_resize': 'Success'
-    }
+    events = api.events(uuid, {'confirmResize': ['compute_confirm_resize']})
+    assert events['confirmResize'] == {'compute_confirm_resize': 'Success'}
 
 
 def _fail_prep(api, hosts, times):
@@ -327,7 +349,8 @@ def test_failed_prep_with_no_alternate_left(api):
     migration = api.migration(uuid)
     assert api.allocations(migration['uuid']) == {}
     assert api.hosts_of(uuid) == before
-    assert api.events(uuid)['migrate']['compute_prep_resize'] == 'Error'
+    events = api.events(uuid, {'migrate': ['compute_prep_resize']})
+    assert events['migrate']['compute_prep_resize'] == 'Error'
 
 
 def test_resize_to_the_same_host_only_when_allowed(make_cloud):
@@ -338,7 +361,8 @@ def test_resize_to_the_same_host_only_when_allowed(make_cloud):
     _wait_status(api, uuid, 'error')
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['flavor']['vcpus'] == 1
-    assert api.events(uuid)['resize']['conductor_migrate_server'] == 'Error'
+    events = api.events(uuid, {'resize': ['conductor_migrate_server']})
+    assert events['resize']['conductor_migrate_server'] == 'Error'
 
 
 def test_resize_to_the_same_host_when_allowed(make_cloud):
@@ -362,3 +386,22 @@ def test_resize_to_the_same_host_when_allowed(make_cloud):
     assert api.hosts_of(uuid) == {
         host: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
     }
+
+
+def test_a_source_that_cannot_power_off_ends_in_error(api):
+    uuid = api.boot()
+    source = _host(api, uuid)
+    driver = api.cloud.computes[source].driver
+
+    def broken(instance_uuid):
+        raise RuntimeError('the hypervisor of %s hangs' % source)
+
+    driver.power_off = broken
+    assert _resize(api, uuid).status_code == 202
+    server, _ = api.wait(uuid, 'ERROR')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    _wait_status(api, uuid, 'error')
+    assert api.allocations(api.migration(uuid)['uuid']) == {}
+    assert list(api.hosts_of(uuid)) == [source]
+    events = api.events(uuid, {'resize': ['compute_resize_instance']})
+    assert events['resize']['compute_resize_instance'] == 'Error'
