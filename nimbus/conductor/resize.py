@@ -90,29 +90,41 @@ def migrate_server(
             },
         )
         _event(session, instance_uuid, request_id)
-    stored = move_claims.stored_spec(conductor.api_db, instance_uuid)
-    same_host = kind == migration_obj.RESIZE and bool(
-        conductor.conf.allow_resize_to_same_host
-    )
-    spec = move_claims.move_spec(
-        stored,
-        instance_uuid,
-        flavor=Flavor.from_primitive(new_flavor) if new_flavor else None,
-        ignore_hosts=() if same_host else (instance['host'],),
-        destination={'host': host} if host else None,
-    )
-    claims = move_claims.MoveClaims(conductor.scheduler, conductor.placement)
     try:
+        stored = move_claims.stored_spec(conductor.api_db, instance_uuid)
+        if stored is None:
+            raise exception.NoValidHost(
+                reason='the request spec of the server is gone'
+            )
+        same_host = kind == migration_obj.RESIZE and bool(
+            conductor.conf.allow_resize_to_same_host
+        )
+        spec = move_claims.move_spec(
+            stored,
+            instance_uuid,
+            flavor=Flavor.from_primitive(new_flavor) if new_flavor else None,
+            ignore_hosts=() if same_host else (instance['host'],),
+            destination={'host': host} if host else None,
+        )
+        claims = move_claims.MoveClaims(
+            conductor.scheduler, conductor.placement
+        )
         host_list = claims.schedule(
             ctxt, spec, instance_uuid, migration['uuid']
         )
         if not host_list:
             raise exception.NoValidHost(reason='no host fits the move')
+        # The move stays in the server's cell (no cross-cell resize).
+        host_list = [s for s in host_list if s.cell_uuid in (None, cell.uuid)]
+        if not host_list:
+            claims.undo(ctxt, instance_uuid, migration['uuid'])
+            raise exception.NoValidHost(
+                reason="no host of the server's cell fits the move (a "
+                'cross-cell resize is not supported)'
+            )
     except Exception as exc:
         fail(conductor, ctxt, cell, instance, migration, request_id, exc)
         return
-    # The alternates stay in the destination's cell (no cross-cell move).
-    host_list = [s for s in host_list if s.cell_uuid in (None, cell.uuid)]
     selected = host_list[0]
     with conductor.cells.db(cell).session() as session:
         cell_migrations.update(

@@ -26,6 +26,7 @@ from nimbus.api.objects import quota_usage
 from nimbus.api.objects import quotas
 from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import server_resize as resize_obj
+from nimbus.common import instance_states as states
 from nimbus.common.wsgi import errors
 
 LOG = logging.getLogger(__name__)
@@ -179,6 +180,15 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
         )
     except Exception:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
+        resize_obj.give_back(
+            deps.cells,
+            record,
+            action_name,
+            states.ACTIONS[action_name].task,
+            migration.uuid,
+            status,
+            ctx,
+        )
         raise errors.HTTPError(
             503,
             'The compute host %s could not be told to %s; try again.'

@@ -2,9 +2,12 @@
 change in the server's cell before they cast: the migration waiting for
 a confirm or a revert, and its status taken with the task."""
 
+from nimbus.common import instance_states as states
 from nimbus.common.objects import migration as migration_obj
+from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import cell_services
+from nimbus.db import instance_actions
 
 
 def finished_migration(cells, record):
@@ -35,6 +38,26 @@ def take_migration(migration_uuid, status):
             )
 
     return apply
+
+
+def give_back(cells, record, action_name, task, migration_uuid, status, ctx):
+    """The cast of a confirm or revert could not be sent: the task and
+    the migration's status go back (VERIFY_RESIZE, ``finished``) and the
+    instance action ends in error."""
+    with cells.db(record['cell']).session() as session:
+        cell_migrations.set_status(
+            session, migration_uuid, 'finished', expected=[status]
+        )
+        instances.transition(
+            session,
+            record['uuid'],
+            [states.RESIZED],
+            {'task_state': None},
+            expected_task_states=[task],
+        )
+        instance_actions.finish(
+            session, record['uuid'], ctx.request_id, instance_actions.ERROR
+        )
 
 
 class Conflict(Exception):
