@@ -69,6 +69,20 @@ DEFAULT_OPTS = [
         help="Seconds between a compute's checks for shelved servers "
         'past shelved_offload_time. 0 or -1: no check.',
     ),
+    cfg.BoolOpt(
+        'allow_resize_to_same_host',
+        default=False,
+        help='A resize may choose the host the server is on (else the '
+        'source is never a candidate). A cold migrate always leaves it.',
+    ),
+    cfg.IntOpt(
+        'resize_confirm_window',
+        default=0,
+        min=0,
+        help='Above 0, each compute confirms the resizes and cold '
+        'migrations that have waited in VERIFY_RESIZE on it longer than '
+        'this many seconds (checked every this many seconds). 0: never.',
+    ),
 ]
 
 

@@ -78,6 +78,16 @@ SHELVING_IMAGE_UPLOADING = 'shelving_image_uploading'
 SHELVING_OFFLOADING = 'shelving_offloading'
 UNSHELVING = 'unshelving'
 
+
+# resize and cold migrate (issue 24, section 2)
+RESIZE_PREP = 'resize_prep'
+RESIZE_MIGRATING = 'resize_migrating'
+RESIZE_MIGRATED = 'resize_migrated'
+RESIZE_FINISH = 'resize_finish'
+RESIZE_REVERTING = 'resize_reverting'
+RESIZE_CONFIRMING = 'resize_confirming'
+RESIZE_TASKS = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED, RESIZE_FINISH)
+
 TASK_STATES = (
     None,
     SCHEDULING,
@@ -113,6 +123,12 @@ TASK_STATES = (
     SHELVING_IMAGE_UPLOADING,
     SHELVING_OFFLOADING,
     UNSHELVING,
+    RESIZE_PREP,
+    RESIZE_MIGRATING,
+    RESIZE_MIGRATED,
+    RESIZE_FINISH,
+    RESIZE_REVERTING,
+    RESIZE_CONFIRMING,
 )
 
 # The states of an instance that holds its host's resources (its guest
@@ -217,6 +233,10 @@ for _task in _REBUILD_TASKS:
     for _state in (ACTIVE, STOPPED, ERROR):
         _TASK_STATUS[(_state, _task)] = 'REBUILD'
 _TASK_STATUS[(ACTIVE, UPDATING_PASSWORD)] = 'PASSWORD'
+for _task in RESIZE_TASKS:
+    for _state in (ACTIVE, STOPPED):
+        _TASK_STATUS[(_state, _task)] = 'RESIZE'
+_TASK_STATUS[(RESIZED, RESIZE_REVERTING)] = 'REVERT_RESIZE'
 
 
 def allowed(from_state, to_state):
@@ -340,6 +360,15 @@ ACTIONS = {
         Action(
             'evacuate', (ACTIVE, STOPPED, ERROR), REBUILDING, ACTIVE, RUNNING
         ),
+        # Resize and cold migrate end VERIFY_RESIZE (the destination's
+        # last swap); confirm and revert leave RESIZED for ACTIVE, or
+        # STOPPED for a server that was stopped (the compute decides).
+        Action('resize', (ACTIVE, STOPPED), RESIZE_PREP, RESIZED, RUNNING),
+        Action('migrate', (ACTIVE, STOPPED), RESIZE_PREP, RESIZED, RUNNING),
+        Action(
+            'confirmResize', (RESIZED,), RESIZE_CONFIRMING, ACTIVE, RUNNING
+        ),
+        Action('revertResize', (RESIZED,), RESIZE_REVERTING, ACTIVE, RUNNING),
     )
 }
 

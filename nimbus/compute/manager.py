@@ -12,10 +12,10 @@ import oslo_messaging as messaging
 from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
+from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import instance_event as event_obj
 
 
-from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import exception
@@ -28,13 +28,22 @@ LOG = logging.getLogger(__name__)
 # What every server action message carries.
 _ACTION = ('instance_uuid', 'request_id')
 _ACTION_TYPES = {'instance_uuid': str, 'request_id': str}
+# What every resize / cold migrate message carries (1.3).
+_MOVE = _ACTION + ('migration',)
+_MOVE_TYPES = dict(_ACTION_TYPES, migration=dict)
 
 
 class ComputeManager:
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(
-        self, runner, events, workers=8, pool=None, guest_actions=None
+        self,
+        runner,
+        events,
+        workers=8,
+        pool=None,
+        guest_actions=None,
+        resizes=None,
     ):
         """``pool``: an executor shared with other hosts of the process
         (simulated hosts); not shut down here. Default: a pool of
@@ -45,6 +54,7 @@ class ComputeManager:
         self.runner = runner
         self.events = events
         self._actions = guest_actions
+        self.resizes = resizes
         self._shared = pool is not None
         self._pool = pool or futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix='build'
@@ -388,6 +398,62 @@ class ComputeManager:
             power_on,
             accel_uuids or [],
         ).result()
+
+    # -- resize and cold migrate (1.3) ---------------------------------------
+
+    def _moving(self, ctxt, method, request_id, migration, *more):
+        if self.resizes is None:
+            raise rpc.InvalidMessage('this compute takes no moves')
+        try:
+            move = migration_obj.Migration.from_primitive(migration)
+        except objects_base.MalformedPrimitive as exc:
+            raise rpc.InvalidMessage(str(exc))
+        self._submit(
+            getattr(self.resizes, method), ctxt, request_id, move, *more
+        )
+
+    @rpc.expose(
+        cast=True,
+        required=_MOVE + ('selection',),
+        types=dict(_MOVE_TYPES, selection=dict, host_list=list),
+    )
+    def prep_resize(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        migration,
+        selection,
+        host_list=None,
+    ):
+        try:
+            chosen = selection_obj.Selection.from_primitive(selection)
+            alternates = selection_obj.list_from_primitive(host_list or [])
+        except objects_base.MalformedPrimitive as exc:
+            raise rpc.InvalidMessage('prep_resize: %s' % exc)
+        self._moving(
+            ctxt, 'prep_resize', request_id, migration, chosen, alternates
+        )
+
+    @rpc.expose(cast=True, required=_MOVE, types=_MOVE_TYPES)
+    def resize_instance(self, ctxt, instance_uuid, request_id, migration):
+        self._moving(ctxt, 'resize_instance', request_id, migration)
+
+    @rpc.expose(cast=True, required=_MOVE, types=_MOVE_TYPES)
+    def finish_resize(self, ctxt, instance_uuid, request_id, migration):
+        self._moving(ctxt, 'finish_resize', request_id, migration)
+
+    @rpc.expose(cast=True, required=_MOVE, types=_MOVE_TYPES)
+    def confirm_resize(self, ctxt, instance_uuid, request_id, migration):
+        self._moving(ctxt, 'confirm_resize', request_id, migration)
+
+    @rpc.expose(cast=True, required=_MOVE, types=_MOVE_TYPES)
+    def revert_resize(self, ctxt, instance_uuid, request_id, migration):
+        self._moving(ctxt, 'revert_resize', request_id, migration)
+
+    @rpc.expose(cast=True, required=_MOVE, types=_MOVE_TYPES)
+    def finish_revert_resize(self, ctxt, instance_uuid, request_id, migration):
+        self._moving(ctxt, 'finish_revert_resize', request_id, migration)
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""

@@ -14,6 +14,11 @@ Version history
        set_admin_password, soft_delete_instance, restore_instance,
        snapshot_instance;
        calls get_console_output and get_diagnostics.
+  1.3  resize and cold migrate (casts, each with the request id of its
+       instance action and the Migration): prep_resize (destination,
+       with its Selection and the alternates), resize_instance (source),
+       finish_resize (destination), confirm_resize (source),
+       revert_resize (destination), finish_revert_resize (source).
   1.4  shelve and evacuate (issue 24, section 2): casts shelve_instance
        and shelve_offload_instance; calls unshelve_instance and
        evacuate_instance (the super conductor waits for their outcome:
@@ -329,4 +334,84 @@ class ComputeAPI:
                 power_on=bool(power_on),
                 accel_uuids=accel_uuids or [],
             )
+        )
+
+    # -- resize and cold migrate (1.3) ---------------------------------------
+
+    def _move(
+        self, ctxt, host, method, instance_uuid, request_id, migration, **more
+    ):
+        self._client(host).prepare(version='1.3').cast(
+            ctxt,
+            method,
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            migration=migration.to_primitive(),
+            **more,
+        )
+
+    def prep_resize(
+        self,
+        ctxt,
+        host,
+        instance_uuid,
+        request_id,
+        migration,
+        selection,
+        alternates,
+    ):
+        """Cast: the destination ``host`` checks the move (``selection``
+        is its claim) and asks the source to resize; ``alternates``
+        (Selections in the same cell) are tried if it cannot."""
+        self._move(
+            ctxt,
+            host,
+            'prep_resize',
+            instance_uuid,
+            request_id,
+            migration,
+            selection=selection.to_primitive(),
+            host_list=selection_obj.list_to_primitive(alternates),
+        )
+
+    def resize_instance(
+        self, ctxt, host, instance_uuid, request_id, migration
+    ):
+        """Cast: the source powers the guest off for the move and tells the
+        destination to finish it."""
+        self._move(
+            ctxt, host, 'resize_instance', instance_uuid, request_id, migration
+        )
+
+    def finish_resize(self, ctxt, host, instance_uuid, request_id, migration):
+        """Cast: the destination spawns the guest with the new flavor; the
+        server ends VERIFY_RESIZE."""
+        self._move(
+            ctxt, host, 'finish_resize', instance_uuid, request_id, migration
+        )
+
+    def confirm_resize(self, ctxt, host, instance_uuid, request_id, migration):
+        """Cast: the source drops the old guest and its allocation."""
+        self._move(
+            ctxt, host, 'confirm_resize', instance_uuid, request_id, migration
+        )
+
+    def revert_resize(self, ctxt, host, instance_uuid, request_id, migration):
+        """Cast: the destination drops the new guest and hands the server
+        back to the source."""
+        self._move(
+            ctxt, host, 'revert_resize', instance_uuid, request_id, migration
+        )
+
+    def finish_revert_resize(
+        self, ctxt, host, instance_uuid, request_id, migration
+    ):
+        """Cast: the source takes the server back with its old flavor."""
+        self._move(
+            ctxt,
+            host,
+            'finish_revert_resize',
+            instance_uuid,
+            request_id,
+            migration,
         )

@@ -15,6 +15,7 @@ from nimbus.compute import events as events_mod
 from nimbus.compute import exception
 from nimbus.compute import guest_actions
 from nimbus.compute import manager
+from nimbus.compute import resize
 from nimbus.compute import resource_tracker
 from nimbus.compute import shelve as shelve_mod
 from nimbus.compute import rpcapi
@@ -97,6 +98,13 @@ class ComputeService:
                 cell_conductor,
                 action_journal.ActionJournal(conf.state_path, host),
             ),
+            resizes=resize.Resizes(
+                host,
+                self.driver,
+                cell_conductor,
+                placement,
+                rpcapi.ComputeAPI(cell_transport, conf),
+            ),
         )
         self._server = None
         self._stop = threading.Event()
@@ -170,6 +178,8 @@ class ComputeService:
             tasks.append(
                 (self.conf.shelved_poll_interval, self.offload_shelved)
             )
+        if self.conf.resize_confirm_window > 0:
+            tasks.append((self.conf.resize_confirm_window, self.auto_confirm))
         return tasks
 
     def offload_shelved(self):
@@ -177,6 +187,13 @@ class ComputeService:
         ``[DEFAULT] shelved_offload_time`` seconds."""
         self.manager.moves.offload_expired(
             nimbus_context.get_admin_context(), self.conf.shelved_offload_time
+        )
+
+    def auto_confirm(self):
+        """Confirm the resizes that waited on this host longer than
+        ``[DEFAULT] resize_confirm_window`` seconds."""
+        self.manager.resizes.auto_confirm(
+            nimbus_context.get_admin_context(), self.conf.resize_confirm_window
         )
 
     def reclaim(self):

@@ -11,6 +11,7 @@ from concurrent import futures
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import uuidutils
 
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
@@ -22,6 +23,8 @@ from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
+from nimbus.conductor import cell_moves
+from nimbus.conductor import resize
 from nimbus.conductor import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -148,6 +151,46 @@ class SuperConductorManager:
             power_on,
         )
 
+    @rpc.expose(
+        cast=True,
+        required=('instance_uuid', 'cell_uuid', 'request_id'),
+        types={
+            'instance_uuid': str,
+            'cell_uuid': str,
+            'request_id': str,
+            'flavor': (dict, type(None)),
+            'host': _OPTIONAL_STR,
+        },
+    )
+    def migrate_server(
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        flavor=None,
+        host=None,
+    ):
+        if flavor is not None and not isinstance(flavor.get('flavorid'), str):
+            raise rpc.InvalidMessage('migrate_server: flavor needs flavorid')
+
+        def run():
+            ctxt.update_store()
+            try:
+                resize.migrate_server(
+                    self.conductor,
+                    ctxt,
+                    instance_uuid,
+                    cell_uuid,
+                    flavor,
+                    host,
+                    request_id,
+                )
+            except Exception:
+                LOG.exception('migrate_server failed for %s', instance_uuid)
+
+        self._pool.submit(run)
+
     def shutdown(self):
         """Not an RPC method (not exposed): the service calls it."""
         self._pool.shutdown(wait=True)
@@ -244,6 +287,87 @@ class CellConductorManager:
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc)
         return None if done is None else done.to_primitive()
+
+    @rpc.expose(
+        required=(
+            'instance_uuid',
+            'migration_uuid',
+            'expected_statuses',
+            'status',
+            'expected_vm_states',
+            'expected_task_states',
+            'updates',
+        ),
+        types={
+            'instance_uuid': str,
+            'migration_uuid': str,
+            'expected_statuses': list,
+            'status': str,
+            'expected_vm_states': list,
+            'expected_task_states': list,
+            'updates': dict,
+            'migration_updates': (dict, type(None)),
+        },
+    )
+    def move_step(
+        self,
+        ctxt,
+        instance_uuid,
+        migration_uuid,
+        expected_statuses,
+        status,
+        expected_vm_states,
+        expected_task_states,
+        updates,
+        migration_updates=None,
+    ):
+        bad = [s for s in expected_vm_states if s not in states.VM_STATES]
+        bad += [t for t in expected_task_states if t not in states.TASK_STATES]
+        if bad or updates.get('task_state', None) not in states.TASK_STATES:
+            raise rpc.InvalidMessage('move_step: unknown state(s) %s' % bad)
+        try:
+            done = cell_moves.move_step(
+                self.conductor.db,
+                instance_uuid,
+                migration_uuid,
+                expected_statuses,
+                status,
+                expected_vm_states,
+                expected_task_states,
+                updates,
+                migration_updates,
+            )
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            objects_base.MalformedPrimitive,
+        ) as exc:
+            raise rpc.InvalidMessage('move_step: %s' % exc)
+        if done is None:
+            return None
+        return {
+            'instance': done[0].to_primitive(),
+            'migration': done[1].to_primitive(),
+        }
+
+    @rpc.expose(
+        required=('host', 'seconds'), types={'host': str, 'seconds': int}
+    )
+    def unconfirmed_resizes(self, ctxt, host, seconds):
+        if seconds <= 0:
+            raise rpc.InvalidMessage(
+                'unconfirmed_resizes: seconds must be > 0'
+            )
+        return [
+            m.to_primitive()
+            for m in cell_moves.take_unconfirmed(
+                self.conductor.db,
+                host,
+                seconds,
+                lambda _uuid: 'req-' + uuidutils.generate_uuid(),
+            )
+        ]
 
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):

@@ -27,6 +27,12 @@ Version history
        action, os-instance-actions); reclaimable (the soft-deleted
        instances of a host past [DEFAULT] reclaim_instance_interval)
        (cell).
+  1.6  migrate_server (a resize or cold migrate the compute API took the
+       task of; super); move_step (a step of a cold move: the migration's
+       status and the instance's state swapped in one transaction, for
+       the computes; cell); unconfirmed_resizes (the moves finished on a
+       host longer than [DEFAULT] resize_confirm_window ago, taken for
+       their confirm; cell).
   1.7  shelve and evacuate (issue 24, section 2): unshelve_instance and
        evacuate_instance (super, casts); shelved_offloadable,
        evacuations_done (Migration 1.0 primitives) and
@@ -81,6 +87,28 @@ class SuperConductorAPI:
             'schedule_and_build_instances',
             request_spec=request_spec.to_primitive(),
             instance_uuids=instance_uuids,
+        )
+
+    def migrate_server(
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        flavor=None,
+        host=None,
+    ):
+        """Cast (1.6): resize the instance to ``flavor`` (a flavor dict as
+        the instance carries it) or, without one, cold migrate it;
+        ``host``: the destination asked for (still filtered)."""
+        self._client.prepare(version='1.6').cast(
+            ctxt,
+            'migrate_server',
+            instance_uuid=instance_uuid,
+            cell_uuid=cell_uuid,
+            request_id=request_id,
+            flavor=flavor,
+            host=host,
         )
 
     def unshelve_instance(
@@ -324,6 +352,70 @@ class CellConductorAPI:
 
         answer = call()
         return None if answer is None else Instance.from_primitive(answer)
+
+    def move_step(
+        self,
+        ctxt,
+        instance_uuid,
+        migration_uuid,
+        expected_statuses,
+        status,
+        expected_vm_states,
+        expected_task_states,
+        updates,
+        migration_updates=None,
+    ):
+        """Call (1.6): one step of a cold move (see
+        :func:`nimbus.conductor.cell_moves.move_step`): ``(Instance,
+        Migration)`` after it, or None when a swap did not hold.
+        ``updates`` may carry ``flavor`` and a ``fault`` besides the
+        InstanceUpdate fields. A call whose reply was lost is retried
+        expecting also the status and states it moves to."""
+        attempts = []
+
+        @_retry_lost_reply
+        def call():
+            statuses = list(expected_statuses)
+            vm_states = list(expected_vm_states)
+            tasks = list(expected_task_states)
+            if attempts:
+                # Our first try may have succeeded with its reply lost.
+                statuses.append(status)
+                if updates.get('vm_state'):
+                    vm_states.append(updates['vm_state'])
+                if 'task_state' in updates:
+                    tasks.append(updates['task_state'])
+            attempts.append(1)
+            return self._client.prepare(version='1.6').call(
+                ctxt,
+                'move_step',
+                instance_uuid=instance_uuid,
+                migration_uuid=migration_uuid,
+                expected_statuses=statuses,
+                status=status,
+                expected_vm_states=vm_states,
+                expected_task_states=tasks,
+                updates=dict(updates),
+                migration_updates=migration_updates or {},
+            )
+
+        answer = call()
+        if answer is None:
+            return None
+        return (
+            Instance.from_primitive(answer['instance']),
+            migration_obj.Migration.from_primitive(answer['migration']),
+        )
+
+    def unconfirmed_resizes(self, ctxt, host, seconds):
+        """Call (1.6): the Migrations finished on ``host`` more than
+        ``seconds`` ago, each taken for its confirm (status confirming,
+        an instance action confirmResize whose request id is in the
+        migration's ``details['request_id']``)."""
+        answer = self._client.prepare(version='1.6').call(
+            ctxt, 'unconfirmed_resizes', host=host, seconds=seconds
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]
 
     @_retry_lost_reply
     def instance_action_event(self, ctxt, event):

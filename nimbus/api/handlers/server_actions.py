@@ -21,6 +21,9 @@ from nimbus.api import util
 from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import server_rebuild
 from nimbus.api.handlers import server_shelve
+
+
+from nimbus.api.handlers import server_resize
 from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import snapshots
@@ -314,6 +317,7 @@ ACTIONS = {
     'forceDelete': force_delete,
     # The moves of nimbus.api.handlers.server_shelve (issue 24, section 2).
     **server_shelve.ACTIONS,
+    **server_resize.ACTIONS,
 }
 
 

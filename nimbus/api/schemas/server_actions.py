@@ -6,6 +6,9 @@ import functools
 from nimbus.api.schemas import common
 from nimbus.api.schemas import server_moves_shelve
 
+
+from nimbus.api.schemas import server_resize
+
 # A body-less action: null, as Nova's clients send it (an empty object is
 # taken too).
 _NONE = {
@@ -184,7 +187,7 @@ def action_schema(name, version):
         return _rebuild(version)
     if name in server_moves_shelve.NAMES:
         return server_moves_shelve.action_schema(name, version)
-    return None
+    return server_resize.action_schema(name, version)
 
 
 ACTION_NAMES = (
@@ -192,6 +195,7 @@ ACTION_NAMES = (
     + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
     + ('changePassword', 'rebuild', 'createImage')
     + server_moves_shelve.NAMES
+    + server_resize.NAMES
 )
 
 

@@ -68,6 +68,11 @@ class ComputeDriver(abc.ABC):
         """Build the guest of ``instance`` (an Instance, the cell's record
         as the build started). Raise to fail the build."""
 
+    def prep_resize(self, instance_uuid, flavor):
+        """The destination's check before a resize or cold migrate takes
+        the guest with ``flavor`` (a flavor dict); raise to refuse it
+        (the move goes to the next alternate)."""
+
     @abc.abstractmethod
     def destroy(self, instance_uuid):
         """Remove the guest; absent guests are fine."""

@@ -266,6 +266,12 @@ class FakeDriver(driver.ComputeDriver):
             }
             self._save()
 
+    def prep_resize(self, instance_uuid, flavor):
+        if self.opts.fail_builds:
+            raise RuntimeError(
+                'simulated hypervisor failure on %s' % self.host
+            )
+
     def destroy(self, instance_uuid):
         with self._lock:
             if self._guests.pop(instance_uuid, None) is not None:

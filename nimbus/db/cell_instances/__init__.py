@@ -36,6 +36,7 @@ _UPDATABLE = {
     'deleted_at',
     'image_ref',
     'locked_by',
+    'flavor',  # a resize swaps it (issue 24, section 2)
 }
 
 

@@ -1,0 +1,73 @@
+"""What resize, cold migrate, confirmResize and revertResize read and
+change in the server's cell before they cast: the migration waiting for
+a confirm or a revert, and its status taken with the task."""
+
+from nimbus.common import instance_states as states
+from nimbus.common.objects import migration as migration_obj
+from nimbus.db import cell_instances as instances
+from nimbus.db import cell_migrations
+from nimbus.db import cell_services
+from nimbus.db import instance_actions
+
+
+def finished_migration(cells, record):
+    """The server's resize or cold migration waiting in ``finished`` (a
+    Migration), or None."""
+    with cells.db(record['cell']).session() as session:
+        row = cell_migrations.in_progress(
+            session,
+            record['uuid'],
+            [migration_obj.RESIZE, migration_obj.MIGRATION],
+        )
+    if row is None or row['status'] != 'finished':
+        return None
+    return migration_obj.Migration.from_row(row)
+
+
+def take_migration(migration_uuid, status):
+    """The ``then`` of the task's swap: the migration from ``finished`` to
+    ``status`` in the same transaction (raises Conflict when another
+    request took it first)."""
+
+    def apply(session):
+        if not cell_migrations.set_status(
+            session, migration_uuid, status, expected=['finished']
+        ):
+            raise Conflict(
+                'Migration %s is no longer finished.' % migration_uuid
+            )
+
+    return apply
+
+
+def give_back(cells, record, action_name, task, migration_uuid, status, ctx):
+    """The cast of a confirm or revert could not be sent: the task and
+    the migration's status go back (VERIFY_RESIZE, ``finished``) and the
+    instance action ends in error."""
+    with cells.db(record['cell']).session() as session:
+        cell_migrations.set_status(
+            session, migration_uuid, 'finished', expected=[status]
+        )
+        instances.transition(
+            session,
+            record['uuid'],
+            [states.RESIZED],
+            {'task_state': None},
+            expected_task_states=[task],
+        )
+        instance_actions.finish(
+            session, record['uuid'], ctx.request_id, instance_actions.ERROR
+        )
+
+
+class Conflict(Exception):
+    pass
+
+
+def compute_exists(cells, cell, host):
+    """A nova-compute service named ``host`` in the server's cell."""
+    with cells.db(cell).session() as session:
+        return (
+            cell_services.by_host_binary(session, host, 'nimbus-compute')
+            is not None
+        )

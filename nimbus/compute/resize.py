@@ -1,0 +1,483 @@
+"""Resize and cold migrate on the computes (Nova's prep_resize,
+resize_instance, finish_resize, confirm_resize, revert_resize and
+finish_revert_resize).
+
+The super conductor made the migration (``pre-migrating``), handed the
+source's allocation to the migration's consumer and claimed the
+destination for the instance (:mod:`nimbus.conductor.resize`). Then:
+
+- destination, ``prep_resize``: the driver checks it can take the guest;
+  on failure the next alternate of the same cell is claimed for the
+  instance and gets the prep, and with none left the move is undone
+  (the source's allocation given back, migration ``error``, the task
+  cleared with a fault: the server stays on its source);
+- source, ``resize_instance``: migration ``migrating``, task
+  ``resize_migrating``; the guest is powered off; ``post-migrating``,
+  ``resize_migrated``; the destination is told to finish;
+- destination, ``finish_resize``: task ``resize_finish``; the guest is
+  spawned with the new flavor (and powered off again for a server that
+  was stopped); the instance's host, node and flavor are swapped and it
+  is RESIZED (VERIFY_RESIZE); migration ``finished``;
+- ``confirm_resize`` (source): the old guest is destroyed, the migration's
+  allocation dropped, migration ``confirmed``, ACTIVE (or STOPPED);
+- ``revert_resize`` (destination) drops the new guest, then
+  ``finish_revert_resize`` (source): the old flavor, host and node come
+  back, the guest is powered on (a stopped server stays off), the
+  source's allocation goes back to the instance, migration ``reverted``.
+
+Every state change is one call of the cell conductor's ``move_step``
+(the migration's status and the instance's state in one transaction),
+so a step delivered twice, or racing a delete, changes nothing.
+"""
+
+import dataclasses
+import traceback
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from nimbus.common import instance_states as states
+from nimbus.common.objects import action_event as event_obj
+from nimbus.common.clients.placement_moves import INSTANCE
+
+LOG = logging.getLogger(__name__)
+
+_MOVING = (states.ACTIVE, states.STOPPED)
+
+
+class StepLost(Exception):
+    """A step's swap did not hold: the server was deleted, reset or moved
+    meanwhile."""
+
+
+class Resizes:
+    def __init__(self, host, driver, conductor, placement, compute_api):
+        """``compute_api``: a ComputeAPI on this host's cell bus (the
+        other side of the move)."""
+        self.host = host
+        self.driver = driver
+        self.conductor = conductor
+        self.placement = placement
+        self.compute_api = compute_api
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _event(self, ctxt, uuid, request_id, event, phase, **more):
+        try:
+            self.conductor.instance_action_event(
+                ctxt,
+                event_obj.ActionEvent(
+                    instance_uuid=uuid,
+                    request_id=request_id,
+                    event=event,
+                    host=self.host,
+                    phase=phase,
+                    time=timeutils.utcnow().isoformat(),
+                    **more,
+                ),
+            )
+        except Exception:
+            LOG.warning(
+                'Could not record %s of %s', event, uuid, exc_info=True
+            )
+
+    def _step(
+        self,
+        ctxt,
+        migration,
+        statuses,
+        status,
+        vm_states,
+        tasks,
+        updates,
+        migration_updates=None,
+    ):
+        done = self.conductor.move_step(
+            ctxt,
+            migration.instance_uuid,
+            migration.uuid,
+            statuses,
+            status,
+            vm_states,
+            tasks,
+            updates,
+            migration_updates,
+        )
+        if done is None:
+            raise StepLost(
+                'instance %s or migration %s changed meanwhile (deleted, '
+                'reset or moved)' % (migration.instance_uuid, migration.uuid)
+            )
+        return done
+
+    def _guarded(self, ctxt, migration, request_id, event, body):
+        """Run ``body()`` inside event ``event``: its finish says how it
+        went; a failure is logged (and handled by ``body``)."""
+        uuid = migration.instance_uuid
+        self._event(ctxt, uuid, request_id, event, 'start')
+        try:
+            body()
+        except Exception as exc:
+            LOG.warning(
+                '%s of %s failed on %s: %s', event, uuid, self.host, exc
+            )
+            details = ''.join(traceback.format_exception(exc))
+            self._event(
+                ctxt,
+                uuid,
+                request_id,
+                event,
+                'finish',
+                result='Error',
+                traceback=details,
+                details=str(exc)[:255],
+            )
+            return False
+        self._event(ctxt, uuid, request_id, event, 'finish', result='Success')
+        return True
+
+    def _undo(self, ctxt, instance_uuid, migration_uuid):
+        """The source's allocation back to the instance (its destination
+        claim replaced in the same transaction); idempotent, as
+        :meth:`nimbus.conductor.move_claims.MoveClaims.undo`."""
+        self.placement.move_allocations(
+            ctxt, migration_uuid, instance_uuid, target_type=INSTANCE
+        )
+
+    def _was_stopped(self, migration):
+        return (migration.details or {}).get('vm_state') == states.STOPPED
+
+    # -- destination: prep -----------------------------------------------------
+
+    def prep_resize(self, ctxt, request_id, migration, selection, alternates):
+        uuid = migration.instance_uuid
+
+        def body():
+            self.driver.prep_resize(uuid, migration.new_flavor)
+            _inst, moved = self._step(
+                ctxt,
+                migration,
+                ['pre-migrating'],
+                'pre-migrating',
+                _MOVING,
+                [states.RESIZE_PREP],
+                {},
+                {
+                    'dest_compute': self.host,
+                    'dest_host': self.host,
+                    'dest_node': selection.nodename,
+                    'details': dict(
+                        migration.details or {},
+                        dest_node_uuid=selection.compute_node_uuid,
+                    ),
+                },
+            )
+            self.compute_api.resize_instance(
+                ctxt, moved.source_compute, uuid, request_id, moved
+            )
+
+        if self._guarded(
+            ctxt, migration, request_id, 'compute_prep_resize', body
+        ):
+            return
+        self._reschedule(ctxt, request_id, migration, alternates)
+
+    def _reschedule(self, ctxt, request_id, migration, alternates):
+        """The prep failed here: the next alternate (same cell) takes the
+        instance's claim and the prep; none left undoes the move."""
+        uuid = migration.instance_uuid
+        for index, alternate in enumerate(alternates):
+            try:
+                current = self.placement.get_allocations_for_consumer(
+                    ctxt, uuid
+                )
+                self.placement.replace_allocations(
+                    ctxt,
+                    uuid,
+                    {
+                        rp: dict(alloc.get('resources') or {})
+                        for rp, alloc in alternate.allocations.items()
+                    },
+                    current.get('project_id'),
+                    current.get('user_id'),
+                )
+            except Exception:
+                LOG.warning(
+                    'Could not claim alternate %s for %s',
+                    alternate.service_host,
+                    uuid,
+                    exc_info=True,
+                )
+                continue
+            LOG.info(
+                'Rescheduling the move of %s to %s',
+                uuid,
+                alternate.service_host,
+            )
+            self.compute_api.prep_resize(
+                ctxt,
+                alternate.service_host,
+                uuid,
+                request_id,
+                migration,
+                alternate,
+                alternates[index + 1 :],
+            )
+            return
+        self._undo(ctxt, uuid, migration.uuid)
+        try:
+            self._step(
+                ctxt,
+                migration,
+                ['pre-migrating'],
+                'error',
+                _MOVING,
+                [states.RESIZE_PREP],
+                {
+                    'task_state': None,
+                    'fault': {
+                        'message': 'No valid host was found: the move of '
+                        'the server failed on every host tried.',
+                        'code': 500,
+                    },
+                },
+            )
+        except StepLost as exc:
+            LOG.info('Left %s as it is: %s', uuid, exc)
+
+    # -- source: resize --------------------------------------------------------
+
+    def resize_instance(self, ctxt, request_id, migration):
+        uuid = migration.instance_uuid
+
+        def body():
+            _i, moved = self._step(
+                ctxt,
+                migration,
+                ['pre-migrating'],
+                'migrating',
+                _MOVING,
+                [states.RESIZE_PREP],
+                {'task_state': states.RESIZE_MIGRATING},
+            )
+            if moved.source_compute != moved.dest_compute:
+                self.driver.power_off(uuid)
+            _i, moved = self._step(
+                ctxt,
+                moved,
+                ['migrating'],
+                'post-migrating',
+                _MOVING,
+                [states.RESIZE_MIGRATING],
+                {'task_state': states.RESIZE_MIGRATED},
+            )
+            self.compute_api.finish_resize(
+                ctxt, moved.dest_compute, uuid, request_id, moved
+            )
+
+        if not self._guarded(
+            ctxt, migration, request_id, 'compute_resize_instance', body
+        ):
+            self._source_failed(ctxt, migration)
+
+    def _source_failed(self, ctxt, migration):
+        """As Nova: a source that could not let the guest go leaves the
+        server in ERROR on its source and the migration in error; the
+        destination's claim is replaced by the source's allocation again
+        (the guest is still here), before the server shows ERROR."""
+        self._undo(ctxt, migration.instance_uuid, migration.uuid)
+        try:
+            self._step(
+                ctxt,
+                migration,
+                ['pre-migrating', 'migrating', 'post-migrating'],
+                'error',
+                _MOVING,
+                [
+                    states.RESIZE_PREP,
+                    states.RESIZE_MIGRATING,
+                    states.RESIZE_MIGRATED,
+                ],
+                {'vm_state': states.ERROR, 'task_state': None},
+            )
+        except StepLost as exc:
+            LOG.info('Left %s as it is: %s', migration.instance_uuid, exc)
+
+    # -- destination: finish ---------------------------------------------------
+
+    def finish_resize(self, ctxt, request_id, migration):
+        uuid = migration.instance_uuid
+
+        def body():
+            instance, moved = self._step(
+                ctxt,
+                migration,
+                ['post-migrating'],
+                'post-migrating',
+                _MOVING,
+                [states.RESIZE_MIGRATED],
+                {'task_state': states.RESIZE_FINISH},
+            )
+            self.driver.spawn(
+                dataclasses.replace(instance, flavor=moved.new_flavor), {}
+            )
+            power = states.RUNNING
+            if self._was_stopped(moved):
+                self.driver.power_off(uuid)
+                power = states.SHUTDOWN
+            self._step(
+                ctxt,
+                moved,
+                ['post-migrating'],
+                'finished',
+                _MOVING,
+                [states.RESIZE_FINISH],
+                {
+                    'vm_state': states.RESIZED,
+                    'task_state': None,
+                    'power_state': power,
+                    'host': self.host,
+                    'node': moved.dest_node,
+                    'compute_node_uuid': (moved.details or {}).get(
+                        'dest_node_uuid'
+                    ),
+                    'flavor': moved.new_flavor,
+                },
+            )
+
+        if not self._guarded(
+            ctxt, migration, request_id, 'compute_finish_resize', body
+        ):
+            self._finish_failed(ctxt, migration)
+
+    def _finish_failed(self, ctxt, migration):
+        """As Nova: a failed finish leaves the server in ERROR (on the
+        destination's claim) and the migration in error."""
+        try:
+            self._step(
+                ctxt,
+                migration,
+                ['post-migrating'],
+                'error',
+                _MOVING,
+                [states.RESIZE_MIGRATED, states.RESIZE_FINISH],
+                {'vm_state': states.ERROR, 'task_state': None},
+            )
+        except StepLost:
+            pass
+
+    # -- confirm (source) ------------------------------------------------------
+
+    def confirm_resize(self, ctxt, request_id, migration):
+        uuid = migration.instance_uuid
+
+        def body():
+            if migration.source_compute != migration.dest_compute:
+                self.driver.destroy(uuid)
+            self.placement.remove_allocations(ctxt, migration.uuid)
+            stopped = self._was_stopped(migration)
+            self._step(
+                ctxt,
+                migration,
+                ['confirming'],
+                'confirmed',
+                [states.RESIZED],
+                [states.RESIZE_CONFIRMING],
+                {
+                    'vm_state': states.STOPPED if stopped else states.ACTIVE,
+                    'task_state': None,
+                },
+            )
+
+        self._guarded(
+            ctxt, migration, request_id, 'compute_confirm_resize', body
+        )
+
+    # -- revert (destination, then source) -------------------------------------
+
+    def revert_resize(self, ctxt, request_id, migration):
+        uuid = migration.instance_uuid
+
+        def body():
+            if migration.source_compute != migration.dest_compute:
+                self.driver.destroy(uuid)
+            self.compute_api.finish_revert_resize(
+                ctxt, migration.source_compute, uuid, request_id, migration
+            )
+
+        self._guarded(
+            ctxt, migration, request_id, 'compute_revert_resize', body
+        )
+
+    def finish_revert_resize(self, ctxt, request_id, migration):
+        uuid = migration.instance_uuid
+
+        def body():
+            stopped = self._was_stopped(migration)
+            if migration.source_compute == migration.dest_compute:
+                instance, _m = self._step(
+                    ctxt,
+                    migration,
+                    ['reverting'],
+                    'reverting',
+                    [states.RESIZED],
+                    [states.RESIZE_REVERTING],
+                    {},
+                )
+                self.driver.spawn(
+                    dataclasses.replace(instance, flavor=migration.old_flavor),
+                    {},
+                )
+                if stopped:
+                    self.driver.power_off(uuid)
+            elif not stopped:
+                self.driver.power_on(uuid)
+            self._undo(ctxt, uuid, migration.uuid)
+            self._step(
+                ctxt,
+                migration,
+                ['reverting'],
+                'reverted',
+                [states.RESIZED],
+                [states.RESIZE_REVERTING],
+                {
+                    'vm_state': states.STOPPED if stopped else states.ACTIVE,
+                    'task_state': None,
+                    'power_state': states.SHUTDOWN
+                    if stopped
+                    else states.RUNNING,
+                    'host': self.host,
+                    'node': migration.source_node,
+                    'compute_node_uuid': (migration.details or {}).get(
+                        'source_node_uuid'
+                    ),
+                    'flavor': migration.old_flavor,
+                },
+            )
+
+        self._guarded(
+            ctxt, migration, request_id, 'compute_finish_revert_resize', body
+        )
+
+    # -- auto-confirm (destination's periodic) ---------------------------------
+
+    def auto_confirm(self, ctxt, seconds):
+        """Confirm the moves that have waited in VERIFY_RESIZE on this
+        host longer than ``seconds`` (``[DEFAULT] resize_confirm_window``):
+        the cell conductor takes each for its confirm, the source is told
+        as for a user's confirmResize."""
+        for migration in self.conductor.unconfirmed_resizes(
+            ctxt, self.host, seconds
+        ):
+            LOG.info(
+                'Confirming the resize of %s (waited over %d s)',
+                migration.instance_uuid,
+                seconds,
+            )
+            self.compute_api.confirm_resize(
+                ctxt,
+                migration.source_compute,
+                migration.instance_uuid,
+                migration.details['request_id'],
+                migration,
+            )
