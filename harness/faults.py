@@ -19,6 +19,7 @@ import time
 
 import requests
 
+from nimbus.allinone.client import ComputeClient
 from nimbus.testing import accel_daemons
 from nimbus.testing import daemons
 
@@ -214,6 +215,50 @@ def _answer(exc):
     except Exception:
         pass
     return '%s %s %s' % (method, status, str(body)[:100])
+
+
+def ready_for_bursts(cloud, hosts, profile, prefix):
+    """Get an :class:`~nimbus.testing.accel_daemons.AccelDaemonCloud`
+    whose ``hosts`` simulated hosts (each with a fake FPGA and GPU) were
+    started ready for :func:`run`: the hosts up and mapped to their cell,
+    their device providers in placement, a device profile ``profile``
+    asking for one GPU, and a plain flavor, a GPU flavor and an image
+    (named after ``prefix``). Returns ``(api, (flavor, accel_flavor),
+    image)``, ``api`` a compute API client."""
+    api = ComputeClient(cloud.api_url + '/v2.1')
+    daemons.wait_for(
+        lambda: (
+            sum(
+                1
+                for h in api.get('/os-hypervisors/detail')['hypervisors']
+                if h.get('state') == 'up'
+            )
+            == hosts
+        ),
+        120,
+        'the %d hosts' % hosts,
+        list(cloud.daemons.values()),
+    )
+    cloud.manage('cell', 'discover-hosts')
+    daemons.wait_for(
+        lambda: len(cloud.device_providers()) == 2 * hosts,
+        120,
+        'an FPGA and a GPU provider per host',
+        list(cloud.daemons.values()),
+    )
+    response = cloud.accel(
+        'POST',
+        '/device_profiles',
+        json=[{'name': profile, 'groups': [{'resources:PGPU': '1'}]}],
+    )
+    if response.status_code != 201:
+        raise RuntimeError('device profile %s: %s' % (profile, response.text))
+    flavor = api.create_flavor(prefix + '.tiny', 1, 256, 1)['id']
+    accel_flavor = api.create_flavor(
+        prefix + '.gpu', 1, 256, 1, {'accel:device_profile': profile}
+    )['id']
+    image = api.create_image(prefix + '-image')['id']
+    return api, (flavor, accel_flavor), image
 
 
 def consumers(placement_url):

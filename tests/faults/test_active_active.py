@@ -26,9 +26,7 @@ import pytest
 
 from harness import faults
 from harness import injectors
-from nimbus.allinone.client import ComputeClient
 from nimbus.testing import accel_daemons
-from nimbus.testing import daemons
 from nimbus.testing import infra
 from tests.faults import conftest
 
@@ -92,38 +90,9 @@ def cloud(tmp_path_factory):
             'c1', HOSTS, {'compute': {'arq_binding_timeout': 60}}
         )
         cloud.start_agent('c1', HOSTS, {'fake_gpu': {'num_accelerators': 64}})
-        api = ComputeClient(cloud.api_url + '/v2.1')
-        daemons.wait_for(
-            lambda: (
-                sum(
-                    1
-                    for h in api.get('/os-hypervisors/detail')['hypervisors']
-                    if h.get('state') == 'up'
-                )
-                == HOSTS
-            ),
-            120,
-            'the simulated hosts',
-            list(cloud.daemons.values()),
+        api, (flavor, accel_flavor), image = faults.ready_for_bursts(
+            cloud, HOSTS, PROFILE, 'aa'
         )
-        cloud.manage('cell', 'discover-hosts')
-        daemons.wait_for(
-            lambda: len(cloud.device_providers()) == 2 * HOSTS,
-            120,
-            'an FPGA and a GPU provider per host',
-            list(cloud.daemons.values()),
-        )
-        response = cloud.accel(
-            'POST',
-            '/device_profiles',
-            json=[{'name': PROFILE, 'groups': [{'resources:PGPU': '1'}]}],
-        )
-        assert response.status_code == 201, response.text
-        flavor = api.create_flavor('aa.tiny', 1, 256, 1)['id']
-        accel_flavor = api.create_flavor(
-            'aa.gpu', 1, 256, 1, {'accel:device_profile': PROFILE}
-        )['id']
-        image = api.create_image('aa-image')['id']
         yield cloud, api, (flavor, accel_flavor), image
     finally:
         for cleanup in reversed(cleanups):

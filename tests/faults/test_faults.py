@@ -30,9 +30,7 @@ from urllib import parse
 
 import pytest
 
-from nimbus.allinone.client import ComputeClient
 from nimbus.testing import accel_daemons
-from nimbus.testing import daemons
 from harness import faults
 from harness import injectors
 from nimbus.testing import private_mariadb
@@ -111,42 +109,9 @@ def cloud(tmp_path_factory):
         cloud.start_agent(
             'c1', HOSTS, {'fake_gpu': {'num_accelerators': GPU_SLOTS}}
         )
-        api = ComputeClient(cloud.api_url + '/v2.1')
-        daemons.wait_for(
-            lambda: (
-                len(
-                    [
-                        h
-                        for h in api.get('/os-hypervisors/detail')[
-                            'hypervisors'
-                        ]
-                        if h.get('state') == 'up'
-                    ]
-                )
-                == HOSTS
-            ),
-            120,
-            'the 10 hosts',
-            list(cloud.daemons.values()),
+        api, (flavor, accel_flavor), image = faults.ready_for_bursts(
+            cloud, HOSTS, PROFILE, 'fault'
         )
-        cloud.manage('cell', 'discover-hosts')
-        daemons.wait_for(
-            lambda: len(cloud.device_providers()) == 2 * HOSTS,
-            120,
-            'an FPGA and a GPU provider per host',
-            list(cloud.daemons.values()),
-        )
-        response = cloud.accel(
-            'POST',
-            '/device_profiles',
-            json=[{'name': PROFILE, 'groups': [{'resources:PGPU': '1'}]}],
-        )
-        assert response.status_code == 201, response.text
-        flavor = api.create_flavor('fault.tiny', 1, 256, 1)['id']
-        accel_flavor = api.create_flavor(
-            'fault.gpu', 1, 256, 1, {'accel:device_profile': PROFILE}
-        )['id']
-        image = api.create_image('fault-image')['id']
         yield cloud, api, (flavor, accel_flavor), image
         cloud.stop()
     finally:

@@ -39,9 +39,7 @@ import re
 
 import pytest
 
-from nimbus.allinone.client import ComputeClient
 from nimbus.testing import accel_daemons
-from nimbus.testing import daemons
 from harness import faults
 from nimbus.testing import infra
 from harness import injectors
@@ -111,42 +109,9 @@ def cluster_cloud(tmp_path_factory):
         cloud.start_accelerator()
         cloud.start_simulated('c1', HOSTS)
         cloud.start_agent('c1', HOSTS, {'fake_gpu': {'num_accelerators': 64}})
-        api = ComputeClient(cloud.api_url + '/v2.1')
-        daemons.wait_for(
-            lambda: (
-                len(
-                    [
-                        h
-                        for h in api.get('/os-hypervisors/detail')[
-                            'hypervisors'
-                        ]
-                        if h.get('state') == 'up'
-                    ]
-                )
-                == HOSTS
-            ),
-            120,
-            'the 10 hosts',
-            list(cloud.daemons.values()),
+        api, (flavor, accel_flavor), image = faults.ready_for_bursts(
+            cloud, HOSTS, PROFILE, 'cluster'
         )
-        cloud.manage('cell', 'discover-hosts')
-        daemons.wait_for(
-            lambda: len(cloud.device_providers()) == 2 * HOSTS,
-            120,
-            'an FPGA and a GPU provider per host',
-            list(cloud.daemons.values()),
-        )
-        response = cloud.accel(
-            'POST',
-            '/device_profiles',
-            json=[{'name': PROFILE, 'groups': [{'resources:PGPU': '1'}]}],
-        )
-        assert response.status_code == 201, response.text
-        flavor = api.create_flavor('cluster.tiny', 1, 256, 1)['id']
-        accel_flavor = api.create_flavor(
-            'cluster.gpu', 1, 256, 1, {'accel:device_profile': PROFILE}
-        )['id']
-        image = api.create_image('cluster-image')['id']
         yield cluster, cloud, buses, api, (flavor, accel_flavor), image
     finally:
         for cleanup in reversed(cleanups):
