@@ -51,9 +51,7 @@ state it was moving to, so a retried compare-and-swap that had in fact
 succeeded is recognised instead of reported as lost.
 """
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
-import tenacity
 
 from nimbus.common import rpc
 from nimbus.common.rpc import options as rpc_options
@@ -61,8 +59,9 @@ from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import Instance
 from nimbus.common.objects import instance_update as update_obj
-from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import selection as selection_obj
+from nimbus.conductor import rpc_retry
+from nimbus.conductor import rpcapi_moves
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +69,7 @@ TOPIC = 'conductor'
 VERSION = '1.7'
 
 
-class SuperConductorAPI:
+class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
     """Client of the super conductor (API bus)."""
 
     def __init__(self, transport, conf=None):
@@ -89,84 +88,8 @@ class SuperConductorAPI:
             instance_uuids=instance_uuids,
         )
 
-    def migrate_server(
-        self,
-        ctxt,
-        instance_uuid,
-        cell_uuid,
-        request_id,
-        flavor=None,
-        host=None,
-    ):
-        """Cast (1.6): resize the instance to ``flavor`` (a flavor dict as
-        the instance carries it) or, without one, cold migrate it;
-        ``host``: the destination asked for (still filtered)."""
-        self._client.prepare(version='1.6').cast(
-            ctxt,
-            'migrate_server',
-            instance_uuid=instance_uuid,
-            cell_uuid=cell_uuid,
-            request_id=request_id,
-            flavor=flavor,
-            host=host,
-        )
 
-    def unshelve_instance(
-        self,
-        ctxt,
-        instance_uuid,
-        request_id,
-        availability_zone=None,
-        host=None,
-        unpin=False,
-    ):
-        """Cast (1.7): unshelve the instance (its task is
-        ``unshelving``): start it where it is when SHELVED, else schedule
-        it (in ``availability_zone``, on ``host``; ``unpin``: no zone) and
-        spawn it on the chosen host."""
-        self._client.prepare(version='1.7').cast(
-            ctxt,
-            'unshelve_instance',
-            instance_uuid=instance_uuid,
-            request_id=request_id,
-            availability_zone=availability_zone,
-            host=host,
-            unpin=bool(unpin),
-        )
-
-    def evacuate_instance(
-        self, ctxt, instance_uuid, request_id, migration_uuid, power_on=True
-    ):
-        """Cast (1.7): evacuate the instance (task ``rebuilding``) for
-        its migration ``migration_uuid`` (type evacuation, accepted; the
-        requested host, if any, is its ``dest_host``)."""
-        self._client.prepare(version='1.7').cast(
-            ctxt,
-            'evacuate_instance',
-            instance_uuid=instance_uuid,
-            request_id=request_id,
-            migration_uuid=migration_uuid,
-            power_on=bool(power_on),
-        )
-
-
-def _log_retry(state):
-    LOG.warning(
-        'No reply from the cell conductor (%s); retrying',
-        state.outcome.exception(),
-    )
-
-
-_retry_lost_reply = tenacity.retry(
-    retry=tenacity.retry_if_exception_type(messaging.MessagingTimeout),
-    stop=tenacity.stop_after_attempt(5),
-    wait=tenacity.wait_exponential(multiplier=0.5, max=10),
-    before_sleep=_log_retry,
-    reraise=True,
-)
-
-
-class CellConductorAPI:
+class CellConductorAPI(rpcapi_moves.CellMoveCalls):
     """Client of a cell conductor (the cell's bus)."""
 
     def __init__(self, transport, conf=None):
@@ -279,7 +202,7 @@ class CellConductorAPI:
     ):
         attempts = []
 
-        @_retry_lost_reply
+        @rpc_retry.lost_reply
         def call():
             expected = list(expected_vm_states)
             target = updates.get('vm_state')
@@ -328,7 +251,7 @@ class CellConductorAPI:
     ):
         attempts = []
 
-        @_retry_lost_reply
+        @rpc_retry.lost_reply
         def call():
             vm_states = list(expected_vm_states)
             tasks = list(expected_task_states)
@@ -353,71 +276,7 @@ class CellConductorAPI:
         answer = call()
         return None if answer is None else Instance.from_primitive(answer)
 
-    def move_step(
-        self,
-        ctxt,
-        instance_uuid,
-        migration_uuid,
-        expected_statuses,
-        status,
-        expected_vm_states,
-        expected_task_states,
-        updates,
-        migration_updates=None,
-    ):
-        """Call (1.6): one step of a cold move (see
-        :func:`nimbus.conductor.cell_moves.move_step`): ``(Instance,
-        Migration)`` after it, or None when a swap did not hold.
-        ``updates`` may carry ``flavor`` and a ``fault`` besides the
-        InstanceUpdate fields. A call whose reply was lost is retried
-        expecting also the status and states it moves to."""
-        attempts = []
-
-        @_retry_lost_reply
-        def call():
-            statuses = list(expected_statuses)
-            vm_states = list(expected_vm_states)
-            tasks = list(expected_task_states)
-            if attempts:
-                # Our first try may have succeeded with its reply lost.
-                statuses.append(status)
-                if updates.get('vm_state'):
-                    vm_states.append(updates['vm_state'])
-                if 'task_state' in updates:
-                    tasks.append(updates['task_state'])
-            attempts.append(1)
-            return self._client.prepare(version='1.6').call(
-                ctxt,
-                'move_step',
-                instance_uuid=instance_uuid,
-                migration_uuid=migration_uuid,
-                expected_statuses=statuses,
-                status=status,
-                expected_vm_states=vm_states,
-                expected_task_states=tasks,
-                updates=dict(updates),
-                migration_updates=migration_updates or {},
-            )
-
-        answer = call()
-        if answer is None:
-            return None
-        return (
-            Instance.from_primitive(answer['instance']),
-            migration_obj.Migration.from_primitive(answer['migration']),
-        )
-
-    def unconfirmed_resizes(self, ctxt, host, seconds):
-        """Call (1.6): the Migrations finished on ``host`` more than
-        ``seconds`` ago, each taken for its confirm (status confirming,
-        an instance action confirmResize whose request id is in the
-        migration's ``details['request_id']``)."""
-        answer = self._client.prepare(version='1.6').call(
-            ctxt, 'unconfirmed_resizes', host=host, seconds=seconds
-        )
-        return [migration_obj.Migration.from_primitive(m) for m in answer]
-
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def instance_action_event(self, ctxt, event):
         """Call (1.5): record ``event`` (an ActionEvent) on its instance
         action; False when the cell has no such action. Idempotent: a
@@ -428,7 +287,7 @@ class CellConductorAPI:
             ctxt, 'instance_action_event', event=event.to_primitive()
         )
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def reclaimable(self, ctxt, host, seconds):
         """Call (1.5): the uuids of the instances on ``host`` soft-deleted
         more than ``seconds`` ago, with no task under way."""
@@ -436,37 +295,7 @@ class CellConductorAPI:
             ctxt, 'reclaimable', host=host, seconds=int(seconds)
         )
 
-    @_retry_lost_reply
-    def shelved_offloadable(self, ctxt, host, seconds):
-        """Call (1.7): the uuids of the instances on ``host`` SHELVED
-        more than ``seconds`` ago, with no task under way."""
-        return self._client.prepare(version='1.7').call(
-            ctxt, 'shelved_offloadable', host=host, seconds=int(seconds)
-        )
-
-    @_retry_lost_reply
-    def evacuations_done(self, ctxt, host):
-        """Call (1.7): the evacuations away from ``host`` in status
-        ``done`` (Migrations)."""
-        answer = self._client.prepare(version='1.7').call(
-            ctxt, 'evacuations_done', host=host
-        )
-        return [migration_obj.Migration.from_primitive(m) for m in answer]
-
-    @_retry_lost_reply
-    def migration_set_status(self, ctxt, migration_uuid, status, expected):
-        """Call (1.7): compare-and-swap the migration's status from one
-        of ``expected``; True when it held (a retry also accepts
-        ``status``)."""
-        return self._client.prepare(version='1.7').call(
-            ctxt,
-            'migration_set_status',
-            migration_uuid=migration_uuid,
-            status=status,
-            expected=list(expected) + [status],
-        )
-
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def record_build_attempt(
         self, ctxt, instance_uuid, host, node, result, reason=None
     ):
@@ -480,7 +309,7 @@ class CellConductorAPI:
             reason=reason,
         )
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def service_heartbeat(
         self, ctxt, host, binary, availability_zone=None, timeout=None
     ):
@@ -517,7 +346,7 @@ class CellConductorAPI:
                 total[key] += int((answer or {}).get(key, 0))
         return total
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def compute_node_update(self, ctxt, node):
         """Call: create or update the compute node record (``node``, a
         ComputeNodeRecord)."""
@@ -525,7 +354,7 @@ class CellConductorAPI:
             ctxt, 'compute_node_update', node=node.to_primitive()
         )
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def instances_on_host(self, ctxt, host):
         """Call: the live instances (Instance records) the cell database
         places on ``host``."""
@@ -534,7 +363,7 @@ class CellConductorAPI:
         )
         return [Instance.from_primitive(i) for i in answer]
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def service_disable(self, ctxt, host, binary, reason):
         """Call (1.1): disable the service with ``reason``; returns its
         record, or None when it has none."""
@@ -542,7 +371,7 @@ class CellConductorAPI:
             ctxt, 'service_disable', host=host, binary=binary, reason=reason
         )
 
-    @_retry_lost_reply
+    @rpc_retry.lost_reply
     def group_members(self, ctxt, group_uuid, exclude=None):
         """Call (1.1): the server group's live members with a host in
         this cell, as Instance records with uuid, host, vm_state and

@@ -1,0 +1,172 @@
+"""The conductors' RPC calls of the moves (issue 24): resize and cold
+migrate (conductor RPC 1.6), shelve and evacuate (1.7). Mixins of
+:class:`~nimbus.conductor.rpcapi.SuperConductorAPI` and
+:class:`~nimbus.conductor.rpcapi.CellConductorAPI`, which hold the
+client (``self._client``) and the version history; kept in a module of
+their own so that each stays one noun."""
+
+from nimbus.common.objects import Instance
+from nimbus.common.objects import migration as migration_obj
+from nimbus.conductor import rpc_retry
+
+
+class SuperMoveCalls:
+    """The super conductor's casts that start a move."""
+
+    def migrate_server(
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        flavor=None,
+        host=None,
+    ):
+        """Cast (1.6): resize the instance to ``flavor`` (a flavor dict as
+        the instance carries it) or, without one, cold migrate it;
+        ``host``: the destination asked for (still filtered)."""
+        self._client.prepare(version='1.6').cast(
+            ctxt,
+            'migrate_server',
+            instance_uuid=instance_uuid,
+            cell_uuid=cell_uuid,
+            request_id=request_id,
+            flavor=flavor,
+            host=host,
+        )
+
+    def unshelve_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        request_id,
+        availability_zone=None,
+        host=None,
+        unpin=False,
+    ):
+        """Cast (1.7): unshelve the instance (its task is
+        ``unshelving``): start it where it is when SHELVED, else schedule
+        it (in ``availability_zone``, on ``host``; ``unpin``: no zone) and
+        spawn it on the chosen host."""
+        self._client.prepare(version='1.7').cast(
+            ctxt,
+            'unshelve_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            availability_zone=availability_zone,
+            host=host,
+            unpin=bool(unpin),
+        )
+
+    def evacuate_instance(
+        self, ctxt, instance_uuid, request_id, migration_uuid, power_on=True
+    ):
+        """Cast (1.7): evacuate the instance (task ``rebuilding``) for
+        its migration ``migration_uuid`` (type evacuation, accepted; the
+        requested host, if any, is its ``dest_host``)."""
+        self._client.prepare(version='1.7').cast(
+            ctxt,
+            'evacuate_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
+            migration_uuid=migration_uuid,
+            power_on=bool(power_on),
+        )
+
+
+class CellMoveCalls:
+    """The cell conductor's calls that step, list and finish moves."""
+
+    def move_step(
+        self,
+        ctxt,
+        instance_uuid,
+        migration_uuid,
+        expected_statuses,
+        status,
+        expected_vm_states,
+        expected_task_states,
+        updates,
+        migration_updates=None,
+    ):
+        """Call (1.6): one step of a cold move (see
+        :func:`nimbus.conductor.cell_moves.move_step`): ``(Instance,
+        Migration)`` after it, or None when a swap did not hold.
+        ``updates`` may carry ``flavor`` and a ``fault`` besides the
+        InstanceUpdate fields. A call whose reply was lost is retried
+        expecting also the status and states it moves to."""
+        attempts = []
+
+        @rpc_retry.lost_reply
+        def call():
+            statuses = list(expected_statuses)
+            vm_states = list(expected_vm_states)
+            tasks = list(expected_task_states)
+            if attempts:
+                # Our first try may have succeeded with its reply lost.
+                statuses.append(status)
+                if updates.get('vm_state'):
+                    vm_states.append(updates['vm_state'])
+                if 'task_state' in updates:
+                    tasks.append(updates['task_state'])
+            attempts.append(1)
+            return self._client.prepare(version='1.6').call(
+                ctxt,
+                'move_step',
+                instance_uuid=instance_uuid,
+                migration_uuid=migration_uuid,
+                expected_statuses=statuses,
+                status=status,
+                expected_vm_states=vm_states,
+                expected_task_states=tasks,
+                updates=dict(updates),
+                migration_updates=migration_updates or {},
+            )
+
+        answer = call()
+        if answer is None:
+            return None
+        return (
+            Instance.from_primitive(answer['instance']),
+            migration_obj.Migration.from_primitive(answer['migration']),
+        )
+
+    def unconfirmed_resizes(self, ctxt, host, seconds):
+        """Call (1.6): the Migrations finished on ``host`` more than
+        ``seconds`` ago, each taken for its confirm (status confirming,
+        an instance action confirmResize whose request id is in the
+        migration's ``details['request_id']``)."""
+        answer = self._client.prepare(version='1.6').call(
+            ctxt, 'unconfirmed_resizes', host=host, seconds=seconds
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]
+
+    @rpc_retry.lost_reply
+    def shelved_offloadable(self, ctxt, host, seconds):
+        """Call (1.7): the uuids of the instances on ``host`` SHELVED
+        more than ``seconds`` ago, with no task under way."""
+        return self._client.prepare(version='1.7').call(
+            ctxt, 'shelved_offloadable', host=host, seconds=int(seconds)
+        )
+
+    @rpc_retry.lost_reply
+    def evacuations_done(self, ctxt, host):
+        """Call (1.7): the evacuations away from ``host`` in status
+        ``done`` (Migrations)."""
+        answer = self._client.prepare(version='1.7').call(
+            ctxt, 'evacuations_done', host=host
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]
+
+    @rpc_retry.lost_reply
+    def migration_set_status(self, ctxt, migration_uuid, status, expected):
+        """Call (1.7): compare-and-swap the migration's status from one
+        of ``expected``; True when it held (a retry also accepts
+        ``status``)."""
+        return self._client.prepare(version='1.7').call(
+            ctxt,
+            'migration_set_status',
+            migration_uuid=migration_uuid,
+            status=status,
+            expected=list(expected) + [status],
+        )
