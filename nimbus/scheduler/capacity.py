@@ -19,7 +19,7 @@ docs/insight.md).
 
 import math
 
-from nimbus.scheduler import selection
+from nimbus.scheduler import host_prefilter, selection
 
 UNLIMITED = None
 
@@ -88,7 +88,7 @@ class Capacity:
         (HostStates in placement's order), ``alloc_reqs`` (compute node
         uuid -> allocation requests) and ``summaries``."""
         filters = self.engine.enabled_filters(spec)
-        cands = selection.pre_filter_hosts(list(hosts), spec, alloc_reqs)
+        cands = host_prefilter.pre_filter_hosts(list(hosts), spec, alloc_reqs)
         passing = self.engine.run_filters(cands, spec, filters)
         cap = self._filter_caps(spec, filters)
         group = spec.instance_group

@@ -8,7 +8,7 @@ candidate, exactly as the rules are written down.
 
 from __future__ import annotations
 
-from nimbus.scheduler import consumption, selection
+from nimbus.scheduler import consumption, host_prefilter, selection
 from nimbus.scheduler.weighers.base import weigh_detail
 
 
@@ -24,7 +24,7 @@ def schedule(
     """Hosts chosen per instance (host_subset_size 1, no shuffling, no claims)."""
     n = max(spec.num_instances, len(spec.instance_uuids), 1)
     uuids = list(spec.instance_uuids) + [None] * (n - len(spec.instance_uuids))
-    pool = selection.pre_filter_hosts(list(hosts), spec, alloc_reqs)
+    pool = host_prefilter.pre_filter_hosts(list(hosts), spec, alloc_reqs)
     usage = consumption.ProviderUsage(provider_summaries)
     full = (
         set()

@@ -23,7 +23,7 @@ import random
 from typing import Callable
 
 from nimbus.common.objects.selection import Selection
-from nimbus.scheduler import consumption, exception, plugins
+from nimbus.scheduler import consumption, exception, host_prefilter, plugins
 from nimbus.scheduler import ranking as ranking_mod
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
@@ -59,72 +59,6 @@ def make_selection(host, alloc_req, spec=None) -> Selection:
         allocation_request_version=ALLOCATION_REQUEST_VERSION,
         limits=selection_limits(host, spec),
     )
-
-
-def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
-    """ignore_hosts / force_hosts / force_nodes and 'has an allocation candidate'."""
-    out = hosts
-    if alloc_reqs is not None:
-        new = [h for h in out if h.uuid in alloc_reqs]
-        if explanation:
-            explanation.record_pre(
-                'AllocationCandidates',
-                out,
-                new,
-                'no allocation candidate from placement',
-            )
-        out = new
-    if spec.ignore_hosts:
-        ignore = set(spec.ignore_hosts)
-        new = [h for h in out if h.host not in ignore]
-        if explanation:
-            explanation.record_pre(
-                'IgnoreHosts', out, new, 'host is in ignore_hosts'
-            )
-        out = new
-    if spec.force_hosts or spec.force_nodes:
-        fh, fn = set(spec.force_hosts), set(spec.force_nodes)
-        new = [
-            h
-            for h in out
-            if (not fh or h.host in fh) and (not fn or h.nodename in fn)
-        ]
-        if explanation:
-            explanation.record_pre(
-                'ForceHosts', out, new, 'host is not in force_hosts/nodes'
-            )
-        out = new
-    dest = requested_destination(spec)
-    if dest:
-        # Nova's requested_destination (a create with a host from 2.74, a
-        # move to a chosen host from 2.68): only that host or node, and
-        # the filters still run (unlike force_hosts).
-        new = [
-            h
-            for h in out
-            if (not dest.get('host') or h.host == dest['host'])
-            and (not dest.get('node') or h.nodename == dest['node'])
-        ]
-        if explanation:
-            explanation.record_pre(
-                'RequestedDestination',
-                out,
-                new,
-                'host is not the requested destination',
-            )
-        out = new
-    return out
-
-
-def requested_destination(spec):
-    """The spec's ``requested_destination`` ({'host', 'node'}, either
-    may be None), or None."""
-    dest = (getattr(spec, 'extra', None) or {}).get('requested_destination')
-    if not isinstance(dest, dict) or not (
-        dest.get('host') or dest.get('node')
-    ):
-        return None
-    return dest
 
 
 def consume(host, spec, conf, instance_uuid, areq=None, usage=None):
@@ -245,7 +179,9 @@ class FilterScheduler:
             if not f.run_filter_once_per_request
             and not f.depends_on_request_progress
         ]
-        cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
+        cands = host_prefilter.pre_filter_hosts(
+            list(hosts), spec, alloc_reqs, exp
+        )
         cands = self.run_filters(cands, spec, filters, exp)
         ranking = ranking_mod.Ranking(cands, self.weighers, spec)
         usage = consumption.ProviderUsage(provider_summaries)
@@ -416,7 +352,9 @@ class FilterScheduler:
         exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
         exp.placement_candidates = len(hosts)
         filters = self.enabled_filters(spec)
-        cands = pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
+        cands = host_prefilter.pre_filter_hosts(
+            list(hosts), spec, alloc_reqs, exp
+        )
         cands = self.run_filters(cands, spec, filters, exp)
         detail = weigher_base.weigh_detail(cands, self.weighers, spec)
         order = sorted(range(len(cands)), key=lambda i: -detail[i]['weight'])

@@ -611,8 +611,7 @@ def test_dry_run_simulates_n_instances_and_restores(conf):
 
 def test_requested_destination_narrows_to_the_host_and_still_filters(conf):
     """A move to a chosen host (2.68) or a create with a host (2.74): only
-    that host is a candidate, and the filters still judge it (unlike
-    force_hosts)."""
+    that host is a candidate, and the filters still judge it."""
     hs = [host('a', vcpus=4), host('b', vcpus=16), host('small', vcpus=1)]
     sched = selection.FilterScheduler(conf)
     sp = testing.spec(vcpus=1, memory_mb=128, root_gb=1)

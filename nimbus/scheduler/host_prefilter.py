@@ -1,0 +1,75 @@
+"""What narrows the hosts before any filter runs: only hosts placement
+proposed a candidate for, not ``ignore_hosts``, only ``force_hosts`` /
+``force_nodes`` when forced, and only the ``requested_destination`` when
+one is asked. The filters then judge what is left, in every case.
+Shared by the scheduler's selection, its slow reference implementation
+and the capacity answer."""
+
+from __future__ import annotations
+
+
+def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
+    """ignore_hosts / force_hosts / force_nodes / requested_destination
+    and 'has an allocation candidate'."""
+    out = hosts
+    if alloc_reqs is not None:
+        new = [h for h in out if h.uuid in alloc_reqs]
+        if explanation:
+            explanation.record_pre(
+                'AllocationCandidates',
+                out,
+                new,
+                'no allocation candidate from placement',
+            )
+        out = new
+    if spec.ignore_hosts:
+        ignore = set(spec.ignore_hosts)
+        new = [h for h in out if h.host not in ignore]
+        if explanation:
+            explanation.record_pre(
+                'IgnoreHosts', out, new, 'host is in ignore_hosts'
+            )
+        out = new
+    if spec.force_hosts or spec.force_nodes:
+        fh, fn = set(spec.force_hosts), set(spec.force_nodes)
+        new = [
+            h
+            for h in out
+            if (not fh or h.host in fh) and (not fn or h.nodename in fn)
+        ]
+        if explanation:
+            explanation.record_pre(
+                'ForceHosts', out, new, 'host is not in force_hosts/nodes'
+            )
+        out = new
+    dest = requested_destination(spec)
+    if dest:
+        # Nova's requested_destination (a create with a host from 2.74, a
+        # move to a chosen host from 2.68): only that host or node, and
+        # the filters still run.
+        new = [
+            h
+            for h in out
+            if (not dest.get('host') or h.host == dest['host'])
+            and (not dest.get('node') or h.nodename == dest['node'])
+        ]
+        if explanation:
+            explanation.record_pre(
+                'RequestedDestination',
+                out,
+                new,
+                'host is not the requested destination',
+            )
+        out = new
+    return out
+
+
+def requested_destination(spec):
+    """The spec's ``requested_destination`` ({'host', 'node'}, either
+    may be None), or None."""
+    dest = (getattr(spec, 'extra', None) or {}).get('requested_destination')
+    if not isinstance(dest, dict) or not (
+        dest.get('host') or dest.get('node')
+    ):
+        return None
+    return dest
