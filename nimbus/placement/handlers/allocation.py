@@ -7,6 +7,7 @@ from oslo_utils import uuidutils
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import allocation as alloc_obj
+from nimbus.placement.objects import write_retry
 from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.schemas import allocation as schema
 
@@ -40,7 +41,7 @@ def to_request(uuid, data, version):
 
 def _write(state, fn, *args):
     """An allocation write, retried on provider generation races."""
-    return alloc_obj.write_retrying(
+    return write_retry.write_retrying(
         state.pdb,
         state.allocation_conflict_retry_count,
         fn,

@@ -3,7 +3,7 @@
 from nimbus.placement.handlers import allocation
 from nimbus.placement.handlers import inventory
 from nimbus.placement.handlers import util
-from nimbus.placement.objects import allocation as alloc_obj
+from nimbus.placement.objects import write_retry
 from nimbus.placement.objects import reshaper as reshaper_obj
 from nimbus.placement.schemas import allocation as schema
 
@@ -27,7 +27,7 @@ def reshape(state, req, resp):
         allocation.to_request(uuid, one, version)
         for uuid, one in sorted(data['allocations'].items())
     ]
-    alloc_obj.write_retrying(
+    write_retry.write_retrying(
         state.pdb,
         state.allocation_conflict_retry_count,
         reshaper_obj.reshape,

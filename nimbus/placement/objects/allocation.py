@@ -13,14 +13,13 @@ The generations of the touched providers are read before the capacity
 check and compared-and-swapped at the end: a provider changed in between
 by a writer that did not queue on the counter row lock raises
 :class:`~nimbus.placement.exception.ProviderGenerationRace`, and
-:func:`write_retrying` runs the whole transaction again, up to
+:func:`nimbus.placement.objects.write_retry.write_retrying` runs the whole transaction again, up to
 ``[placement] allocation_conflict_retry_count`` attempts, before answering
 409 ``placement.concurrent_update`` (as OpenStack Placement does).
 """
 
 from oslo_log import log as logging
 import sqlalchemy as sa
-import tenacity
 
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
@@ -440,42 +439,6 @@ def _noted(conn, touched):
         if rp_id in found:
             found[rp_id][1][rc_id] = int(used)
     return state, found
-
-
-def write_retrying(pdb, attempts, fn, *args, **kwargs):
-    """``pdb.write(fn, *args, **kwargs)``, run again on a provider
-    generation race, ``attempts`` times in all (at least once).
-
-    A consumer generation conflict or a client's stale provider generation
-    is not retried (the caller must re-read). After the last attempt the
-    race is a 409 ``placement.concurrent_update``.
-    """
-    attempts = max(1, attempts)
-
-    def lost_race(state):
-        LOG.debug(
-            'Allocation write lost a provider generation race '
-            '(attempt %d of %d)',
-            state.attempt_number,
-            attempts,
-        )
-
-    def gave_up(state):
-        LOG.warning(
-            'Allocation write still lost a provider generation race '
-            'after %d attempts',
-            attempts,
-        )
-        raise exception.ConcurrentUpdate(what='A resource provider')
-
-    return tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(
-            exception.ProviderGenerationRace
-        ),
-        stop=tenacity.stop_after_attempt(attempts),
-        before_sleep=lost_race,
-        retry_error_callback=gave_up,
-    )(pdb.write, fn, *args, **kwargs)
 
 
 def delete_consumer(conn, uuid):

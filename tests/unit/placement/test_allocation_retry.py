@@ -17,6 +17,7 @@ from nimbus.placement import exception
 from nimbus.placement import wsgi
 from nimbus.placement.db import models as m
 from nimbus.placement.objects import allocation
+from nimbus.placement.objects import write_retry
 from tests.functional.placement import fixtures
 
 RP1 = '00000000-0000-0000-0000-0000000000a1'
@@ -235,7 +236,7 @@ def test_write_retrying_raises_concurrent_update():
             raise exception.ProviderGenerationRace()
 
     with pytest.raises(exception.ConcurrentUpdate) as info:
-        allocation.write_retrying(FakeDB(), 3, lambda conn: None)
+        write_retry.write_retrying(FakeDB(), 3, lambda conn: None)
     assert not isinstance(info.value, exception.ProviderGenerationRace)
     assert info.value.error_code == 'placement.concurrent_update'
     assert len(calls) == 3

@@ -9,6 +9,7 @@ import pytest
 from nimbus.placement import db as placement_db
 from nimbus.placement import exception
 from nimbus.placement.objects import allocation
+from nimbus.placement.objects import write_retry
 from nimbus.placement.objects import base
 from nimbus.placement.objects import inventory
 from nimbus.placement.objects import reshaper
@@ -235,7 +236,7 @@ def test_noted_writes_match_a_fresh_load(tmp_path):
                     if elsewhere:
                         _claim(pdb, consumer, allocs)
                         continue
-                    counters, changes = allocation.write_retrying(
+                    counters, changes = write_retry.write_retrying(
                         pdb,
                         1,
                         allocation.replace_noting,
