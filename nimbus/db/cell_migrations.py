@@ -92,18 +92,6 @@ def get(session, migration_uuid):
     return to_dict(row) if row is not None else None
 
 
-def get_by_id(session, instance_uuid, migration_id):
-    """One migration of one instance by its integer id (the API's
-    ``/servers/{id}/migrations/{migration_id}``), or None."""
-    row = session.execute(
-        _select().where(
-            models.Migration.id == migration_id,
-            models.Migration.instance_uuid == instance_uuid,
-        )
-    ).scalar_one_or_none()
-    return to_dict(row) if row is not None else None
-
-
 def set_status(session, migration_uuid, status, expected=None, **updates):
     """Move a migration to ``status`` (with ``updates`` to other columns)
     if it is in one of ``expected`` (any status when None). True when the
@@ -176,25 +164,6 @@ def for_instance(session, instance_uuid, only_in_progress=False, types=None):
     return [to_dict(row) for row in rows]
 
 
-def in_progress_on_host(session, host, migration_types=None):
-    """Migrations under way that have ``host`` as source or destination
-    (a compute starting up finishes or undoes them; the audit reads
-    them)."""
-    query = _select().where(
-        sa.or_(
-            models.Migration.source_compute == host,
-            models.Migration.dest_compute == host,
-        ),
-        models.Migration.status.not_in(sorted(migration_obj.FINAL)),
-    )
-    if migration_types:
-        query = query.where(
-            models.Migration.migration_type.in_(list(migration_types))
-        )
-    rows = session.execute(query.order_by(models.Migration.id)).scalars()
-    return [to_dict(row) for row in rows]
-
-
 def with_status(session, statuses, migration_types=None, older_than=None):
     """Migrations in one of ``statuses`` (e.g. resizes ``finished`` for
     longer than the confirm window: ``older_than`` seconds since their
@@ -217,8 +186,11 @@ def with_status(session, statuses, migration_types=None, older_than=None):
 
 
 def _filtered(filters):
-    """The select of live migrations rows matching ``filters`` (see
-    :func:`page`)."""
+    """The select of the migration rows matching ``filters``: host
+    (source or destination), source_compute, dest_compute, status,
+    migration_type, instance_uuid, user_id, project_id, changes_since /
+    changes_before (datetimes on updated_at, or created_at when never
+    updated), hidden (default: not hidden)."""
     filters = dict(filters or {})
     query = _select()
     column = models.Migration
@@ -255,41 +227,9 @@ def _filtered(filters):
     return query
 
 
-def page(session, filters=None, limit=None, marker_id=None):
-    """Migrations of this cell newest first (by created_at, then id, as
-    Nova), after the migration whose id is ``marker_id``. ``filters``: host
-    (source or destination), source_compute, dest_compute, status,
-    migration_type, instance_uuid, user_id, project_id, changes_since /
-    changes_before (datetimes on updated_at, or created_at when never
-    updated), hidden (default: not hidden)."""
-    query = _filtered(filters)
-    column = models.Migration
-    if marker_id is not None:
-        marker = session.execute(
-            sa.select(column.created_at, column.id).where(
-                column.id == marker_id
-            )
-        ).one_or_none()
-        if marker is None:
-            raise LookupError(marker_id)
-        query = query.where(
-            sa.or_(
-                column.created_at < marker.created_at,
-                sa.and_(
-                    column.created_at == marker.created_at,
-                    column.id < marker.id,
-                ),
-            )
-        )
-    query = query.order_by(column.created_at.desc(), column.id.desc())
-    if limit is not None:
-        query = query.limit(limit)
-    return [to_dict(row) for row in session.execute(query).scalars()]
-
-
 def listing(session, filters=None, limit=None, before=None):
-    """Migrations for ``GET /os-migrations`` across cells: :func:`page`'s
-    filters, newest first by (created_at, uuid), which orders one page
+    """Migrations for ``GET /os-migrations`` across cells: the filters of
+    :func:`_filtered`, newest first by (created_at, uuid), which orders one page
     over several cells (their integer ids are their own), at most
     ``limit``, only those older than ``before`` (the marker's
     ``(created_at, uuid)``)."""
@@ -319,33 +259,6 @@ def marker_of(session, migration_uuid):
         )
     ).one_or_none()
     return None if row is None else (row.created_at, row.uuid)
-
-
-def exists_by_id(session, migration_id):
-    """Whether a migration with this integer id exists (a marker)."""
-    return (
-        session.execute(
-            sa.select(models.Migration.id).where(
-                models.Migration.id == migration_id
-            )
-        ).scalar()
-        is not None
-    )
-
-
-def from_source(session, host, statuses, migration_types=None):
-    """Migrations away from ``host`` in one of ``statuses`` (a source
-    compute back after an evacuation finds the ``done`` ones)."""
-    query = _select().where(
-        models.Migration.source_compute == host,
-        models.Migration.status.in_(list(statuses)),
-    )
-    if migration_types:
-        query = query.where(
-            models.Migration.migration_type.in_(list(migration_types))
-        )
-    rows = session.execute(query.order_by(models.Migration.id)).scalars()
-    return [to_dict(row) for row in rows]
 
 
 def holding(session, uuids):

@@ -221,11 +221,10 @@ def _check_migration_rows(db):
         }
         assert cell_migrations.set_status(session, first['uuid'], 'confirmed')
         assert cell_migrations.in_progress(session, 'inst-1') is None
-        on_b = cell_migrations.in_progress_on_host(session, 'host-b')
-        assert [m['uuid'] for m in on_b] == [second['uuid']]
-        newest = cell_migrations.page(session, {'host': 'host-b'})
+        newest = cell_migrations.listing(session, {'host': 'host-b'})
         assert [m['uuid'] for m in newest] == [second['uuid'], first['uuid']]
-        after = cell_migrations.page(
-            session, {'host': 'host-b'}, marker_id=second['id']
+        marker = cell_migrations.marker_of(session, second['uuid'])
+        after = cell_migrations.listing(
+            session, {'host': 'host-b'}, before=marker
         )
         assert [m['uuid'] for m in after] == [first['uuid']]

@@ -67,9 +67,6 @@ FINAL = frozenset(
         'done',
     )
 )
-# Statuses of a live migration that can still be aborted (2.24; 2.65
-# adds queued and preparing).
-ABORTABLE = frozenset(('queued', 'preparing', 'running'))
 
 
 def check_type(migration_type):
