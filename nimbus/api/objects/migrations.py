@@ -14,13 +14,9 @@ class MarkerNotFound(LookupError):
     pass
 
 
-def _cells(cells):
-    return [c for c in cells.cells(include_cell0=False)]
-
-
 def marker(cells, migration_uuid):
     """The ``(created_at, uuid)`` of the marker migration in any cell."""
-    for cell in _cells(cells):
+    for cell in cells.cells(include_cell0=False):
         with cells.db(cell).session() as session:
             found = cell_migrations.marker_of(session, migration_uuid)
         if found is not None:
@@ -35,7 +31,7 @@ def listing(cells, filters, limit=None, marker_uuid=None):
     before = marker(cells, marker_uuid) if marker_uuid else None
     rows = []
     per_cell = None if limit is None else limit + 1
-    for cell in _cells(cells):
+    for cell in cells.cells(include_cell0=False):
         try:
             with cells.db(cell).session() as session:
                 found = cell_migrations.listing(
