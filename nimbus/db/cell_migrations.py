@@ -261,6 +261,21 @@ def marker_of(session, migration_uuid):
     return None if row is None else (row.created_at, row.uuid)
 
 
+def from_source(session, host, statuses, migration_types=None):
+    """Migrations away from ``host`` in one of ``statuses`` (a source
+    compute back after an evacuation finds the ``done`` ones)."""
+    query = _select().where(
+        models.Migration.source_compute == host,
+        models.Migration.status.in_(list(statuses)),
+    )
+    if migration_types:
+        query = query.where(
+            models.Migration.migration_type.in_(list(migration_types))
+        )
+    rows = session.execute(query.order_by(models.Migration.id)).scalars()
+    return [to_dict(row) for row in rows]
+
+
 def holding(session, uuids):
     """Which of ``uuids`` are migrations that may hold a placement
     allocation (the source's, consumer type MIGRATION): those in progress,
