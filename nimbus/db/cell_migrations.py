@@ -229,36 +229,54 @@ def _filtered(filters):
 
 def listing(session, filters=None, limit=None, before=None):
     """Migrations for ``GET /os-migrations`` across cells: the filters of
-    :func:`_filtered`, newest first by (created_at, uuid), which orders one page
-    over several cells (their integer ids are their own), at most
-    ``limit``, only those older than ``before`` (the marker's
-    ``(created_at, uuid)``)."""
+    :func:`_filtered`, newest first by (created_at, id, uuid): created_at
+    first (MariaDB keeps it to the second), the cell's id next (the order
+    they were made in, as Nova), the uuid last (ids of two cells may be
+    equal), so that one page over several cells has one order. At most
+    ``limit``, only those after ``before`` (:func:`marker_of`'s key)."""
     query = _filtered(filters)
     column = models.Migration
     if before is not None:
-        created_at, marker_uuid = before
+        created_at, marker_id, marker_uuid = before
         query = query.where(
             sa.or_(
                 column.created_at < created_at,
                 sa.and_(
-                    column.created_at == created_at, column.uuid < marker_uuid
+                    column.created_at == created_at,
+                    sa.or_(
+                        column.id < marker_id,
+                        sa.and_(
+                            column.id == marker_id, column.uuid < marker_uuid
+                        ),
+                    ),
                 ),
             )
         )
-    query = query.order_by(column.created_at.desc(), column.uuid.desc())
+    query = query.order_by(
+        column.created_at.desc(), column.id.desc(), column.uuid.desc()
+    )
     if limit is not None:
         query = query.limit(limit)
     return [to_dict(row) for row in session.execute(query).scalars()]
 
 
+def order_key(migration):
+    """The key :func:`listing` orders by, of a migration's dict (for
+    merging the pages of several cells)."""
+    return migration['created_at'], migration['id'], migration['uuid']
+
+
 def marker_of(session, migration_uuid):
-    """``(created_at, uuid)`` of a migration (a page's marker), or None."""
+    """``(created_at, id, uuid)`` of a migration (a page's marker), or
+    None."""
     row = session.execute(
-        sa.select(models.Migration.created_at, models.Migration.uuid).where(
-            models.Migration.uuid == migration_uuid
-        )
+        sa.select(
+            models.Migration.created_at,
+            models.Migration.id,
+            models.Migration.uuid,
+        ).where(models.Migration.uuid == migration_uuid)
     ).one_or_none()
-    return None if row is None else (row.created_at, row.uuid)
+    return None if row is None else (row.created_at, row.id, row.uuid)
 
 
 def from_source(session, host, statuses, migration_types=None):

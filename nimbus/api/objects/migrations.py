@@ -15,7 +15,7 @@ class MarkerNotFound(LookupError):
 
 
 def marker(cells, migration_uuid):
-    """The ``(created_at, uuid)`` of the marker migration in any cell."""
+    """The ordering key of the marker migration, in whichever cell."""
     for cell in cells.cells(include_cell0=False):
         with cells.db(cell).session() as session:
             found = cell_migrations.marker_of(session, migration_uuid)
@@ -47,7 +47,7 @@ def listing(cells, filters, limit=None, marker_uuid=None):
         for row in found:
             row['cell'] = cell
         rows.extend(found)
-    rows.sort(key=lambda r: (r['created_at'], r['uuid']), reverse=True)
+    rows.sort(key=cell_migrations.order_key, reverse=True)
     if limit is None:
         return rows, False
     return rows[:limit], len(rows) > limit
