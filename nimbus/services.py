@@ -18,8 +18,9 @@ from nimbus.common.clients import placement as placement_client
 
 LOG = logging.getLogger(__name__)
 
-# Seconds between trims of the scheduler's decision backlog on RabbitMQ.
-BACKLOG_TRIM_INTERVAL = 60.0
+# Seconds between checks of the scheduler's decision backlog on RabbitMQ
+# (nimbus.common.rpc.backlog: a warning when the max-length policy is missing).
+BACKLOG_CHECK_INTERVAL = 60.0
 
 
 def placement(conf, session=None):
@@ -114,16 +115,16 @@ def scheduler_service(conf, host=None):
             rpc.get_notification_transport(conf), host or conf.host
         )
         if conf.scheduler.decision_backlog:
-            trimmer = backlog.BacklogTrimmer(
+            watch = backlog.BacklogWatch(
                 rpc.transport_url_of(conf),
                 notifications.QUEUES,
                 conf.scheduler.decision_backlog,
             )
-            if trimmer.enabled:  # RabbitMQ; the in-process bus bounds itself
+            if watch.enabled:  # RabbitMQ; the in-process bus bounds itself
                 periodics.append(
                     service.Periodic(
-                        BACKLOG_TRIM_INTERVAL,
-                        trimmer.trim,
+                        BACKLOG_CHECK_INTERVAL,
+                        watch.check,
                         name='decision-backlog',
                     )
                 )

@@ -295,13 +295,13 @@ SCHEDULER_OPTS = [
         default=1000,
         min=0,
         help='Most decision notifications left waiting on RabbitMQ while '
-        'no tail consumes them: every minute the scheduler drops the oldest '
-        'beyond this many from the notifications.info and '
-        'notifications.error queues (a tail that keeps up leaves nothing to '
-        'drop). Without a bound they pile up with every decision until '
-        "RabbitMQ's memory or disk alarm blocks the whole cloud. 0: no "
-        'limit (something else consumes or bounds those queues, e.g. a '
-        'RabbitMQ max-length policy). The in-process bus keeps 1000.',
+        'no tail consumes them. RabbitMQ holds the bound with a max-length '
+        'policy on the notifications.info and notifications.error queues '
+        "(the install guide's rabbitmqctl set_policy step; oslo.messaging "
+        'declares those queues with no bound). Every minute the scheduler '
+        'reads their depth and, when one holds more than this many, logs a '
+        'warning with the rabbitmqctl command that bounds it. 0: no check. '
+        'The in-process bus keeps 1000 by itself.',
     ),
     cfg.IntOpt(
         'executor_thread_pool_size',

@@ -1,8 +1,13 @@
 """The scheduler's decision stream on a real RabbitMQ with nobody
-consuming it: the backlog trimmer keeps the newest ``keep`` decisions in
-``notifications.info`` and drops the older ones, and a tail started
-afterwards gets exactly the kept ones, oldest first."""
+consuming it. With the install guide's max-length policy on the vhost
+(:func:`nimbus.common.rpc.backlog.policy_args`), the queue keeps the
+newest ``bound`` decisions and a tail started afterwards gets exactly
+those, oldest first; the scheduler's watch sees the bound hold. Without
+the policy the queue keeps everything and the watch warns with the
+command that bounds it."""
 
+import logging
+import subprocess
 import threading
 
 import oslo_messaging as messaging
@@ -15,6 +20,8 @@ from nimbus.scheduler import notifications
 from nimbus.testing import infra
 
 pytestmark = pytest.mark.integration
+
+BOUND = 10
 
 
 @pytest.fixture
@@ -40,23 +47,36 @@ class _Tail:
             self.done.set()
 
 
-def test_the_oldest_decisions_beyond_the_bound_are_dropped(bus):
-    conf, url = bus
+def _publish(conf, url, count):
     transport = rpc.get_notification_transport(conf, url)
     notifier = notifications.make_notifier(transport, 'sched-1').notifier
-    for n in range(30):
+    for n in range(count):
         notifier.info({}, notifications.EVENT_TYPE, {'n': n})
-    trimmer = backlog.BacklogTrimmer(url, notifications.QUEUES, keep=10)
-    assert trimmer.trim() == {
-        'notifications.info': 20,
-        # never published to: not declared, left alone
-        'notifications.error': 0,
-    }
-    assert trimmer.trim() == {
-        'notifications.info': 0,
-        'notifications.error': 0,
-    }
-    tail = _Tail(10)
+    return transport
+
+
+def _set_policy(url):
+    args = backlog.policy_args(
+        backlog.vhost_of(url), notifications.QUEUES, BOUND
+    )
+    subprocess.run(['rabbitmqctl'] + args, check=True, capture_output=True)
+
+
+def test_the_policy_keeps_the_newest_decisions_within_the_bound(bus):
+    conf, url = bus
+    _set_policy(url)
+    transport = _publish(conf, url, 30)
+    watch = backlog.BacklogWatch(url, notifications.QUEUES, BOUND)
+    # Policies apply asynchronously to a queue declared just before; the
+    # depth settles at the bound.
+    for _ in range(50):
+        depths = watch.check()
+        if depths.get('notifications.info') == BOUND:
+            break
+        threading.Event().wait(0.1)
+    # never published to: not declared, so not listed
+    assert depths == {'notifications.info': BOUND}
+    tail = _Tail(BOUND)
     listener = messaging.get_notification_listener(
         transport,
         [messaging.Target(topic=notifications.TOPIC)],
@@ -68,8 +88,30 @@ def test_the_oldest_decisions_beyond_the_bound_are_dropped(bus):
     try:
         assert tail.done.wait(30), tail.payloads
         # Nothing more arrives than what was kept.
-        assert not threading.Event().wait(1) and len(tail.payloads) == 10
+        assert not threading.Event().wait(1) and len(tail.payloads) == BOUND
     finally:
         listener.stop()
         listener.wait()
     assert tail.payloads == list(range(20, 30))
+
+
+def test_without_the_policy_the_watch_warns_with_the_command(bus, caplog):
+    conf, url = bus
+    _publish(conf, url, 30)
+    watch = backlog.BacklogWatch(url, notifications.QUEUES, BOUND)
+    with caplog.at_level(logging.WARNING, 'nimbus.common.rpc.backlog'):
+        assert watch.check() == {'notifications.info': 30}
+        assert watch.check() == {'notifications.info': 30}
+    warnings = [r for r in caplog.records if 'holds 30 messages' in r.message]
+    assert len(warnings) == 1  # once, not at every check
+    command = backlog.policy_command(
+        backlog.vhost_of(url), notifications.QUEUES, BOUND
+    )
+    assert command in warnings[0].message
+    # The command it gives bounds the queue: the oldest are dropped.
+    _set_policy(url)
+    for _ in range(50):
+        if watch.check() == {'notifications.info': BOUND}:
+            break
+        threading.Event().wait(0.1)
+    assert watch.check() == {'notifications.info': BOUND}

@@ -198,6 +198,16 @@ def test_plugin_phases_two_cells_with_keystone(tmp_path, keystone):
             'http://127.0.0.1:%d/v2.1' % api_port
         )
         assert '%s_accelerator' % prefix in _mysql('SHOW DATABASES')
+        # The decision stream's bound (docs/insight.md) on the API bus.
+        policies = subprocess.run(
+            ['rabbitmqctl', 'list_policies', '-q', '-p', prefix],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        assert 'nimbus-notifications' in policies
+        assert '"max-length":1000' in policies
         running = _running(harness_dir)
         assert set(running) == {
             'nimbus-placement',

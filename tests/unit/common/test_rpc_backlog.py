@@ -1,8 +1,10 @@
-"""nimbus.common.rpc.backlog without a broker: which URLs get a trimmer,
-and the scheduler's service runs one only on RabbitMQ with the stream on
-(tests/integration/test_decision_backlog.py trims a real queue)."""
+"""nimbus.common.rpc.backlog without a broker: which URLs get a watch,
+the policy command, and the scheduler's service runs the watch only on
+RabbitMQ with the stream on (tests/integration/test_decision_backlog.py
+bounds a real queue with the policy and watches one without it)."""
 
 import logging
+import re
 
 import pytest
 
@@ -35,24 +37,61 @@ def test_broker_urls(url, expected):
     assert backlog.broker_urls(url) == expected
 
 
-def test_keep_is_at_least_one():
-    with pytest.raises(ValueError, match='keep must be at least 1'):
-        backlog.BacklogTrimmer('rabbit://h:5672/', ['q'], 0)
+def test_the_bound_is_at_least_one():
+    with pytest.raises(ValueError, match='bound must be at least 1'):
+        backlog.BacklogWatch('rabbit://h:5672/', ['q'], 0)
+    with pytest.raises(ValueError, match='bound must be at least 1'):
+        backlog.policy_args('v', ['q'], 0)
+
+
+@pytest.mark.parametrize(
+    'url, vhost',
+    [
+        ('rabbit://u:p@h:5672/nimbus', 'nimbus'),
+        ('rabbit://u:p@h:5672/', '/'),
+        ('rabbit://u:p@h:5672', '/'),
+        ('rabbit://u:p@h1:5672,u:p@h2:5672/a%2Fb', 'a/b'),
+    ],
+)
+def test_vhost_of(url, vhost):
+    assert backlog.vhost_of(url) == vhost
+
+
+def test_the_policy_command_names_exactly_the_queues():
+    args = backlog.policy_args('nimbus', notifications.QUEUES, 1000)
+    assert args == [
+        'set_policy',
+        '-p',
+        'nimbus',
+        '--apply-to',
+        'queues',
+        'nimbus-notifications',
+        r'^(notifications\.info|notifications\.error)$',
+        '{"max-length":1000}',
+    ]
+    pattern = re.compile(args[6])
+    assert pattern.match('notifications.info')
+    assert not pattern.match('notifications.info.extra')
+    assert not pattern.match('notificationsXinfo')
+    assert backlog.policy_command('nimbus', ['a.b'], 5) == (
+        'rabbitmqctl set_policy -p nimbus --apply-to queues '
+        "nimbus-notifications '^(a\\.b)$' '{\"max-length\":5}'"
+    )
 
 
 def test_an_unreachable_broker_is_logged_not_raised(caplog):
-    trimmer = backlog.BacklogTrimmer(
+    watch = backlog.BacklogWatch(
         'rabbit://guest:guest@127.0.0.1:1/', ['q'], 10, connect_timeout=1
     )
     with caplog.at_level(logging.WARNING, 'nimbus.common.rpc.backlog'):
-        assert trimmer.trim() == {}
-    assert 'Could not trim the notification backlog' in caplog.text
+        assert watch.check() == {}
+    assert 'Could not read the notification backlog' in caplog.text
 
 
-def test_the_in_process_bus_gets_no_trimmer():
-    trimmer = backlog.BacklogTrimmer('inproc:///x', ['q'], 10)
-    assert not trimmer.enabled
-    assert trimmer.trim() == {}
+def test_the_in_process_bus_gets_no_watch():
+    watch = backlog.BacklogWatch('inproc:///x', ['q'], 10)
+    assert not watch.enabled
+    assert watch.check() == {}
 
 
 def _scheduler(tmp_path, url, **options):
@@ -78,7 +117,7 @@ def _scheduler(tmp_path, url, **options):
         inproc.reset_buses()
 
 
-def test_the_scheduler_trims_its_decision_backlog_on_rabbitmq(tmp_path):
+def test_the_scheduler_watches_its_decision_backlog_on_rabbitmq(tmp_path):
     url = 'rabbit://guest:guest@127.0.0.1:5672/unused'
     assert _scheduler(tmp_path, url) == ['decision-backlog']
     assert _scheduler(tmp_path, url, decision_backlog=0) == []
