@@ -8,6 +8,7 @@ transport URLs and database URLs differ.
 import signal
 import threading
 
+from futurist import periodics
 from oslo_log import log as logging
 
 from nimbus.common import rpc
@@ -86,7 +87,10 @@ SCHEDULER_BINARY = 'nimbus-scheduler'
 
 
 class Periodic:
-    """Runs ``func`` every ``interval`` seconds in a daemon thread."""
+    """Runs ``func`` every ``interval`` seconds: a futurist periodic worker
+    in a daemon thread, the next run ``interval`` seconds after the
+    previous one ended. A run that raises is logged and the next one comes
+    on time."""
 
     def __init__(self, interval, func, name=None, first=None):
         """``first``: seconds before the first run (default: one
@@ -94,9 +98,11 @@ class Periodic:
         self.interval = interval
         self.first = interval if first is None else first
         self.func = func
-        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._worker = None
         self._thread = threading.Thread(
-            target=self._loop,
+            target=self._run,
             daemon=True,
             name=name or getattr(func, '__name__', 'periodic'),
         )
@@ -105,21 +111,65 @@ class Periodic:
     def name(self):
         return self._thread.name
 
-    def _loop(self):
-        wait = self.first
-        while not self._stop.wait(wait):
-            wait = self.interval
-            try:
-                self.func()
-            except Exception:
-                LOG.exception('Periodic task %s failed', self._thread.name)
+    @property
+    def runs(self):
+        """``{'runs': n, 'failures': n, 'elapsed': seconds}`` so far (the
+        worker's watcher), or None before the worker started."""
+        worker = self._worker
+        if worker is None:
+            return None
+        for watcher in worker.iter_watchers():
+            return {
+                'runs': watcher.runs,
+                'failures': watcher.failures,
+                'elapsed': watcher.elapsed,
+            }
+        return None
+
+    def _run(self):
+        # futurist runs a callable either at once or one spacing after the
+        # start: another first delay is waited out here, then the first run
+        # comes at once.
+        immediately = self.first != self.interval
+        if immediately and self._stopped.wait(self.first):
+            return
+
+        def tick():
+            self.func()
+
+        tick.__qualname__ = tick.__name__ = self.name
+        worker = periodics.PeriodicWorker(
+            [
+                (
+                    periodics.periodic(
+                        self.interval, run_immediately=immediately
+                    )(tick),
+                    None,
+                    None,
+                )
+            ],
+            schedule_strategy='last_finished',
+            on_failure=self._failed,
+        )
+        with self._lock:
+            if self._stopped.is_set():
+                return
+            self._worker = worker
+        worker.start()
+
+    def _failed(self, callback, kind, spacing, exc_info, traceback=None):
+        LOG.error('Periodic task %s failed', self.name, exc_info=exc_info)
 
     def start(self):
         self._thread.start()
         return self
 
     def stop(self):
-        self._stop.set()
+        with self._lock:
+            self._stopped.set()
+            worker = self._worker
+        if worker is not None:
+            worker.stop()
 
 
 def run_until_signalled(services, conf=None):
