@@ -9,6 +9,7 @@ from oslo_utils import importutils
 from nimbus.common import context as nimbus_context
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
+from nimbus.common import service
 from nimbus.compute import action_journal
 from nimbus.compute import build
 from nimbus.compute import events as events_mod
@@ -108,7 +109,7 @@ class ComputeService:
         )
         self._server = None
         self._stop = threading.Event()
-        self._threads = []
+        self._periodics = []
 
     def start(self):
         ctxt = nimbus_context.get_admin_context()
@@ -207,18 +208,16 @@ class ComputeService:
             self.runner.terminate(ctxt, uuid)
 
     def _periodic(self, interval, func):
-        def loop():
-            while not self._stop.wait(interval):
-                try:
-                    func()
-                except Exception:
-                    LOG.exception('periodic task %s failed', func.__name__)
-
-        thread = threading.Thread(
-            target=loop, daemon=True, name='%s-%s' % (self.host, func.__name__)
+        self._periodics.append(
+            service.Periodic(
+                interval, func, name='%s-%s' % (self.host, func.__name__)
+            ).start()
         )
-        thread.start()
-        self._threads.append(thread)
+
+    def _halt_periodics(self):
+        self._stop.set()
+        for periodic in self._periodics:
+            periodic.stop()
 
     def heartbeat(self):
         try:
@@ -266,7 +265,7 @@ class ComputeService:
     def _stop_fatally(self, reason):
         LOG.critical(reason)
         self.fatal = reason
-        self._stop.set()
+        self._halt_periodics()
         # From another thread: stop() waits for the periodic threads' RPC
         # server, and this runs on one of them.
         threading.Thread(
@@ -287,7 +286,7 @@ class ComputeService:
         """Simulate ``kill -9`` (for tests and the all-in-one runner): no
         more heartbeats or messages, builds under way abandoned where they
         are (the fake driver's spawns stop), nothing cleaned up."""
-        self._stop.set()
+        self._halt_periodics()
         halt = getattr(self.driver, 'halt', None)
         if halt is not None:
             halt()
@@ -301,7 +300,7 @@ class ComputeService:
         already spawning finish, builds still waiting for a worker are
         handed back to the cell conductor (the next alternate gets them),
         and only then does the service return."""
-        self._stop.set()
+        self._halt_periodics()
         LOG.info(
             'nimbus-compute %s stopping: no new builds; finishing the '
             'spawns under way, handing back the builds not started',
