@@ -342,7 +342,7 @@ def main(argv=None):
         '%-12s %8s %6s %6s %10s %7s %7s'
         % ('path', 'servers', 'active', 'error', 'boots/s', 'p50 s', 'p99 s')
     )
-    for number, r in enumerate(rounds):
+    for _number, r in enumerate(rounds):
         for name in ('plain', 'accelerator'):
             p = r[name]
             print(

@@ -332,7 +332,7 @@ def daemon_cloud(
         try:
             url, cleanup = make()
         except BaseException as exc:  # pytest's skip outside pytest
-            raise _Unavailable(str(exc))
+            raise _Unavailable(str(exc)) from exc
         cleanups.append(cleanup)
         return url
 

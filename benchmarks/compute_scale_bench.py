@@ -40,7 +40,7 @@ def _resources(cleanups):
         try:
             url, cleanup = make()
         except BaseException as exc:  # pytest's skip outside pytest
-            raise _Unavailable(str(exc))
+            raise _Unavailable(str(exc)) from exc
         cleanups.append(cleanup)
         return url
 

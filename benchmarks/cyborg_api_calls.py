@@ -270,7 +270,7 @@ def measure_bind(session, url, arqs, fpgas, events):
     ``fpgas[i]``, one after another; the instance's ARQs are deleted
     after each (not timed)."""
     took = []
-    for arq, (host, rp_uuid) in zip(arqs, fpgas):
+    for arq, (host, rp_uuid) in zip(arqs, fpgas, strict=False):
         instance = str(uuid.uuid4())
         ops = [
             ('hostname', host),

@@ -154,20 +154,20 @@ def run_peer(python: str, description: dict) -> dict:
             text=True,
             timeout=PEER_TIMEOUT_S,
         )
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         raise NovaUnavailable(
             f'the Nova peer did not finish within {PEER_TIMEOUT_S} s'
-        )
+        ) from exc
     if res.returncode != 0:
         raise NovaUnavailable(
             f'the Nova peer failed: {_one_line(res.stderr or res.stdout)}'
         )
     try:
         return json.loads(res.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    except (ValueError, IndexError) as exc:
         raise NovaUnavailable(
             f'the Nova peer printed no JSON: {_one_line(res.stdout)}'
-        )
+        ) from exc
 
 
 # ---------------------------------------------------------------------------------------

@@ -478,11 +478,11 @@ def serve_nimbus(db_url, threads, workdir):
         try:
             if requests.get(url + '/', timeout=2).status_code == 200:
                 break
-        except requests.RequestException:
+        except requests.RequestException as exc:
             if proc.poll() is not None or time.time() > deadline:
                 raise RuntimeError(
                     'nimbus-placement-api did not start, see %s' % log.name
-                )
+                ) from exc
             time.sleep(0.2)
 
     def stop():

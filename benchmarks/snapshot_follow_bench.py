@@ -122,11 +122,13 @@ def claims(pdb, cache, roots, rounds):
         counters, changes = pdb.write(
             allocation.replace_noting, [request], structure=False, usage=True
         )
-        swapped.append(_cpu(lambda: cache.note_usage(counters, changes)))
+        swapped.append(
+            _cpu(lambda c=counters, d=changes: cache.note_usage(c, d))
+        )
         snap = cache.get()
         indexed.append(
             _cpu(
-                lambda: model.Snapshot(
+                lambda snap=snap: model.Snapshot(
                     snap.providers.values(), snap.rc_sequence, snap.traits
                 ).inherit_fragments(snap)
             )

@@ -393,7 +393,7 @@ def run(
             body = api.create_server(prefix + suffix, flavor_id, image)
             uuid = body['server']['id']
             daemons.wait_for(
-                lambda: api.server(uuid)['status'] in _SETTLED,
+                lambda uuid=uuid: api.server(uuid)['status'] in _SETTLED,
                 max(1.0, deadline - time.monotonic()),
                 'the probe server',
                 list(cloud.daemons.values()),

@@ -7,6 +7,7 @@ Dependencies are created here and injected into plain service classes.
 """
 
 from oslo_log import log as logging
+from oslo_config import cfg
 
 from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
@@ -76,7 +77,7 @@ def control_heartbeat(conf, binary, host=None):
         try:
             with cells.db(cells.cell0()).session() as session:
                 cell_services.heartbeat(session, host, binary)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the heartbeat is tried again next beat
             # Once per outage, not once per beat.
             if not state['failing']:
                 LOG.warning(
@@ -105,7 +106,7 @@ def scheduler_service(conf, host=None):
 
     try:
         sched_conf.register_opts(conf)
-    except Exception:  # already registered
+    except cfg.DuplicateOptError:  # registered differently by the integrator
         pass
     transport = rpc.get_transport(conf)
     notifier = None

@@ -34,7 +34,7 @@ class AcceleratorManager:
                 contracts.AcceleratorDevice.from_primitive(d) for d in devices
             ]
         except objects.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('report_devices: %s' % exc)
+            raise rpc.InvalidMessage('report_devices: %s' % exc) from exc
         count = device_obj.report(
             self.adb, host, [d.as_record() for d in parsed]
         )

@@ -44,7 +44,7 @@ def cell_bus_for(api_url, cell_url=None):
     try:
         driver, _hosts, vhost = rpc.bus_of(api_url)
     except ValueError as exc:
-        raise ConfigurationError('--transport-url: %s' % exc)
+        raise ConfigurationError('--transport-url: %s' % exc) from exc
     if cell_url is None:
         if driver != 'inproc':
             example, vhost_name, user = _example_cell_bus(api_url)
@@ -66,7 +66,7 @@ def cell_bus_for(api_url, cell_url=None):
     try:
         clash = rpc.same_bus(api_url, cell_url)
     except ValueError as exc:
-        raise ConfigurationError('--cell-transport-url: %s' % exc)
+        raise ConfigurationError('--cell-transport-url: %s' % exc) from exc
     if clash:
         raise ConfigurationError(
             '--cell-transport-url must name another vhost than '

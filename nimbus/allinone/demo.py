@@ -237,7 +237,7 @@ def _print_hosts(console, client, placement_url):
             'inventories'
         ]
 
-        def cell(rc):
+        def cell(rc, inventories=inventories, usages=usages):
             inv = inventories.get(rc)
             if inv is None:
                 return '-'

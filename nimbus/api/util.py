@@ -241,11 +241,11 @@ def access_ip(value, field):
         return ''
     try:
         return str(ipaddress.ip_address(value))
-    except ValueError:
+    except ValueError as exc:
         raise bad_request(
             'Invalid input for field/attribute %s. Value: %s. '
             'It is not an IP address.' % (field, value)
-        )
+        ) from exc
 
 
 def generate_password(length=12):

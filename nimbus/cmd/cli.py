@@ -55,7 +55,7 @@ def _all_in_one(args):
     try:
         try:
             cloud.start()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - one line on the terminal, the traceback in the log
             # The log file has the traceback; the terminal gets one line.
             logging.getLogger(__name__).exception('all-in-one start failed')
             sys.exit(

@@ -83,7 +83,7 @@ def load(paths, bus=False):
     try:
         conf(args, project='nimbus', prog='nimbus', default_config_files=[])
     except (cfg.Error, ValueError) as exc:
-        raise ConfigError(str(exc).strip())
+        raise ConfigError(str(exc).strip()) from exc
     # A daemon's file may name its log file or syslog: the CLI logs its
     # warnings to stderr only.
     for name, value in (
@@ -193,11 +193,11 @@ class KeystoneSession:
         try:
             return self.sender.request(method, url, headers=headers, **kwargs)
         except ks_exc.ClientException as exc:
-            raise RuntimeError('identity service: %s' % exc)
+            raise RuntimeError('identity service: %s' % exc) from exc
         except requests.ConnectionError as exc:
             # The identity service's or the API's address: the text names
             # which ("Unable to establish connection to URL: ...").
-            raise RuntimeError(str(exc).split(': HTTP')[0])
+            raise RuntimeError(str(exc).split(': HTTP')[0]) from exc
 
 
 def compute_client(args):
@@ -227,5 +227,5 @@ def keystone_session(args, headers=None):
     try:
         session = auth.load_session(conf, group)
     except auth.AuthConfigError as exc:
-        raise RuntimeError(str(exc))
+        raise RuntimeError(str(exc)) from exc
     return KeystoneSession(auth.KeystoneSender(session), headers or {})

@@ -111,7 +111,7 @@ def _simulate(args):
     if args.write_trace:
         trace_mod.write(args.write_trace, arrivals)
     results = {}
-    for name, sim in zip(configs, sims):
+    for name, sim in zip(configs, sims, strict=False):
         try:
             results[name] = sim.run(arrivals)
         except ValueError as exc:

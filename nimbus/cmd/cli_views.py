@@ -34,7 +34,7 @@ def print_rows(headers, rows, console=None, right=()):
     ]
     if sum(widths) + 3 * (len(widths) - 1) + 2 <= console.width:
         table = Table(box=box.SIMPLE, pad_edge=False)
-        for header, width in zip(headers, widths):
+        for header, width in zip(headers, widths, strict=False):
             table.add_column(
                 header,
                 no_wrap=True,
@@ -49,7 +49,7 @@ def print_rows(headers, rows, console=None, right=()):
     for index, row in enumerate(rows):
         if index:
             console.print()
-        for header, value in zip(headers, row):
+        for header, value in zip(headers, row, strict=False):
             console.print(
                 '%-*s %s' % (label, header + ':', value),
                 highlight=False,

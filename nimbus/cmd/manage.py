@@ -129,7 +129,7 @@ def cell_create(conf):
     # mapped (every service would trip over it).
     try:
         nimbus_db.sync_cell(connection)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the failure is reported in one line
         # The log formatter masks the password (nimbus.common.secrets).
         logging.getLogger(__name__).debug(
             'cell create: the database %s of cell %s failed',
@@ -212,7 +212,7 @@ def main(argv=None):
         conf.category.func(conf)
     except SystemExit:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the failure is reported in one line
         # A database or broker that cannot be reached says so in one line;
         # its URL (which the driver may quote) without the password.
         logging.getLogger(__name__).debug(

@@ -49,7 +49,7 @@ class _Call:
     def run(self):
         try:
             self.value = self._fn()
-        except Exception as exc:  # reported as the cell being down
+        except Exception as exc:  # noqa: BLE001 - reported as the cell being down
             self.error = exc
         finally:
             self.done.set()
@@ -156,7 +156,7 @@ class Direct:
         for cell in cells:
             try:
                 answers[cell] = fn(cell)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any failure marks the cell down
                 LOG.warning('Cell %s is down: %s', cell.name, exc)
                 down[cell] = str(exc)
         return answers, down

@@ -191,7 +191,7 @@ def _parse(grid):
         source, marks = row[0], row[1:]
         if source not in VM_STATES or len(marks) != len(VM_STATES):
             raise ValueError('malformed transition row %r' % row)
-        for target, mark in zip(VM_STATES, marks):
+        for target, mark in zip(VM_STATES, marks, strict=False):
             if mark not in 'x.':
                 raise ValueError('malformed mark %r in %r' % (mark, row))
             table[(source, target)] = mark == 'x'

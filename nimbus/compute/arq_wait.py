@@ -51,7 +51,7 @@ def wait_bound(conf, accelerator, events, ctxt, uuid, accel_uuids):
         raise AcceleratorBindFailed(
             'Timed out after %ss waiting for accelerator requests %s to '
             'bind' % (timeout, ', '.join(exc.args[0]))
-        )
+        ) from exc
     statuses = dict(resolved)
     statuses.update({tag: ev.status for tag, ev in received.items()})
     failed = sorted(

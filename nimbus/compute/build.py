@@ -173,7 +173,7 @@ class BuildRunner:
             )
             allocations = selection.allocations
             self.driver.spawn(current, allocations, accel_info)
-        except Exception as exc:  # the driver's failure is the build's
+        except Exception as exc:  # noqa: BLE001 - the driver's failure is the build's
             LOG.warning('Build of %s failed on %s: %s', uuid, self.host, exc)
             if (
                 isinstance(exc, arq_wait.AcceleratorBindFailed)

@@ -102,7 +102,9 @@ class ComputeManager:
             chosen = selection_obj.Selection.from_primitive(selection)
             alternates = selection_obj.list_from_primitive(host_list or [])
         except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('build_and_run_instance: %s' % exc)
+            raise rpc.InvalidMessage(
+                'build_and_run_instance: %s' % exc
+            ) from exc
         # Journalled as they came (primitives): a restart hands them back.
         if not self.runner.taken(
             target, request_spec, selection, host_list or []
@@ -137,7 +139,9 @@ class ComputeManager:
         try:
             events = event_obj.InstanceEvent.list_from_primitive(events)
         except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('external_instance_event: %s' % exc)
+            raise rpc.InvalidMessage(
+                'external_instance_event: %s' % exc
+            ) from exc
         self.events.deliver(instance_uuid, events)
 
     @rpc.expose(expected=(NotImplementedError,))
@@ -352,7 +356,9 @@ class ComputeManager:
             try:
                 chosen = selection_obj.Selection.from_primitive(selection)
             except objects_base.MalformedPrimitive as exc:
-                raise rpc.InvalidMessage('unshelve_instance: %s' % exc)
+                raise rpc.InvalidMessage(
+                    'unshelve_instance: %s' % exc
+                ) from exc
         return self._submit(
             self.moves.unshelve,
             ctxt,
@@ -387,7 +393,7 @@ class ComputeManager:
             move = migration_obj.Migration.from_primitive(migration)
             chosen = selection_obj.Selection.from_primitive(selection)
         except (objects_base.MalformedPrimitive, ValueError) as exc:
-            raise rpc.InvalidMessage('evacuate_instance: %s' % exc)
+            raise rpc.InvalidMessage('evacuate_instance: %s' % exc) from exc
         return self._submit(
             self.moves.evacuate,
             ctxt,
@@ -407,7 +413,7 @@ class ComputeManager:
         try:
             move = migration_obj.Migration.from_primitive(migration)
         except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage(str(exc))
+            raise rpc.InvalidMessage(str(exc)) from exc
         self._submit(
             getattr(self.resizes, method), ctxt, request_id, move, *more
         )
@@ -430,7 +436,7 @@ class ComputeManager:
             chosen = selection_obj.Selection.from_primitive(selection)
             alternates = selection_obj.list_from_primitive(host_list or [])
         except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('prep_resize: %s' % exc)
+            raise rpc.InvalidMessage('prep_resize: %s' % exc) from exc
         self._moving(
             ctxt, 'prep_resize', request_id, migration, chosen, alternates
         )

@@ -117,7 +117,7 @@ class Resizes:
         self._event(ctxt, uuid, request_id, event, 'start')
         try:
             body()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's failure is the move step's
             LOG.warning(
                 '%s of %s failed on %s: %s', event, uuid, self.host, exc
             )

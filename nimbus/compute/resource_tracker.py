@@ -288,7 +288,7 @@ class ResourceTracker:
         try:
             self.placement.reshape(ctxt, inventories, payload)
         except common_exc.PlacementError as exc:
-            raise exception.ReshapeFailed(reason=str(exc))
+            raise exception.ReshapeFailed(reason=str(exc)) from exc
         for provider in tree.providers():
             self.placement.set_traits(ctxt, provider.uuid, provider.traits)
 

@@ -195,6 +195,6 @@ def _claimed_providers(entry):
     consumer is freed, as before journals kept it)."""
     try:
         selection = selection_obj.Selection.from_primitive(entry['selection'])
-    except Exception:
+    except (KeyError, TypeError, ValueError):  # MalformedPrimitive included
         return None
     return list(selection.allocations) or None

@@ -136,7 +136,7 @@ class ShelveMoves:
         try:
             self.driver.snapshot(uuid, image_id)
             self.driver.power_off(uuid)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's failure is the shelve's
             LOG.warning('Shelve of %s failed on %s: %s', uuid, self.host, exc)
             try:
                 self._swap(
@@ -189,7 +189,7 @@ class ShelveMoves:
                 except Exception:
                     LOG.exception('Could not delete the ARQs of %s', uuid)
             self.runner.placement.remove_allocations(ctxt, uuid)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's failure is the offload's
             LOG.warning('Offload of %s failed: %s', uuid, exc)
             try:
                 self._swap(
@@ -278,7 +278,7 @@ class ShelveMoves:
                 )
             else:
                 self._spawn_offloaded(ctxt, uuid, image_id, selection, accel)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's failure is the unshelve's
             LOG.warning(
                 'Unshelve of %s failed on %s: %s', uuid, self.host, exc
             )
@@ -399,7 +399,7 @@ class ShelveMoves:
                 },
                 self.host,
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's failure is the evacuation's
             LOG.warning(
                 'Evacuation of %s to %s failed: %s', uuid, self.host, exc
             )

@@ -29,7 +29,7 @@ def terminate(runner, ctxt, instance_uuid):
             LOG.exception('Could not delete the ARQs of %s', instance_uuid)
     try:
         runner.placement.remove_allocations(ctxt, instance_uuid)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the recovery pass frees it later
         LOG.warning(
             'Could not free the allocation of %s (%s); deleting it anyway, '
             'the recovery pass frees it',

@@ -88,7 +88,7 @@ class AcceleratorBinder:
             raise AcceleratorBindError(
                 'could not create accelerator requests for device profile '
                 '%s: %s' % (profile, exc)
-            )
+            ) from exc
         uuids = [arq['uuid'] for arq in arqs]
         try:
             matched = match_arqs(arqs, selection.allocation_request)
@@ -112,7 +112,7 @@ class AcceleratorBinder:
             raise AcceleratorBindError(
                 'could not bind accelerator requests %s on %s: %s'
                 % (', '.join(uuids), selection.service_host, exc)
-            )
+            ) from exc
         LOG.info(
             'Instance %s: binding ARQs %s on %s',
             instance['uuid'],

@@ -21,6 +21,7 @@ second super conductor doing the same.
 import datetime
 
 from oslo_utils import uuidutils
+from oslo_config import cfg
 
 from nimbus.common.db import types
 from nimbus.db import build_requests
@@ -35,7 +36,7 @@ def timeout(conf):
     """``[conductor] build_request_timeout`` of ``conf``."""
     try:
         return int(conf.conductor.build_request_timeout)
-    except Exception:
+    except (AttributeError, cfg.Error):  # no [conductor] options
         return DEFAULT_TIMEOUT
 
 
@@ -106,7 +107,7 @@ def lease_build_requests(ctxt, api_db, placement, uuids, conf, log):
     logger (one line per build request not leased or taken over)."""
     try:
         token, taken = take(api_db, uuids, timeout(conf))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the API database is unreachable
         # The API database is unreachable: schedule without leases, as
         # before them (what follows needs the database too, and says so).
         log.warning(

@@ -285,7 +285,7 @@ class CellConductorManager:
                 expected_task_states,
             )
         except (ValueError, KeyError, TypeError) as exc:
-            raise rpc.InvalidMessage('instance_update: %s' % exc)
+            raise rpc.InvalidMessage('instance_update: %s' % exc) from exc
         return None if done is None else done.to_primitive()
 
     @rpc.expose(
@@ -343,7 +343,7 @@ class CellConductorManager:
             TypeError,
             objects_base.MalformedPrimitive,
         ) as exc:
-            raise rpc.InvalidMessage('move_step: %s' % exc)
+            raise rpc.InvalidMessage('move_step: %s' % exc) from exc
         if done is None:
             return None
         return {
@@ -465,7 +465,7 @@ class CellConductorManager:
                 ctxt, migration_uuid, status, expected
             )
         except ValueError as exc:
-            raise rpc.InvalidMessage('migration_set_status: %s' % exc)
+            raise rpc.InvalidMessage('migration_set_status: %s' % exc) from exc
 
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):

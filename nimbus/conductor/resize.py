@@ -122,7 +122,7 @@ def migrate_server(
                 reason="no host of the server's cell fits the move (a "
                 'cross-cell resize is not supported)'
             )
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any scheduling failure fails the move
         fail(conductor, ctxt, cell, instance, migration, request_id, exc)
         return
     selected = host_list[0]

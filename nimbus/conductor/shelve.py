@@ -161,7 +161,7 @@ class ShelveMoves:
         self._event(cell, uuid, request_id, SCHEDULE_EVENT, start=True)
         try:
             host_list = self.claims.schedule(ctxt, spec, uuid, None)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any scheduling failure: no host
             return self._no_host(cell, uuid, request_id, _reason(exc))
         if not host_list:
             return self._no_host(cell, uuid, request_id, 'no host')
@@ -210,7 +210,7 @@ class ShelveMoves:
                 uuid,
             )
             return None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the compute's failure is answered
             LOG.warning('Instance %s: the compute failed: %s', uuid, exc)
             return {'ok': False, 'error': str(exc)}
 
@@ -349,7 +349,7 @@ class ShelveMoves:
             host_list = self.claims.schedule(ctxt, spec, uuid, migration_uuid)
             if not host_list:
                 raise exception.NoValidHost(reason='no host')
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure fails the evacuation
             return self._evacuate_failed(
                 ctxt, cell, uuid, request_id, migration, 'error', exc
             )

@@ -97,7 +97,7 @@ class SuperConductor:
             for uuid in instance_uuids:
                 self.bury_in_cell0(ctxt, uuid, message, reason, lease)
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - no server may stay in BUILD
             # Whatever went wrong (the scheduler timed out, placement was
             # unreachable, a bug), no server may stay in BUILD forever, and
             # the claims the scheduler made for this request are released
@@ -199,7 +199,7 @@ class SuperConductor:
                 instance_uuids,
             )
             return
-        for record_id, uuid in found:
+        for record_id, _uuid in found:
             released.add(record_id)
         for uuid in sorted({uuid for _id, uuid in found}):
             try:

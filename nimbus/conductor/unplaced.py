@@ -8,6 +8,7 @@ only decides when.
 """
 
 from oslo_log import log as logging
+from oslo_config import cfg
 
 from nimbus.conductor import faults
 from nimbus.db import scheduling_records
@@ -49,7 +50,7 @@ class Unplaced:
     def _sample_size(self):
         try:
             return int(self.conf.scheduler.explain_sample_size)
-        except Exception:  # a conductor-only ConfigOpts
+        except (AttributeError, cfg.Error):  # a conductor-only ConfigOpts
             return 10
 
     def bury_unplaced(self, ctxt, request_spec, instance_uuids, unplaced):

@@ -6,6 +6,8 @@ commas, as os-services shows them), else the zone its compute reported,
 else ``[scheduler] default_availability_zone``: the rule the API and the
 scheduler apply."""
 
+from oslo_config import cfg
+
 from nimbus.db import aggregates as aggregate_rows
 from nimbus.db import cell_services
 
@@ -15,7 +17,7 @@ AZ_KEY = 'availability_zone'
 def default_zone(conf):
     try:
         return conf.scheduler.default_availability_zone
-    except Exception:  # a ConfigOpts without the scheduler's options
+    except (AttributeError, cfg.Error):  # no scheduler options registered
         return 'nova'
 
 

@@ -78,8 +78,8 @@ class CellDirectory:
             self.refresh()
         try:
             return self._cells[uuid]
-        except KeyError:
-            raise CellNotFound(cell=uuid)
+        except KeyError as exc:
+            raise CellNotFound(cell=uuid) from exc
 
     def by_id(self, cell_id):
         for cell in self.cells():

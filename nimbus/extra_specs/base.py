@@ -50,10 +50,10 @@ class ExtraSpecValidator:
         if typ is int:
             try:
                 num = int(text)
-            except ValueError:
+            except ValueError as exc:
                 raise ExtraSpecValidationError(
                     f'{key}: {value!r} is not an integer'
-                )
+                ) from exc
             if 'min' in spec and num < spec['min']:
                 raise ExtraSpecValidationError(
                     f'{key}: {num} is below {spec["min"]}'

@@ -29,6 +29,8 @@ def parse_cpu_spec(spec):
                 target.add(int(part))
         except InvalidCPUSpec:
             raise
-        except ValueError:
-            raise InvalidCPUSpec('%r is not a CPU number or range' % part)
+        except ValueError as exc:
+            raise InvalidCPUSpec(
+                '%r is not a CPU number or range' % part
+            ) from exc
     return include - exclude

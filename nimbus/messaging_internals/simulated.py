@@ -228,7 +228,7 @@ class HostGroup:
             try:
                 host.start()
                 ready.put((name, host, None))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a host's start failure is reported
                 ready.put((name, host, exc))
             finally:
                 slots.release()

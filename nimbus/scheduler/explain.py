@@ -118,9 +118,8 @@ class Explanation:
             for h in step.rejected():
                 try:
                     reason = step.filter.reject_reason(h, self.spec)
-                except (
-                    Exception
-                ) as exc:  # a plugin's reason must not break the answer
+                # a plugin's reason must not break the answer
+                except Exception as exc:  # noqa: BLE001
                     reason = f'(no reason: {exc})'
                 out.append(
                     {

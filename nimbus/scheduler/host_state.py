@@ -451,10 +451,10 @@ class HostState:
 
     def restore(self, snap) -> None:
         values, instances, cells, pools = snap
-        for a, v in zip(self._SNAP, values):
+        for a, v in zip(self._SNAP, values, strict=False):
             setattr(self, a, v)
         self.instances = instances
-        for c, (cu, mu, pins) in zip(self.numa_cells, cells):
+        for c, (cu, mu, pins) in zip(self.numa_cells, cells, strict=False):
             c.cpu_usage, c.memory_usage, c.pinned_cpus = cu, mu, pins
         self.pci_pools = pools
         self._summary_seen = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
+from oslo_config import cfg
 
 from nimbus.common import rpc
 from nimbus.common.objects.base import MalformedPrimitive
@@ -221,7 +222,7 @@ def _service_down_time(conf) -> int:
     compute API uses the same option), else Nova's default of 60 seconds."""
     try:
         return int(conf.service_down_time)
-    except Exception:  # cfg.NoSuchOptError on a scheduler-only ConfigOpts
+    except (AttributeError, cfg.Error):  # a scheduler-only ConfigOpts
         return 60
 
 
@@ -237,7 +238,7 @@ def build_manager(
     unless a source is given."""
     try:
         sched_conf.register_opts(conf)
-    except Exception:  # already registered (by the integrator's build_conf)
+    except cfg.DuplicateOptError:  # registered differently by the integrator
         pass
     record = None
     if host_info_source is None:

@@ -64,11 +64,12 @@ class Ranking:
             if isinstance(m, list):
                 totals = [
                     t + mm * ((v - lo) / span)
-                    for t, v, mm in zip(totals, raw, m)
+                    for t, v, mm in zip(totals, raw, m, strict=False)
                 ]
             elif m != 0.0:
                 totals = [
-                    t + m * ((v - lo) / span) for t, v in zip(totals, raw)
+                    t + m * ((v - lo) / span)
+                    for t, v in zip(totals, raw, strict=False)
                 ]
         self.totals = totals
 

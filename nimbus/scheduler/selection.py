@@ -326,7 +326,7 @@ class FilterScheduler:
             if unclaim is not None:
                 try:
                     unclaim(host, areq, uuid)
-                except Exception:  # keep releasing the others
+                except Exception:  # noqa: BLE001 - keep releasing the others
                     pass
         for host, snap in snapshots.values():
             host.restore(snap)

@@ -93,7 +93,7 @@ class Simulation:
         try:
             self.conf = sched_conf.make_conf(**settings)
         except Exception as exc:  # oslo.config: unknown group/option/value
-            raise ValueError('bad scheduler setting: %s' % exc)
+            raise ValueError('bad scheduler setting: %s' % exc) from exc
         self.conf.set_override('emit_decisions', False, group='scheduler')
         self.spec = host_spec or hosts_mod.parse_host_spec('')
         self.profiles = trace_mod.profiles(profiles)

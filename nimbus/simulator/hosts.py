@@ -79,10 +79,10 @@ def parse_host_spec(text):
             number = (
                 float(value) if fields[key] in (float, 'float') else int(value)
             )
-        except ValueError:
+        except ValueError as exc:
             raise ValueError(
                 '--host-spec %s=%r is not a number' % (key, value)
-            )
+            ) from exc
         if number < 0:
             raise ValueError('--host-spec %s must not be negative' % key)
         setattr(spec, key, number)
@@ -100,8 +100,8 @@ def _devices(text):
             raise ValueError('bad device class %r' % rc)
         try:
             out[rc] = int(count or 1)
-        except ValueError:
-            raise ValueError('bad device count in %r' % part)
+        except ValueError as exc:
+            raise ValueError('bad device count in %r' % part) from exc
     return out
 
 

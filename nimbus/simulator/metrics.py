@@ -54,7 +54,8 @@ class Metrics:
         fits = {}
         for name, want in trace_mod.FLAVORS.items():
             fits[name] = sum(
-                min(f // w for f, w in zip(room, want) if w) for room in free
+                min(f // w for f, w in zip(room, want, strict=False) if w)
+                for room in free
             )
         for rc, where in self.devices.items():
             left = [

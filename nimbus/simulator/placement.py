@@ -176,7 +176,9 @@ class EnginePlacement(BasePlacement):
                 snap, query, MICROVERSION, self.options
             )
         except candidates.CandidatesQueryError as exc:
-            raise ValueError('placement refused the query: %s' % exc.detail)
+            raise ValueError(
+                'placement refused the query: %s' % exc.detail
+            ) from exc
         return self._body(snap, cands, requested)
 
     def _body(self, snap, cands, requested):

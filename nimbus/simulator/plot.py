@@ -21,8 +21,8 @@ STYLES = ('-', '--', ':', '-.')
 def _pyplot():
     try:
         import matplotlib
-    except ImportError:
-        raise RuntimeError(MISSING)
+    except ImportError as exc:
+        raise RuntimeError(MISSING) from exc
     matplotlib.use('Agg')
     from matplotlib import pyplot
 
@@ -47,7 +47,7 @@ def draw(results, path):
         timeline = result['timeline']
         times = [s['t'] for s in timeline]
         classes = sorted({rc for s in timeline for rc in s['utilisation']})
-        for style, rc in zip(STYLES * len(classes), classes):
+        for style, rc in zip(STYLES * len(classes), classes, strict=False):
             util_ax.plot(
                 times,
                 [100 * s['utilisation'].get(rc, 0) for s in timeline],

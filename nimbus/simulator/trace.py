@@ -55,7 +55,7 @@ def profiles(source=None):
             with open(source) as f:
                 source = json.load(f)
         except ValueError as exc:
-            raise ValueError('%s: not JSON: %s' % (source, exc))
+            raise ValueError('%s: not JSON: %s' % (source, exc)) from exc
     if not isinstance(source, dict):
         raise ValueError('device profiles: a JSON object name -> groups')
     for name, groups in source.items():
@@ -64,7 +64,7 @@ def profiles(source=None):
         try:
             accelerator.request_groups(groups)
         except accelerator.DeviceProfileError as exc:
-            raise ValueError('device profile %r: %s' % (name, exc))
+            raise ValueError('device profile %r: %s' % (name, exc)) from exc
         out[name] = groups
     return out
 
@@ -102,7 +102,7 @@ def request_groups(item, known=None):
     try:
         return accelerator.request_groups(groups)
     except accelerator.DeviceProfileError as exc:
-        raise ValueError(str(exc))
+        raise ValueError(str(exc)) from exc
 
 
 def check(arrivals, known=None):
@@ -117,7 +117,7 @@ def check(arrivals, known=None):
         try:
             request_groups(item, known)
         except ValueError as exc:
-            raise ValueError('arrival %d: %s' % (n, exc))
+            raise ValueError('arrival %d: %s' % (n, exc)) from exc
 
 
 def read(path):
@@ -134,7 +134,7 @@ def read(path):
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(
                     '%s:%d: not an arrival: %s' % (path, number, exc)
-                )
+                ) from exc
             arrivals.append(item)
     arrivals.sort(key=lambda a: float(a['t']))
     return arrivals

@@ -53,7 +53,7 @@ class _Server(simple_server.WSGIServer):
     def _handle(self, request, client_address):
         try:
             self.finish_request(request, client_address)
-        except Exception:
+        except Exception:  # noqa: BLE001 - as socketserver's own handler
             self.handle_error(request, client_address)
         finally:
             self.shutdown_request(request)

@@ -161,7 +161,7 @@ def fresh_database(server, kind):
         )
         with engine.connect() as conn:
             conn.exec_driver_sql('CREATE DATABASE %s' % name)
-    except Exception as exc:  # the server is down or refuses us
+    except Exception as exc:  # noqa: BLE001 - the server is down or refuses us
         unavailable(
             '%s is not reachable at %s: %s'
             % (kind, server, str(exc).splitlines()[0][:150])

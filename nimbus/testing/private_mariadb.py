@@ -115,7 +115,7 @@ class MariaDBServer:
                 user='root',
                 connect_timeout=2,
             )
-        except Exception:  # not up yet
+        except Exception:  # noqa: BLE001 - not up yet
             return False
         try:
             with conn.cursor() as cursor:

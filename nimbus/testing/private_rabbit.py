@@ -253,7 +253,7 @@ class RabbitNode:
             with kombu.Connection(amqp, connect_timeout=2) as conn:
                 conn.connect()
             return True
-        except Exception:  # not up yet
+        except Exception:  # noqa: BLE001 - not up yet
             return False
 
     def wait_ready(self, timeout=120):
@@ -312,7 +312,7 @@ class RabbitNode:
             try:
                 self.ctl('stop', timeout=60)
                 self.process.wait(60)
-            except Exception:  # stop by signal below
+            except Exception:  # noqa: BLE001 - stop by signal below
                 pass
             stop_group(self.process)
         if self._own_epmd and self.epmd is not None:

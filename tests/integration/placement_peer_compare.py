@@ -187,7 +187,7 @@ def differences(peer, nimbus, known=()):
     a predicate ``(peer_entry, nimbus_entry) -> reason or None`` for
     documented Placement 16 bugs (the line is then not reported)."""
     lines = []
-    for p, n in zip(peer, nimbus):
+    for p, n in zip(peer, nimbus, strict=False):
         if p == n:
             continue
         why = next((k(p, n) for k in known if k(p, n)), None)

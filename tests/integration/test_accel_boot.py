@@ -113,8 +113,8 @@ class Env:
 
         try:
             self.wait(clean, 'no leaked ARQ or device allocation', 60)
-        except AssertionError:
-            raise AssertionError('leaks: %s' % found)
+        except AssertionError as exc:
+            raise AssertionError('leaks: %s' % found) from exc
 
     def guest(self, host, server_id):
         path = os.path.join(

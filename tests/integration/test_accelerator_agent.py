@@ -146,7 +146,7 @@ def test_agent_daemon_with_three_simulated_hosts(tmp_path, fresh):
 
         for host in hosts[:2]:
             found = _wait(
-                lambda: reported(host), 'devices of %s' % host, procs
+                lambda host=host: reported(host), 'devices of %s' % host, procs
             )
             assert set(found) == {
                 '%s_fake_fpga_0' % host,

@@ -225,7 +225,7 @@ def test_accelerator_daemon_end_to_end(tmp_path, fresh):
             daemon,
         )
         status = 'completed' if settled['state'] == 'Bound' else 'failed'
-        for code, event, version in nimbus_api.received:
+        for _code, event, version in nimbus_api.received:
             assert event == {
                 'name': 'accelerator-request-bound',
                 'server_uuid': INSTANCE,

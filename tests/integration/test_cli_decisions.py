@@ -98,7 +98,9 @@ def test_follow_prints_the_decision_of_a_boot(cloud):
             _tail('cli-config-file', '--config-file', scheduler_conf),
             _tail('cli-transport-url', '--transport-url', cloud.api_bus),
         ]
-        for pool, proc in zip(('cli-config-file', 'cli-transport-url'), procs):
+        for pool, proc in zip(
+            ('cli-config-file', 'cli-transport-url'), procs, strict=False
+        ):
 
             def listening(pool=pool, proc=proc):
                 assert proc.poll() is None, proc.communicate()

@@ -371,9 +371,9 @@ def test_request_id_is_in_every_service_log_on_postgresql(tmp_path, fresh):
             traced[server_id] = (
                 rid,
                 _wait(
-                    lambda: (lambda s: s if s['status'] != 'BUILD' else None)(
-                        api.server(server_id)
-                    ),
+                    lambda server_id=server_id: (
+                        lambda s: s if s['status'] != 'BUILD' else None
+                    )(api.server(server_id)),
                     90,
                     'a traced server',
                     cloud,

@@ -65,7 +65,11 @@ def test_actions_over_rabbitmq_and_a_compute_killed_meanwhile(tmp_path, fresh):
             ({'unpause': None}, 'ACTIVE'),
         ):
             api.post('/servers/%s/action' % uuid, body)
-            _wait(lambda: _status(api, uuid) == (status, None), status, cloud)
+            _wait(
+                lambda status=status: _status(api, uuid) == (status, None),
+                status,
+                cloud,
+            )
 
         cloud.daemons[HOST].kill9()
         api.post('/servers/%s/action' % uuid, {'os-stop': None})

@@ -234,7 +234,7 @@ def test_the_dashboard_is_served_from_the_wheel(wheel_env, tmp_path):
     )
     lines = result.stdout.split()
     assert lines[-1].startswith(site), result.stdout
-    sizes = dict(zip(lines[0:6:2], lines[1:6:2]))
+    sizes = dict(zip(lines[0:6:2], lines[1:6:2], strict=False))
     assert set(sizes) == {'index.html', 'dashboard.js', 'dashboard.css'}
     assert all(int(size) > 500 for size in sizes.values()), sizes
 

@@ -12,7 +12,7 @@ def _read_arq(method, arq):
     try:
         return contracts.AgentArq.from_primitive(arq).as_record()
     except objects.MalformedPrimitive as exc:
-        raise rpc.InvalidMessage('%s: %s' % (method, exc))
+        raise rpc.InvalidMessage('%s: %s' % (method, exc)) from exc
 
 
 class AgentManager:

@@ -137,7 +137,7 @@ class AcceleratorAgent:
                 return None
             try:
                 self.reporter.report_devices(ctxt, self.host, devices)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any failure: reported again next time
                 LOG.warning(
                     'Reporting %d devices of %s to the accelerator '
                     'service failed (%s: %s); trying again in %ss',
@@ -250,7 +250,7 @@ class AcceleratorAgent:
             )
             raise self._failed(
                 arq, '%s (%s)' % (device['uuid'], device['model']), str(exc)
-            )
+            ) from exc
         LOG.info(
             'Programmed device %s on %s for ARQ %s of instance %s',
             device['uuid'],
@@ -264,7 +264,7 @@ class AcceleratorAgent:
         try:
             driver, device, handle = self._locate(arq)
             driver.release(device, handle, arq)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a driver's release failure is logged, not raised
             LOG.warning(
                 'Releasing ARQ %s on %s: %s', arq.get('uuid'), self.host, exc
             )

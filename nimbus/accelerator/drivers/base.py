@@ -138,11 +138,11 @@ class AcceleratorDriver(abc.ABC):
         when it cannot (the agent answers ProgrammingFailed). Programming
         a handle already programmed for the same ARQ succeeds again."""
 
-    def release(self, device, attach_handle, arq):
+    def release(self, device, attach_handle, arq):  # noqa: B027 - optional hook, no-op by default
         """Give the handle back after ``arq`` is unbound or deleted.
         Default: nothing to undo. An exception is logged by the agent."""
 
-    def halt(self):
+    def halt(self):  # noqa: B027 - optional hook, no-op by default
         """Abandon work under way (the agent is killed or stopping).
         Default: nothing."""
 

@@ -62,8 +62,8 @@ def create(adb, name, groups, description=None, uuid=None):
 
     try:
         adb.write(insert)
-    except sa_exc.IntegrityError:
-        raise DuplicateName(name)
+    except sa_exc.IntegrityError as exc:
+        raise DuplicateName(name) from exc
     values['updated_at'] = None
     return values
 

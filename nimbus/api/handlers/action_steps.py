@@ -63,9 +63,9 @@ def begin_and_cast(
             deps.cells, record, action_name, ctx, recorded_as, api_name, then
         )
     except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc))
-    except action_obj.Gone:
-        raise util.not_found('Instance', record['uuid'])
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
     shown = before_cast() if before_cast is not None else None
     try:
         cast(
@@ -75,12 +75,12 @@ def begin_and_cast(
             record['uuid'],
             ctx.request_id,
         )
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
         action_obj.undo(deps.cells, record, action_name, ctx)
         raise errors.HTTPError(
             503,
             'The compute host %s could not be told to %s the server; try '
             'again.' % (record['host'], api_name),
-        )
+        ) from exc
     return shown

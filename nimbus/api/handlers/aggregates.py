@@ -57,14 +57,14 @@ def _get(req, aggregate_id):
     ``999``) is not found."""
     try:
         number = int(str(aggregate_id), 10)
-    except ValueError:
+    except ValueError as exc:
         raise util.bad_request(
             'Invalid aggregate id %s: expected an integer.' % aggregate_id
-        )
+        ) from exc
     try:
         return agg_obj.get(util.deps(req).api_db, number)
-    except agg_obj.AggregateNotFound:
-        raise util.not_found('Aggregate', aggregate_id)
+    except agg_obj.AggregateNotFound as exc:
+        raise util.not_found('Aggregate', aggregate_id) from exc
 
 
 def index(req, resp):
@@ -111,8 +111,10 @@ def create(req, resp):
         agg = agg_obj.create(
             util.deps(req).api_db, body['name'], body.get('availability_zone')
         )
-    except agg_obj.AggregateExists:
-        raise util.conflict('Aggregate %s already exists.' % body['name'])
+    except agg_obj.AggregateExists as exc:
+        raise util.conflict(
+            'Aggregate %s already exists.' % body['name']
+        ) from exc
     _notify(req, agg)
     resp.media = {'aggregate': view(req, agg, members=False)}
 
@@ -134,8 +136,10 @@ def update(req, resp, aggregate_id):
             availability_zone=body.get('availability_zone'),
             set_zone=set_zone,
         )
-    except agg_obj.AggregateExists:
-        raise util.conflict('Aggregate %s already exists.' % body['name'])
+    except agg_obj.AggregateExists as exc:
+        raise util.conflict(
+            'Aggregate %s already exists.' % body['name']
+        ) from exc
     _notify(req, agg)
     resp.media = {'aggregate': view(req, agg)}
 
@@ -180,7 +184,7 @@ def action(req, resp, aggregate_id):
         try:
             agg_obj.check_metadata(metadata)
         except agg_obj.InvalidMetadata as exc:
-            raise util.bad_request(str(exc))
+            raise util.bad_request(str(exc)) from exc
         if agg_obj.AZ_KEY in metadata:
             zone = metadata[agg_obj.AZ_KEY]
             if zone is not None and ':' in zone:

@@ -152,7 +152,7 @@ def events(req, resp):
     try:
         sub = board.hub.subscribe()
     except stream.TooManyStreams as exc:
-        raise errors.HTTPError(503, str(exc))
+        raise errors.HTTPError(503, str(exc)) from exc
     resp.content_type = 'text/event-stream'
     resp.set_header('Cache-Control', 'no-cache')
     resp.set_header('X-Accel-Buffering', 'no')

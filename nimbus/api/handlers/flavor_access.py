@@ -29,8 +29,8 @@ def index(req, resp, flavor_id):
     util.authorize(req, policies_access.FLAVOR_ACCESS)
     try:
         flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     if flavor['is_public']:
         raise errors.HTTPError(
             404, 'Access list not available for public flavors.'
@@ -49,13 +49,13 @@ def _add(req, flavor_id, project_id):
             project_id,
             allow_public=util.version(req) < (2, 7),
         )
-    except access_obj.FlavorIsPublic:
-        raise util.conflict('Can not add access to a public flavor.')
-    except access_obj.AccessExists:
+    except access_obj.FlavorIsPublic as exc:
+        raise util.conflict('Can not add access to a public flavor.') from exc
+    except access_obj.AccessExists as exc:
         raise util.conflict(
             'Flavor access already exists for flavor %s and project %s '
             'combination.' % (flavor_id, project_id)
-        )
+        ) from exc
 
 
 def _remove(req, flavor_id, project_id):
@@ -64,12 +64,12 @@ def _remove(req, flavor_id, project_id):
     )
     try:
         return access_obj.remove(util.deps(req).api_db, flavor_id, project_id)
-    except access_obj.AccessNotFound:
+    except access_obj.AccessNotFound as exc:
         raise util.not_found(
             'Flavor access',
             'for flavor %s and project %s combination'
             % (flavor_id, project_id),
-        )
+        ) from exc
 
 
 def action(req, resp, flavor_id):
@@ -81,6 +81,6 @@ def action(req, resp, flavor_id):
             projects = _add(req, flavor_id, project_id)
         else:
             projects = _remove(req, flavor_id, project_id)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     resp.media = _body(flavor_id, projects)

@@ -14,8 +14,8 @@ from nimbus.common.wsgi import json_body
 def _get(req, flavor_id):
     try:
         flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     if not flavor_access.visible(flavor, util.ctx(req)):
         raise util.not_found('Flavor', flavor_id)
     return flavor
@@ -132,7 +132,7 @@ def create(req, resp):
     try:
         flavor = flavor_obj.create(util.deps(req).api_db, values)
     except flavor_obj.FlavorExists as exc:
-        raise util.conflict(str(exc))
+        raise util.conflict(str(exc)) from exc
     resp.media = {'flavor': view(req, flavor, True)}
 
 
@@ -147,8 +147,8 @@ def update(req, resp, flavor_id):
         flavor = flavor_obj.update_description(
             util.deps(req).api_db, flavor_id, body['description']
         )
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     resp.media = {'flavor': view(req, flavor, True)}
 
 
@@ -156,8 +156,8 @@ def delete(req, resp, flavor_id):
     util.authorize(req, policies.FLAVORS % 'delete')
     try:
         flavor_obj.delete(util.deps(req).api_db, flavor_id)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     resp.status = 202
 
 
@@ -176,7 +176,9 @@ def _validated(specs):
             text = str(exc)
             if not text.startswith(key):
                 text = '%s: %s' % (key, text)
-            raise util.bad_request('Validation failed; extra spec %s' % text)
+            raise util.bad_request(
+                'Validation failed; extra spec %s' % text
+            ) from exc
         out[key] = value
     return out
 
@@ -191,7 +193,9 @@ def _check_groups(req, flavor_id, changes=None, removed=None):
     try:
         extra_spec_validation.validate_groups(specs)
     except extra_spec_validation.InvalidExtraSpec as exc:
-        raise util.bad_request('Validation failed; extra spec %s' % exc)
+        raise util.bad_request(
+            'Validation failed; extra spec %s' % exc
+        ) from exc
 
 
 def specs_index(req, resp, flavor_id):
@@ -206,8 +210,8 @@ def specs_create(req, resp, flavor_id):
     _check_groups(req, flavor_id, specs)
     try:
         flavor_obj.set_extra_specs(util.deps(req).api_db, flavor_id, specs)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     resp.media = {'extra_specs': specs}
 
 
@@ -230,8 +234,8 @@ def specs_update(req, resp, flavor_id, key):
     _check_groups(req, flavor_id, specs)
     try:
         flavor_obj.set_extra_specs(util.deps(req).api_db, flavor_id, specs)
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     resp.media = specs
 
 
@@ -242,8 +246,8 @@ def specs_delete(req, resp, flavor_id, key):
         found = flavor_obj.delete_extra_spec(
             util.deps(req).api_db, flavor_id, key
         )
-    except flavor_obj.FlavorNotFound:
-        raise util.not_found('Flavor', flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.not_found('Flavor', flavor_id) from exc
     if not found:
         raise util.errors.HTTPError(
             404, 'Flavor %s has no extra specs with key %s.' % (flavor_id, key)

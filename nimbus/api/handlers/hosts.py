@@ -114,8 +114,8 @@ def _compute_service(req, host_name):
         return service_obj.find_by_host_binary(
             util.deps(req).cells, host_name, COMPUTE
         )
-    except service_obj.ServiceNotFound:
-        raise util.not_found('Compute host', host_name)
+    except service_obj.ServiceNotFound as exc:
+        raise util.not_found('Compute host', host_name) from exc
 
 
 def _not_supported(what):

@@ -216,21 +216,21 @@ def uptime(req, resp, hypervisor_id):
     compute = deps.compute_api_factory(node['cell'])
     try:
         text = compute.get_host_uptime(util.ctx(req), node['host'])
-    except NotImplementedError:
+    except NotImplementedError as exc:
         raise errors.HTTPError(
             501, 'The virt driver of %s cannot tell its uptime.' % node['host']
-        )
-    except messaging.MessagingTimeout:
+        ) from exc
+    except messaging.MessagingTimeout as exc:
         raise errors.HTTPError(
             503, 'Compute host %s did not answer in time.' % node['host']
-        )
+        ) from exc
     except messaging.MessagingException as exc:
         # A compute older than RPC 1.1 answers UnsupportedVersion.
         raise errors.HTTPError(
             503,
             'Compute host %s could not tell its uptime: %s'
             % (node['host'], getattr(exc, 'exc_type', None) or exc),
-        )
+        ) from exc
     body = view(req, node, service, False)
     body['uptime'] = text
     resp.media = {'hypervisor': body}

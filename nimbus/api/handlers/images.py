@@ -61,8 +61,8 @@ def view(image):
 def get_visible(req, image_id):
     try:
         image = image_obj.get(util.deps(req).api_db, image_id)
-    except image_obj.ImageNotFound:
-        raise util.not_found('Image', image_id)
+    except image_obj.ImageNotFound as exc:
+        raise util.not_found('Image', image_id) from exc
     ctx = util.ctx(req)
     if (
         image['visibility'] not in ('public', 'community')
@@ -129,8 +129,10 @@ def create(req, resp):
         )
     try:
         image = image_obj.create(util.deps(req).api_db, columns, props)
-    except image_obj.ImageExists:
-        raise util.conflict('Image ID %s already exists.' % columns['id'])
+    except image_obj.ImageExists as exc:
+        raise util.conflict(
+            'Image ID %s already exists.' % columns['id']
+        ) from exc
     resp.status = 201
     resp.set_header('Location', '/v2/images/%s' % image['id'])
     resp.media = view(image)

@@ -48,11 +48,11 @@ def _time_param(req, name):
         return None
     try:
         return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError:
+    except ValueError as exc:
         raise util.bad_request(
             'Invalid input for query parameters %s. Value: %s. It is not '
             'an ISO 8601 time.' % (name, value)
-        )
+        ) from exc
 
 
 def _placed(req, server_id, rule):
@@ -184,17 +184,19 @@ def diagnostics(req, resp, server_id):
             .compute_api(record['cell'])
             .get_diagnostics(util.ctx(req), record['host'], record['uuid'])
         )
-    except NotImplementedError:
-        raise errors.HTTPError(501, 'The virt driver cannot show diagnostics.')
-    except messaging.MessagingTimeout:
+    except NotImplementedError as exc:
+        raise errors.HTTPError(
+            501, 'The virt driver cannot show diagnostics.'
+        ) from exc
+    except messaging.MessagingTimeout as exc:
         raise errors.HTTPError(
             503, 'Compute host %s did not answer in time.' % record['host']
-        )
+        ) from exc
     except messaging.MessagingException as exc:
         raise util.conflict(
             'Instance %s is not ready: %s'
             % (record['uuid'], getattr(exc, 'value', None) or exc)
-        )
+        ) from exc
     if util.version(req) < (2, 48):
         diag = _legacy_diagnostics(diag)
     resp.media = diag

@@ -76,7 +76,7 @@ def _get(req, name, user_id):
     try:
         return keypair_obj.get(util.deps(req).api_db, user_id, name)
     except keypair_obj.KeyPairNotFound as exc:
-        raise errors.HTTPError(404, str(exc))
+        raise errors.HTTPError(404, str(exc)) from exc
 
 
 def show(req, resp, keypair_name):
@@ -92,7 +92,7 @@ def delete(req, resp, keypair_name):
     try:
         keypair_obj.delete(util.deps(req).api_db, user_id, keypair_name)
     except keypair_obj.KeyPairNotFound as exc:
-        raise errors.HTTPError(404, str(exc))
+        raise errors.HTTPError(404, str(exc)) from exc
     resp.status = 204 if util.version(req) >= (2, 2) else 202
 
 
@@ -125,10 +125,10 @@ def _material(req, body, key_type, user_id):
         return keypair_crypto.generate_ssh()
     try:
         fingerprint = keypair_crypto.fingerprint(key_type, public_key)
-    except keypair_crypto.InvalidKey:
+    except keypair_crypto.InvalidKey as exc:
         raise util.bad_request(
             'Keypair data is invalid: failed to generate fingerprint'
-        )
+        ) from exc
     return None, public_key.strip(), fingerprint
 
 
@@ -155,7 +155,7 @@ def create(req, resp):
             },
         )
     except keypair_obj.KeyPairExists as exc:
-        raise util.conflict(str(exc))
+        raise util.conflict(str(exc)) from exc
     out = view(req, keypair)
     out['user_id'] = user_id
     if private_key is not None:

@@ -53,11 +53,11 @@ def _time(params, name):
         return None
     try:
         return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError:
+    except ValueError as exc:
         raise util.bad_request(
             'Invalid input for query parameters %s. Value: %s. It is not '
             'an ISO 8601 time.' % (name, value)
-        )
+        ) from exc
 
 
 def _filters(params, version):
@@ -146,8 +146,10 @@ def index(req, resp):
         rows, more = migration_obj.listing(
             deps.cells, filters, limit=limit, marker_uuid=marker
         )
-    except migration_obj.MarkerNotFound:
-        raise util.bad_request('Marker %s could not be found.' % marker)
+    except migration_obj.MarkerNotFound as exc:
+        raise util.bad_request(
+            'Marker %s could not be found.' % marker
+        ) from exc
     body = {'migrations': [view(req, row) for row in rows]}
     if more and rows:
         body['migrations_links'] = util.next_link(

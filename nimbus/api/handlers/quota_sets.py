@@ -25,7 +25,7 @@ def count_usage(req, project_id):
     except quota_usage.UsageUnavailable as exc:
         raise errors.HTTPError(
             503, 'Quota usage could not be counted: %s' % exc
-        )
+        ) from exc
 
 
 def _target(project_id):

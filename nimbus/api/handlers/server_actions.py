@@ -251,19 +251,19 @@ def console_output(req, resp, server_id, value):
         text = deps.compute_api(record['cell']).get_console_output(
             util.ctx(req), record['host'], record['uuid'], length
         )
-    except NotImplementedError:
+    except NotImplementedError as exc:
         raise errors.HTTPError(
             501, 'The virt driver cannot show the console output.'
-        )
-    except messaging.MessagingTimeout:
+        ) from exc
+    except messaging.MessagingTimeout as exc:
         raise errors.HTTPError(
             503, 'Compute host %s did not answer in time.' % record['host']
-        )
+        ) from exc
     except messaging.MessagingException as exc:
         raise util.conflict(
             'Instance %s is not ready: %s'
             % (record['uuid'], getattr(exc, 'value', None) or exc)
-        )
+        ) from exc
     resp.media = {'output': text}
 
 

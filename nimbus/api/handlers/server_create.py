@@ -41,8 +41,10 @@ def lookup_flavor(req, ref):
     flavor_id = _ref_id(ref)
     try:
         flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
-    except flavor_obj.FlavorNotFound:
-        raise util.bad_request('Flavor %s could not be found.' % flavor_id)
+    except flavor_obj.FlavorNotFound as exc:
+        raise util.bad_request(
+            'Flavor %s could not be found.' % flavor_id
+        ) from exc
     if flavor['disabled']:
         raise util.bad_request('Flavor %s is disabled.' % flavor_id)
     if not flavor_access.visible(flavor, util.ctx(req)):
@@ -56,8 +58,10 @@ def lookup_image(req, ref):
     image_id = _ref_id(ref)
     try:
         image = image_obj.get(util.deps(req).api_db, image_id)
-    except image_obj.ImageNotFound:
-        raise util.bad_request('Image %s could not be found.' % image_id)
+    except image_obj.ImageNotFound as exc:
+        raise util.bad_request(
+            'Image %s could not be found.' % image_id
+        ) from exc
     ctx = util.ctx(req)
     if (
         image['visibility'] not in ('public', 'community', 'shared')
@@ -80,10 +84,10 @@ def normalise_hints(hints):
     if isinstance(out.get('query'), str) and out['query']:
         try:
             json.loads(out['query'])
-        except ValueError:
+        except ValueError as exc:
             raise util.bad_request(
                 "Invalid scheduler hint 'query': not valid JSON."
-            )
+            ) from exc
     mask = out.pop('cidr_mask', None)
     if mask is not None and 'cidr' not in out:
         out['cidr'] = '/' + str(mask).lstrip('/')
@@ -122,11 +126,11 @@ def _group(req, hints, new_uuids):
     deps = util.deps(req)
     try:
         group = group_obj.get(deps.api_db, uuid)
-    except group_obj.GroupNotFound:
+    except group_obj.GroupNotFound as exc:
         raise util.bad_request(
             'Invalid scheduler hint group: server group '
             '%s could not be found.' % uuid
-        )
+        ) from exc
     ctx = util.ctx(req)
     if not ctx.is_admin and group['project_id'] != ctx.project_id:
         raise util.bad_request(
@@ -150,7 +154,7 @@ def _check_image_properties(image):
     try:
         extra_specs.validate_image_properties(image['properties'] or {})
     except extra_specs.ExtraSpecValidationError as exc:
-        raise util.bad_request('Image %s: %s' % (image['id'], exc))
+        raise util.bad_request('Image %s: %s' % (image['id'], exc)) from exc
 
 
 def device_profile_groups(req, flavor):
@@ -173,14 +177,14 @@ def device_profile_groups(req, flavor):
         raise util.bad_request(
             'Flavor %s requests device profile %s: %s'
             % (flavor['flavorid'], name, exc)
-        )
+        ) from exc
     except accelerator.AcceleratorError as exc:
         LOG.warning('Device profile %s: %s', name, exc)
         raise errors.HTTPError(
             503,
             'The accelerator service could not '
             'resolve device profile %s.' % name,
-        )
+        ) from exc
 
 
 def request_spec_for(
@@ -281,11 +285,11 @@ def _check_key_and_groups(req, server):
                 util.ctx(req).user_id,
                 server['key_name'],
             )
-        except keypair_obj.KeyPairNotFound:
+        except keypair_obj.KeyPairNotFound as exc:
             raise util.bad_request(
                 'Invalid key_name provided: keypair %s could '
                 'not be found.' % server['key_name']
-            )
+            ) from exc
     for group in server.get('security_groups') or ():
         name = group.get('name')
         if name != 'default':
@@ -306,13 +310,13 @@ def _check_quota(req, server, flavor, min_count, max_count):
                 deps, util.ctx(req), project_id, flavor, min_count, max_count
             )
     except quota_usage.QuotaExceeded as exc:
-        raise errors.forbidden(str(exc))
+        raise errors.forbidden(str(exc)) from exc
     except quota_usage.UsageUnavailable as exc:
         raise errors.HTTPError(
             503,
             'Quota usage could not be counted, no '
             'server was created: %s' % exc,
-        )
+        ) from exc
 
 
 def _write_and_recheck(req, instances, spec, group_uuid, flavor):
@@ -336,14 +340,14 @@ def _write_and_recheck(req, instances, spec, group_uuid, flavor):
             )
         except quota_usage.QuotaExceeded as exc:
             server_obj.undo_build_requests(deps.api_db, uuids)
-            raise errors.forbidden(str(exc))
+            raise errors.forbidden(str(exc)) from exc
         except quota_usage.UsageUnavailable as exc:
             server_obj.undo_build_requests(deps.api_db, uuids)
             raise errors.HTTPError(
                 503,
                 'Quota usage could not be counted, no '
                 'server was created: %s' % exc,
-            )
+            ) from exc
 
 
 def create(req, resp):
@@ -420,7 +424,7 @@ def create(req, resp):
                 len(uuids),
             )
         except quota_usage.QuotaExceeded as exc:
-            raise errors.forbidden(str(exc))
+            raise errors.forbidden(str(exc)) from exc
     reservation_id = 'r-' + util.generate_password(8).lower()
     now = util.isotime(util.utcnow())
     instances = []
@@ -474,12 +478,12 @@ def create(req, resp):
         )
     try:
         deps.conductor_api.schedule_and_build_instances(ctx, spec, uuids)
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not reach the conductor for %s', uuids)
         server_obj.undo_build_requests(deps.api_db, uuids)
         raise errors.HTTPError(
             503, 'The conductor could not be reached; no server was created.'
-        )
+        ) from exc
     resp.status = 202
     return_reservation = server.get('return_reservation_id')
     if isinstance(return_reservation, str):

@@ -98,8 +98,8 @@ def _target(group):
 def _get(req, group_id, rule):
     try:
         group = group_obj.get(util.deps(req).api_db, group_id)
-    except group_obj.GroupNotFound:
-        raise util.not_found('Instance group', group_id)
+    except group_obj.GroupNotFound as exc:
+        raise util.not_found('Instance group', group_id) from exc
     if not util.can(req, rule, _target(group)):
         if group['project_id'] == util.ctx(req).project_id:
             # Your project's group, which your roles may not touch.
@@ -157,7 +157,7 @@ def create(req, resp):
     try:
         quota_usage.check_server_group(util.deps(req), ctx, ctx.project_id)
     except quota_usage.QuotaExceeded as exc:
-        raise errors.forbidden(str(exc))
+        raise errors.forbidden(str(exc)) from exc
     group = group_obj.create(
         util.deps(req).api_db,
         body['name'],

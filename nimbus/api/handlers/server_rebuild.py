@@ -49,11 +49,11 @@ def _check_key(req, key_name):
         return
     try:
         keypair_obj.get(util.deps(req).api_db, util.ctx(req).user_id, key_name)
-    except keypair_obj.KeyPairNotFound:
+    except keypair_obj.KeyPairNotFound as exc:
         raise util.bad_request(
             'Invalid key_name provided: keypair %s could not be found.'
             % key_name
-        )
+        ) from exc
 
 
 def _provider_traits(req, provider_uuid):
@@ -68,7 +68,7 @@ def _provider_traits(req, provider_uuid):
             503,
             "Placement could not tell the traits of the server's host; "
             'try again.',
-        )
+        ) from exc
 
 
 def check_host_fits(req, record, image):

@@ -49,7 +49,7 @@ def _check_quota(req, record, old, new):
     except quota_usage.UsageUnavailable as exc:
         raise errors.HTTPError(
             503, 'Quota usage could not be counted: %s' % exc
-        )
+        ) from exc
     overs = [
         r
         for r, more in grow.items()
@@ -80,9 +80,9 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
             deps.cells, record, action_name, ctx, action_name, api_name
         )
     except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc))
-    except action_obj.Gone:
-        raise util.not_found('Instance', record['uuid'])
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
     try:
         deps.conductor_api.migrate_server(
             ctx,
@@ -92,14 +92,14 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
             flavor=flavor,
             host=host,
         )
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
         action_obj.undo(deps.cells, record, action_name, ctx)
         raise errors.HTTPError(
             503,
             'The conductor could not be told to %s the server; try '
             'again.' % api_name,
-        )
+        ) from exc
 
 
 def resize(req, resp, server_id, value):
@@ -169,16 +169,16 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
             resize_obj.take_migration(migration.uuid, status),
         )
     except (action_obj.InvalidState, resize_obj.Conflict) as exc:
-        raise util.conflict(str(exc))
-    except action_obj.Gone:
-        raise util.not_found('Instance', record['uuid'])
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
     migration.status = status
     host = host_of(migration)
     try:
         cast(deps.compute_api(record['cell']))(
             ctx, host, record['uuid'], ctx.request_id, migration
         )
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
         resize_obj.give_back(
             deps.cells,
@@ -193,7 +193,7 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
             503,
             'The compute host %s could not be told to %s; try again.'
             % (host, api_name),
-        )
+        ) from exc
 
 
 def confirm_resize(req, resp, server_id, value):

@@ -95,9 +95,9 @@ def _begin(req, record, name, then=None):
             deps.cells, record, name, util.ctx(req), name, name, then
         )
     except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc))
-    except action_obj.Gone:
-        raise util.not_found('Instance', record['uuid'])
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
 
 
 def _cast(req, record, name, cast):
@@ -106,12 +106,12 @@ def _cast(req, record, name, cast):
     ctx = util.ctx(req)
     try:
         cast(util.deps(req).conductor_api, ctx)
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send %s of %s', name, record['uuid'])
         action_obj.undo(util.deps(req).cells, record, name, ctx)
         raise errors.HTTPError(
             503, 'The conductor could not be told to %s the server.' % name
-        )
+        ) from exc
 
 
 def _unshelve_target(req, record, value):

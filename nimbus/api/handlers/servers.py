@@ -82,10 +82,10 @@ def _list(req, resp, detail):
     if name is not None:
         try:
             re.compile(name)
-        except re.error:
+        except re.error as exc:
             raise util.bad_request(
                 'Invalid regular expression in query parameter name.'
-            )
+            ) from exc
     where = _record_filter(params)
     deps = util.deps(req)
     limit = util.limit_of(req, params)
@@ -104,14 +104,16 @@ def _list(req, resp, detail):
             queries=deps.cell_queries,
             minimal=minimal,
         )
-    except server_list.MarkerNotFound:
-        raise util.bad_request('marker [%s] not found' % params['marker'])
+    except server_list.MarkerNotFound as exc:
+        raise util.bad_request(
+            'marker [%s] not found' % params['marker']
+        ) from exc
     except server_list.MarkerUnreachable as exc:
         raise errors.HTTPError(
             503,
             'Cell %s of the marker server %s is not responding; try '
             'again later.' % (exc, params['marker']),
-        )
+        ) from exc
     if unreachable:
         LOG.warning(
             'Listed servers %s those of unreachable cell(s) %s',
@@ -159,12 +161,12 @@ def _change_window(req, params):
 def _parse_change_time(name, value):
     try:
         moment = timeutils.parse_isotime(value)
-    except ValueError:
+    except ValueError as exc:
         raise util.bad_request(
             'Invalid input for query parameters %s. Value: %s. It is not '
             'an ISO 8601 time (for example 2026-01-31T12:00:00Z).'
             % (name, value)
-        )
+        ) from exc
     return timeutils.normalize_time(moment)
 
 
@@ -245,15 +247,15 @@ def get_authorized(req, server_id, rule, minimal=False):
         record = server_obj.get(
             deps.api_db, deps.cells, server_id, deps.cell_queries
         )
-    except server_obj.ServerNotFound:
-        raise util.not_found('Instance', server_id)
+    except server_obj.ServerNotFound as exc:
+        raise util.not_found('Instance', server_id) from exc
     except server_obj.CellUnreachable as exc:
         if not minimal:
             raise errors.HTTPError(
                 503,
                 'The cell of server %s (%s) cannot be reached; try again '
                 'later.' % (server_id, exc),
-            )
+            ) from exc
         record = server_obj.minimal_of(deps.api_db, exc.mapping, exc.cell)
     target = {
         'project_id': record['project_id'],
@@ -434,7 +436,7 @@ def _local_delete(req, cell, server_id, host):
         # again) instead of leaving an allocation nobody would free.
         try:
             deps.placement.remove_allocations(util.ctx(req), server_id)
-        except Exception:
+        except Exception as exc:
             LOG.warning(
                 'Could not remove the allocations of %s',
                 server_id,
@@ -445,7 +447,7 @@ def _local_delete(req, cell, server_id, host):
                 'Placement could not be reached to '
                 "free the server's resources; it "
                 'was not deleted. Try again.',
-            )
+            ) from exc
     if not server_obj.mark_deleted(deps.cells, cell, server_id, util.utcnow()):
         return  # somebody else deleted it first
     if host:

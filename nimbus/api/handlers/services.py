@@ -66,10 +66,10 @@ def _legacy_update(req, resp, action):
         cell, row_id = service_obj.find_by_host_binary(
             deps.cells, body['host'], service_obj.stored_binary(body['binary'])
         )
-    except service_obj.ServiceNotFound:
+    except service_obj.ServiceNotFound as exc:
         raise util.not_found(
             'Service', '%s/%s' % (body['host'], body['binary'])
-        )
+        ) from exc
     service = service_obj.update(
         deps.cells, row_id, values, _down_time(req), util.utcnow(), cell=cell
     )
@@ -139,8 +139,8 @@ def update(req, resp, service_id):
         service = service_obj.update(
             deps.cells, service_id, values, _down_time(req), util.utcnow()
         )
-    except service_obj.ServiceNotFound:
-        raise util.not_found('Service', service_id)
+    except service_obj.ServiceNotFound as exc:
+        raise util.not_found('Service', service_id) from exc
     announce(req, service, values)
     zones = agg_obj.zones_by_host(deps.api_db)
     resp.media = {'service': view(req, service, zones)}
@@ -161,6 +161,6 @@ def delete(req, resp, service_id):
         service_obj.delete(
             util.deps(req).api_db, util.deps(req).cells, service_id
         )
-    except service_obj.ServiceNotFound:
-        raise util.not_found('Service', service_id)
+    except service_obj.ServiceNotFound as exc:
+        raise util.not_found('Service', service_id) from exc
     resp.status = 204

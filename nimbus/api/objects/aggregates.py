@@ -93,7 +93,7 @@ def check_metadata(metadata):
         text = str(value).strip()
         try:
             number = int(text) if kind == 'integer' else float(text)
-        except ValueError:
+        except ValueError as exc:
             raise InvalidMetadata(
                 'Aggregate metadata %s must be %s, got %r.'
                 % (
@@ -101,7 +101,7 @@ def check_metadata(metadata):
                     'an integer' if kind == 'integer' else 'a number',
                     value,
                 )
-            )
+            ) from exc
         if not math.isfinite(number):
             raise InvalidMetadata(
                 'Aggregate metadata %s must be a finite '

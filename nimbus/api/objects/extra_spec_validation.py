@@ -47,7 +47,7 @@ def validate(key, value):
     try:
         extra_specs.validate(key, value)
     except Exception as exc:  # a plugin validator's own error type too
-        raise InvalidExtraSpec(str(exc) or exc.__class__.__name__)
+        raise InvalidExtraSpec(str(exc) or exc.__class__.__name__) from exc
 
 
 def validate_groups(specs):
@@ -57,4 +57,4 @@ def validate_groups(specs):
     try:
         extra_specs.validate_groups(dict(specs))
     except Exception as exc:
-        raise InvalidExtraSpec(str(exc) or exc.__class__.__name__)
+        raise InvalidExtraSpec(str(exc) or exc.__class__.__name__) from exc

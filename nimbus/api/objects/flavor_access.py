@@ -41,8 +41,8 @@ def add(db, flavorid, project_id, allow_public=False):
             flavor_obj.grant(row, project_id)
             session.flush()
             return sorted(p.project_id for p in row.projects)
-    except sa_exc.IntegrityError:
-        raise AccessExists(flavorid, project_id)
+    except sa_exc.IntegrityError as exc:
+        raise AccessExists(flavorid, project_id) from exc
 
 
 def remove(db, flavorid, project_id):

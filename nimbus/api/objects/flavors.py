@@ -130,11 +130,11 @@ def create(db, values):
             session.add(row)
             session.flush()
             return to_dict(row)
-    except sa_exc.IntegrityError:
+    except sa_exc.IntegrityError as exc:
         raise FlavorExists(
             'Flavor with name %s or ID %s already exists.'
             % (values['name'], values['flavorid'])
-        )
+        ) from exc
 
 
 def update_description(db, flavorid, description):

@@ -51,9 +51,9 @@ def ssh_fingerprint(public_key):
         serialization.load_ssh_public_key(text.encode())
         blob = base64.b64decode(text.split()[1], validate=True)
     except (ValueError, IndexError, binascii.Error, TypeError) as exc:
-        raise InvalidKey(str(exc) or 'not an SSH public key')
+        raise InvalidKey(str(exc) or 'not an SSH public key') from exc
     except Exception as exc:  # cryptography's UnsupportedAlgorithm
-        raise InvalidKey(str(exc) or 'unsupported key type')
+        raise InvalidKey(str(exc) or 'unsupported key type') from exc
     return _colons(hashlib.md5(blob, usedforsecurity=False).digest())
 
 
@@ -62,7 +62,7 @@ def x509_fingerprint(certificate):
     try:
         cert = x509.load_pem_x509_certificate((certificate or '').encode())
     except Exception as exc:  # ValueError, or cryptography's own errors
-        raise InvalidKey(str(exc) or 'not a PEM certificate')
+        raise InvalidKey(str(exc) or 'not a PEM certificate') from exc
     return _colons(cert.fingerprint(hashes.SHA1()))
 
 

@@ -77,8 +77,8 @@ def create(db, values):
             session.add(row)
             session.flush()
             return to_dict(row)
-    except sa_exc.IntegrityError:
-        raise KeyPairExists(values['name'])
+    except sa_exc.IntegrityError as exc:
+        raise KeyPairExists(values['name']) from exc
 
 
 def delete(db, user_id, name):

@@ -57,7 +57,7 @@ def _cores_ram_from_databases(api_db, cells, project_id):
                 flavors.extend(
                     instance_queries.flavors_of_project(session, project_id)
                 )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a cell that does not answer counts nothing
             # As Nova's legacy counting: a cell that does not answer adds
             # nothing (its servers are not counted until it is back).
             LOG.warning(
@@ -84,7 +84,7 @@ def _cores_ram_from_placement(placement, ctx, project_id):
             version='1.9',
         )
     except Exception as exc:
-        raise UsageUnavailable('placement is unreachable: %s' % exc)
+        raise UsageUnavailable('placement is unreachable: %s' % exc) from exc
     if response.status_code != 200:
         raise UsageUnavailable(
             'placement answered %s to GET /usages' % response.status_code

@@ -172,9 +172,9 @@ def _marker_key(api_db, cells, uuid, sort_key, queries):
         record = queries.call(
             cell, lambda c: servers.instance_of(cells, c, uuid)
         )
-    except cell_queries.CellDown:
+    except cell_queries.CellDown as exc:
         if sort_key not in ('created_at', 'uuid'):
-            raise MarkerUnreachable(cell.name)
+            raise MarkerUnreachable(cell.name) from exc
         # Where its minimal record stood on the page before.
         record = {'uuid': uuid, 'created_at': mapping.created_at}
     if record is None:
@@ -221,7 +221,7 @@ def _cell_rows(
         after = _record_key(sort_key)(rows[-1])
         try:
             rows = queries.call(
-                cell, lambda c: _read(cells, c, query_of(after))
+                cell, lambda c, after=after: _read(cells, c, query_of(after))
             )
         except cell_queries.CellDown:
             unreachable.append(cell.name)

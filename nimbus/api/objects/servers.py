@@ -202,8 +202,8 @@ def get(api_db, cells, uuid, queries=None):
         cell = cells.by_id(mapping.cell_id)
         try:
             record = queries.call(cell, lambda c: instance_of(cells, c, uuid))
-        except cell_queries.CellDown:
-            raise CellUnreachable(cell, mapping)
+        except cell_queries.CellDown as exc:
+            raise CellUnreachable(cell, mapping) from exc
         if record is None or record['deleted']:
             raise ServerNotFound(uuid)
         return record

@@ -45,7 +45,7 @@ def instances_in(cells, start, stop, project_id=None):
                             'created_at': row.created_at,
                         }
                     )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a cell that is down: left out
             LOG.warning(
                 'Cell %s is unreachable (%s); its servers are left '
                 'out of the usage',

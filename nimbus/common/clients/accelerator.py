@@ -182,7 +182,9 @@ class AcceleratorClient:
                     **kwargs,
                 )
             except requests.RequestException as exc:
-                raise TransientError('accelerator API unreachable: %s' % exc)
+                raise TransientError(
+                    'accelerator API unreachable: %s' % exc
+                ) from exc
             if response.status_code in TRANSIENT:
                 raise TransientError(
                     'accelerator API answered %d' % response.status_code
@@ -201,11 +203,11 @@ class AcceleratorClient:
     def _arqs(response):
         try:
             arqs = response.json()['arqs']
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError) as exc:
             raise AcceleratorError(
                 'accelerator API answered an unexpected '
                 'body for accelerator requests'
-            )
+            ) from exc
         if not isinstance(arqs, list):
             raise AcceleratorError(
                 'accelerator API answered arqs that are not a list'
@@ -269,11 +271,11 @@ class AcceleratorClient:
                 continue
             try:
                 arqs.append(response.json())
-            except ValueError:
+            except ValueError as exc:
                 raise AcceleratorError(
                     'accelerator API answered an '
                     'unexpected body for ARQ %s' % arq_uuid
-                )
+                ) from exc
         return arqs
 
     def list_arqs(self, ctxt):
@@ -337,7 +339,9 @@ class AcceleratorClient:
                 timeout=self.timeout,
             )
         except requests.RequestException as exc:
-            raise AcceleratorError('accelerator API unreachable: %s' % exc)
+            raise AcceleratorError(
+                'accelerator API unreachable: %s' % exc
+            ) from exc
         if response.status_code == 404:
             raise DeviceProfileError('device profile %s not found' % name)
         if response.status_code >= 400:
@@ -347,11 +351,11 @@ class AcceleratorClient:
             )
         try:
             profiles = response.json()['device_profiles']
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError) as exc:
             raise AcceleratorError(
                 'accelerator API answered an unexpected '
                 'body for device profile %s' % name
-            )
+            ) from exc
         for profile in profiles or []:
             if isinstance(profile, dict) and profile.get('name') == name:
                 return profile

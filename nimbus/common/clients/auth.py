@@ -76,13 +76,15 @@ class KeystoneSender:
         try:
             return self.session.request(url, method, raise_exc=False, **kwargs)
         except ks_exc.ConnectionError as exc:
-            raise requests.ConnectionError(str(exc))
+            raise requests.ConnectionError(str(exc)) from exc
         except ks_exc.HttpServerError as exc:
             # The identity service failed to issue a token (a real Keystone
             # on a busy SQLite answered 500 "database is locked"): retried
             # like an unreachable peer, instead of ending the caller (a
             # compute died at start of it).
-            raise requests.ConnectionError('identity service: %s' % exc)
+            raise requests.ConnectionError(
+                'identity service: %s' % exc
+            ) from exc
 
     def get(self, url, **kwargs):
         return self.request('GET', url, **kwargs)

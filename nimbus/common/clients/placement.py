@@ -160,7 +160,7 @@ class PlacementClient(
                 LOG.warning(
                     'Placement unreachable (%s %s): %s', method, path, exc
                 )
-                raise _Retry(str(exc))
+                raise _Retry(str(exc)) from exc
             if response.status_code >= 500:
                 LOG.warning(
                     'Placement %s %s answered %s',
@@ -176,7 +176,7 @@ class PlacementClient(
         except _Retry as exc:
             raise exception.PlacementError(
                 reason='%s %s: %s' % (method, path, exc)
-            )
+            ) from exc
 
     def _check(self, response, what):
         if response.status_code >= 400:

@@ -59,7 +59,9 @@ def bus_of(url):
     try:
         parsed = messaging.TransportURL.parse(_URL_CONF, url)
     except (messaging.InvalidTransportURL, ValueError) as exc:
-        raise ValueError('invalid transport URL %s: %s' % (mask_url(url), exc))
+        raise ValueError(
+            'invalid transport URL %s: %s' % (mask_url(url), exc)
+        ) from exc
     driver = (parsed.transport or '').split('+')[0]
     port = _DEFAULT_PORTS.get(driver)
     hosts = frozenset(
@@ -365,7 +367,7 @@ def expose(cast=False, required=(), types=None, expected=()):
             try:
                 signature.bind(None, None, **kwargs)
             except TypeError as exc:
-                raise InvalidMessage('%s: %s' % (func.__name__, exc))
+                raise InvalidMessage('%s: %s' % (func.__name__, exc)) from exc
             for name, expected in types.items():
                 value = kwargs.get(name)
                 if value is not None and (

@@ -129,7 +129,7 @@ class BacklogWatch:
                     depth = self._depth(connection, queue)
                     if depth is not None:
                         depths[queue] = depth
-        except Exception as exc:  # the broker is away: next time
+        except Exception as exc:  # noqa: BLE001 - the broker is away: next time
             LOG.warning('Could not read the notification backlog: %s', exc)
             return depths
         for queue, depth in depths.items():
@@ -162,5 +162,5 @@ class BacklogWatch:
         finally:
             try:
                 channel.close()
-            except Exception:  # a failed passive declare closed it already
+            except Exception:  # noqa: BLE001 - a failed passive declare closed it already
                 pass

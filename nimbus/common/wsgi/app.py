@@ -317,7 +317,7 @@ def parse_json(req, raw, code=None, empty=None):
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code)
+        raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code) from exc
     limit = req.context.get('max_list')
     if limit:
         where = _longest_over(data, limit)

@@ -26,8 +26,8 @@ class Version:
             if len(minor) > 1 and minor.startswith('0'):
                 raise ValueError(text)
             return cls(int(major), int(minor))
-        except (ValueError, AttributeError):
-            raise ValueError(text)
+        except (ValueError, AttributeError) as exc:
+            raise ValueError(text) from exc
 
     def _key(self, other):
         if isinstance(other, Version):
@@ -86,12 +86,12 @@ class Negotiator:
             return self.max
         try:
             version = Version.parse(requested)
-        except ValueError:
+        except ValueError as exc:
             raise errors.HTTPError(
                 400,
                 'invalid version string: %s' % requested,
                 'placement.undefined_code',
-            )
+            ) from exc
         if not version.matches(self.min, self.max):
             error = errors.HTTPError(
                 406,

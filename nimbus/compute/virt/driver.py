@@ -43,7 +43,7 @@ class ComputeDriver(abc.ABC):
         self.conf = conf
         self.host = host
 
-    def init_host(self):
+    def init_host(self):  # noqa: B027 - optional hook, no-op by default
         """Called once before the agent serves RPC. Default: nothing."""
 
     @abc.abstractmethod
@@ -68,7 +68,7 @@ class ComputeDriver(abc.ABC):
         """Build the guest of ``instance`` (an Instance, the cell's record
         as the build started). Raise to fail the build."""
 
-    def prep_resize(self, instance_uuid, flavor):
+    def prep_resize(self, instance_uuid, flavor):  # noqa: B027 - optional hook, no-op by default
         """The destination's check before a resize or cold migrate takes
         the guest with ``flavor`` (a flavor dict); raise to refuse it
         (the move goes to the next alternate)."""

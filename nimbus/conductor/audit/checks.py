@@ -95,7 +95,7 @@ class Checks:
                             % (providers, record.cell.name),
                         )
                     )
-        for uuid, records in snap.instances.items():
+        for uuid in snap.instances:
             record = snap.live_record(uuid)
             if (
                 record is not None
@@ -206,7 +206,7 @@ class Checks:
                         [r.cell.name for r in snap.records(uuid)],
                     )
                 )
-        for uuid, records in snap.instances.items():
+        for uuid, _records in snap.instances.items():
             record = snap.live_record(uuid)
             if record is not None and uuid not in snap.mappings:
                 found.append(

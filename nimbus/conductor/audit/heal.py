@@ -38,7 +38,7 @@ class Healer:
                 )
                 if not item.healed:
                     item.heal_error = 'no longer true; left alone'
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - one failed repair does not stop the others
                 LOG.warning(
                     'Healing %s %s failed: %s', item.kind, item.uuid, exc
                 )

@@ -131,7 +131,7 @@ class Reader:
         except Exception as exc:
             raise AuditError(
                 'accelerator requests could not be read: %s' % exc
-            )
+            ) from exc
 
     def _api_records(self, named):
         """``(build requests, leases, mappings)``: every build request, the
@@ -167,7 +167,7 @@ class Reader:
                 raise AuditError(
                     'the database of %s could not be read: %s'
                     % (cell.name, exc)
-                )
+                ) from exc
         return found
 
     def _cell_records(self, cells, named):
@@ -182,7 +182,7 @@ class Reader:
                 raise AuditError(
                     'the database of %s could not be read: %s'
                     % (cell.name, exc)
-                )
+                ) from exc
             for row in rows:
                 instances[row.uuid].append(
                     InstanceRecord(
@@ -212,7 +212,7 @@ class Reader:
         except AuditError:
             raise
         except Exception as exc:
-            raise AuditError('placement could not be read: %s' % exc)
+            raise AuditError('placement could not be read: %s' % exc) from exc
         arqs = self._arqs(ctxt)
         try:
             build_requests, leases, mappings = self._api_records(
@@ -220,7 +220,9 @@ class Reader:
             )
             cells = self.cells.refresh()
         except Exception as exc:
-            raise AuditError('the API database could not be read: %s' % exc)
+            raise AuditError(
+                'the API database could not be read: %s' % exc
+            ) from exc
         # The allocations a move's migration holds are not an instance's.
         for uuid in self._migration_consumers(cells, consumers):
             consumers.pop(uuid, None)
@@ -239,7 +241,7 @@ class Reader:
             except Exception as exc:
                 raise AuditError(
                     'the API database could not be read: %s' % exc
-                )
+                ) from exc
         return Snapshot(
             consumers, arqs, build_requests, mappings, instances, cells, leases
         )
@@ -275,7 +277,7 @@ class Reader:
                         raise AuditError(
                             'the database of %s could not be read: %s'
                             % (cell.name, exc)
-                        )
+                        ) from exc
                 found += [
                     checks.missing_instance(uuid, cell_id, snap.cells)
                     for uuid in sorted(set(uuids) - present)

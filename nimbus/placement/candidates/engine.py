@@ -73,7 +73,7 @@ class _Search:
         lazy = bool(req.groups) and not any(
             g.granular for g in req.groups.values()
         )
-        for suffix, g in req.groups.items():
+        for _suffix, g in req.groups.items():
             if g.granular:
                 # Pieces do not depend on the suffix: the same group asked
                 # again on this snapshot reuses them (read-only).
@@ -214,7 +214,9 @@ class _Search:
     def _assemble(levels, chosen):
         merged: dict = {}
         mappings = []
-        for (suffix, _g, _o), (alloc, provs) in zip(levels, chosen):
+        for (suffix, _g, _o), (alloc, provs) in zip(
+            levels, chosen, strict=False
+        ):
             for p, rc, amt in alloc:
                 key = (p, rc)
                 merged[key] = merged.get(key, 0) + amt

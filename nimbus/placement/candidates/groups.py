@@ -242,7 +242,7 @@ class UnnumberedOptions:
             or bad
         )
         sharing = snap.sharing
-        for rc, amt in zip(self.rcs, self.amounts):
+        for rc, amt in zip(self.rcs, self.amounts, strict=False):
             pairs, plain_by_anchor = fitting(snap, rc, amt)
             extra = []
             if sharing and tree_root is None:
@@ -402,12 +402,14 @@ class UnnumberedOptions:
                 traits |= provs[u].traits
             if any(s.isdisjoint(traits) for s in required):
                 return None
-        return tuple(zip(combo, self.rcs, self.amounts)), (('', used),)
+        return tuple(zip(combo, self.rcs, self.amounts, strict=False)), (
+            ('', used),
+        )
 
     def _lists(self, anchor):
         return [
             d[anchor] if not single else [d[anchor]]
-            for d, single in zip(self.per_rc, self.singles)
+            for d, single in zip(self.per_rc, self.singles, strict=False)
         ]
 
     def options(self, anchor: str):
@@ -424,7 +426,7 @@ class UnnumberedOptions:
                     traits |= provs[u].traits
                 if any(any_of.isdisjoint(traits) for any_of in required):
                     continue
-            yield tuple(zip(combo, rcs, amounts)), tuple(used)
+            yield tuple(zip(combo, rcs, amounts, strict=False)), tuple(used)
 
     def iter_anchors(self, anchors):
         """Yield ``(alloc, mappings)`` for every anchor in order: the fast
@@ -457,4 +459,4 @@ class UnnumberedOptions:
                         traits |= provs[u].traits
                     if any(s.isdisjoint(traits) for s in required):
                         continue
-            yield tuple(zip(combo, rcs, amounts)), (('', used),)
+            yield tuple(zip(combo, rcs, amounts, strict=False)), (('', used),)

@@ -24,5 +24,5 @@ def list_candidates(state, req, resp):
             state.candidate_options,
         )
     except candidate_errors.CandidatesQueryError as exc:
-        raise exception.BadRequest(exc.detail, error_code=exc.code)
+        raise exception.BadRequest(exc.detail, error_code=exc.code) from exc
     util.send_json(req, resp, body)

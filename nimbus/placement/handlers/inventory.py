@@ -162,7 +162,7 @@ def delete(state, req, resp, uuid, rc):
         # an in-use class with PUT or DELETE of all is inventory.inuse).
         raise exception.Conflict(
             exc.message, error_code=exception.CONCURRENT_UPDATE
-        )
+        ) from exc
     util.no_content(resp)
 
 

@@ -52,7 +52,7 @@ def parse(qs, version, snapshot):
                 qs['resources'][-1], snapshot.resource_classes
             )
     except candidates.CandidatesQueryError as exc:
-        raise exception.BadRequest(exc.detail, error_code=exc.code)
+        raise exception.BadRequest(exc.detail, error_code=exc.code) from exc
     return filters
 
 

@@ -67,7 +67,7 @@ _INSERT = m.INV.insert()
 def get_all(conn, rp_id):
     """``{rc_name: {field: value}}`` of one provider."""
     rows = conn.execute(_GET_ALL, {'b_rp': rp_id}).all()
-    return {r[0]: dict(zip(FIELDS, r[1:])) for r in rows}
+    return {r[0]: dict(zip(FIELDS, r[1:], strict=False)) for r in rows}
 
 
 def _used_classes(conn, rp_id, rc_ids):

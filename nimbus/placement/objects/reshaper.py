@@ -31,11 +31,11 @@ def reshape(conn, inventories, requests):
     for rp_uuid, (generation, invs) in sorted(inventories.items()):
         try:
             rp = resource_provider.get(conn, rp_uuid)
-        except exception.NotFound:
+        except exception.NotFound as exc:
             raise exception.BadRequest(
                 'Resource provider %s in inventories not found.' % rp_uuid,
                 error_code=exception.PROVIDER_NOT_FOUND,
-            )
+            ) from exc
         new_gen = inventory.set_all(conn, rp, generation, invs, rc_ids=rc_ids)
         if invs:
             # Placement 16 writes a non-empty inventory twice (an interim

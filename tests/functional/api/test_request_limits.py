@@ -279,7 +279,7 @@ def test_worst_compute_requests_stay_under_budget(tmp_path):
         # One past it, and its float spelling, are refused at once.
         for value in (count + 1, 99999999999999999999, float(count)):
             r, peak, cpu, _ = _cost(
-                lambda: fixture.client.simulate_post(
+                lambda value=value: fixture.client.simulate_post(
                     '/v2.1/servers',
                     body=json.dumps(
                         {
@@ -325,7 +325,7 @@ def test_worst_placement_requests_stay_under_budget(tmp_path):
             },
         )
         rps = []
-        for i in range(20):
+        for _i in range(20):
             rp = _provider(client)
             r = client.simulate_put(
                 '/resource_providers/%s/inventories' % rp,

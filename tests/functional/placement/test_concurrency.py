@@ -196,7 +196,7 @@ def test_racing_claims_updates_and_inventory_never_overcommit(tmp_path):
         (kind, status, code) for kind, _rp, status, code in results
     )
     allowed = {'claim': 204, 'update': 204, 'inventory': 200}
-    for (kind, status, code), n in outcomes.items():
+    for (kind, status, code), _n in outcomes.items():
         if status != allowed[kind]:
             assert status == 409, (kind, status, code)
             assert code and code.startswith('placement.'), (kind, code)

@@ -34,7 +34,7 @@ def test_consumer_generation_conflict_fails_only_that_instance(placement):
     out = sched.select_destinations(placement.ctxt, sp)
 
     assert [bool(r) for r in out] == [True, False, True]
-    for uuid, selections in zip(sp.instance_uuids, out):
+    for uuid, selections in zip(sp.instance_uuids, out, strict=False):
         if uuid == taken:
             continue
         allocs = placement.allocations(uuid)['allocations']
@@ -131,7 +131,7 @@ def test_pgpu_on_child_providers_multi_create(placement):
         conf.set_override(f'{name}_weight_multiplier', 0.0, 'filter_scheduler')
     nodes = ip.compute_hosts(placement, 3, vcpus=8)
     # host-0 has the most free RAM, then host-1, then host-2
-    for cn, used in zip(nodes, (0, 2048, 4096)):
+    for cn, used in zip(nodes, (0, 2048, 4096), strict=False):
         cn['memory_mb'] = 8192 - used
         placement.client.set_inventory(
             placement.ctxt,
@@ -175,7 +175,7 @@ def test_pgpu_on_child_providers_multi_create(placement):
     chosen = [r[0].service_host for r in out]
     assert chosen == ['host-0', 'host-0', 'host-1']
     taken = []
-    for uuid, selections in zip(sp.instance_uuids, out):
+    for uuid, selections in zip(sp.instance_uuids, out, strict=False):
         allocs = placement.allocations(uuid)['allocations']
         (gpu,) = [rp for rp in allocs if rp in gpus]
         assert allocs[gpu]['resources'] == {'CUSTOM_PGPU': 1}

@@ -24,7 +24,7 @@ def test_the_option_refuses_zero(tmp_path):
     options.register_opts(conf)
     conf(['--config-file', str(path)])
     with pytest.raises(cfg.ConfigFileValueError):
-        conf.wsgi.listen_backlog
+        _ = conf.wsgi.listen_backlog
 
 
 def test_none_is_the_default_below_the_system_maximum():

@@ -213,7 +213,13 @@ def _unnumbered_pieces(world, g, anchor):
         used = set(combo)
         traits = set().union(*(world[u]['traits'] for u in used))
         if _meets(traits, g['traits']):
-            yield ({(u, rc): g['res'][rc] for u, rc in zip(combo, rcs)}, used)
+            yield (
+                {
+                    (u, rc): g['res'][rc]
+                    for u, rc in zip(combo, rcs, strict=False)
+                },
+                used,
+            )
 
 
 def candidates(world, req):
@@ -234,7 +240,9 @@ def candidates(world, req):
             maker = _suffixed_pieces if s else _unnumbered_pieces
             per_group.append(list(maker(world, g, anchor)))
         for choice in itertools.product(*per_group):
-            mapping = dict(zip(suffixes, (used for _a, used in choice)))
+            mapping = dict(
+                zip(suffixes, (used for _a, used in choice), strict=False)
+            )
             if not _policy_ok(req, mapping) or not _subtrees_ok(
                 world, req, mapping
             ):

@@ -105,7 +105,11 @@ def test_batch_places_as_one_by_one(num, vcpus, min_count, answer):
     got, placement, usage = _run(conf, Batched, spec, answer=answer)
     assert got == expected
     assert usage == expected_usage
-    placed = [u for u, hosts in zip(spec.instance_uuids, got or []) if hosts]
+    placed = [
+        u
+        for u, hosts in zip(spec.instance_uuids, got or [], strict=False)
+        if hosts
+    ]
     assert sorted(placement.claimed) == sorted(placed)
     if got is None:  # NoValidHost: nothing claimed, nothing left
         assert placement.batches == [] and placement.puts == []

@@ -58,7 +58,7 @@ def test_patched_snapshot_equals_a_fresh_one():
     providers = [row[0] for tree in trees for row in tree]
     held = []
     opts = placement.options()
-    for step in range(200):
+    for _step in range(200):
         # answer once so that memo and fragments get filled, then change
         for query in QUERIES:
             candidates.get_allocation_candidates(

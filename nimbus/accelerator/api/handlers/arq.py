@@ -71,8 +71,10 @@ def create(state, req, resp):
     name = body['device_profile_name']
     try:
         profile = dp_obj.get_by_name(state.adb, name)
-    except dp_obj.NotFound:
-        raise util.not_found('Device profile %s could not be found' % name)
+    except dp_obj.NotFound as exc:
+        raise util.not_found(
+            'Device profile %s could not be found' % name
+        ) from exc
     arqs = arq_obj.create_for_profile(
         state.adb, profile, util.ctx(req).project_id
     )
@@ -215,18 +217,20 @@ def _apply(state, req, patch):
             arq_obj.start_binds(state.adb, binds)
         releases = arq_obj.unbind(state.adb, unbinds) if unbinds else []
     except arq_obj.NotFound as exc:
-        raise util.not_found('Accelerator request %s could not be found' % exc)
+        raise util.not_found(
+            'Accelerator request %s could not be found' % exc
+        ) from exc
     except arq_obj.UnknownProvider as exc:
         raise util.not_found(
             'No deployable has resource provider %s (device_rp_uuid)' % exc
-        )
+        ) from exc
     except arq_obj.InstanceHasArqs as exc:
         raise util.bad_request(
             'Instance %s already has accelerator requests; cannot bind '
             'more' % exc
-        )
+        ) from exc
     except states.InvalidTransition as exc:
-        raise util.conflict(str(exc))
+        raise util.conflict(str(exc)) from exc
     state.release(util.ctx(req), releases)
     if binds:
         state.wake_binder()

@@ -28,10 +28,10 @@ def list_attributes(state, req, resp):
     if deployable_id is not None:
         try:
             deployable_id = int(deployable_id)
-        except ValueError:
+        except ValueError as exc:
             raise util.bad_request(
                 'deployable_id must be an integer, not %r' % deployable_id
-            )
+            ) from exc
     attributes = attribute_obj.list_attributes(
         state.adb, deployable_id=deployable_id, key=params.get('key')
     )
@@ -42,8 +42,8 @@ def _get(state, uuid):
     util.uuid_param('uuid', uuid)
     try:
         return attribute_obj.get(state.adb, uuid)
-    except attribute_obj.NotFound:
-        raise util.not_found('Attribute %s could not be found' % uuid)
+    except attribute_obj.NotFound as exc:
+        raise util.not_found('Attribute %s could not be found' % uuid) from exc
 
 
 def show(state, req, resp, uuid):
@@ -58,10 +58,10 @@ def create(state, req, resp):
         created = attribute_obj.create(
             state.adb, body['deployable_id'], body['key'], body['value']
         )
-    except attribute_obj.UnknownDeployable:
+    except attribute_obj.UnknownDeployable as exc:
         raise util.bad_request(
             'Deployable %d does not exist' % body['deployable_id']
-        )
+        ) from exc
     util.send(resp, render(req, created), 201)
 
 
@@ -70,6 +70,6 @@ def delete(state, req, resp, uuid):
     util.uuid_param('uuid', uuid)
     try:
         attribute_obj.delete(state.adb, uuid)
-    except attribute_obj.NotFound:
-        raise util.not_found('Attribute %s could not be found' % uuid)
+    except attribute_obj.NotFound as exc:
+        raise util.not_found('Attribute %s could not be found' % uuid) from exc
     util.send(resp, None, 204)

@@ -55,8 +55,10 @@ def show(state, req, resp, uuid):
     util.uuid_param('uuid', uuid)
     try:
         deployable = device_obj.get_deployable(state.adb, uuid)
-    except device_obj.NotFound:
-        raise util.not_found('Deployable %s could not be found' % uuid)
+    except device_obj.NotFound as exc:
+        raise util.not_found(
+            'Deployable %s could not be found' % uuid
+        ) from exc
     attributes = attribute_obj.of_deployables(state.adb, [deployable['id']])
     util.send(
         resp, render(req, deployable, attributes.get(deployable['id'], ()))

@@ -48,6 +48,6 @@ def show(state, req, resp, uuid):
     util.uuid_param('uuid', uuid)
     try:
         device = device_obj.get_device(state.adb, uuid)
-    except device_obj.NotFound:
-        raise util.not_found('Device %s could not be found' % uuid)
+    except device_obj.NotFound as exc:
+        raise util.not_found('Device %s could not be found' % uuid) from exc
     util.send(resp, render(req, device))

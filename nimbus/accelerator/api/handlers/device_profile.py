@@ -42,11 +42,11 @@ def create(state, req, resp):
             description=profile.get('description'),
             uuid=profile.get('uuid'),
         )
-    except dp_obj.DuplicateName:
+    except dp_obj.DuplicateName as exc:
         raise util.conflict(
             "A device profile named '%s' (or with uuid %s) "
             'already exists' % (profile['name'], profile.get('uuid'))
-        )
+        ) from exc
     util.send(resp, render(req, created), 201)
 
 
@@ -71,8 +71,10 @@ def show(state, req, resp, uuid):
                 "'%s' is not a device profile uuid; showing a profile by "
                 'name needs microversion 2.2 or later' % uuid,
             )
-    except dp_obj.NotFound:
-        raise util.not_found('Device profile %s could not be found' % uuid)
+    except dp_obj.NotFound as exc:
+        raise util.not_found(
+            'Device profile %s could not be found' % uuid
+        ) from exc
     # Cyborg answers one profile wrapped in "device_profile".
     util.send(resp, {'device_profile': render(req, profile)})
 
@@ -84,10 +86,12 @@ def delete(state, req, resp, uuid):
             dp_obj.delete(state.adb, uuid)
         else:
             dp_obj.delete_by_names(state.adb, [uuid])
-    except dp_obj.NotFound:
-        raise util.not_found('Device profile %s could not be found' % uuid)
+    except dp_obj.NotFound as exc:
+        raise util.not_found(
+            'Device profile %s could not be found' % uuid
+        ) from exc
     except dp_obj.InUse as exc:
-        raise util.conflict(str(exc))
+        raise util.conflict(str(exc)) from exc
     util.send(resp, None, 204)
 
 
@@ -109,7 +113,9 @@ def delete_by_names(state, req, resp):
     try:
         dp_obj.delete_by_names(state.adb, names)
     except dp_obj.NotFound as exc:
-        raise util.not_found('Device profile %s could not be found' % exc)
+        raise util.not_found(
+            'Device profile %s could not be found' % exc
+        ) from exc
     except dp_obj.InUse as exc:
-        raise util.conflict(str(exc))
+        raise util.conflict(str(exc)) from exc
     util.send(resp, None, 204)
