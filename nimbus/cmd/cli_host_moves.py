@@ -136,6 +136,28 @@ def _fault(server):
     return (server.get('fault') or {}).get('message') or ''
 
 
+def why_failed(client, uuid):
+    """Why the server's last action failed, from its instance action's
+    events (the last line of the failed event's traceback, which an
+    admin sees from 2.51; Nova shows the fault only of an ERROR
+    server), or ''."""
+    actions = client.get('/servers/%s/os-instance-actions' % uuid)
+    for action in actions.get('instanceActions') or []:
+        shown = client.get(
+            '/servers/%s/os-instance-actions/%s' % (uuid, action['request_id'])
+        )['instanceAction']
+        for event in shown.get('events') or []:
+            if event.get('result') != 'Error':
+                continue
+            lines = (event.get('traceback') or '').strip().splitlines()
+            return '%s: %s' % (
+                event.get('event'),
+                lines[-1] if lines else 'Error',
+            )
+        return ''
+    return ''
+
+
 class Mover:
     """Moves one server and follows it to its end. ``stop`` (a
     threading.Event) ends the wait early: the move goes on in the cloud
@@ -191,7 +213,11 @@ class Mover:
             return
         item.result = FAILED
         item.dest = host if host != self.host else None
-        item.reason = _fault(server) or 'still on %s, %s' % (host, item.status)
+        item.reason = (
+            _fault(server)
+            or why_failed(self.client, item.uuid)
+            or 'still on %s, %s' % (host, item.status)
+        )
 
     def _live_migrate(self, item):
         self._action(
