@@ -134,10 +134,7 @@ ROUTES = [
     (V + '/os-server-external-events', {'POST': external_events.create}),
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
-    (
-        V + '/os-scheduler/move-dry-run',
-        {'POST': scheduler_moves.move_dry_run},
-    ),
+    (V + '/os-scheduler/move-dry-run', {'POST': scheduler_moves.move_dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
     (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
     # quotas and limits

@@ -55,10 +55,7 @@ def _common(parser):
     parser.add_argument('host', metavar='HOST', help='the compute host')
     parser.add_argument('--dry-run', action='store_true', help=DRY_RUN)
     parser.add_argument(
-        '--yes',
-        '-y',
-        action='store_true',
-        help='do not ask for confirmation',
+        '--yes', '-y', action='store_true', help='do not ask for confirmation'
     )
     parser.add_argument(
         '--timeout',

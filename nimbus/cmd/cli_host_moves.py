@@ -221,8 +221,7 @@ class Mover:
 
     def _live_migrate(self, item):
         self._action(
-            item,
-            {'os-migrateLive': {'host': None, 'block_migration': 'auto'}},
+            item, {'os-migrateLive': {'host': None, 'block_migration': 'auto'}}
         )
         server = self._wait(item, self._settled)
         if server is not None:
@@ -248,10 +247,12 @@ class Mover:
         self._action(item, {'evacuate': body})
         server = self._wait(
             item,
-            lambda s: self._settled(s)
-            and (
-                s.get('status') == 'ERROR'
-                or s.get('OS-EXT-SRV-ATTR:host') != self.host
+            lambda s: (
+                self._settled(s)
+                and (
+                    s.get('status') == 'ERROR'
+                    or s.get('OS-EXT-SRV-ATTR:host') != self.host
+                )
             ),
         )
         if server is not None:

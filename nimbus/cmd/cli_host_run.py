@@ -265,9 +265,7 @@ def drain(args):
         moves.disable(client, svc, 'drain')
     finished = _run(args, client, items)
     left = _left(client, args.host) if finished else []
-    return _summary(
-        args, items, finished, left, {'service_disabled': True}
-    )
+    return _summary(args, items, finished, left, {'service_disabled': True})
 
 
 def evacuate(args):

@@ -107,10 +107,7 @@ def _service(api, host):
 
 def _move_dry_run(api, uuid, **body):
     response = api.call(
-        'POST',
-        '/os-scheduler/move-dry-run',
-        dict(body, server_id=uuid),
-        ADMIN,
+        'POST', '/os-scheduler/move-dry-run', dict(body, server_id=uuid), ADMIN
     )
     assert response.status_code == 200, response.text
     return response.json()['move_dry_run']
@@ -248,7 +245,17 @@ def test_drain_moves_the_stopped_servers_and_leaves_the_host_empty(
     svc = _service(api, first)
     assert (svc['status'], svc['disabled_reason']) == ('disabled', 'drain')
     # Once the last one is gone (deleted here), the host holds nothing.
-    assert api.call('DELETE', '/servers/%s' % paused, who=ADMIN).status_code == 204
+    assert (
+        api.call('DELETE', '/servers/%s' % paused, who=ADMIN).status_code
+        == 204
+    )
+    _wait_for(
+        lambda: (
+            api.call('GET', '/servers/%s' % paused, who=ADMIN).status_code
+            == 404
+        ),
+        'c deleted',
+    )
     code, shown, err = _run(api, capsys, 'host', 'drain', first, '--yes')
     assert code == 0, err
     assert shown['servers'] == [] and shown['left_on_host'] == []
@@ -324,10 +331,10 @@ def test_evacuate_to_a_target_host(make_cloud, capsys):
     )
     assert code == 0
     (server,) = planned['servers']
-    assert (server['scheduler']['host'], server['scheduler']['alternates']) == (
-        third,
-        [],
-    )
+    assert (
+        server['scheduler']['host'],
+        server['scheduler']['alternates'],
+    ) == (third, [])
     code, shown, err = _run(
         api, capsys, 'host', 'evacuate', first, '--yes', '--target-host', third
     )

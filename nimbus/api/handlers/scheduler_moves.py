@@ -3,7 +3,8 @@ where would the scheduler move a server, and why, claiming nothing.
 
 The server's request spec stored at create becomes the move's spec
 exactly as the super conductor builds it for a real move
-(:func:`nimbus.conductor.move_claims.move_spec`: the source in
+(:meth:`nimbus.common.objects.RequestSpec.for_move`, which
+:func:`nimbus.conductor.move_claims.move_spec` calls: the source in
 ``ignore_hosts``, a chosen host as ``requested_destination``, the server
 group, zone, image and hints as they were), and goes through the
 scheduler's dry run (:meth:`nimbus.scheduler.driver.Scheduler.dry_run`):
@@ -23,9 +24,10 @@ from nimbus.api import policies_scheduler as policies
 from nimbus.api import util
 from nimbus.api.handlers import servers as server_handlers
 from nimbus.api.schemas import common
+from nimbus.common.objects import RequestSpec
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
-from nimbus.conductor import move_claims
+from nimbus.db import request_specs
 
 # What the answer calls the move; each builds the same spec (the source
 # ignored, the host requested), as the conductor's migrate, live migrate
@@ -57,22 +59,21 @@ def move_dry_run(req, resp):
     source = record.get('host')
     if record['cell'] is None or not source:
         raise util.conflict(
-            'Server %s has no host: there is nothing to move.'
-            % record['uuid']
+            'Server %s has no host: there is nothing to move.' % record['uuid']
         )
     host = body.get('host')
     if host == source:
         raise util.bad_request(
             'The target host %s is the host the server is on.' % host
         )
-    stored = move_claims.stored_spec(deps.api_db, record['uuid'])
-    if stored is None:
+    with deps.api_db.session() as session:
+        stored = request_specs.get(session, record['uuid'])
+    if not stored:
         raise util.conflict(
             'The request spec of server %s is gone: it cannot be moved '
             'through the scheduler.' % record['uuid']
         )
-    spec = move_claims.move_spec(
-        stored,
+    spec = RequestSpec.from_primitive(stored).for_move(
         record['uuid'],
         ignore_hosts=(source,),
         destination={'host': host} if host else None,
