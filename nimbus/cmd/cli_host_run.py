@@ -46,10 +46,21 @@ def _why(answer):
     """One line: why the scheduler chose the host, or why none fits."""
     if answer.get('host'):
         ranked = answer.get('ranked') or []
-        weight = ranked[0].get('weight') if ranked else None
-        return 'best of %d host(s) that passed the filters%s' % (
+        best = ranked[0] if ranked else {}
+        weighers = sorted(
+            (
+                (values.get('weighted') or 0.0, name.replace('Weigher', ''))
+                for name, values in (best.get('weighers') or {}).items()
+                if values.get('weighted')
+            ),
+            reverse=True,
+        )[:3]
+        return 'best of %d host(s) that passed the filters%s%s' % (
             len(ranked),
-            ', weight %.3f' % weight if weight is not None else '',
+            ', weight %.3f' % best['weight'] if 'weight' in best else '',
+            ' (%s)' % ', '.join('%s %.2f' % (n, w) for w, n in weighers)
+            if weighers
+            else '',
         )
     lines = [answer.get('message') or 'no host fits']
     for rejected in answer.get('rejected') or []:
@@ -108,6 +119,11 @@ def _dry_run(args, client, items, target=None, note=None):
         )
         if note:
             print(note)
+        if len(answers) > 1:
+            print(
+                'Each server is answered as if it moved alone: the real '
+                'moves, one after another, count the ones before.'
+            )
         print('Dry run: nothing was changed or claimed.')
     stuck = [
         i
@@ -122,7 +138,10 @@ def _confirm(args, prompt):
         return
     if not sys.stdin.isatty():
         _fail(args, 'not a terminal: pass --yes to go ahead')
-    answer = input('%s [y/N] ' % prompt)
+    try:
+        answer = input('%s [y/N] ' % prompt)
+    except (KeyboardInterrupt, EOFError):
+        answer = ''
     if answer.strip().lower() not in ('y', 'yes'):
         _fail(args, 'nothing done')
 
