@@ -33,6 +33,7 @@ FAILED = 'failed'
 SKIPPED = 'skipped'
 TIMED_OUT = 'timed out'
 INTERRUPTED = 'under way'
+NOT_STARTED = 'not started'
 
 
 class HostError(Exception):
@@ -51,6 +52,7 @@ class Item:
     reason: str = ''  # why skipped, or why it failed
     result: str = ''
     dest: str | None = None
+    asked: bool = False  # the move's action was accepted by the API
 
 
 def service(client, host):
@@ -171,6 +173,9 @@ class Mover:
         self.target = target
 
     def __call__(self, item):
+        if self.stop.is_set():
+            item.result = NOT_STARTED
+            return item
         try:
             getattr(self, '_' + item.move.replace('-', '_'))(item)
         except RuntimeError as exc:  # the API said no: its answer
@@ -179,6 +184,7 @@ class Mover:
 
     def _action(self, item, body):
         self.client.post('/servers/%s/action' % item.uuid, body)
+        item.asked = True
 
     def _wait(self, item, done):
         """Read the server until ``done(server)``; False when stopped or

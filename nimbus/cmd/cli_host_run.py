@@ -161,7 +161,6 @@ def _run(args, client, items, target=None):
         console=Console(stderr=True),
         transient=False,
     )
-    futures = {}
     try:
         with progress:
             bar = progress.add_task(
@@ -189,10 +188,10 @@ def _run(args, client, items, target=None):
     except KeyboardInterrupt:
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        for future, item in futures.items():
-            if not item.result:
+        for item in todo:
+            if not item.result or item.result == moves.NOT_STARTED:
                 item.result = (
-                    'not started' if future.cancelled() else moves.INTERRUPTED
+                    moves.INTERRUPTED if item.asked else moves.NOT_STARTED
                 )
         return False
     pool.shutdown(wait=True)
