@@ -182,7 +182,9 @@ def _run(args, client, items, target=None):
                         % (
                             item.name or item.uuid,
                             item.result,
-                            ' to %s' % item.dest if item.dest else '',
+                            ' to %s' % item.dest
+                            if item.result == moves.MOVED
+                            else ': %s' % item.reason,
                         )
                     )
     except KeyboardInterrupt:
@@ -194,6 +196,12 @@ def _run(args, client, items, target=None):
                     moves.INTERRUPTED if item.asked else moves.NOT_STARTED
                 )
         return False
+    except BaseException:
+        # The API cannot be reached any more (or a bug): the other waits
+        # end too, and the moves asked for go on in the cloud.
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     pool.shutdown(wait=True)
     return True
 
