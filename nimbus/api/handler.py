@@ -22,6 +22,7 @@ from nimbus.api.handlers import limits
 from nimbus.api.handlers import quota_sets
 from nimbus.api.handlers import root
 from nimbus.api.handlers import scheduler
+from nimbus.api.handlers import scheduler_moves
 from nimbus.api.handlers import server_actions
 from nimbus.api.handlers import server_groups
 from nimbus.api.handlers import servers
@@ -133,6 +134,7 @@ ROUTES = [
     (V + '/os-server-external-events', {'POST': external_events.create}),
     # scheduler explain (Nimbus)
     (V + '/os-scheduler/dry-run', {'POST': scheduler.dry_run}),
+    (V + '/os-scheduler/move-dry-run', {'POST': scheduler_moves.move_dry_run}),
     (V + '/os-scheduler/records', {'GET': scheduler.records}),
     (V + '/os-scheduler/capacity', {'GET': capacity.capacity}),
     # quotas and limits

@@ -15,6 +15,7 @@ from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import image_data
 from nimbus.api.handlers import migrations
 from nimbus.api.handlers import scheduler
+from nimbus.api.handlers import scheduler_moves
 from nimbus.api.handlers import server_groups
 from nimbus.api.schemas import aggregates
 from nimbus.api.schemas import flavor_access
@@ -254,6 +255,11 @@ def operations():
         ),
         ('POST', V + '/os-scheduler/dry-run'): Operation(
             body=scheduler.DRY_RUN, success=(200,), errors=(503,)
+        ),
+        ('POST', V + '/os-scheduler/move-dry-run'): Operation(
+            body=scheduler_moves.MOVE_DRY_RUN,
+            success=(200,),
+            errors=(400, 404, 409, 503),
         ),
         ('GET', V + '/os-scheduler/records'): Operation(
             query=scheduler.RECORDS_QUERY

@@ -52,6 +52,7 @@ from nimbus.api.policies_scheduler import CAPACITY  # noqa: F401
 from nimbus.api.policies_scheduler import CELLS  # noqa: F401
 from nimbus.api.policies_scheduler import DASHBOARD  # noqa: F401
 from nimbus.api.policies_scheduler import DRY_RUN  # noqa: F401
+from nimbus.api.policies_scheduler import MOVE_DRY_RUN  # noqa: F401
 from nimbus.api.policies_scheduler import RECORDS  # noqa: F401
 from nimbus.api.policies_servers import ALL_TENANTS  # noqa: F401
 from nimbus.api.policies_servers import EVENTS  # noqa: F401

@@ -5,6 +5,7 @@ from nimbus.api.policies_base import ADMIN
 from nimbus.api.policies_base import rule
 
 DRY_RUN = 'nimbus:scheduler:dry_run'
+MOVE_DRY_RUN = 'nimbus:scheduler:move_dry_run'
 RECORDS = 'nimbus:scheduler:records'
 CELLS = 'nimbus:cells:index'
 CAPACITY = 'nimbus:scheduler:capacity'
@@ -16,6 +17,13 @@ RULES = [
         ADMIN,
         'Ask the scheduler where a server would go, without claiming.',
         [('POST', '/os-scheduler/dry-run')],
+    ),
+    rule(
+        MOVE_DRY_RUN,
+        ADMIN,
+        'Ask the scheduler where a server would be moved (migrate, live '
+        'migrate, evacuate), without claiming.',
+        [('POST', '/os-scheduler/move-dry-run')],
     ),
     rule(
         RECORDS,

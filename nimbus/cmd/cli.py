@@ -8,6 +8,7 @@
     nimbus decisions --follow [...]      (nimbus.cmd.cli_insight)
     nimbus capacity --flavor F [...]     (nimbus.cmd.cli_insight)
     nimbus simulate --hosts N [...]      (nimbus.cmd.cli_simulate)
+    nimbus host drain|evacuate HOST [--dry-run] [...]  (nimbus.cmd.cli_host)
 
 Every command but all-in-one takes [--format json] [--url URL]
 [--placement-url URL] (--url may end in /v2.1, as all-in-one prints it)
@@ -252,9 +253,11 @@ def build_parser():
     ):
         parsers[name] = sub.add_parser(name, parents=[client], help=text)
         parsers[name].set_defaults(func=views + name)
+    from nimbus.cmd import cli_host
     from nimbus.cmd import cli_insight
     from nimbus.cmd import cli_simulate
 
+    cli_host.register(sub, client)
     cli_insight.register(sub)
     cli_simulate.register(sub)
     return parser

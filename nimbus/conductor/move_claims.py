@@ -27,8 +27,6 @@ A move without a migration consumer (unshelve: the instance holds
 nothing while it is offloaded) passes ``migration_uuid=None``.
 """
 
-import copy
-
 from oslo_log import log as logging
 
 from nimbus.common.clients.placement_moves import INSTANCE
@@ -53,33 +51,17 @@ def move_spec(
     destination=None,
     availability_zone=None,
 ):
-    """A copy of ``request_spec`` for moving one instance.
-
-    ``flavor`` (a Flavor) replaces the flavor (a resize); ``ignore_hosts``
-    are never chosen; ``destination`` ({'host', 'node'}) narrows the
-    choice to that host, which the filters still judge;
-    ``availability_zone`` replaces the zone (unshelve, 2.77). Forced hosts
-    of the create are dropped: a move is never forced past the filters.
-    """
-    spec = copy.deepcopy(request_spec)
-    spec.instance_uuids = [instance_uuid]
-    spec.num_instances = spec.min_count = 1
-    if flavor is not None:
-        spec.flavor = copy.deepcopy(flavor)
-    spec.ignore_hosts = sorted(set(ignore_hosts))
-    spec.force_hosts, spec.force_nodes = [], []
-    spec.retry = None
-    spec.extra = dict(spec.extra or {})
-    if destination and (destination.get('host') or destination.get('node')):
-        spec.extra['requested_destination'] = {
-            'host': destination.get('host'),
-            'node': destination.get('node'),
-        }
-    else:
-        spec.extra.pop('requested_destination', None)
-    if availability_zone is not None:
-        spec.availability_zone = availability_zone
-    return spec
+    """A copy of ``request_spec`` for moving one instance: see
+    :meth:`RequestSpec.for_move <nimbus.common.objects.RequestSpec.for_move>`
+    (there, so that the API's move dry run builds the same spec without
+    importing the conductor)."""
+    return request_spec.for_move(
+        instance_uuid,
+        flavor=flavor,
+        ignore_hosts=ignore_hosts,
+        destination=destination,
+        availability_zone=availability_zone,
+    )
 
 
 class MoveClaims:

@@ -109,11 +109,34 @@ class Scheduler:
             if data is None:
                 return
             group = spec.instance_group = InstanceGroup.from_primitive(data)
+        else:
+            self._add_new_members(group)
         if group.members and not group.hosts:
             members = set(group.members)
             for hs in self.host_manager.all_host_states():
                 for u in hs.instances:
                     if u in members:
+                        group.hosts.append(hs.host)
+
+    def _add_new_members(self, group) -> None:
+        """The members the group gained since ``group`` was taken (a
+        move's spec is the one stored at the server's create: a member
+        booted later is in the scheduler's cache of the group, not in
+        it), with their hosts, as Nova's conductor reads the group again
+        before each move."""
+        if not group.uuid:
+            return
+        data = self.host_manager.server_group(group.uuid)
+        known = set(group.members)
+        new = [m for m in (data or {}).get('members') or [] if m not in known]
+        if not new:
+            return
+        group.members.extend(new)
+        if group.hosts:  # else all the members' hosts are read below
+            added = set(new)
+            for hs in self.host_manager.all_host_states():
+                for u in hs.instances:
+                    if u in added:
                         group.hosts.append(hs.host)
 
     def _candidates(self, ctxt, spec, exp=None):

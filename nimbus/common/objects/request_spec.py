@@ -274,6 +274,48 @@ class RequestSpec:
             spec.instance_group.hosts = []
         return spec
 
+    def for_move(
+        self,
+        instance_uuid,
+        flavor=None,
+        ignore_hosts=(),
+        destination=None,
+        availability_zone=None,
+    ) -> 'RequestSpec':
+        """A copy of the spec stored at create for moving one instance
+        (the super conductor's real moves and the API's move dry run
+        both build it here, through
+        :func:`nimbus.conductor.move_claims.move_spec`).
+
+        ``flavor`` (a Flavor) replaces the flavor (a resize);
+        ``ignore_hosts`` are never chosen; ``destination`` ({'host',
+        'node'}) narrows the choice to that host, which the filters still
+        judge; ``availability_zone`` replaces the zone (unshelve, 2.77).
+        Forced hosts of the create are dropped: a move is never forced
+        past the filters.
+        """
+        spec = copy.deepcopy(self)
+        spec.instance_uuids = [instance_uuid]
+        spec.num_instances = spec.min_count = 1
+        if flavor is not None:
+            spec.flavor = copy.deepcopy(flavor)
+        spec.ignore_hosts = sorted(set(ignore_hosts))
+        spec.force_hosts, spec.force_nodes = [], []
+        spec.retry = None
+        spec.extra = dict(spec.extra or {})
+        if destination and (
+            destination.get('host') or destination.get('node')
+        ):
+            spec.extra['requested_destination'] = {
+                'host': destination.get('host'),
+                'node': destination.get('node'),
+            }
+        else:
+            spec.extra.pop('requested_destination', None)
+        if availability_zone is not None:
+            spec.availability_zone = availability_zone
+        return spec
+
     # ------------------------------------------------------------------ helpers
     @property
     def image_props(self) -> dict:

@@ -258,6 +258,10 @@ def _dry_run(world):
     return {'body': {'flavorRef': '1', 'imageRef': world.image}}
 
 
+def _move_dry_run(world):
+    return {'body': {'server_id': world.server()}}
+
+
 PUBLIC = Case(Access.PUBLIC)
 ANY = Case(Access.ANY)
 
@@ -454,6 +458,7 @@ MATRIX = {
     ),
     # scheduler (Nimbus): admins
     ('POST', V + '/os-scheduler/dry-run'): admin(setup=_dry_run),
+    ('POST', V + '/os-scheduler/move-dry-run'): admin(setup=_move_dry_run),
     ('GET', V + '/os-scheduler/records'): admin(query='request_id=r'),
     ('GET', V + '/os-scheduler/capacity'): admin(query='flavor=1'),
     # quotas, limits and usage

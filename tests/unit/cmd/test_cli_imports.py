@@ -52,6 +52,7 @@ COMMANDS = (
     'decisions',
     'capacity',
     'simulate',
+    'host',
 )
 
 WRAPPER = """
@@ -105,6 +106,14 @@ def test_subcommand_help_imports_no_heavy_module(tmp_path, command):
     text, modules = _help_imports(tmp_path, command, '--help')
     assert _heavy(modules) == []
     assert command in text.splitlines()[0]
+
+
+@pytest.mark.parametrize('action', ['drain', 'evacuate'])
+def test_host_subcommand_help_imports_no_heavy_module(tmp_path, action):
+    text, modules = _help_imports(tmp_path, 'host', action, '--help')
+    assert _heavy(modules) == []
+    assert text.splitlines()[0].startswith('usage: nimbus host %s' % action)
+    assert '--dry-run' in text
 
 
 def test_the_wrapper_sees_a_command_s_imports(tmp_path):
