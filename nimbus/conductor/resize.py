@@ -30,6 +30,7 @@ from nimbus.common import instance_states as states
 from nimbus.common.objects import InstanceInfo
 from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import Flavor
+from nimbus.conductor import accelerators
 from nimbus.conductor import move_claims
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
@@ -86,6 +87,9 @@ def migrate_server(
                 'details': {
                     'vm_state': instance['vm_state'],
                     'source_node_uuid': instance.get('compute_node_uuid'),
+                    'source_accel_uuids': list(
+                        instance.get('accel_uuids') or []
+                    ),
                 },
             },
         )
@@ -99,13 +103,15 @@ def migrate_server(
         same_host = kind == migration_obj.RESIZE and bool(
             conductor.conf.allow_resize_to_same_host
         )
+        flavor = new_flavor or instance['flavor']
         spec = move_claims.move_spec(
             stored,
             instance_uuid,
-            flavor=Flavor.from_primitive(new_flavor) if new_flavor else None,
+            flavor=Flavor.from_primitive(flavor),
             ignore_hosts=() if same_host else (instance['host'],),
             destination={'host': host} if host else None,
         )
+        accelerators.swap_profile(conductor.accelerator, ctxt, spec, flavor)
         claims = move_claims.MoveClaims(
             conductor.scheduler, conductor.placement
         )

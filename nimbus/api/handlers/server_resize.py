@@ -118,6 +118,8 @@ def resize(req, resp, server_id, value):
             % (flavor['flavorid'], flavor['root_gb'], old.get('root_gb'))
         )
     _check_quota(req, record, old, flavor)
+    # A device profile that cannot be resolved is a 400, as at create.
+    server_create.device_profile_groups(req, flavor)
     _begin_move(
         req, record, 'resize', 'resize', flavor=flavor_obj.spec_dict(flavor)
     )
