@@ -16,6 +16,7 @@ from tests.functional.test_server_resize import _wait_status
 from tests.functional.test_server_resize import MoveApi
 from tests.functional.test_shelve_evacuate import _accel
 from tests.functional.test_shelve_evacuate import _arqs
+from tests.functional.test_shelve_evacuate import _force_down
 
 
 def _cloud(make_cloud, tmp_path, hosts=2):
@@ -216,3 +217,27 @@ def test_rebuild_keeps_the_arqs_bound_on_the_host(make_cloud, tmp_path):
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == host
     assert _settled(api, uuid) == [first]
+
+
+def test_evacuate_binds_new_arqs_on_the_new_host(make_cloud, tmp_path):
+    api = _cloud(make_cloud, tmp_path)
+    uuid = api.boot()
+    source = _host(api, uuid)
+    (first,) = _settled(api, uuid)
+    api.cloud.stop_compute(source)
+    _force_down(api, source)
+    response = api.action(uuid, {'evacuate': {}}, ADMIN, version='2.68')
+    assert response.status_code == 200, response.text
+    server, _ = api.wait(uuid, 'ACTIVE')
+    dest = server['OS-EXT-SRV-ATTR:host']
+    assert dest != source
+    (second,) = _settled(api, uuid)  # the source's ARQ is gone
+    assert second != first
+    assert _by_host(api, uuid) == {
+        dest: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
+    }
+    # The source's, device included, waits for the source to come back.
+    (migration,) = api.migrations(uuid)
+    assert _by_host(api, migration['uuid']) == {
+        source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
+    }
