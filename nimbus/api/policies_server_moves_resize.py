@@ -12,6 +12,8 @@ CONFIRM_RESIZE = 'os_compute_api:servers:confirm_resize'
 REVERT_RESIZE = 'os_compute_api:servers:revert_resize'
 MIGRATE = 'os_compute_api:os-migrate-server:migrate'
 MIGRATE_HOST = 'os_compute_api:os-migrate-server:migrate:host'
+# Nova's name (no os_compute_api prefix) and default: nobody.
+CROSS_CELL = 'compute:servers:resize:cross_cell'
 
 RULES = [
     rule(RESIZE, OWNER_OR_ADMIN, 'Resize a server (resize).', _ACTION),
@@ -33,6 +35,14 @@ RULES = [
         ADMIN,
         'Cold migrate a server to a host of your choice (migrate with a '
         'host, 2.56).',
+        _ACTION,
+    ),
+    rule(
+        CROSS_CELL,
+        '!',
+        'Let a resize or cold migrate of a server choose a host of another '
+        'cell (checked without failing the request: denied, the move stays '
+        "in the server's cell). Nobody by default, as Nova.",
         _ACTION,
     ),
 ]

@@ -39,6 +39,8 @@ from oslo_utils import timeutils
 from nimbus.common import instance_states as states
 from nimbus.common.objects import action_event as event_obj
 from nimbus.common.clients.placement_moves import INSTANCE
+from nimbus.compute import move_arqs
+from nimbus.compute import resize_end
 
 LOG = logging.getLogger(__name__)
 
@@ -50,15 +52,20 @@ class StepLost(Exception):
     meanwhile."""
 
 
-class Resizes:
-    def __init__(self, host, driver, conductor, placement, compute_api):
+class Resizes(resize_end.ResizeEnd):
+    def __init__(
+        self, host, driver, conductor, placement, compute_api, arqs=None
+    ):
         """``compute_api``: a ComputeAPI on this host's cell bus (the
-        other side of the move)."""
+        other side of the move); ``arqs``: a
+        :class:`~nimbus.compute.move_arqs.MoveArqs` (a move of a server
+        with a device profile fails without one)."""
         self.host = host
         self.driver = driver
         self.conductor = conductor
         self.placement = placement
         self.compute_api = compute_api
+        self.arqs = arqs or move_arqs.MoveArqs(None, None, None)
 
     # -- helpers ---------------------------------------------------------------
 
@@ -172,15 +179,48 @@ class Resizes:
                     ),
                 },
             )
-            self.compute_api.resize_instance(
-                ctxt, moved.source_compute, uuid, request_id, moved
-            )
+            moved = self._bind_arqs(ctxt, moved, selection)
+            try:
+                self.compute_api.resize_instance(
+                    ctxt, moved.source_compute, uuid, request_id, moved
+                )
+            except Exception:
+                self.arqs.delete(ctxt, move_arqs.dest_arqs(moved))
+                raise
 
         if self._guarded(
             ctxt, migration, request_id, 'compute_prep_resize', body
         ):
             return
         self._reschedule(ctxt, request_id, migration, alternates)
+
+    def _bind_arqs(self, ctxt, migration, selection):
+        """The new flavor's ARQs bound here (recorded on the migration
+        first, so their events reach this host), before the source lets
+        the guest go; a failure deletes them and fails the prep."""
+        uuids = self.arqs.bind(ctxt, migration, selection, self.host)
+        if not uuids:
+            return migration
+        try:
+            _i, moved = self._step(
+                ctxt,
+                migration,
+                ['pre-migrating'],
+                'pre-migrating',
+                _MOVING,
+                [states.RESIZE_PREP],
+                {},
+                {
+                    'details': dict(
+                        migration.details or {}, **{move_arqs.DEST: uuids}
+                    )
+                },
+            )
+        except Exception:
+            self.arqs.delete(ctxt, uuids)
+            raise
+        self.arqs.wait(ctxt, migration.instance_uuid, uuids)  # deletes
+        return moved
 
     def _reschedule(self, ctxt, request_id, migration, alternates):
         """The prep failed here: the next alternate (same cell) takes the
@@ -284,8 +324,10 @@ class Resizes:
         """As Nova: a source that could not let the guest go leaves the
         server in ERROR on its source and the migration in error; the
         destination's claim is replaced by the source's allocation again
-        (the guest is still here), before the server shows ERROR."""
+        (the guest is still here), before the server shows ERROR; the
+        destination's ARQs are deleted."""
         self._undo(ctxt, migration.instance_uuid, migration.uuid)
+        self.arqs.delete(ctxt, move_arqs.dest_arqs(migration))
         try:
             self._step(
                 ctxt,
@@ -319,7 +361,9 @@ class Resizes:
                 {'task_state': states.RESIZE_FINISH},
             )
             self.driver.spawn(
-                dataclasses.replace(instance, flavor=moved.new_flavor), {}
+                dataclasses.replace(instance, flavor=moved.new_flavor),
+                {},
+                self.arqs.attached(ctxt, move_arqs.dest_arqs(moved)),
             )
             power = states.RUNNING
             if self._was_stopped(moved):
@@ -342,6 +386,7 @@ class Resizes:
                         'dest_node_uuid'
                     ),
                     'flavor': moved.new_flavor,
+                    'accel_uuids': move_arqs.dest_arqs(moved),
                 },
             )
 
@@ -352,7 +397,10 @@ class Resizes:
 
     def _finish_failed(self, ctxt, migration):
         """As Nova: a failed finish leaves the server in ERROR (on the
-        destination's claim) and the migration in error."""
+        destination's claim) and the migration in error; the
+        destination's ARQs are deleted (the source's stay with the
+        instance)."""
+        self.arqs.delete(ctxt, move_arqs.dest_arqs(migration))
         try:
             self._step(
                 ctxt,
@@ -365,119 +413,3 @@ class Resizes:
             )
         except StepLost:
             pass
-
-    # -- confirm (source) ------------------------------------------------------
-
-    def confirm_resize(self, ctxt, request_id, migration):
-        uuid = migration.instance_uuid
-
-        def body():
-            if migration.source_compute != migration.dest_compute:
-                self.driver.destroy(uuid)
-            self.placement.remove_allocations(ctxt, migration.uuid)
-            stopped = self._was_stopped(migration)
-            self._step(
-                ctxt,
-                migration,
-                ['confirming'],
-                'confirmed',
-                [states.RESIZED],
-                [states.RESIZE_CONFIRMING],
-                {
-                    'vm_state': states.STOPPED if stopped else states.ACTIVE,
-                    'task_state': None,
-                },
-            )
-
-        self._guarded(
-            ctxt, migration, request_id, 'compute_confirm_resize', body
-        )
-
-    # -- revert (destination, then source) -------------------------------------
-
-    def revert_resize(self, ctxt, request_id, migration):
-        uuid = migration.instance_uuid
-
-        def body():
-            if migration.source_compute != migration.dest_compute:
-                self.driver.destroy(uuid)
-            self.compute_api.finish_revert_resize(
-                ctxt, migration.source_compute, uuid, request_id, migration
-            )
-
-        self._guarded(
-            ctxt, migration, request_id, 'compute_revert_resize', body
-        )
-
-    def finish_revert_resize(self, ctxt, request_id, migration):
-        uuid = migration.instance_uuid
-
-        def body():
-            stopped = self._was_stopped(migration)
-            if migration.source_compute == migration.dest_compute:
-                instance, _m = self._step(
-                    ctxt,
-                    migration,
-                    ['reverting'],
-                    'reverting',
-                    [states.RESIZED],
-                    [states.RESIZE_REVERTING],
-                    {},
-                )
-                self.driver.spawn(
-                    dataclasses.replace(instance, flavor=migration.old_flavor),
-                    {},
-                )
-                if stopped:
-                    self.driver.power_off(uuid)
-            elif not stopped:
-                self.driver.power_on(uuid)
-            self._undo(ctxt, uuid, migration.uuid)
-            self._step(
-                ctxt,
-                migration,
-                ['reverting'],
-                'reverted',
-                [states.RESIZED],
-                [states.RESIZE_REVERTING],
-                {
-                    'vm_state': states.STOPPED if stopped else states.ACTIVE,
-                    'task_state': None,
-                    'power_state': states.SHUTDOWN
-                    if stopped
-                    else states.RUNNING,
-                    'host': self.host,
-                    'node': migration.source_node,
-                    'compute_node_uuid': (migration.details or {}).get(
-                        'source_node_uuid'
-                    ),
-                    'flavor': migration.old_flavor,
-                },
-            )
-
-        self._guarded(
-            ctxt, migration, request_id, 'compute_finish_revert_resize', body
-        )
-
-    # -- auto-confirm (destination's periodic) ---------------------------------
-
-    def auto_confirm(self, ctxt, seconds):
-        """Confirm the moves that have waited in VERIFY_RESIZE on this
-        host longer than ``seconds`` (``[DEFAULT] resize_confirm_window``):
-        the cell conductor takes each for its confirm, the source is told
-        as for a user's confirmResize."""
-        for migration in self.conductor.unconfirmed_resizes(
-            ctxt, self.host, seconds
-        ):
-            LOG.info(
-                'Confirming the resize of %s (waited over %d s)',
-                migration.instance_uuid,
-                seconds,
-            )
-            self.compute_api.confirm_resize(
-                ctxt,
-                migration.source_compute,
-                migration.instance_uuid,
-                migration.details['request_id'],
-                migration,
-            )

@@ -16,6 +16,7 @@ from nimbus.compute import events as events_mod
 from nimbus.compute import exception
 from nimbus.compute import guest_actions
 from nimbus.compute import manager
+from nimbus.compute import move_arqs
 from nimbus.compute import resize
 from nimbus.compute import resource_tracker
 from nimbus.compute import shelve as shelve_mod
@@ -105,6 +106,7 @@ class ComputeService:
                 cell_conductor,
                 placement,
                 rpcapi.ComputeAPI(cell_transport, conf),
+                move_arqs.MoveArqs(conf, accelerator, self.events),
             ),
         )
         self._server = None

@@ -160,6 +160,7 @@ class SuperConductorManager:
             'request_id': str,
             'flavor': (dict, type(None)),
             'host': _OPTIONAL_STR,
+            'cross_cell': bool,
         },
     )
     def migrate_server(
@@ -170,6 +171,7 @@ class SuperConductorManager:
         request_id,
         flavor=None,
         host=None,
+        cross_cell=False,
     ):
         if flavor is not None and not isinstance(flavor.get('flavorid'), str):
             raise rpc.InvalidMessage('migrate_server: flavor needs flavorid')
@@ -185,6 +187,7 @@ class SuperConductorManager:
                     flavor,
                     host,
                     request_id,
+                    cross_cell=cross_cell,
                 )
             except Exception:
                 LOG.exception('migrate_server failed for %s', instance_uuid)

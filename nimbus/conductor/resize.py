@@ -30,6 +30,8 @@ from nimbus.common import instance_states as states
 from nimbus.common.objects import InstanceInfo
 from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import Flavor
+from nimbus.conductor import accelerators
+from nimbus.conductor import move_cells
 from nimbus.conductor import move_claims
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
@@ -50,12 +52,20 @@ def _event(session, uuid, request_id, result=None, tb=None, details=None):
 
 
 def migrate_server(
-    conductor, ctxt, instance_uuid, cell_uuid, new_flavor, host, request_id
+    conductor,
+    ctxt,
+    instance_uuid,
+    cell_uuid,
+    new_flavor,
+    host,
+    request_id,
+    cross_cell=False,
 ):
     """One resize (``new_flavor`` a flavor dict) or cold migrate
-    (``new_flavor`` None), optionally to ``host``. ``conductor`` is the
-    SuperConductor (its databases, scheduler, placement and compute
-    clients)."""
+    (``new_flavor`` None), optionally to ``host``; ``cross_cell``: the
+    scheduler may choose a host of another cell (:mod:`.move_cells`).
+    ``conductor`` is the SuperConductor (its databases, scheduler,
+    placement and compute clients)."""
     cell = conductor.cells.by_uuid(cell_uuid)
     with conductor.cells.db(cell).session() as session:
         row = instances.get(session, instance_uuid)
@@ -86,6 +96,9 @@ def migrate_server(
                 'details': {
                     'vm_state': instance['vm_state'],
                     'source_node_uuid': instance.get('compute_node_uuid'),
+                    'source_accel_uuids': list(
+                        instance.get('accel_uuids') or []
+                    ),
                 },
             },
         )
@@ -99,13 +112,16 @@ def migrate_server(
         same_host = kind == migration_obj.RESIZE and bool(
             conductor.conf.allow_resize_to_same_host
         )
+        flavor = new_flavor or instance['flavor']
         spec = move_claims.move_spec(
             stored,
             instance_uuid,
-            flavor=Flavor.from_primitive(new_flavor) if new_flavor else None,
+            flavor=Flavor.from_primitive(flavor),
             ignore_hosts=() if same_host else (instance['host'],),
             destination={'host': host} if host else None,
         )
+        accelerators.swap_profile(conductor.accelerator, ctxt, spec, flavor)
+        move_cells.scope(spec, cell.uuid, cross_cell)
         claims = move_claims.MoveClaims(
             conductor.scheduler, conductor.placement
         )
@@ -114,14 +130,16 @@ def migrate_server(
         )
         if not host_list:
             raise exception.NoValidHost(reason='no host fits the move')
-        # The move stays in the server's cell (no cross-cell resize).
-        host_list = [s for s in host_list if s.cell_uuid in (None, cell.uuid)]
-        if not host_list:
+        if move_cells.in_other_cell(host_list[0], cell.uuid):
             claims.undo(ctxt, instance_uuid, migration['uuid'])
             raise exception.NoValidHost(
-                reason="no host of the server's cell fits the move (a "
-                'cross-cell resize is not supported)'
+                reason='the scheduler chose %s, a host of another cell, and '
+                'moving a server to another cell is not carried out yet'
+                % host_list[0].service_host
             )
+        host_list = [
+            s for s in host_list if not move_cells.in_other_cell(s, cell.uuid)
+        ]
     except Exception as exc:  # noqa: BLE001 - any scheduling failure fails the move
         fail(conductor, ctxt, cell, instance, migration, request_id, exc)
         return

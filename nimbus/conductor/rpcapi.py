@@ -37,6 +37,9 @@ Version history
        evacuate_instance (super, casts); shelved_offloadable,
        evacuations_done (Migration 1.0 primitives) and
        migration_set_status (cell, calls).
+  1.9  migrate_server takes cross_cell (compute:servers:resize:cross_cell
+       allowed it: the scheduler may choose a host of another cell).
+       (1.8 is live migration's.)
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -66,7 +69,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.7'
+VERSION = '1.9'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):

@@ -21,11 +21,19 @@ class SuperMoveCalls:
         request_id,
         flavor=None,
         host=None,
+        cross_cell=False,
     ):
         """Cast (1.6): resize the instance to ``flavor`` (a flavor dict as
         the instance carries it) or, without one, cold migrate it;
-        ``host``: the destination asked for (still filtered)."""
-        self._client.prepare(version='1.6').cast(
+        ``host``: the destination asked for (still filtered).
+        ``cross_cell`` (1.9): the scheduler may choose a host of another
+        cell (``compute:servers:resize:cross_cell``); a conductor older
+        than 1.9 is not told, and keeps the move in its cell."""
+        extra = {}
+        version = '1.6'
+        if cross_cell and self._client.can_send_version('1.9'):
+            extra, version = {'cross_cell': True}, '1.9'
+        self._client.prepare(version=version).cast(
             ctxt,
             'migrate_server',
             instance_uuid=instance_uuid,
@@ -33,6 +41,7 @@ class SuperMoveCalls:
             request_id=request_id,
             flavor=flavor,
             host=host,
+            **extra,
         )
 
     def unshelve_instance(

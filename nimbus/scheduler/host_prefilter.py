@@ -1,7 +1,7 @@
 """What narrows the hosts before any filter runs: only hosts placement
 proposed a candidate for, not ``ignore_hosts``, only ``force_hosts`` /
-``force_nodes`` when forced, and only the ``requested_destination`` when
-one is asked. The filters then judge what is left, in every case.
+``force_nodes`` when forced, and only the ``requested_destination`` (a
+host, a node, a cell) when one is asked. The filters then judge what is left, in every case.
 Shared by the scheduler's selection, its slow reference implementation
 and the capacity answer."""
 
@@ -52,6 +52,7 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
             for h in out
             if (not dest.get('host') or h.host == dest['host'])
             and (not dest.get('node') or h.nodename == dest['node'])
+            and (not dest.get('cell') or h.cell_uuid == dest['cell'])
         ]
         if explanation:
             explanation.record_pre(
@@ -65,11 +66,12 @@ def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
 
 
 def requested_destination(spec):
-    """The spec's ``requested_destination`` ({'host', 'node'}, either
-    may be None), or None."""
+    """The spec's ``requested_destination`` ({'host', 'node', 'cell'},
+    any may be None; ``cell``: a move that may not leave its cell), or
+    None."""
     dest = (getattr(spec, 'extra', None) or {}).get('requested_destination')
     if not isinstance(dest, dict) or not (
-        dest.get('host') or dest.get('node')
+        dest.get('host') or dest.get('node') or dest.get('cell')
     ):
         return None
     return dest

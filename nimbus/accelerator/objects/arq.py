@@ -28,7 +28,8 @@ class UnknownProvider(LookupError):
 
 
 class InstanceHasArqs(ValueError):
-    """A bind names an instance other ARQs are already bound to."""
+    """A bind names an instance other ARQs are already bound to on the
+    same host."""
 
 
 def _row(row):
@@ -139,11 +140,17 @@ def start_binds(adb, bindings):
                 raise NotFound(uuid)
             if not device_obj.provider_known(conn, binding['device_rp_uuid']):
                 raise UnknownProvider(binding['device_rp_uuid'])
-            # as Cyborg: no ARQ is added to an instance that has some
+            # As Cyborg, no ARQ is added to an instance that has some on
+            # the same host; beyond Cyborg, ARQs bound on another host are
+            # a move's source (kept until the move is confirmed).
             others = conn.execute(
                 sa.select(_ARQ.c.uuid).where(
                     _ARQ.c.instance_uuid == binding['instance_uuid'],
                     _ARQ.c.uuid.not_in(list(bindings)),
+                    sa.or_(
+                        _ARQ.c.hostname.is_(None),
+                        _ARQ.c.hostname == binding['hostname'],
+                    ),
                 )
             ).first()
             if others is not None:

@@ -2,14 +2,17 @@
 
 Each event is looked up: no such server → 404; a server without a host
 (still a build request, or never placed) → 422; otherwise it is cast to the
-server's compute on its cell's bus and answered 200. The response is 200
-when every event was accepted, 207 when some were, 404 when none was.
+server's compute on its cell's bus (and, while a resize or cold migrate
+is under way, to its source and destination both, as Nova) and answered
+200. The response is 200 when every event was accepted, 207 when some
+were, 404 when none was.
 """
 
 import functools
 
 from nimbus.api import policies
 from nimbus.api import util
+from nimbus.api.objects import server_resize as resize_obj
 from nimbus.api.objects import servers as server_obj
 from nimbus.api.schemas import common
 from nimbus.common.objects import InstanceEvent
@@ -86,15 +89,17 @@ def create(req, resp):
             continue
         result['code'] = 200
         results.append(result)
-        key = (record['cell'].uuid, record['host'], event['server_uuid'])
-        entry = to_send.setdefault(key, (record['cell'], []))
-        entry[1].append(
-            InstanceEvent(
-                name=event['name'],
-                tag=event.get('tag'),
-                status=result['status'],
+        hosts = {record['host']} | resize_obj.move_hosts(deps.cells, record)
+        for host in sorted(hosts):
+            key = (record['cell'].uuid, host, event['server_uuid'])
+            entry = to_send.setdefault(key, (record['cell'], []))
+            entry[1].append(
+                InstanceEvent(
+                    name=event['name'],
+                    tag=event.get('tag'),
+                    status=result['status'],
+                )
             )
-        )
     for (_cell_uuid, host, uuid), (cell, events) in to_send.items():
         deps.compute_api(cell).external_instance_event(ctx, host, uuid, events)
     if not to_send:

@@ -75,6 +75,10 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
     deps = util.deps(req)
     ctx = util.ctx(req)
     action_steps.check_placed(record, api_name)
+    # As Nova: checked without failing; denied, the move stays in the cell.
+    cross_cell = util.can(
+        req, policies.CROSS_CELL, {'project_id': record['project_id']}
+    )
     try:
         action_obj.begin(
             deps.cells, record, action_name, ctx, action_name, api_name
@@ -91,6 +95,7 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
             ctx.request_id,
             flavor=flavor,
             host=host,
+            cross_cell=cross_cell,
         )
     except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
@@ -118,6 +123,8 @@ def resize(req, resp, server_id, value):
             % (flavor['flavorid'], flavor['root_gb'], old.get('root_gb'))
         )
     _check_quota(req, record, old, flavor)
+    # A device profile that cannot be resolved is a 400, as at create.
+    server_create.device_profile_groups(req, flavor)
     _begin_move(
         req, record, 'resize', 'resize', flavor=flavor_obj.spec_dict(flavor)
     )

@@ -24,6 +24,22 @@ def finished_migration(cells, record):
     return migration_obj.Migration.from_row(row)
 
 
+def move_hosts(cells, record):
+    """The source and destination hosts of the server's resize or cold
+    migration in progress (an empty set without one): its external
+    events go to both, as Nova's, so the destination hears of the ARQs
+    it binds while the server still shows its source."""
+    with cells.db(record['cell']).session() as session:
+        row = cell_migrations.in_progress(
+            session,
+            record['uuid'],
+            [migration_obj.RESIZE, migration_obj.MIGRATION],
+        )
+    if row is None:
+        return set()
+    return {h for h in (row['source_compute'], row['dest_compute']) if h}
+
+
 def take_migration(migration_uuid, status):
     """The ``then`` of the task's swap: the migration from ``finished`` to
     ``status`` in the same transaction (raises Conflict when another

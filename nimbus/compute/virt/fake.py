@@ -456,6 +456,12 @@ class FakeDriver(driver.ComputeDriver):
             'memory_details': {'maximum': memory_mb, 'used': 0},
         }
 
+    def attached_arqs(self, instance_uuid):
+        """The uuids of the ARQs the guest was spawned with (tests)."""
+        with self._lock:
+            guest = self._guests.get(instance_uuid) or {}
+            return sorted(a['uuid'] for a in guest.get('accelerators') or [])
+
     def list_instances(self):
         with self._lock:
             return sorted(self._guests)

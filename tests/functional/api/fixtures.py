@@ -29,6 +29,27 @@ class FakeConductor:
         # What its rpcapi puts on the wire.
         self.calls.append((ctx, request_spec.to_primitive(), instance_uuids))
 
+    def migrate_server(
+        self,
+        ctx,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        flavor=None,
+        host=None,
+        cross_cell=False,
+    ):
+        self.moves = getattr(self, 'moves', [])
+        self.moves.append(
+            {
+                'instance_uuid': instance_uuid,
+                'cell_uuid': cell_uuid,
+                'flavor': flavor,
+                'host': host,
+                'cross_cell': cross_cell,
+            }
+        )
+
 
 class FakeCompute:
     """``uptimes``: host -> the uptime string its driver tells, or an

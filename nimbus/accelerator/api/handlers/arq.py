@@ -226,8 +226,8 @@ def _apply(state, req, patch):
         ) from exc
     except arq_obj.InstanceHasArqs as exc:
         raise util.bad_request(
-            'Instance %s already has accelerator requests; cannot bind '
-            'more' % exc
+            'Instance %s already has accelerator requests on that host; '
+            'cannot bind more' % exc
         ) from exc
     except states.InvalidTransition as exc:
         raise util.conflict(str(exc)) from exc
