@@ -22,6 +22,7 @@ from nimbus.api.schemas import flavors
 from nimbus.api.schemas import images
 from nimbus.api.schemas import keypairs
 from nimbus.api.schemas import server_actions
+from nimbus.api.schemas import server_live_migrate
 from nimbus.api.schemas import servers
 from nimbus.api.schemas import services
 from nimbus.api import versions
@@ -153,6 +154,22 @@ def operations():
             body=server_actions.body_schema(_LATEST),
             success=(200, 202),
             errors=(409, 501, 503),
+            bodiless=(202,),
+        ),
+        # A server's live migrations (2.22 to 2.24, 2.65).
+        ('GET', V + '/servers/{server_id}/migrations/{migration_id}'): (
+            Operation(errors=(404,))
+        ),
+        ('DELETE', V + '/servers/{server_id}/migrations/{migration_id}'): (
+            Operation(success=(202,), errors=(409,), bodiless=(202,))
+        ),
+        (
+            'POST',
+            V + '/servers/{server_id}/migrations/{migration_id}/action',
+        ): Operation(
+            body=server_live_migrate.FORCE_COMPLETE,
+            success=(202,),
+            errors=(409,),
             bodiless=(202,),
         ),
         ('GET', V + '/servers/{server_id}/diagnostics'): Operation(

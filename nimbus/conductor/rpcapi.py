@@ -37,6 +37,10 @@ Version history
        evacuate_instance (super, casts); shelved_offloadable,
        evacuations_done (Migration 1.0 primitives) and
        migration_set_status (cell, calls).
+  1.8  live migration (issue 24, section 2): live_migrate_instance
+       (super, cast: schedule, the destination's check with retries,
+       then the source's live_migration); live_migrations_from (cell,
+       call: the live migrations a restarted source rolls back).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -66,7 +70,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.7'
+VERSION = '1.8'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):

@@ -272,6 +272,9 @@ class FakeDriver(driver.ComputeDriver):
                 'simulated hypervisor failure on %s' % self.host
             )
 
+    def check_can_live_migrate_destination(self, instance_uuid, flavor):
+        self.prep_resize(instance_uuid, flavor)
+
     def destroy(self, instance_uuid):
         with self._lock:
             if self._guests.pop(instance_uuid, None) is not None:
