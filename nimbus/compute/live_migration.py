@@ -60,6 +60,12 @@ class Failed(Exception):
     """A step of the live migration failed on the other host."""
 
 
+class HostDied(BaseException):
+    """The driver says the host died (the fake driver's ``halt``, a
+    simulated ``kill -9``): the copy stops with nothing rolled back (a
+    BaseException, past every ``except Exception``)."""
+
+
 class _Job:
     """A live migration under way on its source: what the abort and the
     force complete tell the copy."""
@@ -330,6 +336,11 @@ class LiveMigrations(resize.Resizes):
         )
 
         def report(columns):
+            halted = getattr(self.driver, 'is_halted', None)
+            if halted is not None and halted():
+                # The host died (kill -9): nothing more is done here; its
+                # restart rolls the move back (recover).
+                raise HostDied(self.host)
             self._live_step(ctxt, moved, ['running'], 'running', {}, columns)
 
         self.copy.run(job, memory, disk, report)

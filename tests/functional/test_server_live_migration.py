@@ -358,3 +358,20 @@ def test_force_complete(make_cloud):
     }
     # Not migrating any more: 409.
     assert api.call('POST', path, body, ADMIN, '2.22').status_code == 409
+
+
+def test_a_source_restarting_mid_way_rolls_back(make_cloud):
+    api = _cloud(make_cloud, seconds=600)
+    uuid = api.boot()
+    source = _host(api, uuid)
+    assert _live(api, uuid).status_code == 202
+    migration = _running(api, uuid)
+    api.cloud.kill_compute(source)  # like kill -9, mid-copy
+    api.cloud.start_compute(source)
+    done = _wait_migration(api, uuid, ('error', 'completed', 'cancelled'))
+    assert done['status'] == 'error'
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    assert done['dest_compute'] == migration['dest_compute']
+    _settled(api, uuid, done, source)
+    assert 'restarted' in (api.fault(uuid) or '')
