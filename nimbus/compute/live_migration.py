@@ -403,6 +403,15 @@ class LiveMigrations(resize.Resizes):
 
     # -- abort and force complete (source) -------------------------------------
 
+    def abort_all(self):
+        """The service stops (SIGTERM): every copy under way here is
+        aborted (each rolls back, ``cancelled``) rather than holding the
+        stop for the rest of its copy."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            job.abort()
+
     def _signal(self, ctxt, uuid, request_id, migration_uuid, event, how):
         self._event(ctxt, uuid, request_id, event, 'start')
         with self._lock:

@@ -459,5 +459,7 @@ class ComputeManager(live_endpoints.LiveMigrationEndpoints):
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""
+        if self.live is not None and wait:
+            self.live.abort_all()
         if not self._shared:
             self._pool.shutdown(wait=wait, cancel_futures=not wait)
