@@ -21,7 +21,7 @@ def _migration(name, primitive):
     try:
         return migration_obj.Migration.from_primitive(primitive)
     except (objects_base.MalformedPrimitive, ValueError) as exc:
-        raise rpc.InvalidMessage('%s: %s' % (name, exc))
+        raise rpc.InvalidMessage('%s: %s' % (name, exc)) from exc
 
 
 class LiveMigrationEndpoints:

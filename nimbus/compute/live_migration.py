@@ -280,9 +280,9 @@ class LiveMigrations(resize.Resizes):
         def body():
             try:
                 self._migrate(ctxt, request_id, migration, migrate_data, job)
-            except Aborted:
+            except Aborted as exc:
                 outcome['status'] = 'cancelled'
-                raise Failed('the live migration was aborted')
+                raise Failed('the live migration was aborted') from exc
             except Exception as exc:
                 outcome['status'] = 'error'
                 outcome['error'] = exc

@@ -278,6 +278,17 @@ def _running(api, uuid):
     )
     assert one.status_code == 200, one.text
     assert 'uuid' not in one.json()['migration']
+    # os-migrations links to it while it runs, without the progress.
+    (listed,) = api.call(
+        'GET',
+        '/os-migrations?instance_uuid=%s' % uuid,
+        who=ADMIN,
+        version='2.23',
+    ).json()['migrations']
+    assert listed['links'][0]['href'].endswith(
+        '/servers/%s/migrations/%s' % (uuid, migration['id'])
+    )
+    assert 'memory_total_bytes' not in listed
     return migration
 
 

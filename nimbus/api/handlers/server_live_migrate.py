@@ -92,9 +92,9 @@ def migrate_live(req, resp, server_id, value):
             ),
         )
     except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc))
-    except action_obj.Gone:
-        raise util.not_found('Instance', record['uuid'])
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
     migration = made[0]
     try:
         deps.conductor_api.live_migrate_instance(
@@ -107,14 +107,14 @@ def migrate_live(req, resp, server_id, value):
             disk_over_commit=over_commit,
             host=host,
         )
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send the live migration of %s', server_id)
         live_obj.give_back(deps.cells, record, migration['uuid'], ctx)
         raise errors.HTTPError(
             503,
             'The conductor could not be told to live migrate the server; '
             'try again.',
-        )
+        ) from exc
     resp.status = 202
 
 

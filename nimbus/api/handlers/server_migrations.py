@@ -136,14 +136,14 @@ def _signal(req, record, migration, action_name, cast_name):
             ctx.request_id,
             migration['uuid'],
         )
-    except Exception:
+    except Exception as exc:
         LOG.exception('Could not send %s of %s', cast_name, record['uuid'])
         live_obj.finish_action(deps.cells, record, ctx, 'Error')
         raise errors.HTTPError(
             503,
             'The compute host %s could not be told; try again.'
             % migration['source_compute'],
-        )
+        ) from exc
     live_obj.finish_action(deps.cells, record, ctx)
 
 
