@@ -386,3 +386,40 @@ def test_a_source_restarting_mid_way_rolls_back(make_cloud):
     assert done['dest_compute'] == migration['dest_compute']
     _settled(api, uuid, done, source)
     assert 'restarted' in (api.fault(uuid) or '')
+
+
+def test_abort_while_preparing_needs_2_65(make_cloud):
+    import threading
+
+    api = _cloud(make_cloud, hosts=2)
+    uuid = api.boot()
+    source = _host(api, uuid)
+    (dest,) = set(api.cloud.host_names()) - {source}
+    release = threading.Event()
+    calls = []
+
+    def hold(instance_uuid, flavor):
+        calls.append(instance_uuid)
+        if len(calls) == 2:  # pre_live_migration: held until released
+            release.wait(60)
+
+    api.cloud.computes[dest].driver.check_can_live_migrate_destination = hold
+    try:
+        assert _live(api, uuid).status_code == 202
+        migration = _wait_migration(api, uuid, ('preparing',))
+        path = '/servers/%s/migrations/%s' % (uuid, migration['id'])
+        response = api.call('DELETE', path, who=ADMIN, version='2.64')
+        assert response.status_code == 400, response.text
+        response = api.call('DELETE', path, who=ADMIN, version='2.65')
+        assert response.status_code == 202, response.text
+        # The abort is taken by the source before the copy starts.
+        api.events(
+            uuid, {'live_migration_cancel': ['compute_live_migration_abort']}
+        )
+    finally:
+        release.set()
+    done = _wait_migration(api, uuid, ('cancelled', 'error', 'completed'))
+    assert done['status'] == 'cancelled'
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    _settled(api, uuid, done, source)
