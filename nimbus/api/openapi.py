@@ -156,12 +156,16 @@ def operations():
             errors=(409, 501, 503),
             bodiless=(202,),
         ),
-        # A server's live migrations (2.22 to 2.24, 2.65).
+        # A server's live migrations (2.22 to 2.24, 2.65); 503: the cell
+        # or the source compute cannot be reached.
+        ('GET', V + '/servers/{server_id}/migrations'): Operation(
+            errors=(503,)
+        ),
         ('GET', V + '/servers/{server_id}/migrations/{migration_id}'): (
-            Operation(errors=(404,))
+            Operation(errors=(404, 503))
         ),
         ('DELETE', V + '/servers/{server_id}/migrations/{migration_id}'): (
-            Operation(success=(202,), errors=(409,), bodiless=(202,))
+            Operation(success=(202,), errors=(409, 503), bodiless=(202,))
         ),
         (
             'POST',
@@ -169,7 +173,7 @@ def operations():
         ): Operation(
             body=server_live_migrate.FORCE_COMPLETE,
             success=(202,),
-            errors=(409,),
+            errors=(409, 503),
             bodiless=(202,),
         ),
         ('GET', V + '/servers/{server_id}/diagnostics'): Operation(
