@@ -25,6 +25,7 @@ from nimbus.api.handlers import scheduler
 from nimbus.api.handlers import scheduler_moves
 from nimbus.api.handlers import server_actions
 from nimbus.api.handlers import server_groups
+from nimbus.api.handlers import server_migrations
 from nimbus.api.handlers import servers
 from nimbus.api.handlers import services
 from nimbus.api.handlers import tenant_usage
@@ -54,6 +55,15 @@ ROUTES = [
     (
         V + '/servers/{server_id}/os-instance-actions/{request_id}',
         {'GET': instance_actions.show},
+    ),
+    (V + '/servers/{server_id}/migrations', {'GET': server_migrations.index}),
+    (
+        V + '/servers/{server_id}/migrations/{migration_id}',
+        {'GET': server_migrations.show, 'DELETE': server_migrations.delete},
+    ),
+    (
+        V + '/servers/{server_id}/migrations/{migration_id}/action',
+        {'POST': server_migrations.action},
     ),
     (
         V + '/servers/{server_id}/diagnostics',

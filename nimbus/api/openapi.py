@@ -23,6 +23,7 @@ from nimbus.api.schemas import flavors
 from nimbus.api.schemas import images
 from nimbus.api.schemas import keypairs
 from nimbus.api.schemas import server_actions
+from nimbus.api.schemas import server_live_migrate
 from nimbus.api.schemas import servers
 from nimbus.api.schemas import services
 from nimbus.api import versions
@@ -154,6 +155,26 @@ def operations():
             body=server_actions.body_schema(_LATEST),
             success=(200, 202),
             errors=(409, 501, 503),
+            bodiless=(202,),
+        ),
+        # A server's live migrations (2.22 to 2.24, 2.65); 503: the cell
+        # or the source compute cannot be reached.
+        ('GET', V + '/servers/{server_id}/migrations'): Operation(
+            errors=(503,)
+        ),
+        ('GET', V + '/servers/{server_id}/migrations/{migration_id}'): (
+            Operation(errors=(404, 503))
+        ),
+        ('DELETE', V + '/servers/{server_id}/migrations/{migration_id}'): (
+            Operation(success=(202,), errors=(409, 503), bodiless=(202,))
+        ),
+        (
+            'POST',
+            V + '/servers/{server_id}/migrations/{migration_id}/action',
+        ): Operation(
+            body=server_live_migrate.FORCE_COMPLETE,
+            success=(202,),
+            errors=(409, 503),
             bodiless=(202,),
         ),
         ('GET', V + '/servers/{server_id}/diagnostics'): Operation(

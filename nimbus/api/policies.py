@@ -28,10 +28,9 @@ from nimbus.api import policies_images
 from nimbus.api import policies_quotas
 from nimbus.api import policies_scheduler
 from nimbus.api import policies_server_actions
-from nimbus.api import policies_server_moves_shelve
-
-
+from nimbus.api import policies_server_moves_live
 from nimbus.api import policies_server_moves_resize
+from nimbus.api import policies_server_moves_shelve
 from nimbus.api import policies_servers
 from nimbus.api.policies_admin import AGGREGATES  # noqa: F401
 from nimbus.api.policies_admin import AUDIT_LOG  # noqa: F401
@@ -66,6 +65,7 @@ RULES = (
     + policies_server_actions.RULES
     + policies_server_moves_shelve.RULES
     + policies_server_moves_resize.RULES
+    + policies_server_moves_live.RULES
     + policies_flavors.RULES
     + policies_admin.RULES
     + policies_images.RULES

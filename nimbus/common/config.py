@@ -83,6 +83,16 @@ DEFAULT_OPTS = [
         'migrations that have waited in VERIFY_RESIZE on it longer than '
         'this many seconds (checked every this many seconds). 0: never.',
     ),
+    cfg.IntOpt(
+        'migrate_max_retries',
+        default=-1,
+        min=-1,
+        help='How many more destinations a live migration tries when the '
+        "chosen one fails its pre-checks (the destination's "
+        'check_can_live_migrate_destination); each retry asks the '
+        'scheduler again without the hosts that failed. -1: no limit; '
+        '0: no retry.',
+    ),
 ]
 
 

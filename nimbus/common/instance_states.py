@@ -87,6 +87,8 @@ RESIZE_FINISH = 'resize_finish'
 RESIZE_REVERTING = 'resize_reverting'
 RESIZE_CONFIRMING = 'resize_confirming'
 RESIZE_TASKS = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED, RESIZE_FINISH)
+# live migration (issue 24, section 2): the one task of the whole move
+MIGRATING = 'migrating'
 
 TASK_STATES = (
     None,
@@ -129,6 +131,7 @@ TASK_STATES = (
     RESIZE_FINISH,
     RESIZE_REVERTING,
     RESIZE_CONFIRMING,
+    MIGRATING,
 )
 
 # The states of an instance that holds its host's resources (its guest
@@ -237,6 +240,8 @@ for _task in RESIZE_TASKS:
     for _state in (ACTIVE, STOPPED):
         _TASK_STATUS[(_state, _task)] = 'RESIZE'
 _TASK_STATUS[(RESIZED, RESIZE_REVERTING)] = 'REVERT_RESIZE'
+for _state in (ACTIVE, PAUSED):
+    _TASK_STATUS[(_state, MIGRATING)] = 'MIGRATING'
 
 
 def allowed(from_state, to_state):
@@ -369,6 +374,9 @@ ACTIONS = {
             'confirmResize', (RESIZED,), RESIZE_CONFIRMING, ACTIVE, RUNNING
         ),
         Action('revertResize', (RESIZED,), RESIZE_REVERTING, ACTIVE, RUNNING),
+        # A live migration keeps the server's state (ACTIVE or PAUSED)
+        # on whichever host it ends on (nimbus.conductor.live_migrate).
+        Action('os-migrateLive', (ACTIVE, PAUSED), MIGRATING, None),
     )
 }
 

@@ -144,6 +144,22 @@ ACCELERATOR_OPTS = [
 ]
 
 FAKE_DRIVER_OPTS = [
+    cfg.FloatOpt(
+        'live_migration_seconds',
+        default=2.0,
+        min=0.0,
+        help='How long the simulated memory (and, for a block migration, '
+        'disk) copy of a live migration takes on its source; its progress '
+        '(memory_processed_bytes...) advances in steps of '
+        'live_migration_step_seconds.',
+    ),
+    cfg.FloatOpt(
+        'live_migration_step_seconds',
+        default=0.5,
+        min=0.01,
+        help='Seconds between two progress updates of a simulated live '
+        'migration (each one call to the cell conductor).',
+    ),
     cfg.IntOpt('vcpus', default=32, min=1, help='CPUs of the simulated host.'),
     cfg.IntOpt(
         'memory_mb',

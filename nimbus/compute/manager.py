@@ -14,12 +14,11 @@ from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import instance_event as event_obj
-
-
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import exception
 from nimbus.compute import guest_actions as guest_actions_mod
+from nimbus.compute import live_endpoints
 from nimbus.compute import rpcapi
 from nimbus.compute import shelve as shelve_mod
 
@@ -33,7 +32,7 @@ _MOVE = _ACTION + ('migration',)
 _MOVE_TYPES = dict(_ACTION_TYPES, migration=dict)
 
 
-class ComputeManager:
+class ComputeManager(live_endpoints.LiveMigrationEndpoints):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(
@@ -44,17 +43,20 @@ class ComputeManager:
         pool=None,
         guest_actions=None,
         resizes=None,
+        live=None,
     ):
         """``pool``: an executor shared with other hosts of the process
         (simulated hosts); not shut down here. Default: a pool of
         ``workers`` threads of this host's own. ``guest_actions``: the
         :class:`~nimbus.compute.guest_actions.GuestActions` of this host
         (server actions); default: one on the runner's driver and
-        conductor."""
+        conductor. ``live``: the host's
+        :class:`~nimbus.compute.live_migration.LiveMigrations`."""
         self.runner = runner
         self.events = events
         self._actions = guest_actions
         self.resizes = resizes
+        self.live = live
         self._shared = pool is not None
         self._pool = pool or futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix='build'
@@ -463,5 +465,7 @@ class ComputeManager:
 
     def shutdown(self, wait=True):
         """Not an RPC method (not exposed): the service calls it."""
+        if self.live is not None and wait:
+            self.live.abort_all()
         if not self._shared:
             self._pool.shutdown(wait=wait, cancel_futures=not wait)

@@ -24,17 +24,27 @@ Version history
        evacuate_instance (the super conductor waits for their outcome:
        it deletes the shelved image, ends the migration or undoes the
        claims).
+  1.5  live migration (issue 24, section 2; nimbus.compute.rpcapi_live):
+       calls check_can_live_migrate_destination, pre_live_migration and
+       post_live_migration_at_destination (destination); casts
+       live_migration, live_migration_abort and
+       live_migration_force_complete (source),
+       rollback_live_migration_at_destination (destination). A cap below
+       1.5 (``[upgrade_levels] compute``) makes the API refuse
+       os-migrateLive (409) rather than send what the computes cannot
+       read.
 """
 
 from nimbus.common import rpc
 from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import selection as selection_obj
+from nimbus.compute import rpcapi_live
 
 TOPIC = 'compute'
-VERSION = '1.4'
+VERSION = '1.5'
 
 
-class ComputeAPI:
+class ComputeAPI(rpcapi_live.LiveMigrationCalls):
     def __init__(self, transport, conf=None):
         self._transport = transport
         self._conf = conf
@@ -52,6 +62,14 @@ class ComputeAPI:
                 version_cap=rpc_options.version_cap(self._conf, 'compute'),
             )
         return client
+
+    def takes_live_migrations(self):
+        """Whether the computes may be sent live migrations (1.5; a
+        ``[upgrade_levels] compute`` cap below it says no)."""
+        cap = rpc_options.version_cap(self._conf, 'compute')
+        if not cap:
+            return True
+        return tuple(int(p) for p in cap.split('.')[:2]) >= (1, 5)
 
     def build_and_run_instance(
         self,

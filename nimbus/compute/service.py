@@ -15,6 +15,7 @@ from nimbus.compute import build
 from nimbus.compute import events as events_mod
 from nimbus.compute import exception
 from nimbus.compute import guest_actions
+from nimbus.compute import live_migration
 from nimbus.compute import manager
 from nimbus.compute import move_arqs
 from nimbus.compute import resize
@@ -108,6 +109,14 @@ class ComputeService:
                 rpcapi.ComputeAPI(cell_transport, conf),
                 move_arqs.MoveArqs(conf, accelerator, self.events),
             ),
+            live=live_migration.LiveMigrations(
+                host,
+                self.driver,
+                cell_conductor,
+                placement,
+                rpcapi.ComputeAPI(cell_transport, conf),
+                conf,
+            ),
         )
         self._server = None
         self._stop = threading.Event()
@@ -121,6 +130,8 @@ class ComputeService:
         self.manager.actions.recover(ctxt, instances)
         # Evacuated away while this host was down: finish their cleanup.
         shelve_mod.clean_evacuated(self.runner, ctxt)
+        # Live migrations away from here cut by the restart: rolled back.
+        live_migration.recover(self.manager.live, ctxt)
         # Placement first: the node record then carries placement's ratios.
         try:
             self.tracker.update(ctxt, startup=True)

@@ -152,3 +152,16 @@ def take_unconfirmed(cell_db, host, seconds, request_id_for):
         migration.details = dict(migration.details, request_id=request_id)
         taken.append(migration)
     return taken
+
+
+def live_migrations_from(cell_db, host):
+    """The live migrations away from ``host`` under way on it (queued,
+    preparing, running: the source has them), as Migrations."""
+    with cell_db.session() as session:
+        rows = cell_migrations.from_source(
+            session,
+            host,
+            ['queued', 'preparing', 'running'],
+            [migration_obj.LIVE_MIGRATION],
+        )
+    return [migration_obj.Migration.from_row(r) for r in rows]

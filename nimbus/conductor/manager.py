@@ -24,6 +24,7 @@ from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.conductor import cell_moves
+from nimbus.conductor import live_endpoints
 from nimbus.conductor import resize
 from nimbus.conductor import rpcapi
 
@@ -55,7 +56,7 @@ def _host_list(value):
     return host_list
 
 
-class SuperConductorManager:
+class SuperConductorManager(live_endpoints.SuperLiveEndpoints):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(self, super_conductor, workers=8):
@@ -199,7 +200,7 @@ class SuperConductorManager:
         self._pool.shutdown(wait=True)
 
 
-class CellConductorManager:
+class CellConductorManager(live_endpoints.CellLiveEndpoints):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(self, cell_conductor):

@@ -37,9 +37,12 @@ Version history
        evacuate_instance (super, casts); shelved_offloadable,
        evacuations_done (Migration 1.0 primitives) and
        migration_set_status (cell, calls).
+  1.8  live migration (issue 24, section 2): live_migrate_instance
+       (super, cast: schedule, the destination's check with retries,
+       then the source's live_migration); live_migrations_from (cell,
+       call: the live migrations a restarted source rolls back).
   1.9  migrate_server takes cross_cell (compute:servers:resize:cross_cell
        allowed it: the scheduler may choose a host of another cell).
-       (1.8 is live migration's.)
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.

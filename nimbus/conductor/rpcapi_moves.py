@@ -1,5 +1,6 @@
 """The conductors' RPC calls of the moves (issue 24): resize and cold
-migrate (conductor RPC 1.6), shelve and evacuate (1.7). Mixins of
+migrate (conductor RPC 1.6), shelve and evacuate (1.7), live migration
+(1.8). Mixins of
 :class:`~nimbus.conductor.rpcapi.SuperConductorAPI` and
 :class:`~nimbus.conductor.rpcapi.CellConductorAPI`, which hold the
 client (``self._client``) and the version history; kept in a module of
@@ -80,6 +81,33 @@ class SuperMoveCalls:
             request_id=request_id,
             migration_uuid=migration_uuid,
             power_on=bool(power_on),
+        )
+
+    def live_migrate_instance(
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        migration_uuid,
+        block_migration=None,
+        disk_over_commit=None,
+        host=None,
+    ):
+        """Cast (1.8): live migrate the instance (task ``migrating``) for
+        its migration ``migration_uuid`` (type live-migration,
+        ``accepted``), to ``host`` if given (still filtered);
+        ``block_migration`` True, False or ``auto`` (None: auto)."""
+        self._client.prepare(version='1.8').cast(
+            ctxt,
+            'live_migrate_instance',
+            instance_uuid=instance_uuid,
+            cell_uuid=cell_uuid,
+            request_id=request_id,
+            migration_uuid=migration_uuid,
+            block_migration=block_migration,
+            disk_over_commit=disk_over_commit,
+            host=host,
         )
 
 
@@ -179,3 +207,13 @@ class CellMoveCalls:
             status=status,
             expected=list(expected) + [status],
         )
+
+    @rpc_retry.lost_reply
+    def live_migrations_from(self, ctxt, host):
+        """Call (1.8): the live migrations away from ``host`` under way on
+        it (queued, preparing, running), as Migrations (a source that
+        restarted rolls them back)."""
+        answer = self._client.prepare(version='1.8').call(
+            ctxt, 'live_migrations_from', host=host
+        )
+        return [migration_obj.Migration.from_primitive(m) for m in answer]

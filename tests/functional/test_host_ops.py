@@ -266,9 +266,6 @@ def test_drain_moves_the_stopped_servers_and_leaves_the_host_empty(
     assert set(allocations) == set(stopped)
 
 
-@pytest.mark.xfail(
-    strict=True, reason='os-migrateLive lands with branch mv-live'
-)
 def test_drain_live_migrates_the_active_servers(make_cloud, capsys):
     api = _api(make_cloud, 3)
     first = api.cloud.host_names()[0]

@@ -2,7 +2,9 @@
 live migrations, evacuations), as Nova's v2.1 API lists them.
 
 Microversions: 2.23 adds ``migration_type`` (and the filter) and, for a
-live migration in progress, ``links`` to it under its server; 2.59 adds
+live migration queued, preparing or running, ``links`` to it under its
+server; no progress bytes here (``GET /servers/{id}/migrations`` shows
+them); 2.59 adds
 ``uuid``, paging (``limit``, ``marker`` a migration's uuid,
 ``migrations_links``) and ``changes-since``; 2.66 ``changes-before``;
 2.80 ``user_id`` and ``project_id`` (and their filters). Newest first.
@@ -16,6 +18,10 @@ from nimbus.api import util
 from nimbus.api.objects import migrations as migration_obj
 from nimbus.common.objects import migration as migration_types
 
+# A live migration links to its server's migration (GET
+# /servers/{id}/migrations/{id}) while it is in one of these, as Nova's
+# view does (not while ``accepted``: the conductor has not placed it yet).
+_LINKED = ('queued', 'preparing', 'running', 'post-migrating')
 _BASE_FILTERS = ('hidden', 'host', 'instance_uuid', 'source_compute', 'status')
 
 
@@ -113,7 +119,7 @@ def view(req, migration):
         body['migration_type'] = migration['migration_type']
         if (
             migration['migration_type'] == migration_types.LIVE_MIGRATION
-            and migration['status'] not in migration_types.FINAL
+            and migration['status'] in _LINKED
         ):
             path = 'servers/%s/migrations/%s' % (
                 migration['instance_uuid'],

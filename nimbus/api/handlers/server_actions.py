@@ -19,11 +19,10 @@ from oslo_utils import uuidutils
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
+from nimbus.api.handlers import server_live_migrate
 from nimbus.api.handlers import server_rebuild
-from nimbus.api.handlers import server_shelve
-
-
 from nimbus.api.handlers import server_resize
+from nimbus.api.handlers import server_shelve
 from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import snapshots
@@ -318,6 +317,7 @@ ACTIONS = {
     # The moves of nimbus.api.handlers.server_shelve (issue 24, section 2).
     **server_shelve.ACTIONS,
     **server_resize.ACTIONS,
+    **server_live_migrate.ACTIONS,
 }
 
 

@@ -7,6 +7,7 @@ from nimbus.api.schemas import common
 from nimbus.api.schemas import server_moves_shelve
 
 
+from nimbus.api.schemas import server_live_migrate
 from nimbus.api.schemas import server_resize
 
 # A body-less action: null, as Nova's clients send it (an empty object is
@@ -187,6 +188,8 @@ def action_schema(name, version):
         return _rebuild(version)
     if name in server_moves_shelve.NAMES:
         return server_moves_shelve.action_schema(name, version)
+    if name in server_live_migrate.NAMES:
+        return server_live_migrate.action_schema(name, version)
     return server_resize.action_schema(name, version)
 
 
@@ -196,6 +199,7 @@ ACTION_NAMES = (
     + ('changePassword', 'rebuild', 'createImage')
     + server_moves_shelve.NAMES
     + server_resize.NAMES
+    + server_live_migrate.NAMES
 )
 
 

@@ -73,6 +73,10 @@ class ComputeDriver(abc.ABC):
         the guest with ``flavor`` (a flavor dict); raise to refuse it
         (the move goes to the next alternate)."""
 
+    def check_can_live_migrate_destination(self, instance_uuid, flavor):  # noqa: B027 - optional hook, no-op by default
+        """Raise when this host cannot take the guest of a live migration
+        (the destination's pre-check). Default: it can."""
+
     @abc.abstractmethod
     def destroy(self, instance_uuid):
         """Remove the guest; absent guests are fine."""

@@ -244,6 +244,9 @@ class FakeDriver(driver.ComputeDriver):
         where they are, with nothing saved and nothing reported."""
         self._halted.set()
 
+    def is_halted(self):
+        return self._halted.is_set()
+
     def spawn(self, instance, allocations, accel_info=None):
         if self.opts.spawn_seconds:
             self._halted.wait(self.opts.spawn_seconds)
@@ -271,6 +274,9 @@ class FakeDriver(driver.ComputeDriver):
             raise RuntimeError(
                 'simulated hypervisor failure on %s' % self.host
             )
+
+    def check_can_live_migrate_destination(self, instance_uuid, flavor):
+        self.prep_resize(instance_uuid, flavor)
 
     def destroy(self, instance_uuid):
         with self._lock:

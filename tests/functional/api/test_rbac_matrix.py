@@ -175,6 +175,10 @@ def _server_action(world):
     }
 
 
+def _server_migration(world):
+    return {'server_id': world.server(), 'migration_id': '1'}
+
+
 def _group(world):
     return {'group_id': world.group()}
 
@@ -317,6 +321,28 @@ MATRIX = {
     ),
     ('GET', V + '/servers/{server_id}/diagnostics'): admin(
         setup=_server, hidden=True
+    ),
+    # a server's live migrations (admins'): none in progress here, so an
+    # admin gets the empty list, a 404 for a migration and a 409 (not
+    # migrating) for the abort and the force complete.
+    ('GET', V + '/servers/{server_id}/migrations'): admin(
+        setup=_server, hidden=True, version='2.23'
+    ),
+    ('GET', V + '/servers/{server_id}/migrations/{migration_id}'): admin(
+        404, setup=_server_migration, hidden=True, version='2.23'
+    ),
+    ('DELETE', V + '/servers/{server_id}/migrations/{migration_id}'): admin(
+        409, setup=_server_migration, hidden=True, version='2.24'
+    ),
+    (
+        'POST',
+        V + '/servers/{server_id}/migrations/{migration_id}/action',
+    ): admin(
+        409,
+        setup=_server_migration,
+        hidden=True,
+        version='2.22',
+        body={'force_complete': None},
     ),
     # flavors: everyone reads, admins write
     ('GET', V + '/flavors'): ANY,
