@@ -15,6 +15,7 @@ from nimbus.compute import events as events_mod
 from nimbus.compute import exception
 from nimbus.compute import guest_actions
 from nimbus.compute import manager
+from nimbus.compute import move_restart
 from nimbus.compute import resize
 from nimbus.compute import resource_tracker
 from nimbus.compute import shelve as shelve_mod
@@ -116,6 +117,10 @@ class ComputeService:
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
         self.manager.actions.recover(ctxt, instances)
+        # Moves this host was in the middle of (issue 24, section 3).
+        move_restart.recover(
+            self.manager.resizes, self.runner, ctxt, instances
+        )
         # Evacuated away while this host was down: finish their cleanup.
         shelve_mod.clean_evacuated(self.runner, ctxt)
         # Placement first: the node record then carries placement's ratios.

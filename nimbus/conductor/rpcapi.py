@@ -37,6 +37,9 @@ Version history
        evacuate_instance (super, casts); shelved_offloadable,
        evacuations_done (Migration 1.0 primitives) and
        migration_set_status (cell, calls).
+  1.8  moves_of_host (cell, call): the cold moves in progress with a
+       host as source or destination, which a compute settles when it
+       starts again after a crash (issue 24, section 3).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -66,7 +69,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.7'
+VERSION = '1.8'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
