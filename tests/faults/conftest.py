@@ -7,7 +7,7 @@ EVIDENCE = []
 MOVE_ROWS = []
 MOVE_HEADER = (
     'move | killed | task when struck | server | migration '
-    '| recover s | after | row s'
+    '| recover s | recovered by | after | row s'
 )
 
 

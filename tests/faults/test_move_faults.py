@@ -31,6 +31,7 @@ a resize with the destination compute killed.
 """
 
 import dataclasses
+import os
 import time
 
 import pytest
@@ -121,6 +122,17 @@ KILLED = {
     'super conductor': (lambda c: 'conductor', 'accepted'),
 }
 QUICK = [('resize', 'destination compute')]
+# What each recovery logs when it acts (the row's evidence of which one
+# settled the move): log text -> its name in the table.
+RECOVERED = {
+    'cut short by a restart; finishing it again': 'destination finished again',
+    'undoing the move': 'source undid the move',
+    'its confirm was cut short': 'confirm done again',
+    'its revert was cut short': 'revert done again',
+    'Unshelve interrupted': 'unshelve undone',
+    'was unshelved on': 'unshelve found spawned',
+    'recovery: the move of': 'super conductor undid the stuck move',
+}
 ROWS = [(m.name, k) for m in MOVES for k in KILLED]
 
 
@@ -297,6 +309,30 @@ def _outcome(cloud, api, uuid, move):
     return server, migration
 
 
+def _log_sizes(cloud):
+    sizes = {}
+    for name, daemon in cloud.daemons.items():
+        try:
+            sizes[name] = os.path.getsize(daemon.log_file)
+        except OSError:
+            sizes[name] = 0
+    return sizes
+
+
+def _recovered(cloud, sizes):
+    """The recoveries that acted since ``sizes`` (:func:`_log_sizes`)."""
+    found = set()
+    for name, daemon in cloud.daemons.items():
+        try:
+            with open(daemon.log_file, errors='replace') as f:
+                f.seek(sizes.get(name, 0))
+                text = f.read()
+        except OSError:
+            continue
+        found.update(what for mark, what in RECOVERED.items() if mark in text)
+    return ', '.join(sorted(found)) or 'none needed'
+
+
 def _strike(cloud, name):
     daemon = cloud.daemons[name]
     daemon.kill9()
@@ -349,9 +385,10 @@ def _move_and_strike(cloud, api, ctx, uuid, move, killed):
     else:
         seen = api.server(uuid)
     struck = time.monotonic()
+    sizes = _log_sizes(cloud)
     _strike(cloud, daemon_of(ctx))
     server, migration = _outcome(cloud, api, uuid, move)
-    line = '%s | %s | %s | %s on %s | %s | %.1f' % (
+    line = '%s | %s | %s | %s on %s | %s | %.1f | %s' % (
         move.name,
         killed,
         seen.get('OS-EXT-STS:task_state'),
@@ -359,6 +396,7 @@ def _move_and_strike(cloud, api, ctx, uuid, move, killed):
         server.get('OS-EXT-SRV-ATTR:host'),
         migration['status'] if migration else '-',
         time.monotonic() - struck,
+        _recovered(cloud, sizes),
     )
     after = '-'
     if server['status'] == 'VERIFY_RESIZE':
