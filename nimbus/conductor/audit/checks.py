@@ -54,8 +54,7 @@ def _off_host(snap, record):
     """The providers ``record``'s instance holds outside its host's tree,
     when it has no task under way (a move's claims span two hosts)."""
     if (
-        snap.roots is None
-        or record.task_state is not None
+        record.task_state is not None
         or not record.host
         or not record.node_uuid
         or record.uuid not in snap.consumers

@@ -65,8 +65,9 @@ class Snapshot:
     # Migrations in a final status that still hold allocations: migration
     # uuid -> (its row dict, {rp uuid: resources}, cell name).
     ended: dict = dataclasses.field(default_factory=dict)
-    # rp uuid -> its root provider's uuid (None: placement not read so).
-    roots: dict = None
+    # rp uuid -> its root provider's uuid, read only when an instance holds
+    # allocations beside its compute node (else empty).
+    roots: dict = dataclasses.field(default_factory=dict)
 
     def records(self, uuid):
         return self.instances.get(uuid, [])
@@ -253,10 +254,6 @@ class Reader:
             for uuid, (row, cell) in ended.items()
             if uuid in consumers
         }
-        try:
-            roots = self._roots(ctxt)
-        except Exception as exc:
-            raise AuditError('placement could not be read: %s' % exc)
         named = set(consumers) | set(build_requests) | set(mappings)
         instances = self._cell_records(cells, named | _arq_instances(arqs))
         # A live instance no source above named: its mapping is read after
@@ -273,6 +270,11 @@ class Reader:
                 raise AuditError(
                     'the API database could not be read: %s' % exc
                 )
+        roots = {}
+        if _beside_their_node(consumers, instances):
+            # Only then: a cloud without nested providers is read in one
+            # placement request.
+            roots = self._roots(ctxt)
         return Snapshot(
             consumers,
             arqs,
@@ -321,6 +323,18 @@ class Reader:
                     checks.missing_instance(uuid, cell_id, snap.cells)
                     for uuid in sorted(set(uuids) - present)
                 ]
+
+
+def _beside_their_node(consumers, instances):
+    """Whether some instance with a host holds allocations on a provider
+    other than its compute node (a nested one, or another host's)."""
+    for uuid, records in instances.items():
+        node = next(
+            (r.node_uuid for r in records if r.live and r.node_uuid), None
+        )
+        if node and any(rp != node for rp in consumers.get(uuid, ())):
+            return True
+    return False
 
 
 def _arq_instances(arqs):
