@@ -103,7 +103,8 @@ test-db-postgresql: $(VENV)/.installed-test
 test-daemons: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not faults_full and not devstack and not browser" $(PYTEST_ARGS) tests/integration; $(done)
 
-# The fault table's two quick rows (make test-faults runs every row).
+# The fault table's quick rows: two of the burst table, one move row (a
+# resize, its destination compute killed); make test-faults runs every row.
 test-faults-quick: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not faults_full" $(PYTEST_ARGS) tests/faults; $(done)
 

@@ -158,27 +158,26 @@ class Resizes(resize_end.ResizeEnd):
 
     def prep_resize(self, ctxt, request_id, migration, selection, alternates):
         uuid = migration.instance_uuid
+        lost = []
 
         def body():
             self.driver.prep_resize(uuid, migration.new_flavor)
-            _inst, moved = self._step(
-                ctxt,
-                migration,
-                ['pre-migrating'],
-                'pre-migrating',
-                _MOVING,
-                [states.RESIZE_PREP],
-                {},
-                {
-                    'dest_compute': self.host,
-                    'dest_host': self.host,
-                    'dest_node': selection.nodename,
-                    'details': dict(
-                        migration.details or {},
-                        dest_node_uuid=selection.compute_node_uuid,
-                    ),
-                },
-            )
+            try:
+                _inst, moved = self._step(
+                    ctxt,
+                    migration,
+                    ['pre-migrating'],
+                    'pre-migrating',
+                    _MOVING,
+                    [states.RESIZE_PREP],
+                    {},
+                    self._prep_updates(migration, selection),
+                )
+            except StepLost:
+                # Undone meanwhile (the conductor's recovery of a move
+                # left waiting): no alternate may claim anything now.
+                lost.append(True)
+                raise
             moved = self._bind_arqs(ctxt, moved, selection)
             try:
                 self.compute_api.resize_instance(
@@ -192,7 +191,19 @@ class Resizes(resize_end.ResizeEnd):
             ctxt, migration, request_id, 'compute_prep_resize', body
         ):
             return
-        self._reschedule(ctxt, request_id, migration, alternates)
+        if not lost:
+            self._reschedule(ctxt, request_id, migration, alternates)
+
+    def _prep_updates(self, migration, selection):
+        return {
+            'dest_compute': self.host,
+            'dest_host': self.host,
+            'dest_node': selection.nodename,
+            'details': dict(
+                migration.details or {},
+                dest_node_uuid=selection.compute_node_uuid,
+            ),
+        }
 
     def _bind_arqs(self, ctxt, migration, selection):
         """The new flavor's ARQs bound here (recorded on the migration
@@ -376,24 +387,27 @@ class Resizes(resize_end.ResizeEnd):
                 'finished',
                 _MOVING,
                 [states.RESIZE_FINISH],
-                {
-                    'vm_state': states.RESIZED,
-                    'task_state': None,
-                    'power_state': power,
-                    'host': self.host,
-                    'node': moved.dest_node,
-                    'compute_node_uuid': (moved.details or {}).get(
-                        'dest_node_uuid'
-                    ),
-                    'flavor': moved.new_flavor,
-                    'accel_uuids': move_arqs.dest_arqs(moved),
-                },
+                self.finished_updates(moved, power),
             )
 
         if not self._guarded(
             ctxt, migration, request_id, 'compute_finish_resize', body
         ):
             self._finish_failed(ctxt, migration)
+
+    def finished_updates(self, moved, power):
+        """The instance's side of a finish's last step: RESIZED on this
+        host (the destination) with the new flavor."""
+        return {
+            'vm_state': states.RESIZED,
+            'task_state': None,
+            'power_state': power,
+            'host': self.host,
+            'node': moved.dest_node,
+            'compute_node_uuid': (moved.details or {}).get('dest_node_uuid'),
+            'flavor': moved.new_flavor,
+            'accel_uuids': move_arqs.dest_arqs(moved),
+        }
 
     def _finish_failed(self, ctxt, migration):
         """As Nova: a failed finish leaves the server in ERROR (on the

@@ -12,9 +12,11 @@ arrives.
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nimbus.common import context as nimbus_context
 from nimbus.common import instance_states as states
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
+from nimbus.compute import move_restart
 
 LOG = logging.getLogger(__name__)
 
@@ -168,13 +170,24 @@ def destroy_orphans(runner, instances, guests=None):
     ``instances`` is what the cell database places on this host (live
     Instance records). A guest outside it belongs to an instance deleted while
     this compute was down (the API deleted it locally and freed its
-    allocation) or moved away: nothing may keep running for it. Its
+    allocation) or moved away: nothing may keep running for it (but a
+    guest of a move in progress through this host,
+    :func:`nimbus.compute.move_restart.moving_here`). Its
     allocation is not touched here: it was freed by whoever deleted or
     moved the instance. Returns the uuids destroyed.
     """
     if guests is None:
         guests = set(runner.driver.list_instances())
     live = {i.uuid for i in instances if i.vm_state != states.DELETED}
+    # A move's source keeps its guest until the confirm, though the
+    # instance is already on the destination; a destination has spawned
+    # before the move's last step names it the host.
+    moving = move_restart.moving_here(
+        runner, nimbus_context.get_admin_context()
+    )
+    if moving is None:
+        return []
+    live |= moving
     orphans = sorted(set(guests) - live)
     for orphan in orphans:
         LOG.info(

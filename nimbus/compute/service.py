@@ -18,6 +18,7 @@ from nimbus.compute import guest_actions
 from nimbus.compute import live_migration
 from nimbus.compute import manager
 from nimbus.compute import move_arqs
+from nimbus.compute import move_restart
 from nimbus.compute import resize
 from nimbus.compute import resource_tracker
 from nimbus.compute import shelve as shelve_mod
@@ -128,6 +129,10 @@ class ComputeService:
         self.conductor.service_heartbeat(ctxt, self.host, BINARY)
         instances = self.runner.recover(ctxt)
         self.manager.actions.recover(ctxt, instances)
+        # Moves this host was in the middle of (issue 24, section 3).
+        move_restart.recover(
+            self.manager.resizes, self.runner, ctxt, instances
+        )
         # Evacuated away while this host was down: finish their cleanup.
         shelve_mod.clean_evacuated(self.runner, ctxt)
         # Live migrations away from here cut by the restart: rolled back.

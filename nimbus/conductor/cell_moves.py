@@ -15,6 +15,17 @@ from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import instance_actions
 
+# A cold move's statuses while it is under way (``finished``: waiting for
+# its confirm or revert).
+UNDER_WAY = (
+    'pre-migrating',
+    'migrating',
+    'post-migrating',
+    'finished',
+    'confirming',
+    'reverting',
+)
+
 
 def move_step(
     cell_db,
@@ -165,3 +176,32 @@ def live_migrations_from(cell_db, host):
             [migration_obj.LIVE_MIGRATION],
         )
     return [migration_obj.Migration.from_row(r) for r in rows]
+
+
+def moves_of_host(cell_db, host):
+    """The cold moves (resize, cold migrate) in progress with ``host`` as
+    their source or destination, each as ``(instance, migration)``
+    (Instance, Migration; the instance None when it is gone): what a
+    compute starting again after a crash settles, and the guests it must
+    not take for orphans (a source keeps its guest until the confirm)."""
+    types = [migration_obj.RESIZE, migration_obj.MIGRATION]
+    found = []
+    with cell_db.session() as session:
+        rows = [
+            row
+            for row in cell_migrations.with_status(session, UNDER_WAY, types)
+            if host in (row['source_compute'], row['dest_compute'])
+        ]
+        for row in rows:
+            instance = instances.get(session, row['instance_uuid'])
+            if instance is not None and instance.deleted:
+                instance = None
+            found.append(
+                (
+                    None
+                    if instance is None
+                    else Instance(**instances.to_dict(instance)),
+                    migration_obj.Migration.from_row(row),
+                )
+            )
+    return found

@@ -373,6 +373,16 @@ class CellConductorManager(live_endpoints.CellLiveEndpoints):
             )
         ]
 
+    @rpc.expose(required=('host',), types={'host': str})
+    def moves_of_host(self, ctxt, host):
+        return [
+            {
+                'instance': None if i is None else i.to_primitive(),
+                'migration': m.to_primitive(),
+            }
+            for i, m in cell_moves.moves_of_host(self.conductor.db, host)
+        ]
+
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):
         return self.conductor.instance_action_event(

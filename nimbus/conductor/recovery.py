@@ -14,8 +14,12 @@ audit``) and acts on what it found:
   lease over (:mod:`nimbus.conductor.leases`) releases what the dead
   worker may have claimed, and a worker still under way elsewhere then
   commits nothing.
+- ``stuck_move``: a resize or cold migrate still waiting for its
+  scheduling (``resize_prep``) past the build request timeout is undone
+  (:mod:`nimbus.conductor.move_recovery`).
 - the kinds the audit heals (orphan and leftover allocations, stale build
-  requests, orphan ARQs): healed, each re-checked first.
+  requests, orphan ARQs, what a half-done move left in placement):
+  healed, each re-checked first.
 
 Builds stuck in a cell are the cell conductor's (its build check,
 :mod:`nimbus.conductor.build_check`). Each action logs one line.
@@ -26,6 +30,7 @@ from oslo_utils import uuidutils
 
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.conductor import audit
+from nimbus.conductor import move_recovery
 from nimbus.db import request_specs
 
 LOG = logging.getLogger(__name__)
@@ -53,6 +58,9 @@ class Recovery:
         found = self.auditor.check(snap, now)
         acted = {}
         for item in found:
+            if item.kind == move_recovery.KIND:
+                self._undo_move(ctxt, item, acted)
+                continue
             if item.kind != REDRIVE:
                 continue
             try:
@@ -83,6 +91,15 @@ class Recovery:
                     item.heal_error,
                 )
         return acted
+
+    def _undo_move(self, ctxt, item, acted):
+        try:
+            if move_recovery.undo_stuck(
+                self.conductor, ctxt, item, self.auditor.build_request_timeout
+            ):
+                acted[item.kind] = acted.get(item.kind, 0) + 1
+        except Exception:
+            LOG.exception('recovery: undoing the move of %s failed', item.uuid)
 
     def _request_spec(self, uuid):
         with self.auditor.api_db.session() as session:

@@ -43,6 +43,9 @@ Version history
        call: the live migrations a restarted source rolls back).
   1.9  migrate_server takes cross_cell (compute:servers:resize:cross_cell
        allowed it: the scheduler may choose a host of another cell).
+  1.10 moves_of_host (cell, call): the cold moves in progress with a
+       host as source or destination, which a compute settles when it
+       starts again after a crash (issue 24, section 3).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -72,7 +75,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.9'
+VERSION = '1.10'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):

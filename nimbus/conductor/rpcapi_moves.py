@@ -179,6 +179,23 @@ class CellMoveCalls:
         return [migration_obj.Migration.from_primitive(m) for m in answer]
 
     @rpc_retry.lost_reply
+    def moves_of_host(self, ctxt, host):
+        """Call (1.10): the cold moves in progress with ``host`` as their
+        source or destination, as ``[(Instance or None, Migration)]``."""
+        answer = self._client.prepare(version='1.10').call(
+            ctxt, 'moves_of_host', host=host
+        )
+        return [
+            (
+                None
+                if item['instance'] is None
+                else Instance.from_primitive(item['instance']),
+                migration_obj.Migration.from_primitive(item['migration']),
+            )
+            for item in answer
+        ]
+
+    @rpc_retry.lost_reply
     def shelved_offloadable(self, ctxt, host, seconds):
         """Call (1.7): the uuids of the instances on ``host`` SHELVED
         more than ``seconds`` ago, with no task under way."""

@@ -313,3 +313,24 @@ def holding(session, uuids):
         ),
     )
     return {row.uuid for row in session.execute(query).scalars()}
+
+
+def ended(session, uuids):
+    """``{uuid: row dict}`` of those of ``uuids`` that are migrations in a
+    final status, but an evacuation ``done`` (its source may still hold
+    the allocation, see :func:`holding`): a consumer of placement that is
+    one of them holds what its move should have given back."""
+    uuids = list(uuids)
+    if not uuids:
+        return {}
+    query = _select().where(
+        models.Migration.uuid.in_(uuids),
+        models.Migration.status.in_(sorted(migration_obj.FINAL)),
+        sa.not_(
+            sa.and_(
+                models.Migration.status == 'done',
+                models.Migration.migration_type == migration_obj.EVACUATION,
+            )
+        ),
+    )
+    return {row.uuid: to_dict(row) for row in session.execute(query).scalars()}

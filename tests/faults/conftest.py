@@ -3,9 +3,20 @@
 ROWS = []
 # One line per row that proves its fault struck.
 EVIDENCE = []
+# The move rows (tests/faults/test_move_faults.py), one line each.
+MOVE_ROWS = []
+MOVE_HEADER = (
+    'move | killed | task when struck | server | migration '
+    '| recover s | recovered by | after | row s'
+)
 
 
 def pytest_terminal_summary(terminalreporter):
+    if MOVE_ROWS:
+        terminalreporter.write_sep('=', 'move fault table')
+        terminalreporter.write_line(MOVE_HEADER)
+        for line in MOVE_ROWS:
+            terminalreporter.write_line(line)
     if not ROWS:
         return
     from harness import faults

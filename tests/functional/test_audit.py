@@ -18,6 +18,7 @@ from nimbus.common import context
 from nimbus.common.clients import accelerator as accel_client
 from nimbus.common.db import types as db_types
 from nimbus.conductor import audit
+from nimbus.db import cell_migrations
 from nimbus.db.api import models as api_models
 from nimbus.db.cell import models as cell_models
 from nimbus import services
@@ -155,6 +156,16 @@ def _auditor(cloud, arq_store):
     return checker
 
 
+def _node_uuid(cloud, uuid):
+    directory, cell1 = _cell(cloud, 'cell1')
+    with directory.db(cell1).session() as session:
+        return session.execute(
+            sa.select(cell_models.Instance.compute_node_uuid).where(
+                cell_models.Instance.uuid == uuid
+            )
+        ).scalar()
+
+
 def _found(report):
     return {(d.kind, d.uuid) for d in report.disagreements}
 
@@ -244,12 +255,28 @@ def lost_build_request(cloud, spec, age, token=None, leased_age=None):
     return uuid
 
 
+def _put(placement, consumer, rp, consumer_type):
+    response = placement.request(
+        CTXT,
+        'PUT',
+        '/allocations/%s' % consumer,
+        json={
+            'allocations': {rp: {'resources': {'VCPU': 1}}},
+            'project_id': 'admin',
+            'user_id': 'admin',
+            'consumer_generation': None,
+            'consumer_type': consumer_type,
+        },
+    )
+    assert response.status_code == 204, response.text
+
+
 def _make_every_kind(api, arq_store):
     """Healthy servers, then one record of each kind of disagreement;
     returns ``({kind: uuid}, healthy uuids, the ARQ of a healthy one)``."""
     cloud = api.cloud
     healthy = _boot(api, 'healthy', count=2)
-    victims = _boot(api, 'victim', count=4)
+    victims = _boot(api, 'victim', count=6)
     placement = services.placement(cloud.conf)
     directory, cell1 = _cell(cloud, 'cell1')
     api_db = services.api_db(cloud.conf)
@@ -333,6 +360,45 @@ def _make_every_kind(api, arq_store):
     )
     _map(api_db, made['stuck_instance'], cell1.id)
 
+    # Half-done moves (issue 24, section 3). A confirmed migration whose
+    # consumer still holds the source's allocation.
+    with directory.db(cell1).session() as session:
+        migration = cell_migrations.create(
+            session,
+            {
+                'instance_uuid': victims[4],
+                'migration_type': 'resize',
+                'status': 'confirmed',
+                'source_compute': 'nowhere',
+            },
+        )
+    made['ended_migration_allocation'] = migration['uuid']
+    (rp4,) = _allocations(cloud, victims[4])
+    _put(placement, migration['uuid'], rp4, 'MIGRATION')
+    # An instance with no task that holds allocations on another host too.
+    made['misplaced_allocation'] = victims[4]
+    other = next(
+        p['uuid']
+        for p in placement.request(CTXT, 'GET', '/resource_providers').json()[
+            'resource_providers'
+        ]
+        if p['uuid'] != rp4 and p['uuid'] == p['root_provider_uuid']
+    )
+    current = _resources(cloud, victims[4])
+    current[other] = {'VCPU': 1, 'MEMORY_MB': 64}
+    placement.replace_allocations(CTXT, victims[4], current, 'admin', 'admin')
+    # A resize waiting for its scheduling for two hours.
+    made['stuck_move'] = victims[5]
+    with directory.db(cell1).session() as session:
+        session.execute(
+            sa.update(cell_models.Instance)
+            .where(cell_models.Instance.uuid == victims[5])
+            .values(
+                task_state='resize_prep',
+                updated_at=db_types.utcnow() - datetime.timedelta(hours=2),
+            )
+        )
+
     # An ARQ bound to an instance that is nowhere; a healthy one's ARQ.
     made['orphan_arq'] = arq_store.add(str(uuidlib.uuid4()))
     healthy_arq = arq_store.add(healthy[0])
@@ -386,6 +452,11 @@ def test_audit_finds_every_kind_and_heal_fixes_only_the_safe_ones(
             is None
         )
     assert made['orphan_arq'] not in arq_store.arqs
+    assert _allocations(cloud, made['ended_migration_allocation']) == {}
+    # The misplaced instance holds its own host's allocation, only.
+    assert set(_resources(cloud, made['misplaced_allocation'])) == {
+        _node_uuid(cloud, made['misplaced_allocation'])
+    }
     # Healthy records are as they were.
     assert {u: _resources(cloud, u) for u in healthy} == healthy_allocations
     assert healthy_arq in arq_store.arqs

@@ -63,7 +63,8 @@ def test_cli_lists_heals_and_exits_by_what_remains(admin, arq_store, tmp_path):
     lines = table.stdout.splitlines()
     assert lines[0].split()[:3] == ['KIND', 'UUID', 'WHERE']
     for kind, uuid in made.items():
-        (row,) = [line for line in lines if uuid in line]
+        # The uuid column (a uuid may also be named in another's detail).
+        (row,) = [line for line in lines[1:] if line.split()[1] == uuid]
         assert row.split()[0] == kind
     assert lines[-1].startswith('audit: %d disagreement(s)' % len(made))
 

@@ -137,3 +137,74 @@ def test_the_running_super_conductor_recovers_on_its_own(make_cloud, caplog):
     assert any(
         'healed orphan_allocation %s' % orphan in m for m in messages
     ), messages
+
+
+@pytest.mark.slow
+def test_a_move_left_waiting_for_its_scheduling_is_undone(make_cloud):
+    """A super conductor killed while it scheduled a cold migrate: the
+    migration made, the source's allocation handed to it, the destination
+    claimed for the instance, and no prep ever cast (issue 24, section 3).
+    Past the build request timeout the recovery pass undoes the move."""
+    import datetime
+
+    import sqlalchemy as sa
+
+    from nimbus.common.clients.placement_moves import MIGRATION
+    from nimbus.common.db import types as db_types
+    from nimbus.db import cell_migrations
+    from nimbus.db.cell import models as cell_models
+    from tests.functional.test_audit import _cell
+    from tests.functional.test_audit import _resources
+
+    api = _cloud(make_cloud, build_request_timeout=60)
+    cloud = api.cloud
+    (uuid,) = _boot(api, 'moving')
+    before = _resources(cloud, uuid)
+    (source_rp,) = before
+    placement = services.placement(cloud.conf)
+    dest_rp = next(
+        p['uuid']
+        for p in placement.request(CTXT, 'GET', '/resource_providers').json()[
+            'resource_providers'
+        ]
+        if p['uuid'] != source_rp and p['uuid'] == p['root_provider_uuid']
+    )
+    directory, cell1 = _cell(cloud, 'cell1')
+    with directory.db(cell1).session() as session:
+        migration = cell_migrations.create(
+            session,
+            {
+                'instance_uuid': uuid,
+                'migration_type': 'migration',
+                'status': 'pre-migrating',
+                'source_compute': api.server(uuid)['OS-EXT-SRV-ATTR:host'],
+            },
+        )
+        session.execute(
+            sa.update(cell_models.Instance)
+            .where(cell_models.Instance.uuid == uuid)
+            .values(
+                task_state='resize_prep',
+                updated_at=db_types.utcnow() - datetime.timedelta(hours=1),
+            )
+        )
+    assert placement.move_allocations(
+        CTXT, uuid, migration['uuid'], target_type=MIGRATION
+    )
+    _claim(cloud, uuid, dest_rp)
+
+    assert _recovery(cloud).run(CTXT) == {'stuck_move': 1}
+    server = api.server(uuid)
+    assert (server['status'], server['OS-EXT-STS:task_state']) == (
+        'ACTIVE',
+        None,
+    )
+    with directory.db(cell1).session() as session:
+        assert cell_migrations.get(session, migration['uuid'])['status'] == (
+            'error'
+        )
+    # Placement as before the move: the source, once, for the instance.
+    assert _resources(cloud, uuid) == before
+    assert _allocations(cloud, migration['uuid']) == {}
+    # Nothing left to do.
+    assert _recovery(cloud).run(CTXT) == {}

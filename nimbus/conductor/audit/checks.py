@@ -5,6 +5,8 @@ cell just before its build request goes) is reported only once it is
 older than ``grace`` seconds.
 """
 
+import datetime
+
 from nimbus.common import instance_states as states
 from nimbus.conductor.audit.kinds import KINDS
 from nimbus.conductor.audit.kinds import Disagreement
@@ -38,6 +40,33 @@ def _age(when, now):
     return int((now - when).total_seconds()) if when else -1
 
 
+def _parsed(value, now):
+    """An ISO 8601 time of a row dict, comparable with ``now``."""
+    if not value:
+        return None
+    when = datetime.datetime.fromisoformat(value)
+    if (when.tzinfo is None) != (now.tzinfo is None):
+        when = when.replace(tzinfo=now.tzinfo)
+    return when
+
+
+def _off_host(snap, record):
+    """The providers ``record``'s instance holds outside its host's tree,
+    when it has no task under way (a move's claims span two hosts)."""
+    if (
+        record.task_state is not None
+        or not record.host
+        or not record.node_uuid
+        or record.uuid not in snap.consumers
+    ):
+        return []
+    return sorted(
+        rp
+        for rp in snap.consumers[record.uuid]
+        if snap.roots.get(rp, rp) != record.node_uuid
+    )
+
+
 class Checks:
     """Mixed into :class:`~nimbus.conductor.audit.Auditor` (its
     ``stuck_after``, ``grace`` and ``clock``)."""
@@ -55,6 +84,7 @@ class Checks:
         found += self._check_build_requests(snap, now)
         found += self._check_mappings(snap, now)
         found += self._check_instances(snap, now)
+        found += self._check_moves(snap, now)
         found += self._check_arqs(snap)
         return in_order(found)
 
@@ -242,6 +272,64 @@ class Checks:
                         record.cell.name,
                         'in %s for %d s (threshold %d s)'
                         % (stuck, age, self.stuck_after),
+                    )
+                )
+        return found
+
+    def _check_moves(self, snap, now):
+        """What a half-done move left: a migration that is over still
+        holding allocations; an instance with no task holding allocations
+        off its host; a move waiting for its scheduling too long."""
+        found = []
+        for uuid, (row, allocations, cell) in snap.ended.items():
+            changed = _parsed(
+                row.get('updated_at') or row.get('created_at'), now
+            )
+            if not self._older(changed, self.grace, now):
+                continue
+            found.append(
+                Disagreement(
+                    'ended_migration_allocation',
+                    uuid,
+                    'placement',
+                    'allocations on %s; migration of %s is %s in %s'
+                    % (
+                        ', '.join(sorted(allocations)),
+                        row['instance_uuid'],
+                        row['status'],
+                        cell,
+                    ),
+                    instance_uuid=row['instance_uuid'],
+                )
+            )
+        timeout = getattr(self, 'build_request_timeout', None)
+        for uuid in snap.instances:
+            record = snap.live_record(uuid)
+            if record is None or record.cell.is_cell0:
+                continue
+            if (
+                record.task_state == states.RESIZE_PREP
+                and timeout
+                and self._older(record.changed_at, timeout, now)
+            ):
+                found.append(
+                    Disagreement(
+                        'stuck_move',
+                        uuid,
+                        record.cell.name,
+                        'in resize_prep for %d s (timeout %d s)'
+                        % (_age(record.changed_at, now), timeout),
+                    )
+                )
+            off = _off_host(snap, record)
+            if off and self._older(record.changed_at, self.grace, now):
+                found.append(
+                    Disagreement(
+                        'misplaced_allocation',
+                        uuid,
+                        'placement',
+                        'allocations on %s; the instance is on %s (%s)'
+                        % (', '.join(off), record.host, record.node_uuid),
                     )
                 )
         return found

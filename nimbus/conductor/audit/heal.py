@@ -11,6 +11,7 @@ from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.db import build_requests
+from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
@@ -132,6 +133,67 @@ class Healer:
         ):
             return False
         self.auditor.accelerator.delete_arqs(ctxt, [item.uuid])
+        return True
+
+    def _heal_ended_migration_allocation(self, ctxt, item):
+        """A migration whose move is over holds nothing any more."""
+        for cell in self.auditor.cells.cells():
+            with self.auditor.cells.db(cell).session() as session:
+                if cell_migrations.ended(session, [item.uuid]):
+                    self.auditor.placement.remove_allocations(ctxt, item.uuid)
+                    return True
+        return False
+
+    def _heal_misplaced_allocation(self, ctxt, item):
+        """An instance with no task holds what it holds on its own host's
+        tree only; with nothing there, what its flavor asks of its host
+        (VCPU, MEMORY_MB, DISK_GB)."""
+        row = None
+        for cell in self.auditor.cells.cells():
+            with self.auditor.cells.db(cell).session() as session:
+                found = instances.get(session, item.uuid)
+                if found is not None and not found.deleted:
+                    row = instances.to_dict(found)
+                    break
+        if (
+            row is None
+            or row['task_state'] is not None
+            or not row['host']
+            or not row.get('compute_node_uuid')
+        ):
+            return False
+        node = row['compute_node_uuid']
+        roots = self.auditor._roots(ctxt)
+        current = self.auditor.placement.get_allocations_for_consumer(
+            ctxt, item.uuid
+        )
+        held = {
+            rp: dict(a.get('resources') or {})
+            for rp, a in (current.get('allocations') or {}).items()
+        }
+        kept = {rp: r for rp, r in held.items() if roots.get(rp, rp) == node}
+        if kept == held:
+            return False
+        if not kept:
+            flavor = row.get('flavor') or {}
+            kept = {
+                node: {
+                    rc: int(amount)
+                    for rc, amount in (
+                        ('VCPU', flavor.get('vcpus')),
+                        ('MEMORY_MB', flavor.get('memory_mb')),
+                        ('DISK_GB', flavor.get('root_gb')),
+                    )
+                    if amount
+                }
+            }
+        self.auditor.placement.replace_allocations(
+            ctxt,
+            item.uuid,
+            kept,
+            current.get('project_id') or row.get('project_id'),
+            current.get('user_id') or row.get('user_id'),
+        )
         return True
 
     def _api_knows_build(self, uuid):

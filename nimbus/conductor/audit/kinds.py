@@ -33,6 +33,23 @@ KINDS = collections.OrderedDict(
             ),
         ),
         (
+            'ended_migration_allocation',
+            (
+                True,
+                'placement holds allocations of a migration whose move is '
+                'over (confirmed, reverted, failed...): a half-done move '
+                'left the source held',
+            ),
+        ),
+        (
+            'misplaced_allocation',
+            (
+                True,
+                'an instance with no move under way holds allocations on '
+                'a host that is not its own (a half-done move)',
+            ),
+        ),
+        (
             'active_without_allocation',
             (False, 'an ACTIVE instance has no allocation in placement'),
         ),
@@ -73,6 +90,15 @@ KINDS = collections.OrderedDict(
             (
                 False,
                 'an instance stayed in BUILD or DELETING beyond the threshold',
+            ),
+        ),
+        (
+            'stuck_move',
+            (
+                False,
+                'a resize or cold migrate stayed waiting for its scheduling '
+                '(resize_prep) beyond the build request timeout (a process '
+                'died with its message); the super conductor undoes it',
             ),
         ),
         (

@@ -37,6 +37,8 @@ class InstanceRecord:
     updated_at: datetime.datetime
     deleted_at: datetime.datetime
     host: str = None
+    # The root provider of its host in placement (compute_node_uuid).
+    node_uuid: str = None
 
     @property
     def live(self):
@@ -60,6 +62,12 @@ class Snapshot:
     # instance uuid -> (created_at, schedule_started_at) of each build
     # request: when it was last leased for scheduling, if ever
     leases: dict = dataclasses.field(default_factory=dict)
+    # Migrations in a final status that still hold allocations: migration
+    # uuid -> (its row dict, {rp uuid: resources}, cell name).
+    ended: dict = dataclasses.field(default_factory=dict)
+    # rp uuid -> its root provider's uuid, read only when an instance holds
+    # allocations beside its compute node (else empty).
+    roots: dict = dataclasses.field(default_factory=dict)
 
     def records(self, uuid):
         return self.instances.get(uuid, [])
@@ -155,20 +163,34 @@ class Reader:
             )
         return build_requests, leases, mappings
 
+    def _roots(self, ctxt):
+        """``{rp uuid: root rp uuid}`` of every provider."""
+        providers = self._get(ctxt, '/resource_providers')
+        return {
+            p['uuid']: p.get('root_provider_uuid') or p['uuid']
+            for p in providers['resource_providers']
+        }
+
     def _migration_consumers(self, cells, consumers):
-        """The consumers that are migrations holding a move's source
-        allocation, in any cell."""
+        """``(holding, ended)``: the consumers that are migrations holding
+        a move's source allocation, in any cell; and ``{uuid: (row, cell
+        name)}`` of those that are migrations in a final status."""
         found = set()
+        ended = {}
         for cell in cells:
             try:
                 with self.cells.db(cell).session() as session:
                     found |= cell_migrations.holding(session, consumers)
+                    for uuid, row in cell_migrations.ended(
+                        session, consumers
+                    ).items():
+                        ended[uuid] = (row, cell.name)
             except Exception as exc:
                 raise AuditError(
                     'the database of %s could not be read: %s'
                     % (cell.name, exc)
                 ) from exc
-        return found
+        return found, ended
 
     def _cell_records(self, cells, named):
         """``{uuid: [InstanceRecord]}``: the instances not deleted in every
@@ -195,6 +217,7 @@ class Reader:
                         row.updated_at,
                         row.deleted_at,
                         row.host,
+                        row.compute_node_uuid,
                     )
                 )
         return dict(instances)
@@ -223,9 +246,16 @@ class Reader:
             raise AuditError(
                 'the API database could not be read: %s' % exc
             ) from exc
-        # The allocations a move's migration holds are not an instance's.
-        for uuid in self._migration_consumers(cells, consumers):
+        # The allocations a move's migration holds are not an instance's;
+        # those of a move that is over are reported apart.
+        holding, ended = self._migration_consumers(cells, consumers)
+        for uuid in holding:
             consumers.pop(uuid, None)
+        ended = {
+            uuid: (row, consumers.pop(uuid), cell)
+            for uuid, (row, cell) in ended.items()
+            if uuid in consumers
+        }
         named = set(consumers) | set(build_requests) | set(mappings)
         instances = self._cell_records(cells, named | _arq_instances(arqs))
         # A live instance no source above named: its mapping is read after
@@ -242,8 +272,21 @@ class Reader:
                 raise AuditError(
                     'the API database could not be read: %s' % exc
                 ) from exc
+        roots = {}
+        if _beside_their_node(consumers, instances):
+            # Only then: a cloud without nested providers is read in one
+            # placement request.
+            roots = self._roots(ctxt)
         return Snapshot(
-            consumers, arqs, build_requests, mappings, instances, cells, leases
+            consumers,
+            arqs,
+            build_requests,
+            mappings,
+            instances,
+            cells,
+            leases,
+            ended,
+            roots,
         )
 
     def historic_mappings(self, snap):
@@ -282,6 +325,18 @@ class Reader:
                     checks.missing_instance(uuid, cell_id, snap.cells)
                     for uuid in sorted(set(uuids) - present)
                 ]
+
+
+def _beside_their_node(consumers, instances):
+    """Whether some instance with a host holds allocations on a provider
+    other than its compute node (a nested one, or another host's)."""
+    for uuid, records in instances.items():
+        node = next(
+            (r.node_uuid for r in records if r.live and r.node_uuid), None
+        )
+        if node and any(rp != node for rp in consumers.get(uuid, ())):
+            return True
+    return False
 
 
 def _arq_instances(arqs):

@@ -123,6 +123,7 @@ _AUDIT_COLUMNS = (
     Instance.updated_at,
     Instance.deleted_at,
     Instance.host,
+    Instance.compute_node_uuid,
 )
 
 

@@ -8,6 +8,7 @@ from nimbus.common import config
 from nimbus.common import context
 from nimbus.common.objects import Instance
 from nimbus.common.objects import InstanceEvent
+from nimbus.common.objects.migration import Migration
 from nimbus.common import instance_states as states
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import Selection
@@ -71,6 +72,11 @@ class Recorder:
 
     def instances_on_host(self, ctxt, host):
         return self.on_host
+
+    moves = ()
+
+    def moves_of_host(self, ctxt, host):
+        return list(self.moves)
 
     def remove_allocations(self, ctxt, uuid):
         self.calls.append(('free', uuid))
@@ -267,6 +273,39 @@ def test_guests_without_a_live_instance_are_destroyed(runner):
     assert driver.list_instances() == ['live']
     # Allocations are not the orphan sweep's business.
     assert not [c for c in conductor.calls if c[0] == 'free']
+
+
+def test_the_guest_of_a_move_through_the_host_is_kept(runner):
+    # A resize's source keeps the old guest until the confirm, though the
+    # instance is already on the destination (issue 24, section 3).
+    r, conductor, driver, _ = runner()
+    for uuid in ('resized-away', 'unknown'):
+        driver.spawn(Instance(uuid=uuid), {})
+    conductor.moves = [
+        (
+            None,
+            Migration(
+                uuid='m-1',
+                instance_uuid='resized-away',
+                migration_type='resize',
+                status='finished',
+            ),
+        )
+    ]
+    assert r.destroy_orphans([]) == ['unknown']
+    assert driver.list_instances() == ['resized-away']
+
+
+def test_no_guest_is_destroyed_when_the_moves_cannot_be_read(runner):
+    r, conductor, driver, _ = runner()
+    driver.spawn(Instance(uuid='maybe-moving'), {})
+
+    def unreadable(ctxt, host):
+        raise RuntimeError('cell conductor down')
+
+    conductor.moves_of_host = unreadable
+    assert r.destroy_orphans([]) == []
+    assert driver.list_instances() == ['maybe-moving']
 
 
 class FakeArqs:

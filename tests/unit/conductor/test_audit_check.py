@@ -168,6 +168,8 @@ def test_report_counts_summary_and_remaining():
         'orphan_allocation',
         'deleted_instance_allocation',
         'error_instance_allocation',
+        'ended_migration_allocation',
+        'misplaced_allocation',
         'stale_build_request',
         'orphan_arq',
     }
