@@ -4,11 +4,34 @@ Weighers produce a raw value list per request; after a placement only the chosen
 raw values are recomputed, and totals are recomputed for every host only when a weigher's
 min or max moved (normalisation changed), else for that host alone. Weighers with nothing
 to do (``is_enabled_for`` False, or multiplier 0 with no aggregate override) are skipped.
+
+Raw values, multipliers and totals are float64 arrays: normalising and summing is one
+array operation per weigher, done in the same order as the scalar rules
+(``t + m * ((v - lo) / (hi - lo))`` weigher after weigher), so each total is the very
+same double the scalar code computes and the picks do not move. Ties keep candidate
+order (the first of equal totals wins), as a stable sort would.
 """
 
 from __future__ import annotations
 
-import heapq
+import numpy as np
+
+
+def top_indices(totals, idx, k) -> list:
+    """The ``k`` entries of ``idx`` (an int array) with the highest ``totals``, best
+    first; equal totals keep the order of ``idx``."""
+    vals = totals[idx]
+    m = len(vals)
+    if k <= 0 or not m:
+        return []
+    if k < m:
+        # Keep only what can be in the top k (the k-th best value and above),
+        # then sort those few stably.
+        kth = np.partition(vals, m - k)[m - k]
+        keep = np.flatnonzero(vals >= kth)
+        idx, vals = idx[keep], vals[keep]
+    order = np.argsort(-vals, kind='stable')[:k]
+    return idx[order].tolist()
 
 
 class Ranking:
@@ -17,38 +40,43 @@ class Ranking:
     def __init__(self, hosts, weighers, spec):
         self.hosts = list(hosts)
         self.spec = spec
-        with_aggs = [
-            i for i, h in enumerate(self.hosts) if h.aggregate_metadata
-        ]
-        self.active = []  # [weigher, multiplier (float or list), raw list, (lo, hi)]
+        agg_keys = set()
+        for h in self.hosts:
+            if h.aggregate_metadata:
+                agg_keys.update(h.aggregate_metadata)
+        # [weigher, multiplier (float or array), raw array, (lo, hi)]
+        self.active = []
         for w in weighers:
             if not w.is_enabled_for(spec):
                 continue
             default = w.default_multiplier()
             key = w.override_key
             mult = default
-            if (
-                key
-                and with_aggs
-                and any(
-                    key in self.hosts[i].aggregate_metadata for i in with_aggs
+            if key and key in agg_keys:
+                mult = np.array(
+                    [w.weight_multiplier(h) for h in self.hosts],
+                    dtype=np.float64,
                 )
-            ):
-                mult = [w.weight_multiplier(h) for h in self.hosts]
             elif default == 0.0:
                 continue
-            raw = w.raw_values(self.hosts, spec)
+            raw = np.array(w.raw_values(self.hosts, spec), dtype=np.float64)
             self.active.append([w, mult, raw, None])
+        # Cell uuids as a string array: "hosts of this cell" is one comparison.
+        self.cells = np.array([str(h.cell_uuid) for h in self.hosts])
         self.recompute()
 
     def __len__(self):
         return len(self.hosts)
 
+    def total(self, i) -> float:
+        """Host ``i``'s total weight as a Python float."""
+        return float(self.totals[i])
+
     def _bounds(self):
         changed = False
         for entry in self.active:
             raw = entry[2]
-            b = (min(raw), max(raw)) if raw else (0, 0)
+            b = (float(raw.min()), float(raw.max())) if len(raw) else (0, 0)
             if b != entry[3]:
                 entry[3] = b
                 changed = True
@@ -56,20 +84,13 @@ class Ranking:
 
     def recompute(self):
         self._bounds()
-        totals = [0.0] * len(self.hosts)
+        totals = np.zeros(len(self.hosts), dtype=np.float64)
         for _w, m, raw, (lo, hi) in self.active:
             if hi == lo:
                 continue
             span = hi - lo
-            if isinstance(m, list):
-                totals = [
-                    t + mm * ((v - lo) / span)
-                    for t, v, mm in zip(totals, raw, m)
-                ]
-            elif m != 0.0:
-                totals = [
-                    t + m * ((v - lo) / span) for t, v in zip(totals, raw)
-                ]
+            if isinstance(m, np.ndarray) or m != 0.0:
+                totals = totals + m * ((raw - lo) / span)
         self.totals = totals
 
     def _total_of(self, i):
@@ -77,9 +98,10 @@ class Ranking:
         for _w, m, raw, (lo, hi) in self.active:
             if hi == lo:
                 continue
-            mm = m[i] if isinstance(m, list) else m
-            if isinstance(m, list) or mm != 0.0:
-                t = t + mm * ((raw[i] - lo) / (hi - lo))
+            per_host = isinstance(m, np.ndarray)
+            mm = float(m[i]) if per_host else m
+            if per_host or mm != 0.0:
+                t = t + mm * ((float(raw[i]) - lo) / (hi - lo))
         return t
 
     def update(self, i):
@@ -92,42 +114,47 @@ class Ranking:
         else:
             self.totals[i] = self._total_of(i)
 
+    def _select(self, idx):
+        """Keep only the hosts at these indices (ascending)."""
+        self.hosts = [self.hosts[i] for i in idx]
+        self.cells = self.cells[idx]
+        for entry in self.active:
+            entry[2] = entry[2][idx]
+            if isinstance(entry[1], np.ndarray):
+                entry[1] = entry[1][idx]
+
     def keep(self, keep_hosts):
         """Keep only these hosts (a subset, any order)."""
         if len(keep_hosts) == len(self.hosts):
             return
         kept = {id(h) for h in keep_hosts}
-        idx = [i for i, h in enumerate(self.hosts) if id(h) in kept]
-        self.hosts = [self.hosts[i] for i in idx]
-        for entry in self.active:
-            entry[2] = [entry[2][i] for i in idx]
-            if isinstance(entry[1], list):
-                entry[1] = [entry[1][i] for i in idx]
+        idx = np.array(
+            [i for i, h in enumerate(self.hosts) if id(h) in kept],
+            dtype=np.int64,
+        )
+        self._select(idx)
         self.recompute()
 
     def remove(self, i):
         del self.hosts[i]
-        del self.totals[i]
+        self.totals = np.delete(self.totals, i)
+        self.cells = np.delete(self.cells, i)
         for entry in self.active:
-            del entry[2][i]
-            if isinstance(entry[1], list):
-                del entry[1][i]
+            entry[2] = np.delete(entry[2], i)
+            if isinstance(entry[1], np.ndarray):
+                entry[1] = np.delete(entry[1], i)
         if self._bounds():
             self.recompute()
 
     def ranked(self, k, exclude=None, cell=None):
         """Indices of the k best hosts, best first (ties keep candidate order)."""
         n = len(self.hosts)
-        idx = range(n)
-        if cell is not None or exclude is not None:
-            hosts = self.hosts
-            idx = [
-                i
-                for i in idx
-                if i != exclude
-                and (cell is None or hosts[i].cell_uuid == cell)
-            ]
         if k == 1 and n and cell is None and exclude is None:
-            best = max(self.totals)
-            return [self.totals.index(best)]
-        return heapq.nlargest(k, idx, key=self.totals.__getitem__)
+            return [int(np.argmax(self.totals))]
+        if cell is None:
+            mask = np.ones(n, dtype=bool)
+        else:
+            mask = self.cells == str(cell)
+        if exclude is not None and 0 <= exclude < n:
+            mask[exclude] = False
+        return top_indices(self.totals, np.flatnonzero(mask), k)
