@@ -41,9 +41,9 @@ class Ranking:
         self.hosts = list(hosts)
         self.spec = spec
         agg_keys = set()
-        for h in self.hosts:
-            if h.aggregate_metadata:
-                agg_keys.update(h.aggregate_metadata)
+        for meta in [h.aggregate_metadata for h in self.hosts]:
+            if meta:
+                agg_keys.update(meta)
         # [weigher, multiplier (float or array), raw array, (lo, hi)]
         self.active = []
         for w in weighers:
@@ -61,8 +61,7 @@ class Ranking:
                 continue
             raw = np.array(w.raw_values(self.hosts, spec), dtype=np.float64)
             self.active.append([w, mult, raw, None])
-        # Cell uuids as a string array: "hosts of this cell" is one comparison.
-        self.cells = np.array([str(h.cell_uuid) for h in self.hosts])
+        self._cells = None  # cell uuids as a string array, built when asked
         self.recompute()
 
     def __len__(self):
@@ -117,7 +116,7 @@ class Ranking:
     def _select(self, idx):
         """Keep only the hosts at these indices (ascending)."""
         self.hosts = [self.hosts[i] for i in idx]
-        self.cells = self.cells[idx]
+        self._cells = None
         for entry in self.active:
             entry[2] = entry[2][idx]
             if isinstance(entry[1], np.ndarray):
@@ -138,7 +137,8 @@ class Ranking:
     def remove(self, i):
         del self.hosts[i]
         self.totals = np.delete(self.totals, i)
-        self.cells = np.delete(self.cells, i)
+        if self._cells is not None:
+            self._cells = np.delete(self._cells, i)
         for entry in self.active:
             entry[2] = np.delete(entry[2], i)
             if isinstance(entry[1], np.ndarray):
@@ -146,15 +146,29 @@ class Ranking:
         if self._bounds():
             self.recompute()
 
+    def _cell_mask(self, cell):
+        if self._cells is None:
+            self._cells = np.array([str(h.cell_uuid) for h in self.hosts])
+        return self._cells == str(cell)
+
     def ranked(self, k, exclude=None, cell=None):
         """Indices of the k best hosts, best first (ties keep candidate order)."""
         n = len(self.hosts)
         if k == 1 and n and cell is None and exclude is None:
             return [int(np.argmax(self.totals))]
-        if cell is None:
-            mask = np.ones(n, dtype=bool)
-        else:
-            mask = self.cells == str(cell)
+        if cell is not None and k < n // 8:
+            # The best hosts overall are a prefix of the full order: when k of
+            # the cell are among them, they are the cell's k best.
+            hosts = self.hosts
+            best = top_indices(self.totals, np.arange(n), 4 * k + 2)
+            got = [
+                i for i in best if i != exclude and hosts[i].cell_uuid == cell
+            ]
+            if len(got) >= k:
+                return got[:k]
+        mask = (
+            np.ones(n, dtype=bool) if cell is None else self._cell_mask(cell)
+        )
         if exclude is not None and 0 <= exclude < n:
             mask[exclude] = False
         return top_indices(self.totals, np.flatnonzero(mask), k)

@@ -108,9 +108,7 @@ class PCIWeigher(BaseHostWeigher):
 
     def raw_values(self, hosts, spec):
         r = pci_filter.requested_count(spec, self.conf)
-        out = []
-        for h in hosts:
-            pools = h.pci_pools
-            free = sum(int(p.get('count', 0)) for p in pools) if pools else 0
-            out.append(-(free - r))
-        return out
+        return [
+            -(sum(int(p.get('count', 0)) for p in pools) - r) if pools else r
+            for pools in [h.pci_pools for h in hosts]
+        ]
