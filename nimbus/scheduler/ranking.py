@@ -14,6 +14,8 @@ order (the first of equal totals wins), as a stable sort would.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 
@@ -46,6 +48,7 @@ class Ranking:
                 agg_keys.update(meta)
         # [weigher, multiplier (float or array), raw array, (lo, hi)]
         self.active = []
+        columns = self._attribute_columns(weighers, spec)
         for w in weighers:
             if not w.is_enabled_for(spec):
                 continue
@@ -59,10 +62,34 @@ class Ranking:
                 )
             elif default == 0.0:
                 continue
-            raw = np.array(w.raw_values(self.hosts, spec), dtype=np.float64)
+            raw = columns.get(id(w))
+            if raw is None:
+                raw = np.array(
+                    w.raw_values(self.hosts, spec), dtype=np.float64
+                )
             self.active.append([w, mult, raw, None])
         self._cells = None  # cell uuids as a string array, built when asked
         self.recompute()
+
+    def _attribute_columns(self, weighers, spec) -> dict:
+        """Raw values of the weighers that read one host attribute as it is
+        (``raw_attribute``), gathered in one pass over the hosts: id(weigher)
+        -> float64 array."""
+        plain = [
+            w
+            for w in weighers
+            if w.raw_attribute
+            and w.is_enabled_for(spec)
+            and w.default_multiplier() != 0.0
+        ]
+        if len(plain) < 2 or not self.hosts:
+            return {}
+        get = operator.attrgetter(*(w.raw_attribute for w in plain))
+        table = np.array(list(map(get, self.hosts)), dtype=np.float64)
+        return {
+            id(w): np.ascontiguousarray(table[:, j])
+            for j, w in enumerate(plain)
+        }
 
     def __len__(self):
         return len(self.hosts)

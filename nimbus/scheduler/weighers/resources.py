@@ -15,6 +15,7 @@ class RAMWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'ram_weight_multiplier'
+    raw_attribute = 'free_ram_mb'
 
     def weigh(self, host_state, spec):
         return host_state.free_ram_mb
@@ -32,6 +33,7 @@ class CPUWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'cpu_weight_multiplier'
+    raw_attribute = 'free_vcpus'
 
     def weigh(self, host_state, spec):
         return host_state.free_vcpus
@@ -48,6 +50,7 @@ class DiskWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'disk_weight_multiplier'
+    raw_attribute = 'free_disk_mb'
 
     def weigh(self, host_state, spec):
         return host_state.free_disk_mb
@@ -64,6 +67,7 @@ class IoOpsWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'io_ops_weight_multiplier'
+    raw_attribute = 'num_io_ops'
 
     def weigh(self, host_state, spec):
         return host_state.num_io_ops
@@ -81,6 +85,7 @@ class NumInstancesWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'num_instances_weight_multiplier'
+    raw_attribute = 'num_instances'
 
     def weigh(self, host_state, spec):
         return host_state.num_instances
