@@ -14,6 +14,7 @@ order (the first of equal totals wins), as a stable sort would.
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 import numpy as np
@@ -42,10 +43,9 @@ class Ranking:
     def __init__(self, hosts, weighers, spec):
         self.hosts = list(hosts)
         self.spec = spec
-        agg_keys = set()
-        for meta in [h.aggregate_metadata for h in self.hosts]:
-            if meta:
-                agg_keys.update(meta)
+        agg_keys = set().union(
+            *[m for m in [h.aggregate_metadata for h in self.hosts] if m]
+        )
         # [weigher, multiplier (float or array), raw array, (lo, hi)]
         self.active = []
         columns = self._attribute_columns(weighers, spec)
@@ -85,7 +85,9 @@ class Ranking:
         if len(plain) < 2 or not self.hosts:
             return {}
         get = operator.attrgetter(*(w.raw_attribute for w in plain))
-        table = np.array(list(map(get, self.hosts)), dtype=np.float64)
+        n, k = len(self.hosts), len(plain)
+        flat = itertools.chain.from_iterable(map(get, self.hosts))
+        table = np.fromiter(flat, dtype=np.float64, count=n * k).reshape(n, k)
         return {
             id(w): np.ascontiguousarray(table[:, j])
             for j, w in enumerate(plain)
