@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from nimbus.scheduler import plugins, ranking, testing
-from nimbus.scheduler.weighers import resources
+from nimbus.scheduler.weighers import misc, resources
 
 from .conftest import host
 
@@ -132,6 +132,7 @@ def test_top_indices_is_a_stable_sort_prefix(values, k):
         resources.DiskWeigher,
         resources.IoOpsWeigher,
         resources.NumInstancesWeigher,
+        misc.HypervisorVersionWeigher,
     ],
 )
 def test_raw_attribute_is_what_weigh_returns(conf, cls):
