@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import operator
+
 from nimbus.scheduler.filters import pci as pci_filter
 from nimbus.scheduler.weighers.base import BaseHostWeigher
+
+_COUNT = operator.methodcaller('get', 'count', 0)  # a PCI pool's free devices
 
 
 class RAMWeigher(BaseHostWeigher):
@@ -114,6 +118,6 @@ class PCIWeigher(BaseHostWeigher):
     def raw_values(self, hosts, spec):
         r = pci_filter.requested_count(spec, self.conf)
         return [
-            -(sum(int(p.get('count', 0)) for p in pools) - r) if pools else r
+            -(sum(map(int, map(_COUNT, pools))) - r) if pools else r
             for pools in [h.pci_pools for h in hosts]
         ]
