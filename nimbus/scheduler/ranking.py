@@ -4,11 +4,37 @@ Weighers produce a raw value list per request; after a placement only the chosen
 raw values are recomputed, and totals are recomputed for every host only when a weigher's
 min or max moved (normalisation changed), else for that host alone. Weighers with nothing
 to do (``is_enabled_for`` False, or multiplier 0 with no aggregate override) are skipped.
+
+Raw values, multipliers and totals are float64 arrays: normalising and summing is one
+array operation per weigher, done in the same order as the scalar rules
+(``t + m * ((v - lo) / (hi - lo))`` weigher after weigher), so each total is the very
+same double the scalar code computes and the picks do not move. Ties keep candidate
+order (the first of equal totals wins), as a stable sort would.
 """
 
 from __future__ import annotations
 
-import heapq
+import itertools
+import operator
+
+import numpy as np
+
+
+def top_indices(totals, idx, k) -> list:
+    """The ``k`` entries of ``idx`` (an int array) with the highest ``totals``, best
+    first; equal totals keep the order of ``idx``."""
+    vals = totals[idx]
+    m = len(vals)
+    if k <= 0 or not m:
+        return []
+    if k < m:
+        # Keep only what can be in the top k (the k-th best value and above),
+        # then sort those few stably.
+        kth = np.partition(vals, m - k)[m - k]
+        keep = np.flatnonzero(vals >= kth)
+        idx, vals = idx[keep], vals[keep]
+    order = np.argsort(-vals, kind='stable')[:k]
+    return idx[order].tolist()
 
 
 class Ranking:
@@ -17,38 +43,68 @@ class Ranking:
     def __init__(self, hosts, weighers, spec):
         self.hosts = list(hosts)
         self.spec = spec
-        with_aggs = [
-            i for i, h in enumerate(self.hosts) if h.aggregate_metadata
-        ]
-        self.active = []  # [weigher, multiplier (float or list), raw list, (lo, hi)]
+        agg_keys = set().union(
+            *[m for m in [h.aggregate_metadata for h in self.hosts] if m]
+        )
+        # [weigher, multiplier (float or array), raw array, (lo, hi)]
+        self.active = []
+        columns = self._attribute_columns(weighers, spec)
         for w in weighers:
             if not w.is_enabled_for(spec):
                 continue
             default = w.default_multiplier()
             key = w.override_key
             mult = default
-            if (
-                key
-                and with_aggs
-                and any(
-                    key in self.hosts[i].aggregate_metadata for i in with_aggs
+            if key and key in agg_keys:
+                mult = np.array(
+                    [w.weight_multiplier(h) for h in self.hosts],
+                    dtype=np.float64,
                 )
-            ):
-                mult = [w.weight_multiplier(h) for h in self.hosts]
             elif default == 0.0:
                 continue
-            raw = w.raw_values(self.hosts, spec)
+            raw = columns.get(id(w))
+            if raw is None:
+                raw = np.array(
+                    w.raw_values(self.hosts, spec), dtype=np.float64
+                )
             self.active.append([w, mult, raw, None])
+        self._cells = None  # cell uuids as a string array, built when asked
         self.recompute()
+
+    def _attribute_columns(self, weighers, spec) -> dict:
+        """Raw values of the weighers that read one host attribute as it is
+        (``raw_attribute``), gathered in one pass over the hosts: id(weigher)
+        -> float64 array."""
+        plain = [
+            w
+            for w in weighers
+            if w.raw_attribute
+            and w.is_enabled_for(spec)
+            and w.default_multiplier() != 0.0
+        ]
+        if len(plain) < 2 or not self.hosts:
+            return {}
+        get = operator.attrgetter(*(w.raw_attribute for w in plain))
+        n, k = len(self.hosts), len(plain)
+        flat = itertools.chain.from_iterable(map(get, self.hosts))
+        table = np.fromiter(flat, dtype=np.float64, count=n * k).reshape(n, k)
+        return {
+            id(w): np.ascontiguousarray(table[:, j])
+            for j, w in enumerate(plain)
+        }
 
     def __len__(self):
         return len(self.hosts)
+
+    def total(self, i) -> float:
+        """Host ``i``'s total weight as a Python float."""
+        return float(self.totals[i])
 
     def _bounds(self):
         changed = False
         for entry in self.active:
             raw = entry[2]
-            b = (min(raw), max(raw)) if raw else (0, 0)
+            b = (float(raw.min()), float(raw.max())) if len(raw) else (0, 0)
             if b != entry[3]:
                 entry[3] = b
                 changed = True
@@ -56,21 +112,13 @@ class Ranking:
 
     def recompute(self):
         self._bounds()
-        totals = [0.0] * len(self.hosts)
+        totals = np.zeros(len(self.hosts), dtype=np.float64)
         for _w, m, raw, (lo, hi) in self.active:
             if hi == lo:
                 continue
             span = hi - lo
-            if isinstance(m, list):
-                totals = [
-                    t + mm * ((v - lo) / span)
-                    for t, v, mm in zip(totals, raw, m, strict=False)
-                ]
-            elif m != 0.0:
-                totals = [
-                    t + m * ((v - lo) / span)
-                    for t, v in zip(totals, raw, strict=False)
-                ]
+            if isinstance(m, np.ndarray) or m != 0.0:
+                totals = totals + m * ((raw - lo) / span)
         self.totals = totals
 
     def _total_of(self, i):
@@ -78,9 +126,10 @@ class Ranking:
         for _w, m, raw, (lo, hi) in self.active:
             if hi == lo:
                 continue
-            mm = m[i] if isinstance(m, list) else m
-            if isinstance(m, list) or mm != 0.0:
-                t = t + mm * ((raw[i] - lo) / (hi - lo))
+            per_host = isinstance(m, np.ndarray)
+            mm = float(m[i]) if per_host else m
+            if per_host or mm != 0.0:
+                t = t + mm * ((float(raw[i]) - lo) / (hi - lo))
         return t
 
     def update(self, i):
@@ -93,42 +142,62 @@ class Ranking:
         else:
             self.totals[i] = self._total_of(i)
 
+    def _select(self, idx):
+        """Keep only the hosts at these indices (ascending)."""
+        self.hosts = [self.hosts[i] for i in idx]
+        self._cells = None
+        for entry in self.active:
+            entry[2] = entry[2][idx]
+            if isinstance(entry[1], np.ndarray):
+                entry[1] = entry[1][idx]
+
     def keep(self, keep_hosts):
         """Keep only these hosts (a subset, any order)."""
         if len(keep_hosts) == len(self.hosts):
             return
         kept = {id(h) for h in keep_hosts}
-        idx = [i for i, h in enumerate(self.hosts) if id(h) in kept]
-        self.hosts = [self.hosts[i] for i in idx]
-        for entry in self.active:
-            entry[2] = [entry[2][i] for i in idx]
-            if isinstance(entry[1], list):
-                entry[1] = [entry[1][i] for i in idx]
+        idx = np.array(
+            [i for i, h in enumerate(self.hosts) if id(h) in kept],
+            dtype=np.int64,
+        )
+        self._select(idx)
         self.recompute()
 
     def remove(self, i):
         del self.hosts[i]
-        del self.totals[i]
+        self.totals = np.delete(self.totals, i)
+        if self._cells is not None:
+            self._cells = np.delete(self._cells, i)
         for entry in self.active:
-            del entry[2][i]
-            if isinstance(entry[1], list):
-                del entry[1][i]
+            entry[2] = np.delete(entry[2], i)
+            if isinstance(entry[1], np.ndarray):
+                entry[1] = np.delete(entry[1], i)
         if self._bounds():
             self.recompute()
+
+    def _cell_mask(self, cell):
+        if self._cells is None:
+            self._cells = np.array([str(h.cell_uuid) for h in self.hosts])
+        return self._cells == str(cell)
 
     def ranked(self, k, exclude=None, cell=None):
         """Indices of the k best hosts, best first (ties keep candidate order)."""
         n = len(self.hosts)
-        idx = range(n)
-        if cell is not None or exclude is not None:
-            hosts = self.hosts
-            idx = [
-                i
-                for i in idx
-                if i != exclude
-                and (cell is None or hosts[i].cell_uuid == cell)
-            ]
         if k == 1 and n and cell is None and exclude is None:
-            best = max(self.totals)
-            return [self.totals.index(best)]
-        return heapq.nlargest(k, idx, key=self.totals.__getitem__)
+            return [int(np.argmax(self.totals))]
+        if cell is not None and k < n // 8:
+            # The best hosts overall are a prefix of the full order: when k of
+            # the cell are among them, they are the cell's k best.
+            hosts = self.hosts
+            best = top_indices(self.totals, np.arange(n), 4 * k + 2)
+            got = [
+                i for i in best if i != exclude and hosts[i].cell_uuid == cell
+            ]
+            if len(got) >= k:
+                return got[:k]
+        mask = (
+            np.ones(n, dtype=bool) if cell is None else self._cell_mask(cell)
+        )
+        if exclude is not None and 0 <= exclude < n:
+            mask[exclude] = False
+        return top_indices(self.totals, np.flatnonzero(mask), k)

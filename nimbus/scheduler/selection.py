@@ -22,6 +22,8 @@ import copy
 import random
 from typing import Callable
 
+import numpy as np
+
 from nimbus.common.objects.selection import Selection
 from nimbus.scheduler import consumption, exception, host_prefilter, plugins
 from nimbus.scheduler import ranking as ranking_mod
@@ -128,7 +130,7 @@ class FilterScheduler:
         top = ranking.ranked(k)
         if shuffle and top:
             best = ranking.totals[top[0]]
-            ties = [i for i, t in enumerate(ranking.totals) if t == best]
+            ties = np.flatnonzero(ranking.totals == best).tolist()
             self.rng.shuffle(ties)
             top = (ties + [i for i in top if ranking.totals[i] != best])[:k]
         return self.rng.choice(top) if k > 1 else top[0]
@@ -231,7 +233,7 @@ class FilterScheduler:
                 if chosen is None:
                     break
                 i, host, areqs, areq = chosen
-                weights = [ranking.totals[i]]
+                weights = [ranking.total(i)]
                 claims.append((host, areq, uuid))
                 if id(host) not in snapshots:
                     snapshots[id(host)] = (host, host.snapshot())
@@ -304,7 +306,7 @@ class FilterScheduler:
                         continue
                     areq = None
                 out.append(make_selection(alt, areq, spec))
-                ws.append(ranking.totals[j])
+                ws.append(ranking.total(j))
                 if len(out) == k:
                     break
             if len(out) == k or len(idx) < want:

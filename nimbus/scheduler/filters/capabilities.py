@@ -95,6 +95,18 @@ def remembered(host_state, key, judge) -> bool:
     return verdict
 
 
+def _remembered_passes(hosts, key, judge) -> list:
+    """The hosts whose :func:`remembered` verdict is True, in order: the
+    remembered verdicts are read in one pass, and only the hosts without
+    one are judged."""
+    verdicts = [h.static_memo.get(key) for h in hosts]
+    return [
+        h
+        for h, v in zip(hosts, verdicts)
+        if (v if v is not None else remembered(h, key, judge))
+    ]
+
+
 class ComputeCapabilitiesFilter(BaseHostFilter):
     """Checks the flavor's extra specs against the host's capabilities.
 
@@ -148,12 +160,11 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
         def judge(h):
             return _satisfies(h, static)
 
-        return [
-            h
-            for h in hosts
-            if (not static or remembered(h, key, judge))
-            and (not dynamic or _satisfies(h, dynamic))
-        ]
+        if static:
+            hosts = _remembered_passes(hosts, key, judge)
+        if dynamic:
+            hosts = [h for h in hosts if _satisfies(h, dynamic)]
+        return hosts
 
     def reject_reason(self, host_state, spec):
         for path, req, stats_only in self._reqs(spec):
@@ -200,7 +211,7 @@ class ImagePropertiesFilter(BaseHostFilter):
         def judge(h):
             return self._passes(h, wanted)
 
-        return [h for h in hosts if remembered(h, key, judge)]
+        return _remembered_passes(hosts, key, judge)
 
     def host_passes(self, host_state, spec):
         return self._passes(host_state, self._wanted(spec))

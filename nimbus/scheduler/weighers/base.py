@@ -52,6 +52,10 @@ class BaseHostWeigher:
     * :meth:`is_enabled_for` (default True): False when every host would get the same raw
       value for this request; the weigher is then skipped (contributes 0 everywhere).
     * :meth:`raw_values` (default: :meth:`weigh` per host): batch form for speed.
+    * ``raw_attribute`` (default None): the HostState attribute :meth:`weigh` returns
+      unchanged, when it is one; the ranking then reads it for every host in one pass
+      together with the other weighers' attributes. A subclass that changes
+      :meth:`weigh` sets it back to None.
     * :meth:`rejects_hosts` / :meth:`unweighable_reason` (default: never): a host the
       weigher cannot weigh for this request is rejected before weighing, with the
       reason, like a filter's (``MetricsWeigher`` with ``[metrics] required``).
@@ -60,6 +64,7 @@ class BaseHostWeigher:
     multiplier_group = 'filter_scheduler'
     multiplier_option: str | None = None
     aggregate_key: str | None = None
+    raw_attribute: str | None = None
 
     def __init__(self, conf=None):
         self.conf = conf

@@ -61,6 +61,7 @@ class HypervisorVersionWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'hypervisor_version_weight_multiplier'
+    raw_attribute = 'hypervisor_version'
 
     def weigh(self, host_state, spec):
         return host_state.hypervisor_version

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import operator
+
 from nimbus.scheduler.filters import pci as pci_filter
 from nimbus.scheduler.weighers.base import BaseHostWeigher
+
+_COUNT = operator.methodcaller('get', 'count', 0)  # a PCI pool's free devices
 
 
 class RAMWeigher(BaseHostWeigher):
@@ -15,6 +19,7 @@ class RAMWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'ram_weight_multiplier'
+    raw_attribute = 'free_ram_mb'
 
     def weigh(self, host_state, spec):
         return host_state.free_ram_mb
@@ -32,6 +37,7 @@ class CPUWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'cpu_weight_multiplier'
+    raw_attribute = 'free_vcpus'
 
     def weigh(self, host_state, spec):
         return host_state.free_vcpus
@@ -48,6 +54,7 @@ class DiskWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'disk_weight_multiplier'
+    raw_attribute = 'free_disk_mb'
 
     def weigh(self, host_state, spec):
         return host_state.free_disk_mb
@@ -64,6 +71,7 @@ class IoOpsWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'io_ops_weight_multiplier'
+    raw_attribute = 'num_io_ops'
 
     def weigh(self, host_state, spec):
         return host_state.num_io_ops
@@ -81,6 +89,7 @@ class NumInstancesWeigher(BaseHostWeigher):
     """
 
     multiplier_option = 'num_instances_weight_multiplier'
+    raw_attribute = 'num_instances'
 
     def weigh(self, host_state, spec):
         return host_state.num_instances
@@ -108,9 +117,7 @@ class PCIWeigher(BaseHostWeigher):
 
     def raw_values(self, hosts, spec):
         r = pci_filter.requested_count(spec, self.conf)
-        out = []
-        for h in hosts:
-            pools = h.pci_pools
-            free = sum(int(p.get('count', 0)) for p in pools) if pools else 0
-            out.append(-(free - r))
-        return out
+        return [
+            -(sum(map(int, map(_COUNT, pools))) - r) if pools else r
+            for pools in [h.pci_pools for h in hosts]
+        ]

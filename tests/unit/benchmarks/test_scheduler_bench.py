@@ -81,10 +81,17 @@ def test_decision_json_has_the_issues_shape(tmp_path):
     for name, result in data['results'].items():
         assert set(result) == {
             'decision_ms_median',
+            'decision_ms_min',
+            'decision_cpu_ms_median',
             'refresh_ms_median',
             'hosts_passing',
         }
-        for key in ('decision_ms_median', 'refresh_ms_median'):
+        for key in (
+            'decision_ms_median',
+            'decision_ms_min',
+            'decision_cpu_ms_median',
+            'refresh_ms_median',
+        ):
             value = result[key]
             assert isinstance(value, (int, float)) and math.isfinite(value)
             assert value >= 0
