@@ -22,6 +22,12 @@ scheduler could not place:
 
 A migration already past ``pre-migrating`` belongs to its computes (their
 restart recovery, :mod:`nimbus.compute.move_restart`) and is left alone.
+
+A live migration waits the same way in ``migrating`` with its migration
+``accepted`` until the super conductor's ``live_migrate_instance`` has
+checked a destination and cast to the source; it is undone the same way
+from ``accepted`` (once ``queued``, the source has it and its restart
+recovery, :func:`nimbus.compute.live_migration.recover`, rolls it back).
 """
 
 from oslo_log import log as logging
@@ -36,6 +42,20 @@ LOG = logging.getLogger(__name__)
 
 KIND = 'stuck_move'
 _COLD = [migration_obj.RESIZE, migration_obj.MIGRATION]
+# The task a move waits in for its scheduling -> (the migration types,
+# the status the migration waits in, the vm_states the server keeps).
+WAITING = {
+    states.RESIZE_PREP: (
+        _COLD,
+        'pre-migrating',
+        [states.ACTIVE, states.STOPPED],
+    ),
+    states.MIGRATING: (
+        [migration_obj.LIVE_MIGRATION],
+        'accepted',
+        [states.ACTIVE, states.PAUSED],
+    ),
+}
 
 
 def _cell(conductor, name):
@@ -57,11 +77,13 @@ def undo_stuck(conductor, ctxt, item, timeout):
     db = conductor.cells.db(cell)
     with db.session() as session:
         row = instances.get(session, uuid)
-        if row is None or row.deleted or row.task_state != states.RESIZE_PREP:
+        if row is None or row.deleted or row.task_state not in WAITING:
             return False
-        migration = cell_migrations.in_progress(session, uuid, _COLD)
+        task = row.task_state
+        types, waiting, vm_states = WAITING[task]
+        migration = cell_migrations.in_progress(session, uuid, types)
         if migration is not None and not cell_migrations.set_status(
-            session, migration['uuid'], 'error', expected=['pre-migrating']
+            session, migration['uuid'], 'error', expected=[waiting]
         ):
             return False
     reason = (
@@ -77,12 +99,12 @@ def undo_stuck(conductor, ctxt, item, timeout):
         done = instances.transition(
             session,
             uuid,
-            [states.ACTIVE, states.STOPPED],
+            vm_states,
             {
                 'task_state': None,
                 'fault': {'message': reason[:255], 'code': 500},
             },
-            expected_task_states=[states.RESIZE_PREP],
+            expected_task_states=[task],
         )
     LOG.warning(
         'recovery: the move of %s (migration %s) %s: %s',

@@ -140,11 +140,23 @@ def test_the_running_super_conductor_recovers_on_its_own(make_cloud, caplog):
 
 
 @pytest.mark.slow
-def test_a_move_left_waiting_for_its_scheduling_is_undone(make_cloud):
-    """A super conductor killed while it scheduled a cold migrate: the
-    migration made, the source's allocation handed to it, the destination
-    claimed for the instance, and no prep ever cast (issue 24, section 3).
-    Past the build request timeout the recovery pass undoes the move."""
+@pytest.mark.parametrize(
+    'migration_type, waiting, task',
+    [
+        ('migration', 'pre-migrating', 'resize_prep'),
+        ('live-migration', 'accepted', 'migrating'),
+    ],
+    ids=['cold migrate', 'live migrate'],
+)
+def test_a_move_left_waiting_for_its_scheduling_is_undone(
+    make_cloud, migration_type, waiting, task
+):
+    """A super conductor killed while it scheduled a cold or live migrate:
+    the migration made, the source's allocation handed to it, the
+    destination claimed for the instance, and nothing ever cast to a
+    compute (issue 24, section 3). Past the build request timeout the
+    recovery pass undoes the move. A live migration its source has taken
+    (queued on) is the source's, never a stuck move."""
     import datetime
 
     import sqlalchemy as sa
@@ -175,8 +187,8 @@ def test_a_move_left_waiting_for_its_scheduling_is_undone(make_cloud):
             session,
             {
                 'instance_uuid': uuid,
-                'migration_type': 'migration',
-                'status': 'pre-migrating',
+                'migration_type': migration_type,
+                'status': waiting,
                 'source_compute': api.server(uuid)['OS-EXT-SRV-ATTR:host'],
             },
         )
@@ -184,7 +196,7 @@ def test_a_move_left_waiting_for_its_scheduling_is_undone(make_cloud):
             sa.update(cell_models.Instance)
             .where(cell_models.Instance.uuid == uuid)
             .values(
-                task_state='resize_prep',
+                task_state=task,
                 updated_at=db_types.utcnow() - datetime.timedelta(hours=1),
             )
         )
@@ -192,6 +204,13 @@ def test_a_move_left_waiting_for_its_scheduling_is_undone(make_cloud):
         CTXT, uuid, migration['uuid'], target_type=MIGRATION
     )
     _claim(cloud, uuid, dest_rp)
+    if migration_type == 'live-migration':
+        # Running on its source: left alone however old.
+        with directory.db(cell1).session() as session:
+            cell_migrations.set_status(session, migration['uuid'], 'running')
+        assert _recovery(cloud).run(CTXT) == {}
+        with directory.db(cell1).session() as session:
+            cell_migrations.set_status(session, migration['uuid'], waiting)
 
     assert _recovery(cloud).run(CTXT) == {'stuck_move': 1}
     server = api.server(uuid)

@@ -307,8 +307,12 @@ class Checks:
             record = snap.live_record(uuid)
             if record is None or record.cell.is_cell0:
                 continue
+            waiting = record.task_state == states.RESIZE_PREP or (
+                record.task_state == states.MIGRATING
+                and uuid in snap.live_waiting
+            )
             if (
-                record.task_state == states.RESIZE_PREP
+                waiting
                 and timeout
                 and self._older(record.changed_at, timeout, now)
             ):
@@ -317,8 +321,12 @@ class Checks:
                         'stuck_move',
                         uuid,
                         record.cell.name,
-                        'in resize_prep for %d s (timeout %d s)'
-                        % (_age(record.changed_at, now), timeout),
+                        'in %s for %d s (timeout %d s)'
+                        % (
+                            record.task_state,
+                            _age(record.changed_at, now),
+                            timeout,
+                        ),
                     )
                 )
             off = _off_host(snap, record)

@@ -96,9 +96,10 @@ KINDS = collections.OrderedDict(
             'stuck_move',
             (
                 False,
-                'a resize or cold migrate stayed waiting for its scheduling '
-                '(resize_prep) beyond the build request timeout (a process '
-                'died with its message); the super conductor undoes it',
+                'a resize, cold or live migrate stayed waiting for its '
+                'scheduling (resize_prep, or migrating with its migration '
+                'accepted) beyond the build request timeout (a process died '
+                'with its message); the super conductor undoes it',
             ),
         ),
         (

@@ -15,6 +15,7 @@ from nimbus.common import instance_states as states
 from nimbus.conductor.audit import checks
 from nimbus.conductor.audit.kinds import AuditError
 from nimbus.db import build_requests as build_request_rows
+from nimbus.common.objects import migration as migration_obj
 from nimbus.db import cell_migrations
 from nimbus.db import instance_mappings
 from nimbus.db.cell_instances import queries as instance_queries
@@ -68,6 +69,10 @@ class Snapshot:
     # rp uuid -> its root provider's uuid, read only when an instance holds
     # allocations beside its compute node (else empty).
     roots: dict = dataclasses.field(default_factory=dict)
+    # Instance uuids whose live migration still waits for the super
+    # conductor (status accepted): the only live migrations a stuck_move
+    # can be (once queued, the source compute owns it).
+    live_waiting: set = dataclasses.field(default_factory=set)
 
     def records(self, uuid):
         return self.instances.get(uuid, [])
@@ -177,6 +182,7 @@ class Reader:
         name)}`` of those that are migrations in a final status."""
         found = set()
         ended = {}
+        self._live_waiting = set()
         for cell in cells:
             try:
                 with self.cells.db(cell).session() as session:
@@ -185,6 +191,14 @@ class Reader:
                         session, consumers
                     ).items():
                         ended[uuid] = (row, cell.name)
+                    self._live_waiting.update(
+                        row['instance_uuid']
+                        for row in cell_migrations.with_status(
+                            session,
+                            ['accepted'],
+                            [migration_obj.LIVE_MIGRATION],
+                        )
+                    )
             except Exception as exc:
                 raise AuditError(
                     'the database of %s could not be read: %s'
@@ -287,6 +301,7 @@ class Reader:
             leases,
             ended,
             roots,
+            self._live_waiting,
         )
 
     def historic_mappings(self, snap):

@@ -102,7 +102,7 @@ def _remembered_passes(hosts, key, judge) -> list:
     verdicts = [h.static_memo.get(key) for h in hosts]
     return [
         h
-        for h, v in zip(hosts, verdicts)
+        for h, v in zip(hosts, verdicts, strict=False)
         if (v if v is not None else remembered(h, key, judge))
     ]
 

@@ -34,7 +34,7 @@ def scalar_totals(hosts, weighers, spec):
             continue
         totals = [
             t + m * ((v - lo) / (hi - lo))
-            for t, v, m in zip(totals, raw, mults)
+            for t, v, m in zip(totals, raw, mults, strict=False)
         ]
     return totals
 
