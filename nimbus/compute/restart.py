@@ -41,7 +41,9 @@ def recover(runner, ctxt):
     unsettled = set()  # taken builds that could not be handed back
     for instance in instances:
         uuid = instance.uuid
-        if instance.vm_state == states.DELETED:
+        if instance.vm_state == states.DELETED or instance.host != runner.host:
+            # Deleted, or placed elsewhere with a move through this host
+            # (its guest here is kept, nothing is settled for it).
             continue
         if instance.task_state == states.DELETING:
             LOG.info('Finishing the delete of %s', uuid)
@@ -166,7 +168,7 @@ def destroy_orphans(runner, instances, guests=None):
     """Destroy guests that no live instance on this host owns.
 
     ``instances`` is what the cell database places on this host (live
-    Instance records). A guest outside it belongs to an instance deleted while
+    Instance records), with those moving from or to it. A guest outside it belongs to an instance deleted while
     this compute was down (the API deleted it locally and freed its
     allocation) or moved away: nothing may keep running for it. Its
     allocation is not touched here: it was freed by whoever deleted or
