@@ -315,6 +315,9 @@ def test_rebuild_with_a_new_image_key_and_description(api):
     # 2.75: the full view (key_name, the extended status...).
     assert shown['key_name'] == 'k1'
     assert 'OS-EXT-STS:task_state' in shown
+    # The user data under its own name (2.57), not the extended one's.
+    assert shown['user_data'] == 'ZWNobyBoaQ=='
+    assert 'OS-EXT-SRV-ATTR:user_data' not in shown
     server, seen = api.wait(uuid, 'ACTIVE')
     assert (server['name'], server['description']) == ('rebuilt', 'fresh')
     assert server['metadata'] == {'role': 'web'}
@@ -328,6 +331,7 @@ def test_rebuild_with_a_new_image_key_and_description(api):
     )
     assert response.status_code == 202, response.text
     assert 'key_name' not in response.json()['server']
+    assert response.json()['server']['user_data'] == 'ZWNobyBoaQ=='
     api.wait(uuid, 'ACTIVE')
     # A stopped server is rebuilt and stays stopped.
     api.action(uuid, {'os-stop': None})
