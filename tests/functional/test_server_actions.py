@@ -330,8 +330,16 @@ def test_rebuild_with_a_new_image_key_and_description(api):
         uuid, {'rebuild': {'imageRef': api.image['id']}}, version='2.74'
     )
     assert response.status_code == 202, response.text
-    assert 'key_name' not in response.json()['server']
+    assert response.json()['server']['key_name'] == 'k1'
     assert response.json()['server']['user_data'] == 'ZWNobyBoaQ=='
+    assert 'OS-EXT-STS:task_state' not in response.json()['server']
+    api.wait(uuid, 'ACTIVE')
+    response = api.action(
+        uuid, {'rebuild': {'imageRef': api.image['id']}}, version='2.53'
+    )
+    assert response.status_code == 202, response.text
+    assert 'key_name' not in response.json()['server']
+    assert 'user_data' not in response.json()['server']
     api.wait(uuid, 'ACTIVE')
     # A stopped server is rebuilt and stays stopped.
     api.action(uuid, {'os-stop': None})
@@ -346,7 +354,7 @@ def test_rebuild_with_a_new_image_key_and_description(api):
             'GET', '/servers/%s/os-instance-actions' % uuid
         ).json()['instanceActions']
     ]
-    assert events[0] == 'rebuild' and events.count('rebuild') == 3
+    assert events[0] == 'rebuild' and events.count('rebuild') == 4
 
 
 def test_rebuild_refuses_an_image_the_host_does_not_fit(api):
