@@ -41,7 +41,10 @@ def recover(runner, ctxt):
     unsettled = set()  # taken builds that could not be handed back
     for instance in instances:
         uuid = instance.uuid
-        if instance.vm_state == states.DELETED or instance.host != runner.host:
+        if instance.vm_state == states.DELETED or instance.host not in (
+            None,
+            runner.host,
+        ):
             # Deleted, or placed elsewhere with a move through this host
             # (its guest here is kept, nothing is settled for it).
             continue
