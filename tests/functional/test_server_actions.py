@@ -397,8 +397,10 @@ def test_rescue_console_password_and_diagnostics(api):
     response = api.action(uuid, {'changePassword': {'adminPass': 's3cret'}})
     assert response.status_code == 202, response.text
     api.wait(uuid, 'ACTIVE')
-    response = api.action(uuid, {'os-getConsoleOutput': {'length': 3}})
+    # Nova's tail: 4 pieces between newlines, the last one empty.
+    response = api.action(uuid, {'os-getConsoleOutput': {'length': 4}})
     assert response.status_code == 200, response.text
+    assert len(response.json()['output'].split('\n')) == 4
     lines = response.json()['output'].splitlines()
     assert len(lines) == 3
     assert 'password set' in lines[-1] and 'rescue' in lines[0]
