@@ -41,12 +41,7 @@ def recover(runner, ctxt):
     unsettled = set()  # taken builds that could not be handed back
     for instance in instances:
         uuid = instance.uuid
-        if instance.vm_state == states.DELETED or instance.host not in (
-            None,
-            runner.host,
-        ):
-            # Deleted, or placed elsewhere with a move through this host
-            # (its guest here is kept, nothing is settled for it).
+        if instance.vm_state == states.DELETED:
             continue
         if instance.task_state == states.DELETING:
             LOG.info('Finishing the delete of %s', uuid)
@@ -171,7 +166,7 @@ def destroy_orphans(runner, instances, guests=None):
     """Destroy guests that no live instance on this host owns.
 
     ``instances`` is what the cell database places on this host (live
-    Instance records), with those moving from or to it. A guest outside it belongs to an instance deleted while
+    Instance records). A guest outside it belongs to an instance deleted while
     this compute was down (the API deleted it locally and freed its
     allocation) or moved away: nothing may keep running for it. Its
     allocation is not touched here: it was freed by whoever deleted or

@@ -479,14 +479,6 @@ class CellConductor:
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on
-        ``host``, and those with a move in progress from or to it (their
-        ``host`` names another: a resize's source waiting for its confirm
-        keeps the guest, which is no orphan)."""
+        ``host``."""
         with self.db.session() as session:
-            found = instances.on_host(session, host)
-            known = {d['uuid'] for d in found}
-            for uuid in cell_migrations.moving_through(session, host):
-                row = None if uuid in known else instances.get(session, uuid)
-                if row is not None and not row.deleted:
-                    found.append(instances.to_dict(row))
-            return [Instance(**d) for d in found]
+            return [Instance(**d) for d in instances.on_host(session, host)]

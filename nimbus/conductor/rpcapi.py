@@ -357,8 +357,7 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
     @rpc_retry.lost_reply
     def instances_on_host(self, ctxt, host):
         """Call: the live instances (Instance records) the cell database
-        places on ``host``, and those with a move in progress from or to
-        it (their ``host`` names another)."""
+        places on ``host``."""
         answer = self._client.prepare(version='1.0').call(
             ctxt, 'instances_on_host', host=host
         )

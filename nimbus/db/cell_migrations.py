@@ -294,20 +294,6 @@ def from_source(session, host, statuses, migration_types=None):
     return [to_dict(row) for row in rows]
 
 
-def moving_through(session, host):
-    """The uuids of the instances with a move in progress from or to
-    ``host``: the source keeps its guest until the move is confirmed or
-    reverted, the destination has one before the instance is its."""
-    query = sa.select(models.Migration.instance_uuid).where(
-        sa.or_(
-            models.Migration.source_compute == host,
-            models.Migration.dest_compute == host,
-        ),
-        models.Migration.status.not_in(sorted(migration_obj.FINAL)),
-    )
-    return sorted(set(session.execute(query).scalars()))
-
-
 def holding(session, uuids):
     """Which of ``uuids`` are migrations that may hold a placement
     allocation (the source's, consumer type MIGRATION): those in progress,

@@ -172,26 +172,3 @@ def test_a_queued_build_moved_away_meanwhile_is_not_spawned(
     )
     assert driver.list_instances() == []
     assert not [c for c in conductor.calls if c[0].startswith('free')]
-
-
-def test_restart_keeps_the_guest_of_a_move_through_this_host(
-    runner,  # noqa: F811
-):
-    """A resize from this host waiting for its confirm: the instance's
-    host is the destination, its guest here is no orphan, and nothing is
-    settled for it here (not even a delete in progress: the instance's
-    own host finishes that)."""
-    r, conductor, driver, _ = runner()
-    driver.spawn(Instance(uuid='moving'), {})
-    conductor.on_host = [
-        Instance(
-            uuid='moving',
-            host='h2',
-            vm_state=states.RESIZED,
-            task_state=states.DELETING,
-        )
-    ]
-    r.recover(context.get_admin_context())
-    assert driver.list_instances() == ['moving']
-    assert not [c for c in conductor.calls if c[0] != 'update']
-    assert 'moving' not in conductor.states
