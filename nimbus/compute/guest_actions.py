@@ -345,8 +345,10 @@ class GuestActions:
         text = self.driver.get_console_output(instance_uuid)
         if length is None:
             return text
-        lines = text.splitlines(keepends=True)
-        return ''.join(lines[-length:]) if length > 0 else ''
+        # Nova's tail: the last ``length`` pieces between newlines, so a
+        # log ending with a newline gives its last length - 1 lines.
+        pieces = text.split('\n')
+        return '\n'.join(pieces[-length:]) if length > 0 else ''
 
     def diagnostics(self, instance_uuid):
         return self.driver.get_diagnostics(instance_uuid)

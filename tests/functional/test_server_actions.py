@@ -315,6 +315,9 @@ def test_rebuild_with_a_new_image_key_and_description(api):
     # 2.75: the full view (key_name, the extended status...).
     assert shown['key_name'] == 'k1'
     assert 'OS-EXT-STS:task_state' in shown
+    # The user data under its own name (2.57), not the extended one's.
+    assert shown['user_data'] == 'ZWNobyBoaQ=='
+    assert 'OS-EXT-SRV-ATTR:user_data' not in shown
     server, seen = api.wait(uuid, 'ACTIVE')
     assert (server['name'], server['description']) == ('rebuilt', 'fresh')
     assert server['metadata'] == {'role': 'web'}
@@ -327,7 +330,16 @@ def test_rebuild_with_a_new_image_key_and_description(api):
         uuid, {'rebuild': {'imageRef': api.image['id']}}, version='2.74'
     )
     assert response.status_code == 202, response.text
+    assert response.json()['server']['key_name'] == 'k1'
+    assert response.json()['server']['user_data'] == 'ZWNobyBoaQ=='
+    assert 'OS-EXT-STS:task_state' not in response.json()['server']
+    api.wait(uuid, 'ACTIVE')
+    response = api.action(
+        uuid, {'rebuild': {'imageRef': api.image['id']}}, version='2.53'
+    )
+    assert response.status_code == 202, response.text
     assert 'key_name' not in response.json()['server']
+    assert 'user_data' not in response.json()['server']
     api.wait(uuid, 'ACTIVE')
     # A stopped server is rebuilt and stays stopped.
     api.action(uuid, {'os-stop': None})
@@ -342,7 +354,7 @@ def test_rebuild_with_a_new_image_key_and_description(api):
             'GET', '/servers/%s/os-instance-actions' % uuid
         ).json()['instanceActions']
     ]
-    assert events[0] == 'rebuild' and events.count('rebuild') == 3
+    assert events[0] == 'rebuild' and events.count('rebuild') == 4
 
 
 def test_rebuild_refuses_an_image_the_host_does_not_fit(api):
@@ -385,8 +397,10 @@ def test_rescue_console_password_and_diagnostics(api):
     response = api.action(uuid, {'changePassword': {'adminPass': 's3cret'}})
     assert response.status_code == 202, response.text
     api.wait(uuid, 'ACTIVE')
-    response = api.action(uuid, {'os-getConsoleOutput': {'length': 3}})
+    # Nova's tail: 4 pieces between newlines, the last one empty.
+    response = api.action(uuid, {'os-getConsoleOutput': {'length': 4}})
     assert response.status_code == 200, response.text
+    assert len(response.json()['output'].split('\n')) == 4
     lines = response.json()['output'].splitlines()
     assert len(lines) == 3
     assert 'password set' in lines[-1] and 'rescue' in lines[0]

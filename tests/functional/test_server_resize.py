@@ -203,6 +203,30 @@ def test_resize_then_revert(api):
     }
 
 
+def test_periodic_updates_keep_the_guests_of_a_resize_to_confirm(api):
+    """The source keeps its guest while the resize waits for its confirm
+    (the instance's host is the destination): the computes' periodic
+    update destroys no guest of a move in progress, and the revert finds
+    the source's guest."""
+    uuid = api.boot()
+    source = _host(api, uuid)
+    assert _resize(api, uuid).status_code == 202
+    _verify(api, uuid)
+    dest = _host(api, uuid)
+    for host in (source, dest):
+        api.cloud.computes[host]._update_resources()
+        assert uuid in api.cloud.computes[host].driver.list_instances()
+    response = api.action(uuid, {'revertResize': None})
+    assert response.status_code == 202, response.text
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    _wait_status(api, uuid, 'reverted')
+    # Once reverted, the destination's copy is gone and stays gone.
+    api.cloud.computes[dest]._update_resources()
+    assert uuid not in api.cloud.computes[dest].driver.list_instances()
+    assert uuid in api.cloud.computes[source].driver.list_instances()
+
+
 def test_migrate_without_and_with_host(api):
     uuid = api.boot()
     source = _host(api, uuid)

@@ -303,6 +303,9 @@ def _check_quota(req, server, flavor, min_count, max_count):
     project_id = util.ctx(req).project_id
     try:
         quota_usage.check_metadata(deps, project_id, server.get('metadata'))
+        quota_usage.check_personality(
+            deps, project_id, server.get('personality')
+        )
         # Under the project's lock: the count does not see the records of
         # a create of this process that its recheck is about to remove.
         with deps.quota_locks(project_id):

@@ -12,7 +12,7 @@ metadata, access addresses, ``preserve_ephemeral``, the description
 hostname (2.90) are taken; personality files are accepted up to 2.56 (the
 fake driver has no files to put them in). The answer (202) is the server
 as Nova shows it: a trimmed view before 2.75, the full one from 2.75 (with
-the pinned availability zone from 2.96).
+the pinned availability zone from 2.96), with ``key_name`` from 2.54 and ``user_data`` from 2.57.
 """
 
 from oslo_log import log as logging
@@ -186,5 +186,14 @@ def _view(req, server_id, password):
         body['server_groups'] = group_obj.of_instance(
             util.deps(req).api_db, record['uuid']
         )
+    if (2, 54) <= version < (2, 75):
+        # The trimmed view shows the key pair from 2.54 (the full one has
+        # it anyway).
+        body['key_name'] = record.get('key_name')
+    if version >= (2, 57):
+        # The user data under its own name (2.57), never under the
+        # extended attribute's even in the full view of 2.75.
+        body.pop('OS-EXT-SRV-ATTR:user_data', None)
+        body['user_data'] = record.get('user_data')
     body['adminPass'] = password
     return body

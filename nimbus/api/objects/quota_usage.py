@@ -8,6 +8,9 @@ the cells, or, with ``[quota] count_usage_from_placement``, placement's
 Nova's option of that name does. Server groups are rows of the API database.
 """
 
+import base64
+import binascii
+
 from oslo_log import log as logging
 
 from nimbus.api.objects import quotas
@@ -202,6 +205,38 @@ def check_metadata(deps, project_id, metadata):
             'Quota exceeded for metadata_items: Requested '
             '%d, but the limit is %d metadata items' % (len(metadata), limit)
         )
+
+
+def check_personality(deps, project_id, files):
+    """Personality files (below 2.57) within ``injected_files``,
+    ``injected_file_path_bytes`` and ``injected_file_content_bytes``
+    (the contents counted decoded, as the guest would get them)."""
+    if not files:
+        return
+    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    count = limits['injected_files']
+    if count >= 0 and len(files) > count:
+        raise QuotaExceeded(
+            'Personality file limit exceeded: %d files, the limit is %d'
+            % (len(files), count)
+        )
+    path_limit = limits['injected_file_path_bytes']
+    content_limit = limits['injected_file_content_bytes']
+    for item in files:
+        path = str(item.get('path', ''))
+        if path_limit >= 0 and len(path.encode('utf-8')) > path_limit:
+            raise QuotaExceeded(
+                'Personality file path exceeds maximum %d' % path_limit
+            )
+        contents = str(item.get('contents', ''))
+        try:
+            size = len(base64.b64decode(contents, validate=True))
+        except (binascii.Error, ValueError):
+            size = len(contents.encode('utf-8'))
+        if content_limit >= 0 and size > content_limit:
+            raise QuotaExceeded(
+                'Personality file content exceeds maximum %d' % content_limit
+            )
 
 
 def check_group_members(deps, project_id, current, count):

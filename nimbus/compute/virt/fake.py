@@ -39,6 +39,17 @@ _POWER_NAMES = {
 _CONSOLE_LINES = 100
 
 
+# What a simulated guest writes on its console as it boots (a real one
+# writes a boot log of many lines; clients such as Tempest expect more
+# than a line or two).
+_BOOT_LOG = (
+    'firmware: starting the boot loader',
+    'kernel: loaded, mounting the root disk',
+    'init: reached the multi-user target',
+    'booted',
+)
+
+
 def _console_line(instance_uuid, what):
     return '[%s] instance-%s: %s' % (
         time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
@@ -263,7 +274,9 @@ class FakeDriver(driver.ComputeDriver):
                 'accelerators': accel_info or [],
                 'image_ref': instance.image_ref,
                 'power': RUNNING,
-                'console': [_console_line(instance.uuid, 'booted')],
+                'console': [
+                    _console_line(instance.uuid, step) for step in _BOOT_LOG
+                ],
                 'boots': 1,
                 'started': time.time(),
             }

@@ -406,6 +406,43 @@ def test_metadata_items_quota(cloud):
     assert _stored(cloud) == (0, 0)
 
 
+def test_personality_quotas(cloud):
+    """Personality files (below 2.57) within injected_files and its
+    path and content limits: 403 naming the limit, nothing stored."""
+    cloud.admin(
+        'PUT',
+        Q + 'demo',
+        {
+            'quota_set': {
+                'injected_files': 1,
+                'injected_file_path_bytes': 10,
+                'injected_file_content_bytes': 4,
+            }
+        },
+    )
+
+    def create(*files):
+        personality = [{'path': p, 'contents': c} for p, c in files]
+        return cloud.req(
+            'POST',
+            '/v2.1/servers',
+            server(personality=personality),
+            version='2.56',
+        )
+
+    r = create(('/etc/a', 'YWJj'), ('/etc/b', 'YWJj'))
+    assert r.status_code == 403
+    assert 'Personality file limit' in r.json['forbidden']['message']
+    r = create(('/etc/a-long-path', 'YWJj'))
+    assert r.status_code == 403 and 'path' in r.json['forbidden']['message']
+    # 'YWJjZGU=' decodes to 5 bytes, over 4.
+    r = create(('/etc/a', 'YWJjZGU='))
+    assert r.status_code == 403
+    assert 'content' in r.json['forbidden']['message']
+    assert _stored(cloud) == (0, 0)
+    assert create(('/etc/a', 'YWJj')).status_code == 202
+
+
 def test_server_group_quotas(cloud):
     cloud.admin(
         'PUT',
