@@ -29,17 +29,15 @@ _MARKED = set()
 _PLANS = {}
 _LOCK = threading.Lock()
 _SLOW = object()
+# Marked statements, kept alive for good: an id must never name another.
+_KEEP = []
 
 
 def fast(stmt):
     """Mark a module-level statement for the direct path; returns it."""
     _MARKED.add(id(stmt))
-    # Keep it alive for good: its id must never name another statement.
     _KEEP.append(stmt)
     return stmt
-
-
-_KEEP = []
 
 
 class _Plan:
