@@ -486,8 +486,13 @@ def serve_nimbus(db_url, threads, workdir):
             time.sleep(0.2)
 
     def stop():
+        # On a machine at load 20 the server took over 10 s to exit.
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
         log.close()
 
     return url, stop

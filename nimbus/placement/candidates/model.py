@@ -100,6 +100,58 @@ def _follow_fit(key, value, free, snap):
     return pairs, dict(pairs)
 
 
+def _follow_granular(key, options, changed, snap):
+    """The engine's ``('granular', ..)`` memo entry (``{anchor: [piece]}``,
+    each list ordered by provider uuid, see ``groups.granular_options``)
+    after the providers of ``changed`` (uuids) changed usage, or None when
+    it must be built again. Followed only for a group that asks for
+    resources alone (no traits, aggregates, tree or root filter: those
+    would need the whole search again): each changed provider with an
+    inventory of a requested class gains or loses its piece, as it now
+    has room or not; the lists touched are copies."""
+    _g, items, required, forbidden, member_of, no_aggs, in_tree = key[:7]
+    if required or forbidden or member_of or no_aggs or in_tree:
+        return None
+    if any(key[7:]):  # root_required, root_forbidden
+        return None
+    rcs = {rc for rc, _amt in items}
+    new = None
+    for u in changed:
+        pfit = snap.fit[u]
+        if not rcs.intersection(pfit):
+            continue
+        fits = all(
+            rc in pfit
+            and amt <= pfit[rc][0]
+            and pfit[rc][1] <= amt <= pfit[rc][2]
+            and amt % pfit[rc][3] == 0
+            for rc, amt in items
+        )
+        root = snap.providers[u].root_uuid
+        anchors = [root]
+        if u in snap.sharing:
+            anchors += [a for a in snap.anchors[u] if a != root]
+        piece = (tuple((u, rc, amt) for rc, amt in items), (u,))
+        for a in anchors:
+            pieces = (new or options).get(a, [])
+            at = bisect.bisect_left([q[1][0] for q in pieces], u)
+            there = at < len(pieces) and pieces[at][1][0] == u
+            if fits == there:
+                continue
+            if new is None:
+                new = dict(options)
+            pieces = list(pieces)
+            if fits:
+                pieces.insert(at, piece)
+            else:
+                del pieces[at]
+            if pieces:
+                new[a] = pieces
+            else:
+                new.pop(a, None)
+    return options if new is None else new
+
+
 class Snapshot:
     """Immutable, indexed view of all providers, resource classes and traits.
 
@@ -310,6 +362,7 @@ class Snapshot:
         15 ms at 1000 hosts with two devices each (a fifth of the
         all-in-one's CPU while it booted); this is a few dict copies.
         Raises KeyError for a provider this snapshot does not have."""
+        changed = list(changed)
         new = object.__new__(Snapshot)
         for name in Snapshot.__slots__:
             setattr(new, name, getattr(self, name))
@@ -370,15 +423,22 @@ class Snapshot:
         # anchor still has room is checked per request), and so does the
         # JSON text of each (``('texts', ..)``, see render.py).
         # The providers with room for an amount (``('fit', ..)``) follow
-        # the changed ones: a copy with each added or removed.
+        # the changed ones: a copy with each added or removed; so do the
+        # pieces of a suffixed group asking for resources alone
+        # (``('granular', ..)``).
         memo = list(self.memo.items())
         new.memo = {k: v for k, v in memo if k[0] in USAGE_FREE_MEMO}
         free = {
             (rc, e[0]): e[2] for rc, es in entries.items() for e in es.values()
         }
+        moved = [p.uuid for p in changed]
         for key, value in memo:
             if key[0] == 'fit':
                 new.memo[key] = _follow_fit(key, value, free, new)
+            elif key[0] == 'granular':
+                value = _follow_granular(key, value, moved, new)
+                if value is not None:
+                    new.memo[key] = value
         return new
 
     def inherit_fragments(self, old: 'Snapshot'):

@@ -27,6 +27,7 @@ from sqlalchemy import exc as sa_exc
 
 from nimbus.common import db as common_db
 from nimbus.placement.db import models as m
+from nimbus.placement.objects import statements
 
 
 def utcnow():
@@ -75,7 +76,8 @@ class PlacementDB:
         """
 
         def run():
-            with self._write_lock, self.engine.begin() as conn:
+            with self._write_lock, self.engine.begin() as sa_conn:
+                conn = statements.Connection(sa_conn)
                 if not late_lock:
                     bump(conn, structure, usage)
                     return fn(conn, *args, **kwargs)
@@ -185,7 +187,9 @@ def _bump_stmt(structure, usage):
 
 
 _BUMP = {
-    (s, u): _bump_stmt(s, u) for s in (False, True) for u in (False, True)
+    (s, u): statements.fast(_bump_stmt(s, u))
+    for s in (False, True)
+    for u in (False, True)
 }
 _STATE = sa.select(m.STATE.c.structure, m.STATE.c.usage).where(
     m.STATE.c.id == 1
@@ -199,7 +203,7 @@ _NAME_IDS = {
 _PROVIDER_IDS = sa.select(m.RP.c.uuid, m.RP.c.id, m.RP.c.generation).where(
     m.RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))
 )
-_INCREMENT = (
+_INCREMENT = statements.fast(
     m.RP.update()
     .where(m.RP.c.id == sa.bindparam('b_id'))
     .where(m.RP.c.generation == sa.bindparam('b_expected'))

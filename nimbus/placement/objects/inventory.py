@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
 from nimbus.placement.objects import base
+from nimbus.placement.objects import statements
 
 LOG = logging.getLogger(__name__)
 
@@ -53,15 +54,17 @@ def normalized(inventories):
 
 
 # Built once (see objects.base).
-_GET_ALL = (
+_GET_ALL = statements.fast(
     sa.select(m.RC.c.name, *[m.INV.c[f] for f in FIELDS])
     .select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
     .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp'))
 )
-_EXISTING = sa.select(
-    m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS]
-).where(m.INV.c.resource_provider_id == sa.bindparam('b_rp'))
-_INSERT = m.INV.insert()
+_EXISTING = statements.fast(
+    sa.select(m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS]).where(
+        m.INV.c.resource_provider_id == sa.bindparam('b_rp')
+    )
+)
+_INSERT = statements.fast(m.INV.insert())
 
 
 def get_all(conn, rp_id):

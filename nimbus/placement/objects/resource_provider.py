@@ -6,6 +6,7 @@ from sqlalchemy import exc as sa_exc
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
 from nimbus.placement.objects import base
+from nimbus.placement.objects import statements
 
 _PARENT = m.RP.alias('parent')
 _ROOT = m.RP.alias('root')
@@ -35,10 +36,12 @@ def _select():
 
 # Built once (see objects.base): the statements of the hot paths.
 _GET = _select().where(m.RP.c.uuid == sa.bindparam('b_uuid'))
-_REF = sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation).where(
-    m.RP.c.uuid == sa.bindparam('b_uuid')
+_REF = statements.fast(
+    sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation).where(
+        m.RP.c.uuid == sa.bindparam('b_uuid')
+    )
 )
-_PARENT_OF = (
+_PARENT_OF = statements.fast(
     sa.select(
         _PARENT.c.id, _PARENT.c.root_provider_id, _ROOT.c.uuid, _PARENT.c.uuid
     )
@@ -51,8 +54,8 @@ _CLASHES = sa.select(m.RP.c.uuid).where(
         m.RP.c.name == sa.bindparam('b_name'),
     )
 )
-_INSERT = m.RP.insert()
-_SET_ROOT = (
+_INSERT = statements.fast(m.RP.insert())
+_SET_ROOT = statements.fast(
     m.RP.update()
     .where(m.RP.c.id == sa.bindparam('b_id'))
     .values(root_provider_id=sa.bindparam('b_root'))
@@ -95,7 +98,7 @@ def get_ref_with(conn, uuid, *columns):
     stmt = _REF_WITH.get(key)
     if stmt is None:
         table = columns[0].table
-        stmt = _REF_WITH[key] = (
+        stmt = _REF_WITH[key] = statements.fast(
             sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation, *columns)
             .select_from(
                 m.RP.outerjoin(

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
 from nimbus.placement.objects import base
+from nimbus.placement.objects import statements
 
 STANDARD = tuple(os_traits.get_traits())
 
@@ -93,10 +94,12 @@ _PROVIDER_TRAITS = (
     .where(m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
     .order_by(m.RPT.c.trait_id)
 )
-_TRAIT_IDS = sa.select(m.RPT.c.trait_id).where(
-    m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
+_TRAIT_IDS = statements.fast(
+    sa.select(m.RPT.c.trait_id).where(
+        m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
+    )
 )
-_INSERT_RPT = m.RPT.insert()
+_INSERT_RPT = statements.fast(m.RPT.insert())
 # For resource_provider.get_ref_with: a provider's trait ids.
 PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
 
