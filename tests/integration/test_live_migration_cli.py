@@ -12,7 +12,7 @@ from tests.integration.test_openstack_cli import _image
 from tests.integration.test_openstack_cli import _wait
 from tests.integration.test_openstack_cli import _write_clouds
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.moves_cli]
 
 infra.require_module('openstackclient')
 

@@ -120,7 +120,7 @@ class Result:
 
     def mappings(self):
         return Result(
-            [dict(zip(self._keys, r)) for r in self._rows],
+            [dict(zip(self._keys, r, strict=False)) for r in self._rows],
             self.rowcount,
             self._lastrowid,
             self._keys,

@@ -134,7 +134,7 @@ def test_followed_pieces_equal_fresh_ones(data):
             changed.append(b.provs[uuid])
         snap = snap.with_usages(changed)
         fresh = b.snapshot()
-        for key, value in _granular(snap).items():
+        for _key, value in _granular(snap).items():
             assert value == groups.granular_options(
                 fresh, _group(params), None
             )
