@@ -10,7 +10,7 @@ check. Then, on the source (:meth:`LiveMigrations.live_migration`):
 
 - migration ``queued``, then ``preparing``; the destination's
   ``pre_live_migration`` (a call) gets ready for the guest;
-- ``running``: the simulated copy (:class:`Copy`) moves the guest's
+- ``running``: the simulated copy (:class:`~nimbus.compute.live_copy.Copy`) moves the guest's
   memory (and its disk for a block migration) in steps, each written to
   the migration's ``memory_*``/``disk_*`` byte counts (what
   ``GET /servers/{id}/migrations`` shows); an abort stops it, a force
@@ -34,7 +34,6 @@ migration's status and the instance's state in one transaction).
 """
 
 import dataclasses
-import math
 import threading
 import traceback
 
@@ -42,18 +41,14 @@ from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.common.clients.placement_moves import INSTANCE
+from nimbus.compute import live_copy
+from nimbus.compute import move_arqs
 from nimbus.compute import resize
 
 LOG = logging.getLogger(__name__)
 
 LIVE_STATES = (states.ACTIVE, states.PAUSED)
 IN_FLIGHT = ('accepted', 'queued', 'preparing', 'running')
-MIB = 1024 * 1024
-GIB = 1024 * MIB
-
-
-class Aborted(Exception):
-    """The live migration was aborted (DELETE /servers/{id}/migrations/{id})."""
 
 
 class Failed(Exception):
@@ -66,93 +61,26 @@ class HostDied(BaseException):
     BaseException, past every ``except Exception``)."""
 
 
-class _Job:
-    """A live migration under way on its source: what the abort and the
-    force complete tell the copy."""
-
-    def __init__(self):
-        self.wake = threading.Event()
-        self.aborted = False
-        self.forced = False
-
-    def abort(self):
-        self.aborted = True
-        self.wake.set()
-
-    def force(self):
-        self.forced = True
-        self.wake.set()
-
-
-def resolve_block_migration(requested):
-    """``auto`` (or None) is a block migration on the fake driver: it has
-    no shared storage; True/False stay as asked."""
-    if requested is None or requested == 'auto':
-        return True
-    return bool(requested)
-
-
-class Copy:
-    """The simulated transfer (``[fake_driver] live_migration_seconds``
-    long, a progress update every ``live_migration_step_seconds``)."""
-
-    def __init__(self, seconds, step_seconds):
-        self.seconds = float(seconds)
-        self.step_seconds = float(step_seconds)
-
-    def totals(self, flavor, block_migration):
-        memory = int((flavor or {}).get('memory_mb') or 0) * MIB
-        disk = (
-            int((flavor or {}).get('root_gb') or 0) * GIB
-            if block_migration
-            else 0
-        )
-        return memory, disk
-
-    def steps(self):
-        if self.seconds <= 0:
-            return 1
-        return max(1, math.ceil(self.seconds / self.step_seconds))
-
-    def run(self, job, memory, disk, report):
-        """Copy in steps, ``report(progress)`` after each (the migration's
-        columns); raises Aborted when the job is aborted."""
-        steps = self.steps()
-        for index in range(1, steps + 1):
-            if self.seconds > 0 and not job.forced:
-                job.wake.wait(self.seconds / steps)
-            if job.aborted:
-                raise Aborted()
-            done = 1.0 if job.forced else index / steps
-            report(progress(memory, disk, done))
-            if job.forced:
-                return
-
-
-def progress(memory, disk, done):
-    """The migration's progress columns when ``done`` (0..1) is copied."""
-    memory_done = int(memory * done)
-    disk_done = int(disk * done)
-    return {
-        'memory_total': memory,
-        'memory_processed': memory_done,
-        'memory_remaining': memory - memory_done,
-        'disk_total': disk,
-        'disk_processed': disk_done,
-        'disk_remaining': disk - disk_done,
-    }
-
-
 class LiveMigrations(resize.Resizes):
     """One host's part of live migrations, as source or destination (the
     event and step helpers are the cold moves')."""
 
     def __init__(
-        self, host, driver, conductor, placement, compute_api, conf=None
+        self,
+        host,
+        driver,
+        conductor,
+        placement,
+        compute_api,
+        conf=None,
+        arqs=None,
     ):
-        super().__init__(host, driver, conductor, placement, compute_api)
+        """``arqs``: a :class:`~nimbus.compute.move_arqs.MoveArqs` (the
+        live migration of a server with a device profile fails without
+        one)."""
+        super().__init__(host, driver, conductor, placement, compute_api, arqs)
         opts = getattr(conf, 'fake_driver', None)
-        self.copy = Copy(
+        self.copy = live_copy.Copy(
             getattr(opts, 'live_migration_seconds', 0.0),
             getattr(opts, 'live_migration_step_seconds', 0.5),
         )
@@ -185,7 +113,9 @@ class LiveMigrations(resize.Resizes):
                 migration.instance_uuid, migration.new_flavor
             )
             answer['migrate_data'] = {
-                'block_migration': resolve_block_migration(block_migration),
+                'block_migration': live_copy.resolve_block_migration(
+                    block_migration
+                ),
                 'disk_over_commit': bool(disk_over_commit),
             }
 
@@ -205,9 +135,28 @@ class LiveMigrations(resize.Resizes):
         return dict(answer, ok=True)
 
     def pre_live_migration(self, ctxt, request_id, migration, migrate_data):
+        def record(details):
+            return self._live_step(
+                ctxt,
+                migration,
+                ['preparing'],
+                'preparing',
+                {},
+                {'details': details},
+            )[1]
+
         def body():
             self.driver.check_can_live_migrate_destination(
                 migration.instance_uuid, migration.new_flavor
+            )
+            # The server's device profile bound here before the copy
+            # starts (the source keeps its own until the move is over).
+            self.arqs.bind_recorded(
+                ctxt,
+                migration,
+                move_arqs.live_selection(migration, self.host),
+                self.host,
+                record,
             )
 
         ok = self._guarded(
@@ -223,7 +172,9 @@ class LiveMigrations(resize.Resizes):
                 ctxt, migration, ['running'], 'running', {}
             )
             self.driver.spawn(
-                dataclasses.replace(instance, flavor=moved.new_flavor), {}
+                dataclasses.replace(instance, flavor=moved.new_flavor),
+                {},
+                self.arqs.attached(ctxt, move_arqs.dest_arqs(moved)),
             )
             power = states.RUNNING
             if instance.vm_state == states.PAUSED:
@@ -242,6 +193,7 @@ class LiveMigrations(resize.Resizes):
                     'compute_node_uuid': (moved.details or {}).get(
                         'dest_node_uuid'
                     ),
+                    'accel_uuids': move_arqs.dest_arqs(moved),
                 },
             )
 
@@ -259,6 +211,7 @@ class LiveMigrations(resize.Resizes):
     def rollback_at_destination(self, ctxt, request_id, migration):
         def body():
             self.driver.destroy(migration.instance_uuid)
+            self.arqs.delete(ctxt, move_arqs.dest_arqs(migration))
 
         self._guarded(
             ctxt,
@@ -272,7 +225,7 @@ class LiveMigrations(resize.Resizes):
 
     def live_migration(self, ctxt, request_id, migration, migrate_data):
         uuid = migration.instance_uuid
-        job = _Job()
+        job = live_copy.Job()
         with self._lock:
             self._jobs[migration.uuid] = job
         outcome = {}
@@ -280,7 +233,7 @@ class LiveMigrations(resize.Resizes):
         def body():
             try:
                 self._migrate(ctxt, request_id, migration, migrate_data, job)
-            except Aborted as exc:
+            except live_copy.Aborted as exc:
                 outcome['status'] = 'cancelled'
                 raise Failed('the live migration was aborted') from exc
             except Exception as exc:
@@ -311,7 +264,7 @@ class LiveMigrations(resize.Resizes):
             ctxt, migration, ['accepted'], 'queued', {}
         )
         if job.aborted:
-            raise Aborted()
+            raise live_copy.Aborted()
         _i, moved = self._live_step(ctxt, moved, ['queued'], 'preparing', {})
         answer = self.compute_api.pre_live_migration(
             ctxt, moved.dest_compute, uuid, request_id, moved, migrate_data
@@ -322,7 +275,7 @@ class LiveMigrations(resize.Resizes):
                 % (moved.dest_compute, (answer or {}).get('error'))
             )
         if job.aborted:
-            raise Aborted()
+            raise live_copy.Aborted()
         memory, disk = self.copy.totals(
             moved.new_flavor, migrate_data.get('block_migration', True)
         )
@@ -332,7 +285,7 @@ class LiveMigrations(resize.Resizes):
             ['preparing'],
             'running',
             {},
-            progress(memory, disk, 0.0),
+            live_copy.progress(memory, disk, 0.0),
         )
 
         def report(columns):
@@ -355,6 +308,7 @@ class LiveMigrations(resize.Resizes):
         # The guest runs on the destination now: nothing here rolls back.
         try:
             self.driver.destroy(uuid)
+            self.arqs.delete(ctxt, move_arqs.source_arqs(moved))
             self.placement.remove_allocations(ctxt, moved.uuid)
             self.conductor.migration_set_status(
                 ctxt, moved.uuid, 'completed', ['running']
@@ -439,7 +393,7 @@ class LiveMigrations(resize.Resizes):
             request_id,
             migration_uuid,
             'compute_live_migration_abort',
-            _Job.abort,
+            live_copy.Job.abort,
         )
 
     def force_complete(self, ctxt, instance_uuid, request_id, migration_uuid):
@@ -449,7 +403,7 @@ class LiveMigrations(resize.Resizes):
             request_id,
             migration_uuid,
             'compute_live_migration_force_complete',
-            _Job.force,
+            live_copy.Job.force,
         )
 
 

@@ -19,17 +19,30 @@ the destination gets ARQs of its own:
   ``revert_resize`` (destination) deletes the destination's and
   ``finish_revert_resize`` gives the instance the source's back;
 - a move that fails after the prep deletes the destination's ARQs.
+
+A live migration (:mod:`nimbus.compute.live_migration`) does the same
+with the server's own profile: the super conductor records the source's
+ARQs and the device providers placement gave each group on the
+destination (``dest_device_mappings``, :func:`live_selection`); the
+destination's ``pre_live_migration`` binds and awaits new ARQs before
+the copy starts; ``post_live_migration_at_destination`` spawns the
+guest with them and makes them the instance's, and the source then
+deletes its own; a rollback (failure, abort, a restarted source)
+deletes the destination's (``rollback_live_migration_at_destination``)
+and the server keeps the source's.
 """
 
 from oslo_log import log as logging
 
-from nimbus.compute import arq_wait
 from nimbus.common.clients import arq_binding
+from nimbus.common.objects.selection import Selection
+from nimbus.compute import arq_wait
 
 LOG = logging.getLogger(__name__)
 
 SOURCE = 'source_accel_uuids'
 DEST = 'dest_accel_uuids'
+MAPPINGS = 'dest_device_mappings'
 
 
 def profile_of(flavor):
@@ -44,6 +57,18 @@ def source_arqs(migration):
 
 def dest_arqs(migration):
     return list((migration.details or {}).get(DEST) or [])
+
+
+def live_selection(migration, host):
+    """The Selection a live migration's destination binds with: ``host``
+    and the group mappings the super conductor recorded (the check and
+    the prep are not given the scheduler's Selection)."""
+    mappings = (migration.details or {}).get(MAPPINGS) or {}
+    return Selection(
+        service_host=host,
+        allocation_request={'mappings': dict(mappings)},
+        nodename=migration.dest_node,
+    )
 
 
 class MoveArqs:
@@ -76,6 +101,24 @@ class MoveArqs:
             )
         except arq_binding.AcceleratorBindError as exc:
             raise arq_wait.AcceleratorBindFailed(str(exc)) from exc
+
+    def bind_recorded(self, ctxt, migration, selection, host, record):
+        """:meth:`bind` on ``host``, then ``record(details)`` (the
+        migration's details with the new uuids under ``DEST``; answers
+        the migration as recorded), then :meth:`wait`: the destination's
+        ARQs are known to the move before they are awaited, so every
+        way out of it finds them. A failure deletes them and raises.
+        The migration as recorded (``migration`` without a profile)."""
+        uuids = self.bind(ctxt, migration, selection, host)
+        if not uuids:
+            return migration
+        try:
+            moved = record(dict(migration.details or {}, **{DEST: uuids}))
+        except Exception:
+            self.delete(ctxt, uuids)
+            raise
+        self.wait(ctxt, migration.instance_uuid, uuids)  # deletes on failure
+        return moved
 
     def wait(self, ctxt, instance_uuid, arq_uuids):
         """Wait until every ARQ is bound (as a build does); a failed bind

@@ -209,11 +209,9 @@ class Resizes(resize_end.ResizeEnd):
         """The new flavor's ARQs bound here (recorded on the migration
         first, so their events reach this host), before the source lets
         the guest go; a failure deletes them and fails the prep."""
-        uuids = self.arqs.bind(ctxt, migration, selection, self.host)
-        if not uuids:
-            return migration
-        try:
-            _i, moved = self._step(
+
+        def record(details):
+            return self._step(
                 ctxt,
                 migration,
                 ['pre-migrating'],
@@ -221,17 +219,12 @@ class Resizes(resize_end.ResizeEnd):
                 _MOVING,
                 [states.RESIZE_PREP],
                 {},
-                {
-                    'details': dict(
-                        migration.details or {}, **{move_arqs.DEST: uuids}
-                    )
-                },
-            )
-        except Exception:
-            self.arqs.delete(ctxt, uuids)
-            raise
-        self.arqs.wait(ctxt, migration.instance_uuid, uuids)  # deletes
-        return moved
+                {'details': details},
+            )[1]
+
+        return self.arqs.bind_recorded(
+            ctxt, migration, selection, self.host, record
+        )
 
     def _reschedule(self, ctxt, request_id, migration, alternates):
         """The prep failed here: the next alternate (same cell) takes the

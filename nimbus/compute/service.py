@@ -117,6 +117,7 @@ class ComputeService:
                 placement,
                 rpcapi.ComputeAPI(cell_transport, conf),
                 conf,
+                move_arqs.MoveArqs(conf, accelerator, self.events),
             ),
         )
         self._server = None

@@ -33,6 +33,7 @@ from oslo_log import log as logging
 from nimbus.common import exception
 from nimbus.common import instance_states as states
 from nimbus.common.objects import migration as migration_obj
+from nimbus.conductor import accelerators
 from nimbus.conductor import move_claims
 from nimbus.conductor import resize
 from nimbus.db import cell_instances as instances
@@ -155,6 +156,9 @@ def _place(
             ignore_hosts=ignore,
             destination={'host': host} if host else None,
         )
+        accelerators.swap_profile(
+            conductor.accelerator, ctxt, spec, instance['flavor']
+        )
         host_list = claims.schedule(
             ctxt, spec, uuid, migration['uuid'], return_alternates=False
         )
@@ -179,6 +183,7 @@ def _place(
                     source_node_uuid=instance.get('compute_node_uuid'),
                     dest_node_uuid=selected.compute_node_uuid,
                     request_id=request_id,
+                    **_arq_details(instance, spec, selected),
                 ),
             )
             current = cell_migrations.get(session, migration['uuid'])
@@ -209,6 +214,20 @@ def _place(
         ignore.add(selected.service_host)
         if host or (retries >= 0 and len(failures) > retries):
             raise PreCheckFailed(reason='; '.join(failures))
+
+
+def _arq_details(instance, spec, selected):
+    """What the destination needs to bind the server's device profile
+    (:mod:`nimbus.compute.move_arqs`): the source's ARQs, and the device
+    providers placement gave each request group on the destination."""
+    if not spec.device_profile:
+        return {}
+    return {
+        'source_accel_uuids': list(instance.get('accel_uuids') or []),
+        'dest_device_mappings': dict(
+            (selected.allocation_request or {}).get('mappings') or {}
+        ),
+    }
 
 
 def fail(conductor, ctxt, cell, instance, migration, request_id, exc):

@@ -17,7 +17,11 @@ def finished_migration(cells, record):
         row = cell_migrations.in_progress(
             session,
             record['uuid'],
-            [migration_obj.RESIZE, migration_obj.MIGRATION],
+            [
+                migration_obj.RESIZE,
+                migration_obj.MIGRATION,
+                migration_obj.LIVE_MIGRATION,
+            ],
         )
     if row is None or row['status'] != 'finished':
         return None
@@ -25,15 +29,19 @@ def finished_migration(cells, record):
 
 
 def move_hosts(cells, record):
-    """The source and destination hosts of the server's resize or cold
-    migration in progress (an empty set without one): its external
-    events go to both, as Nova's, so the destination hears of the ARQs
-    it binds while the server still shows its source."""
+    """The source and destination hosts of the server's resize, cold
+    or live migration in progress (an empty set without one): its
+    external events go to both, as Nova's, so the destination hears of
+    the ARQs it binds while the server still shows its source."""
     with cells.db(record['cell']).session() as session:
         row = cell_migrations.in_progress(
             session,
             record['uuid'],
-            [migration_obj.RESIZE, migration_obj.MIGRATION],
+            [
+                migration_obj.RESIZE,
+                migration_obj.MIGRATION,
+                migration_obj.LIVE_MIGRATION,
+            ],
         )
     if row is None:
         return set()

@@ -10,7 +10,7 @@ from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
 from nimbus.common.objects import migration as migration_obj
-from nimbus.compute import live_migration
+from nimbus.compute import live_copy
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import rpcapi as conductor_rpcapi
 
@@ -18,11 +18,11 @@ MIB = 1024 * 1024
 
 
 def test_totals_and_progress():
-    copy = live_migration.Copy(0, 0.1)
+    copy = live_copy.Copy(0, 0.1)
     flavor = {'memory_mb': 512, 'root_gb': 2}
     assert copy.totals(flavor, True) == (512 * MIB, 2 * 1024**3)
     assert copy.totals(flavor, False) == (512 * MIB, 0)
-    half = live_migration.progress(512 * MIB, 0, 0.5)
+    half = live_copy.progress(512 * MIB, 0, 0.5)
     assert half == {
         'memory_total': 512 * MIB,
         'memory_processed': 256 * MIB,
@@ -34,21 +34,21 @@ def test_totals_and_progress():
 
 
 def test_the_copy_reports_each_step_to_the_end():
-    copy = live_migration.Copy(0.04, 0.01)
+    copy = live_copy.Copy(0.04, 0.01)
     seen = []
-    copy.run(live_migration._Job(), 400, 40, seen.append)
+    copy.run(live_copy.Job(), 400, 40, seen.append)
     assert len(seen) == copy.steps() == 4
     assert [s['memory_processed'] for s in seen] == [100, 200, 300, 400]
     assert seen[-1]['memory_remaining'] == seen[-1]['disk_remaining'] == 0
 
 
 def test_abort_and_force_complete_end_the_copy():
-    copy = live_migration.Copy(3600, 1)
-    job = live_migration._Job()
+    copy = live_copy.Copy(3600, 1)
+    job = live_copy.Job()
     job.abort()
-    with pytest.raises(live_migration.Aborted):
+    with pytest.raises(live_copy.Aborted):
         copy.run(job, 400, 0, lambda columns: None)
-    job = live_migration._Job()
+    job = live_copy.Job()
     seen = []
     threading.Timer(0.01, job.force).start()
     copy.run(job, 400, 0, seen.append)  # returns once forced
@@ -59,7 +59,7 @@ def test_abort_and_force_complete_end_the_copy():
     'requested, block', [('auto', True), (None, True), (False, False)]
 )
 def test_auto_is_a_block_migration_on_the_fake_driver(requested, block):
-    assert live_migration.resolve_block_migration(requested) is block
+    assert live_copy.resolve_block_migration(requested) is block
 
 
 def _migration():
