@@ -73,9 +73,11 @@ class Copy:
                 job.wake.wait(self.seconds / steps)
             if job.aborted:
                 raise Aborted()
-            done = 1.0 if job.forced else index / steps
-            report(progress(memory, disk, done))
-            if job.forced:
+            # Read once: a force complete arriving during the report
+            # must not end the copy on a partial step.
+            forced = job.forced
+            report(progress(memory, disk, 1.0 if forced else index / steps))
+            if forced:
                 return
 
 

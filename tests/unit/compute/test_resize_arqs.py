@@ -7,6 +7,7 @@ import dataclasses
 
 from nimbus.common.objects import Instance
 from nimbus.common.objects import migration as migration_obj
+from nimbus.compute import move_arqs
 from nimbus.compute import resize
 
 SOURCE_ARQ, DEST_ARQ = 'arq-source', 'arq-dest'
@@ -44,8 +45,12 @@ class Driver:
         return call
 
 
-class Arqs:
+class Arqs(move_arqs.MoveArqs):
+    """The accelerator calls recorded; the sequence (bind, record, wait)
+    is MoveArqs' own."""
+
     def __init__(self, fail_wait=False):
+        super().__init__(None, None, None)
         self.fail_wait = fail_wait
         self.deleted = []
 
