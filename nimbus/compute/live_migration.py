@@ -9,15 +9,19 @@ handed the source's allocation to the migration's
 check. Then, on the source (:meth:`LiveMigrations.live_migration`):
 
 - migration ``queued``, then ``preparing``; the destination's
-  ``pre_live_migration`` (a call) gets ready for the guest;
-- ``running``: the simulated copy (:class:`~nimbus.compute.live_copy.Copy`) moves the guest's
-  memory (and its disk for a block migration) in steps, each written to
+  ``pre_live_migration`` (a call) gets ready for the guest and, with a
+  device profile, binds and awaits ARQs of its own
+  (:mod:`nimbus.compute.move_arqs`);
+- ``running``: the simulated copy
+  (:class:`~nimbus.compute.live_copy.Copy`) moves the guest's memory
+  (and its disk for a block migration) in steps, each written to
   the migration's ``memory_*``/``disk_*`` byte counts (what
   ``GET /servers/{id}/migrations`` shows); an abort stops it, a force
   complete ends it at once;
 - the destination's ``post_live_migration_at_destination`` (a call)
   starts the guest there and swaps the instance's host and node, the task
-  cleared; the source drops its guest and the migration's allocation (no
+  cleared (the destination's ARQs become the instance's); the source
+  drops its guest, its ARQs and the migration's allocation (no
   confirm step for a live migration) and the migration ends
   ``completed``.
 
@@ -26,8 +30,9 @@ A failure anywhere before the swap, or an abort, rolls back
 to the instance (its destination claim replaced in the same
 transaction), the migration ends ``error`` (``cancelled`` for an abort)
 and the server keeps running on its source with no task; the
-destination is told to drop what it made. A source that restarts in the
-middle rolls its live migrations back (:func:`recover`).
+destination is told to drop what it made (its ARQs too). A source
+that restarts in the middle rolls its live migrations back
+(:func:`recover`).
 
 Every state change is one ``move_step`` of the cell conductor (the
 migration's status and the instance's state in one transaction).

@@ -9,9 +9,15 @@ action ``live-migration`` and made the migration (type
 1. the request spec stored at create is reused (:mod:`.move_claims`):
    the source in ``ignore_hosts``, a chosen host as
    ``requested_destination`` (filtered, not forced, as Nova since 2.68;
-   before it a ``force`` is taken the same way);
+   before it a ``force`` is taken the same way), asking for the
+   flavor's device profile (:func:`.accelerators.swap_profile`) so the
+   devices' allocation moves too;
 2. :meth:`MoveClaims.schedule` hands the source's allocation to the
    migration's consumer and claims the destination for the instance;
+   the migration records the destination and, with a device profile,
+   the source's ARQs and the device providers of each request group
+   there (the destination binds its ARQs from them,
+   :mod:`nimbus.compute.move_arqs`);
 3. the destination's ``check_can_live_migrate_destination`` (a call);
    when it refuses, the claim is undone and the scheduler asked again
    without that host, at most ``[DEFAULT] migrate_max_retries`` more
