@@ -216,7 +216,6 @@ class LiveMigrations(resize.Resizes):
     def rollback_at_destination(self, ctxt, request_id, migration):
         def body():
             self.driver.destroy(migration.instance_uuid)
-            self.arqs.delete(ctxt, move_arqs.dest_arqs(migration))
 
         self._guarded(
             ctxt,
@@ -328,7 +327,9 @@ class LiveMigrations(resize.Resizes):
 
     def rollback(self, ctxt, request_id, migration, status, error=None):
         """Back on the source: the allocation, the migration ``status``
-        (error or cancelled), the task cleared; the destination told."""
+        (error or cancelled), the task cleared, the destination's ARQs
+        deleted (here, so a dead destination leaks none; the server
+        keeps the source's); the destination told."""
         uuid = migration.instance_uuid
         self.placement.move_allocations(
             ctxt, migration.uuid, uuid, target_type=INSTANCE
@@ -347,6 +348,7 @@ class LiveMigrations(resize.Resizes):
         except resize.StepLost as exc:
             LOG.info('Left %s as it is: %s', uuid, exc)
             return
+        self.arqs.delete(ctxt, move_arqs.dest_arqs(moved))
         if moved.dest_compute and moved.dest_compute != self.host:
             try:
                 self.compute_api.rollback_live_migration_at_destination(

@@ -28,8 +28,8 @@ destination's ``pre_live_migration`` binds and awaits new ARQs before
 the copy starts; ``post_live_migration_at_destination`` spawns the
 guest with them and makes them the instance's, and the source then
 deletes its own; a rollback (failure, abort, a restarted source)
-deletes the destination's (``rollback_live_migration_at_destination``)
-and the server keeps the source's.
+deletes the destination's (on the source, which may outlive the
+destination) and the server keeps the source's.
 """
 
 from oslo_log import log as logging
