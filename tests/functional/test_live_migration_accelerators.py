@@ -9,6 +9,7 @@ holds is bound to the server on its current host and is the server's
 own, and placement holds one allocation set."""
 
 import json
+import time
 
 from tests.functional.test_resize_accelerators import _by_host
 from tests.functional.test_resize_accelerators import _host
@@ -23,7 +24,7 @@ from tests.functional.test_shelve_evacuate import _arqs
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
 
 
-def _cloud(make_cloud, tmp_path, seconds=0.2):
+def _cloud(make_cloud, tmp_path, seconds=0.2, bind_timeout=300):
     control = tmp_path / 'fpga-control.json'
     control.write_text('{}')
     api = MoveApi(
@@ -32,6 +33,7 @@ def _cloud(make_cloud, tmp_path, seconds=0.2):
             accelerators=True,
             overrides={
                 'fake_fpga': {'control_file': str(control)},
+                'compute': {'arq_binding_timeout': bind_timeout},
                 'fake_driver': {
                     'live_migration_seconds': seconds,
                     'live_migration_step_seconds': 0.05,
@@ -81,6 +83,35 @@ def test_live_migration_binds_on_the_destination_and_frees_the_source(
     events = api.events(uuid, {'live-migration': ['compute_live_migration']})
     assert events['live-migration']['compute_pre_live_migration'] == 'Success'
     assert events['live-migration']['compute_live_migration'] == 'Success'
+
+
+def test_the_destination_hears_of_its_bind_while_the_server_is_elsewhere(
+    make_cloud, tmp_path
+):
+    """The bind is held until the destination waits for it: its
+    ``accelerator-request-bound`` event must reach the destination (the
+    server still shows its source), or the wait times out and the move
+    rolls back."""
+    api = _cloud(make_cloud, tmp_path, bind_timeout=20)
+    uuid = api.boot()
+    source = _host(api, uuid)
+    (first,) = _settled(api, uuid)
+    api.control.write_text(json.dumps({'hold': True}))
+    assert _live(api, uuid).status_code == 202
+    migration = _wait_migration(api, uuid, ('preparing', 'error'))
+    deadline = time.monotonic() + 30
+    while len(_arqs(api, uuid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (second,) = set(_arqs(api, uuid)) - {first}
+    assert _arqs(api, uuid)[second][0] != 'Bound'
+    assert _host(api, uuid) == source
+    api.control.write_text('{}')
+    done = _wait_migration(api, uuid, ('completed', 'error'))
+    assert done['status'] == 'completed', api.fault(uuid)
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == migration['dest_compute']
+    assert _settled(api, uuid) == [second]
+    _one_set(api, uuid, done, migration['dest_compute'])
 
 
 def test_abort_mid_copy_deletes_the_destination_arqs(make_cloud, tmp_path):
