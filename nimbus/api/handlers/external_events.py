@@ -3,9 +3,9 @@
 Each event is looked up: no such server → 404; a server without a host
 (still a build request, or never placed) → 422; otherwise it is cast to the
 server's compute on its cell's bus (and, while a resize, cold or live
-migration is under way, to its source and destination both, as Nova) and answered
-200. The response is 200 when every event was accepted, 207 when some
-were, 404 when none was.
+migration is under way, to its source and destination both, as Nova)
+and answered 200. The response is 200 when every event was accepted,
+207 when some were, 404 when none was.
 """
 
 import functools

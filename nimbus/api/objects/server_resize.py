@@ -17,11 +17,7 @@ def finished_migration(cells, record):
         row = cell_migrations.in_progress(
             session,
             record['uuid'],
-            [
-                migration_obj.RESIZE,
-                migration_obj.MIGRATION,
-                migration_obj.LIVE_MIGRATION,
-            ],
+            [migration_obj.RESIZE, migration_obj.MIGRATION],
         )
     if row is None or row['status'] != 'finished':
         return None
