@@ -204,6 +204,7 @@ IMAGE_ROUTES = [
             'DELETE': images.delete,
         },
     ),
+    ('/v2/images/{image_id}/tasks', {'GET': images.tasks}),
     (
         '/v2/images/{image_id}/file',
         {'GET': image_data.download, 'PUT': image_data.upload},

@@ -13,6 +13,7 @@ START = 'os_compute_api:servers:start'
 REBOOT = 'os_compute_api:servers:reboot'
 REBUILD = 'os_compute_api:servers:rebuild'
 CREATE_IMAGE = 'os_compute_api:servers:create_image'
+CREATE_BACKUP = 'os_compute_api:os-create-backup'
 PAUSE = 'os_compute_api:os-pause-server:%s'
 SUSPEND = 'os_compute_api:os-suspend-server:%s'
 LOCK = 'os_compute_api:os-lock-server:%s'
@@ -34,6 +35,13 @@ RULES = [
         CREATE_IMAGE,
         OWNER_OR_ADMIN,
         'Snapshot a server into an image (createImage).',
+        _ACTION,
+    ),
+    rule(
+        CREATE_BACKUP,
+        OWNER_OR_ADMIN,
+        'Back a server up into an image, keeping the newest few of its '
+        'backups of a type (createBackup).',
         _ACTION,
     ),
     rule(PAUSE % 'pause', OWNER_OR_ADMIN, 'Pause a server.', _ACTION),

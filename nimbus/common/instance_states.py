@@ -67,6 +67,7 @@ REBUILD_SPAWNING = 'rebuild_spawning'
 RESCUING = 'rescuing'
 UNRESCUING = 'unrescuing'
 IMAGE_SNAPSHOT = 'image_snapshot'
+IMAGE_BACKUP = 'image_backup'
 IMAGE_SNAPSHOT_PENDING = 'image_snapshot_pending'
 IMAGE_PENDING_UPLOAD = 'image_pending_upload'
 IMAGE_UPLOADING = 'image_uploading'
@@ -116,6 +117,7 @@ TASK_STATES = (
     RESCUING,
     UNRESCUING,
     IMAGE_SNAPSHOT,
+    IMAGE_BACKUP,
     IMAGE_SNAPSHOT_PENDING,
     IMAGE_PENDING_UPLOAD,
     IMAGE_UPLOADING,
@@ -327,6 +329,12 @@ ACTIONS = {
             'createImage',
             (ACTIVE, STOPPED, PAUSED, SUSPENDED),
             IMAGE_SNAPSHOT,
+            None,
+        ),
+        Action(
+            'createBackup',
+            (ACTIVE, STOPPED, PAUSED, SUSPENDED),
+            IMAGE_BACKUP,
             None,
         ),
         Action('changePassword', (ACTIVE,), UPDATING_PASSWORD, None),

@@ -46,6 +46,7 @@ EVENTS = {
     'changePassword': 'compute_set_admin_password',
     'soft_delete': 'compute_soft_delete_instance',
     'createImage': 'compute_snapshot_instance',
+    'createBackup': 'compute_backup_instance',
     'restore': 'compute_restore_instance',
 }
 
@@ -55,6 +56,7 @@ STEPS = {
     'reboot_hard': (states.REBOOT_STARTED_HARD,),
     'rebuild': (states.REBUILD_SPAWNING,),
     'createImage': (states.IMAGE_PENDING_UPLOAD, states.IMAGE_UPLOADING),
+    'createBackup': (states.IMAGE_PENDING_UPLOAD, states.IMAGE_UPLOADING),
 }
 
 # Actions whose failure leaves the instance in ERROR (Nova's).
@@ -102,7 +104,7 @@ class GuestActions:
                 bool(options.get('preserve_ephemeral')),
                 options.get('power_on', True),
             )
-        elif name == 'createImage':
+        elif name in ('createImage', 'createBackup'):
             driver.snapshot(instance_uuid, options['image_id'])
         elif name == 'changePassword':
             driver.set_admin_password(instance_uuid, options['admin_password'])

@@ -280,6 +280,16 @@ class ComputeManager(live_endpoints.LiveMigrationEndpoints):
             ctxt, 'createImage', instance_uuid, request_id, image_id=image_id
         )
 
+    @rpc.expose(
+        cast=True,
+        required=_ACTION + ('image_id',),
+        types=dict(_ACTION_TYPES, image_id=str),
+    )
+    def backup_instance(self, ctxt, instance_uuid, request_id, image_id):
+        self._act(
+            ctxt, 'createBackup', instance_uuid, request_id, image_id=image_id
+        )
+
     @rpc.expose(cast=True, required=_ACTION, types=_ACTION_TYPES)
     def soft_delete_instance(self, ctxt, instance_uuid, request_id):
         self._act(ctxt, 'soft_delete', instance_uuid, request_id)

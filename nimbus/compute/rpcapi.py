@@ -33,6 +33,9 @@ Version history
        1.5 (``[upgrade_levels] compute``) makes the API refuse
        os-migrateLive (409) rather than send what the computes cannot
        read.
+  1.6  backup_instance (cast): the snapshot of createBackup, in task
+       image_backup. A cap below 1.6 makes the API refuse createBackup
+       (409).
 """
 
 from nimbus.common import rpc
@@ -41,7 +44,7 @@ from nimbus.common.objects import selection as selection_obj
 from nimbus.compute import rpcapi_live
 
 TOPIC = 'compute'
-VERSION = '1.5'
+VERSION = '1.6'
 
 
 class ComputeAPI(rpcapi_live.LiveMigrationCalls):
@@ -63,13 +66,22 @@ class ComputeAPI(rpcapi_live.LiveMigrationCalls):
             )
         return client
 
-    def takes_live_migrations(self):
-        """Whether the computes may be sent live migrations (1.5; a
-        ``[upgrade_levels] compute`` cap below it says no)."""
+    def _takes(self, version):
+        """Whether the computes may be sent a message of ``version``
+        (``(1, 5)``; a ``[upgrade_levels] compute`` cap below it says
+        no)."""
         cap = rpc_options.version_cap(self._conf, 'compute')
         if not cap:
             return True
-        return tuple(int(p) for p in cap.split('.')[:2]) >= (1, 5)
+        return tuple(int(p) for p in cap.split('.')[:2]) >= version
+
+    def takes_live_migrations(self):
+        """Whether the computes may be sent live migrations (1.5)."""
+        return self._takes((1, 5))
+
+    def takes_backups(self):
+        """Whether the computes may be sent createBackup (1.6)."""
+        return self._takes((1, 6))
 
     def build_and_run_instance(
         self,
@@ -232,6 +244,18 @@ class ComputeAPI(rpcapi_live.LiveMigrationCalls):
             'snapshot_instance',
             instance_uuid,
             request_id,
+            image_id=image_id,
+        )
+
+    def backup_instance(self, ctxt, host, instance_uuid, request_id, image_id):
+        """Cast (1.6): snapshot the guest into the backup image
+        ``image_id`` (made, and the older backups rotated, by the compute
+        API); the server keeps its state."""
+        self._client(host).prepare(version='1.6').cast(
+            ctxt,
+            'backup_instance',
+            instance_uuid=instance_uuid,
+            request_id=request_id,
             image_id=image_id,
         )
 

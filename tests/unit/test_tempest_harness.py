@@ -106,17 +106,10 @@ def test_exclude_list_names_one_existing_test_per_line_with_a_reason(
     assert entries
     for regex, reason, _ in entries:
         # the reason is the comment, not stestr's placeholder
-        # only networking, volumes, live migration (until it is merged)
-        # and the one action not served yet stay out
-        assert any(
-            why in reason
-            for why in (
-                'no networking',
-                'volume',
-                'live migration',
-                'createBackup is not served',
-            )
-        ), regex.pattern
+        # only networking and volumes stay out
+        assert any(why in reason for why in ('no networking', 'volume')), (
+            regex.pattern
+        )
         pattern = regex.pattern
         assert pattern.startswith('^tempest\\.api\\.compute\\.')
         assert pattern.endswith('\\[')

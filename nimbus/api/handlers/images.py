@@ -85,6 +85,19 @@ def index(req, resp):
         visibility=params.get('visibility'),
         status=params.get('status'),
     )
+    wanted = {
+        key: value
+        for key, value in params.items()
+        if key not in schema.INDEX_QUERY['properties']
+    }
+    if wanted:
+        items = [i for i in items if _has_properties(i, wanted)]
+    if 'sort_key' in params or 'sort_dir' in params:
+        items = _sorted(
+            items,
+            params.get('sort_key', 'created_at'),
+            params.get('sort_dir', 'desc'),
+        )
     limit = util.limit_of(req, params)
     items, more = util.page(items, lambda i: i['id'], params, limit)
     body = {
@@ -98,6 +111,34 @@ def index(req, resp):
             limit,
         )
     resp.media = body
+
+
+def _has_properties(image, wanted):
+    shown = view(image)
+    return all(str(shown.get(k)) == v for k, v in wanted.items())
+
+
+def _sorted(items, key, direction):
+    """``items`` by ``key`` (then id), ``asc`` or ``desc``; images
+    without the key (no size) first in ``asc``."""
+
+    def order(image):
+        value = image.get(key)
+        return (value is not None, value if value is not None else 0)
+
+    return sorted(
+        sorted(items, key=lambda i: i['id'], reverse=direction == 'desc'),
+        key=order,
+        reverse=direction == 'desc',
+    )
+
+
+def tasks(req, resp, image_id):
+    """``GET /v2/images/{id}/tasks`` (Glance 2.12): the import tasks of
+    an image. Images here are made whole at once, so never any."""
+    util.authorize(req, policies.IMAGES % 'get')
+    get_visible(req, image_id)
+    resp.media = {'tasks': []}
 
 
 def show(req, resp, image_id):

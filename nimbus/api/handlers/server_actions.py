@@ -19,6 +19,7 @@ from oslo_utils import uuidutils
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
+from nimbus.api.handlers import server_backup
 from nimbus.api.handlers import server_live_migrate
 from nimbus.api.handlers import server_rebuild
 from nimbus.api.handlers import server_resize
@@ -312,6 +313,7 @@ ACTIONS = {
     'changePassword': change_password,
     'rebuild': server_rebuild.rebuild,
     'createImage': create_image,
+    **server_backup.ACTIONS,
     'restore': restore,
     'forceDelete': force_delete,
     # The moves of nimbus.api.handlers.server_shelve (issue 24, section 2).

@@ -107,6 +107,21 @@ INDEX_QUERY = {
                 'enum': ['public', 'private', 'shared', 'community', 'all'],
             },
             'status': {'type': 'string'},
+            'sort_key': {
+                'type': 'string',
+                'enum': [
+                    'created_at',
+                    'updated_at',
+                    'name',
+                    'id',
+                    'status',
+                    'size',
+                ],
+            },
+            'sort_dir': {'type': 'string', 'enum': ['asc', 'desc']},
         },
     ),
+    # Any other parameter filters on the property of its name, as in
+    # Glance (image_type=backup&instance_uuid=...).
+    'additionalProperties': {'type': 'string'},
 }

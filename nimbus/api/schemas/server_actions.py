@@ -150,6 +150,24 @@ _CREATE_IMAGE = {
     'additionalProperties': False,
 }
 
+# Nova's createBackup: rotation an integer of 0 or more (or its digits).
+_CREATE_BACKUP = {
+    'type': 'object',
+    'properties': {
+        'name': common.NAME,
+        'backup_type': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'rotation': {
+            'oneOf': [
+                {'type': 'integer', 'minimum': 0},
+                common.NON_NEG_INT_STR,
+            ]
+        },
+        'metadata': common.METADATA,
+    },
+    'required': ['name', 'backup_type', 'rotation'],
+    'additionalProperties': False,
+}
+
 # Actions whose body is null at every microversion.
 _NULL_ACTIONS = (
     'os-stop',
@@ -181,6 +199,7 @@ def action_schema(name, version):
         'os-getConsoleOutput': _CONSOLE_OUTPUT,
         'changePassword': _CHANGE_PASSWORD,
         'createImage': _CREATE_IMAGE,
+        'createBackup': _CREATE_BACKUP,
     }
     if name in fixed:
         return fixed[name]
@@ -196,7 +215,7 @@ def action_schema(name, version):
 ACTION_NAMES = (
     _NULL_ACTIONS
     + ('lock', 'reboot', 'os-resetState', 'rescue', 'os-getConsoleOutput')
-    + ('changePassword', 'rebuild', 'createImage')
+    + ('changePassword', 'rebuild', 'createImage', 'createBackup')
     + server_moves_shelve.NAMES
     + server_resize.NAMES
     + server_live_migrate.NAMES

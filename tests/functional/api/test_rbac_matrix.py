@@ -580,6 +580,9 @@ _IMAGE_CASES = {
     ('DELETE', '/v2/images/{image_id}'): Case(
         Access.PROJECT_WRITE, 204, setup=_image
     ),
+    ('GET', '/v2/images/{image_id}/tasks'): Case(
+        Access.PROJECT_READ, setup=_image
+    ),
     ('GET', '/v2/images/{image_id}/file'): Case(
         Access.PROJECT_READ, 204, setup=_image
     ),
