@@ -21,8 +21,9 @@ __all__ = [
 ]
 
 
-def bind_for_build(binder, ctxt, instance, request_spec, selection):
-    """The ARQ uuids to cast the build with: none without a device profile;
+def bind_for_build(binder, ctxt, instance_uuid, request_spec, selection):
+    """The ARQ uuids to cast the build of ``instance_uuid`` with: none
+    without a device profile;
     AcceleratorBindError when the request names a profile but there is no
     accelerator service (the server must not boot without its devices)."""
     if not request_spec.device_profile:
@@ -32,7 +33,7 @@ def bind_for_build(binder, ctxt, instance, request_spec, selection):
             'device profile %s requested but no accelerator service is '
             'configured' % request_spec.device_profile
         )
-    return binder.create_and_bind(ctxt, instance, request_spec, selection)
+    return binder.create_and_bind(ctxt, instance_uuid, request_spec, selection)
 
 
 def swap_profile(binder, ctxt, spec, flavor):

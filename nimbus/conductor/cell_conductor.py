@@ -170,7 +170,7 @@ class CellConductor:
                 row = instances.transition(
                     session, instance_uuid, [states.BUILDING], updates
                 )
-                instance = instances.to_dict(row) if row is not None else None
+                instance = _instance(row) if row is not None else None
             if instance is None:
                 LOG.info('Instance %s is no longer building', instance_uuid)
                 self.placement.remove_allocations(ctxt, instance_uuid)
@@ -190,7 +190,7 @@ class CellConductor:
             self.compute_api.build_and_run_instance(
                 ctxt,
                 host,
-                Instance.from_primitive(instance),
+                instance,
                 request_spec,
                 selection,
                 host_list[index + 1 :],
@@ -201,33 +201,33 @@ class CellConductor:
 
     def _rebind_accelerators(self, ctxt, instance, request_spec, selection):
         """New ARQs bound on the alternate (the old ones are deleted), and
-        stored on the instance; None when they cannot be bound there."""
+        stored on the Instance; None when they cannot be bound there."""
         if not request_spec.device_profile:
-            return instance.get('accel_uuids') or []
-        if self.accelerator is not None and instance.get('accel_uuids'):
-            self.accelerator.delete(ctxt, instance['accel_uuids'])
+            return instance.accel_uuids or []
+        if self.accelerator is not None and instance.accel_uuids:
+            self.accelerator.delete(ctxt, instance.accel_uuids)
             with self.db.session() as session:
                 instances.transition(
                     session,
-                    instance['uuid'],
+                    instance.uuid,
                     [states.BUILDING],
                     {'accel_uuids': []},
                 )
         try:
             uuids = accelerators.bind_for_build(
-                self.accelerator, ctxt, instance, request_spec, selection
+                self.accelerator, ctxt, instance.uuid, request_spec, selection
             )
         except accelerators.AcceleratorBindError as exc:
             LOG.warning(
                 'Alternate %s for %s: %s',
                 selection.service_host,
-                instance['uuid'],
+                instance.uuid,
                 exc,
             )
             with self.db.session() as session:
                 instances.record_attempt(
                     session,
-                    instance['uuid'],
+                    instance.uuid,
                     selection.service_host,
                     selection.nodename,
                     'failed',
@@ -237,7 +237,7 @@ class CellConductor:
         with self.db.session() as session:
             instances.transition(
                 session,
-                instance['uuid'],
+                instance.uuid,
                 [states.BUILDING],
                 {'accel_uuids': uuids},
             )

@@ -300,7 +300,7 @@ class ShelveMoves:
             binder.delete(ctxt, record['accel_uuids'])
         try:
             uuids = accelerators.bind_for_build(
-                binder, ctxt, record, spec, selection
+                binder, ctxt, record['uuid'], spec, selection
             )
         except accelerators.AcceleratorBindError as exc:
             LOG.warning('ARQs of %s: %s', record['uuid'], exc)

@@ -3,8 +3,10 @@
 It works at the API level: it reads build requests from the API database,
 asks the scheduler for a host and alternates per instance, creates each
 instance in its cell's database and casts the build to the chosen host on
-that cell's bus. Instances that get no host are buried in cell0 with a
-fault that says why.
+that cell's bus (that step is :mod:`.handoff`'s, which answers here and
+never calls back). Instances that get no host are buried in cell0 with a
+fault that says why (:mod:`.unplaced` words the faults of a multi-create's
+instances that did not fit).
 """
 
 from oslo_log import log as logging
@@ -12,14 +14,11 @@ import oslo_messaging as messaging
 
 from nimbus.common import exception
 from nimbus.common import instance_states as states
-from nimbus.common.objects import InstanceInfo
-from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import faults
 from nimbus.conductor import handoff
 from nimbus.conductor import leases
 from nimbus.conductor import shelve
 from nimbus.conductor import unplaced as unplaced_mod
-from nimbus.conductor import zones
 from nimbus.db import build_requests
 from nimbus.db import cell_instances as instances
 from nimbus.db import instance_actions
@@ -38,7 +37,11 @@ class SuperConductor:
         self.scheduler = scheduler_api
         self.placement = placement
         self.accelerator = accelerator
-        self._compute_apis = {}
+        # Step 17: the placed instances to their cells (it never calls
+        # back here; see the module's docstring).
+        self.handoff = handoff.Handoff(
+            conf, api_db, cells, scheduler_api, placement, accelerator
+        )
 
     @property
     def moves(self):
@@ -49,12 +52,8 @@ class SuperConductor:
         return moves
 
     def compute_api(self, cell):
-        api = self._compute_apis.get(cell.uuid)
-        if api is None:
-            api = self._compute_apis[cell.uuid] = compute_rpcapi.ComputeAPI(
-                self.cells.transport(cell), self.conf
-            )
-        return api
+        """The compute RPC API on ``cell``'s bus (the hand-off's)."""
+        return self.handoff.compute_api(cell)
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """The super conductor's steps of the scheduling workflow.
@@ -123,23 +122,40 @@ class SuperConductor:
             else:
                 unplaced.append(uuid)
         if len(placed) > 1:
-            handoff.build_many(self, ctxt, request_spec, placed, lease)
+            self._build_many(ctxt, request_spec, placed, lease)
         else:
             for uuid, host_list in placed:
                 self.build_one(ctxt, uuid, request_spec, host_list, lease)
         if unplaced:
-            unplaced_mod.Unplaced(
-                self.conf,
-                self.api_db,
-                self.scheduler,
-                lambda c, u, m, d: self.bury_in_cell0(c, u, m, d, lease),
-            ).bury_unplaced(ctxt, request_spec, instance_uuids, unplaced)
+            for uuid, message, details in unplaced_mod.Unplaced(
+                self.conf, self.api_db, self.scheduler
+            ).unplaced_faults(ctxt, request_spec, instance_uuids, unplaced):
+                self.bury_in_cell0(ctxt, uuid, message, details, lease)
+
+    def _build_many(self, ctxt, request_spec, placed, lease):
+        """Step 17 for the placed instances of a multi-create, in a few
+        transactions; one at a time when preparing the batch fails (an
+        instance it left in its cell is used as it is)."""
+        try:
+            ready = self.handoff.prepare_many(
+                ctxt, request_spec, placed, lease
+            )
+        except Exception:
+            LOG.exception(
+                'Handing %d instances to their cells in one batch failed; '
+                'handing them one at a time',
+                len(placed),
+            )
+            for uuid, host_list in placed:
+                self.build_one(ctxt, uuid, request_spec, host_list, lease)
+            return
+        self.handoff.send_many(ctxt, request_spec, ready)
 
     def build_one(self, ctxt, uuid, request_spec, host_list, lease=None):
         """Step 17 for one instance; an error buries it in cell0 (its
         claim released)."""
         try:
-            self._build_in_cell(ctxt, uuid, request_spec, host_list, lease)
+            self.handoff.build_one(ctxt, uuid, request_spec, host_list, lease)
         except Exception as exc:
             LOG.exception('Handing %s to its cell failed', uuid)
             self.placement.remove_allocations(ctxt, uuid)
@@ -219,139 +235,15 @@ class SuperConductor:
             return None
         return [(rid, uuid) for rid, uuid, _id in rows if rid not in released]
 
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
-        """Step 17 for one instance: the selected host's cell gets the
-        instance (and its mapping), then the host gets the build."""
-        selected = host_list[0]
-        cell = self.cells.by_uuid(selected.cell_uuid)
-        instance = self._create_in_cell(
-            ctxt, cell, uuid, request_spec, host_list
-        )
-        if instance is None or not self._map_to_cell(ctxt, cell, uuid, lease):
-            return
-        if not handoff.send_build(
-            self, ctxt, cell, instance, request_spec, host_list
-        ):
-            return
-        self._tell_schedulers(
-            ctxt, selected.service_host, instance, request_spec
-        )
-
-    def _create_in_cell(self, ctxt, cell, uuid, request_spec, host_list):
-        """The instance's row in its cell (created from the build request,
-        on the selected host, with the untried alternates); None when the
-        build request is gone (its claim is released)."""
-        alternates = host_list[1:]
-        with self.api_db.session() as session:
-            build_request = build_requests.get(session, uuid)
-            if build_request is None:
-                # Deleted by the user while it was being scheduled.
-                LOG.info(
-                    'Build request %s vanished; releasing its claim', uuid
-                )
-                self.placement.remove_allocations(ctxt, uuid)
-                return None
-            values = handoff.instance_values(
-                build_request, uuid, request_spec, host_list
-            )
-        with self.cells.db(cell).session() as session:
-            if not values.get('availability_zone'):
-                # As Nova: the server takes its host's zone. Each alternate
-                # carries its own, for the cell conductor to record when
-                # it reschedules there (a cell never reads aggregates).
-                default = zones.default_zone(self.conf)
-                with self.api_db.session() as api_session:
-                    for selection in host_list:
-                        selection.availability_zone = zones.host_zone(
-                            api_session,
-                            session,
-                            selection.service_host,
-                            default,
-                        )
-                values['availability_zone'] = host_list[0].availability_zone
-            values['build_alternates'] = instances.alternates(
-                request_spec, alternates
-            )
-            row = instances.get(session, uuid)
-            if row is None:
-                row = instances.create(session, values)
-                instance_actions.start_created(
-                    session, [values], ctxt.request_id
-                )
-            return instances.to_dict(row)
-
-    def _map_to_cell(self, ctxt, cell, uuid, lease):
-        """End the build request under our lease and map the instance to
-        its cell; False when the build request was deleted meanwhile (the
-        cell's row is undone and the claim released) or the lease was
-        taken over."""
-        with self.api_db.session() as session:
-            if build_requests.get(session, uuid) is None:
-                handoff.undo_vanished(self, ctxt, cell, uuid)
-                return False
-            if not leases.finish(session, uuid, lease):
-                LOG.warning(
-                    'Instance %s: its schedule lease was taken over; '
-                    'leaving it to the new holder',
-                    uuid,
-                )
-                return False
-            instance_mappings.set_cell(session, uuid, cell.id)
-        return True
-
-    def fail_in_cell(self, ctxt, cell, uuid, reason):
-        """The instance (already in its cell) goes to ERROR with a fault
-        and its claim is released."""
-        LOG.error('Instance %s: %s', uuid, reason)
-        self.placement.remove_allocations(ctxt, uuid)
-        with self.cells.db(cell).session() as cell_session:
-            instances.transition(
-                cell_session,
-                uuid,
-                [states.BUILDING],
-                {'vm_state': states.ERROR, 'task_state': None},
-            )
-            instances.add_fault(
-                cell_session, uuid, 'Accelerator binding failed.', reason
-            )
-
-    def _tell_schedulers(self, ctxt, host, instance, request_spec):
-        """Every scheduler's cache learns where the instance went (server
-        group and instance-count filters and the image-properties weigher
-        need it before their next reload)."""
-        group = request_spec.instance_group
-        try:
-            self.scheduler.update_instance_info(
-                ctxt,
-                host,
-                InstanceInfo(
-                    uuid=instance['uuid'],
-                    flavor_id=(instance.get('flavor') or {}).get('flavorid'),
-                    group_uuid=group.uuid if group else None,
-                    image_ref=instance.get('image_ref'),
-                    # Spares every scheduler a read of the images table.
-                    image_properties=(
-                        request_spec.image.properties
-                        if request_spec.image is not None
-                        else None
-                    ),
-                ),
-            )
-        except Exception:  # a cache hint; the periodic reload covers it
-            LOG.warning(
-                'Could not tell the schedulers about %s',
-                instance['uuid'],
-                exc_info=True,
-            )
-
     def bury_in_cell0(self, ctxt, uuid, message, details, lease=None):
         """Create the instance in cell0, in ERROR, with a fault."""
         cell0 = self.cells.cell0()
         with self.api_db.session() as session:
-            build_request = build_requests.get(session, uuid)
-            if build_request is None or not leases.holds(session, uuid, lease):
+            row = build_requests.get(session, uuid)
+            if row is None or not leases.holds(session, uuid, lease):
                 return
-            values = build_requests.request_of(build_request).instance_values()
+            build_request = build_requests.request_of(row)
+        values = build_request.instance_values()
         values.update(
             {'uuid': uuid, 'vm_state': states.ERROR, 'task_state': None}
         )

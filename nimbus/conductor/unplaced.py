@@ -38,14 +38,14 @@ def read_records(api_db, request_id, uuids, outcome, column):
 
 
 class Unplaced:
-    """``bury(ctxt, uuid, message, details)`` puts an instance in cell0
-    with its fault (the super conductor's, under its schedule lease)."""
+    """The faults of the unplaced instances of a request; the super
+    conductor buries each in cell0 with its own (under its schedule
+    lease)."""
 
-    def __init__(self, conf, api_db, scheduler, bury):
+    def __init__(self, conf, api_db, scheduler):
         self.conf = conf
         self.api_db = api_db
         self.scheduler = scheduler
-        self.bury = bury
 
     def _sample_size(self):
         try:
@@ -53,11 +53,12 @@ class Unplaced:
         except (AttributeError, cfg.Error):  # a conductor-only ConfigOpts
             return 10
 
-    def bury_unplaced(self, ctxt, request_spec, instance_uuids, unplaced):
-        """Between min_count and max_count: the instances that did not fit
-        get a fault with the scheduler's explanation, and admins a record
-        (``GET /os-scheduler/records?instance_uuid=...``) with every
-        rejected host."""
+    def unplaced_faults(self, ctxt, request_spec, instance_uuids, unplaced):
+        """Between min_count and max_count: ``[(uuid, message, details)]``,
+        the fault of each instance of ``unplaced`` (which did not fit),
+        with the scheduler's explanation; admins get a record (``GET
+        /os-scheduler/records?instance_uuid=...``) with every rejected
+        host."""
         requested = len(instance_uuids)
         placed = requested - len(unplaced)
         head = (
@@ -68,6 +69,7 @@ class Unplaced:
         found = self._unplaced_explanations(
             ctxt, request_spec, unplaced, placed, requested
         )
+        out = []
         for uuid in unplaced:
             explanation, reason = found.get(uuid, (None, None))
             if explanation is None:
@@ -94,7 +96,8 @@ class Unplaced:
                     why,
                     faults.explanation_text(explanation, self._sample_size()),
                 )
-            self.bury(ctxt, uuid, message, details)
+            out.append((uuid, message, details))
+        return out
 
     def _unplaced_explanations(
         self, ctxt, request_spec, unplaced, placed, requested

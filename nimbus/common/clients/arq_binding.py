@@ -76,7 +76,7 @@ class AcceleratorBinder:
     def __init__(self, client):
         self.client = client
 
-    def create_and_bind(self, ctxt, instance, request_spec, selection):
+    def create_and_bind(self, ctxt, instance_uuid, request_spec, selection):
         """Create the ARQs of the request's device profile, bind them to
         the selected host and the instance; their uuids (in creation
         order). On any failure the ARQs made here are deleted and
@@ -84,7 +84,7 @@ class AcceleratorBinder:
         profile = request_spec.device_profile
         if not profile:
             return []
-        return self.bind_profile(ctxt, instance['uuid'], profile, selection)
+        return self.bind_profile(ctxt, instance_uuid, profile, selection)
 
     def bind_profile(self, ctxt, instance_uuid, profile, selection):
         """The same for device profile ``profile`` (a resize's new

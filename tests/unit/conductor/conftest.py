@@ -8,15 +8,34 @@ from nimbus.conductor import super_conductor as sc
 from nimbus import db as nimbus_db
 
 
+class RecordingHandoff:
+    """The hand-off to cells (:class:`nimbus.conductor.handoff.Handoff`)
+    recording the uuids it would build, one at a time or in a batch."""
+
+    def __init__(self):
+        self.built = []
+
+    def build_one(self, ctxt, uuid, request_spec, host_list, lease=None):
+        self.built.append(uuid)
+
+    def prepare_many(self, ctxt, request_spec, placed, lease):
+        return placed
+
+    def send_many(self, ctxt, request_spec, ready):
+        self.built.extend(uuid for uuid, _host_list in ready)
+
+
 class Conductor(sc.SuperConductor):
     """Records what would be built and buried instead of touching cells."""
 
     def __init__(self, api_db, scheduler, placement=None):
         super().__init__(None, api_db, None, scheduler, placement)
-        self.built, self.buried = [], []
+        self.handoff = RecordingHandoff()
+        self.buried = []
 
-    def _build_in_cell(self, ctxt, uuid, request_spec, host_list, lease=None):
-        self.built.append(uuid)
+    @property
+    def built(self):
+        return self.handoff.built
 
     def bury_in_cell0(self, ctxt, uuid, message, details, lease=None):
         self.buried.append((uuid, message, details))

@@ -50,7 +50,7 @@ def test_create_and_bind_binds_each_arq_to_its_provider():
     client.create_arqs.return_value = ARQS
     binder = accelerators.AcceleratorBinder(client)
     uuids = binder.create_and_bind(
-        None, {'uuid': 'i1'}, _spec({'device_profile': 'p'}), SELECTION
+        None, 'i1', _spec({'device_profile': 'p'}), SELECTION
     )
     assert uuids == ['a0', 'a1', 'a2']
     client.create_arqs.assert_called_once_with(None, 'p')
@@ -69,25 +69,19 @@ def test_a_failed_bind_deletes_the_arqs():
     binder = accelerators.AcceleratorBinder(client)
     with pytest.raises(accelerators.AcceleratorBindError, match='h1'):
         binder.create_and_bind(
-            None, {'uuid': 'i1'}, _spec({'device_profile': 'p'}), SELECTION
+            None, 'i1', _spec({'device_profile': 'p'}), SELECTION
         )
     client.delete_arqs.assert_called_once_with(None, ['a0', 'a1', 'a2'])
 
 
 def test_bind_for_build():
     assert (
-        accelerators.bind_for_build(
-            None, None, {'uuid': 'i'}, _spec({}), SELECTION
-        )
+        accelerators.bind_for_build(None, None, 'i', _spec({}), SELECTION)
         == []
     )
     with pytest.raises(
         accelerators.AcceleratorBindError, match='no accelerator service'
     ):
         accelerators.bind_for_build(
-            None,
-            None,
-            {'uuid': 'i'},
-            _spec({'device_profile': 'p'}),
-            SELECTION,
+            None, None, 'i', _spec({'device_profile': 'p'}), SELECTION
         )

@@ -291,7 +291,7 @@ class FakeBinder:
         self.deleted = []
         self.bound = []
 
-    def create_and_bind(self, ctxt, instance, spec, selection):
+    def create_and_bind(self, ctxt, instance_uuid, spec, selection):
         from nimbus.conductor import accelerators
 
         host = selection.service_host

@@ -6,8 +6,10 @@ placement and cells are recording fakes."""
 
 import oslo_messaging as messaging
 
+from nimbus.common.objects import Instance
 from nimbus.common.objects import RequestSpec
 from nimbus.common.objects import selection as selection_obj
+from nimbus.conductor import handoff
 from nimbus.db.api import models as api_models
 
 from .conftest import Conductor
@@ -197,22 +199,22 @@ def test_unreadable_records_release_nothing(api_db):
 
 def test_schedulers_learn_the_image_properties(api_db):
     sched = ScriptedScheduler(api_db, [])
-    cond = Conductor(api_db, sched, FakePlacement())
+    cells = handoff.Handoff(None, api_db, None, sched, FakePlacement())
     spec = dict(
         SPEC,
         image={'id': 'img-1', 'properties': {'os_distro': 'ubuntu'}},
         instance_group={'uuid': 'g-1'},
     )
-    cond._tell_schedulers(
+    cells.tell_schedulers(
         None,
         'host-1',
-        {'uuid': 'u1', 'flavor': {'flavorid': 'f1'}, 'image_ref': 'img-1'},
+        Instance(uuid='u1', flavor={'flavorid': 'f1'}, image_ref='img-1'),
         _spec(spec),
     )
-    cond._tell_schedulers(
+    cells.tell_schedulers(
         None,
         'host-2',
-        {'uuid': 'u2', 'flavor': {'flavorid': 'f1'}, 'image_ref': None},
+        Instance(uuid='u2', flavor={'flavorid': 'f1'}, image_ref=None),
         _spec(dict(SPEC, image=None)),
     )
     assert sched.events == [

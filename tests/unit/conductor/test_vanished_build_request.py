@@ -1,11 +1,9 @@
 """A build request deleted after its instance was written into a cell: both
-the super conductor's one-at-a-time path and the multi-create's hand-off
-mark the cell's record deleted and release the claim (one function,
-``handoff.undo_vanished``).
+the hand-off's one-at-a-time path and its multi-create batch mark the
+cell's record deleted and release the claim (one method,
+``Handoff.undo_vanished``).
 
 Real SQLite API and cell databases; placement is a recording fake."""
-
-import types
 
 import pytest
 
@@ -14,8 +12,6 @@ from nimbus.common import instance_states as states
 from nimbus.conductor import handoff
 from nimbus import db as nimbus_db
 from nimbus.db import cell_instances as instances
-
-from .conftest import Conductor
 
 
 class FakePlacement:
@@ -61,11 +57,9 @@ def _state(cell_db, uuid):
 def test_undo_marks_the_cell_record_deleted_and_frees_the_claim(cell_db):
     _building(cell_db, 'u1')
     placement = FakePlacement()
-    conductor = types.SimpleNamespace(
-        cells=OneCell(cell_db), placement=placement
-    )
-
-    handoff.undo_vanished(conductor, None, 'cell1', 'u1')
+    handoff.Handoff(
+        None, None, OneCell(cell_db), None, placement
+    ).undo_vanished(None, 'cell1', 'u1')
 
     assert _state(cell_db, 'u1') == (states.DELETED, True)
     assert placement.removed == ['u1']
@@ -78,11 +72,9 @@ def test_undo_leaves_an_instance_that_already_left_building(cell_db):
             session, 'u1', [states.BUILDING], {'vm_state': states.ACTIVE}
         )
     placement = FakePlacement()
-    conductor = types.SimpleNamespace(
-        cells=OneCell(cell_db), placement=placement
-    )
-
-    handoff.undo_vanished(conductor, None, 'cell1', 'u1')
+    handoff.Handoff(
+        None, None, OneCell(cell_db), None, placement
+    ).undo_vanished(None, 'cell1', 'u1')
 
     assert _state(cell_db, 'u1')[0] == states.ACTIVE
 
@@ -92,11 +84,10 @@ def test_one_at_a_time_mapping_of_a_vanished_request_undoes_it(
 ):
     _building(cell_db, 'u1')
     placement = FakePlacement()
-    conductor = Conductor(api_db, None, placement)
-    conductor.cells = OneCell(cell_db)
+    cells = handoff.Handoff(None, api_db, OneCell(cell_db), None, placement)
 
     # No build request for u1 in the API database: it was deleted.
-    mapped = conductor._map_to_cell(None, 'cell1', 'u1', lease='lease-1')
+    mapped = cells._map_to_cell(None, 'cell1', 'u1', lease='lease-1')
 
     assert mapped is False
     assert _state(cell_db, 'u1') == (states.DELETED, True)
