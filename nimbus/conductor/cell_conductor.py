@@ -38,6 +38,21 @@ def _instance(row):
     return Instance(**instances.to_dict(row))
 
 
+def _to_error(session, instance_uuid, message, details):
+    """The building instance goes to ERROR with a fault; its row, or None
+    when it had left building."""
+    return instances.transition(
+        session,
+        instance_uuid,
+        [states.BUILDING],
+        {
+            'vm_state': states.ERROR,
+            'task_state': None,
+            'fault': {'message': message, 'details': details},
+        },
+    )
+
+
 def _attempt_lines(tried):
     return [
         '%d. %s: %s%s'
@@ -261,22 +276,13 @@ class CellConductor:
                 'claim-conflict',
                 reason,
             )
-            tried = instances.attempts(session, instance_uuid)
-            lines = _attempt_lines(tried)
-            row = instances.transition(
+            lines = _attempt_lines(instances.attempts(session, instance_uuid))
+            row = _to_error(
                 session,
                 instance_uuid,
-                [states.BUILDING],
-                {
-                    'vm_state': states.ERROR,
-                    'task_state': None,
-                    'fault': {
-                        'message': 'Reschedule stopped on %s: the '
-                        "consumer's allocations changed "
-                        'under it.' % host,
-                        'details': '\n'.join(lines),
-                    },
-                },
+                'Reschedule stopped on %s: the '
+                "consumer's allocations changed under it." % host,
+                '\n'.join(lines),
             )
         if row is None:
             LOG.info(
@@ -296,18 +302,8 @@ class CellConductor:
                 'failures (%d attempt%s).'
                 % (len(tried), '' if len(tried) == 1 else 's')
             )
-            row = instances.transition(
-                session,
-                instance_uuid,
-                [states.BUILDING],
-                {
-                    'vm_state': states.ERROR,
-                    'task_state': None,
-                    'fault': {
-                        'message': message,
-                        'details': '\n'.join(lines) or reason,
-                    },
-                },
+            row = _to_error(
+                session, instance_uuid, message, '\n'.join(lines) or reason
             )
         if row is None:
             LOG.info(

@@ -356,14 +356,17 @@ class Handoff:
         """The build request was deleted after the instance was written
         into its cell: the cell's record is marked deleted and the claim
         released."""
+        self._while_building(
+            cell, uuid, {'vm_state': states.DELETED, 'deleted': True}
+        )
+        self.placement.remove_allocations(ctxt, uuid)
+
+    def _while_building(self, cell, uuid, changes):
+        """``changes`` onto the instance in its cell while it builds."""
         with self.cells.db(cell).session() as cell_session:
             instances.transition(
-                cell_session,
-                uuid,
-                [states.BUILDING],
-                {'vm_state': states.DELETED, 'deleted': True},
+                cell_session, uuid, [states.BUILDING], changes
             )
-        self.placement.remove_allocations(ctxt, uuid)
 
     def fail_in_cell(self, ctxt, cell, uuid, reason):
         """The instance (already in its cell) goes to ERROR with a fault
@@ -395,13 +398,7 @@ class Handoff:
             self.fail_in_cell(ctxt, cell, uuid, str(exc))
             return False
         if accel_uuids:
-            with self.cells.db(cell).session() as cell_session:
-                instances.transition(
-                    cell_session,
-                    uuid,
-                    [states.BUILDING],
-                    {'accel_uuids': accel_uuids},
-                )
+            self._while_building(cell, uuid, {'accel_uuids': accel_uuids})
             instance.accel_uuids = accel_uuids
         LOG.info(
             'Instance %s scheduled to %s in %s with %d alternate(s)',

@@ -73,30 +73,34 @@ class SuperConductorManager(live_endpoints.SuperLiveEndpoints):
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         _uuid_list('instance_uuids', instance_uuids)
         spec = _contract(spec_obj.RequestSpec.from_primitive, request_spec)
+        self._submit(
+            ctxt,
+            lambda: self.conductor.schedule_and_build_instances(
+                ctxt, spec, instance_uuids
+            ),
+            'schedule_and_build_instances failed for %s',
+            instance_uuids,
+        )
+
+    def _submit(self, ctxt, work, failed, *what):
+        """``work()`` on the pool, in ``ctxt``; when it raises, ``failed %
+        what`` is logged with the traceback."""
 
         def run():
             ctxt.update_store()
             try:
-                self.conductor.schedule_and_build_instances(
-                    ctxt, spec, instance_uuids
-                )
+                work()
             except Exception:
-                LOG.exception(
-                    'schedule_and_build_instances failed for %s',
-                    instance_uuids,
-                )
+                LOG.exception(failed, *what)
 
         self._pool.submit(run)
 
+    # The cast endpoints below look alike (their message checked, then
+    # their work run here): deliberately, one declaration per RPC method.
     def _run(self, name, func, ctxt, *args):
-        def run():
-            ctxt.update_store()
-            try:
-                func(ctxt, *args)
-            except Exception:
-                LOG.exception('%s of %s failed', name, args[0])
-
-        self._pool.submit(run)
+        self._submit(
+            ctxt, lambda: func(ctxt, *args), '%s of %s failed', name, args[0]
+        )
 
     @rpc.expose(
         cast=True,

@@ -99,7 +99,13 @@ class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
 
 
 class CellConductorAPI(rpcapi_moves.CellMoveCalls):
-    """Client of a cell conductor (the cell's bus)."""
+    """Client of a cell conductor (the cell's bus).
+
+    A method here spells out its message's arguments, and the endpoint
+    (:mod:`.manager`) and the cell conductor's method spell them out again:
+    deliberately, each is its side's declaration of the message (the
+    client builds it, the endpoint checks it, the domain method uses it).
+    """
 
     def __init__(self, transport, conf=None):
         self._client = rpc.get_client(
@@ -161,27 +167,24 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         (None among them for "no task") the swap expects."""
         updates = update_obj.InstanceUpdate(**updates).to_primitive()
         if expected_task_states is not None:
-            return self._swap_task(
-                ctxt,
-                instance_uuid,
-                expected_vm_states,
-                updates,
-                expected_host,
-                list(expected_task_states),
-            )
-        if build_attempt is not None and self.takes_build_attempts():
             return self._swap(
                 ctxt,
                 instance_uuid,
                 expected_vm_states,
                 updates,
                 expected_host,
-                build_attempt,
+                task_states=list(expected_task_states),
             )
+        carried = build_attempt is not None and self.takes_build_attempts()
         current = self._swap(
-            ctxt, instance_uuid, expected_vm_states, updates, expected_host
+            ctxt,
+            instance_uuid,
+            expected_vm_states,
+            updates,
+            expected_host,
+            build_attempt if carried else None,
         )
-        if build_attempt is not None and current is not None:
+        if build_attempt is not None and not carried and current is not None:
             self.record_build_attempt(
                 ctxt,
                 instance_uuid,
@@ -208,78 +211,49 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         updates,
         expected_host,
         build_attempt=None,
+        task_states=None,
     ):
-        attempts = []
-
-        @rpc_retry.lost_reply
-        def call():
-            expected = list(expected_vm_states)
-            target = updates.get('vm_state')
-            if attempts and target is not None and target not in expected:
-                # Our first try may have succeeded with its reply lost.
-                expected.append(target)
-            attempts.append(1)
-            if build_attempt is not None:
-                return self._client.prepare(version='1.4').call(
-                    ctxt,
-                    'instance_update',
-                    instance_uuid=instance_uuid,
-                    expected_vm_states=expected,
-                    updates=updates,
-                    expected_host=expected_host,
-                    build_attempt=build_attempt.to_primitive(),
-                )
-            if expected_host is None:
-                return self._client.prepare(version='1.0').call(
-                    ctxt,
-                    'instance_update',
-                    instance_uuid=instance_uuid,
-                    expected_vm_states=expected,
-                    updates=updates,
-                )
-            return self._client.prepare(version='1.2').call(
-                ctxt,
-                'instance_update',
-                instance_uuid=instance_uuid,
-                expected_vm_states=expected,
-                updates=updates,
-                expected_host=expected_host,
+        """One ``instance_update`` call in the oldest version that carries
+        its arguments (1.5 with ``task_states``, 1.4 with
+        ``build_attempt``, 1.2 with ``expected_host``, else 1.0), retried
+        when its reply is lost; the Instance it answers, or None."""
+        if task_states is not None:
+            version, keys = '1.5', {'expected_host': expected_host}
+        elif build_attempt is not None:
+            version, keys = (
+                '1.4',
+                {
+                    'expected_host': expected_host,
+                    'build_attempt': build_attempt.to_primitive(),
+                },
             )
-
-        answer = call()
-        return None if answer is None else Instance.from_primitive(answer)
-
-    def _swap_task(
-        self,
-        ctxt,
-        instance_uuid,
-        expected_vm_states,
-        updates,
-        expected_host,
-        expected_task_states,
-    ):
+        elif expected_host is not None:
+            version, keys = '1.2', {'expected_host': expected_host}
+        else:
+            version, keys = '1.0', {}
         attempts = []
 
         @rpc_retry.lost_reply
         def call():
             vm_states = list(expected_vm_states)
-            tasks = list(expected_task_states)
+            tasks = None if task_states is None else list(task_states)
             if attempts:
                 # Our first try may have succeeded with its reply lost.
                 target = updates.get('vm_state')
                 if target is not None and target not in vm_states:
                     vm_states.append(target)
-                if 'task_state' in updates:
+                if tasks is not None and 'task_state' in updates:
                     tasks.append(updates['task_state'])
             attempts.append(1)
-            return self._client.prepare(version='1.5').call(
+            if tasks is not None:
+                keys['expected_task_states'] = tasks
+            return self._client.prepare(version=version).call(
                 ctxt,
                 'instance_update',
                 instance_uuid=instance_uuid,
                 expected_vm_states=vm_states,
                 updates=updates,
-                expected_host=expected_host,
-                expected_task_states=tasks,
+                **keys,
             )
 
         answer = call()
