@@ -16,8 +16,18 @@ import random
 import warnings
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings
 
 warnings.filterwarnings('ignore', message='.*[Ee]ventlet.*')
+
+# Hypothesis's default 200 ms deadline per example is a timing assertion:
+# on a loaded 2-core machine a slow example fails a test whose behaviour
+# is right. The property tests check what is computed, never how fast.
+settings.register_profile(
+    'nimbus', deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile('nimbus')
 
 SEED_ENV = 'NIMBUS_TEST_SEED'
 

@@ -9,6 +9,7 @@ import string
 import threading
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from nimbus.common import wsgi
 from nimbus.common.wsgi import errors
@@ -106,6 +107,23 @@ def isotime(value):
     if isinstance(value, str):
         return value
     return value.replace(microsecond=0).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def query_time(params, name):
+    """The query parameter ``name`` as a naive UTC time, or None when it is
+    absent; a value that is not an ISO 8601 time is a 400 naming it."""
+    value = params.get(name)
+    if value is None:
+        return None
+    try:
+        moment = timeutils.parse_isotime(value)
+    except ValueError as exc:
+        raise bad_request(
+            'Invalid input for query parameters %s. Value: %s. It is not '
+            'an ISO 8601 time (for example 2026-01-31T12:00:00Z).'
+            % (name, value)
+        ) from exc
+    return timeutils.normalize_time(moment)
 
 
 def utcnow():

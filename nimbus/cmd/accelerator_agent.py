@@ -14,7 +14,6 @@ connection and one worker pool.
 import sys
 import time
 
-from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.accelerator import drivers
@@ -25,16 +24,7 @@ LOG = logging.getLogger(__name__)
 
 NAME = 'nimbus-accelerator-agent'
 
-CLI_OPTS = [
-    cfg.IntOpt(
-        'simulated-hosts',
-        dest='simulated_host_count',
-        default=0,
-        min=0,
-        help='Serve this many simulated hosts (fake devices) in this '
-        'process, named <[DEFAULT] host>-0001 and on.',
-    )
-]
+CLI_OPTS = [common.simulated_hosts_opt('fake devices')]
 
 
 def main(argv=None):

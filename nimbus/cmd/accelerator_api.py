@@ -15,27 +15,18 @@ from nimbus.cmd import common
 def main(argv=None):
     from nimbus.common import service
     from nimbus import services
-    from nimbus.common import wsgi
 
     name = 'nimbus-accelerator-api'
     conf = common.setup(name, argv, common.WSGI_CLI_OPTS, needs_bus=True)
     svc = services.accelerator_service(conf)
     svc.start()
-    host = conf.bind_host or conf.accelerator_api.listen
-    port = (
-        conf.bind_port
-        if conf.bind_port is not None
-        else conf.accelerator_api.listen_port
-    )
-    server = wsgi.serve(
+    server = common.listen(
+        name,
+        conf,
         svc.app,
-        host,
-        port,
-        threads=conf.wsgi.server_threads,
-        name=name,
-        backlog=conf.wsgi.listen_backlog,
+        lambda c: c.accelerator_api.listen,
+        lambda c: c.accelerator_api.listen_port,
     )
-    print('%s listening on %s' % (name, server.url), flush=True)
     service.run_until_signalled([svc, server])
     return 0
 

@@ -25,6 +25,7 @@ import json
 import os
 import sys
 
+from nimbus.cmd import cli_args
 from nimbus.cmd import cli_conf
 
 
@@ -117,18 +118,6 @@ def _resolve(client, kind, ref):
     if len(matches) > 1:
         sys.exit('%s name %r is ambiguous: use its id' % (kind, ref))
     return matches[0] if matches else ref
-
-
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            'must be a whole number of at least 1, got %r' % text
-        )
-    return value
 
 
 def _parse_hints(pairs):
@@ -224,7 +213,7 @@ def build_parser():
     sched.add_argument('--availability-zone')
     sched.add_argument(
         '--num-instances',
-        type=_positive,
+        type=cli_args.positive_int,
         metavar='N',
         help='where would N instances of one request go: '
         "each one's host and alternates, and how many "

@@ -8,6 +8,8 @@ docs/admin/host-maintenance.md tells the whole story.
 
 import argparse
 
+from nimbus.cmd import cli_args
+
 RUN = 'nimbus.cmd.cli_host_run:'
 
 DRAIN = """\
@@ -39,18 +41,6 @@ DRY_RUN = (
 )
 
 
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            'must be a whole number of at least 1, got %r' % text
-        )
-    return value
-
-
 def _common(parser):
     parser.add_argument('host', metavar='HOST', help='the compute host')
     parser.add_argument('--dry-run', action='store_true', help=DRY_RUN)
@@ -59,7 +49,7 @@ def _common(parser):
     )
     parser.add_argument(
         '--timeout',
-        type=_positive,
+        type=cli_args.positive_int,
         default=600,
         metavar='SECONDS',
         help='how long to wait for each server (default 600)',
@@ -84,7 +74,7 @@ def register(sub, client):
     _common(drain)
     drain.add_argument(
         '--parallel',
-        type=_positive,
+        type=cli_args.positive_int,
         default=2,
         metavar='N',
         help='moves under way at once (default 2)',
@@ -105,7 +95,7 @@ def register(sub, client):
     )
     evacuate.add_argument(
         '--parallel',
-        type=_positive,
+        type=cli_args.positive_int,
         default=2,
         metavar='N',
         help='evacuations under way at once (default 2)',

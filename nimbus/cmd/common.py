@@ -66,16 +66,11 @@ WSGI_CLI_OPTS = [
 ]
 
 
-def serve_wsgi(
-    name, app_factory, default_host, default_port, argv=None, needs_bus=False
-):
-    """Run a REST daemon: parse options, build the app, serve until a
-    signal. ``default_host``/``default_port`` read the conf."""
-    from nimbus.common import service
+def listen(name, conf, app, default_host, default_port):
+    """Serve ``app`` on ``--host``/``--port`` (else the defaults read from
+    the conf) and say where; the running server."""
     from nimbus.common import wsgi
 
-    conf = setup(name, argv, WSGI_CLI_OPTS, needs_bus=needs_bus)
-    app = app_factory(conf)
     host = conf.bind_host or default_host(conf)
     port = conf.bind_port if conf.bind_port is not None else default_port(conf)
     server = wsgi.serve(
@@ -87,6 +82,32 @@ def serve_wsgi(
         backlog=conf.wsgi.listen_backlog,
     )
     print('%s listening on %s' % (name, server.url), flush=True)
+    return server
+
+
+def simulated_hosts_opt(what):
+    """``--simulated-hosts N``: serve N simulated hosts (``what``) in the
+    process, named ``<[DEFAULT] host>-0001`` and on."""
+    return cfg.IntOpt(
+        'simulated-hosts',
+        dest='simulated_host_count',
+        default=0,
+        min=0,
+        help='Serve this many simulated hosts (%s) in this process, named '
+        '<[DEFAULT] host>-0001 and on.' % what,
+    )
+
+
+def serve_wsgi(
+    name, app_factory, default_host, default_port, argv=None, needs_bus=False
+):
+    """Run a REST daemon: parse options, build the app, serve until a
+    signal. ``default_host``/``default_port`` read the conf."""
+    from nimbus.common import service
+
+    conf = setup(name, argv, WSGI_CLI_OPTS, needs_bus=needs_bus)
+    app = app_factory(conf)
+    server = listen(name, conf, app, default_host, default_port)
     # The API's dashboard holds a decision listener and open event streams:
     # stopping it ends them, so the server's threads come back at once.
     extra = [app.dashboard] if getattr(app, 'dashboard', None) else []

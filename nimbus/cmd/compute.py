@@ -17,7 +17,6 @@ import signal
 import sys
 import time
 
-from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.cmd import common
@@ -28,16 +27,7 @@ from nimbus import services
 
 LOG = logging.getLogger(__name__)
 
-CLI_OPTS = [
-    cfg.IntOpt(
-        'simulated-hosts',
-        dest='simulated_host_count',
-        default=0,
-        min=0,
-        help='Run this many simulated hosts (fake driver) in this '
-        'process, named <[DEFAULT] host>-0001 and on.',
-    )
-]
+CLI_OPTS = [common.simulated_hosts_opt('fake driver')]
 
 
 def main(argv=None):

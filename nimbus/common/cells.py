@@ -55,7 +55,17 @@ class _Call:
             self.done.set()
 
 
-class CellQueries:
+class _OneCell:
+    def call(self, cell, fn):
+        """``fn(cell)`` (within the deadline, if any), or
+        :class:`CellDown`."""
+        answers, down = self.gather([cell], fn)
+        if cell in down:
+            raise CellDown(cell, down[cell])
+        return answers[cell]
+
+
+class CellQueries(_OneCell):
     """Runs queries on cells within ``timeout`` seconds each request.
 
     One instance per API process (its bookkeeping of overdue queries is
@@ -138,15 +148,8 @@ class CellQueries:
             )
         return answers, down
 
-    def call(self, cell, fn):
-        """``fn(cell)`` within the deadline, or :class:`CellDown`."""
-        answers, down = self.gather([cell], fn)
-        if cell in down:
-            raise CellDown(cell, down[cell])
-        return answers[cell]
 
-
-class Direct:
+class Direct(_OneCell):
     """The same interface without threads or deadline (tools, tests)."""
 
     timeout = None
@@ -160,9 +163,3 @@ class Direct:
                 LOG.warning('Cell %s is down: %s', cell.name, exc)
                 down[cell] = str(exc)
         return answers, down
-
-    def call(self, cell, fn):
-        answers, down = self.gather([cell], fn)
-        if cell in down:
-            raise CellDown(cell, down[cell])
-        return answers[cell]

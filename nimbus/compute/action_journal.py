@@ -12,13 +12,9 @@ still in the journal. A password (``changePassword``) is never written:
 that action cannot be finished after a restart and ends in error.
 """
 
-import json
-import os
 import threading
 
-from oslo_log import log as logging
-
-LOG = logging.getLogger(__name__)
+from nimbus.compute import journal_file
 
 # Options that are secrets: never on disk.
 SECRET_OPTIONS = ('admin_password',)
@@ -29,31 +25,15 @@ class ActionJournal:
     host."""
 
     def __init__(self, state_path, host):
-        self.path = os.path.join(
-            state_path, 'compute-actions', '%s.json' % host
+        self._file = journal_file.JournalFile(
+            state_path, 'compute-actions', host, 'action journal'
         )
+        self.path = self._file.path
         self._lock = threading.Lock()
-        self._entries = self._load()
-
-    def _load(self):
-        try:
-            with open(self.path) as f:
-                entries = json.load(f)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            LOG.warning(
-                'Ignoring the unreadable action journal %s: %s', self.path, exc
-            )
-            return {}
-        return entries if isinstance(entries, dict) else {}
+        self._entries = self._file.load()
 
     def _save(self):
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        tmp = self.path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self._entries, f)
-        os.replace(tmp, self.path)
+        self._file.save(self._entries)
 
     def taken(self, uuid, name, request_id, options):
         with self._lock:

@@ -24,49 +24,27 @@ Written with an atomic rename and no fsync: it survives a ``kill -9`` of
 the process (the page cache stays), which is what it is for.
 """
 
-import json
-import os
 import threading
 
-from oslo_log import log as logging
-
-LOG = logging.getLogger(__name__)
+from nimbus.compute import journal_file
 
 
 class BuildJournal:
     """``{instance uuid: build message}`` of one host, on disk."""
 
     def __init__(self, state_path, host):
-        self.path = os.path.join(
-            state_path, 'compute-builds', '%s.json' % host
+        self._file = journal_file.JournalFile(
+            state_path, 'compute-builds', host, 'build journal'
         )
+        self.path = self._file.path
         self._lock = threading.Lock()
-        self._entries = self._load()
+        self._entries = self._file.load()
         # Taken by this process and not settled yet (entries loaded from
         # disk are a previous process's, for recover()).
         self._running = set()
 
-    def _load(self):
-        try:
-            with open(self.path) as f:
-                entries = json.load(f)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            # A torn or unreadable journal: the builds it held are caught
-            # by the cell conductor's build check (no progress).
-            LOG.warning(
-                'Ignoring the unreadable build journal %s: %s', self.path, exc
-            )
-            return {}
-        return entries if isinstance(entries, dict) else {}
-
     def _save(self):
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        tmp = self.path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self._entries, f)
-        os.replace(tmp, self.path)
+        self._file.save(self._entries)
 
     def taken(self, uuid, request_spec, selection, host_list):
         """The build message of ``uuid`` was taken from the queue: True,

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 
 from nimbus.testing import infra
+from nimbus.testing import managed
 from nimbus.testing import private_rabbit
 
 
@@ -30,7 +31,7 @@ def _tool(name):
     return path
 
 
-class MariaDBServer:
+class MariaDBServer(managed.Managed):
     """``with MariaDBServer() as db:`` installs a data directory, starts
     the server and waits until it answers SQL; leaving the block stops it
     and removes its directory (unless ``base_dir`` was given)."""
@@ -142,16 +143,6 @@ class MariaDBServer:
         self.shutdown()
         if self._own_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc):
-        self.stop()
 
     def server_url(self):
         return 'mysql+pymysql://root@127.0.0.1:%d' % self.port

@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from nimbus.testing import infra
+from nimbus.testing import managed
 
 # The real scripts; /usr/sbin's wrappers switch to the rabbitmq user (and
 # its HOME, hence the machine node's cookie) when run as root.
@@ -127,7 +128,7 @@ class Epmd:
         stop_group(self.process)
 
 
-class RabbitNode:
+class RabbitNode(managed.Managed):
     """One private RabbitMQ node; see the module docstring.
 
     ``with RabbitNode() as node:`` starts it and waits until it accepts
@@ -319,16 +320,6 @@ class RabbitNode:
             self.epmd.stop()
         if self._own_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc):
-        self.stop()
 
     # -- use ---------------------------------------------------------------
 

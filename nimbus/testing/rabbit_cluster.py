@@ -17,12 +17,13 @@ import secrets
 import shutil
 import tempfile
 
+from nimbus.testing import managed
 from nimbus.testing.private_rabbit import Epmd
 from nimbus.testing.private_rabbit import RabbitNode
 from nimbus.testing.private_rabbit import wait_until
 
 
-class RabbitCluster:
+class RabbitCluster(managed.Managed):
     """A private RabbitMQ cluster of ``size`` :class:`RabbitNode` s (see the
     module docstring): one epmd of its own, one cookie, node names
     ``nimbus-test-<random>-<n>@localhost``, all under one temporary
@@ -199,13 +200,3 @@ class RabbitCluster:
         self.epmd.stop()
         if self._own_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc):
-        self.stop()

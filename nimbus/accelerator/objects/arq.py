@@ -350,8 +350,9 @@ def pending_events(adb):
     return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
 
 
-def event_delivered(adb, arq):
-    """The event of this binding was accepted: nothing more to send."""
+def _pending_event_update(adb, arq, **values):
+    """Update the ARQ's row while it is still in the state its event
+    announced and that event is still pending."""
     adb.write(
         lambda conn: conn.execute(
             _ARQ.update()
@@ -360,26 +361,24 @@ def event_delivered(adb, arq):
                 _ARQ.c.state == arq['state'],
                 _ARQ.c.event_pending.is_(True),
             )
-            .values(event_pending=False)
+            .values(**values)
         )
     )
+
+
+def event_delivered(adb, arq):
+    """The event of this binding was accepted: nothing more to send."""
+    _pending_event_update(adb, arq, event_pending=False)
 
 
 def event_retry_at(adb, arq, next_at):
     """Not delivered yet: one more attempt counted, the next one due at
     ``next_at``."""
-    adb.write(
-        lambda conn: conn.execute(
-            _ARQ.update()
-            .where(
-                _ARQ.c.uuid == arq['uuid'],
-                _ARQ.c.state == arq['state'],
-                _ARQ.c.event_pending.is_(True),
-            )
-            .values(
-                event_attempts=_ARQ.c.event_attempts + 1, event_next_at=next_at
-            )
-        )
+    _pending_event_update(
+        adb,
+        arq,
+        event_attempts=_ARQ.c.event_attempts + 1,
+        event_next_at=next_at,
     )
 
 

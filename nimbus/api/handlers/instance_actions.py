@@ -14,7 +14,6 @@ policy; ``hostId`` from 2.62, the event's ``host`` with
 import hashlib
 
 import oslo_messaging as messaging
-from oslo_utils import timeutils
 
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
@@ -42,19 +41,6 @@ def _action_view(req, action):
     return body
 
 
-def _time_param(req, name):
-    value = req.params.get(name)
-    if value is None:
-        return None
-    try:
-        return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError as exc:
-        raise util.bad_request(
-            'Invalid input for query parameters %s. Value: %s. It is not '
-            'an ISO 8601 time.' % (name, value)
-        ) from exc
-
-
 def _placed(req, server_id, rule):
     record = servers.get_authorized(req, server_id, rule)
     if record['cell'] is None:
@@ -67,9 +53,9 @@ def index(req, resp, server_id):
     version = util.version(req)
     since = before = None
     if version >= (2, 58):
-        since = _time_param(req, 'changes-since')
+        since = util.query_time(req.params, 'changes-since')
     if version >= (2, 66):
-        before = _time_param(req, 'changes-before')
+        before = util.query_time(req.params, 'changes-before')
     if since and before and since > before:
         raise util.bad_request(
             'The value of changes-since must be less than or equal to '

@@ -11,8 +11,6 @@ them); 2.59 adds
 Admin only by default (``os_compute_api:os-migrations:index``).
 """
 
-from oslo_utils import timeutils
-
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.objects import migrations as migration_obj
@@ -53,19 +51,6 @@ def query_schema(version):
 LATEST_QUERY = query_schema((2, 96))
 
 
-def _time(params, name):
-    value = params.get(name)
-    if value is None:
-        return None
-    try:
-        return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError as exc:
-        raise util.bad_request(
-            'Invalid input for query parameters %s. Value: %s. It is not '
-            'an ISO 8601 time.' % (name, value)
-        ) from exc
-
-
 def _filters(params, version):
     filters = {}
     for name in ('host', 'instance_uuid', 'source_compute', 'status'):
@@ -79,8 +64,16 @@ def _filters(params, version):
         for name in ('user_id', 'project_id'):
             if params.get(name):
                 filters[name] = params[name]
-    since = _time(params, 'changes-since') if version >= (2, 59) else None
-    before = _time(params, 'changes-before') if version >= (2, 66) else None
+    since = (
+        util.query_time(params, 'changes-since')
+        if version >= (2, 59)
+        else None
+    )
+    before = (
+        util.query_time(params, 'changes-before')
+        if version >= (2, 66)
+        else None
+    )
     if since and before and since > before:
         raise util.bad_request(
             'The value of changes-since must be less than or equal to '
@@ -130,6 +123,12 @@ def view(req, migration):
                 {'rel': 'self', 'href': '%s/v2.1/%s' % (base, path)},
                 {'rel': 'bookmark', 'href': '%s/%s' % (base, path)},
             ]
+    return owner_fields(body, migration, version)
+
+
+def owner_fields(body, migration, version):
+    """``body`` with the fields both migration views add by microversion:
+    the migration's uuid (2.59), its user and project (2.80)."""
     if version >= (2, 59):
         body['uuid'] = migration['uuid']
     if version >= (2, 80):

@@ -24,6 +24,7 @@ from oslo_log import log as logging
 from nimbus.api import policies_server_moves_live as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
+from nimbus.api.handlers import migrations
 from nimbus.api.objects import server_live_migrate as live_obj
 from nimbus.api.schemas import server_live_migrate as schema
 from nimbus.common import instance_states as states
@@ -69,12 +70,7 @@ def view(req, migration):
         'status': migration['status'],
         'updated_at': util.isotime(migration['updated_at']),
     }
-    if version >= (2, 59):
-        body['uuid'] = migration['uuid']
-    if version >= (2, 80):
-        body['user_id'] = migration['user_id']
-        body['project_id'] = migration['project_id']
-    return body
+    return migrations.owner_fields(body, migration, version)
 
 
 def _live_in_progress(req, record, migration_id):

@@ -9,7 +9,6 @@ import re
 
 import orjson
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nimbus.api import policies
 from nimbus.api import scheduler_cache
@@ -146,9 +145,7 @@ def _change_window(req, params):
     window = {}
     for name in names:
         if name in params:
-            window[name.replace('-', '_')] = _parse_change_time(
-                name, params[name]
-            )
+            window[name.replace('-', '_')] = util.query_time(params, name)
     since, before = window.get('changes_since'), window.get('changes_before')
     if since is not None and before is not None and since > before:
         raise util.bad_request(
@@ -156,18 +153,6 @@ def _change_window(req, params):
             'than or equal to changes-before.'
         )
     return window
-
-
-def _parse_change_time(name, value):
-    try:
-        moment = timeutils.parse_isotime(value)
-    except ValueError as exc:
-        raise util.bad_request(
-            'Invalid input for query parameters %s. Value: %s. It is not '
-            'an ISO 8601 time (for example 2026-01-31T12:00:00Z).'
-            % (name, value)
-        ) from exc
-    return timeutils.normalize_time(moment)
 
 
 def _record_filter(params):

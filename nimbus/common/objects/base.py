@@ -14,6 +14,8 @@ ValueError), which RPC endpoints turn into
 
 from __future__ import annotations
 
+import dataclasses
+
 VERSION_KEY = 'nimbus_object.version'
 
 # Read as this version when a primitive carries none.
@@ -73,3 +75,19 @@ def expect(value, kinds, name, field, optional=True):
             % (name, field, wanted, type(value).__name__)
         )
     return value
+
+
+def primitive(contract, version):
+    """The primitive of a dataclass ``contract``: its fields by name under
+    ``version``; a field named ``extra`` (what a newer writer sent that
+    this reader does not know) is merged in rather than nested."""
+    out = {VERSION_KEY: version}
+    extra = None
+    for field in dataclasses.fields(contract):
+        if field.name == 'extra':
+            extra = contract.extra
+        else:
+            out[field.name] = getattr(contract, field.name)
+    if extra:
+        out.update(extra)
+    return out

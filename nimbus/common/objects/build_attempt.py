@@ -47,7 +47,4 @@ class BuildAttempt:
         return cls(**values)
 
     def to_primitive(self) -> dict:
-        out = {base.VERSION_KEY: self.VERSION}
-        for field in dataclasses.fields(self):
-            out[field.name] = getattr(self, field.name)
-        return out
+        return base.primitive(self, self.VERSION)

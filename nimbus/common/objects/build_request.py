@@ -102,12 +102,7 @@ class BuildRequest:
         return out
 
     def to_primitive(self) -> dict:
-        out = {base.VERSION_KEY: self.VERSION}
-        for f in dataclasses.fields(self):
-            if f.name != 'extra':
-                out[f.name] = getattr(self, f.name)
-        out.update(self.extra)
-        return out
+        return base.primitive(self, self.VERSION)
 
     def instance_values(self) -> dict:
         """The cell instance's values this request gives (the cell's

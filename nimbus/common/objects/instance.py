@@ -92,9 +92,4 @@ class Instance:
         return out
 
     def to_primitive(self) -> dict:
-        out = {base.VERSION_KEY: self.VERSION}
-        for f in dataclasses.fields(self):
-            if f.name != 'extra':
-                out[f.name] = getattr(self, f.name)
-        out.update(self.extra)
-        return out
+        return base.primitive(self, self.VERSION)

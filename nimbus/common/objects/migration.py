@@ -155,7 +155,4 @@ class Migration:
         return cls(**{k: v for k, v in row.items() if k in names})
 
     def to_primitive(self) -> dict:
-        out = {base.VERSION_KEY: self.VERSION}
-        for field in dataclasses.fields(self):
-            out[field.name] = getattr(self, field.name)
-        return out
+        return base.primitive(self, self.VERSION)
