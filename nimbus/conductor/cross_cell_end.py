@@ -153,8 +153,17 @@ def revert(
             steps, target, migration, 'reverting', states.RESIZE_REVERTING, exc
         )
         return
-    # The source cell owns the server again.
+    # The source cell owns the server again: the target's copy hidden
+    # first, so that no list shows the server twice.
     steps.carry_actions(target, source)
+    with steps.db(target).session() as session:
+        instances.transition(
+            session,
+            instance_uuid,
+            [states.RESIZED],
+            {'hidden': True},
+            expected_task_states=[states.RESIZE_REVERTING],
+        )
     steps.step(
         source,
         migration_uuid,

@@ -126,7 +126,14 @@ def _in_target(api, uuid, kind):
     dest = server['OS-EXT-SRV-ATTR:host']
     # The source's copy ends its part just after the mapping switched.
     _wait_migration(api, uuid, 'finished')
-    assert dest in api.cloud.cell2_host_names()
+    assert dest in api.cloud.cell2_host_names(), (
+        _seen,
+        api.migrations_in('cell1', uuid),
+        api.migrations_in('cell2', uuid),
+        api.rows('cell1', uuid),
+        api.rows('cell2', uuid),
+        api.mapped_cell(uuid),
+    )
     assert api.mapped_cell(uuid) == 'cell2'
     # The target's copy shows, the source's is hidden (and still there
     # for a revert).
