@@ -76,6 +76,18 @@ def cell_bus_for(api_url, cell_url=None):
     return cell_url
 
 
+def _cell2_bus(cell1_url):
+    """cell2's in-process bus, next to cell1's (a broker URL must be
+    given: its vhost has to exist)."""
+    if not cell1_url.startswith('inproc:'):
+        raise ConfigurationError(
+            'a second cell on a broker needs cell2_transport_url'
+        )
+    if cell1_url.endswith('cell1'):
+        return cell1_url[: -len('cell1')] + 'cell2'
+    return cell1_url + '-cell2'
+
+
 def _example_cell_bus(api_url):
     """``(cell URL, its vhost, the user)`` suggested for an API URL."""
     parts = urllib.parse.urlsplit(api_url)
@@ -148,6 +160,8 @@ class Cloud:
         shared_hosts=False,
         accelerators=False,
         accelerator_port=0,
+        cell2_hosts=0,
+        cell2_transport_url=None,
     ):
         self.state_dir = os.path.abspath(state_dir)
         self.num_hosts = hosts
@@ -170,6 +184,17 @@ class Cloud:
                 urls.get('placement') or _sqlite(self.state_dir, 'placement')
             ),
         }
+        # A second compute cell (cross-cell moves): ``cell2_hosts`` hosts
+        # named ``cell2-host-N``, a cell conductor and a bus of its own.
+        self.cell2_hosts = int(cell2_hosts or 0)
+        self.cell2_transport_url = None
+        if self.cell2_hosts:
+            self.db_urls['cell2'] = urls.get('cell2') or _sqlite(
+                self.state_dir, 'cell2'
+            )
+            self.cell2_transport_url = cell2_transport_url or _cell2_bus(
+                self.cell_transport_url
+            )
         self.discover_interval = discover_interval
         self.conf = None
         self.placement_url = None
@@ -229,6 +254,9 @@ class Cloud:
             for i in range(1, self.num_hosts + 1)
         ]
 
+    def cell2_host_names(self):
+        return ['cell2-host-%d' % i for i in range(1, self.cell2_hosts + 1)]
+
     # -- lifecycle ---------------------------------------------------------
 
     def start(self):
@@ -258,11 +286,24 @@ class Cloud:
                 host='aio-cell1',
             )
         )
+        if self.cell2_hosts:
+            self._start(
+                services.cell_conductor_service(
+                    self.conf,
+                    transport_url=self.cell2_transport_url,
+                    database_url=self.db_urls['cell2'],
+                    host='aio-cell2',
+                )
+            )
         if self.shared_hosts:
             self._start_group()
         else:
             for host in self.host_names():
                 self.start_compute(host)
+        for host in self.cell2_host_names():
+            svc = services.compute_service(self.compute_conf(host), host=host)
+            svc.start()
+            self.computes[host] = svc
         cell_mappings.discover_hosts(services.api_db(self.conf))
         if self.accelerators is not None:
             self._stoppables.append(
@@ -305,6 +346,17 @@ class Cloud:
         cell_mappings.create_cell(
             api_db, 'cell1', self.cell_transport_url, self.db_urls['cell1']
         )
+        if self.cell2_hosts:
+            nimbus_db.sync_cell(self.db_urls['cell2'])
+            cell_mappings.check_bus(
+                api_db, 'cell2', self.cell2_transport_url, self.transport_url
+            )
+            cell_mappings.create_cell(
+                api_db,
+                'cell2',
+                self.cell2_transport_url,
+                self.db_urls['cell2'],
+            )
 
     def _start(self, svc):
         svc.start()
@@ -312,10 +364,12 @@ class Cloud:
         return svc
 
     def compute_conf(self, host):
-        extra = {
-            'DEFAULT': {'host': host},
-            'rpc': {'transport_url': self.cell_transport_url},
-        }
+        bus = (
+            self.cell2_transport_url
+            if host in self.cell2_host_names()
+            else self.cell_transport_url
+        )
+        extra = {'DEFAULT': {'host': host}, 'rpc': {'transport_url': bus}}
         if host in self.fail_hosts:
             extra['fake_driver'] = {'fail_builds': True}
         for group, opts in self.host_overrides.get(host, {}).items():

@@ -16,6 +16,7 @@ from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import instance_event as event_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
+from nimbus.compute import cross_cell_endpoints
 from nimbus.compute import exception
 from nimbus.compute import guest_actions as guest_actions_mod
 from nimbus.compute import live_endpoints
@@ -32,7 +33,10 @@ _MOVE = _ACTION + ('migration',)
 _MOVE_TYPES = dict(_ACTION_TYPES, migration=dict)
 
 
-class ComputeManager(live_endpoints.LiveMigrationEndpoints):
+class ComputeManager(
+    live_endpoints.LiveMigrationEndpoints,
+    cross_cell_endpoints.CrossCellEndpoints,
+):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(

@@ -97,6 +97,11 @@ def recover(resizes, runner, ctxt, instances):
 
 def _settle(resizes, ctxt, instance, migration):
     host = resizes.host
+    if migration.cross_cell_move:
+        # The super conductor drives a cross-cell move and records its
+        # states (nimbus.conductor.cross_cell_resize): nothing to settle
+        # here; its guests are still not taken for orphans.
+        return False
     status, task = migration.status, instance.task_state
     request_id = (migration.details or {}).get('request_id')
     if (

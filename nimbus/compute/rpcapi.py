@@ -36,18 +36,31 @@ Version history
   1.6  backup_instance (cast): the snapshot of createBackup, in task
        image_backup. A cap below 1.6 makes the API refuse createBackup
        (409).
+  1.7  cross-cell resize and cold migrate (calls from the super
+       conductor, Nova's snapshot-based resize names;
+       nimbus.compute.rpcapi_cross_cell):
+       prep_snapshot_based_resize_at_dest,
+       finish_snapshot_based_resize_at_dest and
+       revert_snapshot_based_resize_at_dest (destination);
+       prep_snapshot_based_resize_at_source,
+       confirm_snapshot_based_resize_at_source and
+       finish_revert_snapshot_based_resize_at_source (source). A cap
+       below 1.7 keeps every move in its cell.
 """
 
 from nimbus.common import rpc
 from nimbus.common.rpc import options as rpc_options
 from nimbus.common.objects import selection as selection_obj
+from nimbus.compute import rpcapi_cross_cell
 from nimbus.compute import rpcapi_live
 
 TOPIC = 'compute'
-VERSION = '1.6'
+VERSION = '1.7'
 
 
-class ComputeAPI(rpcapi_live.LiveMigrationCalls):
+class ComputeAPI(
+    rpcapi_live.LiveMigrationCalls, rpcapi_cross_cell.CrossCellCalls
+):
     def __init__(self, transport, conf=None):
         self._transport = transport
         self._conf = conf

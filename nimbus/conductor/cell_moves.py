@@ -126,7 +126,10 @@ def take_unconfirmed(cell_db, host, seconds, request_id_for):
                 [migration_obj.RESIZE, migration_obj.MIGRATION],
                 older_than=seconds,
             )
-            if m['dest_compute'] == host
+            # A cross-cell move's end goes through the super conductor,
+            # which this cell's destination cannot reach: not
+            # auto-confirmed (docs/moves-resize.md, "Not done").
+            if m['dest_compute'] == host and not m['cross_cell_move']
         ]
     taken = []
     for row in waiting:

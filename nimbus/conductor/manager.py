@@ -24,6 +24,7 @@ from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.conductor import cell_moves
+from nimbus.conductor import cross_cell_endpoints
 from nimbus.conductor import live_endpoints
 from nimbus.conductor import resize
 from nimbus.conductor import rpcapi
@@ -56,7 +57,10 @@ def _host_list(value):
     return host_list
 
 
-class SuperConductorManager(live_endpoints.SuperLiveEndpoints):
+class SuperConductorManager(
+    live_endpoints.SuperLiveEndpoints,
+    cross_cell_endpoints.SuperCrossCellEndpoints,
+):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(self, super_conductor, workers=8):

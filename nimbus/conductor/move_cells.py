@@ -12,11 +12,14 @@ scheduler drops every host of another cell before its filters run
 (:mod:`nimbus.scheduler.host_prefilter`).
 
 A destination in another cell (the policy allowed it and only another
-cell's host fits, or the weigher's multiplier is negative) is not moved
-there yet: carrying the instance record to the target cell's database is
-not built, so such a move is undone with a fault saying so (see
-docs/moves-resize.md, "Not done").
+cell's host fits, or the weigher's multiplier is negative) makes the
+move a cross-cell one, carried out by the super conductor
+(:mod:`nimbus.conductor.cross_cell_resize`) once :func:`check_movable`
+let it: computes that read compute RPC 1.7, and a server without
+accelerators (its ARQs are not carried across cells).
 """
+
+from nimbus.common import exception
 
 
 def scope(spec, source_cell_uuid, cross_cell):
@@ -35,3 +38,23 @@ def in_other_cell(selection, cell_uuid):
     """Whether the scheduler's ``selection`` is a host of another cell
     than ``cell_uuid`` (a selection without a cell is taken as in it)."""
     return selection.cell_uuid not in (None, cell_uuid)
+
+
+def check_movable(conductor, cell, instance, spec):
+    """Raise NoValidHost when the server cannot be carried out of ``cell``
+    (the source): a ``[upgrade_levels] compute`` cap below 1.7, or
+    accelerators (ARQs of the server or a device profile in the new
+    flavor)."""
+    if not conductor.compute_api(cell).takes_cross_cell_moves():
+        raise exception.NoValidHost(
+            reason='the scheduler chose a host of another cell and the '
+            'computes are capped below compute RPC 1.7 (cross-cell moves)'
+        )
+    profile = ((spec.flavor.extra_specs or {}) if spec.flavor else {}).get(
+        'accel:device_profile'
+    )
+    if instance.get('accel_uuids') or profile:
+        raise exception.NoValidHost(
+            reason='the scheduler chose a host of another cell and a server '
+            'with accelerators is not moved across cells'
+        )

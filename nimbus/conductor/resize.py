@@ -14,7 +14,10 @@ action; here, for one move:
 3. :meth:`MoveClaims.schedule` hands the source's allocation to the
    migration's consumer and claims the destination for the instance;
 4. ``prep_resize`` is cast to the destination with its selection and the
-   alternates left in the same cell.
+   alternates left in the same cell; a destination in another cell (the
+   policy ``compute:servers:resize:cross_cell`` allowed it) is a
+   cross-cell move the super conductor carries out itself
+   (:mod:`.cross_cell_resize`).
 
 A move the scheduler cannot place ends here: the migration in ``error``,
 the source's allocation given back (by ``schedule``), the task cleared
@@ -31,6 +34,7 @@ from nimbus.common.objects import InstanceInfo
 from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import Flavor
 from nimbus.conductor import accelerators
+from nimbus.conductor import cross_cell_resize
 from nimbus.conductor import move_cells
 from nimbus.conductor import move_claims
 from nimbus.db import cell_instances as instances
@@ -130,18 +134,28 @@ def migrate_server(
         )
         if not host_list:
             raise exception.NoValidHost(reason='no host fits the move')
-        if move_cells.in_other_cell(host_list[0], cell.uuid):
-            claims.undo(ctxt, instance_uuid, migration['uuid'])
-            raise exception.NoValidHost(
-                reason='the scheduler chose %s, a host of another cell, and '
-                'moving a server to another cell is not carried out yet'
-                % host_list[0].service_host
-            )
+        chosen = host_list[0]
+        if move_cells.in_other_cell(chosen, cell.uuid):
+            try:
+                move_cells.check_movable(conductor, cell, instance, spec)
+            except exception.NoValidHost:
+                claims.undo(ctxt, instance_uuid, migration['uuid'])
+                raise
+        else:
+            chosen = None
         host_list = [
             s for s in host_list if not move_cells.in_other_cell(s, cell.uuid)
         ]
     except Exception as exc:  # noqa: BLE001 - any scheduling failure fails the move
         fail(conductor, ctxt, cell, instance, migration, request_id, exc)
+        return
+    if chosen is not None:
+        # Another cell (the policy allowed it): the super conductor
+        # carries the server there (:mod:`.cross_cell_resize`).
+        if cross_cell_resize.start(
+            conductor, ctxt, cell, instance, migration, chosen, request_id
+        ):
+            _tell(conductor, ctxt, chosen.service_host, instance, spec)
         return
     selected = host_list[0]
     with conductor.cells.db(cell).session() as session:

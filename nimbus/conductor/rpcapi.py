@@ -46,6 +46,10 @@ Version history
   1.10 moves_of_host (cell, call): the cold moves in progress with a
        host as source or destination, which a compute settles when it
        starts again after a crash (issue 24, section 3).
+  1.11 confirm_cross_cell_resize and revert_cross_cell_resize (super,
+       casts): the end of a resize or cold migrate that carried the
+       server to another cell (migration cross_cell_move), which the
+       super conductor drives since it owns both cells' databases.
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -75,7 +79,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.10'
+VERSION = '1.11'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):

@@ -1,6 +1,6 @@
 """The conductors' RPC calls of the moves (issue 24): resize and cold
 migrate (conductor RPC 1.6), shelve and evacuate (1.7), live migration
-(1.8). Mixins of
+(1.8), the confirm and revert of a cross-cell move (1.11). Mixins of
 :class:`~nimbus.conductor.rpcapi.SuperConductorAPI` and
 :class:`~nimbus.conductor.rpcapi.CellConductorAPI`, which hold the
 client (``self._client``) and the version history; kept in a module of
@@ -43,6 +43,43 @@ class SuperMoveCalls:
             flavor=flavor,
             host=host,
             **extra,
+        )
+
+    def takes_cross_cell_ends(self):
+        """Whether the super conductor reads confirm_cross_cell_resize and
+        revert_cross_cell_resize (1.11); the API answers 409 to the
+        confirm or revert of a cross-cell move otherwise."""
+        return self._client.can_send_version('1.11')
+
+    def confirm_cross_cell_resize(
+        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+    ):
+        """Cast (1.11): confirm the cross-cell move ``migration_uuid`` of
+        the instance, now in ``cell_uuid`` (the target; the API took the
+        task ``resize_confirming`` and the migration ``confirming``)."""
+        self._client.prepare(version='1.11').cast(
+            ctxt,
+            'confirm_cross_cell_resize',
+            instance_uuid=instance_uuid,
+            cell_uuid=cell_uuid,
+            request_id=request_id,
+            migration_uuid=migration_uuid,
+        )
+
+    def revert_cross_cell_resize(
+        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+    ):
+        """Cast (1.11): revert the cross-cell move ``migration_uuid`` of
+        the instance, now in ``cell_uuid`` (the target; task
+        ``resize_reverting``, migration ``reverting``): the server goes
+        back to its source cell."""
+        self._client.prepare(version='1.11').cast(
+            ctxt,
+            'revert_cross_cell_resize',
+            instance_uuid=instance_uuid,
+            cell_uuid=cell_uuid,
+            request_id=request_id,
+            migration_uuid=migration_uuid,
         )
 
     def unshelve_instance(

@@ -134,6 +134,27 @@ def update(session, migration_uuid, **values):
     return result.rowcount == 1
 
 
+def copy(session, migration, **overrides):
+    """Insert ``migration`` (a :func:`to_dict` dict of another cell's row,
+    same uuid) into this cell with ``overrides`` (``hidden``); a copy
+    left by an earlier attempt is replaced. Its dict."""
+    purge(session, migration['uuid'])
+    values = {name: migration.get(name) for name in _COLUMNS}
+    values.update(overrides)
+    values['details'] = values.get('details') or {}
+    return create(session, values)
+
+
+def purge(session, migration_uuid):
+    """Delete the migration row (the target cell's copy of a cross-cell
+    move that is undone or reverted)."""
+    session.execute(
+        sa.delete(models.Migration).where(
+            models.Migration.uuid == migration_uuid
+        )
+    )
+
+
 def in_progress(session, instance_uuid, migration_types=None):
     """The instance's newest migration that is not in a final status, or
     None (an instance has at most one move under way)."""

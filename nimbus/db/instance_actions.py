@@ -244,3 +244,72 @@ def get(session, instance_uuid, request_id):
         for e in events
     ]
     return out
+
+
+def copy_missing(source, target, instance_uuid):
+    """Carry the instance's actions and events of the ``source`` session's
+    cell into the ``target`` session's cell (a cross-cell move): an action
+    the target lacks (by request id) is copied with its events, an action
+    it has gets the events it lacks (by name and start time)."""
+    actions = source.execute(
+        sa.select(Action)
+        .where(Action.instance_uuid == instance_uuid)
+        .order_by(Action.id)
+    ).scalars()
+    for action in actions:
+        mine = _get(target, instance_uuid, action.request_id)
+        if mine is None:
+            mine = Action(
+                action=action.action,
+                instance_uuid=instance_uuid,
+                request_id=action.request_id,
+                user_id=action.user_id,
+                project_id=action.project_id,
+                start_time=action.start_time,
+                finish_time=action.finish_time,
+                message=action.message,
+                updated_at=action.updated_at,
+            )
+            target.add(mine)
+            target.flush()
+        elif action.message and not mine.message:
+            mine.message = action.message
+        have = {
+            (e.event, e.start_time)
+            for e in target.execute(
+                sa.select(Event).where(Event.action_id == mine.id)
+            ).scalars()
+        }
+        events = source.execute(
+            sa.select(Event)
+            .where(Event.action_id == action.id)
+            .order_by(Event.id)
+        ).scalars()
+        target.add_all(
+            Event(
+                action_id=mine.id,
+                event=e.event,
+                start_time=e.start_time,
+                finish_time=e.finish_time,
+                result=e.result,
+                traceback=e.traceback,
+                host=e.host,
+                details=e.details,
+            )
+            for e in events
+            if (e.event, e.start_time) not in have
+        )
+    target.flush()
+
+
+def purge(session, instance_uuid):
+    """Delete the instance's actions and events from this cell (the copy
+    a cross-cell move leaves behind)."""
+    ids = list(
+        session.execute(
+            sa.select(Action.id).where(Action.instance_uuid == instance_uuid)
+        ).scalars()
+    )
+    if ids:
+        session.execute(sa.delete(Event).where(Event.action_id.in_(ids)))
+        session.execute(sa.delete(Action).where(Action.id.in_(ids)))

@@ -105,7 +105,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     assert 'synced: cell database of this node' in _db_sync(
         tmp_path, fresh_url
     )
-    assert _version(fresh_url) == '0006'  # the head
+    assert _version(fresh_url) == '0007'  # the head
     assert 'stats' in _columns(fresh_url)
     # 0003: the instance's server group and the build's alternates.
     assert {'instance_group_uuid', 'build_alternates'} <= _columns(
@@ -121,6 +121,8 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
     assert {'source_compute', 'dest_compute', 'details'} <= _columns(
         fresh_url, 'migrations'
     )
+    # 0007: the hidden copy of a cross-cell move.
+    assert 'hidden' in _columns(fresh_url, 'instances')
 
     db = common_db.get_database(fresh_url)
     try:
@@ -169,7 +171,7 @@ def test_db_sync_upgrades_0001_to_compute_node_stats(fresh_url, tmp_path):
 
     # A second sync is a no-op; the downgrade drops the column again.
     _db_sync(tmp_path, fresh_url)
-    assert _version(fresh_url) == '0006'
+    assert _version(fresh_url) == '0007'
     alembic_command.downgrade(_alembic(fresh_url), '0001')
     assert _version(fresh_url) == '0001'
     assert 'stats' not in _columns(fresh_url)

@@ -12,7 +12,10 @@ or RAM quota (403), a migrate to the server's own host or to an unknown
 host (400). confirmResize and revertResize need the server in
 VERIFY_RESIZE with its migration ``finished``: the task and the
 migration's status (``confirming``, ``reverting``) are taken together,
-then the source (confirm) or the destination (revert) is told.
+then the source (confirm) or the destination (revert) is told; for a
+move that carried the server to another cell (the migration's
+``cross_cell_move``) the super conductor is (conductor RPC 1.11, a 409
+when it cannot be sent).
 """
 
 from oslo_log import log as logging
@@ -165,6 +168,14 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
         raise util.bad_request(
             'Instance %s has not been resized.' % record['uuid']
         )
+    if (
+        migration.cross_cell_move
+        and not deps.conductor_api.takes_cross_cell_ends()
+    ):
+        raise util.conflict(
+            'The server was moved to another cell and the super conductor '
+            'cannot %s it yet (conductor RPC 1.11).' % api_name
+        )
     try:
         action_obj.begin(
             deps.cells,
@@ -182,9 +193,24 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
     migration.status = status
     host = host_of(migration)
     try:
-        cast(deps.compute_api(record['cell']))(
-            ctx, host, record['uuid'], ctx.request_id, migration
-        )
+        if migration.cross_cell_move:
+            # The super conductor ends a move across cells (it owns both
+            # cells' databases): conductor RPC 1.11.
+            cross = {
+                'confirming': deps.conductor_api.confirm_cross_cell_resize,
+                'reverting': deps.conductor_api.revert_cross_cell_resize,
+            }[status]
+            cross(
+                ctx,
+                record['uuid'],
+                record['cell'].uuid,
+                ctx.request_id,
+                migration.uuid,
+            )
+        else:
+            cast(deps.compute_api(record['cell']))(
+                ctx, host, record['uuid'], ctx.request_id, migration
+            )
     except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
         resize_obj.give_back(

@@ -177,7 +177,10 @@ def instance_of(cells, cell, uuid):
         row = cell_instances.get(session, uuid)
         if row is None:
             return None
-        return from_instance(row, cell, faults_of(session, [uuid]).get(uuid))
+        record = from_instance(row, cell, faults_of(session, [uuid]).get(uuid))
+        # The copy a cross-cell move hides (its mapping is switching).
+        record['hidden'] = bool(row.hidden)
+        return record
 
 
 def get(api_db, cells, uuid, queries=None):
@@ -186,11 +189,13 @@ def get(api_db, cells, uuid, queries=None):
     answer within the deadline of ``queries`` (a
     :class:`nimbus.common.cells.CellQueries`; None: no deadline).
 
-    Retries once when the build request disappears between reading the
-    mapping and reading it (the conductor just moved it to a cell).
+    Retries when the build request disappears between reading the
+    mapping and reading it (the conductor just moved it to a cell), and
+    when the cell read holds no row or a hidden one (a cross-cell move
+    switched the mapping meanwhile).
     """
     queries = queries or cell_queries.Direct()
-    for _attempt in range(2):
+    for _attempt in range(3):
         mapping = mapping_of(api_db, uuid)
         if mapping is None:
             raise ServerNotFound(uuid)
@@ -204,10 +209,20 @@ def get(api_db, cells, uuid, queries=None):
             record = queries.call(cell, lambda c: instance_of(cells, c, uuid))
         except cell_queries.CellDown as exc:
             raise CellUnreachable(cell, mapping) from exc
+        moved = record is None or record['hidden']
+        if moved and _remapped(api_db, mapping):
+            continue  # a cross-cell move switched cells meanwhile
         if record is None or record['deleted']:
             raise ServerNotFound(uuid)
         return record
     raise ServerNotFound(uuid)
+
+
+def _remapped(api_db, mapping):
+    """Whether the instance's mapping points at another cell than
+    ``mapping`` said."""
+    now = mapping_of(api_db, mapping.instance_uuid)
+    return now is not None and now.cell_id != mapping.cell_id
 
 
 def minimal_of(api_db, mapping, cell):

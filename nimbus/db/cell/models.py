@@ -99,6 +99,11 @@ class Instance(TimestampMixin, Base):
     terminated_at = sa.Column(sa.DateTime, nullable=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)
     deleted_at = sa.Column(sa.DateTime, nullable=True)
+    # A copy of an instance another cell owns (a cross-cell resize or cold
+    # migrate under way, migration 0007): never listed or counted.
+    hidden = sa.Column(
+        sa.Boolean, nullable=False, default=False, server_default=sa.false()
+    )
 
 
 class InstanceFault(Base):

@@ -37,6 +37,7 @@ _UPDATABLE = {
     'image_ref',
     'locked_by',
     'flavor',  # a resize swaps it (issue 24, section 2)
+    'hidden',  # a cross-cell move hides the copy of the cell it leaves
 }
 
 
@@ -358,7 +359,9 @@ def attempts(session, instance_uuid):
 def on_host(session, host):
     rows = session.execute(
         sa.select(models.Instance).where(
-            models.Instance.host == host, models.Instance.deleted.is_(False)
+            models.Instance.host == host,
+            models.Instance.deleted.is_(False),
+            models.Instance.hidden.is_(False),
         )
     ).scalars()
     return [to_dict(r) for r in rows]

@@ -15,6 +15,9 @@ from nimbus.db.cell import models
 
 Instance = models.Instance
 Fault = models.InstanceFault
+# The rows a cell owns: not the hidden copy of a cross-cell move's other
+# cell (listed, counted and audited where the instance mapping points).
+_OWNED = Instance.hidden.is_(False)
 
 
 def faults(session, instance_uuids, by_time=False):
@@ -53,7 +56,7 @@ def placed(session):
     """The live instances that have a host (ORM rows)."""
     return session.execute(
         sa.select(Instance).where(
-            Instance.deleted.is_(False), Instance.host.is_not(None)
+            Instance.deleted.is_(False), Instance.host.is_not(None), _OWNED
         )
     ).scalars()
 
@@ -63,7 +66,7 @@ def placed_usage(session):
     those columns)."""
     return session.execute(
         sa.select(Instance.host, Instance.node, Instance.flavor).where(
-            Instance.deleted.is_(False), Instance.host.is_not(None)
+            Instance.deleted.is_(False), Instance.host.is_not(None), _OWNED
         )
     ).all()
 
@@ -72,7 +75,7 @@ def on_host_by_project(session, host):
     """``[(project_id, flavor)]`` of the live instances on ``host``."""
     return session.execute(
         sa.select(Instance.project_id, Instance.flavor).where(
-            Instance.host == host, Instance.deleted.is_(False)
+            Instance.host == host, Instance.deleted.is_(False), _OWNED
         )
     ).all()
 
@@ -82,7 +85,9 @@ def flavors_of_project(session, project_id):
     return list(
         session.execute(
             sa.select(Instance.flavor).where(
-                Instance.project_id == project_id, Instance.deleted.is_(False)
+                Instance.project_id == project_id,
+                Instance.deleted.is_(False),
+                _OWNED,
             )
         ).scalars()
     )
@@ -108,6 +113,7 @@ def alive_between(session, start, stop, project_id=None):
             Instance.terminated_at.is_(None), Instance.terminated_at >= start
         ),
         sa.or_(Instance.launched_at.is_(None), Instance.launched_at <= stop),
+        _OWNED,
     )
     if project_id is not None:
         query = query.where(Instance.project_id == project_id)
@@ -134,7 +140,9 @@ def audit_rows(session, also=()):
     built are not read: their number grows with every boot."""
     rows = session.execute(
         sa.select(*_AUDIT_COLUMNS).where(
-            Instance.deleted.is_(False), Instance.vm_state != states.DELETED
+            Instance.deleted.is_(False),
+            Instance.vm_state != states.DELETED,
+            _OWNED,
         )
     ).all()
     seen = {row.uuid for row in rows}
@@ -217,7 +225,7 @@ def page(
         if sort_key == 'uuid'
         else sa.func.coalesce(column, sa.literal(null_default, column.type))
     )
-    query = sa.select(Instance)
+    query = sa.select(Instance).where(_OWNED)
     deleted = filters.get('deleted', False)
     if deleted is not None:
         query = query.where(Instance.deleted.is_(deleted))
@@ -253,5 +261,6 @@ def names_on_node(session, host, node):
             Instance.host == host,
             Instance.node == node,
             Instance.deleted.is_(False),
+            _OWNED,
         )
     ).all()

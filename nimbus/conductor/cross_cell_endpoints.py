@@ -1,0 +1,44 @@
+"""The super conductor's RPC endpoints of the end of a cross-cell move
+(conductor RPC 1.11): a mixin of
+:class:`~nimbus.conductor.manager.SuperConductorManager`, thin as the
+rest; the work is :mod:`nimbus.conductor.cross_cell_end`."""
+
+from nimbus.common import rpc
+from nimbus.conductor import cross_cell_end
+
+_END = ('instance_uuid', 'cell_uuid', 'request_id', 'migration_uuid')
+_END_TYPES = dict.fromkeys(_END, str)
+
+
+class SuperCrossCellEndpoints:
+    @rpc.expose(cast=True, required=_END, types=_END_TYPES)
+    def confirm_cross_cell_resize(
+        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+    ):
+        self._run(
+            'confirm_cross_cell_resize',
+            lambda ctxt, *args: cross_cell_end.confirm(
+                self.conductor, ctxt, *args
+            ),
+            ctxt,
+            instance_uuid,
+            cell_uuid,
+            request_id,
+            migration_uuid,
+        )
+
+    @rpc.expose(cast=True, required=_END, types=_END_TYPES)
+    def revert_cross_cell_resize(
+        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+    ):
+        self._run(
+            'revert_cross_cell_resize',
+            lambda ctxt, *args: cross_cell_end.revert(
+                self.conductor, ctxt, *args
+            ),
+            ctxt,
+            instance_uuid,
+            cell_uuid,
+            request_id,
+            migration_uuid,
+        )
