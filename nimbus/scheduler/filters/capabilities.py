@@ -10,10 +10,7 @@ from nimbus.extra_specs import image_fit
 from nimbus.extra_specs.ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
-HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {
-    '_agg_min_cache',
-    'static_memo',
-}
+HOST_ATTRIBUTES = HostState.ATTRIBUTES - {'_agg_min_cache', 'static_memo'}
 # Past this many remembered verdicts a host forgets them all (one per
 # distinct flavor or image judged, so rarely).
 MEMO_LIMIT = 512
