@@ -102,7 +102,7 @@ class HostState:
         'extra',
         'resources',
         '_agg_min_cache',
-        'static_memo',
+        '_static_memo',
         '_summary_seen',
         '_table',
         '_slot',
@@ -122,6 +122,7 @@ class HostState:
     cell_uuid = host_table.tracked('cell_uuid')
     pci_pools = host_table.tracked('pci_pools')
     aggregate_metadata = host_table.tracked('aggregate_metadata')
+    static_memo = host_table.tracked('static_memo')
 
     # What the compute reports about the host itself: these change only
     # through update_from_compute_node, which forgets ``static_memo`` (a

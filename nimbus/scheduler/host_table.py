@@ -17,6 +17,11 @@ every change of its PCI pools is followed by. Columns:
 * ``az`` and ``cell``: codes of the availability zone and cell uuid strings (int32;
   ``values['az'][code]`` is the string).
 
+``memo`` keeps filters' remembered verdicts on static facts (see
+``filters.capabilities.remembered``) per request key as int8 columns (-1: not judged
+yet); a host's are forgotten whenever its ``static_memo`` is (its compute node record
+changed) and when its row is given to another host.
+
 ``agg_keys`` counts, per aggregate metadata key, the attached hosts that have it: a key
 no host has cannot override anything, so the per-host aggregate look-ups are skipped.
 """
@@ -57,6 +62,7 @@ class HostTable:
         self.states: list = []  # slot -> HostState (None: free)
         self.objs = np.empty(capacity, dtype=object)  # the same, as an array
         self._free: list[int] = []
+        self.memo: dict = {}  # request key -> int8 verdicts (-1: unknown)
 
     def __len__(self):
         return len(self.states) - len(self._free)
@@ -79,6 +85,7 @@ class HostTable:
         self.objs[slot] = hs
         hs._slot = slot
         hs._table = self
+        self.forget_static(slot)
         self.agg_keys.update(hs.aggregate_metadata.keys())
         write_row(self, hs)
 
@@ -103,6 +110,10 @@ class HostTable:
         self.cols = {c: grown(a) for c, a in self.cols.items()}
         self.ok = grown(self.ok)
         self.objs = grown(self.objs)
+        for key, a in self.memo.items():
+            out = np.full(capacity, -1, dtype=np.int8)
+            out[: len(a)] = a
+            self.memo[key] = out
         self.codes = {c: grown(a) for c, a in self.codes.items()}
         self.capacity = capacity
 
@@ -120,6 +131,20 @@ class HostTable:
             code = codes[value] = len(self.values[kind])
             self.values[kind].append(value)
         self.codes[kind][slot] = code
+
+    def forget_static(self, slot: int) -> None:
+        for verdicts in self.memo.values():
+            verdicts[slot] = -1
+
+    def memo_column(self, key, limit: int) -> np.ndarray:
+        """The remembered verdicts for ``key`` (created unknown); past ``limit``
+        keys all are forgotten first."""
+        col = self.memo.get(key)
+        if col is None:
+            if len(self.memo) >= limit:
+                self.memo.clear()
+            col = self.memo[key] = np.full(self.capacity, -1, dtype=np.int8)
+        return col
 
     def aggregate_keys_changed(self, old, new) -> None:
         self.agg_keys.subtract(old)
@@ -248,6 +273,7 @@ ON_SET = {
     'availability_zone': _coded('az'),
     'cell_uuid': _coded('cell'),
     'pci_pools': _pci,
+    'static_memo': lambda table, hs, value: table.forget_static(hs._slot),
 }
 
 

@@ -25,7 +25,7 @@ from nimbus.scheduler import (
     selection,
     testing,
 )
-from nimbus.scheduler.filters import aggregate, compute
+from nimbus.scheduler.filters import aggregate, capabilities, compute
 from nimbus.scheduler.host_manager import HostManager
 from nimbus.scheduler.weighers import all_weighers
 
@@ -82,6 +82,10 @@ def mutate(rng, hm, hs, conf):
                 'hypervisor_version': rng.choice([6000000, 7001000]),
                 'pci_stats': [dict(PCI, count=rng.randrange(4))],
                 'failed_builds': rng.randrange(3),
+                'hypervisor_type': rng.choice(['QEMU', 'xen']),
+                'supported_instances': [
+                    [rng.choice(['x86_64', 'aarch64']), 'qemu', 'hvm']
+                ],
             }
         )
     elif kind == 1:
@@ -148,23 +152,54 @@ def mutate(rng, hm, hs, conf):
         )
 
 
+STATIC_SPEC = dict(
+    extra_specs={'capabilities:hypervisor_type': 's== QEMU'},
+    image_props={'hw_architecture': 'x86_64'},
+)
+
+
+def static_masks(conf, table, hosts):
+    """The capability and image filters' table verdicts, and their
+    host_passes, over ``hosts``."""
+    sp = testing.spec(**STATIC_SPEC)
+    rows = table.rows(hosts)
+    out = []
+    for f in (
+        capabilities.ComputeCapabilitiesFilter(conf),
+        capabilities.ImagePropertiesFilter(conf),
+    ):
+        out.append(
+            (
+                f.mask(table, rows, sp).tolist(),
+                [f.host_passes(h, sp) for h in hosts],
+            )
+        )
+    return out
+
+
 @pytest.mark.parametrize('seed', range(6))
 def test_rows_follow_every_change(conf, seed):
     rng = random.Random(seed)
     src = testing.make_source(30, seed=seed, cells=2, az_every=4)
     hm = HostManager(conf, src)
     hm.refresh()
-    for _ in range(300):
+    for step in range(300):
         states = hm.all_host_states()
         if not states:
             break
         mutate(rng, hm, rng.choice(states), conf)
+        if step % 50 == 0:  # remembered verdicts, forgotten on changes
+            now = hm.all_host_states()
+            for got, want in static_masks(conf, hm.table, now):
+                assert got == want
     states = hm.all_host_states()
     assert states
     for hs in states:
         assert hs._table is hm.table
         assert stored_row(hm.table, hs) == expected_row(hs)
     assert dict(hm.table.agg_keys) == agg_key_counts(states)
+    for got, want in static_masks(conf, hm.table, states):
+        assert got == want
     assert len(hm.table) == len(states)
     # a full reload keeps the same rows current too
     hm.refresh()
