@@ -494,20 +494,10 @@ class HostState:
 
     # ------------------------------------------------------------------ misc
     def __copy__(self):
-        return self._copy(lambda v: v)
+        return host_table.detached_copy(self, lambda v: v)
 
     def __deepcopy__(self, memo):
-        return self._copy(lambda v: copy.deepcopy(v, memo))
-
-    def _copy(self, dup):
-        """A copy outside any host table (a copy writing into the original's row
-        would make the row lie)."""
-        new = HostState.__new__(HostState)
-        new._table, new._slot = None, -1
-        for name in HostState.__slots__:
-            if name not in ('_table', '_slot') and hasattr(self, name):
-                setattr(new, name, dup(getattr(self, name)))
-        return new
+        return host_table.detached_copy(self, lambda v: copy.deepcopy(v, memo))
 
     def to_dict(self) -> dict[str, Any]:
         return {

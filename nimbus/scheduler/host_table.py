@@ -240,6 +240,18 @@ def write_row(table: HostTable, hs) -> None:
     table.put_code('cell', slot, hs.cell_uuid)
 
 
+def detached_copy(hs, dup):
+    """A copy of ``hs`` (each slot's value through ``dup``) outside any
+    table: a copy writing into the original's row would make the row lie."""
+    cls = type(hs)
+    new = cls.__new__(cls)
+    new._table, new._slot = None, -1
+    for name in cls.__slots__:
+        if name not in ('_table', '_slot') and hasattr(hs, name):
+            setattr(new, name, dup(getattr(hs, name)))
+    return new
+
+
 def _numeric(column):
     def on_set(table, hs, value):
         table.cols[column][hs._slot] = value
