@@ -20,11 +20,13 @@ import collections
 import contextlib
 import threading
 import time
+
+import numpy as np
 from typing import Protocol, runtime_checkable
 
 from oslo_log import log as logging
 
-from nimbus.scheduler import tombstones
+from nimbus.scheduler import host_table, tombstones
 from nimbus.scheduler.host_state import HostState
 
 LOG = logging.getLogger(__name__)
@@ -118,6 +120,9 @@ class HostManager:
         )  # deferred events
         self._by_uuid: dict[str, HostState] = {}
         self._by_host: dict[str, list[HostState]] = {}
+        # The hosts' numeric facts as arrays (host_table.py), for vectorised
+        # filters and weighers: every HostState here is attached to it.
+        self.table = host_table.HostTable()
         self._aggregates: dict = {}  # aggregate id -> dict
         self._host_aggs: dict[str, list] = {}  # host -> [aggregate ids]
         self._groups: dict[str, dict] = {}
@@ -212,6 +217,11 @@ class HostManager:
                 )
                 by_uuid[cn['uuid']] = hs
                 by_host.setdefault(cn['host'], []).append(hs)
+            for uuid, hs in self._by_uuid.items():
+                if by_uuid.get(uuid) is not hs:
+                    self.table.detach(hs)
+            for hs in by_uuid.values():
+                self.table.attach(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
             self._set_aggregates(aggs)
             self._groups = {
@@ -276,7 +286,7 @@ class HostManager:
             # A compute registered since the last load: reload once rather
             # than guess its cell and service state.
             self.refresh()
-        out = []
+        out, uuids, slots = [], [], []
         by_uuid = self._by_uuid
         for rp in root_uuids:
             hs = by_uuid.get(rp)
@@ -288,7 +298,12 @@ class HostManager:
             if summary is not None:
                 hs.update_from_provider_summary(summary)
             out.append(hs)
-        return out
+            uuids.append(rp)
+            slots.append(hs._slot)
+        # Every HostState of the cache has a row in the table.
+        return host_table.Candidates(
+            out, self.table, np.array(slots, dtype=np.intp), uuids
+        )
 
     # ------------------------------------------------------------------ events
     # Each public event returns at once: it is applied now, or queued behind the
@@ -310,6 +325,7 @@ class HostManager:
             self._by_uuid[cn['uuid']] = hs
             self._by_host.setdefault(cn['host'], []).append(hs)
             self._apply_host_aggs(cn['host'], [hs])
+            self.table.attach(hs)
         hs.update_from_compute_node(cn)
 
     def remove_compute_node(self, uuid: str) -> None:
@@ -318,6 +334,7 @@ class HostManager:
     def _remove_compute_node(self, uuid: str) -> None:
         hs = self._by_uuid.pop(uuid, None)
         if hs is not None:
+            self.table.detach(hs)
             states = self._by_host.get(hs.host, [])
             if hs in states:
                 states.remove(hs)

@@ -7,13 +7,23 @@ and the capacity answer."""
 
 from __future__ import annotations
 
+import operator
 
-def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None):
+_UUID = operator.attrgetter('uuid')
+
+
+def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None, uuids=None):
     """ignore_hosts / force_hosts / force_nodes / requested_destination
-    and 'has an allocation candidate'."""
+    and 'has an allocation candidate'. ``uuids``: the hosts' uuids, in
+    order, when the caller has them."""
     out = hosts
     if alloc_reqs is not None:
-        new = [h for h in out if h.uuid in alloc_reqs]
+        if uuids is None or len(uuids) != len(out):
+            uuids = map(_UUID, out)
+        if all(map(alloc_reqs.__contains__, uuids)):
+            new = out  # the usual case: every host came from the candidates
+        else:
+            new = [h for h in out if h.uuid in alloc_reqs]
         if explanation:
             explanation.record_pre(
                 'AllocationCandidates',

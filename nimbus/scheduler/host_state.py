@@ -16,9 +16,11 @@ written for Nova work unchanged (``free_ram_mb``, ``free_disk_mb``, ``vcpus_tota
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
+from nimbus.scheduler import host_table
 from nimbus.scheduler import numa as numa_mod
 
 
@@ -55,7 +57,7 @@ class HostState:
         'host',
         'nodename',
         'uuid',
-        'cell_uuid',
+        '_cell_uuid',
         'vcpus_total',
         'vcpus_used',
         'memory_mb',
@@ -68,28 +70,28 @@ class HostState:
         'vcpu_capacity',
         'ram_capacity_mb',
         'disk_capacity_gb',
-        'free_vcpus',
-        'free_ram_mb',
-        'free_disk_mb',
+        '_free_vcpus',
+        '_free_ram_mb',
+        '_free_disk_mb',
         'total_usable_ram_mb',
         'total_usable_disk_gb',
         'disk_mb_used',
         'traits',
         'aggregates',
-        'aggregate_metadata',
-        'availability_zone',
+        '_aggregate_metadata',
+        '_availability_zone',
         'instances',
-        'num_instances',
-        'num_io_ops',
+        '_num_instances',
+        '_num_io_ops',
         'metrics',
         'numa_cells',
-        'pci_pools',
-        'failed_builds',
-        'service_up',
-        'service_disabled',
+        '_pci_pools',
+        '_failed_builds',
+        '_service_up',
+        '_service_disabled',
         'disabled_reason',
         'hypervisor_type',
-        'hypervisor_version',
+        '_hypervisor_version',
         'hypervisor_hostname',
         'cpu_info',
         'host_ip',
@@ -100,9 +102,27 @@ class HostState:
         'extra',
         'resources',
         '_agg_min_cache',
-        'static_memo',
+        '_static_memo',
         '_summary_seen',
+        '_table',
+        '_slot',
     )
+
+    # Written through to the host manager's HostTable row when attached.
+    free_ram_mb = host_table.tracked('free_ram_mb')
+    free_vcpus = host_table.tracked('free_vcpus')
+    free_disk_mb = host_table.tracked('free_disk_mb')
+    num_io_ops = host_table.tracked('num_io_ops')
+    num_instances = host_table.tracked('num_instances')
+    hypervisor_version = host_table.tracked('hypervisor_version')
+    failed_builds = host_table.tracked('failed_builds')
+    service_up = host_table.tracked('service_up')
+    service_disabled = host_table.tracked('service_disabled')
+    availability_zone = host_table.tracked('availability_zone')
+    cell_uuid = host_table.tracked('cell_uuid')
+    pci_pools = host_table.tracked('pci_pools')
+    aggregate_metadata = host_table.tracked('aggregate_metadata')
+    static_memo = host_table.tracked('static_memo')
 
     # What the compute reports about the host itself: these change only
     # through update_from_compute_node, which forgets ``static_memo`` (a
@@ -124,6 +144,13 @@ class HostState:
         )
     )
 
+    # The attributes' public names (JsonFilter and capabilities read them).
+    ATTRIBUTES = frozenset(host_table.TRACKED) | frozenset(
+        n
+        for n in __slots__
+        if n not in ('_table', '_slot') and n[1:] not in host_table.TRACKED
+    )
+
     def __init__(
         self,
         host: str,
@@ -131,6 +158,8 @@ class HostState:
         uuid: str | None = None,
         cell_uuid: str | None = None,
     ):
+        self._table = None  # the HostTable holding this host's row, if any
+        self._slot = -1
         self.host = host
         self.nodename = nodename or host
         self.uuid = uuid
@@ -209,6 +238,9 @@ class HostState:
         self.total_usable_ram_mb = self.memory_mb
         self.total_usable_disk_gb = self.local_gb
         self.disk_mb_used = self.local_gb_used * 1024
+        if self._table is not None:
+            # PCI pools change in place (consumption, restore): recount them.
+            self._table.cols['pci_free'][self._slot] = self.pci_device_count()
 
     # ------------------------------------------------------------------ updates
     def update_from_compute_node(self, cn: dict) -> None:
@@ -461,6 +493,12 @@ class HostState:
         self._recompute()
 
     # ------------------------------------------------------------------ misc
+    def __copy__(self):
+        return host_table.detached_copy(self, lambda v: v)
+
+    def __deepcopy__(self, memo):
+        return host_table.detached_copy(self, lambda v: copy.deepcopy(v, memo))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             'host': self.host,

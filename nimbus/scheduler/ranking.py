@@ -40,15 +40,26 @@ def top_indices(totals, idx, k) -> list:
 class Ranking:
     """Candidates with their raw weigher values and total weights."""
 
-    def __init__(self, hosts, weighers, spec):
+    def __init__(self, hosts, weighers, spec, table=None, slots=None):
+        """``table`` and ``slots`` (the hosts' rows, see host_table.py): raw
+        values come from the table's columns where the weigher can read them
+        there (``raw_column``), from ``raw_values`` otherwise."""
         self.hosts = list(hosts)
         self.spec = spec
-        agg_keys = set().union(
-            *[m for m in [h.aggregate_metadata for h in self.hosts] if m]
-        )
+        if table is not None:
+            # Keys no host of the table has cannot be on these hosts.
+            agg_keys = table.agg_keys
+        else:
+            agg_keys = set().union(
+                *[m for m in [h.aggregate_metadata for h in self.hosts] if m]
+            )
         # [weigher, multiplier (float or array), raw array, (lo, hi)]
         self.active = []
-        columns = self._attribute_columns(weighers, spec)
+        columns = (
+            {}
+            if table is not None
+            else self._attribute_columns(weighers, spec)
+        )
         for w in weighers:
             if not w.is_enabled_for(spec):
                 continue
@@ -62,7 +73,10 @@ class Ranking:
                 )
             elif default == 0.0:
                 continue
-            raw = columns.get(id(w))
+            if table is not None:
+                raw = w.raw_column(table, slots, spec)
+            else:
+                raw = columns.get(id(w))
             if raw is None:
                 raw = np.array(
                     w.raw_values(self.hosts, spec), dtype=np.float64

@@ -25,7 +25,13 @@ from typing import Callable
 import numpy as np
 
 from nimbus.common.objects.selection import Selection
-from nimbus.scheduler import consumption, exception, host_prefilter, plugins
+from nimbus.scheduler import (
+    consumption,
+    exception,
+    host_prefilter,
+    host_table,
+    plugins,
+)
 from nimbus.scheduler import ranking as ranking_mod
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
@@ -112,6 +118,48 @@ class FilterScheduler:
             current = passed
         return current
 
+    def run_filters_table(self, hosts, slots, table, spec, filters, exp):
+        """:meth:`run_filters` over hosts that have rows (``slots``) in
+        ``table``: a filter with a :meth:`mask` judges all of them as one array
+        operation, the others run ``filter_all`` on what the earlier ones left.
+        Returns the hosts that pass and their rows."""
+        current, rows = hosts, slots
+        for f in filters:
+            if not current:
+                break
+            mask = getattr(f, 'mask', None)
+            verdict = mask(table, rows, spec) if mask is not None else None
+            if verdict is None:
+                passed = f.filter_all(current, spec)
+                if len(passed) != len(current):
+                    rows = table.rows(passed)
+            elif verdict.all():
+                passed = current
+            else:
+                keep = np.flatnonzero(verdict)
+                rows = rows[keep]
+                passed = table.hosts_at(rows)
+            exp.record_filter(f, current, passed)
+            current = passed
+        return current, rows
+
+    def _filtered(self, hosts, spec, alloc_reqs, filters, exp):
+        """The candidates that pass the pre-filters and ``filters``, and
+        their table and rows ((None, None) when they have no table)."""
+        table, slots = host_table.table_of(hosts)
+        uuids = getattr(hosts, 'uuids', None)
+        cands = host_prefilter.pre_filter_hosts(
+            list(hosts), spec, alloc_reqs, exp, uuids=uuids
+        )
+        if table is None:
+            return self.run_filters(cands, spec, filters, exp), None, None
+        if len(cands) != len(slots):
+            slots = table.rows(cands)
+        cands, slots = self.run_filters_table(
+            cands, slots, table, spec, filters, exp
+        )
+        return cands, table, slots
+
     def _still_passes(self, host, spec, per_instance, areqs=(), usage=None):
         if not consumption.host_fits(host, spec, areqs, usage):
             return 'ResourceCapacity', 'no capacity left for another instance'
@@ -181,11 +229,10 @@ class FilterScheduler:
             if not f.run_filter_once_per_request
             and not f.depends_on_request_progress
         ]
-        cands = host_prefilter.pre_filter_hosts(
-            list(hosts), spec, alloc_reqs, exp
+        cands, table, slots = self._filtered(
+            hosts, spec, alloc_reqs, filters, exp
         )
-        cands = self.run_filters(cands, spec, filters, exp)
-        ranking = ranking_mod.Ranking(cands, self.weighers, spec)
+        ranking = ranking_mod.Ranking(cands, self.weighers, spec, table, slots)
         usage = consumption.ProviderUsage(provider_summaries)
 
         # ``_record``: the dry run's (claims, snapshots), undone by it afterwards

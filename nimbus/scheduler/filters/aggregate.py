@@ -173,6 +173,16 @@ class AggregateNumInstancesFilter(BaseHostFilter):
     def host_passes(self, host_state, spec):
         return host_state.num_instances < self._limit(host_state)
 
+    def mask(self, table, slots, spec):
+        # Hosts without the aggregate key get the option's limit: when
+        # no host of the table has the key, every limit is the option.
+        if not self._own(
+            AggregateNumInstancesFilter, '_limit'
+        ) or table.agg_keys.get('max_instances_per_host'):
+            return None
+        limit = self.conf.filter_scheduler.max_instances_per_host
+        return table.column('num_instances', slots) < limit
+
     def reject_reason(self, host_state, spec):
         return f'host has {host_state.num_instances} instances, limit {self._limit(host_state):g}'
 
@@ -194,6 +204,16 @@ class AggregateIoOpsFilter(BaseHostFilter):
 
     def host_passes(self, host_state, spec):
         return host_state.num_io_ops < self._limit(host_state)
+
+    def mask(self, table, slots, spec):
+        # Hosts without the aggregate key get the option's limit: when
+        # no host of the table has the key, every limit is the option.
+        if not self._own(AggregateIoOpsFilter, '_limit') or table.agg_keys.get(
+            'max_io_ops_per_host'
+        ):
+            return None
+        limit = self.conf.filter_scheduler.max_io_ops_per_host
+        return table.column('num_io_ops', slots) < limit
 
     def reject_reason(self, host_state, spec):
         return f'host has {host_state.num_io_ops} I/O operations, limit {self._limit(host_state):g}'

@@ -36,6 +36,12 @@ class BaseHostFilter:
       override for speed; it must keep the input order.
     * :meth:`reject_reason` (default: a generic sentence): a one-line reason why
       ``host_passes`` returned False for this host, used by explain / dry run only.
+    * :meth:`mask` (default None): the verdicts of many hosts at once from the host
+      manager's table (``host_table.py``), a bool array, or None when this filter or
+      this request cannot be judged from the table; the selection then runs
+      ``filter_all`` on the hosts the masks left. A mask must equal ``host_passes``
+      host by host; it is used only while the class's ``host_passes`` and
+      ``filter_all`` are the ones it was written for (see :meth:`_own`).
     """
 
     run_filter_once_per_request = False
@@ -62,3 +68,16 @@ class BaseHostFilter:
 
     def reject_reason(self, host_state, spec) -> str:
         return 'host does not pass'
+
+    def mask(self, table, slots, spec):
+        """Verdicts for the table rows ``slots`` (bool array), or None."""
+        return None
+
+    def _own(self, cls, *names) -> bool:
+        """True when ``host_passes``, ``filter_all`` and ``names`` are ``cls``'s,
+        i.e. no subclass changed what :meth:`mask` mirrors."""
+        mine = type(self)
+        return all(
+            getattr(mine, n) is getattr(cls, n)
+            for n in ('host_passes', 'filter_all', *names)
+        )

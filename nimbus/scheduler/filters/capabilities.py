@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
 from nimbus.extra_specs import image_fit
 from nimbus.extra_specs.ops import Requirement
 from nimbus.scheduler.host_state import HostState
 
-HOST_ATTRIBUTES = frozenset(HostState.__slots__) - {
-    '_agg_min_cache',
-    'static_memo',
-}
+HOST_ATTRIBUTES = HostState.ATTRIBUTES - {'_agg_min_cache', 'static_memo'}
 # Past this many remembered verdicts a host forgets them all (one per
 # distinct flavor or image judged, so rarely).
 MEMO_LIMIT = 512
@@ -107,6 +106,21 @@ def _remembered_passes(hosts, key, judge) -> list:
     ]
 
 
+def _remembered_mask(table, slots, key, judge):
+    """:func:`_remembered_passes` as a bool array over table rows: the
+    table's remembered verdicts, the hosts without one judged (and
+    remembered, on the host and in the table)."""
+    col = table.memo_column(key, MEMO_LIMIT)
+    verdicts = col[slots]
+    todo = np.flatnonzero(verdicts < 0)
+    if len(todo):
+        rows = slots[todo]
+        got = [bool(remembered(h, key, judge)) for h in table.hosts_at(rows)]
+        col[rows] = got
+        verdicts[todo] = got
+    return verdicts.astype(bool)
+
+
 class ComputeCapabilitiesFilter(BaseHostFilter):
     """Checks the flavor's extra specs against the host's capabilities.
 
@@ -153,6 +167,16 @@ class ComputeCapabilitiesFilter(BaseHostFilter):
             return key, static, [r for r in reqs if not _is_static(r[0])]
 
         return cached(spec, 'capabilities_split', compute)
+
+    def mask(self, table, slots, spec):
+        key, static, dynamic = self._split(spec)
+        if dynamic or not self._own(ComputeCapabilitiesFilter):
+            return None
+
+        def judge(h):
+            return _satisfies(h, static)
+
+        return _remembered_mask(table, slots, key, judge)
 
     def filter_all(self, hosts, spec):
         key, static, dynamic = self._split(spec)
@@ -215,6 +239,15 @@ class ImagePropertiesFilter(BaseHostFilter):
 
     def host_passes(self, host_state, spec):
         return self._passes(host_state, self._wanted(spec))
+
+    def mask(self, table, slots, spec):
+        if not self._own(ImagePropertiesFilter):
+            return None
+        arch, hv, mode, version = wanted = self._wanted(spec)
+        key = ('image', arch, hv, mode, version.text if version else None)
+        return _remembered_mask(
+            table, slots, key, lambda h: self._passes(h, wanted)
+        )
 
     @staticmethod
     def _passes(host_state, wanted):

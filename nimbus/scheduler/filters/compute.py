@@ -35,6 +35,11 @@ class ComputeFilter(BaseHostFilter):
     def filter_all(self, hosts, spec):
         return [h for h in hosts if h.service_up and not h.service_disabled]
 
+    def mask(self, table, slots, spec):
+        if not self._own(ComputeFilter):
+            return None
+        return table.ok[slots]
+
     def reject_reason(self, host_state, spec):
         if not host_state.service_up:
             return 'compute service is down'
@@ -58,6 +63,14 @@ class AvailabilityZoneFilter(BaseHostFilter):
         wanted = {z.strip() for z in spec.availability_zone.split(',')}
         have = set((host_state.availability_zone or '').split(','))
         return bool(wanted & have)
+
+    def mask(self, table, slots, spec):
+        if not self._own(AvailabilityZoneFilter):
+            return None
+        wanted = {z.strip() for z in spec.availability_zone.split(',')}
+        return table.code_mask(
+            'az', slots, lambda az: bool(wanted & set((az or '').split(',')))
+        )
 
     def filter_all(self, hosts, spec):
         wanted = {z.strip() for z in spec.availability_zone.split(',')}
@@ -89,6 +102,12 @@ class NumInstancesFilter(BaseHostFilter):
     def host_passes(self, host_state, spec):
         return host_state.num_instances < self._limit(host_state)
 
+    def mask(self, table, slots, spec):
+        if not self._own(NumInstancesFilter, '_limit'):
+            return None
+        limit = self.conf.filter_scheduler.max_instances_per_host
+        return table.column('num_instances', slots) < limit
+
     def reject_reason(self, host_state, spec):
         return (
             f'host has {host_state.num_instances} instances, '
@@ -108,6 +127,12 @@ class IoOpsFilter(BaseHostFilter):
 
     def host_passes(self, host_state, spec):
         return host_state.num_io_ops < self._limit(host_state)
+
+    def mask(self, table, slots, spec):
+        if not self._own(IoOpsFilter, '_limit'):
+            return None
+        limit = self.conf.filter_scheduler.max_io_ops_per_host
+        return table.column('num_io_ops', slots) < limit
 
     def reject_reason(self, host_state, spec):
         return (

@@ -9,6 +9,8 @@ minimum when several aggregates set it).
 
 from __future__ import annotations
 
+from nimbus.scheduler import host_table
+
 
 def normalize(values: list) -> list:
     """Map ``values`` linearly onto 0..1; all equal (or empty) -> all 0.0."""
@@ -56,6 +58,10 @@ class BaseHostWeigher:
       unchanged, when it is one; the ranking then reads it for every host in one pass
       together with the other weighers' attributes. A subclass that changes
       :meth:`weigh` sets it back to None.
+    * :meth:`raw_column` (default: the ``raw_attribute`` column of the host
+      manager's table, when it has one): the raw values of many hosts at once from
+      the table (``host_table.py``), float64, equal to :meth:`raw_values`; None when
+      the table cannot give them (the ranking then calls :meth:`raw_values`).
     * :meth:`rejects_hosts` / :meth:`unweighable_reason` (default: never): a host the
       weigher cannot weigh for this request is rejected before weighing, with the
       reason, like a filter's (``MetricsWeigher`` with ``[metrics] required``).
@@ -103,6 +109,18 @@ class BaseHostWeigher:
     def raw_values(self, hosts: list, spec) -> list:
         weigh = self.weigh
         return [weigh(h, spec) for h in hosts]
+
+    def raw_column(self, table, slots, spec):
+        """Raw values of the table rows ``slots`` (float64 array), or None."""
+        if self.raw_attribute in host_table.NUMERIC:
+            return table.column(self.raw_attribute, slots)
+        return None
+
+    def _own(self, cls) -> bool:
+        """True when ``weigh`` and ``raw_values`` are ``cls``'s (what a
+        :meth:`raw_column` override mirrors)."""
+        mine = type(self)
+        return mine.weigh is cls.weigh and mine.raw_values is cls.raw_values
 
     def rejects_hosts(self, spec) -> bool:
         """True when :meth:`unweighable_reason` must be asked for this request."""

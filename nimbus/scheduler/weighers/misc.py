@@ -28,6 +28,12 @@ class BuildFailureWeigher(BaseHostWeigher):
     def raw_values(self, hosts, spec):
         return [-h.failed_builds for h in hosts]
 
+    def raw_column(self, table, slots, spec):
+        if not self._own(BuildFailureWeigher):
+            return None
+        # 0.0 - x, not -x: no failures is 0.0 as in raw_values, not -0.0
+        return 0.0 - table.column('failed_builds', slots)
+
 
 def source_cell(spec):
     return (spec.extra or {}).get('source_cell_uuid')

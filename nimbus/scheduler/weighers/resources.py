@@ -121,3 +121,11 @@ class PCIWeigher(BaseHostWeigher):
             -(sum(map(int, map(_COUNT, pools))) - r) if pools else r
             for pools in [h.pci_pools for h in hosts]
         ]
+
+    def raw_column(self, table, slots, spec):
+        if not self._own(PCIWeigher):
+            return None
+        r = pci_filter.requested_count(spec, self.conf)
+        # r - free equals -(free - r) for these small integers, and is 0.0
+        # (not -0.0) when they are equal
+        return float(r) - table.column('pci_free', slots)
