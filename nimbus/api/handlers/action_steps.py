@@ -84,3 +84,15 @@ def begin_and_cast(
             'again.' % (record['host'], api_name),
         ) from exc
     return shown
+
+
+def image_accepted(req, resp, image_id):
+    """The 202 of createImage and createBackup: the new image's id in the
+    body from 2.45, in a Location header before."""
+    resp.status = 202
+    if util.version(req) >= (2, 45):
+        resp.media = {'image_id': image_id}
+    else:
+        resp.set_header(
+            'Location', '%s/images/%s' % (util.base_url(req), image_id)
+        )

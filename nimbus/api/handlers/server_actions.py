@@ -227,13 +227,7 @@ def create_image(req, resp, server_id, value):
         ),
         before_cast=make_image,
     )
-    resp.status = 202
-    if util.version(req) >= (2, 45):
-        resp.media = {'image_id': image_id}
-    else:
-        resp.set_header(
-            'Location', '%s/images/%s' % (util.base_url(req), image_id)
-        )
+    action_steps.image_accepted(req, resp, image_id)
 
 
 def console_output(req, resp, server_id, value):
