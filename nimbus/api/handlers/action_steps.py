@@ -3,6 +3,7 @@ action's policy, refuse a locked server or one with no host, take the
 task and cast to the compute (:func:`begin_and_cast`)."""
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from nimbus.api import util
 from nimbus.api.handlers import servers
@@ -96,3 +97,25 @@ def image_accepted(req, resp, image_id):
         resp.set_header(
             'Location', '%s/images/%s' % (util.base_url(req), image_id)
         )
+
+
+def ask_compute(record, what, ask):
+    """``ask()``'s answer: a call to the server's compute that reads from
+    its guest. A driver that cannot answer is a 501 (``what`` it cannot
+    show), a host that does not answer in time a 503, a guest not ready
+    a 409."""
+    try:
+        return ask()
+    except NotImplementedError as exc:
+        raise errors.HTTPError(
+            501, 'The virt driver cannot show %s.' % what
+        ) from exc
+    except messaging.MessagingTimeout as exc:
+        raise errors.HTTPError(
+            503, 'Compute host %s did not answer in time.' % record['host']
+        ) from exc
+    except messaging.MessagingException as exc:
+        raise util.conflict(
+            'Instance %s is not ready: %s'
+            % (record['uuid'], getattr(exc, 'value', None) or exc)
+        ) from exc

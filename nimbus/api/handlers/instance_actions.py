@@ -13,14 +13,12 @@ policy; ``hostId`` from 2.62, the event's ``host`` with
 
 import hashlib
 
-import oslo_messaging as messaging
 
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import servers
 from nimbus.api.objects import server_actions as action_obj
-from nimbus.common.wsgi import errors
 
 _ACTION_KEYS = (
     'action',
@@ -164,25 +162,15 @@ def _legacy_diagnostics(diag):
 def diagnostics(req, resp, server_id):
     record = servers.get_authorized(req, server_id, policies.DIAGNOSTICS)
     action_steps.check_placed(record, 'diagnostics')
-    try:
-        diag = (
+    diag = action_steps.ask_compute(
+        record,
+        'diagnostics',
+        lambda: (
             util.deps(req)
             .compute_api(record['cell'])
             .get_diagnostics(util.ctx(req), record['host'], record['uuid'])
-        )
-    except NotImplementedError as exc:
-        raise errors.HTTPError(
-            501, 'The virt driver cannot show diagnostics.'
-        ) from exc
-    except messaging.MessagingTimeout as exc:
-        raise errors.HTTPError(
-            503, 'Compute host %s did not answer in time.' % record['host']
-        ) from exc
-    except messaging.MessagingException as exc:
-        raise util.conflict(
-            'Instance %s is not ready: %s'
-            % (record['uuid'], getattr(exc, 'value', None) or exc)
-        ) from exc
+        ),
+    )
     if util.version(req) < (2, 48):
         diag = _legacy_diagnostics(diag)
     resp.media = diag

@@ -13,7 +13,6 @@ an admin. The rebuild is in :mod:`nimbus.api.handlers.server_rebuild`.
 """
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 from oslo_utils import uuidutils
 
 from nimbus.api import policies_server_actions as policies
@@ -29,7 +28,6 @@ from nimbus.api.objects import server_actions as action_obj
 from nimbus.api.objects import snapshots
 from nimbus.api.schemas import server_actions as schema
 from nimbus.common import instance_states as states
-from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
 LOG = logging.getLogger(__name__)
@@ -241,23 +239,13 @@ def console_output(req, resp, server_id, value):
             length = None
     action_steps.check_placed(record, 'os-getConsoleOutput')
     deps = util.deps(req)
-    try:
-        text = deps.compute_api(record['cell']).get_console_output(
+    text = action_steps.ask_compute(
+        record,
+        'the console output',
+        lambda: deps.compute_api(record['cell']).get_console_output(
             util.ctx(req), record['host'], record['uuid'], length
-        )
-    except NotImplementedError as exc:
-        raise errors.HTTPError(
-            501, 'The virt driver cannot show the console output.'
-        ) from exc
-    except messaging.MessagingTimeout as exc:
-        raise errors.HTTPError(
-            503, 'Compute host %s did not answer in time.' % record['host']
-        ) from exc
-    except messaging.MessagingException as exc:
-        raise util.conflict(
-            'Instance %s is not ready: %s'
-            % (record['uuid'], getattr(exc, 'value', None) or exc)
-        ) from exc
+        ),
+    )
     resp.media = {'output': text}
 
 
