@@ -49,6 +49,10 @@ class ResourceTracker:
         self.conductor = cell_conductor
         self.node_uuid = compute_node_uuid(self.nodename)
         self.failed_builds = 0
+        # Set by whoever listed placement's providers and did not find the
+        # root (the simulated hosts of a process list them once for all):
+        # the first read creates it without asking first. One use only.
+        self.root_absent = False
         # The root provider's inventory as last written to placement.
         self.root_inventory = None
         # The tree as placement has it after our last read or write, and
@@ -142,8 +146,9 @@ class ResourceTracker:
     # -- provider tree ---------------------------------------------------
 
     def _read_tree(self, ctxt):
+        absent, self.root_absent = self.root_absent, False
         root = self.placement.ensure_resource_provider(
-            ctxt, self.node_uuid, self.nodename
+            ctxt, self.node_uuid, self.nodename, expect_new=absent
         )
         tree = ptree.ProviderTree()
         if root.get('created') and root.get('generation') is not None:

@@ -46,6 +46,9 @@ Version history
   1.10 moves_of_host (cell, call): the cold moves in progress with a
        host as source or destination, which a compute settles when it
        starts again after a crash (issue 24, section 3).
+  1.11 hosts_with_records (cell, call): which of many hosts an instance
+       or a migration names; the simulated hosts of a process ask once,
+       and those named by none skip their startup recovery reads.
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -75,7 +78,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.10'
+VERSION = '1.11'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
@@ -195,6 +198,20 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
     def takes_build_attempts(self):
         """Whether instance_update may carry the build attempt (1.4)."""
         return self._client.can_send_version('1.4')
+
+    def takes_host_record_checks(self):
+        """True when the cap lets :meth:`hosts_with_records` go (1.11)."""
+        return self._client.can_send_version('1.11')
+
+    @rpc_retry.lost_reply
+    def hosts_with_records(self, ctxt, hosts):
+        """Call (1.11): which of ``hosts`` (names) an instance or a
+        migration of the cell names, deleted or finished ones included
+        (a list). A host named by none has nothing its startup recovery
+        would find."""
+        return self._client.prepare(version='1.11').call(
+            ctxt, 'hosts_with_records', hosts=list(hosts)
+        )
 
     def takes_heartbeat_batches(self):
         """Whether ``service_heartbeats`` (1.3) may be sent."""

@@ -85,6 +85,16 @@ class ProviderTreeCalls:
             return None
         return self._check(response, 'provider %s' % rp_uuid).json()
 
+    def provider_uuids(self, ctxt):
+        """The uuids of every provider placement has (one listing)."""
+        response = self.request(ctxt, 'GET', '/resource_providers')
+        return {
+            p['uuid']
+            for p in self._check(response, 'providers').json()[
+                'resource_providers'
+            ]
+        }
+
     def find_provider_by_name(self, ctxt, name):
         """The provider called ``name`` (a compute's root), or None."""
         response = self.request(
