@@ -97,6 +97,24 @@ class PlacementReader:
 BULK_PATH = '/nimbus/provider_usages'
 
 
+def rc_order(rc):
+    """Standard classes in os-resource-classes' order, then custom ones by
+    name (as placement's summaries list them; os_resource_classes alone,
+    not the placement service's modules)."""
+    import os_resource_classes
+
+    global _RC_INDEX
+    if _RC_INDEX is None:
+        _RC_INDEX = {
+            name: i for i, name in enumerate(os_resource_classes.STANDARDS)
+        }
+    index = _RC_INDEX.get(rc)
+    return (0, index, '') if index is not None else (1, 0, rc)
+
+
+_RC_INDEX = None
+
+
 def _walk(placement):
     """Stock OpenStack Placement: two requests per provider (its API has
     no bulk inventory or usage listing)."""
@@ -120,8 +138,6 @@ def provider_usage(placement):
     One request to Nimbus placement (``GET /nimbus/provider_usages``,
     docs/placement.md); against a Placement without it (404), the walk of
     two requests per provider."""
-    from nimbus.placement.candidates import model
-
     body = placement.get(BULK_PATH, missing_ok=True)
     providers = body['resource_providers'] if body else _walk(placement)
     out = []
@@ -129,7 +145,7 @@ def provider_usage(placement):
         inventories = provider['inventories']
         usages = provider['usages']
         resources = {}
-        for rc in sorted(inventories, key=model.rc_order):
+        for rc in sorted(inventories, key=rc_order):
             inv = inventories[rc]
             resources[rc] = {
                 'used': usages.get(rc, 0),

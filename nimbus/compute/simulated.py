@@ -87,6 +87,8 @@ class SimulatedComputes:
     every host shares ``conf``. ``accelerator`` is the accelerator API
     client every host shares (None without an accelerator service): the
     builds read their ARQs and the deletes remove them through it.
+    ``session``: the requests session of their placement client (by
+    default one keeping ``[simulated_hosts] workers`` connections).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class SimulatedComputes:
         base=None,
         conf_for=None,
         accelerator=None,
+        session=None,
     ):
         self.conf = conf
         self.transport = transport
@@ -105,7 +108,8 @@ class SimulatedComputes:
             conf, self.transport, rpcapi.TOPIC, rpcapi.VERSION
         )
         self.placement = placement_client.PlacementClient.from_conf(
-            conf, session=placement_session(conf.simulated_hosts.workers)
+            conf,
+            session=session or placement_session(conf.simulated_hosts.workers),
         )
         self.conductor = conductor
         self.accelerator = accelerator
