@@ -16,6 +16,12 @@ would make a thousand hosts a hundred calls a second of background load.
 A host that stopped, was killed or stopped itself is left out of the next
 batch and goes down after ``service_down_time``. A cell conductor too old
 for the batch (RPC 1.3) gets the heartbeats one by one.
+
+The hosts start together: one batch carries their first heartbeat, one
+listing of placement's providers tells which roots to create without a GET
+first, and one ``hosts_with_records`` call (RPC 1.11) tells which hosts no
+instance or migration of the cell names; those answer their four recovery
+reads with nothing, without a call (:class:`NothingToRecover`).
 """
 
 from oslo_log import log as logging
