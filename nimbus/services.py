@@ -341,11 +341,28 @@ def compute_service(conf, host=None, transport_url=None, accelerator_api=None):
     )
 
 
+def _in_process(session, conf, placement_app):
+    """``session``, its placement requests going straight into
+    ``placement_app`` (the placement API of this process) when given."""
+    if placement_app is not None:
+        from nimbus.placement import direct
+
+        direct.mount(session, conf.placement_client.endpoint, placement_app)
+    return session
+
+
 def simulated_computes(
-    conf, count=0, transport_url=None, base=None, conf_for=None
+    conf,
+    count=0,
+    transport_url=None,
+    base=None,
+    conf_for=None,
+    placement_app=None,
 ):
     """N simulated compute hosts of one cell on one transport (see
-    :class:`nimbus.compute.simulated.SimulatedComputes`)."""
+    :class:`nimbus.compute.simulated.SimulatedComputes`);
+    ``placement_app``: the placement API app of this process, which
+    their placement requests then call without HTTP."""
     from nimbus.compute import simulated
     from nimbus.conductor import rpcapi as conductor_rpcapi
 
@@ -357,6 +374,11 @@ def simulated_computes(
         count=count,
         base=base,
         conf_for=conf_for,
+        session=_in_process(
+            simulated.placement_session(conf.simulated_hosts.workers),
+            conf,
+            placement_app,
+        ),
         # One client for every host, its connection pool sized as theirs.
         accelerator=accelerator(
             conf,
@@ -408,10 +430,11 @@ def accelerator_app(conf, transport=None):
     return accelerator_service(conf, transport).app
 
 
-def accelerator_agents(conf, hosts, transport=None):
+def accelerator_agents(conf, hosts, transport=None, placement_app=None):
     """The accelerator agents of ``hosts`` (one real host, or simulated
     ones) on one transport and one placement session, reporting their
-    devices to the accelerator service and to placement; not started."""
+    devices to the accelerator service and to placement; not started.
+    ``placement_app``: as for :func:`simulated_computes`."""
     from nimbus.accelerator.agent import conf as agent_conf
     from nimbus.accelerator.agent import service as agent_service
     from nimbus.accelerator import rpcapi as accel_rpcapi
@@ -422,7 +445,11 @@ def accelerator_agents(conf, hosts, transport=None):
     transport = transport or rpc.get_transport(conf)
     client = placement_client.PlacementClient.from_conf(
         conf,
-        session=agent_service.placement_session(conf.simulated_hosts.workers),
+        session=_in_process(
+            agent_service.placement_session(conf.simulated_hosts.workers),
+            conf,
+            placement_app,
+        ),
     )
     return agent_service.build_agents(
         conf, transport, client, accel_rpcapi.AcceleratorAPI(transport), hosts

@@ -56,7 +56,11 @@ class Accelerators:
         return [server, self.service]
 
     def start_agents(self, hosts):
-        self.agents = services.accelerator_agents(self.conf, hosts)
+        # Like the simulated computes, the agents call the placement app
+        # of the process directly.
+        self.agents = services.accelerator_agents(
+            self.conf, hosts, placement_app=self.cloud.placement_app
+        )
         self.agents.start()
         return self.agents
 

@@ -138,7 +138,9 @@ class Cloud:
     ``host_overrides`` maps a host to ``{group: {opt: value}}``.
     ``shared_hosts``: run the computes as simulated hosts on one RPC
     server, one worker pool and one ticker
-    (:mod:`nimbus.compute.simulated`, what ``nimbus all-in-one`` uses);
+    (:mod:`nimbus.compute.simulated`, what ``nimbus all-in-one`` uses),
+    their placement requests going straight into the placement app of
+    the process (:func:`nimbus.placement.direct.mount`, no HTTP);
     otherwise each compute is a service of its own with its own config
     and transport, as on its own machine.
     """
@@ -201,6 +203,7 @@ class Cloud:
         self.api_url = None
         self.dashboard_url = None
         self.computes = {}
+        self.placement_app = None
         self.shared_hosts = shared_hosts
         self._group = None
         # The accelerator service and one agent per host (fake devices).
@@ -263,8 +266,9 @@ class Cloud:
         os.makedirs(self.state_dir, exist_ok=True)
         self.conf = self._conf()
         self._prepare_databases()
+        self.placement_app = services.placement_app(self.conf)
         placement_server = wsgi.serve(
-            services.placement_app(self.conf),
+            self.placement_app,
             '127.0.0.1',
             self.placement_port,
             name='nimbus-placement-api',
@@ -381,11 +385,13 @@ class Cloud:
 
         conf = self._conf({'rpc': {'transport_url': self.cell_transport_url}})
         special = self.fail_hosts | set(self.host_overrides)
+        # The hosts reach this process's placement app without HTTP.
         self._group = services.simulated_computes(
             conf,
             conf_for=lambda host: (
                 self.compute_conf(host) if host in special else conf
             ),
+            placement_app=self.placement_app,
         )
         self._group.names = self.host_names()
         # The group's dict: computes started and stopped through the

@@ -315,9 +315,8 @@ def _client_conf(args):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from nimbus.cmd import common
-
-    common.quiet_warnings()
+    # Not nimbus.cmd.common: it imports every option of the daemons.
+    cli_conf.quiet_warnings()
     from nimbus.common import secrets
 
     if args.command == 'all-in-one':

@@ -47,6 +47,18 @@ def add_option(parser):
     )
 
 
+def quiet_warnings():
+    """What every Nimbus command silences (the daemons through
+    :func:`nimbus.cmd.common.quiet_warnings`, the ``nimbus`` CLI without
+    importing it)."""
+    import warnings
+
+    # eventlet's deprecation banner comes from a transitive import of
+    # oslo.service; Nimbus does not use eventlet.
+    warnings.filterwarnings('ignore', message='.*[Ee]ventlet.*')
+    warnings.filterwarnings('ignore', category=DeprecationWarning)
+
+
 def load(paths, bus=False):
     """A private ConfigOpts with the options the CLI reads, parsed from
     ``paths``; ``bus``: also every messaging option, with the defaults the

@@ -1,21 +1,18 @@
 """What every daemon does first: parse options, set up oslo.log."""
 
 import sys
-import warnings
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from nimbus.common import config
+from nimbus.cmd import cli_conf
 from nimbus.cmd import memtrace
 from nimbus.common import secrets
 
 
 def quiet_warnings():
-    # eventlet's deprecation banner comes from a transitive import of
-    # oslo.service; Nimbus does not use eventlet.
-    warnings.filterwarnings('ignore', message='.*[Ee]ventlet.*')
-    warnings.filterwarnings('ignore', category=DeprecationWarning)
+    cli_conf.quiet_warnings()
 
 
 def setup(name, argv=None, cli_opts=(), needs_bus=False):

@@ -13,7 +13,10 @@ Between reads of the tree (``[compute] provider_tree_refresh_interval``)
 the tracker works from its copy of what placement last had: a periodic
 update with nothing changed costs no placement request, and the compute
 node record goes to the cell conductor only when it differs from the last
-one sent (or with the next read). At a thousand simulated hosts the reads
+one sent (or with the next read). A read first lists the tree (one
+request): when every provider is there at the generation of the copy,
+placement changed nothing and the copy stands; else the whole tree is
+read. At a thousand simulated hosts the reads
 were five placement requests and two conductor calls per host per
 ``update_resources_interval``.
 """
@@ -49,6 +52,10 @@ class ResourceTracker:
         self.conductor = cell_conductor
         self.node_uuid = compute_node_uuid(self.nodename)
         self.failed_builds = 0
+        # Set by whoever listed placement's providers and did not find the
+        # root (the simulated hosts of a process list them once for all):
+        # the first read creates it without asking first. One use only.
+        self.root_absent = False
         # The root provider's inventory as last written to placement.
         self.root_inventory = None
         # The tree as placement has it after our last read or write, and
@@ -141,9 +148,33 @@ class ResourceTracker:
 
     # -- provider tree ---------------------------------------------------
 
+    def _unchanged_tree(self, ctxt):
+        """The copy of the tree, when one listing of placement's tree shows
+        exactly its providers, each at the generation the copy has (any
+        write to a provider's inventory, traits, aggregates or
+        allocations moves its generation): nothing to read again. Else
+        None, and the caller reads the whole tree (one listing and three
+        requests per provider, where this is one request)."""
+        if self._tree is None:
+            return None
+        try:
+            listed = self.placement.list_tree(ctxt, self.node_uuid)
+        except common_exc.PlacementError:
+            return None
+        have = {
+            p.uuid: (p.name, p.parent_uuid, p.generation)
+            for p in self._tree.providers()
+        }
+        seen = {
+            p['uuid']: (p['name'], p['parent_provider_uuid'], p['generation'])
+            for p in listed
+        }
+        return self._tree.copy() if seen == have else None
+
     def _read_tree(self, ctxt):
+        absent, self.root_absent = self.root_absent, False
         root = self.placement.ensure_resource_provider(
-            ctxt, self.node_uuid, self.nodename
+            ctxt, self.node_uuid, self.nodename, expect_new=absent
         )
         tree = ptree.ProviderTree()
         if root.get('created') and root.get('generation') is not None:
@@ -187,8 +218,14 @@ class ResourceTracker:
         ):
             tree = self._tree.copy()
         else:
+            tree = (
+                self._unchanged_tree(ctxt)
+                if not startup and self._refresh_interval() > 0
+                else None
+            )
             self._tree = None
-            tree = self._read_tree(ctxt)
+            if tree is None:
+                tree = self._read_tree(ctxt)
             self._tree_read_at = time.monotonic()
         before = tree.copy()
         allocations = None
@@ -250,6 +287,9 @@ class ResourceTracker:
                 generation = self.placement.set_traits(
                     ctxt, provider.uuid, provider.traits, generation=generation
                 ).get('resource_provider_generation')
+            # The copy then carries the generation placement gave the last
+            # write, so the next refresh can tell nothing moved since.
+            provider.generation = generation
 
     def _reshape(self, ctxt, before, tree, allocations):
         """One ``POST /reshaper``. Providers that existed are sent with the

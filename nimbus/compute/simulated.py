@@ -16,6 +16,12 @@ would make a thousand hosts a hundred calls a second of background load.
 A host that stopped, was killed or stopped itself is left out of the next
 batch and goes down after ``service_down_time``. A cell conductor too old
 for the batch (RPC 1.3) gets the heartbeats one by one.
+
+The hosts start together: one batch carries their first heartbeat, one
+listing of placement's providers tells which roots to create without a GET
+first, and one ``hosts_with_records`` call (RPC 1.12) tells which hosts no
+instance or migration of the cell names; those answer their four recovery
+reads with nothing, without a call (:class:`NothingToRecover`).
 """
 
 from oslo_log import log as logging
@@ -41,6 +47,40 @@ def placement_session(size):
     return session
 
 
+class NothingToRecover:
+    """The cell conductor API of a host that the cell's records do not
+    name (no instance, no migration: :meth:`~nimbus.conductor.rpcapi.
+    CellConductorAPI.hosts_with_records`, asked once for the hosts that
+    start together). Until :meth:`end_startup` (the host's start calls it
+    once its recovery is over) the recovery's reads answer what the cell
+    would have answered, nothing, without a call each; everything else,
+    and every read after, goes to ``conductor``."""
+
+    READS = frozenset(
+        (
+            'instances_on_host',
+            'moves_of_host',
+            'evacuations_done',
+            'live_migrations_from',
+        )
+    )
+
+    def __init__(self, conductor):
+        self._conductor = conductor
+        self._starting = True
+
+    def end_startup(self):
+        self._starting = False
+
+    def _nothing(self, ctxt, host):
+        return []
+
+    def __getattr__(self, name):
+        if self._starting and name in self.READS:
+            return self._nothing
+        return getattr(self._conductor, name)
+
+
 class SimulatedComputes:
     """N compute hosts of one cell in this process.
 
@@ -53,6 +93,8 @@ class SimulatedComputes:
     every host shares ``conf``. ``accelerator`` is the accelerator API
     client every host shares (None without an accelerator service): the
     builds read their ARQs and the deletes remove them through it.
+    ``session``: the requests session of their placement client (by
+    default one keeping ``[simulated_hosts] workers`` connections).
     """
 
     def __init__(
@@ -64,6 +106,7 @@ class SimulatedComputes:
         base=None,
         conf_for=None,
         accelerator=None,
+        session=None,
     ):
         self.conf = conf
         self.transport = transport
@@ -71,7 +114,8 @@ class SimulatedComputes:
             conf, self.transport, rpcapi.TOPIC, rpcapi.VERSION
         )
         self.placement = placement_client.PlacementClient.from_conf(
-            conf, session=placement_session(conf.simulated_hosts.workers)
+            conf,
+            session=session or placement_session(conf.simulated_hosts.workers),
         )
         self.conductor = conductor
         self.accelerator = accelerator
@@ -79,17 +123,86 @@ class SimulatedComputes:
         self.names = simulated.host_names(base or conf.host, count)
         self._heartbeat_task = None
 
-    def build(self, host):
+    def build(self, host, registered=False, quiet=False):
+        """The service of ``host``; ``registered``: its first heartbeat
+        went in a batch; ``quiet``: the cell names it nowhere
+        (:class:`NothingToRecover`)."""
         return compute_service.ComputeService(
             self.conf_for(host),
             host,
             self.transport,
             self.placement,
-            self.conductor,
+            NothingToRecover(self.conductor) if quiet else self.conductor,
             accelerator=self.accelerator,
             pool=self.group.pool,
             batched_heartbeat=True,
+            registered=registered,
         )
+
+    def _prepared(self, names):
+        """The services of ``names``, built for a start together: their
+        first heartbeat goes in one batch (one call creates every service
+        record) and one listing of placement's providers tells each whose
+        root provider does not exist yet (it is created without a GET
+        first). Each host's own start then costs what is its own: its
+        recovery reads, its provider tree writes and its node record. A
+        failure of either batch is logged and the hosts do it one by one,
+        as a host started alone does."""
+        ctxt = nimbus_context.get_admin_context()
+        registered = False
+        if len(names) > 1 and self.conductor.takes_heartbeat_batches():
+            try:
+                self.conductor.service_heartbeats(
+                    ctxt, compute_service.BINARY, names
+                )
+                registered = True
+            except Exception as exc:  # noqa: BLE001 - each host then sends its own
+                LOG.warning(
+                    'The first heartbeat of %d hosts in one batch failed '
+                    '(%s: %s); each host sends its own',
+                    len(names),
+                    type(exc).__name__,
+                    exc,
+                )
+        quiet = self._quiet(ctxt, names)
+        services = [
+            (name, self.build(name, registered, name in quiet))
+            for name in names
+        ]
+        if len(names) > 1:
+            try:
+                known = self.placement.provider_uuids(ctxt)
+            except Exception as exc:  # noqa: BLE001 - each host then reads its own
+                LOG.warning(
+                    'Listing the resource providers failed (%s: %s); each '
+                    'host reads its own',
+                    type(exc).__name__,
+                    exc,
+                )
+            else:
+                for _name, svc in services:
+                    svc.tracker.root_absent = (
+                        svc.tracker.node_uuid not in known
+                    )
+        return services
+
+    def _quiet(self, ctxt, names):
+        """The hosts of ``names`` no instance or migration of the cell
+        names (one call); none when the call cannot be made."""
+        if len(names) < 2 or not self.conductor.takes_host_record_checks():
+            return set()
+        try:
+            named = self.conductor.hosts_with_records(ctxt, names)
+        except Exception as exc:  # noqa: BLE001 - each host then reads its own
+            LOG.warning(
+                'Asking which of %d hosts the cell has records of failed '
+                '(%s: %s); each host reads its own',
+                len(names),
+                type(exc).__name__,
+                exc,
+            )
+            return set()
+        return set(names) - set(named)
 
     def heartbeat(self):
         """One heartbeat for every running host: one call (per
@@ -141,9 +254,7 @@ class SimulatedComputes:
                 first=self.conf.report_interval,
                 name='heartbeats',
             )
-        failed = self.group.start_hosts(
-            [(name, self.build(name)) for name in self.names], on_started
-        )
+        failed = self.group.start_hosts(self._prepared(self.names), on_started)
         LOG.info(
             '%d simulated compute hosts started (%d failed)',
             len(self.names) - len(failed),

@@ -29,6 +29,7 @@ from nimbus.db import cell_migrations
 from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
 from nimbus.db.cell_instances import actions as instance_changes
+from nimbus.db.cell_instances import queries
 
 LOG = logging.getLogger(__name__)
 
@@ -472,6 +473,14 @@ class CellConductor:
             return cell_migrations.set_status(
                 session, migration_uuid, status, expected
             )
+
+    def hosts_with_records(self, ctxt, hosts):
+        """Which of ``hosts`` an instance or a migration of the cell names
+        (sorted): the others have nothing to recover when they start."""
+        with self.db.session() as session:
+            found = queries.hosts_named(session, hosts)
+            found |= cell_migrations.hosts_named(session, hosts)
+        return sorted(found)
 
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on

@@ -489,6 +489,12 @@ class CellConductorManager(live_endpoints.CellLiveEndpoints):
         except ValueError as exc:
             raise rpc.InvalidMessage('migration_set_status: %s' % exc) from exc
 
+    @rpc.expose(required=('hosts',), types={'hosts': list})
+    def hosts_with_records(self, ctxt, hosts):
+        if not all(isinstance(h, str) and h for h in hosts):
+            raise rpc.InvalidMessage('hosts_with_records: host names')
+        return self.conductor.hosts_with_records(ctxt, hosts)
+
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):
         return [

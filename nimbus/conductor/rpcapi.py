@@ -50,6 +50,9 @@ Version history
        casts): the end of a resize or cold migrate that carried the
        server to another cell (migration cross_cell_move), which the
        super conductor drives since it owns both cells' databases.
+  1.12 hosts_with_records (cell, call): which of many hosts an instance
+       or a migration names; the simulated hosts of a process ask once,
+       and those named by none skip their startup recovery reads.
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -79,7 +82,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.11'
+VERSION = '1.12'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
@@ -202,6 +205,20 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
     def takes_build_attempts(self):
         """Whether instance_update may carry the build attempt (1.4)."""
         return self._client.can_send_version('1.4')
+
+    def takes_host_record_checks(self):
+        """True when the cap lets :meth:`hosts_with_records` go (1.12)."""
+        return self._client.can_send_version('1.12')
+
+    @rpc_retry.lost_reply
+    def hosts_with_records(self, ctxt, hosts):
+        """Call (1.12): which of ``hosts`` (names) an instance or a
+        migration of the cell names, deleted or finished ones included
+        (a list). A host named by none has nothing its startup recovery
+        would find."""
+        return self._client.prepare(version='1.12').call(
+            ctxt, 'hosts_with_records', hosts=list(hosts)
+        )
 
     def takes_heartbeat_batches(self):
         """Whether ``service_heartbeats`` (1.3) may be sent."""

@@ -315,6 +315,23 @@ def from_source(session, host, statuses, migration_types=None):
     return [to_dict(row) for row in rows]
 
 
+def hosts_named(session, hosts):
+    """Which of ``hosts`` some migration names as its source or
+    destination, whatever its type or status."""
+    hosts = list(hosts)
+    found = set()
+    for column in (
+        models.Migration.source_compute,
+        models.Migration.dest_compute,
+    ):
+        found.update(
+            session.execute(
+                sa.select(column).where(column.in_(hosts)).distinct()
+            ).scalars()
+        )
+    return found
+
+
 def holding(session, uuids):
     """Which of ``uuids`` are migrations that may hold a placement
     allocation (the source's, consumer type MIGRATION): those in progress,

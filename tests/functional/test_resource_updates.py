@@ -100,3 +100,34 @@ def test_a_zero_refresh_interval_reads_the_tree_at_every_update(make_cloud):
         == ['ensure_resource_provider', 'get_provider_tree'] * 2
     )
     assert conductor.calls == ['compute_node_update'] * 2
+
+
+def test_a_refresh_lists_the_tree_and_reads_it_only_when_it_moved(make_cloud):
+    cloud = make_cloud(hosts=1)
+    compute = cloud.computes['host-1']
+    compute._update_resources()
+    placement, _conductor = _spy(compute)
+    placement.list_tree = placement._counted('list_tree')
+
+    def past_the_refresh():
+        compute.tracker._tree_read_at -= 10 * (
+            compute.conf.compute.provider_tree_refresh_interval
+        )
+
+    # Nothing changed in placement: one listing, the copy stands.
+    past_the_refresh()
+    compute._update_resources()
+    assert placement.calls == ['list_tree']
+    # An operator's change moves the generation: the tree is read.
+    root = resource_tracker.compute_node_uuid('host-1')
+    real = compute.placement
+    traits = real.provider_traits(None, root)
+    real.set_traits(None, root, set(traits) | {'CUSTOM_OPERATOR'})
+    placement.calls.clear()
+    past_the_refresh()
+    compute._update_resources()
+    assert placement.calls[:3] == [
+        'list_tree',
+        'ensure_resource_provider',
+        'get_provider_tree',
+    ]

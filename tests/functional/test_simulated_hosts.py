@@ -189,6 +189,8 @@ class _Spy:
         self._real = real
         self.single = []
         self.batches = []
+        self.checks = []
+        self.reads = []
 
     def __getattr__(self, name):
         return getattr(self._real, name)
@@ -200,6 +202,14 @@ class _Spy:
     def service_heartbeats(self, ctxt, binary, hosts, **kwargs):
         self.batches.append(list(hosts))
         return self._real.service_heartbeats(ctxt, binary, hosts, **kwargs)
+
+    def hosts_with_records(self, ctxt, hosts):
+        self.checks.append(list(hosts))
+        return self._real.hosts_with_records(ctxt, hosts)
+
+    def instances_on_host(self, ctxt, host):
+        self.reads.append(host)
+        return self._real.instances_on_host(ctxt, host)
 
 
 def _states(api):
@@ -220,8 +230,13 @@ def test_one_batched_heartbeat_keeps_every_host_up(make_cloud):
     names = ['sim-%04d' % i for i in range(1, 5)]
     try:
         assert computes.start() == []
-        # Each host reports itself once at its start, then only in batches.
-        assert sorted(spy.single) == names
+        # The hosts' first heartbeat goes in one batch before they start,
+        # then only in batches; one check tells that the cell has no
+        # record naming them, so none reads its instances to recover.
+        assert spy.single == []
+        assert spy.batches[0] == names
+        assert spy.checks == [names]
+        assert spy.reads == []
         assert all(
             not t[1].__name__ == 'heartbeat'
             for host in computes.hosts.values()
@@ -236,7 +251,7 @@ def test_one_batched_heartbeat_keeps_every_host_up(make_cloud):
             what='three batches, every host up',
         )
         assert spy.batches[-1] == names
-        assert sorted(spy.single) == names  # no heartbeat of its own
+        assert spy.single == []  # no heartbeat of its own
         # A killed host is left out of the batches and goes down after
         # service_down_time; the others stay up.
         computes.kill_host('sim-0001')
@@ -252,3 +267,41 @@ def test_one_batched_heartbeat_keeps_every_host_up(make_cloud):
         assert spy.batches[-1] == names[1:]
     finally:
         computes.stop()
+
+
+@pytest.mark.slow
+def test_only_hosts_the_cell_names_read_their_recovery(make_cloud):
+    cloud = make_cloud(hosts=0)
+    names = ['sim-%04d' % i for i in range(1, 5)]
+    computes = _computes(cloud, 4)
+    try:
+        assert computes.start() == []
+        api = client_mod.ComputeClient(cloud.api_url)
+        cloud_mod.wait_for(
+            lambda: _states(api) == dict.fromkeys(names, 'up'),
+            what='4 hosts up',
+        )
+        flavor = api.create_flavor('m1.tiny', 1, 512, 1)
+        image = api.create_image('cirros')
+        uuid = api.create_server('vm', flavor['id'], image['id'])['server'][
+            'id'
+        ]
+        server = cloud_mod.wait_for(
+            lambda: (lambda s: s if s['status'] == 'ACTIVE' else None)(
+                api.server(uuid)
+            ),
+            what='the server ACTIVE',
+        )
+    finally:
+        computes.stop()
+    # The process starts again: one check, and only the host the cell
+    # places a server on reads its instances (and finds the server).
+    again = _computes(cloud, 4)
+    spy = again.conductor = _Spy(again.conductor)
+    try:
+        assert again.start() == []
+        assert spy.checks == [names]
+        assert spy.reads == [server['OS-EXT-SRV-ATTR:host']]
+        assert sorted(again.hosts) == names
+    finally:
+        again.stop()

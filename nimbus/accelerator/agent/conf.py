@@ -23,6 +23,19 @@ AGENT_OPTS = [
         'to the accelerator service and to placement.',
     ),
     cfg.IntOpt(
+        'refresh_interval',
+        default=300,
+        min=0,
+        help='Seconds during which a periodic report that discovers '
+        'exactly the devices the last complete report sent is '
+        'skipped: nothing goes to the accelerator service or to '
+        'placement (as a compute does not write an unchanged '
+        'inventory). The first periodic report after that many '
+        'seconds is complete again and reads placement, which '
+        'repairs what changed behind the agent. 0: every periodic '
+        'report is complete.',
+    ),
+    cfg.IntOpt(
         'placement_retry_interval',
         default=5,
         min=1,

@@ -21,7 +21,9 @@ Every report does, in this order:
    every ``[accelerator_agent] placement_retry_interval`` seconds.
 """
 
+import copy
 import threading
+import time
 
 from oslo_log import log as logging
 import requests
@@ -84,6 +86,10 @@ class AcceleratorAgent:
         self._found = []
         self._placement_pending = True
         self._lock = threading.Lock()
+        # The devices the last complete report sent to the service and to
+        # placement, and when (monotonic); None: none yet.
+        self._reported = None
+        self._reported_at = None
 
     # -- discovery and reports --------------------------------------------
 
@@ -135,19 +141,55 @@ class AcceleratorAgent:
                     self.conf.accelerator_agent.report_interval,
                 )
                 return None
-            try:
-                self.reporter.report_devices(ctxt, self.host, devices)
-            except Exception as exc:  # noqa: BLE001 - any failure: reported again next time
-                LOG.warning(
-                    'Reporting %d devices of %s to the accelerator '
-                    'service failed (%s: %s); trying again in %ss',
-                    len(devices),
-                    self.host,
-                    type(exc).__name__,
-                    exc,
-                    self.conf.accelerator_agent.report_interval,
-                )
-            return self._report_placement(ctxt)
+            sent = self._send_devices(ctxt, devices)
+            result = self._report_placement(ctxt)
+            if sent and result is not None:
+                self._reported = copy.deepcopy(devices)
+                self._reported_at = time.monotonic()
+            else:
+                self._reported = None
+            return result
+
+    def periodic_report(self):
+        """The periodic task: :meth:`report`, skipped while it would send
+        what the last complete report sent (``[accelerator_agent]
+        refresh_interval``). Returns the report's result, or None."""
+        refresh = self.conf.accelerator_agent.refresh_interval
+        reported, at = self._reported, self._reported_at
+        if (
+            refresh > 0
+            and reported is not None
+            and not (
+                self._placement_pending or time.monotonic() - at >= refresh
+            )
+        ):
+            with self._lock:
+                try:
+                    devices = self.discover()
+                except Exception:  # noqa: BLE001 - the complete report below logs it
+                    devices = None
+            if devices is not None and devices == reported:
+                LOG.debug('Devices of %s unchanged: no report', self.host)
+                return None
+        return self.report()
+
+    def _send_devices(self, ctxt, devices):
+        """The devices to the accelerator service; False when that failed
+        (logged; the next report sends them again)."""
+        try:
+            self.reporter.report_devices(ctxt, self.host, devices)
+        except Exception as exc:  # noqa: BLE001 - any failure: reported again next time
+            LOG.warning(
+                'Reporting %d devices of %s to the accelerator '
+                'service failed (%s: %s); trying again in %ss',
+                len(devices),
+                self.host,
+                type(exc).__name__,
+                exc,
+                self.conf.accelerator_agent.report_interval,
+            )
+            return False
+        return True
 
     def _report_placement(self, ctxt):
         try:
@@ -192,11 +234,12 @@ class AcceleratorAgent:
         return [self.manager]
 
     def periodic_tasks(self):
-        """``[(interval, callable)]``: the report, and the retry of a
-        placement report that could not be made."""
+        """``[(interval, callable)]``: the report (skipped while nothing
+        changed, :meth:`periodic_report`), and the retry of a placement
+        report that could not be made."""
         group = self.conf.accelerator_agent
         return [
-            (group.report_interval, self.report),
+            (group.report_interval, self.periodic_report),
             (group.placement_retry_interval, self.retry_placement),
         ]
 

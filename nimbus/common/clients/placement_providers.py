@@ -85,6 +85,16 @@ class ProviderTreeCalls:
             return None
         return self._check(response, 'provider %s' % rp_uuid).json()
 
+    def provider_uuids(self, ctxt):
+        """The uuids of every provider placement has (one listing)."""
+        response = self.request(ctxt, 'GET', '/resource_providers')
+        return {
+            p['uuid']
+            for p in self._check(response, 'providers').json()[
+                'resource_providers'
+            ]
+        }
+
     def find_provider_by_name(self, ctxt, name):
         """The provider called ``name`` (a compute's root), or None."""
         response = self.request(
@@ -168,14 +178,21 @@ class ProviderTreeCalls:
             'traits of %s' % rp_uuid,
         ).json()['traits']
 
-    def get_provider_tree(self, ctxt, root_uuid):
-        """Every provider of a tree with inventories, traits, aggregates."""
+    def list_tree(self, ctxt, root_uuid):
+        """Every provider of a tree as listed (uuid, name, generation,
+        parent), in one request."""
         response = self.request(
             ctxt, 'GET', '/resource_providers', params={'in_tree': root_uuid}
         )
-        providers = self._check(response, 'tree %s' % root_uuid).json()[
+        return self._check(response, 'tree %s' % root_uuid).json()[
             'resource_providers'
         ]
+
+    def get_provider_tree(self, ctxt, root_uuid, providers=None):
+        """Every provider of a tree with inventories, traits, aggregates
+        (``providers``: the tree's listing when the caller has it)."""
+        if providers is None:
+            providers = self.list_tree(ctxt, root_uuid)
         for provider in providers:
             uuid = provider['uuid']
             provider['inventories'] = self._check(

@@ -71,6 +71,18 @@ def placed_usage(session):
     ).all()
 
 
+def hosts_named(session, hosts):
+    """Which of ``hosts`` some instance row names as its host, deleted
+    or not."""
+    return set(
+        session.execute(
+            sa.select(models.Instance.host)
+            .where(models.Instance.host.in_(list(hosts)))
+            .distinct()
+        ).scalars()
+    )
+
+
 def on_host_by_project(session, host):
     """``[(project_id, flavor)]`` of the live instances on ``host``."""
     return session.execute(

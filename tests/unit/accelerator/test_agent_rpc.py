@@ -289,3 +289,25 @@ def test_a_host_without_its_root_at_the_start_reports_once_it_is_there(
     finally:
         agents.stop()
         rpc.cleanup_transports(conf)
+
+
+def test_periodic_report_skips_unchanged_devices_until_the_refresh(cloud):
+    host = cloud.hosts[0]
+    agent = cloud.agents.agents[host]
+    first = cloud.reporter.hosts.pop(host)
+    assert len(first) == 2 + 1  # two GPUs and the default FPGA
+    # The same devices within [accelerator_agent] refresh_interval: nothing
+    # goes to the service (nor to placement).
+    assert agent.periodic_report() is None
+    assert host not in cloud.reporter.hosts
+    # A device more: a complete report, to the service and to placement.
+    cloud.conf.set_override('count', 3, 'fake_gpu')
+    result = agent.periodic_report()
+    assert len(cloud.reporter.hosts.pop(host)) == 3 + 1
+    assert len(result.created) == 1
+    assert agent.periodic_report() is None
+    assert host not in cloud.reporter.hosts
+    # refresh_interval 0: every periodic report is complete.
+    cloud.conf.set_override('refresh_interval', 0, 'accelerator_agent')
+    assert agent.periodic_report() is not None
+    assert len(cloud.reporter.hosts[host]) == 3 + 1

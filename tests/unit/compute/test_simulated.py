@@ -4,6 +4,7 @@ import concurrent.futures as futures
 import threading
 
 from nimbus.common import config
+from nimbus.common import rpc
 from nimbus.messaging_internals import simulated
 from nimbus.compute.virt import fake
 
@@ -65,3 +66,74 @@ def test_ticker_runs_staggered_tasks_once_at_a_time():
     slow.set()
     ticker.stop()
     pool.shutdown()
+
+
+class _NoTicker:
+    """Takes the wheel's entry; the test turns the wheel by hand."""
+
+    def __init__(self):
+        self.added = []
+
+    def add(self, interval, func, first=None, name=None):
+        self.added.append((interval, func, first, name))
+        return len(self.added)
+
+
+def test_a_wheel_runs_each_host_once_per_turn_in_slices():
+    ticker = _NoTicker()
+    wheel = simulated.Wheel(ticker, 60, 'update', slots=4)
+    # One ticker entry for every host, a quarter of the interval apart.
+    assert [(i, n) for i, _f, _first, n in ticker.added] == [(15.0, 'update')]
+    runs = []
+    for index in range(10):
+        wheel.add('h%d' % index, lambda index=index: runs.append(index))
+
+    def boom():
+        raise RuntimeError('a host fails')
+
+    wheel.add('bad', boom)
+    assert len(wheel) == 11
+    sizes = [len(wheel.tick()) for _ in range(4)]
+    # Spread: no slice has two hosts more than another; each ran once.
+    assert max(sizes) - min(sizes) <= 1 and sum(sizes) == 11
+    assert sorted(runs) == list(range(10))  # the failure stopped no one
+    wheel.remove('h3')
+    runs.clear()
+    for _ in range(4):
+        wheel.tick()
+    assert sorted(runs) == [i for i in range(10) if i != 3]
+
+
+def test_a_host_group_puts_each_task_of_every_host_on_one_wheel():
+    class Host:
+        endpoints = []
+
+        def __init__(self):
+            self.calls = 0
+
+        def start(self):
+            pass
+
+        def report(self):
+            self.calls += 1
+
+        def periodic_tasks(self):
+            return [(30, self.report)]
+
+        def stop(self):
+            pass
+
+    conf = config.build_conf([])
+    transport = rpc.get_transport(conf, 'inproc:///wheel-test')
+    group = simulated.HostGroup(transport, 'wheel', workers=2, rpc_workers=1)
+    hosts = [('h%d' % i, Host()) for i in range(50)]
+    try:
+        assert group.start_hosts(hosts) == []
+        assert list(group.wheels) == [(30, 'report')]
+        wheel = group.wheels[(30, 'report')]
+        assert len(wheel) == 50
+        group.stop_host('h0')
+        assert len(wheel) == 49 and 'h0' not in group.hosts
+    finally:
+        group.stop()
+        rpc.cleanup_transports(conf)

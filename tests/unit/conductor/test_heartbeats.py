@@ -117,3 +117,42 @@ def test_the_contract_round_trips_and_splits():
     }
     with pytest.raises(base.MalformedPrimitive):
         heartbeats_obj.ServiceHeartbeats.from_primitive(too_many)
+
+
+def test_hosts_with_records_names_the_hosts_an_instance_or_move_names(cell_db):
+    endpoint = manager.CellConductorManager(
+        cell_conductor.CellConductor(None, cell_db, None, None)
+    )
+    ctxt = context.get_admin_context()
+    with cell_db.session() as session:
+        session.add(
+            models.Instance(
+                uuid='11111111-1111-4111-8111-111111111111',
+                project_id='p',
+                user_id='u',
+                host='sim-0002',
+                vm_state='deleted',
+                flavor={},
+                deleted=True,
+            )
+        )
+        session.add(
+            models.Migration(
+                uuid='22222222-2222-4222-8222-222222222222',
+                instance_uuid='11111111-1111-4111-8111-111111111111',
+                migration_type='resize',
+                status='confirmed',
+                source_compute='sim-0003',
+                dest_compute='sim-0004',
+            )
+        )
+    hosts = ['sim-%04d' % i for i in range(1, 6)]
+    # Deleted and finished records count: the answer may only be too wide.
+    assert endpoint.hosts_with_records(ctxt, hosts=hosts) == [
+        'sim-0002',
+        'sim-0003',
+        'sim-0004',
+    ]
+    assert endpoint.hosts_with_records(ctxt, hosts=['sim-0001']) == []
+    with pytest.raises(rpc.InvalidMessage):
+        endpoint.hosts_with_records(ctxt, hosts=['a', 3])
