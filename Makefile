@@ -63,7 +63,10 @@ done = rc=$$?; echo "== $@: $$(( $$(date +%s) - $(shell date +%s) )) s"; exit $$
 # seed each run, printed in the header; NIMBUS_TEST_SEED=N repeats it;
 # MATRIX_SAMPLE is the fraction). pytest.ini lists the markers.
 MATRIX_SAMPLE ?= 0.1
-CHECK_SELECTION := -m "not slow and not integration and not broker_restart and not faults_full" \
+# CHECK_SKIP=MARKER leaves out the tests marked MARKER too (make test:
+# matrix, whose every row test-matrix runs anyway).
+CHECK_MARKS := not slow and not integration and not broker_restart and not faults_full
+CHECK_SELECTION = -m "$(CHECK_MARKS)$(if $(CHECK_SKIP), and not $(CHECK_SKIP))" \
 	tests/unit tests/functional
 check: $(VENV)/.installed-test
 	@$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory check-tests; $(done)
@@ -71,16 +74,23 @@ check: $(VENV)/.installed-test
 check-tests: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
 
-# What CI runs (.ci/run): lint, make check's tests, then the long families, each
-# its own target: every row of the matrices, the slow unit and functional
+# What CI runs (.ci/run): lint, make check's tests (without the matrix
+# sample: test-matrix runs every row), then the long families, each its
+# own target: every row of the matrices, the slow unit and functional
 # tests, placement on MariaDB and PostgreSQL, the daemons, the fault
 # table's quick rows, the short soak, devstack, the browser. Together they
-# run every test but the faults_full rows (make test-faults).
-LONG_FAMILIES := test-matrix test-slow test-db-mysql test-db-postgresql test-daemons \
-	test-faults-quick test-soak-short test-devstack test-browser
+# run every test but the faults_full rows (make test-faults) and the
+# moves_cli ones (make test-moves-cli). Families joined by + run at the
+# same time (make -j2, each one's output in one block when it ends): they
+# do not contend (two database servers; devstack's shell phases and the
+# browser each keep about one core busy).
+LONG_FAMILIES := test-matrix test-slow test-db-mysql+test-db-postgresql test-daemons \
+	test-faults-quick test-soak-short test-devstack+test-browser
 test: $(VENV)/.installed-test lint
-	@$(MAKE) --no-print-directory check-tests
-	@for target in $(LONG_FAMILIES); do $(MAKE) --no-print-directory $$target || exit 1; done; $(done)
+	@$(MAKE) --no-print-directory check-tests CHECK_SKIP=matrix
+	@for group in $(LONG_FAMILIES); do \
+		$(MAKE) --no-print-directory -j2 --output-sync=target $$(echo $$group | tr + ' ') || exit 1; \
+	done; $(done)
 
 # Every row of the tests marked matrix (make check runs a sample).
 test-matrix: $(VENV)/.installed-test

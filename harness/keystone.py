@@ -55,6 +55,22 @@ def _bin(name):
     return local if os.path.exists(local) else shutil.which(name)
 
 
+def _key_repository(path):
+    """A Fernet key repository as keystone-manage sets one up: mode 0700,
+    keys ``0`` (staged) and ``1`` (primary), each mode 0600."""
+    from cryptography import fernet
+
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    for name in ('0', '1'):
+        key = os.path.join(path, name)
+        if os.path.exists(key):
+            continue
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, 'wb') as f:
+            f.write(fernet.Fernet.generate_key())
+
+
 def missing():
     """Why a Keystone cannot be started here, or None."""
     try:
@@ -110,14 +126,11 @@ class Keystone:
         with open(os.path.join(self.workdir, 'keystone_wsgi.py'), 'w') as f:
             f.write(_WSGI)
         self._manage('db_sync')
-        user = [
-            '--keystone-user',
-            str(os.getuid()),
-            '--keystone-group',
-            str(os.getgid()),
-        ]
-        self._manage('fernet_setup', *user)
-        self._manage('credential_setup', *user)
+        # What ``keystone-manage fernet_setup`` and ``credential_setup``
+        # leave (a staged key 0 and a primary key 1 in a private folder),
+        # without two more keystone-manage runs of several seconds each.
+        for folder in ('fernet-keys', 'credential-keys'):
+            _key_repository(os.path.join(self.workdir, folder))
         self._manage(
             'bootstrap',
             '--bootstrap-password',

@@ -304,5 +304,4 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
         assert done['status'] == 'ACTIVE', done
         assert done['OS-EXT-SRV-ATTR:host'] == 'compute-cell2'
     finally:
-        for daemon in reversed(running):
-            daemon.stop()
+        daemons.stop_together(reversed(running))

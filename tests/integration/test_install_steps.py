@@ -383,6 +383,5 @@ def test_the_readme_deploys_a_cloud_that_boots_a_server(tmp_path):
         ).stdout
         assert run.tag not in vhosts
     finally:
-        for daemon in reversed(running):
-            daemon.stop()
+        daemons.stop_together(reversed(running))
         _drop(run)
