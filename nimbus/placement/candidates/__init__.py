@@ -38,7 +38,7 @@ import random
 import threading
 from contextlib import contextmanager
 
-from nimbus.placement.candidates import render
+from nimbus.placement.candidates import answers, render
 from nimbus.placement.candidates.engine import _Search
 from nimbus.placement.candidates.errors import CandidatesQueryError
 from nimbus.placement.candidates.groups import remember
@@ -192,8 +192,9 @@ def candidate_list(snapshot: Snapshot, params, microversion, options):
 
 
 def _json_body(snapshot, req, mv, options, requested):
+    """``(body, candidates)``."""
     cands = find_candidates(snapshot, req, mv, options)
-    return render.body_json(snapshot, cands, mv, requested)
+    return render.body_json(snapshot, cands, mv, requested), cands
 
 
 # Answers kept per snapshot (``memo`` entries ``('answer', ..)``): at most
@@ -222,7 +223,7 @@ def _answer_key(params, mv, options):
     return key
 
 
-def _keep_answer(snapshot, key, body):
+def _keep_answer(snapshot, key, body, deps=None):
     memo = snapshot.memo
     kept = [k for k in list(memo) if k[0] == 'answer']
     total = len(body)
@@ -233,6 +234,8 @@ def _keep_answer(snapshot, key, body):
             memo.pop(k, None)
     if len(body) <= ANSWER_BYTES:
         remember(snapshot, key, body)
+        if deps is not None:
+            remember(snapshot, (answers.DEPS, key), deps)
 
 
 def get_allocation_candidates_json(
@@ -259,7 +262,10 @@ def get_allocation_candidates_json(
             return body
     mv, req, requested = _prepare(snapshot, params, mv)
     with _no_gc():
-        body = _json_body(snapshot, req, mv, options, requested)
+        body, cands = _json_body(snapshot, req, mv, options, requested)
     if key is not None:
-        _keep_answer(snapshot, key, body)
+        deps = answers.AnswerDeps(
+            requested, lambda: render.uuids_of(snapshot, cands, mv)
+        )
+        _keep_answer(snapshot, key, body, deps)
     return body

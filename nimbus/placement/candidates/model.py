@@ -20,6 +20,8 @@ from typing import Iterable
 
 import os_resource_classes
 
+from nimbus.placement.candidates import answers
+
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 _PLAIN_UUID = re.compile(r'[0-9a-fA-F-]{1,64}')
 # OpenStack Placement lists a provider summary's resource classes by their
@@ -432,6 +434,7 @@ class Snapshot:
             (rc, e[0]): e[2] for rc, es in entries.items() for e in es.values()
         }
         moved = [p.uuid for p in changed]
+        moved_rcs = None
         for key, value in memo:
             if key[0] == 'fit':
                 new.memo[key] = _follow_fit(key, value, free, new)
@@ -439,6 +442,20 @@ class Snapshot:
                 value = _follow_granular(key, value, moved, new)
                 if value is not None:
                     new.memo[key] = value
+            elif key[0] == 'answer':
+                # The bytes of an answer no moved usage touches (see
+                # answers.py) are this snapshot's answer too.
+                if moved_rcs is None:
+                    moved_rcs = {
+                        p.uuid: answers.moved_classes(
+                            self.providers[p.uuid], p
+                        )
+                        for p in changed
+                    }
+                deps = self.memo.get((answers.DEPS, key))
+                if answers.follows(deps, moved_rcs):
+                    new.memo[key] = value
+                    new.memo[answers.DEPS, key] = deps
         return new
 
     def inherit_fragments(self, old: 'Snapshot'):

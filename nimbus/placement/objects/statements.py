@@ -12,7 +12,8 @@ dialect: the same SQL text, the same parameters through the same bind
 processors, on the transaction's own DBAPI connection.
 
 Only what needs nothing more of SQLAlchemy takes that path: SQLite and
-MariaDB/MySQL (PostgreSQL inserts read their id back with RETURNING), no
+MariaDB/MySQL (positional ``format``/``qmark`` or PyMySQL's named
+``pyformat`` parameters) (PostgreSQL inserts read their id back with RETURNING), no
 expanding ``IN`` parameter, no result column whose values SQLAlchemy
 converts. Anything else, and every unmarked statement, goes through
 SQLAlchemy as before; so does an error, wrapped in SQLAlchemy's exception
@@ -41,11 +42,18 @@ def fast(stmt):
 
 
 class _Plan:
-    __slots__ = ('sql', 'names', 'processors', 'fixed', 'keys')
+    __slots__ = ('sql', 'names', 'named', 'processors', 'fixed', 'keys')
 
     def __init__(self, compiled):
         self.sql = compiled.string
-        self.names = tuple(compiled.positiontup)
+        # ``format`` (SQLite's qmark, MySQLdb) takes a list in the order
+        # of the text; ``pyformat`` (PyMySQL) a dict of the names.
+        self.named = not compiled.positional
+        self.names = tuple(
+            dict.fromkeys(compiled.bind_names.values())
+            if self.named
+            else compiled.positiontup
+        )
         self.processors = compiled._bind_processors or {}
         # Values the statement fixes itself (``id == 1``, ``usage + 1``).
         self.fixed = {}
@@ -71,7 +79,7 @@ def _build(stmt, dialect, keys):
         dialect=dialect, column_keys=list(keys) if keys else None
     )
     if (
-        not compiled.positional
+        (not compiled.positional and dialect.paramstyle != 'pyformat')
         or compiled.post_compile_params
         or compiled.literal_execute_params
         or compiled.escaped_bind_names
@@ -193,9 +201,9 @@ class Connection:
 
 
 def _values(plan, params):
-    """The positional parameters of one execution, as SQLAlchemy would
-    pass them: the caller's value (else the statement's own), through the
-    type's bind processor."""
+    """The parameters of one execution, as SQLAlchemy would pass them
+    (a list, or a dict for a named paramstyle): the caller's value (else
+    the statement's own), through the type's bind processor."""
     values = []
     fixed = plan.fixed
     processors = plan.processors
@@ -213,4 +221,6 @@ def _values(plan, params):
             )
         proc = processors.get(name)
         values.append(proc(value) if proc is not None else value)
+    if plan.named:
+        return dict(zip(plan.names, values, strict=True))
     return values
