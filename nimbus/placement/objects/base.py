@@ -5,8 +5,7 @@ run in :meth:`PlacementDB.write`: one transaction that bumps the
 ``placement_state`` counters (cache invalidation for every process, and a
 row lock that serialises writers so capacity checks cannot race), retried on
 deadlocks (provider, inventory, trait and aggregate writes bump just
-before their first locking statement on SQLite, and last, before COMMIT, on a
-server database, see :func:`take_counter_lock`). Since every
+before their first locking statement, see :func:`take_counter_lock`). Since every
 write transaction takes that one row lock, writers are serial from there
 on; on SQLite they queue on a ``threading.Lock`` first, so at most one
 thread per process waits on the database (SQLite's busy handler sleeps 1,
@@ -57,9 +56,6 @@ class PlacementDB:
             if self.dialect == 'sqlite'
             else contextlib.nullcontext()
         )
-        # Where a late_lock write takes the counter row (see
-        # take_counter_lock): last on a server database.
-        self._bump_last = self.dialect != 'sqlite'
         self._state_lock = threading.Lock()
         self._state_conn = None
         self._state_sql = str(
@@ -76,9 +72,7 @@ class PlacementDB:
 
         ``late_lock``: ``fn`` calls :func:`take_counter_lock` before its
         first locking statement (and whatever it reads before needs no
-        serialisation); otherwise the counters are bumped first. On a
-        server database a ``late_lock`` write bumps them last, just before
-        COMMIT (see :func:`take_counter_lock`).
+        serialisation); otherwise the counters are bumped first.
         """
 
         def run():
@@ -90,11 +84,9 @@ class PlacementDB:
                 # The reads before the counter row lock run outside the
                 # section that all writers pass one at a time.
                 conn.info[_PENDING] = (structure, usage)
-                if self._bump_last:
-                    conn.info[_LAST] = True
                 try:
                     out = fn(conn, *args, **kwargs)
-                    take_counter_lock(conn, last=True)
+                    take_counter_lock(conn)
                     return out
                 finally:
                     # A lost connection is invalidated: touching its info
@@ -102,7 +94,6 @@ class PlacementDB:
                     # (retriable) disconnect behind it.
                     if not conn.invalidated:
                         conn.info.pop(_PENDING, None)
-                        conn.info.pop(_LAST, None)
 
         try:
             return run()
@@ -226,31 +217,18 @@ def bump(conn, structure=True, usage=False):
 
 
 _PENDING = 'nimbus_placement_pending_bump'
-_LAST = 'nimbus_placement_bump_last'
 
 
-def take_counter_lock(conn, last=False):
+def take_counter_lock(conn):
     """Bump the counters now if this structure write has not yet.
 
     Called before the first statement that locks a row (the generation
-    compare-and-swap, an INSERT, UPDATE or DELETE of a provider), and with
-    ``last`` by :meth:`PlacementDB.write` after the write function. On
-    SQLite (one writer at a time anyway) the first call bumps. On a server
-    database the bump waits for the ``last`` call, just before COMMIT: the
-    counter row is the one lock every writer takes, so it is held only for
-    that statement and the COMMIT (the server releases row locks before
-    its log flush), and concurrent structure writes do their own
-    statements side by side instead of one after another. The counter row
-    is then each such writer's last lock, and it waits for nothing while
-    holding it. An allocation write takes it first and then
-    compare-and-swaps its providers' generations; should it meet a
-    structure write holding one of them (which then waits for the counter
-    row), the database reports a deadlock and one of the two runs again
-    (:func:`nimbus.common.db.retry_on_deadlock`), against the generation
-    the other one left: the answer is the one a serial order gives.
+    compare-and-swap, an INSERT, UPDATE or DELETE of a provider): every
+    writer then takes the counter row before any other row lock, so lock
+    order is the same for all and no two writers deadlock, while the
+    reads before it stay outside the serialised section. Whatever is left
+    pending is bumped at the end of :meth:`PlacementDB.write`.
     """
-    if not last and conn.info.get(_LAST):
-        return
     pending = conn.info.pop(_PENDING, None)
     if pending is not None:
         bump(conn, *pending)

@@ -176,36 +176,3 @@ def test_pymysqls_named_paramstyle_gets_sqlalchemys_parameters(stmt, params):
     assert statements._values(plan, params) == compiled.construct_params(
         params
     )
-
-
-def test_a_late_lock_write_bumps_last_when_told_to(pdb, monkeypatch):
-    # On a server database a late_lock write takes the counter row just
-    # before COMMIT; the statements before it run outside the section
-    # every writer passes one at a time.
-    order = []
-    real_bump = base.bump
-
-    def bump(conn, *args):
-        order.append('bump')
-        real_bump(conn, *args)
-
-    monkeypatch.setattr(base, 'bump', bump)
-
-    def create(conn, uuid, name):
-        row = rp_obj.create(conn, uuid, name)  # takes the lock "first"
-        order.append('created')
-        return row
-
-    uuid = 'a1' * 4 + '-0000-0000-0000-' + '0' * 12
-    before = pdb.state()
-    pdb._bump_last = True
-    row = pdb.write(create, uuid, 'late', late_lock=True)
-    assert order == ['created', 'bump']
-    assert row['uuid'] == uuid
-    assert pdb.state() == (before[0] + 1, before[1])
-    # SQLite: bumped at the first locking statement, as before.
-    order.clear()
-    pdb._bump_last = False
-    pdb.write(create, uuid.replace('a1', 'b2'), 'early', late_lock=True)
-    assert order == ['bump', 'created']
-    assert pdb.state() == (before[0] + 2, before[1])
