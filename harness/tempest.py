@@ -64,6 +64,11 @@ FEATURES_ON = (
     'console_output',
     'personality',
     'disk_config',
+    # Rescue with an image of one's own (Tempest snapshots the server at
+    # 2.1 and waits through the compute image proxy); the fake guest has
+    # no disk layout for hw_rescue_device/hw_rescue_bus to keep stable,
+    # so the answers and states are an ordinary rescue's.
+    'stable_rescue',
     # Live migration: any compute can take any server (one cell, no
     # host aggregates in the harness), and with no shared storage the
     # fake driver's live migration is a block migration
@@ -93,11 +98,6 @@ FEATURES_OFF = (
     'volume_multiattach',
     'volume_backed_live_migration',
     'shelve_migrate',
-    # Tempest's stable-rescue tests snapshot the server at 2.1 and wait
-    # for the snapshot through the compute API's image proxy
-    # (GET /v2.1/images/{id}, deprecated at 2.36), which Nimbus does not
-    # serve: 404 (tried 2026-11-29, docs/results/2026-11-29-tempest-live.md).
-    'stable_rescue',
     'hostname_fqdn_sanitization',
     'unified_limits',
     'boot_from_volume',
