@@ -14,6 +14,7 @@ from nimbus.api.handlers import hypervisor_search
 from nimbus.api.handlers import hypervisors
 from nimbus.api.handlers import identity
 from nimbus.api.handlers import image_data
+from nimbus.api.handlers import image_proxy
 from nimbus.api.handlers import images
 from nimbus.api.handlers import instance_actions
 from nimbus.api.handlers import migrations
@@ -70,6 +71,11 @@ ROUTES = [
         {'GET': instance_actions.diagnostics},
     ),
     # flavors
+    # The image proxy (up to 2.35).
+    (
+        V + '/images/{image_id}',
+        {'GET': image_proxy.show, 'DELETE': image_proxy.delete},
+    ),
     (V + '/flavors', {'GET': flavors.index, 'POST': flavors.create}),
     (V + '/flavors/detail', {'GET': flavors.detail}),
     (

@@ -68,9 +68,32 @@ def test_conf_says_what_nimbus_serves(tmp_path):
         == str(tempest.LIVE_MIGRATION_ENABLED).lower()
     )
     assert not set(tempest.FEATURES_ON) & set(tempest.FEATURES_OFF)
+    # live migration is on, as a block migration (no shared storage in
+    # the fake driver) between any two computes
+    assert features['live_migration'] == 'true'
+    assert features['block_migration_for_live_migration'] == 'true'
+    assert features['can_migrate_between_any_hosts'] == 'true'
+    assert features['volume_backed_live_migration'] == 'false'
     assert 'ServerGroupAffinityFilter' in features[
         'scheduler_enabled_filters'
     ].split(',')
+
+
+def test_daemons_limit_cores_and_ram_but_not_servers():
+    class Keystone(_Keystone):
+        def authtoken_options(self):
+            return {'www_authenticate_uri': self.url}
+
+    options = tempest.daemon_options(Keystone())
+    # Tempest skips its resize-over-quota tests when cores or RAM are
+    # unlimited (-1)
+    assert options['quota']['cores'] > 0
+    assert options['quota']['ram'] > 0
+    assert 'instances' not in options['quota']
+    assert options['keystone_authtoken'] == {
+        'www_authenticate_uri': _Keystone.url
+    }
+    assert 'SameHostFilter' in options['filter_scheduler']['enabled_filters']
 
 
 def _excluded():

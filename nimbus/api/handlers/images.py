@@ -23,6 +23,7 @@ _COLUMNS = {
     'min_ram',
 }
 PATCH_TYPE = 'application/openstack-images-v2.1-json-patch'
+PATCH_TYPE_V20 = 'application/openstack-images-v2.0-json-patch'
 
 
 def view(image):
@@ -201,13 +202,30 @@ def update(req, resp, image_id):
     resp.media = view(image)
 
 
+def _patch_ops(req):
+    """The body's operations in the v2.1 form (``op``, ``path``,
+    ``value``); the v2.0 media type's ``{"add": path}`` is translated."""
+    content_type = (req.content_type or '').split(';')[0].strip().lower()
+    if content_type != PATCH_TYPE_V20:
+        return util.json_body_any(
+            req, schema.PATCH, (PATCH_TYPE, PATCH_TYPE_V20, 'application/json')
+        )
+    ops = util.json_body_any(req, schema.PATCH_V20, (PATCH_TYPE_V20,))
+    translated = []
+    for op in ops:
+        name = next(k for k in ('add', 'replace', 'remove') if k in op)
+        entry = {'op': name, 'path': op[name]}
+        if 'value' in op:
+            entry['value'] = op['value']
+        translated.append(entry)
+    return translated
+
+
 def patch(req, resp, image_id):
     util.authorize(req, policies.IMAGES % 'modify')
     image = get_visible(req, image_id)
     check_owner(req, image)
-    ops = util.json_body_any(
-        req, schema.PATCH, (PATCH_TYPE, 'application/json')
-    )
+    ops = _patch_ops(req)
     columns, props, removed = {}, {}, []
     for op in ops:
         key = op['path'][1:]

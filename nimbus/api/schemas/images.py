@@ -96,6 +96,28 @@ PATCH = {
     },
 }
 
+# Glance's older patch media type (openstack-images-v2.0-json-patch):
+# the operation is the key that holds the path, {"add": "/k", "value": v}.
+_PATH = PATCH['items']['properties']['path']
+PATCH_V20 = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {
+            'add': _PATH,
+            'replace': _PATH,
+            'remove': _PATH,
+            'value': {},
+        },
+        'oneOf': [
+            {'required': ['add']},
+            {'required': ['replace']},
+            {'required': ['remove']},
+        ],
+        'additionalProperties': False,
+    },
+}
+
 INDEX_QUERY = {
     'type': 'object',
     'properties': dict(

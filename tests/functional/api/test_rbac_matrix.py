@@ -616,6 +616,13 @@ def _identity():
 
 
 MATRIX.update(_image_prefixed())
+# the compute API's image proxy (up to 2.35): the image API's rules
+MATRIX[('GET', '/v2.1/images/{image_id}')] = Case(
+    Access.PROJECT_READ, setup=_image
+)
+MATRIX[('DELETE', '/v2.1/images/{image_id}')] = Case(
+    Access.PROJECT_WRITE, 204, setup=_image
+)
 MATRIX.update(_identity())
 ROUTES = handler.ROUTES + openapi.ROUTES
 
