@@ -50,6 +50,9 @@ Version history
        casts): the end of a resize or cold migrate that carried the
        server to another cell (migration cross_cell_move), which the
        super conductor drives since it owns both cells' databases.
+  1.12 confirm_cross_cell_resize takes wait: sent as a call, answered
+       once the confirm has ended (the API confirms a cross-cell move
+       before it deletes a server in VERIFY_RESIZE, as Nova) (super).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -79,7 +82,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.11'
+VERSION = '1.12'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
