@@ -5,11 +5,18 @@ of the move. Same cloud: cell1 with the source host, cell2 with two."""
 
 import time
 
+import pytest
+
+from tests.functional.test_cross_cell_resize import _cloud
 from tests.functional.test_cross_cell_resize import _in_target
 from tests.functional.test_cross_cell_resize import _resize
-from tests.functional.test_cross_cell_resize import api  # noqa: F401
 from tests.functional.test_cross_cell_resize import SOURCE
 from tests.functional.test_server_actions import ADMIN
+
+
+@pytest.fixture
+def api(make_cloud, tmp_path):
+    return _cloud(make_cloud, tmp_path)
 
 
 def _wait_gone(api, uuid, bound=60):
@@ -30,7 +37,7 @@ def _wait_no_guest(api, host, uuid, bound=60):
     raise AssertionError('%s still has a guest on %s' % (uuid, host))
 
 
-def test_delete_in_verify_resize_confirms_first(api):  # noqa: F811
+def test_delete_in_verify_resize_confirms_first(api):
     uuid = api.boot_on_source()
     _resize(api, uuid)
     dest, migration = _in_target(api, uuid, 'resize')
