@@ -6,8 +6,8 @@ recovery_interval`` seconds, and once when it starts).
 - :func:`settle_interrupted`: a super conductor killed in the middle of a
   move leaves it in a step (the source cell's migration ``pre-migrating``,
   ``migrating`` or ``post-migrating``). Once it has not changed for
-  ``[conductor] build_request_timeout`` seconds (longer than any compute
-  step) it is settled by where the instance mapping points:
+  ``[conductor] build_request_timeout`` seconds (at least twice a compute
+  step's timeout, three ``rpc_response_timeout``) it is settled by where the instance mapping points:
 
   * at the source cell (before the switch): undone as a failed move
     (:meth:`CrossCellMove.rollback`): the new guest dropped, the old one
@@ -73,8 +73,15 @@ def _request_id(db, uuid, action):
 
 def settle_interrupted(conductor, ctxt, older_than):
     """Settle the cross-cell moves whose source's migration has stayed in
-    a step for ``older_than`` seconds; ``{'undone': n, 'switched': n}``."""
+    a step for ``older_than`` seconds (at least twice the longest
+    compute step's timeout); ``{'undone': n, 'switched': n}``."""
     done = {'undone': 0, 'switched': 0}
+    # Never less than twice the longest compute step (a live super
+    # conductor updates the source's migration between two such steps).
+    step = (
+        max(int(getattr(conductor.conf, 'rpc_response_timeout', 60)), 60) * 3
+    )
+    older_than = max(older_than, 2 * step)
     for source in _cells(conductor):
         with conductor.cells.db(source).session() as session:
             stuck = [

@@ -89,7 +89,16 @@ class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
     """Client of the super conductor (API bus)."""
 
     def __init__(self, transport, conf=None):
-        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+        # ``[upgrade_levels] conductor`` caps it too (an API upgraded
+        # before its super conductor): takes_cross_cell_ends() and
+        # takes_cross_cell_deletes() read it.
+        self._client = rpc.get_client(
+            transport,
+            TOPIC,
+            VERSION,
+            conf=conf,
+            version_cap=rpc_options.version_cap(conf, 'conductor'),
+        )
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """Cast: schedule the build requests and send them to their cells.
