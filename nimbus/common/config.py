@@ -81,7 +81,9 @@ DEFAULT_OPTS = [
         min=0,
         help='Above 0, each compute confirms the resizes and cold '
         'migrations that have waited in VERIFY_RESIZE on it longer than '
-        'this many seconds (checked every this many seconds). 0: never.',
+        'this many seconds (checked every this many seconds); a move '
+        "that changed cells is confirmed by the super conductor's "
+        'recovery pass instead ([conductor] recovery_interval). 0: never.',
     ),
     cfg.IntOpt(
         'migrate_max_retries',

@@ -19,7 +19,7 @@ for the batch (RPC 1.3) gets the heartbeats one by one.
 
 The hosts start together: one batch carries their first heartbeat, one
 listing of placement's providers tells which roots to create without a GET
-first, and one ``hosts_with_records`` call (RPC 1.12) tells which hosts no
+first, and one ``hosts_with_records`` call (RPC 1.13) tells which hosts no
 instance or migration of the cell names; those answer their four recovery
 reads with nothing, without a call (:class:`NothingToRecover`).
 """

@@ -109,14 +109,17 @@ def migration_of(cell_db, migration_uuid):
     return None if row is None else migration_obj.Migration.from_row(row)
 
 
-def take_unconfirmed(cell_db, host, seconds, request_id_for):
+def take_unconfirmed(cell_db, host, seconds, request_id_for, cross_cell=False):
     """Auto-confirm (``[DEFAULT] resize_confirm_window``): the resizes and
     cold migrations that finished on ``host`` (their destination) more
     than ``seconds`` ago, each taken for its confirm in one transaction
     (migration ``confirming``, task ``resize_confirming``, an instance
     action ``confirmResize`` under ``request_id_for(migration uuid)``).
     Returns the Migrations taken; one a user confirmed or reverted
-    meanwhile is left out."""
+    meanwhile is left out. ``cross_cell``: instead, the cross-cell moves
+    shown in this cell (their target's migrations), whatever their host,
+    which the super conductor confirms
+    (:mod:`nimbus.conductor.cross_cell_recovery`)."""
     with cell_db.session() as session:
         waiting = [
             m
@@ -127,9 +130,13 @@ def take_unconfirmed(cell_db, host, seconds, request_id_for):
                 older_than=seconds,
             )
             # A cross-cell move's end goes through the super conductor,
-            # which this cell's destination cannot reach: not
-            # auto-confirmed (docs/moves-resize.md, "Not done").
-            if m['dest_compute'] == host and not m['cross_cell_move']
+            # which this cell's destination cannot reach: the super
+            # conductor takes those itself.
+            if (
+                m['cross_cell_move'] and not m['hidden']
+                if cross_cell
+                else m['dest_compute'] == host and not m['cross_cell_move']
+            )
         ]
     taken = []
     for row in waiting:

@@ -1,5 +1,5 @@
 """The super conductor's RPC endpoints of the end of a cross-cell move
-(conductor RPC 1.11): a mixin of
+(conductor RPC 1.11; 1.12: the confirm as a call): a mixin of
 :class:`~nimbus.conductor.manager.SuperConductorManager`, thin as the
 rest; the work is :mod:`nimbus.conductor.cross_cell_end`."""
 
@@ -11,10 +11,27 @@ _END_TYPES = dict.fromkeys(_END, str)
 
 
 class SuperCrossCellEndpoints:
-    @rpc.expose(cast=True, required=_END, types=_END_TYPES)
+    @rpc.expose(cast=True, required=_END, types=dict(_END_TYPES, wait=bool))
     def confirm_cross_cell_resize(
-        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        migration_uuid,
+        wait=False,
     ):
+        if wait:
+            # 1.12, a call: the API deletes the server once this answers.
+            cross_cell_end.confirm(
+                self.conductor,
+                ctxt,
+                instance_uuid,
+                cell_uuid,
+                request_id,
+                migration_uuid,
+            )
+            return True
         self._run(
             'confirm_cross_cell_resize',
             lambda ctxt, *args: cross_cell_end.confirm(

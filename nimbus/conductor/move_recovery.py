@@ -82,6 +82,10 @@ def undo_stuck(conductor, ctxt, item, timeout):
         task = row.task_state
         types, waiting, vm_states = WAITING[task]
         migration = cell_migrations.in_progress(session, uuid, types)
+        if migration is not None and migration['cross_cell_move']:
+            # Its copies in two cells: settled by
+            # nimbus.conductor.cross_cell_recovery.
+            return False
         if migration is not None and not cell_migrations.set_status(
             session, migration['uuid'], 'error', expected=[waiting]
         ):

@@ -17,6 +17,10 @@ audit``) and acts on what it found:
 - ``stuck_move``: a resize or cold migrate still waiting for its
   scheduling (``resize_prep``) past the build request timeout is undone
   (:mod:`nimbus.conductor.move_recovery`).
+- cross-cell moves (:mod:`nimbus.conductor.cross_cell_recovery`): one
+  a dead super conductor left in a step is undone (before its switch) or
+  left in VERIFY_RESIZE (after it); one past ``[DEFAULT]
+  resize_confirm_window`` in VERIFY_RESIZE is confirmed.
 - the kinds the audit heals (orphan and leftover allocations, stale build
   requests, orphan ARQs, what a half-done move left in placement):
   healed, each re-checked first.
@@ -30,6 +34,7 @@ from oslo_utils import uuidutils
 
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.conductor import audit
+from nimbus.conductor import cross_cell_recovery
 from nimbus.conductor import move_recovery
 from nimbus.db import request_specs
 
@@ -50,13 +55,13 @@ class Recovery:
     def run(self, ctxt, now=None):
         """One pass; ``{kind: count}`` of what it acted on, or None when
         a source could not be read."""
+        acted = self._cross_cell(ctxt)
         try:
             snap = self.auditor.gather(ctxt)
         except audit.AuditError as exc:
             LOG.warning('recovery: could not run: %s', exc)
             return None
         found = self.auditor.check(snap, now)
-        acted = {}
         for item in found:
             if item.kind == move_recovery.KIND:
                 self._undo_move(ctxt, item, acted)
@@ -90,6 +95,33 @@ class Recovery:
                     item.uuid,
                     item.heal_error,
                 )
+        return acted
+
+    def _cross_cell(self, ctxt):
+        """The cross-cell moves a dead super conductor left in a step,
+        and those past the confirm window
+        (:mod:`nimbus.conductor.cross_cell_recovery`)."""
+        acted = {}
+        conductor = self.conductor
+        try:
+            settled = cross_cell_recovery.settle_interrupted(
+                conductor,
+                ctxt,
+                self.auditor.build_request_timeout
+                or conductor.conf.conductor.build_request_timeout,
+            )
+            for kind, count in settled.items():
+                if count:
+                    acted['cross_cell_move_' + kind] = count
+            confirmed = cross_cell_recovery.auto_confirm(
+                conductor,
+                ctxt,
+                getattr(conductor.conf, 'resize_confirm_window', 0),
+            )
+            if confirmed:
+                acted['cross_cell_auto_confirm'] = confirmed
+        except Exception:
+            LOG.exception('recovery: settling cross-cell moves failed')
         return acted
 
     def _undo_move(self, ctxt, item, acted):

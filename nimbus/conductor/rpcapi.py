@@ -50,7 +50,10 @@ Version history
        casts): the end of a resize or cold migrate that carried the
        server to another cell (migration cross_cell_move), which the
        super conductor drives since it owns both cells' databases.
-  1.12 hosts_with_records (cell, call): which of many hosts an instance
+  1.12 confirm_cross_cell_resize takes wait: sent as a call, answered
+       once the confirm has ended (the API confirms a cross-cell move
+       before it deletes a server in VERIFY_RESIZE, as Nova) (super).
+  1.13 hosts_with_records (cell, call): which of many hosts an instance
        or a migration names; the simulated hosts of a process ask once,
        and those named by none skip their startup recovery reads.
   Which version a client sends is oslo.messaging's ``version_cap``:
@@ -82,14 +85,23 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.12'
+VERSION = '1.13'
 
 
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
     """Client of the super conductor (API bus)."""
 
     def __init__(self, transport, conf=None):
-        self._client = rpc.get_client(transport, TOPIC, VERSION, conf=conf)
+        # ``[upgrade_levels] conductor`` caps it too (an API upgraded
+        # before its super conductor): takes_cross_cell_ends() and
+        # takes_cross_cell_deletes() read it.
+        self._client = rpc.get_client(
+            transport,
+            TOPIC,
+            VERSION,
+            conf=conf,
+            version_cap=rpc_options.version_cap(conf, 'conductor'),
+        )
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """Cast: schedule the build requests and send them to their cells.
@@ -207,16 +219,16 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         return self._client.can_send_version('1.4')
 
     def takes_host_record_checks(self):
-        """True when the cap lets :meth:`hosts_with_records` go (1.12)."""
-        return self._client.can_send_version('1.12')
+        """True when the cap lets :meth:`hosts_with_records` go (1.13)."""
+        return self._client.can_send_version('1.13')
 
     @rpc_retry.lost_reply
     def hosts_with_records(self, ctxt, hosts):
-        """Call (1.12): which of ``hosts`` (names) an instance or a
+        """Call (1.13): which of ``hosts`` (names) an instance or a
         migration of the cell names, deleted or finished ones included
         (a list). A host named by none has nothing its startup recovery
         would find."""
-        return self._client.prepare(version='1.12').call(
+        return self._client.prepare(version='1.13').call(
             ctxt, 'hosts_with_records', hosts=list(hosts)
         )
 

@@ -51,20 +51,40 @@ class SuperMoveCalls:
         confirm or revert of a cross-cell move otherwise."""
         return self._client.can_send_version('1.11')
 
+    def takes_cross_cell_deletes(self):
+        """Whether the super conductor answers a confirm of a cross-cell
+        move as a call (1.12): the API confirms such a move before it
+        deletes a server in VERIFY_RESIZE."""
+        return self._client.can_send_version('1.12')
+
     def confirm_cross_cell_resize(
-        self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
+        self,
+        ctxt,
+        instance_uuid,
+        cell_uuid,
+        request_id,
+        migration_uuid,
+        wait=False,
     ):
         """Cast (1.11): confirm the cross-cell move ``migration_uuid`` of
         the instance, now in ``cell_uuid`` (the target; the API took the
-        task ``resize_confirming`` and the migration ``confirming``)."""
-        self._client.prepare(version='1.11').cast(
-            ctxt,
-            'confirm_cross_cell_resize',
+        task ``resize_confirming`` and the migration ``confirming``).
+        ``wait`` (1.12): a call, answered once the confirm has ended
+        (the delete of a server in VERIFY_RESIZE waits for it)."""
+        kwargs = dict(
             instance_uuid=instance_uuid,
             cell_uuid=cell_uuid,
             request_id=request_id,
             migration_uuid=migration_uuid,
         )
+        if wait:
+            return self._client.prepare(version='1.12').call(
+                ctxt, 'confirm_cross_cell_resize', wait=True, **kwargs
+            )
+        self._client.prepare(version='1.11').cast(
+            ctxt, 'confirm_cross_cell_resize', **kwargs
+        )
+        return None
 
     def revert_cross_cell_resize(
         self, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid

@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from nimbus.api import policies
 from nimbus.api import scheduler_cache
 from nimbus.api import util
+from nimbus.api.handlers import resize_on_delete
 from nimbus.api.handlers import server_create
 from nimbus.api.handlers import server_minimal
 from nimbus.api.handlers import server_views
@@ -346,6 +347,9 @@ def delete(req, resp, server_id):
             resp.status = 204
             return
         # The conductor took it to a cell meanwhile: delete it there.
+        record = get_authorized(req, server_id, policies.SERVERS % 'delete')
+        cell = record['cell']
+    if resize_on_delete.confirm_first(req, record):
         record = get_authorized(req, server_id, policies.SERVERS % 'delete')
         cell = record['cell']
     host = record.get('host')

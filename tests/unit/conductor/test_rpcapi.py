@@ -170,3 +170,29 @@ def test_capped_below_1_4_the_attempt_goes_apart():
         c.kwargs.get('version') for c in api._client.prepare.call_args_list
     ]
     assert versions == ['1.2', '1.0', '1.2']
+
+
+@pytest.mark.parametrize('cap, deletes', [(None, True), ('1.11', False)])
+def test_the_confirm_of_a_cross_cell_move_as_a_call_needs_1_12(cap, deletes):
+    """The API's delete in VERIFY_RESIZE waits for the super conductor's
+    confirm only when 1.12 may be sent; a cast stays 1.11."""
+    conf = config.build_conf(
+        [], overrides={'upgrade_levels': {'conductor': cap}}
+    )
+    transport = rpc.get_transport(conf, 'inproc:///cross-cell-deletes')
+    try:
+        api = rpcapi.SuperConductorAPI(transport, conf)
+        assert api.takes_cross_cell_deletes() is deletes
+        assert api.takes_cross_cell_ends() is True
+        if not deletes:
+            with pytest.raises(messaging.RPCVersionCapError):
+                api.confirm_cross_cell_resize(
+                    context.get_admin_context(),
+                    'i',
+                    'c',
+                    'req-1',
+                    'm',
+                    wait=True,
+                )
+    finally:
+        rpc.cleanup_transports(conf)
