@@ -140,13 +140,24 @@ def _percentile(values, fraction):
 
 
 def _cpu(processes):
+    """CPU seconds each daemon has spent, its worker processes included
+    (nova-conductor and nova-scheduler fork theirs)."""
     out = {}
     for name, pid in processes.items():
         try:
-            times = psutil.Process(pid).cpu_times()
-            out[name] = times.user + times.system
+            parent = psutil.Process(pid)
+            family = [parent] + parent.children(recursive=True)
         except psutil.Error:
             out[name] = 0.0
+            continue
+        total = 0.0
+        for proc in family:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        out[name] = total
     return out
 
 
@@ -409,17 +420,21 @@ def all_in_one(workdir, hosts, start_timeout=300):
     return process, api, {'all-in-one': process.pid}
 
 
-def run_phases(api, processes, args, options=None, image=None, mode=None):
+def run_phases(
+    api, processes, args, options=None, image=None, mode=None, quota=True
+):
     """The idle window, each rate and the multi-create against the cloud
     behind ``api`` (whose daemons are ``processes``), printed as they go;
     the result. ``image``: an image to boot (else one is made through the
-    cloud's image API)."""
+    cloud's image API); ``quota``: lift the project's quotas through
+    the API (else the cloud's configuration has)."""
     # Nova's default quotas (10 instances) would cap the load.
-    api._call(
-        'PUT',
-        api.url + '/os-quota-sets/admin',
-        json={'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
-    )
+    if quota:
+        api._call(
+            'PUT',
+            api.url + '/os-quota-sets/admin',
+            json={'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
+        )
     flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
     if image is None:
         image = api.create_image('bench-image')['id']
