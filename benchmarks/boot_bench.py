@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # checkout this benchmark belongs to.
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import nova_cloud  # noqa: E402  (benchmarks/nova_cloud.py)
 import stacks  # noqa: E402  (benchmarks/stacks.py)
 
 from nimbus.allinone.client import ComputeClient
@@ -139,13 +140,24 @@ def _percentile(values, fraction):
 
 
 def _cpu(processes):
+    """CPU seconds each daemon has spent, its worker processes included
+    (nova-conductor and nova-scheduler fork theirs)."""
     out = {}
     for name, pid in processes.items():
         try:
-            times = psutil.Process(pid).cpu_times()
-            out[name] = times.user + times.system
+            parent = psutil.Process(pid)
+            family = [parent] + parent.children(recursive=True)
         except psutil.Error:
             out[name] = 0.0
+            continue
+        total = 0.0
+        for proc in family:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        out[name] = total
     return out
 
 
@@ -408,6 +420,111 @@ def all_in_one(workdir, hosts, start_timeout=300):
     return process, api, {'all-in-one': process.pid}
 
 
+def run_phases(
+    api, processes, args, options=None, image=None, mode=None, quota=True
+):
+    """The idle window, each rate and the multi-create against the cloud
+    behind ``api`` (whose daemons are ``processes``), printed as they go;
+    the result. ``image``: an image to boot (else one is made through the
+    cloud's image API); ``quota``: lift the project's quotas through
+    the API (else the cloud's configuration has)."""
+    # Nova's default quotas (10 instances) would cap the load.
+    if quota:
+        api._call(
+            'PUT',
+            api.url + '/os-quota-sets/admin',
+            json={'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
+        )
+    flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
+    if image is None:
+        image = api.create_image('bench-image')['id']
+    watcher = Watcher(api)
+    watcher.start()
+    result = {
+        'mode': mode or ('all-in-one' if args.all_in_one else 'daemons'),
+        'hosts': args.hosts,
+        'placement_results': args.placement_results,
+        'options': options,
+        'rates': [],
+    }
+    background = {}
+    if args.idle > 0:
+        background = run_idle(args.idle, processes)
+        result['idle_cpu_s_per_s'] = background
+        print(
+            'idle (watcher polling): cpu s per s: %s (total %.2f)'
+            % (_listing(background, '%.3f'), sum(background.values())),
+            flush=True,
+        )
+    for rate in args.rates:
+        row = run_rate(
+            api,
+            watcher,
+            flavor,
+            image,
+            rate,
+            args.duration,
+            processes,
+            args.timeout,
+            background,
+            args.profile,
+        )
+        result['rates'].append(row)
+        print(
+            'offered %4d/s: %5.1f ACTIVE/s sustained, p50 %.2f s, '
+            'p99 %.2f s, %d active, %d error, %d unfinished'
+            % (
+                rate,
+                row['sustained_active_per_s'],
+                row['p50_s'],
+                row['p99_s'],
+                row['active'],
+                row['error'],
+                row['unfinished'],
+            ),
+            flush=True,
+        )
+        print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
+        if row['cpu_ms_per_boot']:
+            print(
+                '    cpu ms per boot (less idle): %s (total %.1f)'
+                % (
+                    _listing(row['cpu_ms_per_boot']),
+                    sum(row['cpu_ms_per_boot'].values()),
+                ),
+                flush=True,
+            )
+    if args.multi:
+        row = run_multi(
+            api,
+            watcher,
+            flavor,
+            image,
+            args.multi,
+            processes,
+            args.timeout,
+            args.profile,
+        )
+        result['multi_create'] = row
+        print(
+            'multi-create of %d: request %.2f s, first ACTIVE at %s s, '
+            'half at %s s, all ACTIVE in %s s (%d active, %d error)'
+            % (
+                args.multi,
+                row['request_s'],
+                row['first_active_s'],
+                row['half_active_s'],
+                row['all_active_s'],
+                row['active'],
+                row['error'],
+            ),
+            flush=True,
+        )
+        print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
+    watcher.stop()
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
@@ -438,6 +555,21 @@ def main(argv=None):
         help="set an option in every daemon's config (not with "
         '--all-in-one), e.g. scheduler.executor_thread_pool_size=64; '
         'may be repeated',
+    )
+    parser.add_argument(
+        '--compare-nova',
+        metavar='VENV',
+        help='then run the same phases against OpenStack Nova 34 and '
+        'Placement 16 from VENV (benchmarks/nova_cloud.py), with --hosts '
+        'nova-compute processes (fake.FakeDriver), and print the ratios',
+    )
+    parser.add_argument(
+        '--nova-option',
+        action='append',
+        default=[],
+        metavar='SECTION.NAME=VALUE',
+        help="set an option in Nova's nova.conf, e.g. "
+        'filter_scheduler.host_subset_size=10; may be repeated',
     )
     args = parser.parse_args(argv)
     try:
@@ -470,99 +602,10 @@ def main(argv=None):
                 args.placement_results,
                 options,
             )
-        # Nova's default quotas (10 instances) would cap the load.
-        api._call(
-            'PUT',
-            api.url + '/os-quota-sets/admin',
-            json={'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
-        )
-        flavor = api.create_flavor('bench.tiny', 1, 256, 1)['id']
-        image = api.create_image('bench-image')['id']
-        watcher = Watcher(api)
-        watcher.start()
-        result = {
-            'mode': 'all-in-one' if args.all_in_one else 'daemons',
-            'hosts': args.hosts,
-            'placement_results': args.placement_results,
-            'options': options,
-            'workdir': workdir,
-            'rates': [],
-        }
-        background = {}
-        if args.idle > 0:
-            background = run_idle(args.idle, processes)
-            result['idle_cpu_s_per_s'] = background
-            print(
-                'idle (watcher polling): cpu s per s: %s (total %.2f)'
-                % (_listing(background, '%.3f'), sum(background.values())),
-                flush=True,
-            )
-        for rate in args.rates:
-            row = run_rate(
-                api,
-                watcher,
-                flavor,
-                image,
-                rate,
-                args.duration,
-                processes,
-                args.timeout,
-                background,
-                args.profile,
-            )
-            result['rates'].append(row)
-            print(
-                'offered %4d/s: %5.1f ACTIVE/s sustained, p50 %.2f s, '
-                'p99 %.2f s, %d active, %d error, %d unfinished'
-                % (
-                    rate,
-                    row['sustained_active_per_s'],
-                    row['p50_s'],
-                    row['p99_s'],
-                    row['active'],
-                    row['error'],
-                    row['unfinished'],
-                ),
-                flush=True,
-            )
-            print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
-            if row['cpu_ms_per_boot']:
-                print(
-                    '    cpu ms per boot (less idle): %s (total %.1f)'
-                    % (
-                        _listing(row['cpu_ms_per_boot']),
-                        sum(row['cpu_ms_per_boot'].values()),
-                    ),
-                    flush=True,
-                )
-        if args.multi:
-            row = run_multi(
-                api,
-                watcher,
-                flavor,
-                image,
-                args.multi,
-                processes,
-                args.timeout,
-                args.profile,
-            )
-            result['multi_create'] = row
-            print(
-                'multi-create of %d: request %.2f s, first ACTIVE at %s s, '
-                'half at %s s, all ACTIVE in %s s (%d active, %d error)'
-                % (
-                    args.multi,
-                    row['request_s'],
-                    row['first_active_s'],
-                    row['half_active_s'],
-                    row['all_active_s'],
-                    row['active'],
-                    row['error'],
-                ),
-                flush=True,
-            )
-            print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
-        watcher.stop()
+        result = run_phases(api, processes, args, options)
+        result['workdir'] = workdir
+        if args.compare_nova:
+            result = nova_cloud.compare(args, result, run_phases)
         if args.json:
             with open(args.json, 'w') as f:
                 json.dump(result, f, indent=2)
