@@ -14,6 +14,7 @@ from nimbus.api import policies
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api import util
 from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.common.wsgi import errors
 
 MAX_FLAVORS = 20
@@ -73,10 +74,10 @@ def answer(req, params):
         raise errors.HTTPError(503, 'No scheduler client is configured.')
     image = None
     if params.get('image'):
-        image = server_create.lookup_image(req, params['image'])
+        image = server_create_body.lookup_image(req, params['image'])
     hints = {'group': params['group']} if params.get('group') else {}
-    hints = server_create.normalise_hints(hints)
-    zone, host, node = server_create._zone(
+    hints = server_create_body.normalise_hints(hints)
+    zone, host, node = server_create_body.zone_of(
         req, params.get('availability_zone')
     )
     per_host = params.get('hosts', 'true') == 'true'

@@ -4,6 +4,7 @@
 from nimbus.api import policies
 from nimbus.api import util
 from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.api.schemas import common
 from nimbus.api.schemas import servers as server_schema
 from nimbus.common.wsgi import errors
@@ -46,12 +47,14 @@ def dry_run(req, resp):
     scheduler_api = util.deps(req).scheduler_api
     if scheduler_api is None:
         raise errors.HTTPError(503, 'No scheduler client is configured.')
-    flavor = server_create.lookup_flavor(req, body['flavorRef'])
+    flavor = server_create_body.lookup_flavor(req, body['flavorRef'])
     image = None
     if body.get('imageRef'):
-        image = server_create.lookup_image(req, body['imageRef'])
-    hints = server_create.normalise_hints(body.get('scheduler_hints'))
-    zone, host, node = server_create._zone(req, body.get('availability_zone'))
+        image = server_create_body.lookup_image(req, body['imageRef'])
+    hints = server_create_body.normalise_hints(body.get('scheduler_hints'))
+    zone, host, node = server_create_body.zone_of(
+        req, body.get('availability_zone')
+    )
     count = body.get('num_instances', 1)
     spec = server_create.request_spec_for(
         req, flavor, image, zone, hints, [], force_host=host, force_node=node

@@ -20,7 +20,7 @@ from oslo_log import log as logging
 from nimbus.api import policies_server_actions as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
-from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.api.handlers import server_views
 from nimbus.api.handlers import servers
 from nimbus.api.objects import keypairs as keypair_obj
@@ -146,7 +146,7 @@ def rebuild(req, resp, server_id, value):
     record = action_steps.server_for(req, server_id, policies.REBUILD)
     action_steps.check_lock(req, record)
     action_steps.check_placed(record, 'rebuild')
-    image = server_create.lookup_image(req, value['imageRef'])
+    image = server_create_body.lookup_image(req, value['imageRef'])
     if image['id'] != record.get('image_ref'):
         check_host_fits(req, record, image)
     if 'key_name' in value:

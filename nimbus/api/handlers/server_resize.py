@@ -24,6 +24,7 @@ from nimbus.api import policies_server_moves_resize as policies
 from nimbus.api import util
 from nimbus.api.handlers import action_steps
 from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.api.objects import flavors as flavor_obj
 from nimbus.api.objects import quota_usage
 from nimbus.api.objects import quotas
@@ -113,7 +114,7 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
 def resize(req, resp, server_id, value):
     record = action_steps.server_for(req, server_id, policies.RESIZE)
     action_steps.check_lock(req, record)
-    flavor = server_create.lookup_flavor(req, str(value['flavorRef']))
+    flavor = server_create_body.lookup_flavor(req, str(value['flavorRef']))
     old = record.get('flavor') or {}
     if str(flavor['flavorid']) == str(old.get('flavorid')):
         raise util.bad_request('When resizing, instances must change flavor!')

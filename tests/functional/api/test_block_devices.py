@@ -4,7 +4,7 @@ image copied to local disk takes DISK_GB from the flavor."""
 
 import pytest
 
-from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.scheduler import request_filters
 
@@ -144,4 +144,4 @@ def test_no_image_and_no_volume_root_is_400(world):
     ],
 )
 def test_root_bdm(bdms, root):
-    assert server_create.root_bdm(bdms) == root
+    assert server_create_body.root_bdm(bdms) == root

@@ -6,14 +6,14 @@ from unittest import mock
 import pytest
 
 from nimbus.api import policies
-from nimbus.api.handlers import server_create
+from nimbus.api.handlers import server_create_body
 from nimbus.api.handlers import server_views
 from nimbus.api.objects import extra_spec_validation
 from nimbus.common.wsgi import errors
 
 
 def test_normalise_hints():
-    out = server_create.normalise_hints(
+    out = server_create_body.normalise_hints(
         {
             'same_host': 'a',
             'different_host': ['b'],
@@ -29,11 +29,11 @@ def test_normalise_hints():
         'build_near_host_ip': '10.0.0.1',
         'cidr': '/24',
     }
-    assert server_create.normalise_hints(None) == {}
+    assert server_create_body.normalise_hints(None) == {}
     with pytest.raises(errors.HTTPError):
-        server_create.normalise_hints({'query': '{bad'})
+        server_create_body.normalise_hints({'query': '{bad'})
     with pytest.raises(errors.HTTPError):
-        server_create.normalise_hints({'cidr': '/24'})
+        server_create_body.normalise_hints({'cidr': '/24'})
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_normalise_hints():
     ],
 )
 def test_ref_id(ref, expected):
-    assert server_create._ref_id(ref) == expected
+    assert server_create_body._ref_id(ref) == expected
 
 
 def test_extra_spec_errors_of_any_type_become_invalid_extra_spec():
