@@ -5,7 +5,9 @@ restart (or a ``kill -9``) of the agent the way real guests survive a
 restart of nova-compute. ``[fake_driver] fail_builds`` makes every spawn
 fail; ``pgpus`` models physical GPUs as child providers, which also
 exercises the reshape path: a host that used to report CUSTOM_PGPU on the
-root moves that inventory, and its allocations, to the GPU children.
+root moves that inventory, and its allocations, to the GPU children. What
+a guest shows, its console and diagnostics, is
+:mod:`nimbus.compute.virt.fake_guest_view`.
 """
 
 import json
@@ -19,6 +21,7 @@ from oslo_log import log as logging
 
 from nimbus.compute import exception
 from nimbus.compute.virt import driver
+from nimbus.compute.virt import fake_guest_view as view
 
 LOG = logging.getLogger(__name__)
 
@@ -35,28 +38,6 @@ _POWER_NAMES = {
     SHUTDOWN: 'shutdown',
     SUSPENDED: 'suspended',
 }
-# Console lines kept per guest.
-_CONSOLE_LINES = 100
-
-
-# What a simulated guest writes on its console as it boots (a real one
-# writes a boot log of many lines; clients such as Tempest expect more
-# than a line or two).
-_BOOT_LOG = (
-    'firmware: starting the boot loader',
-    'kernel: loaded, mounting the root disk',
-    'init: reached the multi-user target',
-    'booted',
-)
-
-
-def _console_line(instance_uuid, what):
-    return '[%s] instance-%s: %s' % (
-        time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-        instance_uuid,
-        what,
-    )
-
 
 _PGPU_NAMESPACE = uuidlib.UUID('5c8bd3a2-6a2d-4d0e-9c5e-9b2f0f6f1c11')
 
@@ -274,9 +255,7 @@ class FakeDriver(driver.ComputeDriver):
                 'accelerators': accel_info or [],
                 'image_ref': instance.image_ref,
                 'power': RUNNING,
-                'console': [
-                    _console_line(instance.uuid, step) for step in _BOOT_LOG
-                ],
+                'console': view.boot_console(instance.uuid),
                 'boots': 1,
                 'started': time.time(),
             }
@@ -305,11 +284,7 @@ class FakeDriver(driver.ComputeDriver):
         ``power`` (None: it stays as it is), with a console line; the
         guest record."""
         with self._lock:
-            guest = self._guests.get(instance_uuid)
-            if guest is None:
-                raise exception.GuestNotFound(
-                    instance=instance_uuid, host=self.host
-                )
+            guest = self._guest(instance_uuid)
             current = guest.get('power', RUNNING)
             if power is None:
                 power = current
@@ -323,9 +298,7 @@ class FakeDriver(driver.ComputeDriver):
                 guest['started'] = time.time()
                 guest['boots'] = guest.get('boots', 1) + 1
             guest['power'] = power
-            console = guest.setdefault('console', [])
-            console.append(_console_line(instance_uuid, note or action))
-            del console[:-_CONSOLE_LINES]
+            view.write(guest, instance_uuid, note or action)
             self._save()
             return guest
 
@@ -412,14 +385,18 @@ class FakeDriver(driver.ComputeDriver):
             instance_uuid, 'set password', (RUNNING,), RUNNING, 'password set'
         )
 
+    def _guest(self, instance_uuid):
+        """The guest's record (under the lock); GuestNotFound if none."""
+        guest = self._guests.get(instance_uuid)
+        if guest is None:
+            raise exception.GuestNotFound(
+                instance=instance_uuid, host=self.host
+            )
+        return guest
+
     def get_console_output(self, instance_uuid):
         with self._lock:
-            guest = self._guests.get(instance_uuid)
-            if guest is None:
-                raise exception.GuestNotFound(
-                    instance=instance_uuid, host=self.host
-                )
-            return ''.join(line + '\n' for line in guest.get('console', []))
+            return view.console_output(self._guest(instance_uuid))
 
     def power_state(self, instance_uuid):
         with self._lock:
@@ -427,53 +404,22 @@ class FakeDriver(driver.ComputeDriver):
             return NOSTATE if guest is None else guest.get('power', RUNNING)
 
     def get_diagnostics(self, instance_uuid):
-        """Nova's 2.48 diagnostics of the simulated guest: its flavor's
-        CPUs, memory and disk, figures that grow with its uptime."""
+        """Nova's 2.48 diagnostics of the simulated guest (see
+        :func:`~nimbus.compute.virt.fake_guest_view.diagnostics`)."""
         with self._lock:
-            guest = self._guests.get(instance_uuid)
-            if guest is None:
-                raise exception.GuestNotFound(
-                    instance=instance_uuid, host=self.host
-                )
-            guest = dict(guest)
-        flavor = guest.get('flavor') or {}
+            guest = dict(self._guest(instance_uuid))
         power = guest.get('power', RUNNING)
         uptime = (
             int(time.time() - guest.get('started', self._started))
             if power == RUNNING
             else 0
         )
-        vcpus = int(flavor.get('vcpus') or 1)
-        memory_mb = int(flavor.get('memory_mb') or 0)
-        return {
-            'state': _POWER_NAMES.get(power, 'pending'),
-            # Nova's Diagnostics takes one of its drivers' names (libvirt,
-            # xenapi, vmwareapi, ironic, hyperv); its fake driver says
-            # libvirt, and so does this one.
-            'driver': 'libvirt',
-            'hypervisor': self.opts.hypervisor_type.lower(),
-            'hypervisor_os': 'fake-os',
-            'uptime': uptime,
-            'config_drive': False,
-            'num_cpus': vcpus,
-            'num_nics': 0,
-            'num_disks': 1,
-            'cpu_details': [
-                {'id': i, 'time': uptime * 1000000000, 'utilisation': None}
-                for i in range(vcpus)
-            ],
-            'nic_details': [],
-            'disk_details': [
-                {
-                    'read_bytes': 0,
-                    'read_requests': 0,
-                    'write_bytes': 0,
-                    'write_requests': 0,
-                    'errors_count': 0,
-                }
-            ],
-            'memory_details': {'maximum': memory_mb, 'used': 0},
-        }
+        return view.diagnostics(
+            guest,
+            _POWER_NAMES.get(power, 'pending'),
+            uptime,
+            self.opts.hypervisor_type,
+        )
 
     def attached_arqs(self, instance_uuid):
         """The uuids of the ARQs the guest was spawned with (tests)."""
