@@ -1,5 +1,10 @@
 """RPC endpoints of the conductors: thin, they delegate to the domain classes.
 
+The endpoints of moves, live migrations and the end of cross-cell moves
+are mixins (:mod:`~nimbus.conductor.move_endpoints`,
+:mod:`~nimbus.conductor.live_endpoints`,
+:mod:`~nimbus.conductor.cross_cell_endpoints`).
+
 Every method checks its message before it delegates (see
 :func:`nimbus.common.rpc.expose`); a malformed call is answered with
 InvalidMessage, a malformed cast is logged and dropped. The super conductor
@@ -11,7 +16,6 @@ from concurrent import futures
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
-from oslo_utils import uuidutils
 
 from nimbus.common import instance_states as states
 from nimbus.common import rpc
@@ -23,10 +27,9 @@ from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import instance_update as update_obj
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
-from nimbus.conductor import cell_moves
 from nimbus.conductor import cross_cell_endpoints
 from nimbus.conductor import live_endpoints
-from nimbus.conductor import resize
+from nimbus.conductor import move_endpoints
 from nimbus.conductor import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -58,6 +61,7 @@ def _host_list(value):
 
 
 class SuperConductorManager(
+    move_endpoints.SuperMoveEndpoints,
     live_endpoints.SuperLiveEndpoints,
     cross_cell_endpoints.SuperCrossCellEndpoints,
 ):
@@ -99,116 +103,22 @@ class SuperConductorManager(
 
         self._pool.submit(run)
 
-    # The cast endpoints below look alike (their message checked, then
-    # their work run here): deliberately, one declaration per RPC method.
+    # The cast endpoints (here and in the mixins) look alike (their message
+    # checked, then their work run here): deliberately, one declaration
+    # per RPC method.
     def _run(self, name, func, ctxt, *args):
         self._submit(
             ctxt, lambda: func(ctxt, *args), '%s of %s failed', name, args[0]
         )
-
-    @rpc.expose(
-        cast=True,
-        required=('instance_uuid', 'request_id'),
-        types={
-            'instance_uuid': str,
-            'request_id': str,
-            'availability_zone': _OPTIONAL_STR,
-            'host': _OPTIONAL_STR,
-            'unpin': bool,
-        },
-    )
-    def unshelve_instance(
-        self,
-        ctxt,
-        instance_uuid,
-        request_id,
-        availability_zone=None,
-        host=None,
-        unpin=False,
-    ):
-        self._run(
-            'unshelve',
-            self.conductor.moves.unshelve,
-            ctxt,
-            instance_uuid,
-            request_id,
-            availability_zone,
-            host,
-            unpin,
-        )
-
-    @rpc.expose(
-        cast=True,
-        required=('instance_uuid', 'request_id', 'migration_uuid'),
-        types={
-            'instance_uuid': str,
-            'request_id': str,
-            'migration_uuid': str,
-            'power_on': bool,
-        },
-    )
-    def evacuate_instance(
-        self, ctxt, instance_uuid, request_id, migration_uuid, power_on=True
-    ):
-        self._run(
-            'evacuate',
-            self.conductor.moves.evacuate,
-            ctxt,
-            instance_uuid,
-            request_id,
-            migration_uuid,
-            power_on,
-        )
-
-    @rpc.expose(
-        cast=True,
-        required=('instance_uuid', 'cell_uuid', 'request_id'),
-        types={
-            'instance_uuid': str,
-            'cell_uuid': str,
-            'request_id': str,
-            'flavor': (dict, type(None)),
-            'host': _OPTIONAL_STR,
-            'cross_cell': bool,
-        },
-    )
-    def migrate_server(
-        self,
-        ctxt,
-        instance_uuid,
-        cell_uuid,
-        request_id,
-        flavor=None,
-        host=None,
-        cross_cell=False,
-    ):
-        if flavor is not None and not isinstance(flavor.get('flavorid'), str):
-            raise rpc.InvalidMessage('migrate_server: flavor needs flavorid')
-
-        def run():
-            ctxt.update_store()
-            try:
-                resize.migrate_server(
-                    self.conductor,
-                    ctxt,
-                    instance_uuid,
-                    cell_uuid,
-                    flavor,
-                    host,
-                    request_id,
-                    cross_cell=cross_cell,
-                )
-            except Exception:
-                LOG.exception('migrate_server failed for %s', instance_uuid)
-
-        self._pool.submit(run)
 
     def shutdown(self):
         """Not an RPC method (not exposed): the service calls it."""
         self._pool.shutdown(wait=True)
 
 
-class CellConductorManager(live_endpoints.CellLiveEndpoints):
+class CellConductorManager(
+    move_endpoints.CellMoveEndpoints, live_endpoints.CellLiveEndpoints
+):
     target = messaging.Target(version=rpcapi.VERSION)
 
     def __init__(self, cell_conductor):
@@ -300,97 +210,6 @@ class CellConductorManager(live_endpoints.CellLiveEndpoints):
             raise rpc.InvalidMessage('instance_update: %s' % exc) from exc
         return None if done is None else done.to_primitive()
 
-    @rpc.expose(
-        required=(
-            'instance_uuid',
-            'migration_uuid',
-            'expected_statuses',
-            'status',
-            'expected_vm_states',
-            'expected_task_states',
-            'updates',
-        ),
-        types={
-            'instance_uuid': str,
-            'migration_uuid': str,
-            'expected_statuses': list,
-            'status': str,
-            'expected_vm_states': list,
-            'expected_task_states': list,
-            'updates': dict,
-            'migration_updates': (dict, type(None)),
-        },
-    )
-    def move_step(
-        self,
-        ctxt,
-        instance_uuid,
-        migration_uuid,
-        expected_statuses,
-        status,
-        expected_vm_states,
-        expected_task_states,
-        updates,
-        migration_updates=None,
-    ):
-        bad = [s for s in expected_vm_states if s not in states.VM_STATES]
-        bad += [t for t in expected_task_states if t not in states.TASK_STATES]
-        if bad or updates.get('task_state', None) not in states.TASK_STATES:
-            raise rpc.InvalidMessage('move_step: unknown state(s) %s' % bad)
-        try:
-            done = cell_moves.move_step(
-                self.conductor.db,
-                instance_uuid,
-                migration_uuid,
-                expected_statuses,
-                status,
-                expected_vm_states,
-                expected_task_states,
-                updates,
-                migration_updates,
-            )
-        except (
-            ValueError,
-            KeyError,
-            TypeError,
-            objects_base.MalformedPrimitive,
-        ) as exc:
-            raise rpc.InvalidMessage('move_step: %s' % exc) from exc
-        if done is None:
-            return None
-        return {
-            'instance': done[0].to_primitive(),
-            'migration': done[1].to_primitive(),
-        }
-
-    @rpc.expose(
-        required=('host', 'seconds'), types={'host': str, 'seconds': int}
-    )
-    def unconfirmed_resizes(self, ctxt, host, seconds):
-        if seconds <= 0:
-            raise rpc.InvalidMessage(
-                'unconfirmed_resizes: seconds must be > 0'
-            )
-        return [
-            m.to_primitive()
-            for m in cell_moves.take_unconfirmed(
-                self.conductor.db,
-                host,
-                seconds,
-                lambda _uuid: 'req-' + uuidutils.generate_uuid(),
-            )
-        ]
-
-    @rpc.expose(required=('host',), types={'host': str})
-    def moves_of_host(self, ctxt, host):
-        return [
-            {
-                'instance': None if i is None else i.to_primitive(),
-                'migration': m.to_primitive(),
-            }
-            for i, m in cell_moves.moves_of_host(self.conductor.db, host)
-        ]
-
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):
         return self.conductor.instance_action_event(
@@ -469,25 +288,6 @@ class CellConductorManager(live_endpoints.CellLiveEndpoints):
         if seconds < 0:
             raise rpc.InvalidMessage('shelved_offloadable: seconds >= 0')
         return self.conductor.shelved_offloadable(ctxt, host, seconds)
-
-    @rpc.expose(required=('host',), types={'host': str})
-    def evacuations_done(self, ctxt, host):
-        return [
-            m.to_primitive()
-            for m in self.conductor.evacuations_done(ctxt, host)
-        ]
-
-    @rpc.expose(
-        required=('migration_uuid', 'status', 'expected'),
-        types={'migration_uuid': str, 'status': str, 'expected': list},
-    )
-    def migration_set_status(self, ctxt, migration_uuid, status, expected):
-        try:
-            return self.conductor.migration_set_status(
-                ctxt, migration_uuid, status, expected
-            )
-        except ValueError as exc:
-            raise rpc.InvalidMessage('migration_set_status: %s' % exc) from exc
 
     @rpc.expose(required=('hosts',), types={'hosts': list})
     def hosts_with_records(self, ctxt, hosts):
