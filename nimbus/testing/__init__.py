@@ -4,7 +4,8 @@
   PostgreSQL, make a fresh vhost or database per run, and apply the rule
   that with ``CI=true`` a missing service fails instead of skipping.
 - :class:`nimbus.allinone.Cloud`: the whole cloud in-process.
-- :mod:`nimbus.testing.daemons`: run the real daemons as processes.
+- :mod:`nimbus.testing.daemons`: run the real daemons as processes;
+  :mod:`nimbus.testing.daemon_group`: wait on them, stop them together.
 - :mod:`nimbus.testing.private_rabbit` and
   :mod:`nimbus.testing.private_mariadb`: a RabbitMQ node and a MariaDB
   server of a test's own, for tests that restart or stop them (the

@@ -3,7 +3,8 @@
 Used by the integration tests: a :class:`DaemonCloud` writes a config file
 per service (the way an operator would), runs ``nimbus-manage`` to create
 the databases and cells, starts each daemon with ``python -m nimbus.cmd.X``
-and can ``kill -9`` and restart any of them.
+and can ``kill -9`` and restart any of them. Waiting on a group of them and
+stopping them together: :mod:`nimbus.testing.daemon_group`.
 """
 
 import configparser
@@ -16,65 +17,20 @@ import time
 
 import requests
 
+from nimbus.testing import daemon_group
 from nimbus.testing import tcp_proxy
+
+# Still importable from here: the integration tests, harnesses and
+# benchmarks, and an integrator's own, call ``daemons.wait_for`` and
+# ``daemons.stop_together``.
+from nimbus.testing.daemon_group import stop_together  # noqa: F401
+from nimbus.testing.daemon_group import wait_for  # noqa: F401
 
 
 def free_port():
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
-
-
-def wait_for(predicate, timeout, what, daemons):
-    """``predicate()``'s first true value, polled every half second for
-    ``timeout`` seconds; an AssertionError naming ``what`` with the tail of
-    every daemon's log when it never comes, or as soon as one of
-    ``daemons`` dies (a daemon killed on purpose, -9, or stopped, 0, is
-    not a death)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        for daemon in daemons:
-            if (
-                daemon.process is not None
-                and not daemon.alive()
-                and daemon.process.returncode not in (-9, 0)
-            ):
-                raise AssertionError(
-                    '%s exited with %s:\n%s'
-                    % (daemon.name, daemon.process.returncode, daemon.tail())
-                )
-        time.sleep(0.5)
-    raise AssertionError(
-        'timed out waiting for %s\n%s'
-        % (
-            what,
-            '\n'.join('==> %s <==\n%s' % (d.name, d.tail()) for d in daemons),
-        )
-    )
-
-
-# Daemons that serve no other daemon: stopped first, so none of them talks
-# to a service already gone while it stops.
-LEAF_MODULES = ('nimbus.cmd.compute', 'nimbus.cmd.accelerator_agent')
-
-
-def stop_together(daemons, timeout=20):
-    """Stop ``daemons``: the computes and agents first, then the others,
-    each group all at once (SIGTERM to every member, then one wait for
-    them all, kill -9 after ``timeout`` seconds). A daemon takes a second
-    or more to leave its RabbitMQ listeners; one after another those waits
-    added up to most of a test's teardown."""
-    daemons = list(daemons)
-    leaves = [d for d in daemons if d.module in LEAF_MODULES]
-    for group in (leaves, [d for d in daemons if d not in leaves]):
-        for daemon in group:
-            daemon.terminate()
-        deadline = time.monotonic() + timeout
-        for daemon in group:
-            daemon.wait_stopped(max(0.1, deadline - time.monotonic()))
 
 
 class Daemon:
@@ -494,20 +450,16 @@ class DaemonCloud:
         raise TimeoutError('%s did not answer' % url)
 
     def _check_alive(self):
-        for daemon in self.daemons.values():
-            if (
-                daemon.process is not None
-                and not daemon.alive()
-                and daemon.process.returncode not in (-9, 0)
-            ):
-                raise RuntimeError(
-                    '%s exited with %s:\n%s'
-                    % (daemon.name, daemon.process.returncode, daemon.tail())
-                )
+        dead = daemon_group.first_exit(self.daemons.values())
+        if dead is not None:
+            raise RuntimeError(daemon_group.exit_report(dead))
 
     def stop(self, timeout=20):
-        """Stop every daemon (:func:`stop_together`), then the proxies."""
-        stop_together(reversed(list(self.daemons.values())), timeout)
+        """Stop every daemon (:func:`.daemon_group.stop_together`), then
+        the proxies."""
+        daemon_group.stop_together(
+            reversed(list(self.daemons.values())), timeout
+        )
         for proxy in self.proxies:
             proxy.stop()
 

@@ -22,6 +22,7 @@ import pytest
 import requests
 
 from nimbus.allinone.client import ComputeClient
+from nimbus.testing import daemon_group
 from nimbus.testing import daemons
 
 pytestmark = pytest.mark.integration
@@ -304,4 +305,4 @@ def test_two_cells_from_the_example_configs(tmp_path, fresh):
         assert done['status'] == 'ACTIVE', done
         assert done['OS-EXT-SRV-ATTR:host'] == 'compute-cell2'
     finally:
-        daemons.stop_together(reversed(running))
+        daemon_group.stop_together(reversed(running))

@@ -41,6 +41,7 @@ import uuid
 import pytest
 
 from nimbus.allinone.client import ComputeClient
+from nimbus.testing import daemon_group
 from nimbus.testing import daemons
 from nimbus.testing import infra
 
@@ -383,5 +384,5 @@ def test_the_readme_deploys_a_cloud_that_boots_a_server(tmp_path):
         ).stdout
         assert run.tag not in vhosts
     finally:
-        daemons.stop_together(reversed(running))
+        daemon_group.stop_together(reversed(running))
         _drop(run)
