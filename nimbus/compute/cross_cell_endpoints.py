@@ -5,7 +5,16 @@ guest work is :class:`nimbus.compute.cross_cell.CrossCellSteps`.
 
 Each is a call from the super conductor (which records the states in
 both cells), answered ``{'ok': bool, 'error': str, ...}``; a failure is
-an answer, not an exception, so the conductor rolls the move back."""
+an answer, not an exception, so the conductor rolls the move back.
+
+The six ``*_snapshot_based_resize_*`` endpoints repeat one another on
+purpose: each declares its RPC method (the name Nova gives it, its
+required arguments and their types, checked by
+:func:`nimbus.common.rpc.expose`) and hands the step to
+:class:`~nimbus.compute.cross_cell.CrossCellSteps` through ``_cross``;
+what differs between them is only the message, which is what an
+endpoint is for. The method names and versions the conductor sends live
+in the compute rpcapi alone (:mod:`nimbus.compute.rpcapi_cross_cell`)."""
 
 from nimbus.common import rpc
 from nimbus.common.objects import base as objects_base

@@ -2,7 +2,14 @@
 mixins of :class:`~nimbus.conductor.manager.SuperConductorManager` and
 :class:`~nimbus.conductor.manager.CellConductorManager`, thin as the rest;
 the work is :mod:`nimbus.conductor.live_migrate` and
-:func:`nimbus.conductor.cell_moves.live_migrations_from`."""
+:func:`nimbus.conductor.cell_moves.live_migrations_from`.
+
+These endpoints repeat the shape of the conductors' others (a message
+declared, checked, then handed on), and that is by design: each endpoint
+declares one RPC method's arguments and types and hands the work to the
+domain module that owns it, so what a conductor accepts can be read
+here and the work is tested without a bus. A generic dispatcher would
+hide the message each method takes."""
 
 from nimbus.common import rpc
 from nimbus.conductor import cell_moves

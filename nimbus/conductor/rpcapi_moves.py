@@ -4,7 +4,15 @@ migrate (conductor RPC 1.6), shelve and evacuate (1.7), live migration
 :class:`~nimbus.conductor.rpcapi.SuperConductorAPI` and
 :class:`~nimbus.conductor.rpcapi.CellConductorAPI`, which hold the
 client (``self._client``) and the version history; kept in a module of
-their own so that each stays one noun."""
+their own so that each stays one noun.
+
+The methods look alike (prepare a version, cast or call a named method
+with keyword arguments), and that is by design: the rpcapi modules are
+the only place that knows the conductors' RPC method names and which
+version each argument arrived in, so every method spells its own name,
+version and fallback for an older conductor; a table-driven client would
+scatter that knowledge into data that no reader checks against the
+version history."""
 
 from nimbus.common.objects import Instance
 from nimbus.common.objects import migration as migration_obj
