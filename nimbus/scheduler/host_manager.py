@@ -1,10 +1,11 @@
 """Host state cache: HostStates kept in memory and updated from events.
 
-The data comes through a :class:`HostInfoSource` (DB-backed in production, see
-``db_source.py``; :class:`InMemoryHostInfoSource` for tests and benchmarks). A full load
-happens once (and on demand); afterwards computes, the API and conductors send events
-(``update_aggregates``, ``update_instance_info``, ``delete_instance_info``, compute node
-and service updates) which touch only the affected hosts. Per request, placement's
+The data comes through a :class:`~nimbus.scheduler.host_source.HostInfoSource`
+(DB-backed in production, see ``db_source.py``; ``host_source.py`` has an in-memory
+one for tests and benchmarks). A full load happens once (and on demand); afterwards
+computes, the API and conductors send events (``update_aggregates``,
+``update_instance_info``, ``delete_instance_info``, compute node and service updates)
+which touch only the affected hosts. Per request, placement's
 provider summaries refresh capacity and usage of the returned providers only.
 
 Consistency: a decision (``with host_manager.decision():``) holds the lock from
@@ -22,84 +23,17 @@ import threading
 import time
 
 import numpy as np
-from typing import Protocol, runtime_checkable
 
 from oslo_log import log as logging
 
 from nimbus.scheduler import host_table, tombstones
+from nimbus.scheduler.host_source import HostInfoSource
+from nimbus.scheduler.host_source import (  # noqa: F401 - for plugins' tests
+    InMemoryHostInfoSource,
+)
 from nimbus.scheduler.host_state import HostState
 
 LOG = logging.getLogger(__name__)
-
-
-@runtime_checkable
-class HostInfoSource(Protocol):
-    """Where host facts come from. Every method returns plain dicts.
-
-    * ``compute_nodes()`` -> ``[{"uuid", "host", "hypervisor_hostname", "cell_uuid",
-      "vcpus", "vcpus_used", "memory_mb", "memory_mb_used", "local_gb", "local_gb_used",
-      "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
-      "hypervisor_type", "hypervisor_version", "cpu_info", "host_ip",
-      "supported_instances", "numa_topology", "pci_stats", "metrics", "stats",
-      "num_io_ops", "failed_builds"}]`` (JSON columns may be dicts or strings)
-    * ``services()`` -> ``[{"host", "binary", "disabled", "disabled_reason", "up",
-      "forced_down"}]`` (compute services only are used)
-    * ``aggregates()`` -> ``[{"id", "uuid", "name", "hosts": [..], "metadata": {..}}]``
-    * ``instances_by_host()`` -> ``{host: [{"uuid", "flavor_id", "group_uuid",
-      "image_ref", "image_properties"}]}``
-    * ``server_groups()`` -> ``[{"uuid", "name", "policy", "rules", "members": [..]}]``
-    * optional ``image_properties(image_ref)`` -> ``dict | None``: resolves an event's
-      ``image_ref`` when it carries no ``image_properties``
-    """
-
-    def compute_nodes(self) -> list[dict]: ...
-
-    def services(self) -> list[dict]: ...
-
-    def aggregates(self) -> list[dict]: ...
-
-    def instances_by_host(self) -> dict[str, list[dict]]: ...
-
-    def server_groups(self) -> list[dict]: ...
-
-
-class InMemoryHostInfoSource:
-    """A HostInfoSource over plain lists, for tests and benchmarks."""
-
-    def __init__(
-        self,
-        compute_nodes=(),
-        services=(),
-        aggregates=(),
-        instances=None,
-        server_groups=(),
-        images=None,
-    ):
-        self._nodes = list(compute_nodes)
-        self._services = list(services)
-        self._aggregates = list(aggregates)
-        self._instances = dict(instances or {})
-        self._groups = list(server_groups)
-        self._images = dict(images or {})  # image id -> properties
-
-    def image_properties(self, image_ref):
-        props = self._images.get(image_ref)
-        return None if props is None else dict(props)
-
-    def compute_nodes(self):
-        return list(self._nodes)
-
-    def services(self):
-        return list(self._services)
-
-    def aggregates(self):
-        return list(self._aggregates)
-
-    def instances_by_host(self):
-        return {k: list(v) for k, v in self._instances.items()}
-
-    def server_groups(self):
-        return list(self._groups)
 
 
 class HostManager:

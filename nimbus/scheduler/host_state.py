@@ -16,7 +16,6 @@ written for Nova work unchanged (``free_ram_mb``, ``free_disk_mb``, ``vcpus_tota
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -49,9 +48,11 @@ def _version_int(value) -> int:
         return parts[0] * 1000000 + parts[1] * 1000 + parts[2]
 
 
-class HostState:
+class HostState(host_table.TableRow):
     """Mutable per-host facts. Filters and weighers only read it; the selection loop
-    calls :meth:`consume_from_request` after a claim."""
+    calls :meth:`consume_from_request` after a claim. Its row in the host manager's
+    HostTable, the attributes written through to it and :attr:`STATIC_FACTS` are
+    :class:`~nimbus.scheduler.host_table.TableRow`'s."""
 
     __slots__ = (
         'host',
@@ -104,51 +105,11 @@ class HostState:
         '_agg_min_cache',
         '_static_memo',
         '_summary_seen',
-        '_table',
-        '_slot',
-    )
-
-    # Written through to the host manager's HostTable row when attached.
-    free_ram_mb = host_table.tracked('free_ram_mb')
-    free_vcpus = host_table.tracked('free_vcpus')
-    free_disk_mb = host_table.tracked('free_disk_mb')
-    num_io_ops = host_table.tracked('num_io_ops')
-    num_instances = host_table.tracked('num_instances')
-    hypervisor_version = host_table.tracked('hypervisor_version')
-    failed_builds = host_table.tracked('failed_builds')
-    service_up = host_table.tracked('service_up')
-    service_disabled = host_table.tracked('service_disabled')
-    availability_zone = host_table.tracked('availability_zone')
-    cell_uuid = host_table.tracked('cell_uuid')
-    pci_pools = host_table.tracked('pci_pools')
-    aggregate_metadata = host_table.tracked('aggregate_metadata')
-    static_memo = host_table.tracked('static_memo')
-
-    # What the compute reports about the host itself: these change only
-    # through update_from_compute_node, which forgets ``static_memo`` (a
-    # filter's verdicts that read nothing else, keyed by the request part
-    # they judged; see filters.capabilities).
-    STATIC_FACTS = frozenset(
-        (
-            'host',
-            'nodename',
-            'uuid',
-            'cell_uuid',
-            'hypervisor_type',
-            'hypervisor_version',
-            'hypervisor_hostname',
-            'cpu_info',
-            'host_ip',
-            'supported_instances',
-            'stats',
-        )
     )
 
     # The attributes' public names (JsonFilter and capabilities read them).
     ATTRIBUTES = frozenset(host_table.TRACKED) | frozenset(
-        n
-        for n in __slots__
-        if n not in ('_table', '_slot') and n[1:] not in host_table.TRACKED
+        n for n in __slots__ if n[1:] not in host_table.TRACKED
     )
 
     def __init__(
@@ -238,9 +199,8 @@ class HostState:
         self.total_usable_ram_mb = self.memory_mb
         self.total_usable_disk_gb = self.local_gb
         self.disk_mb_used = self.local_gb_used * 1024
-        if self._table is not None:
-            # PCI pools change in place (consumption, restore): recount them.
-            self._table.cols['pci_free'][self._slot] = self.pci_device_count()
+        # PCI pools change in place (consumption, restore): recount them.
+        self._recount_pci()
 
     # ------------------------------------------------------------------ updates
     def update_from_compute_node(self, cn: dict) -> None:
@@ -493,12 +453,6 @@ class HostState:
         self._recompute()
 
     # ------------------------------------------------------------------ misc
-    def __copy__(self):
-        return host_table.detached_copy(self, lambda v: v)
-
-    def __deepcopy__(self, memo):
-        return host_table.detached_copy(self, lambda v: copy.deepcopy(v, memo))
-
     def to_dict(self) -> dict[str, Any]:
         return {
             'host': self.host,

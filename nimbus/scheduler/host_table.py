@@ -6,7 +6,7 @@ decision gathers its candidates' rows with one index array and compares, normali
 sums them as array operations.
 
 The rows never lag behind the HostStates: a HostState attached to a table (``attach``)
-writes every tracked attribute through as it is assigned (see ``host_state.tracked``),
+writes every tracked attribute through as it is assigned (see ``TableRow``),
 and recounts its free PCI devices whenever it recomputes its derived figures, which
 every change of its PCI pools is followed by. Columns:
 
@@ -22,6 +22,8 @@ every change of its PCI pools is followed by. Columns:
 yet); a host's are forgotten whenever its ``static_memo`` is (its compute node record
 changed) and when its row is given to another host.
 
+:class:`TableRow`, the base of HostState, declares the tracked attributes.
+
 ``agg_keys`` counts, per aggregate metadata key, the attached hosts that have it: a key
 no host has cannot override anything, so the per-host aggregate look-ups are skipped.
 """
@@ -29,6 +31,7 @@ no host has cannot override anything, so the per-host aggregate look-ups are ski
 from __future__ import annotations
 
 import collections
+import copy
 import operator
 
 import numpy as np
@@ -315,3 +318,58 @@ def tracked(name: str):
 
 
 TRACKED = (*ON_SET, 'aggregate_metadata')
+
+
+class TableRow:
+    """What makes a HostState a row of a HostTable: its ``_table`` and ``_slot``
+    (set by :meth:`HostTable.attach`), the attributes written through to the row as
+    they are assigned, the facts whose verdicts the table may remember, the recount
+    of its free PCI devices, and copies that belong to no table."""
+
+    __slots__ = ('_table', '_slot')
+
+    # Written through to the host manager's HostTable row when attached.
+    free_ram_mb = tracked('free_ram_mb')
+    free_vcpus = tracked('free_vcpus')
+    free_disk_mb = tracked('free_disk_mb')
+    num_io_ops = tracked('num_io_ops')
+    num_instances = tracked('num_instances')
+    hypervisor_version = tracked('hypervisor_version')
+    failed_builds = tracked('failed_builds')
+    service_up = tracked('service_up')
+    service_disabled = tracked('service_disabled')
+    availability_zone = tracked('availability_zone')
+    cell_uuid = tracked('cell_uuid')
+    pci_pools = tracked('pci_pools')
+    aggregate_metadata = tracked('aggregate_metadata')
+    static_memo = tracked('static_memo')
+
+    # What the compute reports about the host itself: these change only
+    # through update_from_compute_node, which forgets ``static_memo`` (a
+    # filter's verdicts that read nothing else, keyed by the request part
+    # they judged; see filters.capabilities).
+    STATIC_FACTS = frozenset(
+        (
+            'host',
+            'nodename',
+            'uuid',
+            'cell_uuid',
+            'hypervisor_type',
+            'hypervisor_version',
+            'hypervisor_hostname',
+            'cpu_info',
+            'host_ip',
+            'supported_instances',
+            'stats',
+        )
+    )
+
+    def _recount_pci(self) -> None:
+        if self._table is not None:
+            _pci(self._table, self, None)
+
+    def __copy__(self):
+        return detached_copy(self, lambda v: v)
+
+    def __deepcopy__(self, memo):
+        return detached_copy(self, lambda v: copy.deepcopy(v, memo))

@@ -9,7 +9,8 @@ import threading
 import uuid as uuidlib
 
 from nimbus.common.objects.request_spec import RequestSpec
-from nimbus.scheduler.host_manager import HostManager, InMemoryHostInfoSource
+from nimbus.scheduler.host_manager import HostManager
+from nimbus.scheduler.host_source import InMemoryHostInfoSource
 from nimbus.scheduler.host_state import HostState
 
 CPU_FLAGS = ['aes', 'avx', 'avx2', 'sse4_2', 'mmx', 'fpu', 'vmx', 'pdpe1gb']

@@ -20,6 +20,7 @@ from nimbus.scheduler import conf as sched_conf
 from nimbus.scheduler import driver as driver_mod
 from nimbus.scheduler import exception
 from nimbus.scheduler import host_manager
+from nimbus.scheduler import host_source
 from nimbus.simulator import hosts as hosts_mod
 from nimbus.simulator import memory
 from nimbus.simulator import metrics
@@ -101,7 +102,7 @@ class Simulation:
         nodes, services, trees = hosts_mod.build(hosts, self.spec, rng)
         self.hm = host_manager.HostManager(
             self.conf,
-            host_manager.InMemoryHostInfoSource(nodes, services, [], {}, []),
+            host_source.InMemoryHostInfoSource(nodes, services, [], {}, []),
         )
         self.hm.refresh()
         self.placement = BACKENDS[backend](

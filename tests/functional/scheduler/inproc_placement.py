@@ -8,7 +8,8 @@ from nimbus.common.clients.placement import PlacementClient
 from nimbus.placement import db as placement_db
 from nimbus.placement import direct
 from nimbus.scheduler import driver, testing
-from nimbus.scheduler.host_manager import HostManager, InMemoryHostInfoSource
+from nimbus.scheduler.host_manager import HostManager
+from nimbus.scheduler.host_source import InMemoryHostInfoSource
 
 RC_DEFAULTS = {
     'min_unit': 1,

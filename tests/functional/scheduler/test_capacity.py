@@ -13,6 +13,7 @@ from nimbus.scheduler import conf as sconf
 from nimbus.scheduler import driver as driver_mod
 from nimbus.scheduler import exception
 from nimbus.scheduler import host_manager
+from nimbus.scheduler import host_source
 from nimbus.scheduler import testing
 
 
@@ -123,7 +124,7 @@ def _cloud(seed, n):
             'metadata': {'availability_zone': 'az1'},
         }
     ]
-    return host_manager.InMemoryHostInfoSource(
+    return host_source.InMemoryHostInfoSource(
         nodes, services, aggs, {}, []
     ), inventories
 

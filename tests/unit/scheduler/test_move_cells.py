@@ -13,7 +13,7 @@ from nimbus.scheduler import driver
 from nimbus.scheduler import exception
 from nimbus.scheduler import testing
 from nimbus.scheduler.host_manager import HostManager
-from nimbus.scheduler.host_manager import InMemoryHostInfoSource
+from nimbus.scheduler.host_source import InMemoryHostInfoSource
 from tests.unit.scheduler.test_concurrency import SharedPlacement
 
 SOURCE, OTHER = 'cell-1', 'cell-2'
