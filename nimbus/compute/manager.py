@@ -422,6 +422,8 @@ class ComputeManager(
         ).result()
 
     # -- resize and cold migrate (1.3) ---------------------------------------
+    # Alike by design: one declaration per RPC method (its message, checked
+    # by rpc.expose), the step handed to ComputeResizes through _moving.
 
     def _moving(self, ctxt, method, request_id, migration, *more):
         if self.resizes is None:

@@ -150,6 +150,8 @@ class ComputeAPI(
             .call(ctxt, 'get_host_uptime')
         )
 
+    # The guest actions below are alike by design: this module is the only
+    # place that names the compute's RPC methods, one method each.
     def _action(self, ctxt, host, method, instance_uuid, request_id, **more):
         self._client(host).prepare(version='1.2').cast(
             ctxt,

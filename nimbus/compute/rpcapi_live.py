@@ -9,6 +9,8 @@ Every message carries the request id of the instance action
 complete, the Migration (type ``live-migration``). The calls answer
 ``{'ok': bool, 'error': str, ...}`` rather than raising, so that the
 caller decides what a refusal means (retry another host, roll back).
+The methods look alike by design: the rpcapi is the only place that
+names the compute's RPC methods and their arguments, one method each.
 """
 
 _VERSION = '1.5'

@@ -23,14 +23,22 @@ def _ref_id(ref):
     return ref.rstrip('/').rsplit('/', 1)[-1] if '/' in ref else ref
 
 
+def _found(req, get, not_found, kind, ref_id):
+    """``get(api_db, ref_id)``; a 400 naming ``kind`` when it raises
+    ``not_found``."""
+    try:
+        return get(util.deps(req).api_db, ref_id)
+    except not_found as exc:
+        raise util.bad_request(
+            '%s %s could not be found.' % (kind, ref_id)
+        ) from exc
+
+
 def lookup_flavor(req, ref):
     flavor_id = _ref_id(ref)
-    try:
-        flavor = flavor_obj.get(util.deps(req).api_db, flavor_id)
-    except flavor_obj.FlavorNotFound as exc:
-        raise util.bad_request(
-            'Flavor %s could not be found.' % flavor_id
-        ) from exc
+    flavor = _found(
+        req, flavor_obj.get, flavor_obj.FlavorNotFound, 'Flavor', flavor_id
+    )
     if flavor['disabled']:
         raise util.bad_request('Flavor %s is disabled.' % flavor_id)
     if not flavor_access.visible(flavor, util.ctx(req)):
@@ -42,12 +50,9 @@ def lookup_flavor(req, ref):
 
 def lookup_image(req, ref):
     image_id = _ref_id(ref)
-    try:
-        image = image_obj.get(util.deps(req).api_db, image_id)
-    except image_obj.ImageNotFound as exc:
-        raise util.bad_request(
-            'Image %s could not be found.' % image_id
-        ) from exc
+    image = _found(
+        req, image_obj.get, image_obj.ImageNotFound, 'Image', image_id
+    )
     ctx = util.ctx(req)
     if (
         image['visibility'] not in ('public', 'community', 'shared')
