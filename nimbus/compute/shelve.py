@@ -97,6 +97,22 @@ class ShelveMoves:
             details=str(exc)[:255],
         )
 
+    def _failed(self, ctxt, uuid, request_id, event, vm_states, task, exc):
+        """A failed step: its fault recorded and task cleared (unless the
+        instance changed meanwhile), its event finished with the error."""
+        try:
+            self._swap(
+                ctxt,
+                uuid,
+                vm_states,
+                task,
+                {'task_state': None, 'fault': _fault(exc)},
+                self.host,
+            )
+        except Changed:
+            pass
+        self._finish(ctxt, uuid, request_id, event, exc)
+
     def _swap(self, ctxt, uuid, vm_states, task, updates, host=None):
         done = self.conductor.instance_update(
             ctxt,
@@ -138,18 +154,15 @@ class ShelveMoves:
             self.driver.power_off(uuid)
         except Exception as exc:  # noqa: BLE001 - a driver's failure is the shelve's
             LOG.warning('Shelve of %s failed on %s: %s', uuid, self.host, exc)
-            try:
-                self._swap(
-                    ctxt,
-                    uuid,
-                    action.vm_states,
-                    task,
-                    {'task_state': None, 'fault': _fault(exc)},
-                    self.host,
-                )
-            except Changed:
-                pass
-            self._finish(ctxt, uuid, request_id, SHELVE_EVENT, exc)
+            self._failed(
+                ctxt,
+                uuid,
+                request_id,
+                SHELVE_EVENT,
+                action.vm_states,
+                task,
+                exc,
+            )
             return
         try:
             self._swap(
@@ -191,18 +204,15 @@ class ShelveMoves:
             self.runner.placement.remove_allocations(ctxt, uuid)
         except Exception as exc:  # noqa: BLE001 - a driver's failure is the offload's
             LOG.warning('Offload of %s failed: %s', uuid, exc)
-            try:
-                self._swap(
-                    ctxt,
-                    uuid,
-                    [states.SHELVED],
-                    states.SHELVING_OFFLOADING,
-                    {'task_state': None, 'fault': _fault(exc)},
-                    self.host,
-                )
-            except Changed:
-                pass
-            self._finish(ctxt, uuid, request_id, OFFLOAD_EVENT, exc)
+            self._failed(
+                ctxt,
+                uuid,
+                request_id,
+                OFFLOAD_EVENT,
+                [states.SHELVED],
+                states.SHELVING_OFFLOADING,
+                exc,
+            )
             return
         try:
             self._swap(
