@@ -214,6 +214,23 @@ def test_revert_deletes_the_destination_arqs_and_keeps_the_source(api):
     assert _by_host(api, uuid) == {SOURCE: SMALL}
 
 
+def test_a_stopped_server_moves_with_its_devices_and_stays_off(api):
+    uuid = api.boot_on_source()
+    (first,) = _settled(api, uuid)
+    response = api.action(uuid, {'os-stop': None}, who=ADMIN)
+    assert response.status_code == 202, response.text
+    api.wait(uuid, 'SHUTOFF')
+    _move(api, uuid, 'resize')
+    second, dest, migration = _in_target(api, uuid, first)
+    assert api.show(uuid)['OS-EXT-STS:power_state'] == 4  # shutdown
+    response = api.action(uuid, {'confirmResize': None}, who=ADMIN)
+    assert response.status_code == 204, response.text
+    server, _ = api.wait(uuid, 'SHUTOFF')
+    assert server['OS-EXT-SRV-ATTR:host'] == dest
+    assert _settled(api, uuid) == [second]
+    assert api.allocations(migration) == {}
+
+
 def _no_trace_in_cell2(api, uuid):
     assert api.rows('cell2', uuid) == []
     assert api.migrations_in('cell2', uuid) == []
