@@ -311,7 +311,9 @@ class Cloud:
         cell_mappings.discover_hosts(services.api_db(self.conf))
         if self.accelerators is not None:
             self._stoppables.append(
-                self.accelerators.start_agents(self.host_names())
+                self.accelerators.start_agents(
+                    self.host_names() + self.cell2_host_names()
+                )
             )
         api_app = services.api_app(self.conf)
         api_server = wsgi.serve(

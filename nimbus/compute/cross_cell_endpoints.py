@@ -1,5 +1,6 @@
 """The compute RPC endpoints of a cross-cell resize or cold migrate
-(compute RPC 1.7, Nova's snapshot-based resize names): a mixin of
+(compute RPC 1.7, Nova's snapshot-based resize names; 1.8: with a
+server's accelerators): a mixin of
 :class:`~nimbus.compute.manager.ComputeManager`, thin as the rest; the
 guest work is :class:`nimbus.compute.cross_cell.CrossCellSteps`.
 
@@ -34,7 +35,10 @@ class CrossCellEndpoints:
             if self.resizes is None:
                 raise rpc.InvalidMessage('this compute takes no moves')
             steps = self._cross_cell = cross_cell.CrossCellSteps(
-                self.resizes.host, self.resizes.driver
+                self.resizes.host,
+                self.resizes.driver,
+                self.resizes.arqs,
+                self.resizes.conductor,
             )
         return steps
 

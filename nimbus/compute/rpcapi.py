@@ -46,6 +46,15 @@ Version history
        confirm_snapshot_based_resize_at_source and
        finish_revert_snapshot_based_resize_at_source (source). A cap
        below 1.7 keeps every move in its cell.
+  1.8  the cross-cell steps carry a server's accelerators (no new
+       method or argument; sent as 1.8 for a move with a device profile
+       or ARQs): prep_snapshot_based_resize_at_dest binds and awaits
+       ARQs of the new flavor's device profile on the destination (the
+       device providers from the migration's ``dest_device_mappings``),
+       records them on the target cell's migration
+       (``dest_accel_uuids``) and answers them as ``accel_uuids``;
+       finish_snapshot_based_resize_at_dest spawns the guest with them.
+       A cap below 1.8 keeps a server with accelerators in its cell.
 """
 
 from nimbus.common import rpc
@@ -55,7 +64,7 @@ from nimbus.compute import rpcapi_cross_cell
 from nimbus.compute import rpcapi_live
 
 TOPIC = 'compute'
-VERSION = '1.7'
+VERSION = '1.8'
 
 
 class ComputeAPI(

@@ -1,5 +1,6 @@
 """The compute RPC calls of a cross-cell resize or cold migrate (compute
-RPC 1.7, Nova's snapshot-based resize names): a mixin of
+RPC 1.7, Nova's snapshot-based resize names; 1.8 for a move with
+accelerators): a mixin of
 :class:`~nimbus.compute.rpcapi.ComputeAPI`, which holds the clients
 (``self._client(host)``) and the version history.
 
@@ -8,7 +9,22 @@ Only the super conductor sends them, on the bus of the cell of ``host``
 ``{'ok': bool, 'error': str, ...}`` before it records the next state
 (:mod:`nimbus.conductor.cross_cell_resize`)."""
 
+from nimbus.compute import move_arqs
+
 _VERSION = '1.7'
+# A move with a device profile or ARQs: the destination binds and awaits
+# ARQs in its prep and spawns with them (what a 1.7 compute would skip).
+_ARQ_VERSION = '1.8'
+
+
+def _version(migration):
+    if (
+        move_arqs.profile_of(migration.new_flavor)
+        or move_arqs.source_arqs(migration)
+        or move_arqs.dest_arqs(migration)
+    ):
+        return _ARQ_VERSION
+    return _VERSION
 
 
 class CrossCellCalls:
@@ -17,6 +33,11 @@ class CrossCellCalls:
         ``[upgrade_levels] compute`` cap below keeps moves in their
         cell."""
         return self._takes((1, 7))
+
+    def takes_cross_cell_arqs(self):
+        """Whether a server with accelerators may be carried across
+        cells (1.8: the destination binds and awaits its ARQs)."""
+        return self._takes((1, 8))
 
     def prep_snapshot_based_resize_at_dest(
         self, ctxt, host, request_id, migration, timeout=None
@@ -106,7 +127,7 @@ class CrossCellCalls:
     ):
         return (
             self._client(host)
-            .prepare(version=_VERSION, timeout=timeout)
+            .prepare(version=_version(migration), timeout=timeout)
             .call(
                 ctxt,
                 method,

@@ -7,9 +7,10 @@ took the task and the migration's status in the target cell).
   (``confirm_snapshot_based_resize_at_source``); the source cell's hidden
   copy of the instance (faults, actions) is deleted, its migration kept
   hidden and ``confirmed``; the migration's allocation (the source's) is
-  dropped; the server ACTIVE (or SHUTOFF) in the target cell.
+  dropped, the source's ARQs deleted (:mod:`.cross_cell_arqs`); the server ACTIVE (or SHUTOFF) in the target cell.
 - :func:`revert`: the destination drops the new guest
-  (``revert_snapshot_based_resize_at_dest``); the source cell's copy
+  (``revert_snapshot_based_resize_at_dest``) and its ARQs are deleted;
+  the source cell's copy
   shows again (with the actions the target cell recorded), the instance
   mapping points back at it, the target cell's copy and migration are
   deleted; the source powers the guest on
@@ -27,6 +28,7 @@ import traceback
 from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
+from nimbus.conductor import cross_cell_arqs
 from nimbus.conductor import cross_cell_resize as moves
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
@@ -110,6 +112,7 @@ def confirm(
             exc,
         )
         return
+    cross_cell_arqs.confirm(conductor, ctxt, migration)
     steps.drop_copy(source)
     with steps.db(source).session() as session:
         cell_migrations.set_status(session, migration_uuid, 'confirmed')
@@ -153,6 +156,7 @@ def revert(
             steps, target, migration, 'reverting', states.RESIZE_REVERTING, exc
         )
         return
+    cross_cell_arqs.revert(conductor, ctxt, migration)
     # The source cell owns the server again: the target's copy hidden
     # first, so that no list shows the server twice.
     steps.carry_actions(target, source)

@@ -11,8 +11,10 @@ recovery_interval`` seconds, and once when it starts).
 
   * at the source cell (before the switch): undone as a failed move
     (:meth:`CrossCellMove.rollback`): the new guest dropped, the old one
-    powered on again, the target cell's copies deleted, the source's
-    allocation back to the instance, the migration ``error`` and the
+    powered on again, the destination's ARQs deleted (those recorded in
+    either cell and any other of the instance bound to the destination:
+    :func:`.cross_cell_arqs.undo`), the target cell's copies deleted, the
+    source's allocation back to the instance, the migration ``error`` and the
     server ACTIVE (or SHUTOFF) on its source with a fault;
   * at the target cell (after the switch): the source's part ends as the
     move would have (migration ``finished``, its copy RESIZED): the

@@ -13,8 +13,9 @@ the destination claimed for the instance). Then, :meth:`CrossCellMove.run`:
    destination; the instance (flavor, metadata, ARQ references, faults),
    its actions and events and the migration are copied into the target
    cell, the instance and the migration there ``hidden``;
-2. the destination checks it can take the guest
-   (``prep_snapshot_based_resize_at_dest``), the source powers it off
+2. the destination checks it can take the guest and binds the ARQs of
+   a device profile (``prep_snapshot_based_resize_at_dest``;
+   :mod:`.cross_cell_arqs`), the source powers it off
    (``prep_snapshot_based_resize_at_source``; migration ``migrating``,
    then ``post-migrating``), the destination spawns it with the new
    flavor (``finish_snapshot_based_resize_at_dest``);
@@ -35,7 +36,8 @@ source powers the guest on and gets its allocation back.
 A failure anywhere before the switch ends (a compute's refusal, a swap
 lost to a delete or a reset) puts everything back: the guests as they
 were, the mapping on the source cell, no copy in the target, the
-source's allocation back to the instance, the migration ``error`` and
+source's allocation back to the instance, the destination's ARQs
+deleted, the migration ``error`` and
 the server ACTIVE (or SHUTOFF) in its cell with a fault saying why.
 """
 
@@ -46,6 +48,7 @@ from oslo_log import log as logging
 from nimbus.common import instance_states as states
 from nimbus.common.objects import migration as migration_obj
 from nimbus.conductor import cell_moves
+from nimbus.conductor import cross_cell_arqs
 from nimbus.conductor import move_claims
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
@@ -222,6 +225,7 @@ class CrossCellMove(Steps):
                     dest_node_uuid=selected.compute_node_uuid,
                     source_cell_uuid=src.uuid,
                     target_cell_uuid=dst.uuid,
+                    **cross_cell_arqs.prep_details(migration, selected),
                 ),
             )
             instance_actions.event_finish(
@@ -244,6 +248,8 @@ class CrossCellMove(Steps):
             apis(dst).prep_snapshot_based_resize_at_dest,
             migration,
         )
+        # The ARQs the destination bound and awaited (a device profile).
+        cross_cell_arqs.take_recorded(self, migration)
         self.step(
             src,
             mig,
@@ -325,6 +331,7 @@ class CrossCellMove(Steps):
                 'node': selected.nodename,
                 'compute_node_uuid': selected.compute_node_uuid,
                 'flavor': migration['new_flavor'],
+                **cross_cell_arqs.switch_updates(migration),
             },
             {'hidden': False},
         )
@@ -367,6 +374,13 @@ class CrossCellMove(Steps):
             )
         if 'mapped' in self.done:
             self._try('map the instance back', self.map_to, src)
+        self._try(
+            "delete the destination's ARQs",
+            cross_cell_arqs.undo,
+            self,
+            migration,
+            selected.service_host,
+        )
         if 'copied' in self.done:
             self._try('drop the target copy', self.drop_copy, dst, mig)
         self._try(

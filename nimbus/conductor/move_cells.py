@@ -15,11 +15,13 @@ A destination in another cell (the policy allowed it and only another
 cell's host fits, or the weigher's multiplier is negative) makes the
 move a cross-cell one, carried out by the super conductor
 (:mod:`nimbus.conductor.cross_cell_resize`) once :func:`check_movable`
-let it: computes that read compute RPC 1.7, and a server without
-accelerators (its ARQs are not carried across cells).
+let it: computes that read compute RPC 1.7 and, for a server with
+accelerators, 1.8 and an accelerator service
+(:mod:`nimbus.conductor.cross_cell_arqs`).
 """
 
 from nimbus.common import exception
+from nimbus.conductor import cross_cell_arqs
 
 
 def scope(spec, source_cell_uuid, cross_cell):
@@ -42,19 +44,12 @@ def in_other_cell(selection, cell_uuid):
 
 def check_movable(conductor, cell, instance, spec):
     """Raise NoValidHost when the server cannot be carried out of ``cell``
-    (the source): a ``[upgrade_levels] compute`` cap below 1.7, or
-    accelerators (ARQs of the server or a device profile in the new
-    flavor)."""
+    (the source): a ``[upgrade_levels] compute`` cap below 1.7, or, for a
+    server with accelerators (ARQs, or a device profile in the move's
+    flavor), below 1.8 or without an accelerator service."""
     if not conductor.compute_api(cell).takes_cross_cell_moves():
         raise exception.NoValidHost(
             reason='the scheduler chose a host of another cell and the '
             'computes are capped below compute RPC 1.7 (cross-cell moves)'
         )
-    profile = ((spec.flavor.extra_specs or {}) if spec.flavor else {}).get(
-        'accel:device_profile'
-    )
-    if instance.get('accel_uuids') or profile:
-        raise exception.NoValidHost(
-            reason='the scheduler chose a host of another cell and a server '
-            'with accelerators is not moved across cells'
-        )
+    cross_cell_arqs.check(conductor, cell, instance, spec)

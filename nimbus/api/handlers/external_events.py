@@ -3,7 +3,8 @@
 Each event is looked up: no such server → 404; a server without a host
 (still a build request, or never placed) → 422; otherwise it is cast to the
 server's compute on its cell's bus (and, while a resize, cold or live
-migration is under way, to its source and destination both, as Nova)
+migration is under way, to its source and destination both, as Nova;
+for a move to another cell, each on its own cell's bus)
 and answered 200. The response is 200 when every event was accepted,
 207 when some were, 404 when none was.
 """
@@ -89,10 +90,14 @@ def create(req, resp):
             continue
         result['code'] = 200
         results.append(result)
-        hosts = {record['host']} | resize_obj.move_hosts(deps.cells, record)
-        for host in sorted(hosts):
-            key = (record['cell'].uuid, host, event['server_uuid'])
-            entry = to_send.setdefault(key, (record['cell'], []))
+        targets = {(record['cell'].uuid, record['host']): record['cell']}
+        for cell, host in resize_obj.move_hosts(deps.cells, record):
+            targets.setdefault((cell.uuid, host), cell)
+        for (cell_uuid, host), cell in sorted(
+            targets.items(), key=lambda t: t[0]
+        ):
+            key = (cell_uuid, host, event['server_uuid'])
+            entry = to_send.setdefault(key, (cell, []))
             entry[1].append(
                 InstanceEvent(
                     name=event['name'],

@@ -7,6 +7,7 @@ from nimbus.common.objects import migration as migration_obj
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import cell_services
+from nimbus.db import cells as db_cells
 from nimbus.db import instance_actions
 
 
@@ -25,10 +26,12 @@ def finished_migration(cells, record):
 
 
 def move_hosts(cells, record):
-    """The source and destination hosts of the server's resize, cold
-    or live migration in progress (an empty set without one): its
-    external events go to both, as Nova's, so the destination hears of
-    the ARQs it binds while the server still shows its source."""
+    """The source and destination of the server's resize, cold or live
+    migration in progress, each with its cell: ``[(cell, host)]`` (empty
+    without one). Its external events go to both, as Nova's, so the
+    destination hears of the ARQs it binds while the server still shows
+    its source; for a move to another cell (``cross_cell_move``) each
+    host is reached in its own cell."""
     with cells.db(record['cell']).session() as session:
         row = cell_migrations.in_progress(
             session,
@@ -40,8 +43,23 @@ def move_hosts(cells, record):
             ],
         )
     if row is None:
-        return set()
-    return {h for h in (row['source_compute'], row['dest_compute']) if h}
+        return []
+    details = row.get('details') or {}
+    out = []
+    for host, key in (
+        (row['source_compute'], 'source_cell_uuid'),
+        (row['dest_compute'], 'target_cell_uuid'),
+    ):
+        if not host:
+            continue
+        cell = record['cell']
+        if row.get('cross_cell_move') and details.get(key):
+            try:
+                cell = cells.by_uuid(details[key])
+            except db_cells.CellNotFound:
+                continue
+        out.append((cell, host))
+    return out
 
 
 def take_migration(migration_uuid, status):

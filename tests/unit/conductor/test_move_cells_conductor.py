@@ -164,3 +164,33 @@ def test_another_cell_the_computes_cannot_take_is_undone(conductor):
     # The source's allocation went to the migration, then came back.
     moves = [c[1][1:3] for c in conductor.placement.calls]
     assert moves == [(UUID, migration['uuid']), (migration['uuid'], UUID)]
+
+
+@pytest.mark.parametrize(
+    'cap_ok,accelerator,reason',
+    [(False, object(), '1.8'), (True, None, 'no accelerator service')],
+)
+def test_a_server_with_accelerators_needs_1_8_and_the_service(
+    conductor, cap_ok, accelerator, reason
+):
+    """A server with ARQs is carried to another cell only by computes
+    that read compute RPC 1.8 and a super conductor with an accelerator
+    client (the move itself: tests/functional/test_cross_cell_accelerators.py)."""
+    import sqlalchemy as sa
+
+    from nimbus.db.cell import models
+
+    with conductor.cell_db.session() as session:
+        session.execute(
+            sa.update(models.Instance)
+            .where(models.Instance.uuid == UUID)
+            .values(accel_uuids=['arq-1'])
+        )
+    conductor.computes.takes_cross_cell_moves = lambda: True
+    conductor.computes.takes_cross_cell_arqs = lambda: cap_ok
+    conductor.accelerator = accelerator
+    migration, row, faults = _migrate(conductor, Scheduler(OTHER), True)
+    assert migration['status'] == 'error'
+    assert (row.host, row.task_state) == ('host-1', None)
+    assert 'another cell' in faults[-1] and reason in faults[-1]
+    assert conductor.computes.calls == []
