@@ -24,7 +24,8 @@ try again.
 Each is a list of steps (``STEPS``), run in order, each of which
 tolerates having run already (a copy already deleted, a guest already
 gone, the allocation already dropped or given back, the mapping already
-switched back); the last one moves the migration to its final status. A super conductor that dies among them leaves the
+switched back); the last one moves the migration to its final status.
+A server deleted meanwhile is not shown again (:class:`Deleted`). A super conductor that dies among them leaves the
 migration ``confirming`` or ``reverting``; its recovery pass
 (:mod:`.cross_cell_recovery`) runs them all again (:func:`resume`).
 """
@@ -140,6 +141,12 @@ class End(moves.Steps):
             if row is None or row.deleted:
                 return None
             return bool(row.hidden)
+
+    def deleted_in(self, cell):
+        """Whether ``cell`` holds a deleted copy (a user's delete)."""
+        with self.db(cell).session() as session:
+            row = instances.get(session, self.uuid)
+            return row is not None and bool(row.deleted)
 
     def first(self, cell, host, name, call):
         """The compute step that starts the end (its event in ``cell``);
@@ -340,6 +347,74 @@ class Revert(End):
             )
 
 
+class Deleted(End):
+    """A confirm or revert resumed after the server was deleted (a delete
+    in VERIFY_RESIZE whose confirm died, or a delete while a revert was
+    stuck): nothing shows again. What the move left is dropped: the
+    guest of each cell that still holds a live copy, those copies, the
+    migration's allocation; both cells' records end ``final``
+    (``confirmed`` for a confirm, ``error`` for a revert)."""
+
+    STEPS = (
+        'drop_guests',
+        'drop_live_copies',
+        'drop_source_allocation',
+        'finish_action',
+        'end_records',
+    )
+
+    def __init__(self, *args, final='confirmed', **kwargs):
+        super().__init__(*args, **kwargs)
+        self.final = final
+
+    def drop_guests(self):
+        apis = self.conductor.compute_api
+        for cell, host, name, call in (
+            (
+                self.source,
+                self.migration['source_compute'],
+                moves.CONFIRM_SOURCE,
+                apis(self.source).confirm_snapshot_based_resize_at_source,
+            ),
+            (
+                self.target,
+                self.migration['dest_compute'],
+                moves.REVERT_DEST,
+                apis(self.target).revert_snapshot_based_resize_at_dest,
+            ),
+        ):
+            if self.hidden_in(cell) is not None:
+                if self.first(cell, host, name, call) is _STOPPED:
+                    return _STOPPED
+        return None
+
+    def drop_live_copies(self):
+        for cell in (self.source, self.target):
+            if self.hidden_in(cell) is not None:
+                self.drop_copy(cell)
+
+    def drop_source_allocation(self):
+        self.claims.confirm(self.ctxt, self.mig)
+
+    def finish_action(self):
+        message = instance_actions.ERROR if self.final == 'error' else None
+        for cell in (self.source, self.target):
+            with self.db(cell).session() as session:
+                instance_actions.finish(
+                    session, self.uuid, self.request_id, message
+                )
+
+    def end_records(self):
+        for cell in (self.source, self.target):
+            with self.db(cell).session() as session:
+                cell_migrations.set_status(
+                    session,
+                    self.mig,
+                    self.final,
+                    expected=['finished', 'confirming', 'reverting'],
+                )
+
+
 def confirm(
     conductor, ctxt, instance_uuid, cell_uuid, request_id, migration_uuid
 ):
@@ -372,7 +447,7 @@ def resume(conductor, ctxt, migration, request_id):
     next pass)."""
     details = migration['details']
     kind = Confirm if migration['status'] == 'confirming' else Revert
-    return kind(
+    args = (
         conductor,
         ctxt,
         migration['instance_uuid'],
@@ -380,5 +455,18 @@ def resume(conductor, ctxt, migration, request_id):
         conductor.cells.by_uuid(details['source_cell_uuid']),
         conductor.cells.by_uuid(details['target_cell_uuid']),
         migration,
-        resume=True,
-    ).run()
+    )
+    end = kind(*args, resume=True)
+    if end.deleted_in(end.source) or end.deleted_in(end.target):
+        LOG.warning(
+            'recovery: %s was deleted during its %s: dropping what the '
+            'move left',
+            end.uuid,
+            migration['status'],
+        )
+        end = Deleted(
+            *args,
+            resume=True,
+            final='confirmed' if kind is Confirm else 'error',
+        )
+    return end.run()

@@ -22,6 +22,7 @@ from nimbus.conductor import recovery
 
 from tests.functional.test_cross_cell_faults import _age
 from tests.functional.test_cross_cell_faults import _conductor
+from tests.functional.test_cross_cell_faults import _wait_gone
 from tests.functional.test_cross_cell_resize import _cloud
 from tests.functional.test_cross_cell_resize import _in_target
 from tests.functional.test_cross_cell_resize import _resize
@@ -52,10 +53,13 @@ def _die_before(monkeypatch, kind, step):
 
 
 def _interrupt(api, monkeypatch, uuid, kind, step, action):
-    """Ask for ``action`` (confirmResize, revertResize) of ``uuid`` in
-    VERIFY_RESIZE; its super conductor dies before ``step``."""
+    """Ask for ``action`` (confirmResize, revertResize, or a delete) of
+    ``uuid`` in VERIFY_RESIZE; its super conductor dies before ``step``."""
     died = _die_before(monkeypatch, kind, step)
-    response = api.action(uuid, {action: None}, who=ADMIN)
+    if action == 'delete':
+        response = api.call('DELETE', '/servers/%s' % uuid, who=ADMIN)
+    else:
+        response = api.action(uuid, {action: None}, who=ADMIN)
     assert response.status_code in (202, 204), response.text
     assert died.wait(60), 'the %s never reached %s' % (action, step)
     monkeypatch.undo()
@@ -207,3 +211,49 @@ def test_a_refused_guest_step_waits_for_the_next_pass(api, monkeypatch):
         'reverted': 0,
     }
     _confirmed(api, uuid, dest, migration)
+
+
+def _nothing_left(api, uuid, migration, status):
+    assert api.rows('cell1', uuid) == []
+    assert api.rows('cell2', uuid) == []
+    assert api.allocations(migration) == {}
+    assert api.allocations(uuid) == {}
+    for host in [SOURCE] + list(api.cloud.cell2_host_names()):
+        assert uuid not in api.guests(host)
+    for cell in ('cell1', 'cell2'):
+        assert [m['status'] for m in api.migrations_in(cell, uuid)] == [status]
+
+
+@pytest.mark.parametrize('step', ['drop_old_guest', 'drop_source_allocation'])
+def test_a_delete_whose_confirm_died_is_cleaned_up(api, monkeypatch, step):
+    """A delete in VERIFY_RESIZE confirms first (conductor RPC 1.12); its
+    confirm dies, the delete goes on: the pass drops what the source
+    kept and shows nothing again."""
+    uuid = api.boot_on_source()
+    _resize(api, uuid)
+    _dest, migration = _in_target(api, uuid, 'resize')
+    _interrupt(api, monkeypatch, uuid, cross_cell_end.Confirm, step, 'delete')
+    _wait_gone(api, uuid)
+    _recover(api, migration, 'cross_cell_move_confirmed')
+    _nothing_left(api, uuid, migration, 'confirmed')
+    assert api.call('GET', '/servers/%s' % uuid, who=ADMIN).status_code == 404
+
+
+def test_a_server_deleted_in_a_stuck_revert_stays_deleted(api, monkeypatch):
+    uuid = api.boot_on_source()
+    _resize(api, uuid)
+    _dest, migration = _in_target(api, uuid, 'resize')
+    _interrupt(
+        api,
+        monkeypatch,
+        uuid,
+        cross_cell_end.Revert,
+        'carry_actions_back',
+        'revertResize',
+    )
+    response = api.call('DELETE', '/servers/%s' % uuid, who=ADMIN)
+    assert response.status_code == 204, response.text
+    _wait_gone(api, uuid)
+    _recover(api, migration, 'cross_cell_move_reverted')
+    _nothing_left(api, uuid, migration, 'error')
+    assert api.call('GET', '/servers/%s' % uuid, who=ADMIN).status_code == 404
