@@ -143,6 +143,17 @@ def revert(conductor, ctxt, migration):
     _delete(conductor, ctxt, _only(migration, DEST, SOURCE))
 
 
+def forget(conductor, ctxt, migration):
+    """The server was deleted while its move's end waited: both ends'
+    ARQs go (deleting one already gone is harmless)."""
+    details = _details(migration)
+    _delete(
+        conductor,
+        ctxt,
+        sorted(set(details.get(SOURCE) or []) | set(details.get(DEST) or [])),
+    )
+
+
 def undo(move, migration, dest_host):
     """A failed or interrupted move (before its switch) frees the
     destination's ARQs: those recorded on either cell's migration, and

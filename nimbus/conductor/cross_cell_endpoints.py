@@ -1,7 +1,13 @@
 """The super conductor's RPC endpoints of the end of a cross-cell move
 (conductor RPC 1.11; 1.12: the confirm as a call): a mixin of
 :class:`~nimbus.conductor.manager.SuperConductorManager`, thin as the
-rest; the work is :mod:`nimbus.conductor.cross_cell_end`."""
+rest; the work is :mod:`nimbus.conductor.cross_cell_end`.
+
+The endpoints look alike by design: each declares one RPC method's
+message (the four ids ending a cross-cell move, checked by
+``rpc.expose``) and hands the work to the module that owns it. The
+method names and versions the API sends live only in
+:mod:`nimbus.conductor.rpcapi_moves`."""
 
 from nimbus.common import rpc
 from nimbus.conductor import cross_cell_end

@@ -27,8 +27,15 @@ recovery_interval`` seconds, and once when it starts).
   super conductor, so its own auto-confirm leaves them out
   (:func:`.cell_moves.take_unconfirmed`).
 
-A confirm or revert the super conductor was killed in (``confirming``,
-``reverting``) is not settled here (docs/moves-resize.md, "Not done").
+- :func:`settle_ends`: a super conductor killed in a confirm or a revert
+  leaves the migration ``confirming`` (the target cell's record) or
+  ``reverting`` (the target's, or the source's once the target's copy
+  is gone). Once it has not changed for as long as above, the confirm or
+  revert is run again from its first step
+  (:func:`.cross_cell_end.resume`): each step skips or repeats what the
+  dead one did, so the server ends as an uninterrupted confirm or revert
+  leaves it. A first compute step refused on the way leaves the move
+  for the next pass.
 """
 
 import types
@@ -73,17 +80,21 @@ def _request_id(db, uuid, action):
     return 'req-' + uuidutils.generate_uuid()
 
 
+def _at_least(conductor, older_than):
+    """Never less than twice the longest compute step (a live super
+    conductor updates a migration between two such steps)."""
+    step = (
+        max(int(getattr(conductor.conf, 'rpc_response_timeout', 60)), 60) * 3
+    )
+    return max(older_than, 2 * step)
+
+
 def settle_interrupted(conductor, ctxt, older_than):
     """Settle the cross-cell moves whose source's migration has stayed in
     a step for ``older_than`` seconds (at least twice the longest
     compute step's timeout); ``{'undone': n, 'switched': n}``."""
     done = {'undone': 0, 'switched': 0}
-    # Never less than twice the longest compute step (a live super
-    # conductor updates the source's migration between two such steps).
-    step = (
-        max(int(getattr(conductor.conf, 'rpc_response_timeout', 60)), 60) * 3
-    )
-    older_than = max(older_than, 2 * step)
+    older_than = _at_least(conductor, older_than)
     for source in _cells(conductor):
         with conductor.cells.db(source).session() as session:
             stuck = [
@@ -155,6 +166,68 @@ def _settle(conductor, ctxt, source, migration):
         uuid,
     )
     return 'undone'
+
+
+ENDING = {'confirming': 'confirmed', 'reverting': 'reverted'}
+
+
+def settle_ends(conductor, ctxt, older_than):
+    """Finish the confirms and reverts of cross-cell moves whose
+    migration has stayed ``confirming`` or ``reverting`` for
+    ``older_than`` seconds (at least twice the longest compute step's
+    timeout); ``{'confirmed': n, 'reverted': n}``."""
+    done = dict.fromkeys(ENDING.values(), 0)
+    older_than = _at_least(conductor, older_than)
+    seen = set()
+    for cell in _cells(conductor):
+        with conductor.cells.db(cell).session() as session:
+            stuck = [
+                m
+                for m in cell_migrations.with_status(
+                    session, sorted(ENDING), older_than=older_than
+                )
+                if m['cross_cell_move'] and _ends_here(m, cell)
+            ]
+        for migration in stuck:
+            if migration['uuid'] in seen:
+                continue  # a revert's record in both cells
+            seen.add(migration['uuid'])
+            request_id = _request_id(
+                conductor.cells.db(cell),
+                migration['instance_uuid'],
+                ('confirmResize', 'revertResize'),
+            )
+            LOG.warning(
+                'recovery: the %s of the cross-cell move %s of %s was '
+                'interrupted: running it again',
+                migration['status'],
+                migration['uuid'],
+                migration['instance_uuid'],
+            )
+            try:
+                ended = cross_cell_end.resume(
+                    conductor, ctxt, migration, request_id
+                )
+            except Exception:
+                LOG.exception(
+                    'recovery: the %s of the cross-cell move %s failed',
+                    migration['status'],
+                    migration['uuid'],
+                )
+                continue
+            if ended:
+                done[ENDING[migration['status']]] += 1
+    return done
+
+
+def _ends_here(migration, cell):
+    """A confirm is the target cell's record; a revert is the target's
+    until the target's copy is deleted, then the source's."""
+    details = migration['details'] or {}
+    cells = [details.get('target_cell_uuid')]
+    if migration['status'] == 'reverting':
+        cells.append(details.get('source_cell_uuid'))
+    return cell.uuid in cells
 
 
 def auto_confirm(conductor, ctxt, window):

@@ -19,7 +19,8 @@ audit``) and acts on what it found:
   (:mod:`nimbus.conductor.move_recovery`).
 - cross-cell moves (:mod:`nimbus.conductor.cross_cell_recovery`): one
   a dead super conductor left in a step is undone (before its switch) or
-  left in VERIFY_RESIZE (after it); one past ``[DEFAULT]
+  left in VERIFY_RESIZE (after it), one it left in its confirm or
+  revert is confirmed or reverted; one past ``[DEFAULT]
   resize_confirm_window`` in VERIFY_RESIZE is confirmed.
 - the kinds the audit heals (orphan and leftover allocations, stale build
   requests, orphan ARQs, what a half-done move left in placement):
@@ -104,11 +105,15 @@ class Recovery:
         acted = {}
         conductor = self.conductor
         try:
-            settled = cross_cell_recovery.settle_interrupted(
-                conductor,
-                ctxt,
+            timeout = (
                 self.auditor.build_request_timeout
-                or conductor.conf.conductor.build_request_timeout,
+                or conductor.conf.conductor.build_request_timeout
+            )
+            settled = cross_cell_recovery.settle_interrupted(
+                conductor, ctxt, timeout
+            )
+            settled.update(
+                cross_cell_recovery.settle_ends(conductor, ctxt, timeout)
             )
             for kind, count in settled.items():
                 if count:

@@ -14,6 +14,7 @@ import datetime
 
 import sqlalchemy as sa
 
+from nimbus.common.db import row_copy
 from nimbus.common.db import types
 from nimbus.db.cell import models
 
@@ -250,7 +251,9 @@ def copy_missing(source, target, instance_uuid):
     """Carry the instance's actions and events of the ``source`` session's
     cell into the ``target`` session's cell (a cross-cell move): an action
     the target lacks (by request id) is copied with its events, an action
-    it has gets the events it lacks (by name and start time)."""
+    it has gets the events it lacks (by name and start time). Rows are
+    copied by their tables' columns
+    (:func:`nimbus.common.db.row_copy.copy_row`), a new one included."""
     actions = source.execute(
         sa.select(Action)
         .where(Action.instance_uuid == instance_uuid)
@@ -259,17 +262,7 @@ def copy_missing(source, target, instance_uuid):
     for action in actions:
         mine = _get(target, instance_uuid, action.request_id)
         if mine is None:
-            mine = Action(
-                action=action.action,
-                instance_uuid=instance_uuid,
-                request_id=action.request_id,
-                user_id=action.user_id,
-                project_id=action.project_id,
-                start_time=action.start_time,
-                finish_time=action.finish_time,
-                message=action.message,
-                updated_at=action.updated_at,
-            )
+            mine = row_copy.copy_row(action)
             target.add(mine)
             target.flush()
         elif action.message and not mine.message:
@@ -286,16 +279,7 @@ def copy_missing(source, target, instance_uuid):
             .order_by(Event.id)
         ).scalars()
         target.add_all(
-            Event(
-                action_id=mine.id,
-                event=e.event,
-                start_time=e.start_time,
-                finish_time=e.finish_time,
-                result=e.result,
-                traceback=e.traceback,
-                host=e.host,
-                details=e.details,
-            )
+            row_copy.copy_row(e, action_id=mine.id)
             for e in events
             if (e.event, e.start_time) not in have
         )

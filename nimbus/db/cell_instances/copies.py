@@ -11,18 +11,11 @@ repeatable (a copy that exists already is replaced).
 
 import sqlalchemy as sa
 
+from nimbus.common.db import row_copy
 from nimbus.db.cell import models
 
 Instance = models.Instance
 Fault = models.InstanceFault
-
-
-def _values(row, table):
-    return {
-        column.name: getattr(row, column.key)
-        for column in table.__table__.columns
-        if column.name != 'id'
-    }
 
 
 def copy_instance(source, target, instance_uuid, hidden=True):
@@ -30,8 +23,10 @@ def copy_instance(source, target, instance_uuid, hidden=True):
     cell into the ``target`` session's cell with its faults (every
     column but the row ids: flavor, system metadata, ARQ references,
     server attributes, lock), ``hidden`` there. A copy left in the target
-    by an earlier attempt is replaced. The new row, or None when the
-    source has no live instance."""
+    by an earlier attempt is replaced. Every column of the tables is
+    copied (:func:`nimbus.common.db.row_copy.copy_row`), a new one
+    included. The new row, or None when the source has no live
+    instance."""
     row = source.execute(
         sa.select(Instance).where(
             Instance.uuid == instance_uuid, Instance.deleted.is_(False)
@@ -40,16 +35,14 @@ def copy_instance(source, target, instance_uuid, hidden=True):
     if row is None:
         return None
     purge(target, instance_uuid)
-    values = _values(row, Instance)
-    values['hidden'] = bool(hidden)
-    copy = Instance(**values)
+    copy = row_copy.copy_row(row, hidden=bool(hidden))
     target.add(copy)
     faults = source.execute(
         sa.select(Fault)
         .where(Fault.instance_uuid == instance_uuid)
         .order_by(Fault.id)
     ).scalars()
-    target.add_all(Fault(**_values(f, Fault)) for f in faults)
+    target.add_all(row_copy.copy_row(f) for f in faults)
     target.flush()
     return copy
 

@@ -1,16 +1,21 @@
 """The copy of an instance between two cell databases for a cross-cell
 move (:mod:`nimbus.db.cell_instances.copies`, ``instance_actions``'
-copy and purge, ``cell_migrations.copy``), and a hidden copy left out
-of what a cell lists and counts. Real SQLite cell databases."""
+copy and purge, ``cell_migrations.copy``; the rows copied by their
+tables' columns, :mod:`nimbus.common.db.row_copy`), and a hidden copy
+left out of what a cell lists and counts. Real SQLite cell databases."""
 
 import pytest
+import sqlalchemy as sa
+from sqlalchemy import orm
 
 from nimbus import db as nimbus_db
 from nimbus.common import db as common_db
+from nimbus.common.db import row_copy
 from nimbus.common import instance_states as states
 from nimbus.db import cell_instances
 from nimbus.db import cell_migrations
 from nimbus.db import instance_actions
+from nimbus.db.cell import models
 from nimbus.db.cell_instances import copies
 from nimbus.db.cell_instances import queries
 
@@ -114,3 +119,69 @@ def test_the_migration_copy_keeps_its_uuid(cells):
         assert cell_migrations.listing(session) == []  # hidden
         cell_migrations.purge(session, migration['uuid'])
         assert cell_migrations.for_instance(session, UUID) == []
+
+
+def _columns(row, skip=('id',)):
+    return {
+        c.key: getattr(row, c.key)
+        for c in sa.inspect(row).mapper.column_attrs
+        if c.key not in skip
+    }
+
+
+def test_every_column_is_carried(cells):
+    """Each copied table, column by column (the model's columns, so a
+    column added later is checked too)."""
+    source, target = cells
+    with source.session() as s, target.session() as t:
+        copies.copy_instance(s, t, UUID, hidden=True)
+        instance_actions.copy_missing(s, t, UUID)
+    with source.session() as s, target.session() as t:
+        for model, key, skip in (
+            (models.Instance, models.Instance.uuid, ('id', 'hidden')),
+            (models.InstanceFault, models.InstanceFault.instance_uuid, ()),
+            (models.InstanceAction, models.InstanceAction.instance_uuid, ()),
+        ):
+            query = sa.select(model).where(key == UUID).order_by(model.id)
+            mine = list(s.execute(query).scalars())
+            theirs = list(t.execute(query).scalars())
+            assert mine and len(mine) == len(theirs)
+            for a, b in zip(mine, theirs, strict=True):
+                assert _columns(a, ('id',) + skip) == _columns(
+                    b, ('id',) + skip
+                )
+        query = sa.select(models.InstanceActionEvent).order_by(
+            models.InstanceActionEvent.id
+        )
+        (mine,) = s.execute(query).scalars()
+        (theirs,) = t.execute(query).scalars()
+        assert _columns(mine, ('id', 'action_id')) == _columns(
+            theirs, ('id', 'action_id')
+        )
+
+
+class _Base(orm.DeclarativeBase):
+    pass
+
+
+class _Grown(_Base):
+    """A table with a column no copy names."""
+
+    __tablename__ = 'grown'
+    id = sa.Column(sa.Integer, primary_key=True)
+    name = sa.Column(sa.String(32))
+    blob = sa.Column(sa.JSON)
+    added_later = sa.Column('added_later_col', sa.String(32))
+
+
+def test_copy_row_follows_the_columns():
+    row = _Grown(id=7, name='n', blob={'a': [1]}, added_later='x')
+    copy = row_copy.copy_row(row, name='m')
+    assert (copy.id, copy.name, copy.added_later) == (None, 'm', 'x')
+    assert copy.blob == {'a': [1]} and copy.blob is not row.blob
+    assert row_copy.column_values(row, exclude=('id', 'added_later_col')) == {
+        'name': 'n',
+        'blob': {'a': [1]},
+    }
+    with pytest.raises(ValueError):
+        row_copy.copy_row(row, nope=1)
