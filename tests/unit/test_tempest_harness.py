@@ -74,6 +74,12 @@ def test_conf_says_what_nimbus_serves(tmp_path):
     assert features['block_migration_for_live_migration'] == 'true'
     assert features['can_migrate_between_any_hosts'] == 'true'
     assert features['volume_backed_live_migration'] == 'false'
+    # stable rescue on every bus Tempest tests without a volume
+    assert features['stable_rescue'] == 'true'
+    assert features['ide_bus'] == 'true'
+    # the waits are the harness's (a loaded machine waits, not fails)
+    assert conf['compute']['build_timeout'] == str(tempest.BUILD_TIMEOUT)
+    assert conf['service-clients']['http_timeout'] == str(tempest.HTTP_TIMEOUT)
     assert 'ServerGroupAffinityFilter' in features[
         'scheduler_enabled_filters'
     ].split(',')
