@@ -1,8 +1,8 @@
 """Device profiles: a name and ordered groups of resources, traits and
 ``accel:*`` properties; a flavor for devices."""
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
-from sqlalchemy import exc as sa_exc
 from oslo_utils import uuidutils
 
 from nimbus.accelerator.db import models as m
@@ -62,7 +62,7 @@ def create(adb, name, groups, description=None, uuid=None):
 
     try:
         adb.write(insert)
-    except sa_exc.IntegrityError as exc:
+    except db_exc.DBDuplicateEntry as exc:
         raise DuplicateName(name) from exc
     values['updated_at'] = None
     return values

@@ -1,7 +1,7 @@
 """Flavor access: the projects granted a private flavor (the only module
 that writes the ``flavor_projects`` table), and who may see a flavor."""
 
-from sqlalchemy import exc as sa_exc
+from oslo_db import exception as db_exc
 
 from nimbus.api.objects import flavors as flavor_obj
 
@@ -41,7 +41,7 @@ def add(db, flavorid, project_id, allow_public=False):
             flavor_obj.grant(row, project_id)
             session.flush()
             return sorted(p.project_id for p in row.projects)
-    except sa_exc.IntegrityError as exc:
+    except db_exc.DBDuplicateEntry as exc:
         raise AccessExists(flavorid, project_id) from exc
 
 

@@ -1,7 +1,7 @@
 """Flavors and their extra specs in the API database."""
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
-from sqlalchemy import exc as sa_exc
 
 from nimbus.db.api import models
 
@@ -130,7 +130,7 @@ def create(db, values):
             session.add(row)
             session.flush()
             return to_dict(row)
-    except sa_exc.IntegrityError as exc:
+    except db_exc.DBDuplicateEntry as exc:
         raise FlavorExists(
             'Flavor with name %s or ID %s already exists.'
             % (values['name'], values['flavorid'])

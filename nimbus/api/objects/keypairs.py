@@ -1,8 +1,8 @@
 """Key pairs in the API database: per user, by name (the only module
 that writes the ``key_pairs`` table)."""
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
-from sqlalchemy import exc as sa_exc
 
 from nimbus.db.api import models
 
@@ -77,7 +77,7 @@ def create(db, values):
             session.add(row)
             session.flush()
             return to_dict(row)
-    except sa_exc.IntegrityError as exc:
+    except db_exc.DBDuplicateEntry as exc:
         raise KeyPairExists(values['name']) from exc
 
 

@@ -4,6 +4,14 @@ One :class:`Database` per database URL: an engine and a session factory.
 SQLite (the embedded default), MariaDB/MySQL (PyMySQL) and PostgreSQL
 (psycopg 3) are supported; the URL decides. Migrations are alembic, one
 script directory per database (see :func:`sync`).
+
+oslo.db does the generic parts: :func:`retry_on_deadlock` is its
+``wrap_db_retry``, and the engines of the API, cell and accelerator
+databases raise its exceptions (``DBDuplicateEntry``, ``DBDeadlock``,
+``DBConnectionError``...) through its exception filters. The engines
+themselves stay Nimbus's (pooled SQLite in WAL mode with ``BEGIN
+IMMEDIATE``; no ping on the placement engine): see
+docs/results/2026-11-29-oslo-db.md for what oslo.db's engine facade costs.
 """
 
 import contextlib
@@ -12,12 +20,14 @@ import threading
 
 from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import exc_filters
 from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import orm
-import tenacity
 
 LOG = logging.getLogger(__name__)
 
@@ -48,7 +58,8 @@ def _sqlite_on_connect(dbapi_conn, _record):
 
 
 def create_engine(url, hot_path=False):
-    """An engine for ``url``.
+    """An engine for ``url``, raising oslo.db's exceptions unless
+    ``hot_path``.
 
     ``hot_path``: for a database every request writes to (placement). Its
     connections skip the ping before each checkout and the ROLLBACK after
@@ -58,8 +69,19 @@ def create_engine(url, hot_path=False):
     closed) and retries a transaction that finds its connection lost
     (:func:`retry_on_deadlock`: a lost connection invalidates the pool, so
     the retry gets a fresh one). Other databases keep both safeguards.
+
+    The placement engine keeps SQLAlchemy's exception types: its write
+    statements mostly run on the DBAPI cursor and raise SQLAlchemy's
+    types themselves (:mod:`nimbus.placement.objects.statements`), so one
+    family is seen whichever path a statement took.
     """
-    url = normalize_url(url)
+    engine = _create_engine(normalize_url(url), hot_path)
+    if not hot_path:
+        exc_filters.register_engine(engine)
+    return engine
+
+
+def _create_engine(url, hot_path):
     if url.startswith('sqlite'):
         path = url.split(':///', 1)[-1]
         if path and path != ':memory:' and not url.endswith(':memory:'):
@@ -142,13 +164,20 @@ def dispose_all():
 
 
 def _is_retriable(exc):
+    """SQLAlchemy's errors that oslo.db's filters leave untranslated (or
+    that never met them: the placement engine and its direct statements)
+    but a retry cures: a deadlock, a lock wait timeout, a lost connection,
+    SQLite's "database is locked"; also inside oslo.db's generic
+    ``DBError`` (e.g. PostgreSQL's serialization failure)."""
+    if isinstance(exc, db_exc.DBError) and exc.inner_exception is not None:
+        exc = exc.inner_exception
     if isinstance(exc, sa_exc.DBAPIError):
         if exc.connection_invalidated:
             return True
         text = str(exc.orig).lower() if exc.orig is not None else ''
         # MySQL 1213 deadlock / 1205 lock wait; PostgreSQL 40001/40P01;
         # SQLite "database is locked".
-        code = getattr(exc.orig, 'args', [None])[0]
+        code = (getattr(exc.orig, 'args', None) or (None,))[0]
         if code in (1213, 1205):
             return True
         sqlstate = getattr(exc.orig, 'sqlstate', None)
@@ -159,12 +188,22 @@ def _is_retriable(exc):
 
 
 def retry_on_deadlock(func=None, attempts=10):
-    """Retry a whole transaction function on deadlock or lost connection."""
-    decorator = tenacity.retry(
-        retry=tenacity.retry_if_exception(_is_retriable),
-        stop=tenacity.stop_after_attempt(attempts),
-        wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
-        reraise=True,
+    """Retry a whole transaction function on deadlock or lost connection.
+
+    oslo.db's ``wrap_db_retry``: ``attempts`` in all (``attempts - 1``
+    retries), on its ``DBDeadlock`` and ``DBConnectionError`` and on the
+    SQLAlchemy errors of :func:`_is_retriable`; the first wait 10 ms, then
+    a random wait up to twice the previous bound, never more than 0.5 s.
+    """
+    decorator = oslo_db_api.wrap_db_retry(
+        retry_interval=0.01,
+        max_retries=max(0, attempts - 1),
+        inc_retry_interval=True,
+        max_retry_interval=0.5,
+        jitter=True,
+        retry_on_deadlock=True,
+        retry_on_disconnect=True,
+        exception_checker=_is_retriable,
     )
     if func is None:
         return decorator

@@ -155,9 +155,16 @@ def _is_outage(exc):
     """True for a database that cannot serve right now: its connection
     refused, dropped or invalidated, the pool exhausted, or the server
     busy (lock wait, shutdown). Not a schema that is missing a table,
-    which SQLite also reports as an operational error."""
+    which SQLite also reports as an operational error. oslo.db's
+    translations of these (the API and cell databases' engines raise
+    them) count alike."""
+    from oslo_db import exception as db_exc
     from sqlalchemy import exc as sa_exc
 
+    if isinstance(exc, (db_exc.DBConnectionError, db_exc.DBDeadlock)):
+        return True
+    if isinstance(exc, db_exc.DBError) and exc.inner_exception is not None:
+        exc = exc.inner_exception
     if isinstance(exc, (sa_exc.TimeoutError, sa_exc.DisconnectionError)):
         return True
     if not isinstance(exc, sa_exc.DBAPIError):
@@ -170,9 +177,10 @@ def _is_outage(exc):
 
 
 def _is_data_error(exc):
+    from oslo_db import exception as db_exc
     from sqlalchemy import exc as sa_exc
 
-    return isinstance(exc, sa_exc.DataError)
+    return isinstance(exc, (sa_exc.DataError, db_exc.DBDataError))
 
 
 def build_app(
