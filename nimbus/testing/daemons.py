@@ -8,6 +8,7 @@ stopping them together: :mod:`nimbus.testing.daemon_group`.
 """
 
 import configparser
+import json
 import os
 import signal
 import socket
@@ -31,6 +32,21 @@ def free_port():
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
+
+
+# nimbus-manage's commands one after another in one process (a failed
+# one names itself and ends the run with its own message).
+_MANAGE_STEPS = """
+import json, sys
+from nimbus.cmd import manage
+for argv in json.loads(sys.argv[1]):
+    try:
+        manage.main(argv)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            print('nimbus-manage %s:' % ' '.join(argv[2:]), file=sys.stderr)
+            raise
+"""
 
 
 class Daemon:
@@ -274,16 +290,18 @@ class DaemonCloud:
         )
 
     def manage(self, *args):
+        """Run ``nimbus-manage ARGS`` with the operator's config; its
+        output."""
+        return self.manage_steps(args)
+
+    def manage_steps(self, *steps):
+        """Run ``nimbus-manage`` once per step (a tuple of its arguments),
+        in order, in one Python process: the same commands an operator
+        types, for one import of Nimbus instead of one per command."""
         config = self._write('manage', self._common())
+        argvs = [['--config-file', config] + list(step) for step in steps]
         result = subprocess.run(
-            [
-                sys.executable,
-                '-m',
-                'nimbus.cmd.manage',
-                '--config-file',
-                config,
-            ]
-            + list(args),
+            [sys.executable, '-c', _MANAGE_STEPS, json.dumps(argvs)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -291,24 +309,21 @@ class DaemonCloud:
         if result.returncode != 0:
             raise RuntimeError(
                 'nimbus-manage %s failed:\n%s%s'
-                % (' '.join(args), result.stdout, result.stderr)
+                % (
+                    ' / '.join(' '.join(step) for step in steps),
+                    result.stdout,
+                    result.stderr,
+                )
             )
         return result.stdout
 
     def prepare(self):
-        self.manage('db', 'sync')
-        self.manage(
-            'cell',
-            'create',
-            '--name',
-            'cell0',
-            '--transport-url',
-            'none:///',
-            '--database-connection',
-            self.databases['cell0'],
-        )
-        for cell, (bus, database) in self.cells.items():
-            self.manage(
+        cells = [('cell0', 'none:///', self.databases['cell0'])] + [
+            (cell, bus, database)
+            for cell, (bus, database) in self.cells.items()
+        ]
+        steps = [('db', 'sync')] + [
+            (
                 'cell',
                 'create',
                 '--name',
@@ -318,8 +333,11 @@ class DaemonCloud:
                 '--database-connection',
                 database,
             )
+            for cell, bus, database in cells
+        ]
         if len(self.cells) > 1:
-            self.manage('db', 'sync')  # the schemas of the cells mapped
+            steps.append(('db', 'sync'))  # the schemas of the cells mapped
+        self.manage_steps(*steps)
 
     def _daemon(self, name, module, sections, extra_args=()):
         config = self._write(name, sections)
