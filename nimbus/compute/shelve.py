@@ -31,6 +31,7 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nimbus.common import instance_states as states
+from nimbus.compute import action_events
 from nimbus.compute import arq_wait
 
 LOG = logging.getLogger(__name__)
@@ -93,8 +94,7 @@ class ShelveMoves:
             event,
             'finish',
             result='Error',
-            traceback=''.join(traceback.format_exception(exc)),
-            details=str(exc)[:255],
+            **action_events.error_fields(exc),
         )
 
     def _failed(self, ctxt, uuid, request_id, event, vm_states, task, exc):
