@@ -243,6 +243,8 @@ class GuestActions:
 
     def _changed(self, ctxt, instance_uuid, request_id, event, exc):
         LOG.info('Left %s as it is: %s', instance_uuid, exc)
+        # Deliberately like the success and failure finishes: each its own
+        # result and fields, the instance left as it is.
         self._event(
             ctxt,
             instance_uuid,

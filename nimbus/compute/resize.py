@@ -341,8 +341,6 @@ class Resizes(resize_end.ResizeEnd):
     # -- destination: finish ---------------------------------------------------
 
     def finish_resize(self, ctxt, request_id, migration):
-        uuid = migration.instance_uuid
-
         def body():
             instance, moved = self._step(
                 ctxt,
@@ -358,24 +356,29 @@ class Resizes(resize_end.ResizeEnd):
                 {},
                 self.arqs.attached(ctxt, move_arqs.dest_arqs(moved)),
             )
-            power = states.RUNNING
-            if self._was_stopped(moved):
-                self.driver.power_off(uuid)
-                power = states.SHUTDOWN
-            self._step(
-                ctxt,
-                moved,
-                ['post-migrating'],
-                'finished',
-                _MOVING,
-                [states.RESIZE_FINISH],
-                self.finished_updates(moved, power),
-            )
+            self.finish_spawned(ctxt, moved)
 
         if not self._guarded(
             ctxt, migration, request_id, 'compute_finish_resize', body
         ):
             self._finish_failed(ctxt, migration)
+
+    def finish_spawned(self, ctxt, moved):
+        """The finish's last step once the guest is spawned here: stopped
+        again if it was stopped before the move, then RESIZED."""
+        power = states.RUNNING
+        if self._was_stopped(moved):
+            self.driver.power_off(moved.instance_uuid)
+            power = states.SHUTDOWN
+        self._step(
+            ctxt,
+            moved,
+            ['post-migrating'],
+            'finished',
+            _MOVING,
+            [states.RESIZE_FINISH],
+            self.finished_updates(moved, power),
+        )
 
     def finished_updates(self, moved, power):
         """The instance's side of a finish's last step: RESIZED on this

@@ -59,6 +59,26 @@ def _fault(exc):
     }
 
 
+def offload_again(conductor, ctxt, uuid, fault, tasks, host=None):
+    """An unshelve undone: the instance back to SHELVED_OFFLOADED, off any
+    host, with ``fault``, if its task is still one of ``tasks`` (and its
+    host ``host`` when given). The updated instance, or None."""
+    return conductor.instance_update(
+        ctxt,
+        uuid,
+        [states.SHELVED_OFFLOADED],
+        {
+            'task_state': None,
+            'host': None,
+            'node': None,
+            'compute_node_uuid': None,
+            'fault': fault,
+        },
+        expected_host=host,
+        expected_task_states=tasks,
+    )
+
+
 class ShelveMoves:
     """``actions``: the host's
     :class:`~nimbus.compute.guest_actions.GuestActions` (its event
@@ -343,18 +363,12 @@ class ShelveMoves:
             self.driver.destroy(uuid)
         except Exception:
             LOG.exception('Could not destroy the guest of %s', uuid)
-        self.conductor.instance_update(
+        offload_again(
+            self.conductor,
             ctxt,
             uuid,
-            [states.SHELVED_OFFLOADED],
-            {
-                'task_state': None,
-                'host': None,
-                'node': None,
-                'compute_node_uuid': None,
-                'fault': _fault(exc),
-            },
-            expected_task_states=[states.UNSHELVING, states.SPAWNING],
+            _fault(exc),
+            [states.UNSHELVING, states.SPAWNING],
         )
 
     # -- evacuate ------------------------------------------------------------
