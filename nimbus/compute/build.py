@@ -328,6 +328,7 @@ class BuildRunner:
         LOG.info(
             'Handing %s back to the cell conductor: %s', instance.uuid, reason
         )
+        # Deliberately like _build's _fail calls: each its own reason and result.
         try:
             self._fail(
                 ctxt,

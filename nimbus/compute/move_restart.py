@@ -167,6 +167,8 @@ def _back_on_source(resizes, ctxt, migration):
     stopped = resizes._was_stopped(migration)
     if not stopped and uuid in set(resizes.driver.list_instances()):
         resizes.driver.power_on(uuid)
+    # Deliberately like resize_end's revert: the same undo, but the move
+    # ends in error (not reverted) and the vm_state is left as it was.
     resizes._undo(ctxt, uuid, migration.uuid)
     resizes._step(
         ctxt,

@@ -199,6 +199,8 @@ class Resizes(resize_end.ResizeEnd):
         first, so their events reach this host), before the source lets
         the guest go; a failure deletes them and fails the prep."""
 
+        # Deliberately like prep_resize's step: the same transition, here
+        # carrying only the migration's details (the ARQs).
         def record(details):
             return self._step(
                 ctxt,

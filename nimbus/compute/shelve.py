@@ -224,6 +224,8 @@ class ShelveMoves:
             self.runner.placement.remove_allocations(ctxt, uuid)
         except Exception as exc:  # noqa: BLE001 - a driver's failure is the offload's
             LOG.warning('Offload of %s failed: %s', uuid, exc)
+            # Deliberately like the shelve's failure: one _failed call each,
+            # with the offload's own event, states and task.
             self._failed(
                 ctxt,
                 uuid,

@@ -73,6 +73,8 @@ def for_consumer(conn, uuid):
     return out, get_consumer(conn, uuid)
 
 
+# Deliberately like for_consumer: the other side of the same join, keyed
+# by consumer and with its generation.
 def for_provider(conn, rp_id, with_generation=False):
     """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider, with
     each consumer's ``consumer_generation`` if asked (1.28)."""
