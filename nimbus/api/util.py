@@ -200,6 +200,21 @@ def next_link(req, collection, last_id, params):
     ]
 
 
+def paged_body(req, key, views, collection, detail, more, last, params):
+    """A list response: ``{key: views}``, and when there is ``more``, the
+    ``<key>_links`` to the next page of ``collection`` (its ``/detail``
+    form when ``detail``) after the marker ``last()``."""
+    body = {key: views}
+    if more and views:
+        body[key + '_links'] = next_link(
+            req,
+            collection + '/detail' if detail else collection,
+            last(),
+            params,
+        )
+    return body
+
+
 def not_found(what, ident):
     return errors.HTTPError(404, '%s %s could not be found.' % (what, ident))
 
@@ -226,6 +241,8 @@ def boolish(value, field):
 def json_body_any(req, schema, content_types):
     """Like :func:`nimbus.common.wsgi.json_body` for other JSON media types
     (Glance's json-patch type)."""
+    # Deliberately like wsgi.json_body: that one accepts only
+    # application/json and tags its errors with a placement error code.
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type not in content_types:
         raise errors.HTTPError(

@@ -19,7 +19,6 @@ builds that were taken and leaves those still queued to arrive.
 """
 
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
 from nimbus.common.objects import BuildAttempt
@@ -31,10 +30,6 @@ from nimbus.compute import restart
 from nimbus.compute import terminate as terminate_mod
 
 LOG = logging.getLogger(__name__)
-
-
-def _now():
-    return timeutils.utcnow().isoformat()
 
 
 class BuildRunner:
@@ -196,12 +191,7 @@ class BuildRunner:
             ctxt,
             uuid,
             [states.BUILDING],
-            {
-                'vm_state': states.ACTIVE,
-                'task_state': None,
-                'power_state': 1,
-                'launched_at': _now(),
-            },
+            restart.spawned_values(),
             expected_host=self.host,
             build_attempt=BuildAttempt(
                 host=self.host,
@@ -338,6 +328,7 @@ class BuildRunner:
         LOG.info(
             'Handing %s back to the cell conductor: %s', instance.uuid, reason
         )
+        # Deliberately like _build's _fail calls: each its own reason and result.
         try:
             self._fail(
                 ctxt,

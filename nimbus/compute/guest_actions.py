@@ -23,10 +23,9 @@ state.
 import traceback
 
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
-from nimbus.common.objects import action_event as event_obj
+from nimbus.compute import action_events
 
 LOG = logging.getLogger(__name__)
 
@@ -61,10 +60,6 @@ STEPS = {
 
 # Actions whose failure leaves the instance in ERROR (Nova's).
 _FAIL_TO_ERROR = ('reboot', 'reboot_hard', 'rebuild', 'rescue')
-
-
-def _now():
-    return timeutils.utcnow().isoformat()
 
 
 class InstanceChanged(Exception):
@@ -248,6 +243,8 @@ class GuestActions:
 
     def _changed(self, ctxt, instance_uuid, request_id, event, exc):
         LOG.info('Left %s as it is: %s', instance_uuid, exc)
+        # Deliberately like the success and failure finishes: each its own
+        # result and fields, the instance left as it is.
         self._event(
             ctxt,
             instance_uuid,
@@ -263,27 +260,16 @@ class GuestActions:
     def _event(self, ctxt, instance_uuid, request_id, event, phase, **more):
         """Report a step; a lost report is logged, never fails the
         action."""
-        try:
-            self.conductor.instance_action_event(
-                ctxt,
-                event_obj.ActionEvent(
-                    instance_uuid=instance_uuid,
-                    request_id=request_id,
-                    event=event,
-                    host=self.host,
-                    phase=phase,
-                    time=_now(),
-                    **more,
-                ),
-            )
-        except Exception:
-            LOG.warning(
-                'Could not record %s %s of %s',
-                event,
-                phase,
-                instance_uuid,
-                exc_info=True,
-            )
+        action_events.record(
+            self.conductor,
+            self.host,
+            ctxt,
+            instance_uuid,
+            request_id,
+            event,
+            phase,
+            **more,
+        )
 
     # -- after a restart -------------------------------------------------------
 

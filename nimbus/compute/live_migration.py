@@ -377,6 +377,8 @@ class LiveMigrations(resize.Resizes):
         self._event(ctxt, uuid, request_id, event, 'start')
         with self._lock:
             job = self._jobs.get(migration_uuid)
+        # Deliberately like the error finishes of resize and shelve: no
+        # exception here, only a message.
         if job is None:
             self._event(
                 ctxt,

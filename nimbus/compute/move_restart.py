@@ -41,6 +41,7 @@ from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.compute import resize
+from nimbus.compute import shelve
 
 LOG = logging.getLogger(__name__)
 
@@ -153,19 +154,7 @@ def _finish_again(resizes, ctxt, instance, migration):
         resizes.driver.spawn(
             dataclasses.replace(instance, flavor=migration.new_flavor), {}
         )
-    power = states.RUNNING
-    if resizes._was_stopped(migration):
-        resizes.driver.power_off(uuid)
-        power = states.SHUTDOWN
-    resizes._step(
-        ctxt,
-        migration,
-        ['post-migrating'],
-        'finished',
-        resize._MOVING,
-        [states.RESIZE_FINISH],
-        resizes.finished_updates(migration, power),
-    )
+    resizes.finish_spawned(ctxt, migration)
 
 
 def _back_on_source(resizes, ctxt, migration):
@@ -178,6 +167,8 @@ def _back_on_source(resizes, ctxt, migration):
     stopped = resizes._was_stopped(migration)
     if not stopped and uuid in set(resizes.driver.list_instances()):
         resizes.driver.power_on(uuid)
+    # Deliberately like resize_end's revert: the same undo, but the move
+    # ends in error (not reverted) and the vm_state is left as it was.
     resizes._undo(ctxt, uuid, migration.uuid)
     resizes._step(
         ctxt,
@@ -221,19 +212,13 @@ def _unshelve_interrupted(runner, ctxt, instance):
         'Unshelve interrupted: nimbus-compute on %s restarted while the '
         'server was spawning' % runner.host
     )
-    done = runner.conductor.instance_update(
+    done = shelve.offload_again(
+        runner.conductor,
         ctxt,
         uuid,
-        [states.SHELVED_OFFLOADED],
-        {
-            'task_state': None,
-            'host': None,
-            'node': None,
-            'compute_node_uuid': None,
-            'fault': {'message': reason[:255], 'code': 500},
-        },
-        expected_host=runner.host,
-        expected_task_states=[states.SPAWNING],
+        {'message': reason[:255], 'code': 500},
+        [states.SPAWNING],
+        runner.host,
     )
     if done is None:
         return False

@@ -31,14 +31,12 @@ so a step delivered twice, or racing a delete, changes nothing.
 """
 
 import dataclasses
-import traceback
 
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nimbus.common import instance_states as states
-from nimbus.common.objects import action_event as event_obj
 from nimbus.common.clients.placement_moves import INSTANCE
+from nimbus.compute import action_events
 from nimbus.compute import move_arqs
 from nimbus.compute import resize_end
 
@@ -70,23 +68,16 @@ class Resizes(resize_end.ResizeEnd):
     # -- helpers ---------------------------------------------------------------
 
     def _event(self, ctxt, uuid, request_id, event, phase, **more):
-        try:
-            self.conductor.instance_action_event(
-                ctxt,
-                event_obj.ActionEvent(
-                    instance_uuid=uuid,
-                    request_id=request_id,
-                    event=event,
-                    host=self.host,
-                    phase=phase,
-                    time=timeutils.utcnow().isoformat(),
-                    **more,
-                ),
-            )
-        except Exception:
-            LOG.warning(
-                'Could not record %s of %s', event, uuid, exc_info=True
-            )
+        action_events.record(
+            self.conductor,
+            self.host,
+            ctxt,
+            uuid,
+            request_id,
+            event,
+            phase,
+            **more,
+        )
 
     def _step(
         self,
@@ -128,7 +119,6 @@ class Resizes(resize_end.ResizeEnd):
             LOG.warning(
                 '%s of %s failed on %s: %s', event, uuid, self.host, exc
             )
-            details = ''.join(traceback.format_exception(exc))
             self._event(
                 ctxt,
                 uuid,
@@ -136,8 +126,7 @@ class Resizes(resize_end.ResizeEnd):
                 event,
                 'finish',
                 result='Error',
-                traceback=details,
-                details=str(exc)[:255],
+                **action_events.error_fields(exc),
             )
             return False
         self._event(ctxt, uuid, request_id, event, 'finish', result='Success')
@@ -210,6 +199,8 @@ class Resizes(resize_end.ResizeEnd):
         first, so their events reach this host), before the source lets
         the guest go; a failure deletes them and fails the prep."""
 
+        # Deliberately like prep_resize's step: the same transition, here
+        # carrying only the migration's details (the ARQs).
         def record(details):
             return self._step(
                 ctxt,
@@ -352,8 +343,6 @@ class Resizes(resize_end.ResizeEnd):
     # -- destination: finish ---------------------------------------------------
 
     def finish_resize(self, ctxt, request_id, migration):
-        uuid = migration.instance_uuid
-
         def body():
             instance, moved = self._step(
                 ctxt,
@@ -369,24 +358,29 @@ class Resizes(resize_end.ResizeEnd):
                 {},
                 self.arqs.attached(ctxt, move_arqs.dest_arqs(moved)),
             )
-            power = states.RUNNING
-            if self._was_stopped(moved):
-                self.driver.power_off(uuid)
-                power = states.SHUTDOWN
-            self._step(
-                ctxt,
-                moved,
-                ['post-migrating'],
-                'finished',
-                _MOVING,
-                [states.RESIZE_FINISH],
-                self.finished_updates(moved, power),
-            )
+            self.finish_spawned(ctxt, moved)
 
         if not self._guarded(
             ctxt, migration, request_id, 'compute_finish_resize', body
         ):
             self._finish_failed(ctxt, migration)
+
+    def finish_spawned(self, ctxt, moved):
+        """The finish's last step once the guest is spawned here: stopped
+        again if it was stopped before the move, then RESIZED."""
+        power = states.RUNNING
+        if self._was_stopped(moved):
+            self.driver.power_off(moved.instance_uuid)
+            power = states.SHUTDOWN
+        self._step(
+            ctxt,
+            moved,
+            ['post-migrating'],
+            'finished',
+            _MOVING,
+            [states.RESIZE_FINISH],
+            self.finished_updates(moved, power),
+        )
 
     def finished_updates(self, moved, power):
         """The instance's side of a finish's last step: RESIZED on this

@@ -21,8 +21,18 @@ from nimbus.compute import move_restart
 LOG = logging.getLogger(__name__)
 
 
-def _now():
-    return timeutils.utcnow().isoformat()
+def spawned_values():
+    """The instance's fields once its guest is spawned: ACTIVE and running.
+
+    One place for a build's success, whether the spawn finished normally
+    (build.BuildRunner) or before a restart (recover below).
+    """
+    return {
+        'vm_state': states.ACTIVE,
+        'task_state': None,
+        'power_state': 1,
+        'launched_at': timeutils.utcnow().isoformat(),
+    }
 
 
 def recover(runner, ctxt):
@@ -62,12 +72,7 @@ def recover(runner, ctxt):
                 ctxt,
                 uuid,
                 [states.BUILDING],
-                {
-                    'vm_state': states.ACTIVE,
-                    'task_state': None,
-                    'power_state': 1,
-                    'launched_at': _now(),
-                },
+                spawned_values(),
                 expected_host=runner.host,
             )
             continue

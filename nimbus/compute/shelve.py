@@ -31,6 +31,7 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nimbus.common import instance_states as states
+from nimbus.compute import action_events
 from nimbus.compute import arq_wait
 
 LOG = logging.getLogger(__name__)
@@ -56,6 +57,26 @@ def _fault(exc):
         'details': ''.join(traceback.format_exception(exc)),
         'code': 500,
     }
+
+
+def offload_again(conductor, ctxt, uuid, fault, tasks, host=None):
+    """An unshelve undone: the instance back to SHELVED_OFFLOADED, off any
+    host, with ``fault``, if its task is still one of ``tasks`` (and its
+    host ``host`` when given). The updated instance, or None."""
+    return conductor.instance_update(
+        ctxt,
+        uuid,
+        [states.SHELVED_OFFLOADED],
+        {
+            'task_state': None,
+            'host': None,
+            'node': None,
+            'compute_node_uuid': None,
+            'fault': fault,
+        },
+        expected_host=host,
+        expected_task_states=tasks,
+    )
 
 
 class ShelveMoves:
@@ -93,8 +114,7 @@ class ShelveMoves:
             event,
             'finish',
             result='Error',
-            traceback=''.join(traceback.format_exception(exc)),
-            details=str(exc)[:255],
+            **action_events.error_fields(exc),
         )
 
     def _failed(self, ctxt, uuid, request_id, event, vm_states, task, exc):
@@ -204,6 +224,8 @@ class ShelveMoves:
             self.runner.placement.remove_allocations(ctxt, uuid)
         except Exception as exc:  # noqa: BLE001 - a driver's failure is the offload's
             LOG.warning('Offload of %s failed: %s', uuid, exc)
+            # Deliberately like the shelve's failure: one _failed call each,
+            # with the offload's own event, states and task.
             self._failed(
                 ctxt,
                 uuid,
@@ -343,18 +365,12 @@ class ShelveMoves:
             self.driver.destroy(uuid)
         except Exception:
             LOG.exception('Could not destroy the guest of %s', uuid)
-        self.conductor.instance_update(
+        offload_again(
+            self.conductor,
             ctxt,
             uuid,
-            [states.SHELVED_OFFLOADED],
-            {
-                'task_state': None,
-                'host': None,
-                'node': None,
-                'compute_node_uuid': None,
-                'fault': _fault(exc),
-            },
-            expected_task_states=[states.UNSHELVING, states.SPAWNING],
+            _fault(exc),
+            [states.UNSHELVING, states.SPAWNING],
         )
 
     # -- evacuate ------------------------------------------------------------

@@ -77,6 +77,8 @@ class CellConductor:
         self.placement = placement
         self.compute_api = compute_api
 
+    # Deliberately like CellConductorManager.build_instances: that is the
+    # RPC endpoint declaring the message, this the work it hands over.
     def build_instances(
         self,
         ctxt,
@@ -157,6 +159,8 @@ class CellConductor:
                     instance_uuid,
                     outcome.detail,
                 )
+                # Deliberately like _consumer_conflict's record: that one
+                # goes on to read the attempts in the same session.
                 with self.db.session() as session:
                     instances.record_attempt(
                         session,

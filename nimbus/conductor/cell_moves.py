@@ -47,59 +47,35 @@ def move_step(
     did not hold (nothing is changed then)."""
     migration_obj.check_status(status)
     try:
-        return _step(
-            cell_db,
-            instance_uuid,
-            migration_uuid,
-            expected_statuses,
-            status,
-            expected_vm_states,
-            expected_task_states,
-            updates,
-            migration_updates,
-        )
+        with cell_db.session() as session:
+            if not cell_migrations.set_status(
+                session,
+                migration_uuid,
+                status,
+                expected=list(expected_statuses),
+                **(migration_updates or {}),
+            ):
+                raise _NoSwap()
+            row = instances.transition(
+                session,
+                instance_uuid,
+                list(expected_vm_states),
+                dict(updates),
+                expected_task_states=list(expected_task_states),
+            )
+            if row is None:
+                raise _NoSwap()
+            instance = Instance(**instances.to_dict(row))
+            migration = migration_obj.Migration.from_row(
+                cell_migrations.get(session, migration_uuid)
+            )
     except _NoSwap:
         return None
+    return instance, migration
 
 
 class _NoSwap(Exception):
     """One of the swaps did not hold: the transaction is rolled back."""
-
-
-def _step(
-    cell_db,
-    instance_uuid,
-    migration_uuid,
-    expected_statuses,
-    status,
-    expected_vm_states,
-    expected_task_states,
-    updates,
-    migration_updates,
-):
-    with cell_db.session() as session:
-        if not cell_migrations.set_status(
-            session,
-            migration_uuid,
-            status,
-            expected=list(expected_statuses),
-            **(migration_updates or {}),
-        ):
-            raise _NoSwap()
-        row = instances.transition(
-            session,
-            instance_uuid,
-            list(expected_vm_states),
-            dict(updates),
-            expected_task_states=list(expected_task_states),
-        )
-        if row is None:
-            raise _NoSwap()
-        instance = Instance(**instances.to_dict(row))
-        migration = migration_obj.Migration.from_row(
-            cell_migrations.get(session, migration_uuid)
-        )
-    return instance, migration
 
 
 def migration_of(cell_db, migration_uuid):

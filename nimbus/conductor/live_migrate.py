@@ -32,6 +32,7 @@ instance, the task cleared with a fault (the server keeps running on its
 source), the event ``conductor_live_migrate_instance`` in ``Error``.
 """
 
+import functools
 import traceback
 
 from oslo_log import log as logging
@@ -56,13 +57,7 @@ class PreCheckFailed(exception.NimbusException):
     msg_fmt = 'Migration pre-check error: %(reason)s'
 
 
-def _event(session, uuid, request_id, result=None, tb=None, details=None):
-    if result is None:
-        instance_actions.event_start(session, uuid, request_id, EVENT, None)
-    else:
-        instance_actions.event_finish(
-            session, uuid, request_id, EVENT, None, result, tb, details
-        )
+_event = functools.partial(resize.conductor_event, EVENT)
 
 
 def _timeout(conductor):
@@ -176,6 +171,8 @@ def _place(
                 'migration'
                 + ('' if not failures else ' (%s)' % '; '.join(failures))
             )
+        # Deliberately like resize's destination record: a live migration also
+        # records both nodes' uuids in the migration's details.
         selected = host_list[0]
         with conductor.cells.db(cell).session() as session:
             cell_migrations.update(

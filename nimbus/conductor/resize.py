@@ -24,6 +24,7 @@ the source's allocation given back (by ``schedule``), the task cleared
 with a fault, the event ``conductor_migrate_server`` in ``Error``.
 """
 
+import functools
 import traceback
 
 from oslo_log import log as logging
@@ -46,13 +47,20 @@ LOG = logging.getLogger(__name__)
 EVENT = 'conductor_migrate_server'
 
 
-def _event(session, uuid, request_id, result=None, tb=None, details=None):
+def conductor_event(
+    event, session, uuid, request_id, result=None, tb=None, details=None
+):
+    """Record the conductor's ``event`` of a move: its start, or with
+    ``result`` its finish (``tb``, ``details`` on an error)."""
     if result is None:
-        instance_actions.event_start(session, uuid, request_id, EVENT, None)
+        instance_actions.event_start(session, uuid, request_id, event, None)
     else:
         instance_actions.event_finish(
-            session, uuid, request_id, EVENT, None, result, tb, details
+            session, uuid, request_id, event, None, result, tb, details
         )
+
+
+_event = functools.partial(conductor_event, EVENT)
 
 
 def migrate_server(

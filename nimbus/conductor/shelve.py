@@ -375,6 +375,8 @@ class ShelveMoves:
                 RuntimeError('the ARQs could not be bound on the destination'),
             )
         self._event(cell, uuid, request_id, EVACUATE_EVENT)
+        # Deliberately like the unshelve's ask: both wait for the host's
+        # answer, but to different RPC methods with different arguments.
         answer = self._ask(
             uuid,
             lambda: self.conductor.compute_api(cell).evacuate_instance(

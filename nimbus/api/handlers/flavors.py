@@ -71,15 +71,16 @@ def _list(req, resp, detail):
     )
     limit = util.limit_of(req, params)
     items, more = util.page(items, lambda f: f['flavorid'], params, limit)
-    body = {'flavors': [view(req, f, detail) for f in items]}
-    if more and items:
-        body['flavors_links'] = util.next_link(
-            req,
-            'flavors/detail' if detail else 'flavors',
-            items[-1]['flavorid'],
-            params,
-        )
-    resp.media = body
+    resp.media = util.paged_body(
+        req,
+        'flavors',
+        [view(req, f, detail) for f in items],
+        'flavors',
+        detail,
+        more,
+        lambda: items[-1]['flavorid'],
+        params,
+    )
 
 
 def index(req, resp):

@@ -139,28 +139,24 @@ def _list(req, resp, detail):
     limit = util.limit_of(req, params)
     nodes, more = util.page(nodes, lambda n: _id(req, n), params, limit)
     services = _services(req)
-    body = {
-        'hypervisors': [
-            view(
-                req,
-                n,
-                services.get(n['host']),
-                detail,
-                _servers(req, n, params),
-            )
-            for n in nodes
-        ]
-    }
-    if more and nodes:
-        body['hypervisors_links'] = util.next_link(
-            req,
-            'os-hypervisors/detail' if detail else 'os-hypervisors',
-            _id(req, nodes[-1]),
-            params,
-        )
-    resp.media = body
+    views = [
+        view(req, n, services.get(n['host']), detail, _servers(req, n, params))
+        for n in nodes
+    ]
+    resp.media = util.paged_body(
+        req,
+        'hypervisors',
+        views,
+        'os-hypervisors',
+        detail,
+        more,
+        lambda: _id(req, nodes[-1]),
+        params,
+    )
 
 
+# Deliberately like the flavors' index and detail: one handler per route,
+# the list built once in _list.
 def index(req, resp):
     _list(req, resp, detail=False)
 

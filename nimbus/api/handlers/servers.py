@@ -125,15 +125,16 @@ def _list(req, resp, detail):
     else:
         views = (server_minimal.index, server_views.basic)
     servers = [views[0 if r.get('minimal') else 1](req, r) for r in records]
-    body = {'servers': servers}
-    if more and records:
-        body['servers_links'] = util.next_link(
-            req,
-            'servers/detail' if detail else 'servers',
-            records[-1]['uuid'],
-            params,
-        )
-    resp.media = body
+    resp.media = util.paged_body(
+        req,
+        'servers',
+        servers,
+        'servers',
+        detail,
+        more,
+        lambda: records[-1]['uuid'],
+        params,
+    )
 
 
 def _change_window(req, params):

@@ -206,6 +206,8 @@ class PlacementClient(
             self._check(response, 'allocation candidates').content
         )
 
+    # Deliberately like claim's signature: the boolean form for callers that
+    # only need "claimed or not" (no race_retries: the default applies).
     def claim_resources(
         self,
         ctxt,

@@ -442,6 +442,8 @@ class UnnumberedOptions:
         required = self.group.required
         provs = self.snap.providers
         k = len(rcs)
+        # Deliberately like _candidate and options: the same trait check,
+        # inlined because this loop runs once per anchor on the hot path.
         for a in anchors:
             combo = [d[a] for d in dicts]
             u0 = combo[0]

@@ -379,6 +379,8 @@ class Snapshot:
             provs[uuid] = p
             usages = p.usages
             pfit = {}
+            # Deliberately like the full build's fit loop above: inlined
+            # (no per-inventory call) because both run for every provider.
             for rc, inv in p.inventories.items():
                 cap = int((inv.total - inv.reserved) * inv.allocation_ratio)
                 used = usages.get(rc, 0)

@@ -22,6 +22,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from nimbus.placement.db import models as m
+from nimbus.placement.objects import inventory
 from nimbus.placement import exception
 from nimbus.placement.objects import base
 
@@ -72,6 +73,8 @@ def for_consumer(conn, uuid):
     return out, get_consumer(conn, uuid)
 
 
+# Deliberately like for_consumer: the other side of the same join, keyed
+# by consumer and with its generation.
 def for_provider(conn, rp_id, with_generation=False):
     """``{consumer_uuid: {"resources": {rc: n}}}`` of one provider, with
     each consumer's ``consumer_generation`` if asked (1.28)."""
@@ -291,12 +294,7 @@ def _check_capacity(conn, requests, rps, rc_ids, wanted):
             sa.select(
                 m.INV.c.resource_provider_id,
                 m.INV.c.resource_class_id,
-                m.INV.c.total,
-                m.INV.c.reserved,
-                m.INV.c.min_unit,
-                m.INV.c.max_unit,
-                m.INV.c.step_size,
-                m.INV.c.allocation_ratio,
+                *inventory.CAPACITY_COLUMNS,
             ).where(m.INV.c.resource_provider_id.in_(rp_ids))
         )
     }

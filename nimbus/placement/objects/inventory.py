@@ -25,6 +25,9 @@ FIELDS = (
     'step_size',
     'allocation_ratio',
 )
+# An inventory row's capacity columns, in FIELDS' order: what every reader
+# of capacity (allocation checks, usage listings, the snapshot) selects.
+CAPACITY_COLUMNS = tuple(m.INV.c[f] for f in FIELDS)
 DEFAULTS = {
     'reserved': 0,
     'min_unit': 1,
@@ -60,7 +63,7 @@ _GET_ALL = statements.fast(
     .where(m.INV.c.resource_provider_id == sa.bindparam('b_rp'))
 )
 _EXISTING = statements.fast(
-    sa.select(m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS]).where(
+    sa.select(m.INV.c.resource_class_id, *CAPACITY_COLUMNS).where(
         m.INV.c.resource_provider_id == sa.bindparam('b_rp')
     )
 )
@@ -99,7 +102,7 @@ def _rc_ids(conn, names):
 
 # The columns of a provider's current inventory rows (what _EXISTING
 # reads), for resource_provider.get_ref_with.
-EXISTING_COLUMNS = (m.INV.c.resource_class_id, *[m.INV.c[f] for f in FIELDS])
+EXISTING_COLUMNS = (m.INV.c.resource_class_id, *CAPACITY_COLUMNS)
 
 
 def set_all(conn, rp, generation, inventories, rc_ids=None, existing=None):

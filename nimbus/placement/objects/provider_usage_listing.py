@@ -5,6 +5,7 @@ listing (Placement 1.39 answers them one provider at a time), for
 import sqlalchemy as sa
 
 from nimbus.placement.db import models as m
+from nimbus.placement.objects import inventory
 
 
 def every_provider(conn):
@@ -30,12 +31,7 @@ def every_provider(conn):
         sa.select(
             m.INV.c.resource_provider_id,
             m.RC.c.name,
-            m.INV.c.total,
-            m.INV.c.reserved,
-            m.INV.c.min_unit,
-            m.INV.c.max_unit,
-            m.INV.c.step_size,
-            m.INV.c.allocation_ratio,
+            *inventory.CAPACITY_COLUMNS,
         ).select_from(m.INV.join(m.RC, m.RC.c.id == m.INV.c.resource_class_id))
     ):
         provider = providers.get(row[0])

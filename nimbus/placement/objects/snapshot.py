@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from nimbus.placement.candidates import model
 from nimbus.placement.db import models as m
+from nimbus.placement.objects import inventory
 from nimbus.placement.objects import base
 
 # More changed providers than this (or than an eighth of them all) and a
@@ -52,12 +53,7 @@ _RP_ROWS = sa.select(
 _INVENTORIES = sa.select(
     m.INV.c.resource_provider_id,
     m.INV.c.resource_class_id,
-    m.INV.c.total,
-    m.INV.c.reserved,
-    m.INV.c.min_unit,
-    m.INV.c.max_unit,
-    m.INV.c.step_size,
-    m.INV.c.allocation_ratio,
+    *inventory.CAPACITY_COLUMNS,
 )
 _TRAITS = sa.select(m.RPT.c.resource_provider_id, m.RPT.c.trait_id)
 
