@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
 .PHONY: demo format lint soak tempest check check-tests test test-faults test-unit test-functional test-integration bench clean sample-config openapi fuzz \
-	test-matrix test-slow test-db-mysql test-db-postgresql test-daemons test-faults-quick test-soak-short test-devstack test-browser test-moves-cli
+	test-matrix test-slow test-db-mysql test-db-postgresql test-daemons test-faults-quick test-soak-short test-devstack test-browser test-moves-cli test-daemons-full
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,8 +79,10 @@ check-tests: $(VENV)/.installed-test
 # own target: every row of the matrices, the slow unit and functional
 # tests, placement on MariaDB and PostgreSQL, the daemons, the fault
 # table's quick rows, the short soak, devstack, the browser. Together they
-# run every test but the faults_full rows (make test-faults) and the
-# moves_cli ones (make test-moves-cli). Families joined by + run at the
+# run every test but the faults_full rows (make test-faults), the
+# moves_cli ones (make test-moves-cli) and the daemons_full ones with
+# four fifths of the Placement conformance scenarios
+# (make test-daemons-full). Families joined by + run at the
 # same time (make -j2, each one's output in one block when it ends): they
 # do not contend (two database servers; devstack's shell phases and the
 # browser each keep about one core busy).
@@ -109,9 +111,19 @@ test-db-postgresql: $(VENV)/.installed-test
 
 # The daemons as separate processes on RabbitMQ, MariaDB and PostgreSQL
 # (tests/integration but devstack and the browser), the broker restart on
-# a private RabbitMQ node among them.
+# a private RabbitMQ node among them. make test runs this quick set: the
+# tests marked daemons_full (a path a quicker test or test-devstack also
+# walks) are left to make test-daemons-full, and the conformance test
+# against OpenStack Placement 16 runs a seeded fifth of its scenarios (a
+# fresh seed each run, printed; NIMBUS_TEST_SEED repeats it).
+DAEMONS_MARKS := not faults_full and not devstack and not browser and not moves_cli
 test-daemons: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not faults_full and not devstack and not browser and not moves_cli" $(PYTEST_ARGS) tests/integration; $(done)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample 0.2 -m "$(DAEMONS_MARKS) and not daemons_full" $(PYTEST_ARGS) tests/integration; $(done)
+
+# Every daemon test, every conformance scenario (what test-daemons runs
+# plus the tests marked daemons_full).
+test-daemons-full: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "$(DAEMONS_MARKS)" $(PYTEST_ARGS) tests/integration; $(done)
 
 # The stock openstack CLI through every move (resize, confirm, revert,
 # migrate, live migrate, abort, force complete, rebuild, shelve, unshelve,

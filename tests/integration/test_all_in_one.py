@@ -151,11 +151,15 @@ def test_demo_on_rabbitmq(tmp_path, fresh):
     assert result.stderr.strip() == '', result.stderr[-2000:]
 
 
+# The demo from the wheel (test_wheel) walks the same path in make test.
+@pytest.mark.daemons_full
 def test_demo_in_process(tmp_path):
     result = _demo(tmp_path, '--hosts', '2', '--servers', '4')
     _check_all_active(result, 4, {'host-1', 'host-2'})
 
 
+# Forty servers on one host: make test-daemons-full.
+@pytest.mark.daemons_full
 def test_demo_exits_1_when_servers_cannot_become_active(tmp_path):
     """One default host (130560 MB of memory for guests) and 40 demo
     servers cycling through the four flavors (148480 MB in all): some

@@ -394,6 +394,8 @@ def keystone(tmp_path):
         server.stop()
 
 
+# Keystone and the stock CLI: test-devstack walks them in make test.
+@pytest.mark.daemons_full
 def test_operator_session_with_keystone(tmp_path, fresh, keystone):
     databases = {
         name: fresh.database('mysql')

@@ -298,6 +298,9 @@ def _compare(peer, nimbus, mv, pairs, sharing=frozenset()):
     return None
 
 
+# A seeded fifth of the scenarios in make test (--matrix-sample 0.2), every one
+# in make test-daemons-full.
+@pytest.mark.matrix
 @pytest.mark.parametrize('seed', range(SCENARIOS))
 def test_allocation_candidates_agree(servers, seed):
     peer, nimbus = servers

@@ -71,6 +71,9 @@ def test_mariadb_server_restarts_and_cleans_up():
     assert not os.path.exists(base_dir)
 
 
+# The cluster of three is what the faults_full rows of make test-faults run
+# on; it is tested beside them (make test-daemons-full), not in make test.
+@pytest.mark.daemons_full
 def test_rabbit_cluster_of_three_moves_leaders_rejoins_and_partitions():
     import kombu
 

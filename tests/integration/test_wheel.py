@@ -367,6 +367,9 @@ def _console_scripts(env_dir, cwd):
     return json.loads(result.stdout)
 
 
+# Every console script from the wheel: make test-daemons-full (make test
+# imports every module of the installed package and runs the demo from it).
+@pytest.mark.daemons_full
 def test_every_console_script_answers_help(wheel_env, tmp_path):
     _, env_dir, _ = wheel_env
     scripts = _console_scripts(env_dir, tmp_path)
