@@ -13,6 +13,9 @@ repeat a run exactly.
 
 import os
 import random
+import re
+import shutil
+import tempfile
 import warnings
 
 import pytest
@@ -107,3 +110,56 @@ def pytest_collection_modifyitems(config, items):
         return
     config.hook.pytest_deselected(items=[i for i in items if id(i) in dropped])
     items[:] = [i for i in items if id(i) not in dropped]
+
+
+# A fresh SQLite database at alembic's head is a copy of one migrated
+# once per test process (per migration tree): the same schema the
+# migrations build, without running them again for each of the thousands
+# of fixtures that start from an empty database. A database that exists
+# already, a revision other than head, or a server URL goes through
+# alembic as before, so the migration tests still upgrade for real.
+# NIMBUS_TEST_MIGRATE_EACH=1 runs the migrations for every database.
+_SQLITE_FILE = re.compile(r'^sqlite:///(?P<path>[^?]+)$')
+_templates = {}
+
+
+def _sync_from_template(real_sync):
+    def sync(url, script_location, revision='head'):
+        match = _SQLITE_FILE.match(str(url))
+        path = match.group('path') if match else None
+        if revision != 'head' or path is None or os.path.exists(path):
+            return real_sync(url, script_location, revision)
+        template = _templates.get(script_location)
+        if template is None:
+            template = os.path.join(
+                tempfile.mkdtemp(prefix='nimbus-schema-'), 'head.db'
+            )
+            real_sync('sqlite:///' + template, script_location, revision)
+            if any(
+                os.path.exists(template + suffix)
+                for suffix in ('-wal', '-journal')
+            ):
+                # not one self-contained file: no template for this tree
+                _templates[script_location] = False
+                return real_sync(url, script_location, revision)
+            _templates[script_location] = template
+        elif template is False:
+            return real_sync(url, script_location, revision)
+        shutil.copyfile(template, path)
+        return None
+
+    return sync
+
+
+def pytest_sessionstart(session):
+    if os.environ.get('NIMBUS_TEST_MIGRATE_EACH'):
+        return
+    from nimbus.common import db as common_db
+
+    common_db.sync = _sync_from_template(common_db.sync)
+
+
+def pytest_sessionfinish(session):
+    for template in _templates.values():
+        if template:
+            shutil.rmtree(os.path.dirname(template), ignore_errors=True)
