@@ -36,6 +36,7 @@ is: run it on a quiet one.
 """
 
 import argparse
+import collections
 import concurrent.futures
 import datetime
 import json
@@ -74,7 +75,7 @@ class Watcher(threading.Thread):
         super().__init__(daemon=True)
         self.api = api
         self.interval = interval
-        self.done = {}  # uuid -> (status, monotonic time, name)
+        self.done = {}  # uuid -> (status, monotonic time, name, host)
         self._halt = threading.Event()
         self._lock = threading.Lock()
 
@@ -114,6 +115,7 @@ class Watcher(threading.Thread):
                             server['status'],
                             seen,
                             server['name'],
+                            server.get('OS-EXT-SRV-ATTR:host'),
                         )
             since = now
 
@@ -130,6 +132,30 @@ class Watcher(threading.Thread):
             return {
                 u: d for u, d in self.done.items() if d[2].startswith(prefix)
             }
+
+
+def spread(active, hosts):
+    """How evenly the ACTIVE servers of one phase landed: hosts used,
+    the most and fewest on one host (hosts left empty count as 0), and
+    what an even spread would put on each."""
+    per_host = collections.Counter(d[3] for d in active if d[3])
+    counts = list(per_host.values()) + [0] * max(0, hosts - len(per_host))
+    return {
+        'hosts_used': len(per_host),
+        'max_per_host': max(counts, default=0),
+        'min_per_host': min(counts, default=0),
+        'even_per_host': round(len(active) / hosts, 1) if hosts else None,
+    }
+
+
+def _spread_line(row):
+    s = row['spread']
+    return '    spread: %d hosts used, %d to %d per host (even: %s)' % (
+        s['hosts_used'],
+        s['min_per_host'],
+        s['max_per_host'],
+        s['even_per_host'],
+    )
 
 
 def _percentile(values, fraction):
@@ -201,6 +227,7 @@ def run_rate(
     timeout,
     background=None,
     profile=None,
+    hosts=0,
 ):
     count = max(1, int(rate * duration))
     submitted = {}
@@ -232,6 +259,7 @@ def run_rate(
     done = watcher.finished(submitted)
     active = {u: d for u, d in done.items() if d[0] == 'ACTIVE'}
     latencies = [d[1] - submitted[u] for u, d in active.items()]
+    placed = spread(active.values(), hosts)
     last = max((d[1] for d in active.values()), default=began)
     cpu_after = _cpu(processes)
     elapsed = time.monotonic() - began
@@ -254,6 +282,7 @@ def run_rate(
         'p50_s': round(_percentile(latencies, 0.5) or 0, 2),
         'p99_s': round(_percentile(latencies, 0.99) or 0, 2),
         'elapsed_s': round(elapsed, 1),
+        'spread': placed,
         'cpu_s': cpu_s,
         'cpu_ms_per_boot': per_boot(
             cpu_s, background or {}, elapsed, len(active)
@@ -262,7 +291,15 @@ def run_rate(
 
 
 def run_multi(
-    api, watcher, flavor, image, count, processes, timeout, profile=None
+    api,
+    watcher,
+    flavor,
+    image,
+    count,
+    processes,
+    timeout,
+    profile=None,
+    hosts=0,
 ):
     recorders = stacks.record(processes, profile, 'multi')
     cpu_before = _cpu(processes)
@@ -284,6 +321,7 @@ def run_multi(
         'request_s': round(accepted, 2),
         'active': len(active),
         'error': sum(1 for d in done.values() if d[0] == 'ERROR'),
+        'spread': spread(active, hosts),
         'first_active_s': round(min(times) - began, 1) if times else None,
         'half_active_s': round(_percentile(times, 0.5) - began, 1)
         if times
@@ -468,6 +506,7 @@ def run_phases(
             args.timeout,
             background,
             args.profile,
+            args.hosts,
         )
         result['rates'].append(row)
         print(
@@ -484,6 +523,7 @@ def run_phases(
             ),
             flush=True,
         )
+        print(_spread_line(row), flush=True)
         print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
         if row['cpu_ms_per_boot']:
             print(
@@ -504,6 +544,7 @@ def run_phases(
             processes,
             args.timeout,
             args.profile,
+            args.hosts,
         )
         result['multi_create'] = row
         print(
@@ -520,6 +561,7 @@ def run_phases(
             ),
             flush=True,
         )
+        print(_spread_line(row), flush=True)
         print('    cpu s: ' + _listing(row['cpu_s']), flush=True)
     watcher.stop()
     return result

@@ -59,6 +59,8 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
         assert set(row['cpu_s']) == {'all-in-one'}
         assert set(row['cpu_ms_per_boot']) == {'all-in-one'}
         assert row['cpu_ms_per_boot']['all-in-one'] >= 0
+        assert 1 <= row['spread']['hosts_used'] <= 4
+        assert row['spread']['max_per_host'] >= row['spread']['even_per_host']
     assert set(figures['idle_cpu_s_per_s']) == {'all-in-one'}
     multi = figures['multi_create']
     assert multi['instances'] == multi['active'] == 12
@@ -70,6 +72,7 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
         <= multi['all_active_s']
     )
     assert set(multi['cpu_s']) == {'all-in-one'}
+    assert multi['spread']['even_per_host'] == 3.0
 
 
 def _bench_module(name):
@@ -124,3 +127,21 @@ def test_options_reach_every_daemon_over_the_defaults():
     }
     assert options['DEFAULT']['report_interval'] == 10
     assert bench._options() == bench._options(None, {})
+
+
+def test_spread_counts_servers_per_host_with_empty_hosts_as_zero():
+    bench = _bench_module('boot_bench')
+    active = [
+        ('ACTIVE', 1.0, 'a', 'cn1'),
+        ('ACTIVE', 1.0, 'b', 'cn1'),
+        ('ACTIVE', 1.0, 'c', 'cn1'),
+        ('ACTIVE', 1.0, 'd', 'cn2'),
+    ]
+    assert bench.spread(active, 4) == {
+        'hosts_used': 2,
+        'max_per_host': 3,
+        'min_per_host': 0,
+        'even_per_host': 1.0,
+    }
+    # A host the listing did not show (no admin view) is not counted.
+    assert bench.spread([('ACTIVE', 1.0, 'e', None)], 2)['hosts_used'] == 0
