@@ -166,6 +166,10 @@ def read_snapshot(deps, project_id):
     from_placement = deps.conf.quota.count_usage_from_placement
     with deps.api_db.session() as session:
         limits = quotas.project_limits_in(session, deps.conf, project_id)
+        # The servers before their build requests' flavors: a create
+        # committed in between (MariaDB reads at READ COMMITTED) is then
+        # counted twice at worst (here and as a racer in the recheck),
+        # never missed.
         seen = instance_mappings.uuids_of_project(session, project_id)
         flavors = (
             _build_request_flavors(session, project_id)
