@@ -172,11 +172,19 @@ class Handoff:
         """The Instance in its cell (created from the build request, on the
         selected host, with the untried alternates); None when the build
         request is gone (its claim is released)."""
+        hosts = {selection.service_host for selection in host_list}
         with self.api_db.session() as session:
+            # One API transaction: the build request and, for a server
+            # created without a zone, its hosts' aggregate zones.
             row = build_requests.get(session, uuid)
             build_request = (
                 None if row is None else build_requests.request_of(row)
             )
+            zoneless = (
+                build_request is not None
+                and not build_request.availability_zone
+            )
+            names = zones.aggregate_zones(session, hosts) if zoneless else {}
         if build_request is None:
             # Deleted by the user while it was being scheduled.
             LOG.info('Build request %s vanished; releasing its claim', uuid)
@@ -188,15 +196,13 @@ class Handoff:
                 # As Nova: the server takes its host's zone. Each alternate
                 # carries its own, for the cell conductor to record when
                 # it reschedules there (a cell never reads aggregates).
-                default = zones.default_zone(self.conf)
-                with self.api_db.session() as api_session:
-                    for selection in host_list:
-                        selection.availability_zone = zones.host_zone(
-                            api_session,
-                            session,
-                            selection.service_host,
-                            default,
-                        )
+                zone_of = zones.resolve_zones(
+                    session, names, hosts, zones.default_zone(self.conf)
+                )
+                for selection in host_list:
+                    selection.availability_zone = zone_of[
+                        selection.service_host
+                    ]
                 values['availability_zone'] = host_list[0].availability_zone
             values['build_alternates'] = instances.alternates(
                 request_spec, host_list[1:]

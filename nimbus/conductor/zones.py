@@ -47,3 +47,31 @@ def host_zones(api_session, cell_session, hosts, default):
         else (reported.get(host) or default)
         for host in hosts
     }
+
+
+def aggregate_zones(api_session, hosts):
+    """The first half of :func:`host_zones`, in the API database: ``{host:
+    zone names of its aggregates}`` (hosts without any left out)."""
+    hosts = set(hosts)
+    if not hosts:
+        return {}
+    return aggregate_rows.metadata_of_hosts(api_session, hosts, AZ_KEY)
+
+
+def resolve_zones(cell_session, names, hosts, default):
+    """The second half, in the cell's database: ``{host: zone}`` of
+    ``hosts`` given ``names`` (:func:`aggregate_zones`); the zones the
+    computes reported are read only for hosts without an aggregate's."""
+    hosts = set(hosts)
+    rest = {host for host in hosts if not names.get(host)}
+    reported = (
+        cell_services.reported_zones(cell_session, rest, 'nimbus-compute')
+        if rest
+        else {}
+    )
+    return {
+        host: ','.join(sorted(names[host]))
+        if names.get(host)
+        else (reported.get(host) or default)
+        for host in hosts
+    }

@@ -109,6 +109,21 @@ def count_of_project(session, project_id):
     ).scalar()
 
 
+def uuids_of_project(session, project_id):
+    """The instance uuids of ``project_id``'s servers not queued for
+    delete (one statement on the project's index): their number is what
+    :func:`count_of_project` counts; the create's quota recheck compares
+    two of these sets to find the servers created in between."""
+    return frozenset(
+        session.execute(
+            sa.select(Mapping.instance_uuid).where(
+                Mapping.project_id == project_id,
+                Mapping.queued_for_delete.is_(False),
+            )
+        ).scalars()
+    )
+
+
 def count_by_cell(session):
     """``{cell_id: servers not queued for delete}``."""
     return dict(

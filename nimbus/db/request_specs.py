@@ -52,6 +52,20 @@ def get(session, instance_uuid):
     ).scalar()
 
 
+def get_many(session, instance_uuids):
+    """``{uuid: stored primitive}`` of those of ``instance_uuids`` that
+    have a RequestSpec (one query)."""
+    if not instance_uuids:
+        return {}
+    return dict(
+        session.execute(
+            sa.select(
+                models.RequestSpec.instance_uuid, models.RequestSpec.spec
+            ).where(models.RequestSpec.instance_uuid.in_(list(instance_uuids)))
+        ).all()
+    )
+
+
 def replace(session, instance_uuid, request_spec):
     """Store ``request_spec`` in place of the instance's (a move that
     changed it for good: an unshelve to another zone)."""

@@ -296,3 +296,70 @@ def test_a_refused_create_leaves_its_group_membership_behind(tmp_path):
     assert held['response'].status_code == 403
     assert _records(api)['members'] == []
     assert _records(api)['mappings'] == [first.json['server']['id']]
+
+
+def test_recheck_counts_racers_already_in_their_cell(tmp_path):
+    """The recheck reads the flavors of the creates that raced it only:
+    one whose build request has already become an instance in its cell
+    (the conductor deleted the build request) is counted from its request
+    spec, so it still takes the held create's cores."""
+    accelerator = HeldAccelerator()
+    api = _api(tmp_path, {'cores': 4}, accelerator)
+    api.add_flavor('1', 'plain', vcpus=2)
+    api.add_flavor(
+        '2', 'accel', vcpus=2, extra_specs={'accel:device_profile': 'fpga'}
+    )
+    image = api.add_image()
+    held = {}
+    thread = threading.Thread(
+        target=lambda: held.update(
+            response=_post(api, _body('2', image, name='held'))
+        )
+    )
+    thread.start()
+    assert accelerator.entered.wait(30)
+    taken = []
+    for name in ('a', 'b'):
+        response = _post(api, _body('1', image, name=name))
+        assert response.status_code == 202, response.json
+        taken.append(response.json['server']['id'])
+    # As the super conductor does once the instances are in their cell.
+    with api.api_db.session() as session:
+        session.execute(
+            sa.delete(api_models.BuildRequest).where(
+                api_models.BuildRequest.instance_uuid.in_(taken)
+            )
+        )
+    accelerator.release.set()
+    thread.join(30)
+    assert held['response'].status_code == 403
+    assert held['response'].json['forbidden']['message'] == (
+        'Quota exceeded for cores: Requested 2, but already used 4 of 4 cores'
+    )
+    assert _records(api)['mappings'] == sorted(taken)
+
+
+def test_a_create_reads_its_quota_once_and_rechecks_in_one_transaction(
+    tmp_path,
+):
+    """What a create costs the API database when nothing races it: the
+    reads before the write (flavor, image, limits, usage) in one
+    transaction, the write in one, the recheck in one."""
+    api = _api(tmp_path, {'instances': 5, 'cores': 8})
+    api.add_flavor()
+    image = api.add_image()
+    # The first create also reads the cell mappings (cached afterwards).
+    assert _post(api, _body('1', image)).status_code == 202
+    commits = []
+
+    def on_commit(connection):
+        if connection.engine is api.api_db.engine:
+            commits.append(connection)
+
+    sa.event.listen(sa.engine.Engine, 'commit', on_commit)
+    try:
+        response = _post(api, _body('1', image))
+    finally:
+        sa.event.remove(sa.engine.Engine, 'commit', on_commit)
+    assert response.status_code == 202, response.json
+    assert len(commits) == 3

@@ -154,13 +154,19 @@ def create(req, resp):
         or body.get('OS-SCH-HNT:scheduler_hints')
     )
     min_count, max_count = body_mod.counts(req, server)
-    flavor = body_mod.lookup_flavor(req, server['flavorRef'])
-    image, is_bfv = body_mod.boot_image(req, server)
-    body_mod.check_image_fits(flavor, image, is_bfv)
-    body_mod.check_key_and_groups(req, server)
-    zone, force_host, force_node = body_mod.zone_of(
-        req, server.get('availability_zone')
-    )
+    deps = util.deps(req)
+    # What the create reads before it writes, in one transaction of the
+    # API database: the flavor, the image, the key pair, the zone, the
+    # quota limits and usage (under the project's lock, see quota).
+    with deps.quota_locks(ctx.project_id), deps.api_db.reads():
+        flavor = body_mod.lookup_flavor(req, server['flavorRef'])
+        image, is_bfv = body_mod.boot_image(req, server)
+        body_mod.check_image_fits(flavor, image, is_bfv)
+        body_mod.check_key_and_groups(req, server)
+        zone, force_host, force_node = body_mod.zone_of(
+            req, server.get('availability_zone')
+        )
+        snap = quota.read_usage(req)
     extra = {}
     if server.get('host') or server.get('hypervisor_hostname'):
         util.authorize(req, policies.SERVERS % 'create:forced_host')
@@ -168,7 +174,9 @@ def create(req, resp):
             'host': server.get('host'),
             'node': server.get('hypervisor_hostname'),
         }
-    max_count = quota.allowed_count(req, server, flavor, min_count, max_count)
+    max_count = quota.allowed_count(
+        req, server, flavor, min_count, max_count, snap
+    )
     uuids = [uuidutils.generate_uuid() for _ in range(max_count)]
     spec = request_spec_for(
         req,
@@ -183,7 +191,7 @@ def create(req, resp):
         is_bfv,
         extra,
     )
-    quota.check_group_members(req, spec.instance_group, len(uuids))
+    quota.check_group_members(req, spec.instance_group, len(uuids), snap)
     reservation_id = 'r-' + util.generate_password(8).lower()
     now = util.isotime(util.utcnow())
     instances = []
@@ -222,8 +230,9 @@ def create(req, resp):
                 'updated_at': None,
             }
         )
-    deps = util.deps(req)
-    quota.write_and_recheck(req, instances, spec, hints.get('group'), flavor)
+    quota.write_and_recheck(
+        req, instances, spec, hints.get('group'), flavor, snap
+    )
     group = spec.instance_group
     if group is not None:
         scheduler_cache.server_group_changed(

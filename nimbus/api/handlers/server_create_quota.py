@@ -18,30 +18,43 @@ def _unavailable(exc):
     )
 
 
-def allowed_count(req, server, flavor, min_count, max_count):
+def read_usage(req):
+    """The API database's part of the quota check (its limits, servers and
+    build requests), for the caller to read with the rest of what a create
+    checks; the caller holds the project's lock (``quota_locks``): the
+    count does not see the records of a create of this process that its
+    recheck is about to remove."""
+    deps = util.deps(req)
+    return quota_usage.read_snapshot(deps, util.ctx(req).project_id)
+
+
+def allowed_count(req, server, flavor, min_count, max_count, snap):
     """How many servers to create (Nova lowers ``max_count`` to what the
     project's quotas allow, never below ``min_count``); 403 over quota.
-    The metadata and personality files are checked first."""
+    ``snap`` is :func:`read_usage`'s, completed here with the cores and
+    RAM of the cells (or placement). The metadata and personality files
+    are checked first, against the same limits."""
     deps = util.deps(req)
-    project_id = util.ctx(req).project_id
+    ctx = util.ctx(req)
+    project_id = ctx.project_id
     try:
-        quota_usage.check_metadata(deps, project_id, server.get('metadata'))
-        quota_usage.check_personality(
-            deps, project_id, server.get('personality')
+        quota_usage.check_metadata(
+            deps, project_id, server.get('metadata'), snap.limits
         )
-        # Under the project's lock: the count does not see the records of
-        # a create of this process that its recheck is about to remove.
-        with deps.quota_locks(project_id):
-            return quota_usage.allowed_instances(
-                deps, util.ctx(req), project_id, flavor, min_count, max_count
-            )
+        quota_usage.check_personality(
+            deps, project_id, server.get('personality'), snap.limits
+        )
+        quota_usage.count_cells(deps, ctx, project_id, snap)
+        return quota_usage.allowed_instances(
+            snap, flavor, min_count, max_count
+        )
     except quota_usage.QuotaExceeded as exc:
         raise errors.forbidden(str(exc)) from exc
     except quota_usage.UsageUnavailable as exc:
         raise _unavailable(exc) from exc
 
 
-def check_group_members(req, group, new_count):
+def check_group_members(req, group, new_count, snap):
     """``new_count`` more members of server group ``group`` (the spec's
     InstanceGroup, which lists them already); 403 over quota."""
     if group is None:
@@ -52,17 +65,21 @@ def check_group_members(req, group, new_count):
             util.ctx(req).project_id,
             len(group.members) - new_count,
             new_count,
+            snap.limits,
         )
     except quota_usage.QuotaExceeded as exc:
         raise errors.forbidden(str(exc)) from exc
 
 
-def write_and_recheck(req, instances, spec, group_uuid, flavor):
-    """Store the records, then count the usage again (``[quota]
+def write_and_recheck(req, instances, spec, group_uuid, flavor, snap):
+    """Store the records (one transaction), then count again (``[quota]
     recheck_quota``): creates racing for the last headroom all passed the
     first check, and only those still within the limits once every
-    record is counted go on. One over a limit gets 403 and its records
-    are removed. The project's lock serializes this within the process."""
+    record is counted go on. The recount is one statement (the project's
+    servers, compared with those ``snap`` saw) and, only when other
+    creates wrote servers meanwhile, a read of their flavors. One over a
+    limit gets 403 and its records are removed. The project's lock
+    serializes this within the process."""
     deps = util.deps(req)
     ctx = util.ctx(req)
     with deps.quota_locks(ctx.project_id):
@@ -74,11 +91,8 @@ def write_and_recheck(req, instances, spec, group_uuid, flavor):
         uuids = [instance['uuid'] for instance in instances]
         try:
             quota_usage.recheck_instances(
-                deps, ctx, ctx.project_id, flavor, len(uuids)
+                deps, snap, ctx.project_id, flavor, uuids
             )
         except quota_usage.QuotaExceeded as exc:
             server_obj.undo_build_requests(deps.api_db, uuids)
             raise errors.forbidden(str(exc)) from exc
-        except quota_usage.UsageUnavailable as exc:
-            server_obj.undo_build_requests(deps.api_db, uuids)
-            raise _unavailable(exc) from exc

@@ -16,6 +16,7 @@ from oslo_log import log as logging
 from nimbus.api.objects import quotas
 from nimbus.db import build_requests
 from nimbus.db import instance_mappings
+from nimbus.db import request_specs
 from nimbus.db import server_groups
 from nimbus.db.cell_instances import queries as instance_queries
 
@@ -48,12 +49,10 @@ def _flavor_sums(flavors):
     return cores, ram
 
 
-def _cores_ram_from_databases(api_db, cells, project_id):
-    with api_db.session() as session:
-        flavors = [
-            row.instance.get('flavor')
-            for row in build_requests.of_project(session, project_id)
-        ]
+def _cell_flavors(cells, project_id):
+    """The flavors of the project's undeleted instances in every cell
+    (cell0 included): one read-only transaction per cell."""
+    flavors = []
     for cell in cells.cells(include_cell0=True):
         try:
             with cells.db(cell).session() as session:
@@ -69,7 +68,20 @@ def _cores_ram_from_databases(api_db, cells, project_id):
                 cell.name,
                 exc,
             )
-    return _flavor_sums(flavors)
+    return flavors
+
+
+def _build_request_flavors(session, project_id):
+    return [
+        row.instance.get('flavor')
+        for row in build_requests.of_project(session, project_id)
+    ]
+
+
+def _cores_ram_from_databases(api_db, cells, project_id):
+    with api_db.session() as session:
+        flavors = _build_request_flavors(session, project_id)
+    return _flavor_sums(flavors + _cell_flavors(cells, project_id))
 
 
 def _cores_ram_from_placement(placement, ctx, project_id):
@@ -130,18 +142,87 @@ def _message(overs, requested, used, limits):
     )
 
 
-def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
-    """How many of ``max_count`` servers of ``flavor`` the project may
-    create now: ``max_count`` when all fit, fewer (never below
-    ``min_count``) when only some do, as Nova does. Raises
-    :class:`QuotaExceeded` when not even ``min_count`` fit."""
-    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
-    used = project_usage(deps, ctx, project_id)
-    per_instance = {
+class Snapshot:
+    """What a create's first check saw of its project: the effective
+    ``limits``, the ``used`` instances, cores and RAM, and the uuids of
+    the project's servers then (``seen``), which the recheck compares
+    with the servers once its own are written."""
+
+    def __init__(self, limits, used, seen):
+        self.limits = limits
+        self.used = used
+        self.seen = seen
+        self.build_request_flavors = []
+
+
+def _counts_cores_ram(limits):
+    return limits['cores'] >= 0 or limits['ram'] >= 0
+
+
+def read_snapshot(deps, project_id):
+    """The API database's part of :func:`snapshot` (one transaction: the
+    limits, the project's servers, the flavors of its build requests);
+    :func:`count_cells` completes it."""
+    from_placement = deps.conf.quota.count_usage_from_placement
+    with deps.api_db.session() as session:
+        limits = quotas.project_limits_in(session, deps.conf, project_id)
+        # The servers before their build requests' flavors: a create
+        # committed in between (MariaDB reads at READ COMMITTED) is then
+        # counted twice at worst (here and as a racer in the recheck),
+        # never missed.
+        seen = instance_mappings.uuids_of_project(session, project_id)
+        flavors = (
+            _build_request_flavors(session, project_id)
+            if _counts_cores_ram(limits) and not from_placement
+            else []
+        )
+    snap = Snapshot(limits, {'instances': len(seen)}, seen)
+    snap.build_request_flavors = flavors
+    return snap
+
+
+def count_cells(deps, ctx, project_id, snap):
+    """Complete ``snap`` (:func:`read_snapshot`) with the cores and RAM
+    in use: the build requests' and the cells' (one read-only transaction
+    per cell), or placement's with ``[quota] count_usage_from_placement``
+    (one ``GET /usages``); nothing is read when neither is limited."""
+    cores = ram = 0
+    if _counts_cores_ram(snap.limits):
+        if deps.conf.quota.count_usage_from_placement:
+            cores, ram = _cores_ram_from_placement(
+                deps.placement, ctx, project_id
+            )
+        else:
+            cores, ram = _flavor_sums(
+                snap.build_request_flavors
+                + _cell_flavors(deps.cells, project_id)
+            )
+    snap.used.update(cores=cores, ram=ram)
+    return snap
+
+
+def snapshot(deps, ctx, project_id):
+    """The project's limits and usage for a create: its :class:`Snapshot`
+    (:func:`read_snapshot`, then :func:`count_cells`)."""
+    return count_cells(deps, ctx, project_id, read_snapshot(deps, project_id))
+
+
+def _per_instance(flavor):
+    return {
         'instances': 1,
         'cores': int(flavor['vcpus']),
         'ram': int(flavor['memory_mb']),
     }
+
+
+def allowed_instances(snap, flavor, min_count, max_count):
+    """How many of ``max_count`` servers of ``flavor`` the project of
+    ``snap`` (a :class:`Snapshot`) may create now: ``max_count`` when all
+    fit, fewer (never below ``min_count``) when only some do, as Nova
+    does. Raises :class:`QuotaExceeded` when not even ``min_count``
+    fit."""
+    limits, used = snap.limits, snap.used
+    per_instance = _per_instance(flavor)
     allowed = max_count
     for resource, each in per_instance.items():
         room = _headroom(limits[resource], used[resource])
@@ -163,28 +244,58 @@ def allowed_instances(deps, ctx, project_id, flavor, min_count, max_count):
     raise QuotaExceeded(_message(overs, requested, used, limits))
 
 
-def recheck_instances(deps, ctx, project_id, flavor, count):
-    """After a create wrote the records of its ``count`` servers of
-    ``flavor`` (so the usage counts them): raise :class:`QuotaExceeded`
-    when the project is now over its instances, cores or RAM limit, as
-    Nova's ``[quota] recheck_quota`` does. The message is Nova's: what
-    the request asked for, what the project's other servers use."""
-    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
-    used = project_usage(deps, ctx, project_id)
+def _flavor_of(build_request, spec):
+    if build_request is not None:
+        return build_request.instance.get('flavor')
+    return (spec or {}).get('flavor')
+
+
+def _flavors_of(session, uuids):
+    """The flavors of the servers ``uuids`` (their build requests', or,
+    those already in a cell, their request specs'): two queries."""
+    found = build_requests.get_many(session, uuids)
+    rest = [u for u in uuids if u not in found]
+    specs = request_specs.get_many(session, rest)
+    return [_flavor_of(found.get(u), specs.get(u)) for u in uuids]
+
+
+def recheck_instances(deps, snap, project_id, flavor, uuids):
+    """After a create wrote the records of its servers ``uuids`` of
+    ``flavor`` (committed, so that a racing create's recheck sees them):
+    raise :class:`QuotaExceeded` when the project is now over its
+    instances, cores or RAM limit, as Nova's ``[quota] recheck_quota``
+    does. Not the whole check again: one statement lists the project's
+    servers; those that are neither in ``snap`` (the first check's
+    :class:`Snapshot`) nor this create's are the racing creates', and
+    only their flavors are read (none, without a race). The instances are
+    counted exactly; cores and RAM are the first check's plus the racing
+    creates' (a server deleted meanwhile is still counted: a refusal
+    errs on the safe side). The message is Nova's: what the request
+    asked for, what the project's other servers use."""
+    limits = snap.limits
+    count = len(uuids)
     requested = {
         'instances': count,
         'cores': int(flavor['vcpus']) * count,
         'ram': int(flavor['memory_mb']) * count,
     }
-    # The records just written are in ``used``, except, with placement
-    # counting, cores and RAM: a server holds allocations only once it is
-    # scheduled, so the others' are those placement knows (as in Nova,
-    # placement counting cannot see the cores and RAM of racing creates).
-    others = dict(used)
-    others['instances'] = max(used['instances'] - count, 0)
-    if not deps.conf.quota.count_usage_from_placement:
-        for r in ('cores', 'ram'):
-            others[r] = max(used[r] - requested[r], 0)
+    if all(limits[r] < 0 for r in requested):
+        return
+    ours = set(uuids)
+    with deps.api_db.session() as session:
+        now = instance_mappings.uuids_of_project(session, project_id)
+        racing = sorted(now - snap.seen - ours)
+        flavors = (
+            _flavors_of(session, racing)
+            if racing and _counts_cores_ram(limits)
+            else []
+        )
+    cores, ram = _flavor_sums(flavors)
+    others = {
+        'instances': len(now - ours),
+        'cores': snap.used['cores'] + cores,
+        'ram': snap.used['ram'] + ram,
+    }
     overs = [
         r
         for r in requested
@@ -196,10 +307,10 @@ def recheck_instances(deps, ctx, project_id, flavor, count):
         raise QuotaExceeded(_message(overs, requested, others, limits))
 
 
-def check_metadata(deps, project_id, metadata):
-    limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
-        'metadata_items'
-    ]
+def check_metadata(deps, project_id, metadata, limits=None):
+    if limits is None:
+        limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    limit = limits['metadata_items']
     if limit >= 0 and len(metadata or {}) > limit:
         raise QuotaExceeded(
             'Quota exceeded for metadata_items: Requested '
@@ -207,13 +318,14 @@ def check_metadata(deps, project_id, metadata):
         )
 
 
-def check_personality(deps, project_id, files):
+def check_personality(deps, project_id, files, limits=None):
     """Personality files (below 2.57) within ``injected_files``,
     ``injected_file_path_bytes`` and ``injected_file_content_bytes``
     (the contents counted decoded, as the guest would get them)."""
     if not files:
         return
-    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    if limits is None:
+        limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
     count = limits['injected_files']
     if count >= 0 and len(files) > count:
         raise QuotaExceeded(
@@ -239,12 +351,12 @@ def check_personality(deps, project_id, files):
             )
 
 
-def check_group_members(deps, project_id, current, count):
+def check_group_members(deps, project_id, current, count, limits=None):
     """Adding ``count`` servers to a group of ``current`` members stays
     within ``server_group_members``."""
-    limit = quotas.project_limits(deps.conf, deps.api_db, project_id)[
-        'server_group_members'
-    ]
+    if limits is None:
+        limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    limit = limits['server_group_members']
     if limit >= 0 and current + count > limit:
         raise QuotaExceeded(
             'Quota exceeded, too many servers in group: '

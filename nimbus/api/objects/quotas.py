@@ -52,30 +52,35 @@ def resources(version):
     return sorted(names)
 
 
-def _rows(api_db, model, column, key):
-    with api_db.session() as session:
-        return {
-            row.resource: row.hard_limit
-            for row in session.execute(
-                sa.select(model).where(column == key)
-            ).scalars()
-        }
+def _rows_in(session, model, column, key):
+    return {
+        row.resource: row.hard_limit
+        for row in session.execute(
+            sa.select(model.resource, model.hard_limit).where(column == key)
+        )
+    }
+
+
+def _option_limits(conf):
+    limits = {name: conf.quota[opt] for name, opt in OPTIONS.items()}
+    limits.update(LEGACY)
+    return limits
 
 
 def class_limits(conf, api_db, class_name=DEFAULT_CLASS):
     """Limits of a quota class: the options, overridden by the class rows
     (only class ``default`` falls back to the options' values for every
     resource; another class shows the options too, as Nova does)."""
-    limits = {name: conf.quota[opt] for name, opt in OPTIONS.items()}
-    limits.update(LEGACY)
-    limits.update(
-        _rows(
-            api_db,
-            api_models.QuotaClass,
-            api_models.QuotaClass.class_name,
-            class_name,
+    limits = _option_limits(conf)
+    with api_db.session() as session:
+        limits.update(
+            _rows_in(
+                session,
+                api_models.QuotaClass,
+                api_models.QuotaClass.class_name,
+                class_name,
+            )
         )
-    )
     return limits
 
 
@@ -84,15 +89,30 @@ def defaults(conf, api_db):
     return class_limits(conf, api_db, DEFAULT_CLASS)
 
 
-def project_limits(conf, api_db, project_id):
-    """The effective limits of ``project_id``."""
-    limits = defaults(conf, api_db)
+def project_limits_in(session, conf, project_id):
+    """The effective limits of ``project_id``, read in ``session`` (the
+    caller's transaction: the default class's rows, then the project's)."""
+    limits = _option_limits(conf)
     limits.update(
-        _rows(
-            api_db, api_models.Quota, api_models.Quota.project_id, project_id
+        _rows_in(
+            session,
+            api_models.QuotaClass,
+            api_models.QuotaClass.class_name,
+            DEFAULT_CLASS,
+        )
+    )
+    limits.update(
+        _rows_in(
+            session, api_models.Quota, api_models.Quota.project_id, project_id
         )
     )
     return limits
+
+
+def project_limits(conf, api_db, project_id):
+    """The effective limits of ``project_id`` (one transaction)."""
+    with api_db.session() as session:
+        return project_limits_in(session, conf, project_id)
 
 
 def _upsert(session, model, where, resource, hard_limit):

@@ -129,6 +129,7 @@ class Database:
         self.sessionmaker = orm.sessionmaker(
             bind=self.engine, expire_on_commit=False
         )
+        self._shared = threading.local()
 
     @property
     def dialect(self):
@@ -136,10 +137,33 @@ class Database:
 
     @contextlib.contextmanager
     def session(self):
-        """A session in a transaction: commit on success, roll back on error."""
+        """A session in a transaction: commit on success, roll back on error.
+        Inside :meth:`reads` of this thread: that one's session."""
+        shared = getattr(self._shared, 'session', None)
+        if shared is not None:
+            yield shared
+            return
         with self.sessionmaker() as session:
             with session.begin():
                 yield session
+
+    @contextlib.contextmanager
+    def reads(self):
+        """One transaction for the reads of this thread inside: every
+        :meth:`session` opened meanwhile is this one (one begin and commit
+        for reads that belong together, e.g. what a request checks before
+        it writes, instead of one each). Only for reads: a write inside
+        would be committed with the reads, whatever its own block says.
+        Reentrant (an inner one is the outer)."""
+        if getattr(self._shared, 'session', None) is not None:
+            yield self._shared.session
+            return
+        with self.session() as session:
+            self._shared.session = session
+            try:
+                yield session
+            finally:
+                self._shared.session = None
 
     def dispose(self):
         self.engine.dispose()
