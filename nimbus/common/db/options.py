@@ -39,6 +39,8 @@ COMMON_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(API_DB_OPTS, group='api_database')
     conf.register_opts(CELL_DB_OPTS + COMMON_OPTS, group='database')
