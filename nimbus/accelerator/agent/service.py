@@ -393,7 +393,8 @@ def build_agents(
     or ``inproc://``), on which every host is served as
     ``accelerator-agent.<host>``; ``placement_client``: a
     :class:`nimbus.common.clients.placement.PlacementClient` (sized for
-    the hosts: :func:`nimbus.common.clients.placement.placement_session`); ``reporter``: an object with
+    the hosts: :func:`nimbus.common.clients.placement.placement_session`);
+    ``reporter``: an object with
     ``report_devices(ctxt, host, devices)``, in production
     ``nimbus.accelerator.rpcapi.AcceleratorAPI(transport)``
     (:class:`NullDeviceReporter` for placement only); ``hosts``: the host
