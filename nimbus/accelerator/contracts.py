@@ -174,6 +174,8 @@ class AcceleratorDevice:
             _extra(d, cls._KNOWN),
         )
 
+    # The contract's fields spelled out, alike by design in each contract
+    # (each versions its own).
     def as_record(self) -> dict:
         out = dict(self.extra)
         out.update(
@@ -239,6 +241,8 @@ class AgentArq:
             arq.get('instance_uuid'),
         )
 
+    # The contract's fields spelled out, alike by design in each contract
+    # (each versions its own).
     def as_record(self) -> dict:
         out = dict(self.extra)
         out.update(

@@ -94,7 +94,7 @@ def list_arqs(adb, instance_uuid=None, project_id=None):
         query = query.where(_ARQ.c.instance_uuid == instance_uuid)
     if project_id is not None:
         query = query.where(_ARQ.c.project_id == project_id)
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def transition(conn, uuid, expected, new, **values):
@@ -256,7 +256,7 @@ def pending_binds(adb, limit=50):
         .order_by(_ARQ.c.updated_at, _ARQ.c.id)
         .limit(limit)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def claim_handle(adb, arq):
@@ -337,7 +337,7 @@ def due_events(adb, now=None, limit=50):
         .order_by(_ARQ.c.event_next_at, _ARQ.c.id)
         .limit(limit)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def pending_events(adb):
@@ -347,7 +347,7 @@ def pending_events(adb):
         .where(_ARQ.c.event_pending.is_(True))
         .order_by(_ARQ.c.id)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def _pending_event_update(adb, arq, **values):

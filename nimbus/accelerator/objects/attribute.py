@@ -53,18 +53,12 @@ def list_attributes(adb, deployable_id=None, key=None):
         query = query.where(_ATTR.c.deployable_id == deployable_id)
     if key is not None:
         query = query.where(_ATTR.c.key == key)
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def get(adb, uuid):
-    row = adb.read(
-        lambda conn: conn.execute(
-            sa.select(_ATTR).where(_ATTR.c.uuid == uuid)
-        ).first()
-    )
-    if row is None:
-        raise NotFound(uuid)
-    return _row(row)
+    query = sa.select(_ATTR).where(_ATTR.c.uuid == uuid)
+    return _row(adb.first(query, NotFound, uuid))
 
 
 def delete(adb, uuid):

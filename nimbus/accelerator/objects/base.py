@@ -44,3 +44,23 @@ class AcceleratorDB:
     def read(self, fn, *args, **kwargs):
         with self.engine.connect() as conn:
             return fn(conn, *args, **kwargs)
+
+    def rows(self, query, to_dict=None):
+        """The rows of ``query``, each ``to_dict(row)`` (by default a dict
+        of its columns)."""
+        to_dict = to_dict or _columns
+        return self.read(
+            lambda conn: [to_dict(r) for r in conn.execute(query)]
+        )
+
+    def first(self, query, missing, key):
+        """The first row of ``query``; ``missing(key)`` (the object
+        module's NotFound) raised when there is none."""
+        row = self.read(lambda conn: conn.execute(query).first())
+        if row is None:
+            raise missing(key)
+        return row
+
+
+def _columns(row):
+    return dict(row._mapping)
