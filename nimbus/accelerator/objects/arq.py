@@ -89,11 +89,9 @@ def _get(conn, uuid):
 
 
 def list_arqs(adb, instance_uuid=None, project_id=None):
-    query = sa.select(_ARQ).order_by(_ARQ.c.id)
-    if instance_uuid is not None:
-        query = query.where(_ARQ.c.instance_uuid == instance_uuid)
-    if project_id is not None:
-        query = query.where(_ARQ.c.project_id == project_id)
+    query = base.listing(
+        _ARQ, instance_uuid=instance_uuid, project_id=project_id
+    )
     return adb.rows(query)
 
 

@@ -48,11 +48,7 @@ def create(adb, deployable_id, key, value):
 
 
 def list_attributes(adb, deployable_id=None, key=None):
-    query = sa.select(_ATTR).order_by(_ATTR.c.id)
-    if deployable_id is not None:
-        query = query.where(_ATTR.c.deployable_id == deployable_id)
-    if key is not None:
-        query = query.where(_ATTR.c.key == key)
+    query = base.listing(_ATTR, deployable_id=deployable_id, key=key)
     return adb.rows(query)
 
 

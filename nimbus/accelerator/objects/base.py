@@ -7,6 +7,8 @@ retried whole on a deadlock or a lost connection.
 
 import datetime
 
+import sqlalchemy as sa
+
 from nimbus.common import db as common_db
 
 
@@ -60,6 +62,16 @@ class AcceleratorDB:
         if row is None:
             raise missing(key)
         return row
+
+
+def listing(table, **given):
+    """All rows of ``table`` in id order whose columns equal the ``given``
+    values that are not None."""
+    query = sa.select(table).order_by(table.c.id)
+    for column, value in given.items():
+        if value is not None:
+            query = query.where(table.c[column] == value)
+    return query
 
 
 def _columns(row):

@@ -69,10 +69,7 @@ def create(adb, name, groups, description=None, uuid=None):
 
 
 def list_profiles(adb, name=None):
-    query = sa.select(_DP).order_by(_DP.c.id)
-    if name is not None:
-        query = query.where(_DP.c.name == name)
-    return adb.rows(query, _row)
+    return adb.rows(base.listing(_DP, name=name), _row)
 
 
 def _get(adb, column, value):
