@@ -4,6 +4,8 @@ an in-process cloud with the accelerator service and its fake FPGA
 driver, the ``fpga`` device profile and two flavors that ask for it, and
 the end-state checks on where the server's ARQs and allocations are."""
 
+import json
+
 import sqlalchemy as sa
 
 from nimbus.common.db import get_database
@@ -36,6 +38,23 @@ def fpga_cloud(make_cloud, tmp_path, api_class, overrides=None, **cloud):
     api.flavor = api.admin.create_flavor('m1.fpga', 1, 512, 1, specs)
     api.fpga_big = api.admin.create_flavor('m1.fpga-big', 2, 1024, 1, specs)
     return api
+
+
+def booted(api):
+    """A server of ``api.flavor`` booted with its one ARQ bound: its
+    uuid, host and ARQ."""
+    uuid = api.boot()
+    host = api.show(uuid)['OS-EXT-SRV-ATTR:host']
+    (arq,) = settled(api, uuid)
+    return uuid, host, arq
+
+
+def fail_binds_elsewhere(api, host):
+    """The fake FPGA driver fails the binds on the one host that is not
+    ``host`` (a two-host cloud); that host."""
+    (other,) = [h for h in api.cloud.host_names() if h != host]
+    api.control.write_text(json.dumps({'fail_hosts': [other]}))
+    return other
 
 
 def by_host(api, consumer):

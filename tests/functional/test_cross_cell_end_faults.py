@@ -112,17 +112,7 @@ def _reverted(api, uuid, before, dest, migration):
     assert server['flavor']['vcpus'] == 1
     assert server['OS-EXT-STS:power_state'] == 1
     api.assert_reverted(uuid, before, migration)
-    events = api.events(
-        uuid,
-        {
-            'revertResize': [
-                'compute_revert_snapshot_based_resize_at_dest',
-                'compute_finish_revert_snapshot_based_resize_at_source',
-            ]
-        },
-    )
-    assert set(events['revertResize'].values()) == {'Success'}
-    assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+    api.assert_revert_recorded(uuid)
 
 
 @pytest.mark.parametrize('step', cross_cell_end.Confirm.STEPS)

@@ -111,6 +111,21 @@ class CrossCellApi(MoveApi):
             assert uuid not in self.guests(host)
         assert len(self.listed(uuid)) == 1
 
+    def assert_revert_recorded(self, uuid):
+        """The revert's events succeeded and the resize's, which the
+        target cell recorded, came back with the server."""
+        events = self.events(
+            uuid,
+            {
+                'revertResize': [
+                    'compute_revert_snapshot_based_resize_at_dest',
+                    'compute_finish_revert_snapshot_based_resize_at_source',
+                ]
+            },
+        )
+        assert set(events['revertResize'].values()) == {'Success'}
+        assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+
     def listed(self, uuid):
         response = self.call(
             'GET', '/servers/detail?all_tenants=1', None, ADMIN
@@ -228,18 +243,7 @@ def test_resize_to_another_cell_then_revert(api):
     assert server['OS-EXT-SRV-ATTR:host'] == SOURCE
     assert server['flavor']['vcpus'] == 1
     api.assert_reverted(uuid, before, migration)
-    # The actions the target cell recorded came back with the server.
-    events = api.events(
-        uuid,
-        {
-            'revertResize': [
-                'compute_revert_snapshot_based_resize_at_dest',
-                'compute_finish_revert_snapshot_based_resize_at_source',
-            ]
-        },
-    )
-    assert set(events['revertResize'].values()) == {'Success'}
-    assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+    api.assert_revert_recorded(uuid)
 
 
 def test_cold_migrate_to_another_cell(api):

@@ -11,7 +11,9 @@ own, and placement holds one allocation set."""
 import json
 import time
 
+from tests.functional.fpga import booted
 from tests.functional.fpga import by_host
+from tests.functional.fpga import fail_binds_elsewhere
 from tests.functional.fpga import fpga_cloud
 from tests.functional.fpga import settled
 from tests.functional.test_resize_accelerators import _host
@@ -51,9 +53,7 @@ def test_live_migration_binds_on_the_destination_and_frees_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     response = _live(api, uuid)
     assert response.status_code == 202, response.text
     migration = _wait_migration(api, uuid, ('completed', 'error'))
@@ -79,9 +79,7 @@ def test_the_destination_hears_of_its_bind_while_the_server_is_elsewhere(
     server still shows its source), or the wait times out and the move
     rolls back."""
     api = _cloud(make_cloud, tmp_path, bind_timeout=20)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     api.control.write_text(json.dumps({'hold': True}))
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('preparing', 'error'))
@@ -102,9 +100,7 @@ def test_the_destination_hears_of_its_bind_while_the_server_is_elsewhere(
 
 def test_abort_mid_copy_deletes_the_destination_arqs(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path, seconds=600)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('running',))
     dest = migration['dest_compute']
@@ -137,11 +133,8 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
-    dest = [h for h in api.cloud.host_names() if h != source][0]
-    api.control.write_text(json.dumps({'fail_hosts': [dest]}))
+    uuid, source, first = booted(api)
+    dest = fail_binds_elsewhere(api, source)
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('completed', 'error'))
     assert migration['status'] == 'error'

@@ -7,10 +7,10 @@ failed move; the FPGA's allocation moves with the others. Every test
 ends with :func:`tests.functional.fpga.settled`: each ARQ the service holds is bound to its
 server's current host and is the server's own."""
 
-import json
-
 from tests.functional.fpga import accel_uuids
+from tests.functional.fpga import booted
 from tests.functional.fpga import by_host
+from tests.functional.fpga import fail_binds_elsewhere
 from tests.functional.fpga import fpga_cloud
 from tests.functional.fpga import settled
 from tests.functional.test_server_actions import ADMIN
@@ -37,9 +37,7 @@ def test_resize_binds_on_the_destination_and_confirm_frees_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     _resize(api, uuid, api.fpga_big)
     server, _ = api.wait(uuid, 'VERIFY_RESIZE')
     dest = server['OS-EXT-SRV-ATTR:host']
@@ -74,9 +72,7 @@ def test_revert_deletes_the_destination_arqs_and_keeps_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     _resize(api, uuid, api.fpga_big)
     api.wait(uuid, 'VERIFY_RESIZE')
     assert len(_arqs(api, uuid)) == 2
@@ -97,9 +93,7 @@ def test_cold_migrate_binds_the_same_profile_on_the_destination(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     response = api.action(uuid, {'migrate': None}, ADMIN)
     assert response.status_code == 202, response.text
     server, _ = api.wait(uuid, 'VERIFY_RESIZE')
@@ -124,11 +118,8 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
-    dest = [h for h in api.cloud.host_names() if h != source][0]
-    api.control.write_text(json.dumps({'fail_hosts': [dest]}))
+    uuid, source, first = booted(api)
+    dest = fail_binds_elsewhere(api, source)
     _resize(api, uuid, api.fpga_big)
     _wait_status(api, uuid, 'error')
     server, _ = api.wait(uuid, 'ACTIVE')
@@ -154,9 +145,7 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
 
 def test_rebuild_keeps_the_arqs_bound_on_the_host(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    host = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, host, first = booted(api)
     image = api.admin.create_image('ubuntu')
     response = api.action(uuid, {'rebuild': {'imageRef': image['id']}})
     assert response.status_code == 202, response.text
@@ -167,9 +156,7 @@ def test_rebuild_keeps_the_arqs_bound_on_the_host(make_cloud, tmp_path):
 
 def test_evacuate_binds_new_arqs_on_the_new_host(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = settled(api, uuid)
+    uuid, source, first = booted(api)
     api.cloud.stop_compute(source)
     _force_down(api, source)
     response = api.action(uuid, {'evacuate': {}}, ADMIN, version='2.68')
