@@ -48,6 +48,7 @@ class AttachHandle:
     """What a VM attaches (a PCI function, an mdev): part of both
     contracts."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     attach_type: str
     attach_info: str
@@ -73,6 +74,7 @@ class AttachHandle:
 
 @dataclasses.dataclass(slots=True)
 class Deployable:
+    # The contract's field list; alike by design across contracts.
     uuid: str
     name: str
     num_accelerators: int
@@ -122,6 +124,7 @@ class Deployable:
 class AcceleratorDevice:
     """A device one host's agent found (contract 1.0)."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     type: str
     vendor: str
@@ -203,6 +206,7 @@ class AcceleratorDevice:
 class AgentArq:
     """An ARQ the agent programs or releases (contract 1.0)."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     device_rp_uuid: str
     attach_handle: AttachHandle
