@@ -375,14 +375,16 @@ def simulated_computes(
         base=base,
         conf_for=conf_for,
         session=_in_process(
-            simulated.placement_session(conf.simulated_hosts.workers),
+            placement_client.placement_session(conf.simulated_hosts.workers),
             conf,
             placement_app,
         ),
         # One client for every host, its connection pool sized as theirs.
         accelerator=accelerator(
             conf,
-            session=simulated.placement_session(conf.simulated_hosts.workers),
+            session=placement_client.placement_session(
+                conf.simulated_hosts.workers
+            ),
         ),
     )
 
@@ -446,7 +448,7 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
     client = placement_client.PlacementClient.from_conf(
         conf,
         session=_in_process(
-            agent_service.placement_session(conf.simulated_hosts.workers),
+            placement_client.placement_session(conf.simulated_hosts.workers),
             conf,
             placement_app,
         ),

@@ -93,6 +93,8 @@ COMPUTE_CLIENT_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(DATABASE_OPTS, group='accelerator_database')
     conf.register_opts(API_OPTS, group='accelerator_api')

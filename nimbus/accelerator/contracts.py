@@ -48,6 +48,7 @@ class AttachHandle:
     """What a VM attaches (a PCI function, an mdev): part of both
     contracts."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     attach_type: str
     attach_info: str
@@ -73,6 +74,7 @@ class AttachHandle:
 
 @dataclasses.dataclass(slots=True)
 class Deployable:
+    # The contract's field list; alike by design across contracts.
     uuid: str
     name: str
     num_accelerators: int
@@ -122,6 +124,7 @@ class Deployable:
 class AcceleratorDevice:
     """A device one host's agent found (contract 1.0)."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     type: str
     vendor: str
@@ -174,6 +177,8 @@ class AcceleratorDevice:
             _extra(d, cls._KNOWN),
         )
 
+    # The contract's fields spelled out, alike by design in each contract
+    # (each versions its own).
     def as_record(self) -> dict:
         out = dict(self.extra)
         out.update(
@@ -201,6 +206,7 @@ class AcceleratorDevice:
 class AgentArq:
     """An ARQ the agent programs or releases (contract 1.0)."""
 
+    # The contract's field list; alike by design across contracts.
     uuid: str
     device_rp_uuid: str
     attach_handle: AttachHandle
@@ -239,6 +245,8 @@ class AgentArq:
             arq.get('instance_uuid'),
         )
 
+    # The contract's fields spelled out, alike by design in each contract
+    # (each versions its own).
     def as_record(self) -> dict:
         out = dict(self.extra)
         out.update(

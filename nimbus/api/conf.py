@@ -94,58 +94,33 @@ DASHBOARD_OPTS = [
 ]
 
 
+def _limit(name, default, what):
+    """A quota limit option: -1 is unlimited."""
+    return cfg.IntOpt(name, default=default, min=-1, help=what)
+
+
 # Nova's [quota] options and defaults; -1 is unlimited. The quota class
 # ``default`` (os-quota-class-sets) overrides them, a project's own limits
 # (os-quota-sets) override both.
 QUOTA_OPTS = [
-    cfg.IntOpt(
-        'instances', default=10, min=-1, help='Servers a project may have.'
-    ),
-    cfg.IntOpt(
-        'cores', default=20, min=-1, help='VCPUs of the servers of a project.'
-    ),
-    cfg.IntOpt(
-        'ram',
-        default=51200,
-        min=-1,
-        help='MiB of RAM of the servers of a project.',
-    ),
-    cfg.IntOpt(
-        'metadata_items',
-        default=128,
-        min=-1,
-        help='Metadata items of one server.',
-    ),
-    cfg.IntOpt(
-        'injected_files',
-        default=5,
-        min=-1,
-        help='Injected files of one server (below 2.57).',
-    ),
-    cfg.IntOpt(
+    _limit('instances', 10, 'Servers a project may have.'),
+    _limit('cores', 20, 'VCPUs of the servers of a project.'),
+    _limit('ram', 51200, 'MiB of RAM of the servers of a project.'),
+    _limit('metadata_items', 128, 'Metadata items of one server.'),
+    _limit('injected_files', 5, 'Injected files of one server (below 2.57).'),
+    _limit(
         'injected_file_content_bytes',
-        default=10240,
-        min=-1,
-        help='Bytes of one injected file (below 2.57).',
+        10240,
+        'Bytes of one injected file (below 2.57).',
     ),
-    cfg.IntOpt(
+    _limit(
         'injected_file_path_length',
-        default=255,
-        min=-1,
-        help='Characters of one injected file path (below 2.57).',
+        255,
+        'Characters of one injected file path (below 2.57).',
     ),
-    cfg.IntOpt(
-        'key_pairs', default=100, min=-1, help='Key pairs of one user.'
-    ),
-    cfg.IntOpt(
-        'server_groups', default=10, min=-1, help='Server groups of a project.'
-    ),
-    cfg.IntOpt(
-        'server_group_members',
-        default=10,
-        min=-1,
-        help='Servers in one server group.',
-    ),
+    _limit('key_pairs', 100, 'Key pairs of one user.'),
+    _limit('server_groups', 10, 'Server groups of a project.'),
+    _limit('server_group_members', 10, 'Servers in one server group.'),
     cfg.BoolOpt(
         'count_usage_from_placement',
         default=False,
@@ -168,6 +143,8 @@ QUOTA_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(API_OPTS, group='api')
     conf.register_opts(DASHBOARD_OPTS, group='dashboard')

@@ -1,7 +1,7 @@
 """Default policy rules of key pairs and flavor access (Nova's names),
 part of :data:`nimbus.api.policies.RULES`."""
 
-from oslo_policy import policy
+from nimbus.common import policy as common_policy
 
 KEYPAIRS = 'os_compute_api:os-keypairs:%s'
 FLAVOR_ACCESS = 'os_compute_api:os-flavor-access'
@@ -12,12 +12,8 @@ _OWNER = 'rule:admin_api or user_id:%(user_id)s'
 
 
 def _rule(name, check, description, operations):
-    return policy.DocumentedRuleDefault(
-        name=name,
-        check_str=check,
-        description=description,
-        operations=[{'method': m, 'path': p} for m, p in operations],
-    )
+    # These rules carry no scope_types.
+    return common_policy.documented(name, check, description, operations)
 
 
 RULES = [

@@ -7,6 +7,8 @@ A leaf module: the per-noun ``policies_*`` modules and
 from oslo_log import versionutils
 from oslo_policy import policy
 
+from nimbus.common import policy as common_policy
+
 ADMIN = 'rule:context_is_admin'
 PROJECT_MEMBER = 'rule:project_member_api'
 PROJECT_READER = 'rule:project_reader_api'
@@ -70,10 +72,6 @@ BASE = [
 
 def rule(name, check, description, operations):
     """A documented rule for project-scoped tokens."""
-    return policy.DocumentedRuleDefault(
-        name=name,
-        check_str=check,
-        description=description,
-        operations=[{'method': m, 'path': p} for m, p in operations],
-        scope_types=PROJECT,
+    return common_policy.documented(
+        name, check, description, operations, PROJECT
     )

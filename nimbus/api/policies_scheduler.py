@@ -11,6 +11,8 @@ CELLS = 'nimbus:cells:index'
 CAPACITY = 'nimbus:scheduler:capacity'
 DASHBOARD = 'nimbus:dashboard'
 
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     rule(
         DRY_RUN,

@@ -26,6 +26,8 @@ DIAGNOSTICS = 'os_compute_api:os-server-diagnostics'
 DEFERRED_DELETE = 'os_compute_api:os-deferred-delete:%s'
 INSTANCE_ACTIONS = 'os_compute_api:os-instance-actions:%s'
 
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     rule(STOP, OWNER_OR_ADMIN, 'Stop a server (os-stop).', _ACTION),
     rule(START, OWNER_OR_ADMIN, 'Start a server (os-start).', _ACTION),

@@ -15,6 +15,8 @@ MIGRATE_HOST = 'os_compute_api:os-migrate-server:migrate:host'
 # Nova's name (no os_compute_api prefix) and default: nobody.
 CROSS_CELL = 'compute:servers:resize:cross_cell'
 
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     rule(RESIZE, OWNER_OR_ADMIN, 'Resize a server (resize).', _ACTION),
     rule(

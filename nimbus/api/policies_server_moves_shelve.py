@@ -13,6 +13,8 @@ UNSHELVE = 'os_compute_api:os-shelve:unshelve'
 UNSHELVE_TO_HOST = 'os_compute_api:os-shelve:unshelve_to_host'
 EVACUATE = 'os_compute_api:os-evacuate'
 
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     rule(SHELVE, OWNER_OR_ADMIN, 'Shelve a server (shelve).', _ACTION),
     rule(

@@ -12,6 +12,8 @@ ALL_TENANTS = 'os_compute_api:servers:index:get_all_tenants'
 GROUPS = 'os_compute_api:os-server-groups:%s'
 EVENTS = 'os_compute_api:os-server-external-events:create'
 
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     rule(
         SERVERS % 'index',

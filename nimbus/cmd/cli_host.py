@@ -56,6 +56,31 @@ def _common(parser):
     )
 
 
+def _command(actions, client, name, summary, description):
+    """``nimbus host NAME``, with the arguments both commands take; it
+    runs ``cli_host_run.NAME``."""
+    parser = actions.add_parser(
+        name,
+        parents=[client],
+        help=summary,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(parser)
+    parser.set_defaults(func=RUN + name)
+    return parser
+
+
+def _parallel(parser, what):
+    parser.add_argument(
+        '--parallel',
+        type=cli_args.positive_int,
+        default=2,
+        metavar='N',
+        help='%s under way at once (default 2)' % what,
+    )
+
+
 def register(sub, client):
     """Add ``nimbus host drain|evacuate`` to the ``nimbus`` subparsers;
     ``client``: the parent parser of the commands that talk to the APIs
@@ -64,40 +89,24 @@ def register(sub, client):
         'host', help='maintenance of a compute host: drain, evacuate'
     )
     actions = host.add_subparsers(dest='host_command', required=True)
-    drain = actions.add_parser(
+    drain = _command(
+        actions,
+        client,
         'drain',
-        parents=[client],
-        help='disable a host and move every server off it',
-        description=DRAIN,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        'disable a host and move every server off it',
+        DRAIN,
     )
-    _common(drain)
-    drain.add_argument(
-        '--parallel',
-        type=cli_args.positive_int,
-        default=2,
-        metavar='N',
-        help='moves under way at once (default 2)',
-    )
-    drain.set_defaults(func=RUN + 'drain')
-    evacuate = actions.add_parser(
+    _parallel(drain, 'moves')
+    evacuate = _command(
+        actions,
+        client,
         'evacuate',
-        parents=[client],
-        help='rebuild every server of a down host elsewhere',
-        description=EVACUATE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        'rebuild every server of a down host elsewhere',
+        EVACUATE,
     )
-    _common(evacuate)
     evacuate.add_argument(
         '--target-host',
         metavar='H',
         help='evacuate to this host (the filters still judge it)',
     )
-    evacuate.add_argument(
-        '--parallel',
-        type=cli_args.positive_int,
-        default=2,
-        metavar='N',
-        help='evacuations under way at once (default 2)',
-    )
-    evacuate.set_defaults(func=RUN + 'evacuate')
+    _parallel(evacuate, 'evacuations')

@@ -67,6 +67,8 @@ SIGNAL = signal.SIGUSR2
 _OWN = (tracemalloc.__file__, __file__, linecache.__file__)
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(OPTS)
 

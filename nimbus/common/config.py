@@ -98,6 +98,8 @@ DEFAULT_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(DEFAULT_OPTS)
 

@@ -22,6 +22,9 @@ class NimbusException(Exception):
         super().__init__(message)
 
 
+# One class per HTTP status, alike by design: each is only a status and a
+# message that callers catch by type (Placement's own, with its error
+# codes, are nimbus.placement.exception's).
 class NotFound(NimbusException):
     code = 404
     msg_fmt = 'Resource could not be found.'

@@ -11,6 +11,18 @@ from oslo_policy import policy as oslo_policy
 from nimbus.common.wsgi import errors
 
 
+def documented(name, check, description, operations, scope_types=None):
+    """A documented rule (what the sample policy files list): ``operations``
+    as ``(method, path)`` pairs; ``scope_types`` as oslo.policy's."""
+    return oslo_policy.DocumentedRuleDefault(
+        name=name,
+        check_str=check,
+        description=description,
+        operations=[{'method': m, 'path': p} for m, p in operations],
+        scope_types=scope_types,
+    )
+
+
 class Enforcer:
     def __init__(self, conf, rules):
         self._enforcer = oslo_policy.Enforcer(conf)

@@ -258,6 +258,8 @@ FAKE_DRIVER_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(COMPUTE_OPTS, group='compute')
     conf.register_opts(FAKE_DRIVER_OPTS, group='fake_driver')

@@ -27,6 +27,7 @@ import uuid as uuidlib
 from oslo_log import log as logging
 
 from nimbus.common import exception as common_exc
+from nimbus.common.clients import placement as placement_client
 from nimbus.common.objects import ComputeNodeRecord
 from nimbus.compute import exception
 from nimbus.compute import provider_tree as ptree
@@ -334,18 +335,10 @@ class ResourceTracker:
 
 
 def _inventory_differs(old, new):
-    fields = (
-        'total',
-        'reserved',
-        'min_unit',
-        'max_unit',
-        'step_size',
-        'allocation_ratio',
-    )
     if set(old) != set(new):
         return True
     for rc, inv in new.items():
-        for field in fields:
+        for field in placement_client.INVENTORY_FIELDS:
             if field in inv and old[rc].get(field) != inv[field]:
                 return True
     return False

@@ -68,25 +68,15 @@ VERSION = '1.8'
 
 
 class ComputeAPI(
-    rpcapi_live.LiveMigrationCalls, rpcapi_cross_cell.CrossCellCalls
+    rpc.HostClients,
+    rpcapi_live.LiveMigrationCalls,
+    rpcapi_cross_cell.CrossCellCalls,
 ):
-    def __init__(self, transport, conf=None):
-        self._transport = transport
-        self._conf = conf
-        self._clients = {}
+    topic = TOPIC
+    version = VERSION
 
-    def _client(self, host):
-        client = self._clients.get(host)
-        if client is None:
-            client = self._clients[host] = rpc.get_client(
-                self._transport,
-                TOPIC,
-                VERSION,
-                server=host,
-                conf=self._conf,
-                version_cap=rpc_options.version_cap(self._conf, 'compute'),
-            )
-        return client
+    def _version_cap(self):
+        return rpc_options.version_cap(self._conf, 'compute')
 
     def _takes(self, version):
         """Whether the computes may be sent a message of ``version``

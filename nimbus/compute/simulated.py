@@ -26,8 +26,6 @@ reads with nothing, without a call (:class:`NothingToRecover`).
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
-import requests
-from requests import adapters
 
 from nimbus.common import context as nimbus_context
 from nimbus.messaging_internals import simulated
@@ -36,15 +34,6 @@ from nimbus.compute import rpcapi
 from nimbus.compute import service as compute_service
 
 LOG = logging.getLogger(__name__)
-
-
-def placement_session(size):
-    """A requests session that keeps up to ``size`` connections."""
-    session = requests.Session()
-    adapter = adapters.HTTPAdapter(pool_connections=4, pool_maxsize=size)
-    session.mount('http://', adapter)
-    session.mount('https://', adapter)
-    return session
 
 
 class NothingToRecover:
@@ -115,7 +104,10 @@ class SimulatedComputes:
         )
         self.placement = placement_client.PlacementClient.from_conf(
             conf,
-            session=session or placement_session(conf.simulated_hosts.workers),
+            session=session
+            or placement_client.placement_session(
+                conf.simulated_hosts.workers
+            ),
         )
         self.conductor = conductor
         self.accelerator = accelerator

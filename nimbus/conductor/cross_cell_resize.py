@@ -239,7 +239,7 @@ class CrossCellMove(Steps):
                 raise MoveFailed('instance %s is gone' % self.uuid)
             instance_actions.purge(t, self.uuid)
             instance_actions.copy_missing(s, t, self.uuid)
-            cell_migrations.copy(t, migration, hidden=True)
+            cell_migrations.copy(s, t, migration['uuid'], hidden=True)
         apis = self.conductor.compute_api
         self.compute(
             src,

@@ -13,33 +13,19 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
+from nimbus.common.db import row_copy
 from nimbus.common.db.types import utcnow
 from nimbus.common.objects import migration as migration_obj
 from nimbus.db.cell import models
 
-_COLUMNS = (
-    'uuid',
-    'instance_uuid',
-    'migration_type',
-    'status',
-    'source_compute',
-    'source_node',
-    'dest_compute',
-    'dest_node',
-    'dest_host',
-    'old_flavor',
-    'new_flavor',
-    'cross_cell_move',
-    'hidden',
-    'user_id',
-    'project_id',
-    'memory_total',
-    'memory_processed',
-    'memory_remaining',
-    'disk_total',
-    'disk_processed',
-    'disk_remaining',
-    'details',
+# The columns a caller reads and writes: the model's, but the row id and
+# the bookkeeping ones (a column added to the model is carried by
+# to_dict, create and copy without being named here).
+_BOOKKEEPING = frozenset({'id', 'created_at', 'updated_at', 'deleted'})
+_COLUMNS = tuple(
+    attr.key
+    for attr in sa.inspect(models.Migration).column_attrs
+    if attr.key not in _BOOKKEEPING
 )
 # What a caller may change after create (never uuid, instance or type).
 _UPDATABLE = frozenset(_COLUMNS) - {'uuid', 'instance_uuid', 'migration_type'}
@@ -134,15 +120,22 @@ def update(session, migration_uuid, **values):
     return result.rowcount == 1
 
 
-def copy(session, migration, **overrides):
-    """Insert ``migration`` (a :func:`to_dict` dict of another cell's row,
-    same uuid) into this cell with ``overrides`` (``hidden``); a copy
-    left by an earlier attempt is replaced. Its dict."""
-    purge(session, migration['uuid'])
-    values = {name: migration.get(name) for name in _COLUMNS}
-    values.update(overrides)
-    values['details'] = values.get('details') or {}
-    return create(session, values)
+def copy(source, target, migration_uuid, **overrides):
+    """Copy the migration ``migration_uuid`` from the ``source`` cell's
+    session into the ``target``'s, same uuid, every column of the row
+    (:func:`nimbus.common.db.row_copy.copy_row`; a new ``id``) with
+    ``overrides`` (``hidden``); a copy left by an earlier attempt is
+    replaced. Its dict, or None when the source has no such migration."""
+    row = source.execute(
+        _select().where(models.Migration.uuid == migration_uuid)
+    ).scalar_one_or_none()
+    if row is None:
+        return None
+    purge(target, migration_uuid)
+    mine = row_copy.copy_row(row, **overrides)
+    target.add(mine)
+    target.flush()
+    return to_dict(mine)
 
 
 def purge(session, migration_uuid):

@@ -395,6 +395,8 @@ SIMULATED_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(SIMULATED_OPTS, group='simulated_hosts')
 

@@ -66,6 +66,8 @@ PLACEMENT_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(DATABASE_OPTS, group='placement_database')
     conf.register_opts(PLACEMENT_OPTS, group='placement')

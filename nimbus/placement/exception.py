@@ -32,6 +32,9 @@ class PlacementException(exception.NimbusException):
             self.error_code = error_code
 
 
+# The classes below are alike by design (a status, a message, Placement's
+# error code): Placement's API answers each by its type, apart from the
+# rest of Nimbus's (nimbus.common.exception).
 class NotFound(PlacementException):
     code = 404
     # True where Placement 16 answers the 404 from inside the handler

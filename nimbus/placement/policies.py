@@ -16,6 +16,8 @@ these rules by name.
 from oslo_log import versionutils
 from oslo_policy import policy
 
+from nimbus.common import policy as common_policy
+
 ADMIN_OR_SERVICE = 'rule:admin_or_service_api'
 SERVICE = 'rule:service_api'
 ADMIN_OR_PROJECT_READER_OR_SERVICE = (
@@ -73,16 +75,12 @@ BASE_RULES = [
 
 
 def _rule(name, check_str, description, ops):
-    return policy.DocumentedRuleDefault(
-        name=name,
-        check_str=check_str,
-        description=description,
-        operations=[{'method': m, 'path': p} for m, p in ops],
-        scope_types=PROJECT,
-    )
+    return common_policy.documented(name, check_str, description, ops, PROJECT)
 
 
 _RP = '/resource_providers/{uuid}'
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = BASE_RULES + [
     _rule(
         'placement:resource_providers:list',

@@ -13,6 +13,7 @@ import tenacity
 
 from nimbus.common import policy
 from nimbus.common import wsgi
+from nimbus.common.db import options as db_options
 from nimbus.common.wsgi import middleware as wsgi_middleware
 from nimbus.placement import db as placement_db
 from nimbus.placement import handler
@@ -33,11 +34,9 @@ def _sync_standard(conn):
 
 
 def make_state(conf):
-    url = conf.placement_database.connection
-    if not url:
-        raise ValueError('[placement_database] connection is not set')
-    if conf.placement_database.sync_on_startup:
-        placement_db.sync(url)
+    url = db_options.service_database_url(
+        conf, 'placement_database', placement_db.sync
+    )
     pdb = base.PlacementDB(url)
     # Another process starting at the same time may insert the same
     # standard names first: read them again and go on.

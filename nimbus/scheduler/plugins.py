@@ -44,6 +44,16 @@ def entry_point_classes(namespace: str) -> list:
     return [ext.plugin for ext in mgr if inspect.isclass(ext.plugin)]
 
 
+def with_entry_points(builtin: list, namespace: str) -> list:
+    """``builtin`` classes, then those of the entry points of
+    ``namespace`` not among them."""
+    classes = list(builtin)
+    for cls in entry_point_classes(namespace):
+        if cls not in classes:
+            classes.append(cls)
+    return classes
+
+
 def entry_point_names(namespace: str) -> dict:
     mgr = extension.ExtensionManager(
         namespace, invoke_on_load=False, on_load_failure_callback=_log_failure

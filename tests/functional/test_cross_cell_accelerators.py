@@ -7,21 +7,23 @@ destination binds ARQs of the new flavor's profile before the source lets
 the guest go; the FPGA's allocation moves with the others; confirm frees
 the source's ARQs, revert the destination's; a failed bind and a move
 interrupted by a dead super conductor leave nothing behind. Every test
-ends with :func:`_settled`: each ARQ the service holds is bound to the
+ends with :func:`tests.functional.fpga.settled`: each ARQ the service holds is bound to the
 server on its current host, and is the one the server's record (in the
 cell it is mapped to) and its guest name."""
 
 import json
 
 import pytest
-import sqlalchemy as sa
 
 from nimbus import services
 from nimbus.common import context
 from nimbus.conductor import cross_cell_recovery
 from nimbus.conductor import super_conductor
 from nimbus.db import cell_migrations
-from nimbus.db.cell import models as cell_models
+from tests.functional.fpga import accel_uuids
+from tests.functional.fpga import by_host
+from tests.functional.fpga import fpga_cloud
+from tests.functional.fpga import settled
 from tests.functional.test_cross_cell_faults import _age
 from tests.functional.test_cross_cell_faults import _die_at
 from tests.functional.test_cross_cell_resize import _wait_migration
@@ -29,7 +31,6 @@ from tests.functional.test_cross_cell_resize import CrossCellApi
 from tests.functional.test_cross_cell_resize import POLICY
 from tests.functional.test_cross_cell_resize import SOURCE
 from tests.functional.test_server_actions import ADMIN
-from tests.functional.test_shelve_evacuate import _accel
 from tests.functional.test_shelve_evacuate import _arqs
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
@@ -38,79 +39,22 @@ BIG = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 1, 'FPGA': 1}
 
 @pytest.fixture
 def api(make_cloud, tmp_path):
-    control = tmp_path / 'fpga-control.json'
-    control.write_text('{}')
     policy = tmp_path / 'policy.yaml'
     policy.write_text(POLICY)
-    cloud = make_cloud(
+    api = fpga_cloud(
+        make_cloud,
+        tmp_path,
+        CrossCellApi,
+        overrides={'oslo_policy': {'policy_file': str(policy)}},
         hosts=1,
         cell2_hosts=2,
-        accelerators=True,
-        overrides={
-            'fake_fpga': {'control_file': str(control)},
-            'oslo_policy': {'policy_file': str(policy)},
-        },
-    )
-    api = CrossCellApi(cloud)
-    api.control = control
-    _accel(
-        api,
-        'POST',
-        '/device_profiles',
-        [{'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}],
-    )
-    api.flavor = api.admin.create_flavor(
-        'm1.fpga', 1, 512, 1, extra_specs={'accel:device_profile': 'fpga'}
-    )
-    api.big = api.admin.create_flavor(
-        'm1.fpga-big', 2, 1024, 1, extra_specs={'accel:device_profile': 'fpga'}
     )
     return api
 
 
-def _by_host(api, consumer):
-    """{host: {resource class: amount}} of a consumer, the device
-    providers (``<host>_fake_fpga_<n>``) counted with their host."""
-    out = {}
-    for name, resources in api.hosts_of(consumer).items():
-        host = name.split('_')[0]
-        for rc, amount in resources.items():
-            out.setdefault(host, {})[rc] = amount
-    return out
-
-
-def _accel_uuids(api, cell, uuid):
-    """The ARQ references of the instance's record in ``cell`` (hidden or
-    not), or None without one."""
-    with api.db(cell).session() as session:
-        row = session.execute(
-            sa.select(cell_models.Instance).where(
-                cell_models.Instance.uuid == uuid,
-                cell_models.Instance.deleted.is_(False),
-            )
-        ).scalar_one_or_none()
-        return None if row is None else sorted(row.accel_uuids or [])
-
-
-def _settled(api, uuid):
-    """Every ARQ the accelerator service holds is bound to this server on
-    its current host and is the one its record (in the cell it is mapped
-    to) names and its guest was spawned with; their uuids."""
-    host = api.show(uuid)['OS-EXT-SRV-ATTR:host']
-    every = _accel(api, 'GET', '/accelerator_requests')['arqs']
-    held = {
-        a['uuid']: (a['state'], a['instance_uuid'], a['hostname'])
-        for a in every
-    }
-    assert held and set(held.values()) == {('Bound', uuid, host)}, held
-    assert _accel_uuids(api, api.mapped_cell(uuid), uuid) == sorted(held)
-    assert api.cloud.computes[host].driver.attached_arqs(uuid) == sorted(held)
-    return sorted(held)
-
-
 def _move(api, uuid, kind):
     body = (
-        {'resize': {'flavorRef': api.big['id']}}
+        {'resize': {'flavorRef': api.fpga_big['id']}}
         if kind == 'resize'
         else {'migrate': None}
     )
@@ -132,8 +76,8 @@ def _in_target(api, uuid, first):
     assert arqs[first] == ('Bound', SOURCE)
     (second,) = set(arqs) - {first}
     assert arqs[second] == ('Bound', dest)
-    assert _accel_uuids(api, 'cell2', uuid) == [second]
-    assert _accel_uuids(api, 'cell1', uuid) == [first]
+    assert accel_uuids(api, 'cell2', uuid) == [second]
+    assert accel_uuids(api, 'cell1', uuid) == [first]
     assert api.cloud.computes[dest].driver.attached_arqs(uuid) == [second]
     for cell in ('cell1', 'cell2'):
         record = api.migrations_in(cell, uuid)[-1]
@@ -165,7 +109,7 @@ def test_a_move_to_another_cell_binds_there_and_confirm_frees_the_source(
     api, monkeypatch, kind
 ):
     uuid = api.boot_on_source()
-    (first,) = _settled(api, uuid)
+    (first,) = settled(api, uuid, api.mapped_cell(uuid))
     heard = _heard(api, monkeypatch)
     _move(api, uuid, kind)
     second, dest, migration = _in_target(api, uuid, first)
@@ -175,8 +119,8 @@ def test_a_move_to_another_cell_binds_there_and_confirm_frees_the_source(
     new = BIG if kind == 'resize' else SMALL
     # The device moved with the allocations: the instance holds the
     # destination's FPGA, the migration the source's.
-    assert _by_host(api, uuid) == {dest: new}
-    assert _by_host(api, migration) == {SOURCE: SMALL}
+    assert by_host(api, uuid) == {dest: new}
+    assert by_host(api, migration) == {SOURCE: SMALL}
     events = api.events(uuid)
     action = 'resize' if kind == 'resize' else 'migrate'
     assert (
@@ -188,15 +132,15 @@ def test_a_move_to_another_cell_binds_there_and_confirm_frees_the_source(
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
     assert api.migrations_in('cell2', uuid)[0]['status'] == 'confirmed'
-    assert _settled(api, uuid) == [second]
+    assert settled(api, uuid, api.mapped_cell(uuid)) == [second]
     assert api.rows('cell1', uuid) == []
     assert api.allocations(migration) == {}
-    assert _by_host(api, uuid) == {dest: new}
+    assert by_host(api, uuid) == {dest: new}
 
 
 def test_revert_deletes_the_destination_arqs_and_keeps_the_source(api):
     uuid = api.boot_on_source()
-    (first,) = _settled(api, uuid)
+    (first,) = settled(api, uuid, api.mapped_cell(uuid))
     _move(api, uuid, 'resize')
     second, dest, migration = _in_target(api, uuid, first)
     response = api.action(uuid, {'revertResize': None}, who=ADMIN)
@@ -206,17 +150,17 @@ def test_revert_deletes_the_destination_arqs_and_keeps_the_source(api):
     assert server['flavor']['vcpus'] == 1
     _wait_migration(api, uuid, 'reverted')
     assert api.mapped_cell(uuid) == 'cell1'
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid, api.mapped_cell(uuid)) == [first]
     assert second not in _arqs(api, uuid)
     assert api.rows('cell2', uuid) == []
     assert uuid not in api.guests(dest)
     assert api.allocations(migration) == {}
-    assert _by_host(api, uuid) == {SOURCE: SMALL}
+    assert by_host(api, uuid) == {SOURCE: SMALL}
 
 
 def test_a_stopped_server_moves_with_its_devices_and_stays_off(api):
     uuid = api.boot_on_source()
-    (first,) = _settled(api, uuid)
+    (first,) = settled(api, uuid, api.mapped_cell(uuid))
     response = api.action(uuid, {'os-stop': None}, who=ADMIN)
     assert response.status_code == 202, response.text
     api.wait(uuid, 'SHUTOFF')
@@ -227,7 +171,7 @@ def test_a_stopped_server_moves_with_its_devices_and_stays_off(api):
     assert response.status_code == 204, response.text
     server, _ = api.wait(uuid, 'SHUTOFF')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
-    assert _settled(api, uuid) == [second]
+    assert settled(api, uuid, api.mapped_cell(uuid)) == [second]
     assert api.allocations(migration) == {}
 
 
@@ -240,7 +184,7 @@ def _no_trace_in_cell2(api, uuid):
 
 def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(api):
     uuid = api.boot_on_source()
-    (first,) = _settled(api, uuid)
+    (first,) = settled(api, uuid, api.mapped_cell(uuid))
     api.control.write_text(
         json.dumps({'fail_hosts': api.cloud.cell2_host_names()})
     )
@@ -267,9 +211,9 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(api):
     # Nothing leaked: the accelerator service holds the source's ARQ
     # only, placement nothing on the migration and the instance only its
     # source (with its FPGA), cell2 nothing.
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid, api.mapped_cell(uuid)) == [first]
     assert api.allocations(record['uuid']) == {}
-    assert _by_host(api, uuid) == {SOURCE: SMALL}
+    assert by_host(api, uuid) == {SOURCE: SMALL}
     _no_trace_in_cell2(api, uuid)
     # The devices work again: the same move now goes through.
     api.control.write_text('{}')
@@ -311,7 +255,7 @@ def test_a_move_interrupted_after_the_bind_is_undone_without_a_leak(
     recovery pass undoes the move and deletes the destination's ARQs,
     recorded or not."""
     uuid = api.boot_on_source()
-    (first,) = _settled(api, uuid)
+    (first,) = settled(api, uuid, api.mapped_cell(uuid))
     _die_at(api, monkeypatch, 'prep_source')
     _move(api, uuid, 'resize')
     left = _wait_migration(api, uuid, 'migrating')
@@ -331,7 +275,7 @@ def test_a_move_interrupted_after_the_bind_is_undone_without_a_leak(
     assert api.mapped_cell(uuid) == 'cell1'
     (record,) = api.migrations_in('cell1', uuid)
     assert record['status'] == 'error'
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid, api.mapped_cell(uuid)) == [first]
     assert api.allocations(migration) == {}
-    assert _by_host(api, uuid) == {SOURCE: SMALL}
+    assert by_host(api, uuid) == {SOURCE: SMALL}
     _no_trace_in_cell2(api, uuid)

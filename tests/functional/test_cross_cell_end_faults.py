@@ -94,18 +94,11 @@ def _confirmed(api, uuid, dest, migration):
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
     assert server['flavor']['vcpus'] == 2
-    assert api.mapped_cell(uuid) == 'cell2'
-    assert api.rows('cell2', uuid) == [(False, 'active', dest)]
-    assert api.rows('cell1', uuid) == []
+    api.assert_confirmed(uuid, dest, migration)
     (target,) = api.migrations_in('cell2', uuid)
     assert (target['status'], target['hidden']) == ('confirmed', False)
     (source,) = api.migrations_in('cell1', uuid)
     assert (source['status'], source['hidden']) == ('confirmed', True)
-    assert api.allocations(migration) == {}
-    assert list(api.hosts_of(uuid)) == [dest]
-    assert uuid not in api.guests(SOURCE)
-    assert uuid in api.guests(dest)
-    assert len(api.listed(uuid)) == 1
     events = api.events(
         uuid,
         {'confirmResize': ['compute_confirm_snapshot_based_resize_at_source']},
@@ -118,29 +111,8 @@ def _reverted(api, uuid, before, dest, migration):
     assert server['OS-EXT-SRV-ATTR:host'] == SOURCE
     assert server['flavor']['vcpus'] == 1
     assert server['OS-EXT-STS:power_state'] == 1
-    assert api.mapped_cell(uuid) == 'cell1'
-    assert api.rows('cell1', uuid) == [(False, 'active', SOURCE)]
-    assert api.rows('cell2', uuid) == []
-    assert api.migrations_in('cell2', uuid) == []
-    (record,) = api.migrations_in('cell1', uuid)
-    assert (record['status'], record['hidden']) == ('reverted', False)
-    assert api.hosts_of(uuid) == before
-    assert api.allocations(migration) == {}
-    assert uuid in api.guests(SOURCE)
-    for host in api.cloud.cell2_host_names():
-        assert uuid not in api.guests(host)
-    assert len(api.listed(uuid)) == 1
-    events = api.events(
-        uuid,
-        {
-            'revertResize': [
-                'compute_revert_snapshot_based_resize_at_dest',
-                'compute_finish_revert_snapshot_based_resize_at_source',
-            ]
-        },
-    )
-    assert set(events['revertResize'].values()) == {'Success'}
-    assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+    api.assert_reverted(uuid, before, migration)
+    api.assert_revert_recorded(uuid)
 
 
 @pytest.mark.parametrize('step', cross_cell_end.Confirm.STEPS)

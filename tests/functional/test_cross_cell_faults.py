@@ -114,12 +114,7 @@ def test_auto_confirm_after_the_window(api):
     assert acted['cross_cell_auto_confirm'] == 1
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
-    assert api.rows('cell1', uuid) == []
-    assert api.rows('cell2', uuid) == [(False, 'active', dest)]
-    assert api.migrations_in('cell2', uuid)[0]['status'] == 'confirmed'
-    assert api.allocations(migration) == {}
-    assert uuid not in api.guests(SOURCE)
-    assert uuid in api.guests(dest)
+    api.assert_confirmed(uuid, dest, migration)
 
 
 def _die_at(api, monkeypatch, which):

@@ -78,6 +78,54 @@ class CrossCellApi(MoveApi):
         assert self.mapped_cell(uuid) == 'cell1'
         return uuid
 
+    def assert_confirmed(self, uuid, dest, migration, vm_state='active'):
+        """The end of a confirmed cross-cell move: the server's one record
+        in cell2 on ``dest`` (mapped there, listed once), the source's
+        copy and guest gone, the migration confirmed and its consumer
+        without allocations, placement holding the server on ``dest``."""
+        assert self.mapped_cell(uuid) == 'cell2'
+        assert self.rows('cell2', uuid) == [(False, vm_state, dest)]
+        assert self.rows('cell1', uuid) == []
+        assert self.migrations_in('cell2', uuid)[0]['status'] == 'confirmed'
+        assert self.allocations(migration) == {}
+        assert list(self.hosts_of(uuid)) == [dest]
+        assert uuid not in self.guests(SOURCE)
+        assert uuid in self.guests(dest)
+        assert len(self.listed(uuid)) == 1
+
+    def assert_reverted(self, uuid, before, migration, vm_state='active'):
+        """The end of a reverted cross-cell move: the server back in
+        cell1 on the source with the allocations it had ``before``, one
+        reverted migration record there and nothing of it in cell2 (no
+        record, migration or guest), the migration consumer empty."""
+        assert self.mapped_cell(uuid) == 'cell1'
+        assert self.rows('cell1', uuid) == [(False, vm_state, SOURCE)]
+        assert self.rows('cell2', uuid) == []
+        assert self.migrations_in('cell2', uuid) == []
+        (record,) = self.migrations_in('cell1', uuid)
+        assert (record['status'], record['hidden']) == ('reverted', False)
+        assert self.hosts_of(uuid) == before
+        assert self.allocations(migration) == {}
+        assert uuid in self.guests(SOURCE)
+        for host in self.cloud.cell2_host_names():
+            assert uuid not in self.guests(host)
+        assert len(self.listed(uuid)) == 1
+
+    def assert_revert_recorded(self, uuid):
+        """The revert's events succeeded and the resize's, which the
+        target cell recorded, came back with the server."""
+        events = self.events(
+            uuid,
+            {
+                'revertResize': [
+                    'compute_revert_snapshot_based_resize_at_dest',
+                    'compute_finish_revert_snapshot_based_resize_at_source',
+                ]
+            },
+        )
+        assert set(events['revertResize'].values()) == {'Success'}
+        assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+
     def listed(self, uuid):
         response = self.call(
             'GET', '/servers/detail?all_tenants=1', None, ADMIN
@@ -171,15 +219,7 @@ def test_resize_to_another_cell_then_confirm(api):
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
     assert server['flavor']['vcpus'] == 2
-    assert api.mapped_cell(uuid) == 'cell2'
-    assert api.rows('cell2', uuid) == [(False, 'active', dest)]
-    assert api.rows('cell1', uuid) == []  # the source's copy is gone
-    assert api.migrations_in('cell2', uuid)[0]['status'] == 'confirmed'
-    assert api.allocations(migration) == {}
-    assert list(api.hosts_of(uuid)) == [dest]
-    assert uuid not in api.guests(SOURCE)
-    assert uuid in api.guests(dest)
-    assert len(api.listed(uuid)) == 1
+    api.assert_confirmed(uuid, dest, migration)
     events = api.events(
         uuid,
         {'confirmResize': ['compute_confirm_snapshot_based_resize_at_source']},
@@ -202,29 +242,8 @@ def test_resize_to_another_cell_then_revert(api):
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == SOURCE
     assert server['flavor']['vcpus'] == 1
-    assert api.mapped_cell(uuid) == 'cell1'
-    assert api.rows('cell1', uuid) == [(False, 'active', SOURCE)]
-    assert api.rows('cell2', uuid) == []
-    assert api.migrations_in('cell2', uuid) == []
-    (record,) = api.migrations_in('cell1', uuid)
-    assert (record['status'], record['hidden']) == ('reverted', False)
-    assert api.hosts_of(uuid) == before
-    assert api.allocations(migration) == {}
-    assert uuid not in api.guests(dest)
-    assert uuid in api.guests(SOURCE)
-    assert len(api.listed(uuid)) == 1
-    # The actions the target cell recorded came back with the server.
-    events = api.events(
-        uuid,
-        {
-            'revertResize': [
-                'compute_revert_snapshot_based_resize_at_dest',
-                'compute_finish_revert_snapshot_based_resize_at_source',
-            ]
-        },
-    )
-    assert set(events['revertResize'].values()) == {'Success'}
-    assert events['resize']['compute_finish_snapshot_based_resize_at_dest']
+    api.assert_reverted(uuid, before, migration)
+    api.assert_revert_recorded(uuid)
 
 
 def test_cold_migrate_to_another_cell(api):
@@ -237,9 +256,7 @@ def test_cold_migrate_to_another_cell(api):
     assert response.status_code == 204, response.text
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
-    assert api.rows('cell1', uuid) == []
-    assert api.allocations(migration) == {}
-    assert list(api.hosts_of(uuid)) == [dest]
+    api.assert_confirmed(uuid, dest, migration)
 
 
 def _refuse_spawn(api):

@@ -4,70 +4,56 @@ accelerator service and one agent per host: new ARQs of the server's
 profile bound on the destination before the copy starts, made the
 server's when the guest runs there (the source's deleted), deleted on an
 abort or a failed bind (the source's kept); the FPGA's allocation moves
-with the others. Every test ends with ``_settled``: each ARQ the service
+with the others. Every test ends with ``tests.functional.fpga.settled``: each ARQ the service
 holds is bound to the server on its current host and is the server's
 own, and placement holds one allocation set."""
 
 import json
 import time
 
-from tests.functional.test_resize_accelerators import _by_host
+from tests.functional.fpga import booted
+from tests.functional.fpga import by_host
+from tests.functional.fpga import fail_binds_elsewhere
+from tests.functional.fpga import fpga_cloud
+from tests.functional.fpga import settled
 from tests.functional.test_resize_accelerators import _host
-from tests.functional.test_resize_accelerators import _settled
 from tests.functional.test_server_actions import ADMIN
 from tests.functional.test_server_live_migration import _live
 from tests.functional.test_server_live_migration import _wait_migration
 from tests.functional.test_server_resize import MoveApi
-from tests.functional.test_shelve_evacuate import _accel
 from tests.functional.test_shelve_evacuate import _arqs
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
 
 
 def _cloud(make_cloud, tmp_path, seconds=0.2, bind_timeout=300):
-    control = tmp_path / 'fpga-control.json'
-    control.write_text('{}')
-    api = MoveApi(
-        make_cloud(
-            hosts=2,
-            accelerators=True,
-            overrides={
-                'fake_fpga': {'control_file': str(control)},
-                'compute': {'arq_binding_timeout': bind_timeout},
-                'fake_driver': {
-                    'live_migration_seconds': seconds,
-                    'live_migration_step_seconds': 0.05,
-                },
+    return fpga_cloud(
+        make_cloud,
+        tmp_path,
+        MoveApi,
+        overrides={
+            'compute': {'arq_binding_timeout': bind_timeout},
+            'fake_driver': {
+                'live_migration_seconds': seconds,
+                'live_migration_step_seconds': 0.05,
             },
-        )
+        },
+        hosts=2,
     )
-    api.control = control
-    _accel(
-        api,
-        'POST',
-        '/device_profiles',
-        [{'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}],
-    )
-    api.flavor = api.admin.create_flavor(
-        'm1.fpga', 1, 512, 1, extra_specs={'accel:device_profile': 'fpga'}
-    )
-    return api
 
 
 def _one_set(api, uuid, migration, host):
     """Placement holds the instance's allocation on ``host``, its FPGA
     included, and nothing for the migration."""
     assert api.allocations(migration['uuid']) == {}
-    assert _by_host(api, uuid) == {host: SMALL}
+    assert by_host(api, uuid) == {host: SMALL}
 
 
 def test_live_migration_binds_on_the_destination_and_frees_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     response = _live(api, uuid)
     assert response.status_code == 202, response.text
     migration = _wait_migration(api, uuid, ('completed', 'error'))
@@ -75,7 +61,7 @@ def test_live_migration_binds_on_the_destination_and_frees_the_source(
     server, _ = api.wait(uuid, 'ACTIVE')
     dest = server['OS-EXT-SRV-ATTR:host']
     assert dest != source
-    (second,) = _settled(api, uuid)  # the source's ARQ is gone
+    (second,) = settled(api, uuid)  # the source's ARQ is gone
     assert second != first
     assert migration['details']['source_accel_uuids'] == [first]
     assert migration['details']['dest_accel_uuids'] == [second]
@@ -93,9 +79,7 @@ def test_the_destination_hears_of_its_bind_while_the_server_is_elsewhere(
     server still shows its source), or the wait times out and the move
     rolls back."""
     api = _cloud(make_cloud, tmp_path, bind_timeout=20)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     api.control.write_text(json.dumps({'hold': True}))
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('preparing', 'error'))
@@ -110,15 +94,13 @@ def test_the_destination_hears_of_its_bind_while_the_server_is_elsewhere(
     assert done['status'] == 'completed', api.fault(uuid)
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == migration['dest_compute']
-    assert _settled(api, uuid) == [second]
+    assert settled(api, uuid) == [second]
     _one_set(api, uuid, done, migration['dest_compute'])
 
 
 def test_abort_mid_copy_deletes_the_destination_arqs(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path, seconds=600)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('running',))
     dest = migration['dest_compute']
@@ -129,8 +111,8 @@ def test_abort_mid_copy_deletes_the_destination_arqs(make_cloud, tmp_path):
     (second,) = set(arqs) - {first}
     assert arqs == {first: ('Bound', source), second: ('Bound', dest)}
     assert migration['details']['dest_accel_uuids'] == [second]
-    assert _by_host(api, uuid) == {dest: SMALL}
-    assert _by_host(api, migration['uuid']) == {source: SMALL}
+    assert by_host(api, uuid) == {dest: SMALL}
+    assert by_host(api, migration['uuid']) == {source: SMALL}
     path = '/servers/%s/migrations/%s' % (uuid, migration['id'])
     response = api.call('DELETE', path, who=ADMIN, version='2.24')
     assert response.status_code == 202, response.text
@@ -142,7 +124,7 @@ def test_abort_mid_copy_deletes_the_destination_arqs(make_cloud, tmp_path):
         uuid,
         {'live-migration': ['compute_rollback_live_migration_at_destination']},
     )
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid) == [first]
     _one_set(api, uuid, done, source)
     assert uuid not in api.cloud.computes[dest].driver.list_instances()
 
@@ -151,11 +133,8 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
-    dest = [h for h in api.cloud.host_names() if h != source][0]
-    api.control.write_text(json.dumps({'fail_hosts': [dest]}))
+    uuid, source, first = booted(api)
+    dest = fail_binds_elsewhere(api, source)
     assert _live(api, uuid).status_code == 202
     migration = _wait_migration(api, uuid, ('completed', 'error'))
     assert migration['status'] == 'error'
@@ -175,7 +154,7 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     assert 'pre_live_migration failed' in api.fault(uuid)
     # Nothing leaked: no ARQ on the destination, the migration holds
     # nothing, the instance only its source (with its FPGA).
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid) == [first]
     _one_set(api, uuid, migration, source)
     assert uuid not in api.cloud.computes[dest].driver.list_instances()
     # The device works again: the same live migration now goes through.
@@ -185,6 +164,6 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     assert second['status'] == 'completed', second
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == dest
-    (bound,) = _settled(api, uuid)
+    (bound,) = settled(api, uuid)
     assert bound != first
     _one_set(api, uuid, second, dest)

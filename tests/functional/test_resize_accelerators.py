@@ -4,82 +4,28 @@ cloud with the accelerator service and one agent per host: ARQs of the
 new flavor bound on the destination before the finish, the source's
 released only on confirm, the destination's deleted on revert or on a
 failed move; the FPGA's allocation moves with the others. Every test
-ends with :func:`_settled`: each ARQ the service holds is bound to its
+ends with :func:`tests.functional.fpga.settled`: each ARQ the service holds is bound to its
 server's current host and is the server's own."""
 
-import json
-
-from nimbus.common.db import get_database
-from nimbus.db import cell_instances
+from tests.functional.fpga import accel_uuids
+from tests.functional.fpga import booted
+from tests.functional.fpga import by_host
+from tests.functional.fpga import fail_binds_elsewhere
+from tests.functional.fpga import fpga_cloud
+from tests.functional.fpga import settled
 from tests.functional.test_server_actions import ADMIN
 from tests.functional.test_server_resize import _wait_status
 from tests.functional.test_server_resize import MoveApi
-from tests.functional.test_shelve_evacuate import _accel
 from tests.functional.test_shelve_evacuate import _arqs
 from tests.functional.test_shelve_evacuate import _force_down
 
 
 def _cloud(make_cloud, tmp_path, hosts=2):
-    control = tmp_path / 'fpga-control.json'
-    control.write_text('{}')
-    cloud = make_cloud(
-        hosts=hosts,
-        accelerators=True,
-        overrides={'fake_fpga': {'control_file': str(control)}},
-    )
-    api = MoveApi(cloud)
-    api.control = control
-    _accel(
-        api,
-        'POST',
-        '/device_profiles',
-        [{'name': 'fpga', 'groups': [{'resources:FPGA': '1'}]}],
-    )
-    api.flavor = api.admin.create_flavor(
-        'm1.fpga', 1, 512, 1, extra_specs={'accel:device_profile': 'fpga'}
-    )
-    api.fpga_big = api.admin.create_flavor(
-        'm1.fpga-big', 2, 1024, 1, extra_specs={'accel:device_profile': 'fpga'}
-    )
-    return api
+    return fpga_cloud(make_cloud, tmp_path, MoveApi, hosts=hosts)
 
 
 def _host(api, uuid):
     return api.show(uuid)['OS-EXT-SRV-ATTR:host']
-
-
-def _by_host(api, consumer):
-    """{host: {resource class: amount}} of a consumer, the device
-    providers (``<host>_fake_fpga_<n>``) counted with their host."""
-    out = {}
-    for name, resources in api.hosts_of(consumer).items():
-        host = name.split('_')[0]
-        for rc, amount in resources.items():
-            out.setdefault(host, {})[rc] = amount
-    return out
-
-
-def _accel_uuids(api, uuid):
-    db = get_database(api.cloud.db_urls['cell1'])
-    with db.session() as session:
-        return sorted(cell_instances.get(session, uuid).accel_uuids or [])
-
-
-def _settled(api, uuid):
-    """Every ARQ the accelerator service holds is bound to this server on
-    its current host and is the one the server records and its guest
-    was spawned with; returns their uuids."""
-    host = _host(api, uuid)
-    every = _accel(api, 'GET', '/accelerator_requests')['arqs']
-    held = {
-        a['uuid']: (a['state'], a['instance_uuid'], a['hostname'])
-        for a in every
-    }
-    assert held and set(held.values()) == {('Bound', uuid, host)}, held
-    assert _accel_uuids(api, uuid) == sorted(held)
-    driver = api.cloud.computes[host].driver
-    assert driver.attached_arqs(uuid) == sorted(held)
-    return sorted(held)
 
 
 def _resize(api, uuid, flavor):
@@ -91,9 +37,7 @@ def test_resize_binds_on_the_destination_and_confirm_frees_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     _resize(api, uuid, api.fpga_big)
     server, _ = api.wait(uuid, 'VERIFY_RESIZE')
     dest = server['OS-EXT-SRV-ATTR:host']
@@ -102,35 +46,33 @@ def test_resize_binds_on_the_destination_and_confirm_frees_the_source(
     assert arqs[first] == ('Bound', source)  # kept until the confirm
     (second,) = set(arqs) - {first}
     assert arqs[second] == ('Bound', dest)
-    assert _accel_uuids(api, uuid) == [second]
+    assert accel_uuids(api, 'cell1', uuid) == [second]
     assert api.cloud.computes[dest].driver.attached_arqs(uuid) == [second]
     migration = api.migration(uuid)
     assert migration['details']['source_accel_uuids'] == [first]
     assert migration['details']['dest_accel_uuids'] == [second]
     # The device moved with the allocations: the instance holds the
     # destination's FPGA, the migration the source's.
-    assert _by_host(api, uuid) == {
+    assert by_host(api, uuid) == {
         dest: {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 1, 'FPGA': 1}
     }
-    assert _by_host(api, migration['uuid']) == {
+    assert by_host(api, migration['uuid']) == {
         source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
     response = api.action(uuid, {'confirmResize': None})
     assert response.status_code == 204, response.text
     api.wait(uuid, 'ACTIVE')
     _wait_status(api, uuid, 'confirmed')
-    assert _settled(api, uuid) == [second]
+    assert settled(api, uuid) == [second]
     assert api.allocations(migration['uuid']) == {}
-    assert list(_by_host(api, uuid)) == [dest]
+    assert list(by_host(api, uuid)) == [dest]
 
 
 def test_revert_deletes_the_destination_arqs_and_keeps_the_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     _resize(api, uuid, api.fpga_big)
     api.wait(uuid, 'VERIFY_RESIZE')
     assert len(_arqs(api, uuid)) == 2
@@ -140,9 +82,9 @@ def test_revert_deletes_the_destination_arqs_and_keeps_the_source(
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == source
     _wait_status(api, uuid, 'reverted')
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid) == [first]
     assert api.allocations(migration['uuid']) == {}
-    assert _by_host(api, uuid) == {
+    assert by_host(api, uuid) == {
         source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
 
@@ -151,9 +93,7 @@ def test_cold_migrate_binds_the_same_profile_on_the_destination(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     response = api.action(uuid, {'migrate': None}, ADMIN)
     assert response.status_code == 202, response.text
     server, _ = api.wait(uuid, 'VERIFY_RESIZE')
@@ -167,8 +107,8 @@ def test_cold_migrate_binds_the_same_profile_on_the_destination(
     assert response.status_code == 204, response.text
     api.wait(uuid, 'ACTIVE')
     _wait_status(api, uuid, 'confirmed')
-    assert _settled(api, uuid) == [second]
-    assert _by_host(api, uuid) == {
+    assert settled(api, uuid) == [second]
+    assert by_host(api, uuid) == {
         dest: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
     assert api.allocations(migration['uuid']) == {}
@@ -178,11 +118,8 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     make_cloud, tmp_path
 ):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
-    dest = [h for h in api.cloud.host_names() if h != source][0]
-    api.control.write_text(json.dumps({'fail_hosts': [dest]}))
+    uuid, source, first = booted(api)
+    dest = fail_binds_elsewhere(api, source)
     _resize(api, uuid, api.fpga_big)
     _wait_status(api, uuid, 'error')
     server, _ = api.wait(uuid, 'ACTIVE')
@@ -193,9 +130,9 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
     assert 'No valid host' in api.fault(uuid)
     # Nothing leaked: the destination's ARQ is gone, the migration holds
     # nothing, the instance only its source (with its FPGA).
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid) == [first]
     assert api.allocations(api.migration(uuid)['uuid']) == {}
-    assert _by_host(api, uuid) == {
+    assert by_host(api, uuid) == {
         source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
     assert uuid not in api.cloud.computes[dest].driver.list_instances()
@@ -208,22 +145,18 @@ def test_a_failed_bind_on_the_destination_leaves_the_server_on_its_source(
 
 def test_rebuild_keeps_the_arqs_bound_on_the_host(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    host = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, host, first = booted(api)
     image = api.admin.create_image('ubuntu')
     response = api.action(uuid, {'rebuild': {'imageRef': image['id']}})
     assert response.status_code == 202, response.text
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == host
-    assert _settled(api, uuid) == [first]
+    assert settled(api, uuid) == [first]
 
 
 def test_evacuate_binds_new_arqs_on_the_new_host(make_cloud, tmp_path):
     api = _cloud(make_cloud, tmp_path)
-    uuid = api.boot()
-    source = _host(api, uuid)
-    (first,) = _settled(api, uuid)
+    uuid, source, first = booted(api)
     api.cloud.stop_compute(source)
     _force_down(api, source)
     response = api.action(uuid, {'evacuate': {}}, ADMIN, version='2.68')
@@ -231,13 +164,13 @@ def test_evacuate_binds_new_arqs_on_the_new_host(make_cloud, tmp_path):
     server, _ = api.wait(uuid, 'ACTIVE')
     dest = server['OS-EXT-SRV-ATTR:host']
     assert dest != source
-    (second,) = _settled(api, uuid)  # the source's ARQ is gone
+    (second,) = settled(api, uuid)  # the source's ARQ is gone
     assert second != first
-    assert _by_host(api, uuid) == {
+    assert by_host(api, uuid) == {
         dest: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
     # The source's, device included, waits for the source to come back.
     (migration,) = api.migrations(uuid)
-    assert _by_host(api, migration['uuid']) == {
+    assert by_host(api, migration['uuid']) == {
         source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }

@@ -273,6 +273,18 @@ def test_refused_resizes(api):
     assert response.status_code == 400
     # Not resized: nothing to confirm or revert.
     assert api.action(uuid, {'confirmResize': None}).status_code == 400
+    # Over the project's cores quota (one core used, one more asked).
+    quota = {'quota_set': {'cores': 1}}
+    response = api.call('PUT', '/os-quota-sets/p1', quota, ADMIN)
+    assert response.status_code == 200, response.text
+    response = _resize(api, uuid)
+    assert response.status_code == 403
+    assert response.json()['forbidden']['message'] == (
+        'Quota exceeded for cores: Requested 1, but already used 1 of 1 cores'
+    )
+    quota = {'quota_set': {'cores': -1}}
+    response = api.call('PUT', '/os-quota-sets/p1', quota, ADMIN)
+    assert response.status_code == 200, response.text
     # Locked: 409 for the owner.
     assert api.action(uuid, {'lock': None}).status_code == 202
     response = _resize(api, uuid)

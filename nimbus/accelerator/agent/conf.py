@@ -46,6 +46,8 @@ AGENT_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(AGENT_OPTS, group=GROUP)
     fake.register_opts(conf)

@@ -36,15 +36,6 @@ LOG = logging.getLogger(__name__)
 
 OWNER_TRAIT = 'CUSTOM_OWNER_NIMBUS_ACCELERATOR'
 
-_INVENTORY_FIELDS = (
-    'total',
-    'reserved',
-    'min_unit',
-    'max_unit',
-    'step_size',
-    'allocation_ratio',
-)
-
 
 class RootProviderNotFound(Exception):
     """The compute node's provider does not exist (yet)."""
@@ -174,7 +165,7 @@ def _inventory_differs(have, want):
     return any(
         have[rc].get(field) != inv[field]
         for rc, inv in want.items()
-        for field in _INVENTORY_FIELDS
+        for field in placement_client.INVENTORY_FIELDS
     )
 
 

@@ -34,19 +34,9 @@ TOPIC = 'accelerator-agent'
 VERSION = '1.0'
 
 
-class AgentAPI:
-    def __init__(self, transport, conf=None):
-        self._transport = transport
-        self._conf = conf
-        self._clients = {}
-
-    def _client(self, host):
-        client = self._clients.get(host)
-        if client is None:
-            client = self._clients[host] = rpc.get_client(
-                self._transport, TOPIC, VERSION, server=host, conf=self._conf
-            )
-        return client
+class AgentAPI(rpc.HostClients):
+    topic = TOPIC
+    version = VERSION
 
     def program(self, ctxt, host, arq, timeout=None):
         """Call: program the attach handle of ``arq`` on ``host``.

@@ -26,8 +26,6 @@ import threading
 import time
 
 from oslo_log import log as logging
-import requests
-from requests import adapters
 
 from nimbus.accelerator.agent import exception
 from nimbus.accelerator.agent import manager
@@ -313,16 +311,6 @@ class AcceleratorAgent:
             )
 
 
-def placement_session(size):
-    """A requests session keeping up to ``size`` connections (the hosts of
-    a process share it)."""
-    session = requests.Session()
-    adapter = adapters.HTTPAdapter(pool_connections=4, pool_maxsize=size)
-    session.mount('http://', adapter)
-    session.mount('https://', adapter)
-    return session
-
-
 class AgentGroup:
     """The agents of ``hosts`` in this process (see :func:`build_agents`).
 
@@ -405,7 +393,8 @@ def build_agents(
     or ``inproc://``), on which every host is served as
     ``accelerator-agent.<host>``; ``placement_client``: a
     :class:`nimbus.common.clients.placement.PlacementClient` (sized for
-    the hosts: :func:`placement_session`); ``reporter``: an object with
+    the hosts: :func:`nimbus.common.clients.placement.placement_session`);
+    ``reporter``: an object with
     ``report_devices(ctxt, host, devices)``, in production
     ``nimbus.accelerator.rpcapi.AcceleratorAPI(transport)``
     (:class:`NullDeviceReporter` for placement only); ``hosts``: the host

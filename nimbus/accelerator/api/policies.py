@@ -13,7 +13,7 @@ a service token sent along with it (``service_roles:service``,
 keystonemiddleware's ``X-Service-Roles``), as Cyborg accepts Nova's.
 """
 
-from oslo_policy import policy
+from nimbus.common import policy as common_policy
 
 ADMIN = 'role:admin'
 SERVICE = 'role:service or service_roles:service'
@@ -33,17 +33,15 @@ MANAGER_OR_ADMIN = '(role:manager and project_id:%(project_id)s) or role:admin'
 
 
 def _rule(name, check_str, description, ops):
-    return policy.DocumentedRuleDefault(
-        name=name,
-        check_str=check_str,
-        description=description,
-        operations=[{'method': m, 'path': p} for m, p in ops],
-        scope_types=['project'],
+    return common_policy.documented(
+        name, check_str, description, ops, ['project']
     )
 
 
 _DPS = '/v2/device_profiles'
 _ARQS = '/v2/accelerator_requests'
+# One declared rule per policy name (a contract: each names its own
+# check, text and operations); alike by design.
 RULES = [
     _rule(
         DP % 'get_all',

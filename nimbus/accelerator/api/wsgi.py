@@ -16,16 +16,15 @@ from nimbus.accelerator.api.handlers import root
 from nimbus.accelerator.objects import base
 from nimbus.common import policy
 from nimbus.common import wsgi
+from nimbus.common.db import options as db_options
 
 LOG = logging.getLogger(__name__)
 
 
 def make_adb(conf):
-    url = conf.accelerator_database.connection
-    if not url:
-        raise ValueError('[accelerator_database] connection is not set')
-    if conf.accelerator_database.sync_on_startup:
-        accel_db.sync(url)
+    url = db_options.service_database_url(
+        conf, 'accelerator_database', accel_db.sync
+    )
     return base.AcceleratorDB(url)
 
 

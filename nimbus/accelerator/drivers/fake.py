@@ -94,6 +94,8 @@ FPGA_OPTS = _opts(1, '8086', '09c4', 'fake-arria10', 1)
 GPU_OPTS = _opts(1, '10de', '1eb8', 'fake-tesla-t4', 1)
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(FPGA_OPTS, group='fake_fpga')
     conf.register_opts(GPU_OPTS, group='fake_gpu')

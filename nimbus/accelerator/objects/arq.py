@@ -89,12 +89,10 @@ def _get(conn, uuid):
 
 
 def list_arqs(adb, instance_uuid=None, project_id=None):
-    query = sa.select(_ARQ).order_by(_ARQ.c.id)
-    if instance_uuid is not None:
-        query = query.where(_ARQ.c.instance_uuid == instance_uuid)
-    if project_id is not None:
-        query = query.where(_ARQ.c.project_id == project_id)
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    query = base.listing(
+        _ARQ, instance_uuid=instance_uuid, project_id=project_id
+    )
+    return adb.rows(query)
 
 
 def transition(conn, uuid, expected, new, **values):
@@ -256,7 +254,7 @@ def pending_binds(adb, limit=50):
         .order_by(_ARQ.c.updated_at, _ARQ.c.id)
         .limit(limit)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def claim_handle(adb, arq):
@@ -337,7 +335,7 @@ def due_events(adb, now=None, limit=50):
         .order_by(_ARQ.c.event_next_at, _ARQ.c.id)
         .limit(limit)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def pending_events(adb):
@@ -347,7 +345,7 @@ def pending_events(adb):
         .where(_ARQ.c.event_pending.is_(True))
         .order_by(_ARQ.c.id)
     )
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(query)
 
 
 def _pending_event_update(adb, arq, **values):

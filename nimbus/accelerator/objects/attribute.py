@@ -48,23 +48,13 @@ def create(adb, deployable_id, key, value):
 
 
 def list_attributes(adb, deployable_id=None, key=None):
-    query = sa.select(_ATTR).order_by(_ATTR.c.id)
-    if deployable_id is not None:
-        query = query.where(_ATTR.c.deployable_id == deployable_id)
-    if key is not None:
-        query = query.where(_ATTR.c.key == key)
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    query = base.listing(_ATTR, deployable_id=deployable_id, key=key)
+    return adb.rows(query)
 
 
 def get(adb, uuid):
-    row = adb.read(
-        lambda conn: conn.execute(
-            sa.select(_ATTR).where(_ATTR.c.uuid == uuid)
-        ).first()
-    )
-    if row is None:
-        raise NotFound(uuid)
-    return _row(row)
+    query = sa.select(_ATTR).where(_ATTR.c.uuid == uuid)
+    return _row(adb.first(query, NotFound, uuid))
 
 
 def delete(adb, uuid):

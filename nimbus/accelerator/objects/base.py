@@ -7,6 +7,8 @@ retried whole on a deadlock or a lost connection.
 
 import datetime
 
+import sqlalchemy as sa
+
 from nimbus.common import db as common_db
 
 
@@ -44,3 +46,33 @@ class AcceleratorDB:
     def read(self, fn, *args, **kwargs):
         with self.engine.connect() as conn:
             return fn(conn, *args, **kwargs)
+
+    def rows(self, query, to_dict=None):
+        """The rows of ``query``, each ``to_dict(row)`` (by default a dict
+        of its columns)."""
+        to_dict = to_dict or _columns
+        return self.read(
+            lambda conn: [to_dict(r) for r in conn.execute(query)]
+        )
+
+    def first(self, query, missing, key):
+        """The first row of ``query``; ``missing(key)`` (the object
+        module's NotFound) raised when there is none."""
+        row = self.read(lambda conn: conn.execute(query).first())
+        if row is None:
+            raise missing(key)
+        return row
+
+
+def listing(table, **given):
+    """All rows of ``table`` in id order whose columns equal the ``given``
+    values that are not None."""
+    query = sa.select(table).order_by(table.c.id)
+    for column, value in given.items():
+        if value is not None:
+            query = query.where(table.c[column] == value)
+    return query
+
+
+def _columns(row):
+    return dict(row._mapping)

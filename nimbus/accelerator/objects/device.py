@@ -49,20 +49,12 @@ def list_devices(adb, filters=None):
     query = sa.select(_DEV).order_by(_DEV.c.id)
     for key, value in (filters or {}).items():
         query = query.where(_DEV.c[key] == value)
-    return adb.read(
-        lambda conn: [dict(r._mapping) for r in conn.execute(query)]
-    )
+    return adb.rows(query)
 
 
 def get_device(adb, uuid):
-    row = adb.read(
-        lambda conn: conn.execute(
-            sa.select(_DEV).where(_DEV.c.uuid == uuid)
-        ).first()
-    )
-    if row is None:
-        raise NotFound(uuid)
-    return dict(row._mapping)
+    query = sa.select(_DEV).where(_DEV.c.uuid == uuid)
+    return dict(adb.first(query, NotFound, uuid)._mapping)
 
 
 def _deployable_query():
@@ -77,20 +69,12 @@ def list_deployables(adb, filters=None):
     query = _deployable_query()
     for key, value in (filters or {}).items():
         query = query.where(_DEP.c[key] == value)
-    return adb.read(
-        lambda conn: [dict(r._mapping) for r in conn.execute(query)]
-    )
+    return adb.rows(query)
 
 
 def get_deployable(adb, uuid):
-    row = adb.read(
-        lambda conn: conn.execute(
-            _deployable_query().where(_DEP.c.uuid == uuid)
-        ).first()
-    )
-    if row is None:
-        raise NotFound(uuid)
-    return dict(row._mapping)
+    query = _deployable_query().where(_DEP.c.uuid == uuid)
+    return dict(adb.first(query, NotFound, uuid)._mapping)
 
 
 def provider_known(conn, rp_uuid):

@@ -69,21 +69,12 @@ def create(adb, name, groups, description=None, uuid=None):
 
 
 def list_profiles(adb, name=None):
-    query = sa.select(_DP).order_by(_DP.c.id)
-    if name is not None:
-        query = query.where(_DP.c.name == name)
-    return adb.read(lambda conn: [_row(r) for r in conn.execute(query)])
+    return adb.rows(base.listing(_DP, name=name), _row)
 
 
 def _get(adb, column, value):
-    row = adb.read(
-        lambda conn: conn.execute(
-            sa.select(_DP).where(column == value)
-        ).first()
-    )
-    if row is None:
-        raise NotFound(value)
-    return _row(row)
+    query = sa.select(_DP).where(column == value)
+    return _row(adb.first(query, NotFound, value))
 
 
 def get_by_uuid(adb, uuid):

@@ -48,16 +48,22 @@ def _as_limits(values, field_names):
     return limits
 
 
-def show(req, resp, project_id):
-    util.authorize(req, policies.QUOTAS % 'show', _target(project_id))
-    util.query(req, schema.SHOW_QUERY)
-    deps = util.deps(req)
-    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+def _send_limits(req, resp, limits, project_id):
+    """The ``quota_set`` body of ``limits``, the resources of the
+    request's microversion."""
     resp.media = {
         'quota_set': _limits_body(
             limits, quotas.resources(util.version(req)), project_id
         )
     }
+
+
+def show(req, resp, project_id):
+    util.authorize(req, policies.QUOTAS % 'show', _target(project_id))
+    util.query(req, schema.SHOW_QUERY)
+    deps = util.deps(req)
+    limits = quotas.project_limits(deps.conf, deps.api_db, project_id)
+    _send_limits(req, resp, limits, project_id)
 
 
 def detail(req, resp, project_id):
@@ -79,12 +85,9 @@ def detail(req, resp, project_id):
 def defaults(req, resp, project_id):
     util.authorize(req, policies.QUOTAS % 'defaults', _target(project_id))
     deps = util.deps(req)
-    limits = quotas.defaults(deps.conf, deps.api_db)
-    resp.media = {
-        'quota_set': _limits_body(
-            limits, quotas.resources(util.version(req)), project_id
-        )
-    }
+    _send_limits(
+        req, resp, quotas.defaults(deps.conf, deps.api_db), project_id
+    )
 
 
 def update(req, resp, project_id):

@@ -61,15 +61,7 @@ def _check_quota(req, record, old, new):
     ]
     if overs:
         raise errors.forbidden(
-            'Quota exceeded for %s: Requested %s, but already used %s of %s'
-            ' %s'
-            % (
-                ', '.join(overs),
-                ', '.join(str(grow[r]) for r in overs),
-                ', '.join(str(used[r]) for r in overs),
-                ', '.join(str(limits[r]) for r in overs),
-                ', '.join(overs),
-            )
+            quota_usage.exceeded_message(overs, grow, used, limits)
         )
 
 

@@ -128,7 +128,8 @@ def _headroom(limit, used):
     return None if limit < 0 else max(limit - used, 0)
 
 
-def _message(overs, requested, used, limits):
+def exceeded_message(overs, requested, used, limits):
+    """Nova's 403 text for the resources ``overs`` over their limits."""
     return (
         'Quota exceeded for %s: Requested %s, but already used %s of %s '
         '%s'
@@ -241,7 +242,7 @@ def allowed_instances(snap, flavor, min_count, max_count):
         for r, each in per_instance.items()
         if limits[r] >= 0 and used[r] + each * max_count > limits[r]
     ]
-    raise QuotaExceeded(_message(overs, requested, used, limits))
+    raise QuotaExceeded(exceeded_message(overs, requested, used, limits))
 
 
 def _flavor_of(build_request, spec):
@@ -304,7 +305,7 @@ def recheck_instances(deps, snap, project_id, flavor, uuids):
         and others[r] + requested[r] > limits[r]
     ]
     if overs:
-        raise QuotaExceeded(_message(overs, requested, others, limits))
+        raise QuotaExceeded(exceeded_message(overs, requested, others, limits))
 
 
 def check_metadata(deps, project_id, metadata, limits=None):

@@ -115,35 +115,29 @@ def project_limits(conf, api_db, project_id):
         return project_limits_in(session, conf, project_id)
 
 
-def _upsert(session, model, where, resource, hard_limit):
-    row = session.execute(
-        sa.select(model).where(*where, model.resource == resource)
-    ).scalar()
-    if row is None:
-        return False
-    row.hard_limit = hard_limit
-    return True
+def _store_limits(api_db, model, owner, limits):
+    """Store ``{resource: hard_limit}`` as rows of ``model`` (Quota or
+    QuotaClass) of ``owner`` (``{'project_id': ...}`` or
+    ``{'class_name': ...}``): a row there is changed, a new one added."""
+    ((column, value),) = owner.items()
+    with api_db.session() as session:
+        for resource, hard_limit in limits.items():
+            row = session.execute(
+                sa.select(model).where(
+                    getattr(model, column) == value, model.resource == resource
+                )
+            ).scalar()
+            if row is None:
+                session.add(
+                    model(resource=resource, hard_limit=hard_limit, **owner)
+                )
+            else:
+                row.hard_limit = hard_limit
 
 
 def set_project_limits(api_db, project_id, limits):
     """Store ``{resource: hard_limit}`` as the project's own limits."""
-    model = api_models.Quota
-    with api_db.session() as session:
-        for resource, hard_limit in limits.items():
-            if not _upsert(
-                session,
-                model,
-                (model.project_id == project_id,),
-                resource,
-                hard_limit,
-            ):
-                session.add(
-                    model(
-                        project_id=project_id,
-                        resource=resource,
-                        hard_limit=hard_limit,
-                    )
-                )
+    _store_limits(api_db, api_models.Quota, {'project_id': project_id}, limits)
 
 
 def delete_project_limits(api_db, project_id):
@@ -157,20 +151,6 @@ def delete_project_limits(api_db, project_id):
 
 
 def set_class_limits(api_db, class_name, limits):
-    model = api_models.QuotaClass
-    with api_db.session() as session:
-        for resource, hard_limit in limits.items():
-            if not _upsert(
-                session,
-                model,
-                (model.class_name == class_name,),
-                resource,
-                hard_limit,
-            ):
-                session.add(
-                    model(
-                        class_name=class_name,
-                        resource=resource,
-                        hard_limit=hard_limit,
-                    )
-                )
+    _store_limits(
+        api_db, api_models.QuotaClass, {'class_name': class_name}, limits
+    )

@@ -82,6 +82,8 @@ class DeviceProfileError(ValueError):
     """The device profile does not exist or its groups are malformed."""
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(ACCELERATOR_CLIENT_OPTS, group=GROUP)
     auth.register_opts(conf, GROUP)

@@ -40,6 +40,8 @@ PLACEMENT_CLIENT_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(PLACEMENT_CLIENT_OPTS, group=GROUP)
     auth.register_opts(conf, GROUP)

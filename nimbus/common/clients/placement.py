@@ -13,6 +13,7 @@ import threading
 
 import orjson
 import requests
+from requests import adapters
 from oslo_log import log as logging
 import tenacity
 
@@ -27,6 +28,25 @@ from nimbus.common.clients.placement_providers import error_detail
 LOG = logging.getLogger(__name__)
 
 MICROVERSION = '1.39'
+# The fields of one resource class's inventory that a client reports.
+INVENTORY_FIELDS = (
+    'total',
+    'reserved',
+    'min_unit',
+    'max_unit',
+    'step_size',
+    'allocation_ratio',
+)
+
+
+def placement_session(size):
+    """A requests session keeping up to ``size`` connections (the
+    simulated hosts of a process share one)."""
+    session = requests.Session()
+    adapter = adapters.HTTPAdapter(pool_connections=4, pool_maxsize=size)
+    session.mount('http://', adapter)
+    session.mount('https://', adapter)
+    return session
 
 
 class _Retry(Exception):

@@ -39,6 +39,21 @@ COMMON_OPTS = [
 ]
 
 
+def service_database_url(conf, group, sync):
+    """``[group] connection`` of a service's own database (placement's,
+    the accelerator service's), given to ``sync`` first when ``[group]
+    sync_on_startup``; ValueError when it is not set."""
+    opts = getattr(conf, group)
+    url = opts.connection
+    if not url:
+        raise ValueError('[%s] connection is not set' % group)
+    if opts.sync_on_startup:
+        sync(url)
+    return url
+
+
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(API_DB_OPTS, group='api_database')
     conf.register_opts(CELL_DB_OPTS + COMMON_OPTS, group='database')

@@ -272,6 +272,37 @@ def get_client(
     )
 
 
+class HostClients:
+    """The RPC API of a service with one server per host (the computes,
+    the accelerator agents): a client per host, made when first used.
+    Subclasses set ``topic`` and ``version``, and may cap the version
+    (:meth:`_version_cap`)."""
+
+    topic = None
+    version = None
+
+    def __init__(self, transport, conf=None):
+        self._transport = transport
+        self._conf = conf
+        self._clients = {}
+
+    def _version_cap(self):
+        return None
+
+    def _client(self, host):
+        client = self._clients.get(host)
+        if client is None:
+            client = self._clients[host] = get_client(
+                self._transport,
+                self.topic,
+                self.version,
+                server=host,
+                conf=self._conf,
+                version_cap=self._version_cap(),
+            )
+        return client
+
+
 def get_server(transport, topic, endpoints, server, version='1.0'):
     """An RPC server whose endpoints answer only the methods they
     :func:`expose`; any other method name (``shutdown``, a typo, a method

@@ -72,6 +72,8 @@ UPGRADE_LEVEL_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(RPC_OPTS, group='rpc')
     conf.register_opts(UPGRADE_LEVEL_OPTS, group='upgrade_levels')

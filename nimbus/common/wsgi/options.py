@@ -99,6 +99,8 @@ WSGI_OPTS = [
 ]
 
 
+# register_opts and list_opts: the pair each option module has (the
+# services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
     conf.register_opts(API_OPTS, group='api')
     conf.register_opts(WSGI_OPTS, group='wsgi')

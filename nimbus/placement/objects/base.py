@@ -245,6 +245,23 @@ _STANDARD_IDS = weakref.WeakKeyDictionary()
 _STANDARD_IDS_LOCK = threading.Lock()
 
 
+def add_standard_names(conn, table, standard, custom_prefix):
+    """Insert into ``table`` (resource classes or traits) the names of
+    ``standard`` it lacks; the names it holds that are neither standard
+    nor custom (``custom_prefix``): what the caller may drop."""
+    have = {r[0] for r in conn.execute(sa.select(table.c.name))}
+    now = utcnow()
+    missing = [
+        {'name': n, 'created_at': now} for n in standard if n not in have
+    ]
+    if missing:
+        conn.execute(table.insert(), missing)
+    std = set(standard)
+    return [
+        n for n in have if n not in std and not n.startswith(custom_prefix)
+    ]
+
+
 def name_ids(conn, table, names):
     """``{name: id}`` for the given names of a name table (rc or trait)."""
     names = list(names)

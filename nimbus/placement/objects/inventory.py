@@ -17,6 +17,8 @@ from nimbus.placement.objects import statements
 
 LOG = logging.getLogger(__name__)
 
+# The fields a client reports too (nimbus.common.clients.placement.
+# INVENTORY_FIELDS); Placement imports no client, so it keeps its own.
 FIELDS = (
     'total',
     'reserved',

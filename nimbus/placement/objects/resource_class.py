@@ -12,20 +12,9 @@ STANDARD = tuple(os_resource_classes.STANDARDS)
 
 def sync_standard(conn):
     """Make the table hold exactly the standard set plus existing customs."""
-    have = {r[0] for r in conn.execute(sa.select(m.RC.c.name))}
-    now = base.utcnow()
-    missing = [
-        {'name': n, 'created_at': now} for n in STANDARD if n not in have
-    ]
-    if missing:
-        conn.execute(m.RC.insert(), missing)
-    std = set(STANDARD)
-    stale = [
-        n
-        for n in have
-        if n not in std
-        and not n.startswith(os_resource_classes.CUSTOM_NAMESPACE)
-    ]
+    stale = base.add_standard_names(
+        conn, m.RC, STANDARD, os_resource_classes.CUSTOM_NAMESPACE
+    )
     if stale:
         conn.execute(m.RC.delete().where(m.RC.c.name.in_(stale)))
 

@@ -13,19 +13,9 @@ STANDARD = tuple(os_traits.get_traits())
 
 def sync_standard(conn):
     """Add missing standard traits; drop unused ones no longer standard."""
-    have = {r[0] for r in conn.execute(sa.select(m.TRAIT.c.name))}
-    now = base.utcnow()
-    missing = [
-        {'name': n, 'created_at': now} for n in STANDARD if n not in have
-    ]
-    if missing:
-        conn.execute(m.TRAIT.insert(), missing)
-    std = set(STANDARD)
-    stale = [
-        n
-        for n in have
-        if n not in std and not n.startswith(os_traits.CUSTOM_NAMESPACE)
-    ]
+    stale = base.add_standard_names(
+        conn, m.TRAIT, STANDARD, os_traits.CUSTOM_NAMESPACE
+    )
     if stale:
         used = sa.select(m.RPT.c.trait_id)
         conn.execute(

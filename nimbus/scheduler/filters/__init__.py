@@ -50,8 +50,4 @@ def all_filters() -> list:
     """Built-in filters plus entry points of ``nimbus.scheduler.filters``."""
     from nimbus.scheduler import plugins
 
-    classes = builtin_filters()
-    for cls in plugins.entry_point_classes(ENTRY_POINT_NAMESPACE):
-        if cls not in classes:
-            classes.append(cls)
-    return classes
+    return plugins.with_entry_points(builtin_filters(), ENTRY_POINT_NAMESPACE)

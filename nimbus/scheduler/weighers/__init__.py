@@ -29,8 +29,4 @@ def builtin_weighers() -> list:
 def all_weighers() -> list:
     from nimbus.scheduler import plugins
 
-    classes = builtin_weighers()
-    for cls in plugins.entry_point_classes(ENTRY_POINT_NAMESPACE):
-        if cls not in classes:
-            classes.append(cls)
-    return classes
+    return plugins.with_entry_points(builtin_weighers(), ENTRY_POINT_NAMESPACE)

@@ -9,6 +9,8 @@ minimum when several aggregates set it).
 
 from __future__ import annotations
 
+import operator
+
 from nimbus.scheduler import host_table
 
 
@@ -129,6 +131,17 @@ class BaseHostWeigher:
     def unweighable_reason(self, host_state, spec) -> str | None:
         """Why this host cannot be weighed for this request, or None."""
         return None
+
+
+class HostAttributeWeigher(BaseHostWeigher):
+    """A weigher whose raw value is the HostState attribute ``raw_attribute``
+    as it is (free RAM, free vCPUs, the hypervisor version...)."""
+
+    def weigh(self, host_state, spec):
+        return getattr(host_state, self.raw_attribute)
+
+    def raw_values(self, hosts, spec):
+        return list(map(operator.attrgetter(self.raw_attribute), hosts))
 
 
 class WeigherRequirement:

@@ -6,6 +6,7 @@ from oslo_log import log as logging
 
 from nimbus.scheduler.filters.base import cached
 from nimbus.scheduler.weighers.base import BaseHostWeigher
+from nimbus.scheduler.weighers.base import HostAttributeWeigher
 
 LOG = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class CrossCellWeigher(BaseHostWeigher):
         return 1 if src is not None and host_state.cell_uuid == src else 0
 
 
-class HypervisorVersionWeigher(BaseHostWeigher):
+class HypervisorVersionWeigher(HostAttributeWeigher):
     """Prefers newer hypervisors (raw = ``hypervisor_version`` as an integer).
 
     Option: ``[filter_scheduler] hypervisor_version_weight_multiplier`` (default 1.0;
@@ -68,12 +69,6 @@ class HypervisorVersionWeigher(BaseHostWeigher):
 
     multiplier_option = 'hypervisor_version_weight_multiplier'
     raw_attribute = 'hypervisor_version'
-
-    def weigh(self, host_state, spec):
-        return host_state.hypervisor_version
-
-    def raw_values(self, hosts, spec):
-        return [h.hypervisor_version for h in hosts]
 
 
 class ImagePropertiesWeigher(BaseHostWeigher):

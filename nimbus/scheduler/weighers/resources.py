@@ -6,11 +6,12 @@ import operator
 
 from nimbus.scheduler.filters import pci as pci_filter
 from nimbus.scheduler.weighers.base import BaseHostWeigher
+from nimbus.scheduler.weighers.base import HostAttributeWeigher
 
 _COUNT = operator.methodcaller('get', 'count', 0)  # a PCI pool's free devices
 
 
-class RAMWeigher(BaseHostWeigher):
+class RAMWeigher(HostAttributeWeigher):
     """Prefers hosts with more free RAM (spreading); a negative multiplier stacks.
 
     Reads: ``host_state.free_ram_mb``. Option: ``[filter_scheduler] ram_weight_multiplier``
@@ -21,14 +22,8 @@ class RAMWeigher(BaseHostWeigher):
     multiplier_option = 'ram_weight_multiplier'
     raw_attribute = 'free_ram_mb'
 
-    def weigh(self, host_state, spec):
-        return host_state.free_ram_mb
 
-    def raw_values(self, hosts, spec):
-        return [h.free_ram_mb for h in hosts]
-
-
-class CPUWeigher(BaseHostWeigher):
+class CPUWeigher(HostAttributeWeigher):
     """Prefers hosts with more free vCPUs (``vcpus_total * cpu_allocation_ratio -
     vcpus_used``, placement's capacity when known).
 
@@ -39,14 +34,8 @@ class CPUWeigher(BaseHostWeigher):
     multiplier_option = 'cpu_weight_multiplier'
     raw_attribute = 'free_vcpus'
 
-    def weigh(self, host_state, spec):
-        return host_state.free_vcpus
 
-    def raw_values(self, hosts, spec):
-        return [h.free_vcpus for h in hosts]
-
-
-class DiskWeigher(BaseHostWeigher):
+class DiskWeigher(HostAttributeWeigher):
     """Prefers hosts with more free disk (``free_disk_mb``).
 
     Option: ``[filter_scheduler] disk_weight_multiplier`` (default 1.0).
@@ -56,14 +45,8 @@ class DiskWeigher(BaseHostWeigher):
     multiplier_option = 'disk_weight_multiplier'
     raw_attribute = 'free_disk_mb'
 
-    def weigh(self, host_state, spec):
-        return host_state.free_disk_mb
 
-    def raw_values(self, hosts, spec):
-        return [h.free_disk_mb for h in hosts]
-
-
-class IoOpsWeigher(BaseHostWeigher):
+class IoOpsWeigher(HostAttributeWeigher):
     """Weighs by concurrent I/O-heavy tasks; the default multiplier -1.0 prefers idle hosts.
 
     Reads: ``host_state.num_io_ops``. Option: ``[filter_scheduler]
@@ -73,14 +56,8 @@ class IoOpsWeigher(BaseHostWeigher):
     multiplier_option = 'io_ops_weight_multiplier'
     raw_attribute = 'num_io_ops'
 
-    def weigh(self, host_state, spec):
-        return host_state.num_io_ops
 
-    def raw_values(self, hosts, spec):
-        return [h.num_io_ops for h in hosts]
-
-
-class NumInstancesWeigher(BaseHostWeigher):
+class NumInstancesWeigher(HostAttributeWeigher):
     """Weighs by instance count; positive multipliers pack, negative spread.
 
     Reads: ``host_state.num_instances``. Option: ``[filter_scheduler]
@@ -90,12 +67,6 @@ class NumInstancesWeigher(BaseHostWeigher):
 
     multiplier_option = 'num_instances_weight_multiplier'
     raw_attribute = 'num_instances'
-
-    def weigh(self, host_state, spec):
-        return host_state.num_instances
-
-    def raw_values(self, hosts, spec):
-        return [h.num_instances for h in hosts]
 
 
 class PCIWeigher(BaseHostWeigher):

@@ -110,9 +110,11 @@ def test_the_migration_copy_keeps_its_uuid(cells):
                 'cross_cell_move': True,
             },
         )
+    with source.session() as s, target.session() as t:
+        cell_migrations.copy(s, t, migration['uuid'], hidden=True)
+        cell_migrations.copy(s, t, migration['uuid'], hidden=True)
+        assert cell_migrations.copy(s, t, 'no-such-migration') is None
     with target.session() as session:
-        cell_migrations.copy(session, migration, hidden=True)
-        cell_migrations.copy(session, migration, hidden=True)
         (copied,) = cell_migrations.for_instance(session, UUID)
         assert copied['uuid'] == migration['uuid']
         assert (copied['hidden'], copied['cross_cell_move']) == (True, True)
@@ -129,15 +131,37 @@ def _columns(row, skip=('id',)):
     }
 
 
+def _a_value(column, name):
+    try:
+        kind = column.type.python_type
+    except NotImplementedError:
+        kind = None
+    values = {int: 7, bool: True, str: 'x-' + name[:30]}
+    return values.get(kind, {'k': name})  # JSON text: a dict
+
+
 def test_every_column_is_carried(cells):
     """Each copied table, column by column (the model's columns, so a
     column added later is checked too)."""
     source, target = cells
+    # Every column of the model holds a value, so one the copy drops
+    # shows as a difference.
+    values = {
+        name: _a_value(models.Migration.__table__.c[name], name)
+        for name in cell_migrations._COLUMNS
+    }
+    values.update(
+        instance_uuid=UUID, migration_type='resize', status='pre-migrating'
+    )
+    with source.session() as s:
+        migration = cell_migrations.create(s, values)
     with source.session() as s, target.session() as t:
         copies.copy_instance(s, t, UUID, hidden=True)
         instance_actions.copy_missing(s, t, UUID)
+        cell_migrations.copy(s, t, migration['uuid'], hidden=True)
     with source.session() as s, target.session() as t:
         for model, key, skip in (
+            (models.Migration, models.Migration.instance_uuid, ('hidden',)),
             (models.Instance, models.Instance.uuid, ('id', 'hidden')),
             (models.InstanceFault, models.InstanceFault.instance_uuid, ()),
             (models.InstanceAction, models.InstanceAction.instance_uuid, ()),

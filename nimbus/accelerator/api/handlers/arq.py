@@ -69,12 +69,8 @@ def create(state, req, resp):
     util.authorize(state, req, policies.ARQ % 'create')
     body = util.json_body(req, schema.CREATE)
     name = body['device_profile_name']
-    try:
+    with util.lookup(dp_obj.NotFound, 'Device profile', name):
         profile = dp_obj.get_by_name(state.adb, name)
-    except dp_obj.NotFound as exc:
-        raise util.not_found(
-            'Device profile %s could not be found' % name
-        ) from exc
     arqs = arq_obj.create_for_profile(
         state.adb, profile, util.ctx(req).project_id
     )

@@ -10,15 +10,9 @@ NOUN = 'attributes'
 
 
 def render(req, attribute):
-    body = {
-        'uuid': attribute['uuid'],
-        'deployable_id': attribute['deployable_id'],
-        'key': attribute['key'],
-        'value': attribute['value'],
-        'links': util.link(req, NOUN, attribute['uuid']),
-    }
-    body.update(util.times(attribute))
-    return body
+    return util.body_of(
+        req, NOUN, attribute, ('uuid', 'deployable_id', 'key', 'value')
+    )
 
 
 def list_attributes(state, req, resp):
@@ -40,10 +34,8 @@ def list_attributes(state, req, resp):
 
 def _get(state, uuid):
     util.uuid_param('uuid', uuid)
-    try:
+    with util.lookup(attribute_obj.NotFound, 'Attribute', uuid):
         return attribute_obj.get(state.adb, uuid)
-    except attribute_obj.NotFound as exc:
-        raise util.not_found('Attribute %s could not be found' % uuid) from exc
 
 
 def show(state, req, resp, uuid):
@@ -68,8 +60,6 @@ def create(state, req, resp):
 def delete(state, req, resp, uuid):
     util.authorize(state, req, policies.ATTRIBUTE % 'delete')
     util.uuid_param('uuid', uuid)
-    try:
+    with util.lookup(attribute_obj.NotFound, 'Attribute', uuid):
         attribute_obj.delete(state.adb, uuid)
-    except attribute_obj.NotFound as exc:
-        raise util.not_found('Attribute %s could not be found' % uuid) from exc
     util.send(resp, None, 204)

@@ -53,12 +53,8 @@ def list_deployables(state, req, resp):
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.DEPLOYABLE % 'get_one')
     util.uuid_param('uuid', uuid)
-    try:
+    with util.lookup(device_obj.NotFound, 'Deployable', uuid):
         deployable = device_obj.get_deployable(state.adb, uuid)
-    except device_obj.NotFound as exc:
-        raise util.not_found(
-            'Deployable %s could not be found' % uuid
-        ) from exc
     attributes = attribute_obj.of_deployables(state.adb, [deployable['id']])
     util.send(
         resp, render(req, deployable, attributes.get(deployable['id'], ()))

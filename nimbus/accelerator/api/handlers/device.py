@@ -7,26 +7,22 @@ from nimbus.accelerator.objects import device as device_obj
 
 NOUN = 'devices'
 FILTERS = ('type', 'vendor', 'hostname')
+KEYS = (
+    'uuid',
+    'type',
+    'vendor',
+    'model',
+    'std_board_info',
+    'vendor_board_info',
+    'hostname',
+)
 
 
 def render(req, device):
-    body = {
-        key: device[key]
-        for key in (
-            'uuid',
-            'type',
-            'vendor',
-            'model',
-            'std_board_info',
-            'vendor_board_info',
-            'hostname',
-        )
-    }
+    extra = {}
     if util.version(req) >= (2, 3):
-        body['status'] = device['status']
-    body['links'] = util.link(req, NOUN, device['uuid'])
-    body.update(util.times(device))
-    return body
+        extra['status'] = device['status']
+    return util.body_of(req, NOUN, device, KEYS, **extra)
 
 
 def list_devices(state, req, resp):
@@ -46,8 +42,6 @@ def list_devices(state, req, resp):
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.DEVICE % 'get_one')
     util.uuid_param('uuid', uuid)
-    try:
+    with util.lookup(device_obj.NotFound, 'Device', uuid):
         device = device_obj.get_device(state.adb, uuid)
-    except device_obj.NotFound as exc:
-        raise util.not_found('Device %s could not be found' % uuid) from exc
     util.send(resp, render(req, device))

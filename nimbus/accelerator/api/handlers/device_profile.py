@@ -1,6 +1,8 @@
 """/v2/device_profiles: create, list, show (by uuid; by name from 2.2),
 delete (by uuid, or ``?value=name1,name2``)."""
 
+import contextlib
+
 from oslo_utils import uuidutils
 
 from nimbus.accelerator.api import policies
@@ -13,15 +15,20 @@ NOUN = 'device_profiles'
 
 
 def render(req, profile):
-    body = {
-        'uuid': profile['uuid'],
-        'name': profile['name'],
-        'description': profile['description'],
-        'groups': profile['groups'],
-        'links': util.link(req, NOUN, profile['uuid']),
-    }
-    body.update(util.times(profile))
-    return body
+    return util.body_of(
+        req, NOUN, profile, ('uuid', 'name', 'description', 'groups')
+    )
+
+
+@contextlib.contextmanager
+def _deleting(name=None):
+    """A missing profile (``name``, or the one the error names) is a 404,
+    one that ARQs name a 409."""
+    with util.lookup(dp_obj.NotFound, 'Device profile', name):
+        try:
+            yield
+        except dp_obj.InUse as exc:
+            raise util.conflict(str(exc)) from exc
 
 
 def create(state, req, resp):
@@ -59,7 +66,7 @@ def list_profiles(state, req, resp):
 
 def show(state, req, resp, uuid):
     util.authorize(state, req, policies.DP % 'get_one')
-    try:
+    with util.lookup(dp_obj.NotFound, 'Device profile', uuid):
         if uuidutils.is_uuid_like(uuid):
             profile = dp_obj.get_by_uuid(state.adb, uuid)
         elif util.version(req) >= (2, 2):
@@ -71,27 +78,17 @@ def show(state, req, resp, uuid):
                 "'%s' is not a device profile uuid; showing a profile by "
                 'name needs microversion 2.2 or later' % uuid,
             )
-    except dp_obj.NotFound as exc:
-        raise util.not_found(
-            'Device profile %s could not be found' % uuid
-        ) from exc
     # Cyborg answers one profile wrapped in "device_profile".
     util.send(resp, {'device_profile': render(req, profile)})
 
 
 def delete(state, req, resp, uuid):
     util.authorize(state, req, policies.DP % 'delete')
-    try:
+    with _deleting(uuid):
         if uuidutils.is_uuid_like(uuid):
             dp_obj.delete(state.adb, uuid)
         else:
             dp_obj.delete_by_names(state.adb, [uuid])
-    except dp_obj.NotFound as exc:
-        raise util.not_found(
-            'Device profile %s could not be found' % uuid
-        ) from exc
-    except dp_obj.InUse as exc:
-        raise util.conflict(str(exc)) from exc
     util.send(resp, None, 204)
 
 
@@ -110,12 +107,6 @@ def delete_by_names(state, req, resp):
         raise util.bad_request(
             "Query parameter 'value' has an empty name: %r" % value
         )
-    try:
+    with _deleting():
         dp_obj.delete_by_names(state.adb, names)
-    except dp_obj.NotFound as exc:
-        raise util.not_found(
-            'Device profile %s could not be found' % exc
-        ) from exc
-    except dp_obj.InUse as exc:
-        raise util.conflict(str(exc)) from exc
     util.send(resp, None, 204)

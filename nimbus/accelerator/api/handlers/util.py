@@ -1,5 +1,7 @@
 """Helpers shared by the accelerator API's handlers."""
 
+import contextlib
+
 import orjson
 from oslo_utils import uuidutils
 
@@ -116,6 +118,28 @@ def uuid_param(name, value):
     if not uuidutils.is_uuid_like(value):
         raise bad_request("'%s' is not a valid UUID for %s" % (value, name))
     return value
+
+
+@contextlib.contextmanager
+def lookup(missing, what, name=None):
+    """Turn ``missing`` (an object module's NotFound) raised inside the
+    block into a 404: "``what`` ``name`` could not be found" (``name``:
+    the exception's text when None)."""
+    try:
+        yield
+    except missing as exc:
+        name = exc if name is None else name
+        raise not_found('%s %s could not be found' % (what, name)) from exc
+
+
+def body_of(req, noun, record, keys, **extra):
+    """The API's body of one ``record`` of the collection ``noun``: its
+    ``keys``, then ``extra``, its self link and its times."""
+    body = {key: record[key] for key in keys}
+    body.update(extra)
+    body['links'] = link(req, noun, record['uuid'])
+    body.update(times(record))
+    return body
 
 
 def times(record):
