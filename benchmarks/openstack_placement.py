@@ -23,6 +23,8 @@ import time
 
 import requests
 
+import proc_cpu
+
 PACKAGES = ('openstack-placement==16.0.0', 'cheroot')
 DRIVERS = {
     'mysql': ('PyMySQL', 'pymysql'),
@@ -157,6 +159,8 @@ def _compare(args, venv, db_url, threads, run):
             threads,
             args.repeat,
             'openstack-placement-16.0.0',
+            server_cpu=proc_cpu.cpu_meter([proc.pid]),
+            db_cpu=proc_cpu.cpu_meter(proc_cpu.database_pids(db_url)),
         )
     finally:
         proc.terminate()

@@ -49,6 +49,9 @@ import uuid as uuidlib
 
 import requests
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import proc_cpu  # noqa: E402
+
 HEADERS = {
     'x-auth-token': 'admin',
     'x-roles': 'admin,service',
@@ -277,6 +280,18 @@ def _loadavg():
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _cpu_per_request(before, meters, requests):
+    """Milliseconds of CPU per request of each meter since ``before``."""
+    out = []
+    for start, meter in zip(before, meters, strict=True):
+        end = meter() if meter else None
+        if start is None or end is None or not requests:
+            out.append(None)
+        else:
+            out.append(round((end - start) * 1000.0 / requests, 3))
+    return out
+
+
 def populated(client, n):
     """True when the last of the N compute nodes already exists."""
     uuid = str(uuidlib.UUID(int=0xC0 << 96 | (n - 1)))
@@ -284,11 +299,24 @@ def populated(client, n):
     return resp.status_code == 200
 
 
-def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
+def run(
+    url,
+    n,
+    threads,
+    repeat,
+    label,
+    reuse=False,
+    populate_client=None,
+    server_cpu=None,
+    db_cpu=None,
+):
     """Populate (unless reused) and time the queries; returns the figures.
 
     ``populate_client`` (a :class:`Client`-like object) populates instead
-    of HTTP to ``url`` (``--populate-direct``).
+    of HTTP to ``url`` (``--populate-direct``). ``server_cpu`` and
+    ``db_cpu`` (functions returning CPU seconds so far, or None; see
+    :mod:`proc_cpu`) are read before and after the populate: the server's
+    and the database server's CPU per populate request.
     """
     out = {
         'providers': n,
@@ -305,7 +333,12 @@ def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
         out.update(populate='reused', populate_requests_per_s=None)
     else:
         writer = populate_client or client
+        before = writer.requests
+        cpu0 = [f() if f else None for f in (server_cpu, db_cpu)]
         rate, elapsed = populate(writer, n, threads)
+        cpu = _cpu_per_request(
+            cpu0, (server_cpu, db_cpu), writer.requests - before
+        )
         how = (
             'direct (PlacementDirect, no HTTP)'
             if populate_client
@@ -332,7 +365,20 @@ def run(url, n, threads, repeat, label, reuse=False, populate_client=None):
             populate_seconds=round(elapsed, 1),
             populate_requests=writer.requests,
             populate_retried_500s=writer.retries,
+            populate_server_cpu_ms_per_request=cpu[0],
+            populate_db_cpu_ms_per_request=cpu[1],
         )
+        if cpu[0] is not None:
+            print(
+                '[%s] populate CPU per request: server %.3f ms, database '
+                'server %s'
+                % (
+                    label,
+                    cpu[0],
+                    'n/a' if cpu[1] is None else '%.3f ms' % cpu[1],
+                ),
+                flush=True,
+            )
     queries = time_queries(client, repeat)
     for name, q in queries.items():
         print(
@@ -495,7 +541,7 @@ def serve_nimbus(db_url, threads, workdir):
             proc.wait(10)
         log.close()
 
-    return url, stop
+    return url, stop, proc.pid
 
 
 def main(argv=None):
@@ -576,12 +622,14 @@ def main(argv=None):
     )
     result = {'conditions': conditions(args, db_url)}
     drop = stop = None
+    server_pids = []
     try:
         url = args.url
         if not url:
             if not db_url.startswith('sqlite'):
                 drop = create_database(db_url)
-            url, stop = serve_nimbus(db_url, args.server_threads, workdir)
+            url, stop, pid = serve_nimbus(db_url, args.server_threads, workdir)
+            server_pids.append(pid)
         direct = DirectClient(db_url) if args.populate_direct else None
         result.update(
             run(
@@ -592,6 +640,8 @@ def main(argv=None):
                 'nimbus',
                 reuse=args.reuse,
                 populate_client=direct,
+                server_cpu=None if direct else proc_cpu.cpu_meter(server_pids),
+                db_cpu=proc_cpu.cpu_meter(proc_cpu.database_pids(db_url)),
             )
         )
         if stop is not None:
@@ -612,7 +662,6 @@ def main(argv=None):
 
 def compare(args, db_url, workdir, result):
     """Run the same load on OpenStack Placement; print and record ratios."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openstack_placement
 
     threads = args.openstack_threads
@@ -679,6 +728,18 @@ def compare(args, db_url, workdir, result):
                 threads,
             )
         )
+    for key, what in (
+        ('populate_server_cpu_ms_per_request', 'server CPU'),
+        ('populate_db_cpu_ms_per_request', 'database server CPU'),
+    ):
+        ours, theirs = result.get(key), other.get(key)
+        if ours and theirs:
+            name = 'populate_' + key.split('_')[1] + '_cpu'
+            ratios[name] = round(theirs / ours, 1)
+            print(
+                'ratio %-17s %6.1fx less %s per request (%.3f vs %.3f ms)'
+                % (name, ratios[name], what, ours, theirs)
+            )
     result['ratios'] = ratios
 
 

@@ -57,6 +57,25 @@ def _sqlite_on_connect(dbapi_conn, _record):
     cursor.close()
 
 
+def begin_with(engine, sql):
+    """Every transaction of ``engine`` (a SQLite one) starts with ``sql``
+    on the DBAPI connection, where SQLAlchemy begins it (its dialect's
+    ``do_begin``, a no-op for pysqlite): a failure is wrapped and handled
+    as any error of a BEGIN, and no per-transaction event is dispatched
+    (a ``begin`` listener running the statement through
+    ``exec_driver_sql`` cost about 40 us of Python per transaction)."""
+
+    def do_begin(dbapi_conn):
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute(sql)
+        finally:
+            cursor.close()
+
+    # The engine's own dialect instance: no other engine is affected.
+    engine.dialect.do_begin = do_begin
+
+
 def create_engine(url, hot_path=False):
     """An engine for ``url``, raising oslo.db's exceptions unless
     ``hot_path``.
@@ -102,10 +121,7 @@ def _create_engine(url, hot_path):
         def _no_autobegin(dbapi_conn, _record):
             dbapi_conn.isolation_level = None
 
-        @event.listens_for(engine, 'begin')
-        def _begin(conn):
-            conn.exec_driver_sql('BEGIN IMMEDIATE')
-
+        begin_with(engine, 'BEGIN IMMEDIATE')
         return engine
     kwargs = {
         'pool_pre_ping': not hot_path,

@@ -94,8 +94,59 @@ class _JSONErrorRequest(cheroot_server.HTTPRequest):
                 raise
 
 
+class _Collect:
+    """Stands in for the connection's ``wfile`` while cheroot composes a
+    response head: keeps what it writes."""
+
+    __slots__ = ('data',)
+
+    def __init__(self):
+        self.data = b''
+
+    def write(self, data):
+        self.data += data
+
+
+class _OneWriteRequest(_JSONErrorRequest):
+    """A response with a known length goes out in one write, head and body
+    together (cheroot writes each in its own ``send``: two system calls,
+    and two wake-ups of the client, per request). A chunked response, and
+    a response without a body, are written as cheroot writes them."""
+
+    _head = None
+
+    def send_headers(self):
+        wfile = self.conn.wfile
+        self.conn.wfile = collect = _Collect()
+        try:
+            super().send_headers()
+        finally:
+            self.conn.wfile = wfile
+        if self.chunked_write:
+            wfile.write(collect.data)
+        else:
+            self._head = collect.data
+
+    def write(self, chunk):
+        head, self._head = self._head, None
+        if head is None:
+            super().write(chunk)
+        else:
+            self.conn.wfile.write(head + chunk)
+
+    def respond(self):
+        try:
+            super().respond()
+        finally:
+            # A head without a body (a 204, a HEAD request) or left by an
+            # error: written as cheroot would have.
+            head, self._head = self._head, None
+            if head is not None:
+                self.conn.wfile.write(head)
+
+
 class _JSONErrorConnection(cheroot_server.HTTPConnection):
-    RequestHandlerClass = _JSONErrorRequest
+    RequestHandlerClass = _OneWriteRequest
 
 
 class EmbeddedServer:

@@ -19,6 +19,7 @@ write lock.
 import contextlib
 import datetime
 import threading
+import time
 import weakref
 
 import sqlalchemy as sa
@@ -28,6 +29,11 @@ from sqlalchemy import exc as sa_exc
 from nimbus.common import db as common_db
 from nimbus.placement.db import models as m
 from nimbus.placement.objects import statements
+
+
+# Write connections kept idle between transactions, and for how long.
+IDLE_WRITERS = 4
+IDLE_MAX_S = 30.0
 
 
 def utcnow():
@@ -57,6 +63,10 @@ class PlacementDB:
             else contextlib.nullcontext()
         )
         self._state_lock = threading.Lock()
+        # Connections kept between write transactions (_keep_writer).
+        self._idle_writers = (
+            [] if self.dialect in ('sqlite', 'mysql', 'mariadb') else None
+        )
         self._state_conn = None
         self._state_sql = str(
             _STATE.compile(
@@ -75,25 +85,37 @@ class PlacementDB:
         serialisation); otherwise the counters are bumped first.
         """
 
+        def body(sa_conn):
+            conn = statements.Connection(sa_conn)
+            if not late_lock:
+                bump(conn, structure, usage)
+                return fn(conn, *args, **kwargs)
+            # The reads before the counter row lock run outside the
+            # section that all writers pass one at a time.
+            conn.info[_PENDING] = (structure, usage)
+            try:
+                out = fn(conn, *args, **kwargs)
+                take_counter_lock(conn)
+                return out
+            finally:
+                # A lost connection is invalidated: touching its info
+                # would raise PendingRollbackError and hide the
+                # (retriable) disconnect behind it.
+                if not conn.invalidated:
+                    conn.info.pop(_PENDING, None)
+
         def run():
-            with self._write_lock, self.engine.begin() as sa_conn:
-                conn = statements.Connection(sa_conn)
-                if not late_lock:
-                    bump(conn, structure, usage)
-                    return fn(conn, *args, **kwargs)
-                # The reads before the counter row lock run outside the
-                # section that all writers pass one at a time.
-                conn.info[_PENDING] = (structure, usage)
+            with self._write_lock:
+                sa_conn = self._take_writer()
                 try:
-                    out = fn(conn, *args, **kwargs)
-                    take_counter_lock(conn)
-                    return out
-                finally:
-                    # A lost connection is invalidated: touching its info
-                    # would raise PendingRollbackError and hide the
-                    # (retriable) disconnect behind it.
-                    if not conn.invalidated:
-                        conn.info.pop(_PENDING, None)
+                    with sa_conn.begin():
+                        out = body(sa_conn)
+                except BaseException:
+                    # Rolled back (or lost): back to the pool, never kept.
+                    sa_conn.close()
+                    raise
+                self._keep_writer(sa_conn)
+                return out
 
         try:
             return run()
@@ -102,6 +124,33 @@ class PlacementDB:
             # path (whatever is not retriable is raised again from there).
             pass
         return common_db.retry_on_deadlock(run)()
+
+    def _take_writer(self):
+        """A connection for one write transaction: one kept from an
+        earlier write (see :meth:`_keep_writer`), else the pool's."""
+        idle = self._idle_writers
+        while idle:
+            try:
+                conn, since = idle.pop()
+            except IndexError:  # another thread took the last one
+                break
+            if not conn.invalidated and time.monotonic() - since < IDLE_MAX_S:
+                return conn
+            conn.close()
+        return self.engine.connect()
+
+    def _keep_writer(self, conn):
+        """Keep ``conn`` (its transaction committed) for the next write:
+        the pool's checkout and checkin, and SQLAlchemy's ``Connection``
+        around them, cost about 60 us of Python per transaction. At most
+        :data:`IDLE_WRITERS` are kept, each for at most
+        :data:`IDLE_MAX_S` seconds of idleness; never on PostgreSQL, where
+        an idle session would refuse a ``DROP DATABASE``."""
+        idle = self._idle_writers
+        if idle is not None and len(idle) < IDLE_WRITERS:
+            idle.append((conn, time.monotonic()))
+        else:
+            conn.close()
 
     def read(self, fn, *args, **kwargs):
         """Run ``fn(conn, *args, **kwargs)`` in a read transaction, again
@@ -166,10 +215,7 @@ def _sqlite_read_engine(url):
         cur.execute('PRAGMA busy_timeout=30000')
         cur.close()
 
-    @event.listens_for(engine, 'begin')
-    def _begin(conn):
-        conn.exec_driver_sql('BEGIN')
-
+    common_db.begin_with(engine, 'BEGIN')
     return engine
 
 
