@@ -277,6 +277,16 @@ def node_hosts(session):
     return set(session.execute(sa.select(models.ComputeNode.host)).scalars())
 
 
+def node_mark(session):
+    """``(count, highest id)`` of the compute nodes."""
+    return session.execute(
+        sa.select(
+            sa.func.count(models.ComputeNode.id),
+            sa.func.max(models.ComputeNode.id),
+        )
+    ).one()
+
+
 def node_capacities(session):
     """``(host, hypervisor_hostname, uuid, vcpus, memory_mb, local_gb,
     cpu/ram/disk_allocation_ratio)`` of every node, by host (only those
