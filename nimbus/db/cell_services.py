@@ -70,6 +70,17 @@ def heartbeats(session, hosts, binary, availability_zone=None):
     hosts = list(dict.fromkeys(hosts))
     if not hosts:
         return {'refreshed': 0, 'created': 0}
+    now = types.utcnow()
+    # The UPDATE first: when it touched every host (each has its record,
+    # the usual beat) there is nothing to read or insert.
+    updated = session.execute(
+        sa.update(models.Service)
+        .where(models.Service.binary == binary, models.Service.host.in_(hosts))
+        .values(last_seen_up=now, report_count=models.Service.report_count + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if updated == len(hosts):
+        return {'refreshed': updated, 'created': 0}
     known = set(
         session.execute(
             sa.select(models.Service.host).where(
@@ -77,18 +88,6 @@ def heartbeats(session, hosts, binary, availability_zone=None):
             )
         ).scalars()
     )
-    now = types.utcnow()
-    if known:
-        session.execute(
-            sa.update(models.Service)
-            .where(
-                models.Service.binary == binary, models.Service.host.in_(known)
-            )
-            .values(
-                last_seen_up=now, report_count=models.Service.report_count + 1
-            )
-            .execution_options(synchronize_session=False)
-        )
     created = [h for h in hosts if h not in known]
     for host in created:
         session.add(
