@@ -66,7 +66,9 @@ class ProviderTree:
         return None
 
     def update_inventory(self, uuid, inventory):
-        self._providers[uuid].inventory = copy.deepcopy(inventory)
+        self._providers[uuid].inventory = {
+            rc: _copy_fields(fields) for rc, fields in inventory.items()
+        }
 
     def update_traits(self, uuid, traits):
         self._providers[uuid].traits = set(traits)

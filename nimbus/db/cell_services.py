@@ -158,6 +158,33 @@ def listing(session, host=None, binary=None, binaries=None):
     return list(session.execute(query).scalars())
 
 
+STATUS_COLUMNS = (
+    'host',
+    'binary',
+    'disabled',
+    'disabled_reason',
+    'forced_down',
+    'last_seen_up',
+    'updated_at',
+    'created_at',
+)
+
+
+def statuses(session, binaries):
+    """What the scheduler's refresh reads of the services of ``binaries``
+    (rows with :data:`STATUS_COLUMNS` as attributes, oldest first): the
+    columns only, no ORM objects (at a thousand hosts every 10 s)."""
+    return list(
+        session.execute(
+            sa.select(
+                *(getattr(models.Service, name) for name in STATUS_COLUMNS)
+            )
+            .where(models.Service.binary.in_(list(binaries)))
+            .order_by(models.Service.id)
+        )
+    )
+
+
 def by_id_or_uuid(session, service_id):
     """The service row of an integer id (or its string) or a uuid, or
     None."""
