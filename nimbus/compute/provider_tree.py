@@ -20,6 +20,16 @@ class ProviderData:
     aggregates: set = dataclasses.field(default_factory=set)
 
 
+def _copy_fields(fields):
+    """One resource class's inventory fields (flat: a dict copy is
+    enough; anything else is deep-copied)."""
+    if isinstance(fields, dict) and not any(
+        isinstance(v, (dict, list, set)) for v in fields.values()
+    ):
+        return dict(fields)
+    return copy.deepcopy(fields)
+
+
 class ProviderTree:
     def __init__(self):
         self._providers = {}
@@ -56,7 +66,9 @@ class ProviderTree:
         return None
 
     def update_inventory(self, uuid, inventory):
-        self._providers[uuid].inventory = copy.deepcopy(inventory)
+        self._providers[uuid].inventory = {
+            rc: _copy_fields(fields) for rc, fields in inventory.items()
+        }
 
     def update_traits(self, uuid, traits):
         self._providers[uuid].traits = set(traits)
@@ -81,4 +93,22 @@ class ProviderTree:
         return ordered
 
     def copy(self):
-        return copy.deepcopy(self)
+        """A copy sharing nothing mutable with this tree. Field by field
+        (an inventory is ``{resource class: {field: number or bool}}``):
+        a periodic update copies the tree three times, and at a thousand
+        simulated hosts ``copy.deepcopy`` of it was most of an idle
+        update's CPU."""
+        tree = ProviderTree()
+        tree._providers = {
+            uuid: ProviderData(
+                p.uuid,
+                p.name,
+                p.parent_uuid,
+                p.generation,
+                {rc: _copy_fields(f) for rc, f in p.inventory.items()},
+                set(p.traits),
+                set(p.aggregates),
+            )
+            for uuid, p in self._providers.items()
+        }
+        return tree

@@ -170,7 +170,48 @@ class ResourceTracker:
             p['uuid']: (p['name'], p['parent_provider_uuid'], p['generation'])
             for p in listed
         }
-        return self._tree.copy() if seen == have else None
+        if seen == have:
+            return self._tree.copy()
+        if any(seen.get(uuid) != known for uuid, known in have.items()):
+            return None
+        # Only new providers under the copy's (another agent's children:
+        # the accelerator agent's devices after the start): those are read,
+        # 3 requests each, the rest of the copy stands.
+        return self._with_new(
+            ctxt, [p for p in listed if p['uuid'] not in have]
+        )
+
+    def _with_new(self, ctxt, listed):
+        """The copy of the tree with the providers ``listed`` (new under
+        it) read and added; None when that fails or one hangs from no
+        provider of the tree."""
+        try:
+            new = self.placement.get_provider_tree(
+                ctxt, self.node_uuid, providers=listed
+            )
+        except common_exc.PlacementError:
+            return None
+        tree = self._tree.copy()
+        while new:
+            placed = [p for p in new if tree.exists(p['parent_provider_uuid'])]
+            if not placed:
+                return None
+            for provider in placed:
+                tree.new_child(
+                    provider['name'],
+                    provider['parent_provider_uuid'],
+                    provider['uuid'],
+                    provider['generation'],
+                )
+                tree.update_inventory(
+                    provider['uuid'], provider['inventories']
+                )
+                tree.update_traits(provider['uuid'], provider['traits'])
+                tree.update_aggregates(
+                    provider['uuid'], provider['aggregates']
+                )
+            new = [p for p in new if not tree.exists(p['uuid'])]
+        return tree
 
     def _read_tree(self, ctxt):
         absent, self.root_absent = self.root_absent, False

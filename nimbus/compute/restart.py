@@ -183,6 +183,9 @@ def destroy_orphans(runner, instances, guests=None):
     """
     if guests is None:
         guests = set(runner.driver.list_instances())
+    if not guests:
+        # No guest, no orphan: the moves through this host need no read.
+        return []
     live = {i.uuid for i in instances if i.vm_state != states.DELETED}
     # A move's source keeps its guest until the confirm, though the
     # instance is already on the destination; a destination has spawned

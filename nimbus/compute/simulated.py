@@ -114,6 +114,7 @@ class SimulatedComputes:
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
         self._heartbeat_task = None
+        self.group.prepare('_update_resources', self.before_updates)
 
     def build(self, host, registered=False, quiet=False):
         """The service of ``host``; ``registered``: its first heartbeat
@@ -178,10 +179,29 @@ class SimulatedComputes:
                     )
         return services
 
-    def _quiet(self, ctxt, names):
+    def before_updates(self, names):
+        """Before the periodic update of a slice of hosts: one
+        ``hosts_with_records`` call for them all; each host the cell
+        names nowhere skips its own ``instances_on_host`` read
+        (:meth:`~nimbus.compute.service.ComputeService.expect_quiet`).
+        Returns those hosts. At a thousand idle hosts this is one call a
+        second instead of two calls per host per minute."""
+        quiet = self._quiet(
+            nimbus_context.get_admin_context(), names, minimum=1
+        )
+        for name in quiet:
+            host = self.group.hosts.get(name)
+            if host is not None:
+                host.expect_quiet()
+        return quiet
+
+    def _quiet(self, ctxt, names, minimum=2):
         """The hosts of ``names`` no instance or migration of the cell
         names (one call); none when the call cannot be made."""
-        if len(names) < 2 or not self.conductor.takes_host_record_checks():
+        if (
+            len(names) < minimum
+            or not self.conductor.takes_host_record_checks()
+        ):
             return set()
         try:
             named = self.conductor.hosts_with_records(ctxt, names)

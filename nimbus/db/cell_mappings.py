@@ -96,16 +96,25 @@ def list_cells(api_db):
         ]
 
 
-def discover_hosts(api_db):
+def discover_hosts(api_db, marks=None):
     """Map every compute host found in a cell database to that cell.
 
-    Returns the hosts newly mapped.
+    Returns the hosts newly mapped. ``marks``: a dict the caller keeps
+    between passes (a loop that discovers every few seconds). A cell
+    whose compute nodes (their count and highest id) and host mappings
+    (their count and highest id) are what they were at the end of the
+    last pass has nothing new and is not read again: two small
+    aggregate queries instead of every node's and every mapping's host.
     """
     added = []
     for cell in list_cells(api_db):
         if cell['uuid'] == CELL0_UUID:
             continue
         cell_db = common_db.get_database(cell['database_connection'])
+        if marks is not None:
+            mark = _mark(api_db, cell_db)
+            if marks.get(cell['uuid']) == mark:
+                continue
         with cell_db.session() as session:
             hosts = cell_services.node_hosts(session)
         with api_db.session() as session:
@@ -122,7 +131,26 @@ def discover_hosts(api_db):
             for host in sorted(hosts - mapped):
                 session.add(api_models.HostMapping(host=host, cell_id=cell_id))
                 added.append(host)
+        if marks is not None:
+            marks[cell['uuid']] = _mark(api_db, cell_db)
     return added
+
+
+def _mark(api_db, cell_db):
+    """``(count, highest id)`` of a cell's compute nodes and of every
+    host mapping: a node added, or a mapping removed, changes it."""
+    with cell_db.session() as session:
+        nodes = tuple(cell_services.node_mark(session))
+    with api_db.session() as session:
+        mappings = tuple(
+            session.execute(
+                sa.select(
+                    sa.func.count(api_models.HostMapping.id),
+                    sa.func.max(api_models.HostMapping.id),
+                )
+            ).one()
+        )
+    return nodes, mappings
 
 
 def every_cell(session):

@@ -70,6 +70,17 @@ def heartbeats(session, hosts, binary, availability_zone=None):
     hosts = list(dict.fromkeys(hosts))
     if not hosts:
         return {'refreshed': 0, 'created': 0}
+    now = types.utcnow()
+    # The UPDATE first: when it touched every host (each has its record,
+    # the usual beat) there is nothing to read or insert.
+    updated = session.execute(
+        sa.update(models.Service)
+        .where(models.Service.binary == binary, models.Service.host.in_(hosts))
+        .values(last_seen_up=now, report_count=models.Service.report_count + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if updated == len(hosts):
+        return {'refreshed': updated, 'created': 0}
     known = set(
         session.execute(
             sa.select(models.Service.host).where(
@@ -77,18 +88,6 @@ def heartbeats(session, hosts, binary, availability_zone=None):
             )
         ).scalars()
     )
-    now = types.utcnow()
-    if known:
-        session.execute(
-            sa.update(models.Service)
-            .where(
-                models.Service.binary == binary, models.Service.host.in_(known)
-            )
-            .values(
-                last_seen_up=now, report_count=models.Service.report_count + 1
-            )
-            .execution_options(synchronize_session=False)
-        )
     created = [h for h in hosts if h not in known]
     for host in created:
         session.add(
@@ -157,6 +156,33 @@ def listing(session, host=None, binary=None, binaries=None):
     if binaries is not None:
         query = query.where(models.Service.binary.in_(list(binaries)))
     return list(session.execute(query).scalars())
+
+
+STATUS_COLUMNS = (
+    'host',
+    'binary',
+    'disabled',
+    'disabled_reason',
+    'forced_down',
+    'last_seen_up',
+    'updated_at',
+    'created_at',
+)
+
+
+def statuses(session, binaries):
+    """What the scheduler's refresh reads of the services of ``binaries``
+    (rows with :data:`STATUS_COLUMNS` as attributes, oldest first): the
+    columns only, no ORM objects (at a thousand hosts every 10 s)."""
+    return list(
+        session.execute(
+            sa.select(
+                *(getattr(models.Service, name) for name in STATUS_COLUMNS)
+            )
+            .where(models.Service.binary.in_(list(binaries)))
+            .order_by(models.Service.id)
+        )
+    )
 
 
 def by_id_or_uuid(session, service_id):
@@ -275,6 +301,16 @@ def node_as_dict(row):
 def node_hosts(session):
     """The hosts that have a compute node."""
     return set(session.execute(sa.select(models.ComputeNode.host)).scalars())
+
+
+def node_mark(session):
+    """``(count, highest id)`` of the compute nodes."""
+    return session.execute(
+        sa.select(
+            sa.func.count(models.ComputeNode.id),
+            sa.func.max(models.ComputeNode.id),
+        )
+    ).one()
 
 
 def node_capacities(session):

@@ -169,9 +169,13 @@ class Wheel:
     others rather than piling up.
     """
 
-    def __init__(self, ticker, interval, name, slots=None):
+    def __init__(self, ticker, interval, name, slots=None, prepare=None):
         self.interval = interval
         self.name = name
+        # ``prepare(hosts)``: called with a slice's host names before its
+        # calls (one batched read for them all); a failure is logged and
+        # the calls run anyway.
+        self.prepare = prepare
         count = slots or max(1, min(60, int(interval)))
         self._slices = [{} for _ in range(count)]
         self._next = 0
@@ -197,6 +201,13 @@ class Wheel:
         with self._lock:
             part = list(self._slices[self._next].items())
             self._next = (self._next + 1) % len(self._slices)
+        if part and self.prepare is not None:
+            try:
+                self.prepare([host for host, _func in part])
+            except Exception:
+                LOG.exception(
+                    'Preparing %s of %d hosts failed', self.name, len(part)
+                )
         for host, func in part:
             try:
                 func()
@@ -237,8 +248,20 @@ class HostGroup:
         # (interval, task name) -> Wheel; host -> the wheels it is on.
         self.wheels = {}
         self._tasks = {}
+        # task name -> prepare(hosts) of its wheels (:meth:`prepare`).
+        self._prepares = {}
         self._lock = threading.Lock()
         self._rpc_started = False
+
+    def prepare(self, task, func):
+        """Call ``func(hosts)`` before each slice of the hosts' periodic
+        ``task`` (by name) runs: the agent reads once, for the slice,
+        what each host's call would read on its own."""
+        with self._lock:
+            self._prepares[task] = func
+            for (_interval, name), wheel in self.wheels.items():
+                if name == task:
+                    wheel.prepare = func
 
     def _start_rpc(self):
         if not self._rpc_started:
@@ -267,7 +290,10 @@ class HostGroup:
             wheel = self.wheels.get((interval, task))
             if wheel is None:
                 wheel = self.wheels[(interval, task)] = Wheel(
-                    self.ticker, interval, task
+                    self.ticker,
+                    interval,
+                    task,
+                    prepare=self._prepares.get(task),
                 )
             return wheel
 

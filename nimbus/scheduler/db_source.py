@@ -125,10 +125,8 @@ class DBHostInfoSource:
         now = _now()
         for cell, session in self._cell_sessions():
             with session as s:
-                rows = cell_services.listing(
-                    s,
-                    binaries=COMPUTE_BINARIES
-                    + (common_service.CONDUCTOR_BINARY,),
+                rows = cell_services.statuses(
+                    s, COMPUTE_BINARIES + (common_service.CONDUCTOR_BINARY,)
                 )
                 clock = self._heartbeat_clock(cell, rows, now)
                 for svc in rows:

@@ -131,3 +131,17 @@ def test_a_refresh_lists_the_tree_and_reads_it_only_when_it_moved(make_cloud):
         'ensure_resource_provider',
         'get_provider_tree',
     ]
+    # A new child under the tree (another agent's device provider): only
+    # it is read; the copy keeps the rest and now holds the child too.
+    child = '7c0f3d4e-5a6b-4c8d-9e0f-1a2b3c4d5e6f'
+    real.ensure_resource_provider(None, child, 'host-1_dev', root)
+    real.set_traits(None, child, {'CUSTOM_DEVICE'})
+    placement.calls.clear()
+    past_the_refresh()
+    compute._update_resources()
+    assert placement.calls == ['list_tree', 'get_provider_tree']
+    assert compute.tracker._tree.data(child).traits == {'CUSTOM_DEVICE'}
+    placement.calls.clear()
+    past_the_refresh()
+    compute._update_resources()
+    assert placement.calls == ['list_tree']

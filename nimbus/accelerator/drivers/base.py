@@ -19,6 +19,7 @@ provider in placement) never changes either.
 """
 
 import abc
+import functools
 import json
 import uuid as uuidlib
 
@@ -46,9 +47,11 @@ class ProgramError(Exception):
     the reason, in the driver's words."""
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def device_uuid(host, driver_name, index):
     """The uuid of device ``index`` (0-based) of ``driver_name`` on
-    ``host``."""
+    ``host``. (These uuid functions are memoized: every periodic
+    discovery of every simulated host derives the same uuids again.)"""
     return str(
         uuidlib.uuid5(
             DEVICE_NAMESPACE, '%s/%s/%d' % (host, driver_name, index)
@@ -56,12 +59,14 @@ def device_uuid(host, driver_name, index):
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def provider_uuid(host, device):
     """The resource provider uuid of a device (the deployable's
     ``rp_uuid``): derived from the host and the device uuid."""
     return str(uuidlib.uuid5(PROVIDER_NAMESPACE, '%s/%s' % (host, device)))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def child_uuid(parent, kind, index):
     """A uuid under ``parent`` (deployables, attach handles)."""
     return str(uuidlib.uuid5(uuidlib.UUID(parent), '%s/%d' % (kind, index)))

@@ -151,12 +151,10 @@ def release_handles(conn, arq_uuid):
 def _upsert(conn, table, uuid, values, now):
     row = conn.execute(sa.select(table).where(table.c.uuid == uuid)).first()
     if row is None:
-        conn.execute(
-            table.insert().values(uuid=uuid, created_at=now, **values)
-        )
+        # The new row's id from the INSERT itself, not read back.
         return conn.execute(
-            sa.select(table.c.id).where(table.c.uuid == uuid)
-        ).scalar_one()
+            table.insert().values(uuid=uuid, created_at=now, **values)
+        ).inserted_primary_key[0]
     if any(getattr(row, k) != v for k, v in values.items()):
         conn.execute(
             table.update()

@@ -137,3 +137,42 @@ def test_a_host_group_puts_each_task_of_every_host_on_one_wheel():
     finally:
         group.stop()
         rpc.cleanup_transports(conf)
+
+
+def test_a_wheel_prepares_each_slice_before_its_calls():
+    ticker = _NoTicker()
+    seen = []
+    wheel = simulated.Wheel(
+        ticker, 60, 'update', slots=2, prepare=lambda hosts: seen.append(hosts)
+    )
+    for index in range(4):
+        wheel.add('h%d' % index, lambda index=index: seen.append(index))
+    wheel.tick()
+    wheel.tick()
+    # One prepare per slice, with its hosts, before their calls.
+    assert seen == [['h0', 'h2'], 0, 2, ['h1', 'h3'], 1, 3]
+
+    def failing(hosts):
+        raise RuntimeError('the batched read failed')
+
+    wheel.prepare = failing
+    seen.clear()
+    wheel.tick()
+    assert seen == [0, 2]  # the calls run anyway
+    empty = simulated.Wheel(_NoTicker(), 60, 'none', slots=2, prepare=failing)
+    assert empty.tick() == []  # no host, no prepare
+
+
+def test_a_host_group_gives_its_wheels_the_prepare_of_their_task():
+    conf = config.build_conf([])
+    transport = rpc.get_transport(conf, 'inproc:///wheel-prepare')
+    group = simulated.HostGroup(transport, 'wheel', workers=2, rpc_workers=1)
+    try:
+        before = group._wheel(30, 'report')
+        group.prepare('report', len)
+        assert before.prepare is len
+        assert group._wheel(60, 'report').prepare is len
+        assert group._wheel(60, 'other').prepare is None
+    finally:
+        group.stop()
+        rpc.cleanup_transports(conf)

@@ -52,6 +52,13 @@ def test_a_batch_creates_then_refreshes_every_host_in_one_go(cell_db):
     for host in hosts[:2]:
         assert rows[host][1] >= first[host][1]
     assert all(seen is not None for _count, seen in rows.values())
+    # Every host known (the usual beat): one UPDATE does it.
+    with cell_db.session() as session:
+        assert services.heartbeats(session, hosts, 'nimbus-compute') == {
+            'refreshed': 5,
+            'created': 0,
+        }
+    assert [_rows(cell_db)[h][0] for h in hosts] == [3, 3, 2, 2, 2]
 
 
 def test_a_batch_leaves_other_hosts_and_binaries_alone(cell_db):

@@ -1,0 +1,158 @@
+"""Idle simulated hosts (issue 27): before each slice of the periodic
+resource updates one ``hosts_with_records`` check asks the cell which of
+its hosts any record names; a host named nowhere and with no guest reads
+no instances and no moves, and what the cloud shows stays right."""
+
+import pytest
+
+from nimbus import services
+from nimbus.allinone import client as client_mod
+from nimbus.allinone import cloud as cloud_mod
+from nimbus.common import config
+from nimbus.common import context
+from nimbus.compute import resource_tracker
+
+
+class _Spy:
+    """The real cell conductor client, with its reads noted."""
+
+    def __init__(self, real):
+        self._real = real
+        self.checks = []
+        self.reads = []
+        self.moves = []
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def hosts_with_records(self, ctxt, hosts):
+        self.checks.append(list(hosts))
+        return self._real.hosts_with_records(ctxt, hosts)
+
+    def instances_on_host(self, ctxt, host):
+        self.reads.append(host)
+        return self._real.instances_on_host(ctxt, host)
+
+    def moves_of_host(self, ctxt, host):
+        self.moves.append(host)
+        return self._real.moves_of_host(ctxt, host)
+
+
+def _computes(cloud, count):
+    conf = config.build_conf(
+        [],
+        overrides={
+            'DEFAULT': {
+                'host': 'sim',
+                'state_path': cloud.state_dir,
+                'report_interval': 1,
+            },
+            'rpc': {'transport_url': cloud.cell_transport_url},
+            'placement_client': {'endpoint': cloud.placement_url},
+            # The test turns the updates by hand.
+            'compute': {'update_resources_interval': 3600},
+            'simulated_hosts': {'workers': 8, 'start_concurrency': 4},
+        },
+    )
+    cloud.confs.append(conf)
+    return services.simulated_computes(conf, count)
+
+
+def _update(computes, names):
+    """One turn of the periodic update of ``names``, as a wheel slice
+    runs it: the check, then each host's update."""
+    quiet = computes.before_updates(names)
+    for name in names:
+        computes.hosts[name]._update_resources()
+    return quiet
+
+
+def _hypervisors(api):
+    return {
+        h['hypervisor_hostname']: h
+        for h in api.get('/os-hypervisors/detail')['hypervisors']
+    }
+
+
+@pytest.mark.slow
+def test_quiet_hosts_read_nothing_and_the_cloud_stays_right(make_cloud):
+    cloud = make_cloud(hosts=0)
+    names = ['sim-%04d' % i for i in range(1, 5)]
+    computes = _computes(cloud, 4)
+    spy = computes.conductor = _Spy(computes.conductor)
+    try:
+        assert computes.start() == []
+        del spy.checks[:], spy.reads[:], spy.moves[:]
+        # Nothing anywhere: one check for the slice, no read of a host.
+        assert _update(computes, names) == set(names)
+        assert spy.checks == [names]
+        assert spy.reads == [] and spy.moves == []
+
+        api = client_mod.ComputeClient(cloud.api_url)
+        cloud_mod.wait_for(
+            lambda: len(_hypervisors(api)) == 4, what='4 hypervisors'
+        )
+        flavor = api.create_flavor('m1.tiny', 1, 512, 1)
+        image = api.create_image('cirros')
+        uuid = api.create_server('vm', flavor['id'], image['id'])['server'][
+            'id'
+        ]
+        server = cloud_mod.wait_for(
+            lambda: (lambda s: s if s['status'] == 'ACTIVE' else None)(
+                api.server(uuid)
+            ),
+            what='the server ACTIVE',
+        )
+        busy = server['OS-EXT-SRV-ATTR:host']
+        # A guest: the host reads as always, even when told it is quiet
+        # (a build may have landed after the check).
+        computes.hosts[busy].expect_quiet()
+        del spy.checks[:], spy.reads[:], spy.moves[:]
+        computes.hosts[busy]._update_resources()
+        assert spy.reads == [busy] and spy.moves == [busy]
+        # The cell names the busy host: only it reads; its node record
+        # still counts its server, the others none.
+        del spy.checks[:], spy.reads[:], spy.moves[:]
+        assert _update(computes, names) == set(names) - {busy}
+        assert spy.checks == [names]
+        assert spy.reads == [busy] and spy.moves == [busy]
+        hypervisors = _hypervisors(api)
+        assert hypervisors[busy]['running_vms'] == 1
+        assert all(
+            hypervisors[n]['running_vms'] == 0 for n in names if n != busy
+        )
+        # The server deleted: its host is still named (the deleted record
+        # stays), reads, and reports no server any more.
+        api.delete('/servers/%s' % uuid)
+        cloud_mod.wait_for(
+            lambda: not computes.hosts[busy].driver.list_instances(),
+            what='the guest gone',
+        )
+        del spy.reads[:]
+        _update(computes, names)
+        assert spy.reads == [busy]
+        assert _hypervisors(api)[busy]['running_vms'] == 0
+        # A failed check: every host reads on its own.
+        computes.conductor = _Failing(spy)
+        del spy.reads[:]
+        assert _update(computes, names) == set()
+        assert sorted(spy.reads) == names
+        # Placement holds every host's tree as before.
+        ctxt = context.get_admin_context()
+        for name in names:
+            root = resource_tracker.compute_node_uuid(name)
+            tree = computes.placement.get_provider_tree(ctxt, root)
+            assert tree[0]['inventories']['VCPU']['total'] > 0
+    finally:
+        computes.stop()
+
+
+class _Failing:
+    def __init__(self, real):
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def hosts_with_records(self, ctxt, hosts):
+        raise RuntimeError('the cell conductor is away')
