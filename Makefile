@@ -88,8 +88,8 @@ check-tests: $(VENV)/.installed-test
 # well under both cores busy together, or is short (record of
 # 2026-11-29, test-durations-2): the matrix rows (75 s) beside the two
 # database families (two servers); the fault table's quick rows (one
-# pytest process, a cloud waiting for its recoveries) beside devstack's
-# shell phases and the browser. test-slow (about 1.4 cores busy), the
+# pytest process, about one core busy) beside devstack's shell phases and
+# CLI calls (about one core) and the browser (36 s). test-slow (about 1.4 cores busy), the
 # daemons and the short soak (a fixed-rate load whose accepted boots are
 # asserted) run alone.
 LONG_FAMILIES := test-matrix+test-db-mysql+test-db-postgresql test-slow \
