@@ -85,15 +85,15 @@ check-tests: $(VENV)/.installed-test
 # (make test-daemons-full). Families joined by + run at the same time
 # (make -jN, N the families of the group, each one's output in one block
 # when it ends). A group shares the 2 cores: what runs side by side keeps
-# well under both cores busy together, or is short (record of
-# 2026-11-29, test-durations-2): the matrix rows (75 s) beside the two
-# database families (two servers); the fault table's quick rows (one
-# pytest process, about one core busy) beside devstack's shell phases and
-# CLI calls (about one core) and the browser (36 s). test-slow (about 1.4 cores busy), the
-# daemons and the short soak (a fixed-rate load whose accepted boots are
-# asserted) run alone.
+# at most about both cores busy together, or is short (CPU time of each
+# family in the record of 2026-11-29, test-durations-2): the matrix rows
+# (75 s) beside the two database families (two servers); the short soak
+# (a fixed-rate load, about 0.8 core) beside devstack's shell phases and
+# CLI calls (about one core) and the browser (36 s). test-slow (about 1.4
+# cores), the daemons and the fault rows (about one core; one pytest
+# process) run alone.
 LONG_FAMILIES := test-matrix+test-db-mysql+test-db-postgresql test-slow \
-	test-daemons test-faults-quick+test-devstack+test-browser test-soak-short
+	test-daemons test-faults-quick test-soak-short+test-devstack+test-browser
 test: $(VENV)/.installed-test lint
 	@$(MAKE) --no-print-directory check-tests CHECK_SKIP=matrix
 	@for group in $(LONG_FAMILIES); do \
