@@ -82,16 +82,24 @@ check-tests: $(VENV)/.installed-test
 # run every test but the faults_full rows (make test-faults), the
 # moves_cli ones (make test-moves-cli) and the daemons_full ones with
 # four fifths of the Placement conformance scenarios
-# (make test-daemons-full). Families joined by + run at the
-# same time (make -j2, each one's output in one block when it ends): they
-# do not contend (two database servers; devstack's shell phases and the
-# browser each keep about one core busy).
-LONG_FAMILIES := test-matrix test-slow test-db-mysql+test-db-postgresql test-daemons \
-	test-faults-quick test-soak-short test-devstack+test-browser
+# (make test-daemons-full). Families joined by + run at the same time
+# (make -jN, N the families of the group, each one's output in one block
+# when it ends). A group shares the 2 cores: what runs side by side keeps
+# at most about both cores busy together, or is short (CPU time of each
+# family in the record of 2026-11-29, test-durations-2): the matrix rows
+# (CPU work, but 75 s) beside the two database families (two servers);
+# the short soak (a fixed-rate load, about 0.8 core) beside devstack's
+# shell phases and CLI calls (about one core) and the browser (36 s).
+# test-slow (about 1.4 cores), the daemons and the fault rows (about one
+# core; one pytest process) run alone.
+LONG_FAMILIES := test-matrix+test-db-mysql+test-db-postgresql test-slow \
+	test-daemons test-faults-quick test-soak-short+test-devstack+test-browser
 test: $(VENV)/.installed-test lint
 	@$(MAKE) --no-print-directory check-tests CHECK_SKIP=matrix
 	@for group in $(LONG_FAMILIES); do \
-		$(MAKE) --no-print-directory -j2 --output-sync=target $$(echo $$group | tr + ' ') || exit 1; \
+		families=$$(echo $$group | tr + ' '); \
+		$(MAKE) --no-print-directory -j$$(echo $$families | wc -w) \
+			--output-sync=target $$families || exit 1; \
 	done; $(done)
 
 # Every row of the tests marked matrix (make check runs a sample).
