@@ -75,8 +75,10 @@ check: $(VENV)/.installed-test
 # PYTHONDONTWRITEBYTECODE (this machine's does): without it each pytest
 # worker and each Python subprocess of the tests compiled Nimbus and the
 # tests again (about 10 CPU s per worker). The __pycache__ directories
-# are git-ignored.
-CHECK_WORKERS ?= 2
+# are git-ignored. Three workers: the tests still wait part of the time,
+# so a third fills the idle time of the two cores
+# (212 s against 327 s for two, docs/results/2026-11-29-check-speed.md).
+CHECK_WORKERS ?= 3
 check-tests: $(VENV)/.installed-test
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(CHECK_WORKERS) --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
 
