@@ -71,8 +71,16 @@ CHECK_SELECTION = -m "$(CHECK_MARKS)$(if $(CHECK_SKIP), and not $(CHECK_SKIP))" 
 check: $(VENV)/.installed-test
 	@$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory check-tests; $(done)
 
+# Python writes its bytecode for the tests even where the environment says
+# PYTHONDONTWRITEBYTECODE (this machine's does): without it each pytest
+# worker and each Python subprocess of the tests compiled Nimbus and the
+# tests again (about 10 CPU s per worker). The __pycache__ directories
+# are git-ignored. Three workers: the tests still wait part of the time,
+# so a third fills the idle time of the two cores
+# (212 s against 327 s for two, docs/results/2026-11-29-check-speed.md).
+CHECK_WORKERS ?= 3
 check-tests: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(CHECK_WORKERS) --dist loadfile --matrix-sample $(MATRIX_SAMPLE) $(PYTEST_ARGS) $(CHECK_SELECTION); $(done)
 
 # What CI runs (.ci/run): lint, make check's tests (without the matrix
 # sample: test-matrix runs every row), then the long families, each its

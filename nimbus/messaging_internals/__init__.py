@@ -14,6 +14,10 @@ this package, loudly:
   one process.
 - :mod:`.simulated`: the host groups built on it.
 
+One more module reaches past the public API: ``nimbus.common.rpc.executor``
+(the RPC servers' thread pool, one private server attribute); it checks
+what it uses itself when a server is made.
+
 setup.cfg pins oslo.messaging to the tested range. :func:`check` (run at
 import) verifies that every private name these modules use is still
 there, and raises :class:`IncompatibleOsloMessaging` naming what is

@@ -33,6 +33,7 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_messaging.rpc import server as rpc_server
 
 from nimbus.common import rpc
+from nimbus.common.rpc import executor as rpc_executor
 from nimbus.messaging_internals import inproc
 
 LOG = logging.getLogger(__name__)
@@ -226,6 +227,7 @@ class _Dispatcher:
 class _Server(rpc_server.RPCServer):
     def __init__(self, transport, target, dispatcher, listener):
         super().__init__(transport, target, dispatcher, executor='threading')
+        rpc_executor.use_prompt_executor(self)
         self._multi_listener = listener
 
     def _create_listener(self):

@@ -20,6 +20,7 @@ import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
 from nimbus.common import secrets
+from nimbus.common.rpc import executor
 
 LOG = logging.getLogger(__name__)
 
@@ -306,15 +307,19 @@ class HostClients:
 def get_server(transport, topic, endpoints, server, version='1.0'):
     """An RPC server whose endpoints answer only the methods they
     :func:`expose`; any other method name (``shutdown``, a typo, a method
-    of a newer version) is refused with oslo.messaging's NoSuchMethod."""
+    of a newer version) is refused with oslo.messaging's NoSuchMethod. Its
+    thread pool stops without waiting out its idle workers' poll
+    (:mod:`nimbus.common.rpc.executor`)."""
     target = messaging.Target(topic=topic, server=server, version=version)
-    return messaging.get_rpc_server(
-        transport,
-        target,
-        [_RemoteEndpoint(e) for e in endpoints],
-        executor='threading',
-        serializer=Serializer(),
-        access_policy=messaging.ExplicitRPCAccessPolicy,
+    return executor.use_prompt_executor(
+        messaging.get_rpc_server(
+            transport,
+            target,
+            [_RemoteEndpoint(e) for e in endpoints],
+            executor='threading',
+            serializer=Serializer(),
+            access_policy=messaging.ExplicitRPCAccessPolicy,
+        )
     )
 
 

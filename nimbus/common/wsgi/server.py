@@ -149,6 +149,14 @@ class _JSONErrorConnection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _OneWriteRequest
 
 
+# cheroot's connection loop notices a stop at its next select() timeout,
+# its expiration_interval (0.5 s by default): a stop took up to half a
+# second. 0.05 s, the value cheroot itself uses on Windows, makes a stop
+# prompt (each in-process cloud of the tests stops two or three servers)
+# for a few more wake-ups of an idle server.
+STOP_POLL_INTERVAL = 0.05
+
+
 class EmbeddedServer:
     """A cheroot server running in a background thread. ``backlog`` is
     ``[wsgi] listen_backlog`` (see :func:`listen_backlog`)."""
@@ -164,6 +172,7 @@ class EmbeddedServer:
             request_queue_size=self.backlog,
         )
         self._server.ConnectionClass = _JSONErrorConnection
+        self._server.expiration_interval = STOP_POLL_INTERVAL
         self._server.prepare()
         self.host, self.port = self._server.bind_addr[:2]
         self._thread = threading.Thread(
