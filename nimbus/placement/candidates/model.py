@@ -135,7 +135,9 @@ def _follow_granular(key, options, changed, snap):
             anchors += [a for a in snap.anchors[u] if a != root]
         piece = (tuple((u, rc, amt) for rc, amt in items), (u,))
         for a in anchors:
-            pieces = (new or options).get(a, [])
+            # ``new`` may be empty (every piece removed so far): it is
+            # still the entry to follow, not ``options``
+            pieces = (options if new is None else new).get(a, [])
             at = bisect.bisect_left([q[1][0] for q in pieces], u)
             there = at < len(pieces) and pieces[at][1][0] == u
             if fits == there:

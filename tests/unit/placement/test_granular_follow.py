@@ -78,6 +78,29 @@ def test_a_device_that_fills_up_and_frees_again_is_followed():
         assert kept == was  # the old snapshot's entry is left as it was
 
 
+def test_the_last_piece_removed_then_another_added_in_one_write():
+    # One write takes the only piece away (the entry is empty for a
+    # moment) and gives another provider room: the followed entry holds
+    # the new piece alone, not the old one back.
+    b = TreeBuilder()
+    b.add(1, inv={'VCPU': 4})
+    b.add(2, parent=1, inv={'VCPU': 2})
+    b.add(3, parent=1, inv={'VCPU': 2})
+    b.provs[u(3)] = dataclasses.replace(b.provs[u(3)], usages={'VCPU': 1})
+    params = {'resources1': ['VCPU:2']}
+    snap = b.snapshot()
+    _answer(snap, params)
+    changed = [_used(b, 1, {'VCPU': 4}), _used(b, 2, {'VCPU': 1})]
+    changed.append(_used(b, 3, {}))
+    snap = snap.with_usages(changed)
+    fresh = b.snapshot()
+    (key,) = _granular(snap)
+    assert snap.memo[key] == groups.granular_options(
+        fresh, _group(params), None
+    )
+    assert _answer(snap, params) == _answer(fresh, params)
+
+
 def _group(params):
     from nimbus.placement.candidates import params as params_mod
 
