@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 
 import pytest
@@ -335,6 +336,30 @@ def test_the_substitutions_leave_nothing_of_a_shared_name():
     assert 'examples/noauth' not in done
 
 
+# What each daemon writes to its log once it serves: an RPC server, an
+# HTTP server, the simulated computes, the accelerator agent's hosts.
+STARTED = (
+    'Serving topic',
+    'listening on',
+    'hosts reported in',
+    'hosts started in',
+)
+
+
+def _wait_started(daemon, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = daemon.tail(lines=100000)
+        if any(marker in text for marker in STARTED):
+            return
+        assert daemon.alive(), '%s exited: %s' % (daemon.name, text[-3000:])
+        time.sleep(0.5)
+    raise AssertionError(
+        '%s did not start in %d s: %s'
+        % (daemon.name, timeout, daemon.tail()[-3000:])
+    )
+
+
 @pytest.mark.integration
 def test_the_readme_deploys_a_cloud_that_boots_a_server(tmp_path):
     openstack = os.path.join(os.path.dirname(sys.executable), 'openstack')
@@ -353,6 +378,13 @@ def test_the_readme_deploys_a_cloud_that_boots_a_server(tmp_path):
                     daemon = daemons.Daemon(name, module, config, log, args)
                     running.append(daemon.start())
             elif kind == 'stop':
+                # The README stops a cloud that is up: each daemon has said
+                # so before it is asked to stop (the accelerator agent, the
+                # last one started and awaited by no step, can still be
+                # starting on a loaded machine, and a daemon stopped while
+                # it starts dies by the signal).
+                for daemon in running:
+                    _wait_started(daemon)
                 for daemon in reversed(running):
                     daemon.stop(timeout=60)
                 codes = {d.name: d.process.returncode for d in running}
