@@ -4,6 +4,7 @@ confirm window running out, a super conductor that died in the middle
 of the move. Same cloud: cell1 with the source host, cell2 with two."""
 
 import datetime
+import threading
 import time
 
 from oslo_utils import timeutils
@@ -119,12 +120,16 @@ def test_auto_confirm_after_the_window(api):
 
 def _die_at(api, monkeypatch, which):
     """The super conductor 'dies' at a compute step: ``which`` fails and
-    nothing is rolled back (its rollback made a no-op)."""
-    monkeypatch.setattr(
-        cross_cell_resize.CrossCellMove,
-        'rollback',
-        lambda self, migration, selected, exc: None,
-    )
+    nothing is rolled back (its rollback made a no-op). Returns an event
+    set once the move has given up there: until then the move's thread
+    is still running and would take the real steps back once the test
+    undoes these patches."""
+    died = threading.Event()
+
+    def rollback(self, migration, selected, exc):
+        died.set()
+
+    monkeypatch.setattr(cross_cell_resize.CrossCellMove, 'rollback', rollback)
     if which == 'finish':
         _refuse_spawn(api)
     else:
@@ -134,6 +139,7 @@ def _die_at(api, monkeypatch, which):
             raise RuntimeError('gone')
 
         monkeypatch.setattr(driver, 'power_off', refuse)
+    return died
 
 
 @pytest.mark.parametrize(
@@ -145,9 +151,12 @@ def test_a_move_interrupted_before_its_switch_is_undone(
 ):
     uuid = api.boot_on_source()
     before = api.hosts_of(uuid)
-    _die_at(api, monkeypatch, which)
+    died = _die_at(api, monkeypatch, which)
     _resize(api, uuid)
     left = _wait_migration(api, uuid, status)
+    # The migration's status is set before its step is tried: wait for
+    # the move to fail there before the patches go.
+    assert died.wait(60)
     migration = left['uuid']
     # Left in its step: copies in both cells, mapped to the source.
     assert api.mapped_cell(uuid) == 'cell1'
