@@ -14,7 +14,9 @@ from nimbus.common import context
 from nimbus.compute import resource_tracker
 
 
-def _computes(cloud, count, **fake):
+def _computes(cloud, count, compute=None, **fake):
+    """``count`` simulated hosts on ``cloud``; ``compute``: options of the
+    ``[compute]`` group, ``fake``: of ``[fake_driver]``."""
     conf = config.build_conf(
         [],
         overrides={
@@ -26,6 +28,7 @@ def _computes(cloud, count, **fake):
             'rpc': {'transport_url': cloud.cell_transport_url},
             'placement_client': {'endpoint': cloud.placement_url},
             'fake_driver': fake,
+            'compute': compute or {},
             'simulated_hosts': {'workers': 8, 'start_concurrency': 4},
         },
     )

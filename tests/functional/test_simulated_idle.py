@@ -5,12 +5,11 @@ no instances and no moves, and what the cloud shows stays right."""
 
 import pytest
 
-from nimbus import services
 from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
-from nimbus.common import config
 from nimbus.common import context
 from nimbus.compute import resource_tracker
+from tests.functional import test_simulated_hosts as simulated_hosts
 
 
 class _Spy:
@@ -39,23 +38,10 @@ class _Spy:
 
 
 def _computes(cloud, count):
-    conf = config.build_conf(
-        [],
-        overrides={
-            'DEFAULT': {
-                'host': 'sim',
-                'state_path': cloud.state_dir,
-                'report_interval': 1,
-            },
-            'rpc': {'transport_url': cloud.cell_transport_url},
-            'placement_client': {'endpoint': cloud.placement_url},
-            # The test turns the updates by hand.
-            'compute': {'update_resources_interval': 3600},
-            'simulated_hosts': {'workers': 8, 'start_concurrency': 4},
-        },
+    # The test turns the updates by hand.
+    return simulated_hosts._computes(
+        cloud, count, compute={'update_resources_interval': 3600}
     )
-    cloud.confs.append(conf)
-    return services.simulated_computes(conf, count)
 
 
 def _update(computes, names):
