@@ -3,9 +3,10 @@
 One process runs the whole cloud (``nimbus.allinone.cloud.Cloud``: the API,
 the super and cell conductors, the scheduler, placement and the computes on
 the in-process bus, SQLite), quiet as ``tests/functional/test_boot_budget.py``
-makes it (periodic work pushed out). It boots ``--boots`` servers one after
-the other, each counted done when the compute's second compare-and-swap
-(ACTIVE) is answered (no polling of the API meanwhile), and prints:
+makes it (``nimbus.testing.quiet``: periodic work pushed out). It boots
+``--boots`` servers one after the other, each counted done when the
+compute's second compare-and-swap (ACTIVE) is answered (no polling of the
+API meanwhile), and prints:
 
 - the process CPU (``time.process_time``) per boot, and the wall time;
 - the CPU of the threads while they run the entry points of each service
@@ -45,23 +46,8 @@ from nimbus.allinone import client as client_mod
 from nimbus.allinone import cloud as cloud_mod
 from nimbus import services
 from nimbus.db import cell_mappings
+from nimbus.testing import quiet
 
-QUIET = {
-    'DEFAULT': {'report_interval': 600},
-    'compute': {
-        'update_resources_interval': 600,
-        'provider_tree_refresh_interval': 600,
-    },
-    'conductor': {
-        'build_check_interval': 0,
-        'recovery_interval': 0,
-        'audit_interval': 0,
-    },
-    'scheduler': {
-        'host_state_refresh_interval': 600,
-        'host_state_full_refresh_interval': 600,
-    },
-}
 
 # (module path, attribute path, service): entry points timed per thread.
 ENTRY_POINTS = (
@@ -183,7 +169,7 @@ def _wait(predicate, timeout):
 
 
 def run(boots, hosts, quota, warmup=5):
-    overrides = dict(QUIET)
+    overrides = quiet.quiet_overrides()
     if quota == 'limited':
         overrides['quota'] = {
             'instances': boots + warmup + 10,

@@ -3,7 +3,9 @@
 - :mod:`nimbus.testing.infra`: reach the real RabbitMQ, MariaDB and
   PostgreSQL, make a fresh vhost or database per run, and apply the rule
   that with ``CI=true`` a missing service fails instead of skipping.
-- :class:`nimbus.allinone.Cloud`: the whole cloud in-process.
+- :class:`nimbus.allinone.Cloud`: the whole cloud in-process;
+  :mod:`nimbus.testing.quiet`: its periodic work pushed out, to count what
+  one request costs.
 - :mod:`nimbus.testing.daemons`: run the real daemons as processes;
   :mod:`nimbus.testing.daemon_group`: wait on them, stop them together.
 - :mod:`nimbus.testing.private_rabbit` and

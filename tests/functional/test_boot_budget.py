@@ -24,27 +24,14 @@ from nimbus import services
 from nimbus.common.clients import placement as placement_client
 from nimbus.db import cell_mappings
 from nimbus.messaging_internals import inproc
+from nimbus.testing import quiet
 
-QUIET = {
-    'DEFAULT': {'report_interval': 600},
-    'compute': {
-        'update_resources_interval': 600,
-        'provider_tree_refresh_interval': 600,
-    },
-    'conductor': {
-        'build_check_interval': 0,
-        'recovery_interval': 0,
-        'audit_interval': 0,
-    },
-    'scheduler': {
-        'host_state_refresh_interval': 600,
-        'host_state_full_refresh_interval': 600,
-    },
-    # Nova's default limits (the all-in-one cloud has none): the quota
-    # check and its recheck count for real, cells included. Without
-    # limits a boot is cheaper still (no cell is read, no recheck).
-    'quota': {'instances': 10, 'cores': 20, 'ram': 51200},
-}
+# Nova's default limits (the all-in-one cloud has none): the quota check
+# and its recheck count for real, cells included. Without limits a boot is
+# cheaper still (no cell is read, no recheck).
+QUIET = quiet.quiet_overrides(
+    quota={'instances': 10, 'cores': 20, 'ram': 51200}
+)
 
 # The budget of one boot, measured on this code (the counts it printed;
 # RPC 2026-11-28, transactions 2026-11-29). Lower a number when a change
