@@ -24,6 +24,21 @@ READER = {'X-Auth-Token': 'carol:p1', 'X-Roles': 'reader'}
 NOBODY = {'X-Auth-Token': 'dave:p1', 'X-Roles': 'observer'}
 
 HOST = 'compute1'
+# The keys of a device in /v2/devices answers, as Cyborg's API reference
+# has them. Written out, not taken from the handler's KEYS: a change to
+# what the handler sends must fail the tests that use this.
+DEVICE_KEYS = {
+    'uuid',
+    'type',
+    'vendor',
+    'model',
+    'std_board_info',
+    'vendor_board_info',
+    'hostname',
+    'links',
+    'created_at',
+    'updated_at',
+}
 INSTANCE = '6a9d8e39-3d1f-4d5c-9a55-1f4b3c2d1e0f'
 
 

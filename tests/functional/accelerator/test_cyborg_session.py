@@ -12,6 +12,7 @@ import orjson
 
 from nimbus.accelerator import states
 from tests.functional.accelerator.conftest import ADMIN
+from tests.functional.accelerator.conftest import DEVICE_KEYS
 from tests.functional.accelerator.conftest import HOST
 from tests.functional.accelerator.conftest import MEMBER
 from tests.functional.accelerator.conftest import SERVICE
@@ -42,18 +43,6 @@ ARQ_KEYS = {
     'attach_handle_type',
     'attach_handle_uuid',
     'attach_handle_info',
-    'links',
-    'created_at',
-    'updated_at',
-}
-DEVICE_KEYS = {
-    'uuid',
-    'type',
-    'vendor',
-    'model',
-    'std_board_info',
-    'vendor_board_info',
-    'hostname',
     'links',
     'created_at',
     'updated_at',

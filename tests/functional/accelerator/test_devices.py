@@ -3,6 +3,7 @@ reports, in Cyborg's shapes; admin or service only."""
 
 import pytest
 
+from tests.functional.accelerator.conftest import DEVICE_KEYS
 from tests.functional.accelerator.conftest import HOST
 from tests.functional.accelerator.conftest import MEMBER
 from tests.functional.accelerator.conftest import SERVICE
@@ -19,18 +20,7 @@ def test_list_devices(api):
         ('11111111-0000-4000-8000-000000000001', 'GPU'),
     ]
     device = devices[0]
-    assert set(device) == {
-        'uuid',
-        'type',
-        'vendor',
-        'model',
-        'std_board_info',
-        'vendor_board_info',
-        'hostname',
-        'links',
-        'created_at',
-        'updated_at',
-    }
+    assert set(device) == DEVICE_KEYS
     assert device['hostname'] == HOST and device['vendor'] == '0x8086'
     assert device['links'][0]['href'].endswith('/v2/devices/' + DEVICE0)
 
