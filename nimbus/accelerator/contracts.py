@@ -37,12 +37,6 @@ def _list(d, name, field):
     return base.expect(d.get(field), list, name, field) or []
 
 
-def _extra(d, known):
-    return {
-        k: v for k, v in d.items() if k not in known and k != base.VERSION_KEY
-    }
-
-
 @dataclasses.dataclass(slots=True)
 class AttachHandle:
     """What a VM attaches (a PCI function, an mdev): part of both
@@ -174,7 +168,7 @@ class AcceleratorDevice:
                 Deployable.from_primitive(p, name + ' deployable')
                 for p in _list(d, name, 'deployables')
             ],
-            _extra(d, cls._KNOWN),
+            base.extra(d, cls._KNOWN),
         )
 
     # The contract's fields spelled out, alike by design in each contract
@@ -227,7 +221,7 @@ class AgentArq:
                 d.get('attach_handle'), 'arq attach_handle'
             ),
             _str(d, name, 'instance_uuid'),
-            _extra(d, cls._KNOWN),
+            base.extra(d, cls._KNOWN),
         )
 
     @classmethod

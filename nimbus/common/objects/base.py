@@ -77,6 +77,17 @@ def expect(value, kinds, name, field, optional=True):
     return value
 
 
+def extra(primitive, known):
+    """What ``primitive`` carries beyond the ``known`` field names and the
+    version: the fields a newer writer added, which this reader keeps in
+    ``extra`` and passes on."""
+    return {
+        k: v
+        for k, v in primitive.items()
+        if k not in known and k != VERSION_KEY
+    }
+
+
 def primitive(contract, version):
     """The primitive of a dataclass ``contract``: its fields by name under
     ``version``; a field named ``extra`` (what a newer writer sent that

@@ -89,11 +89,7 @@ class BuildRequest:
                 d.get('security_groups'), list, name, 'security_groups'
             )
             or [],
-            extra={
-                k: v
-                for k, v in d.items()
-                if k not in _FIELDS and k != base.VERSION_KEY
-            },
+            extra=base.extra(d, _FIELDS),
         )
         for key in _STR:
             setattr(out, key, base.expect(d.get(key), str, name, key))

@@ -46,11 +46,7 @@ class _Event:
                     values[f.name] = f.default_factory()
                 elif f.default is not dataclasses.MISSING:
                     values[f.name] = f.default
-        values['extra'] = {
-            k: v
-            for k, v in d.items()
-            if k not in cls.SPEC and k != base.VERSION_KEY
-        }
+        values['extra'] = base.extra(d, cls.SPEC)
         return cls(**values)
 
     def to_cache(self) -> dict:

@@ -81,11 +81,7 @@ class Instance:
             )
             or [],
             deleted=bool(base.expect(d.get('deleted'), bool, name, 'deleted')),
-            extra={
-                k: v
-                for k, v in d.items()
-                if k not in _FIELDS and k != base.VERSION_KEY
-            },
+            extra=base.extra(d, _FIELDS),
         )
         for key in _STR:
             setattr(out, key, base.expect(d.get(key), str, name, key))

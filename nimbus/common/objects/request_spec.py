@@ -219,11 +219,7 @@ class RequestSpec:
             ),
             is_bfv=bool(d.get('is_bfv', False)),
             retry=copy.deepcopy(d.get('retry')),
-            extra={
-                k: copy.deepcopy(v)
-                for k, v in d.items()
-                if k not in _KNOWN and k != base.VERSION_KEY
-            },
+            extra=copy.deepcopy(base.extra(d, _KNOWN)),
         )
         for k in _SIMPLE:
             setattr(spec, k, d.get(k))

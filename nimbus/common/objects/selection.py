@@ -72,11 +72,7 @@ class Selection:
                 d.get('allocation_request'), dict, name, 'allocation_request'
             ),
             limits=base.expect(d.get('limits'), dict, name, 'limits') or {},
-            extra={
-                k: v
-                for k, v in d.items()
-                if k not in _FIELDS and k != base.VERSION_KEY
-            },
+            extra=base.extra(d, _FIELDS),
         )
         for key in _OPTIONAL_STR:
             setattr(selection, key, base.expect(d.get(key), str, name, key))
