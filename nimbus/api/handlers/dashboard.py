@@ -35,18 +35,15 @@ ASSETS = {
 PAGE_PATHS = (PREFIX + '/',)
 ASSET_PATHS = tuple('%s/static/%s' % (PREFIX, name) for name in ASSETS)
 
-CAPACITY_QUERY = {
-    'type': 'object',
-    'properties': {
-        'flavor': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-        'availability_zone': {
-            'type': 'string',
-            'minLength': 1,
-            'maxLength': 255,
-        },
+# The capacity route's query, but for what the board fixes (hosts) or
+# does not offer (a server group, an image).
+CAPACITY_QUERY = dict(
+    capacity_handler.QUERY,
+    properties={
+        name: capacity_handler.QUERY['properties'][name]
+        for name in ('flavor', 'availability_zone')
     },
-    'required': ['flavor'],
-}
+)
 
 
 def _static(name):
