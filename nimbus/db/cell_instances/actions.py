@@ -24,14 +24,22 @@ def stamp_soft_deleted(session, instance_uuid):
 def soft_deleted_before(session, host, cutoff):
     """The uuids of the instances on ``host`` soft-deleted (with no task
     under way) before ``cutoff`` (naive UTC): what the reclaim deletes."""
+    return _idle_since(
+        session, host, states.SOFT_DELETED, models.Instance.deleted_at, cutoff
+    )
+
+
+def _idle_since(session, host, vm_state, stamp, cutoff):
+    """The uuids of the live instances on ``host`` in ``vm_state`` with no
+    task under way whose ``stamp`` column is before ``cutoff``."""
     return list(
         session.execute(
             sa.select(models.Instance.uuid).where(
                 models.Instance.host == host,
                 models.Instance.deleted.is_(False),
-                models.Instance.vm_state == states.SOFT_DELETED,
+                models.Instance.vm_state == vm_state,
                 models.Instance.task_state.is_(None),
-                models.Instance.deleted_at < cutoff,
+                stamp < cutoff,
             )
         ).scalars()
     )
@@ -85,14 +93,6 @@ def shelved_before(session, host, cutoff):
     way) since before ``cutoff`` (naive UTC; the shelve's last swap
     stamped ``updated_at``): what ``[DEFAULT] shelved_offload_time``
     offloads."""
-    return list(
-        session.execute(
-            sa.select(models.Instance.uuid).where(
-                models.Instance.host == host,
-                models.Instance.deleted.is_(False),
-                models.Instance.vm_state == states.SHELVED,
-                models.Instance.task_state.is_(None),
-                models.Instance.updated_at < cutoff,
-            )
-        ).scalars()
+    return _idle_since(
+        session, host, states.SHELVED, models.Instance.updated_at, cutoff
     )
