@@ -139,6 +139,8 @@ TASK_STATES = (
 # The states of an instance that holds its host's resources (its guest
 # exists there, running or not): a server group member in one of them
 # counts for the late group check, and the audit expects its allocation.
+# Spelled out like VM_STATES on purpose: a state added there must be
+# placed here (or not) by a decision, not by a filter.
 HOLDS_HOST = (
     ACTIVE,
     STOPPED,

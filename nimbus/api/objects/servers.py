@@ -69,6 +69,9 @@ def from_build_request(instance):
     return record
 
 
+# Deliberately like db.cell_instances.to_dict: that is the cell's wire form
+# (ISO times, what a compute needs); this the API's record (datetimes, the
+# server attributes, the cell and the fault).
 def from_instance(row, cell, fault=None):
     extra = row.metadata_items or {}
     record = dict(row.server_attributes or {})

@@ -10,6 +10,11 @@ were versioned: read as 1.0). Anything else, and a primitive whose fields
 have the wrong JSON types, raises :class:`MalformedPrimitive` (a
 ValueError), which RPC endpoints turn into
 :class:`nimbus.common.rpc.InvalidMessage`.
+
+The contracts look alike (a dataclass's field list, ``VERSION``,
+``from_primitive`` checking each field's type), and that is by design:
+each spells out the fields of its own message, which is what a reader of
+the wire needs to see; what they share in logic lives here.
 """
 
 from __future__ import annotations
