@@ -39,29 +39,23 @@ def _zones(req, include_internal):
 
 
 def index(req, resp):
-    util.authorize(req, policies.AZ % 'list')
-    zones = _zones(req, include_internal=False)
-    resp.media = {
-        'availabilityZoneInfo': [
-            {
-                'zoneName': name,
-                'zoneState': {'available': z['available']},
-                'hosts': None,
-            }
-            for name, z in sorted(zones.items())
-        ]
-    }
+    _answer(req, resp, 'list', detail=False)
 
 
 def detail(req, resp):
-    util.authorize(req, policies.AZ % 'detail')
-    zones = _zones(req, include_internal=True)
+    _answer(req, resp, 'detail', detail=True)
+
+
+def _answer(req, resp, rule, detail):
+    """The zones, with their internal ones and hosts when ``detail``."""
+    util.authorize(req, policies.AZ % rule)
+    zones = _zones(req, include_internal=detail)
     resp.media = {
         'availabilityZoneInfo': [
             {
                 'zoneName': name,
                 'zoneState': {'available': z['available']},
-                'hosts': z['hosts'] or None,
+                'hosts': (z['hosts'] or None) if detail else None,
             }
             for name, z in sorted(zones.items())
         ]
