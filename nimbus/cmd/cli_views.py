@@ -67,6 +67,8 @@ class PlacementReader:
         self, url, user='admin', project='admin', roles='admin', timeout=30
     ):
         self.url = url.strip().rstrip('/')
+        # Like allinone.client.Client's session, for placement's API (its
+        # own version header); the two clients share no other code.
         self.session = requests.Session()
         self.session.headers.update(
             {

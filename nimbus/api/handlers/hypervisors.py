@@ -210,6 +210,8 @@ def uptime(req, resp, hypervisor_id):
         )
     deps = util.deps(req)
     compute = deps.compute_api_factory(node['cell'])
+    # Like action_steps.ask_compute, but a question to a host, not a guest:
+    # a refusal is the host's 503, not a guest's 409.
     try:
         text = compute.get_host_uptime(util.ctx(req), node['host'])
     except NotImplementedError as exc:

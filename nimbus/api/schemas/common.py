@@ -1,4 +1,10 @@
-"""JSON schema fragments shared by the compute API's schemas."""
+"""JSON schema fragments shared by the compute API's schemas.
+
+The schemas of the request bodies and queries look alike (an object, its
+properties, ``required``, ``additionalProperties``), and that is by
+design: each is written out whole as the contract of one route and
+microversion, so that it reads as the API reference (and the generated
+OpenAPI) shows it; the fragments they share in meaning live here."""
 
 NAME = {
     'type': 'string',
