@@ -18,6 +18,7 @@ from nimbus.common.db import types
 from nimbus.common.objects import request_spec as spec_obj
 from nimbus.common.objects import selection as selection_obj
 from nimbus.db.cell import models
+from nimbus.db.cell_instances import queries
 
 _UPDATABLE = {
     'vm_state',
@@ -251,12 +252,7 @@ def update_attributes(session, instance_uuid, values):
     """What ``PUT /servers/{id}`` changes on a live instance:
     ``display_name`` (a column) and the server attributes (the others);
     False when the instance is gone."""
-    row = session.execute(
-        sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.deleted.is_(False),
-        )
-    ).scalar()
+    row = queries.live(session, instance_uuid)
     if row is None:
         return False
     attributes = dict(row.server_attributes or {})
@@ -269,6 +265,16 @@ def update_attributes(session, instance_uuid, values):
     return True
 
 
+def _building_on(instance_uuid, host):
+    """The conditions of a live instance still building on ``host``."""
+    return (
+        models.Instance.uuid == instance_uuid,
+        models.Instance.vm_state == states.BUILDING,
+        models.Instance.deleted.is_(False),
+        models.Instance.host == host,
+    )
+
+
 def fail_build(session, instance_uuid, host, message, details):
     """Compare-and-swap a build on ``host`` to ERROR with a fault, and take
     the instance off the host. False when it is no longer building there
@@ -276,12 +282,7 @@ def fail_build(session, instance_uuid, host, message, details):
     now = types.utcnow()
     result = session.execute(
         sa.update(models.Instance)
-        .where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.vm_state == states.BUILDING,
-            models.Instance.deleted.is_(False),
-            models.Instance.host == host,
-        )
+        .where(*_building_on(instance_uuid, host))
         .values(
             vm_state=states.ERROR,
             task_state=None,
@@ -415,12 +416,7 @@ def leave_host(session, instance_uuid, host):
     gone from ``host``."""
     result = session.execute(
         sa.update(models.Instance)
-        .where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.vm_state == states.BUILDING,
-            models.Instance.deleted.is_(False),
-            models.Instance.host == host,
-        )
+        .where(*_building_on(instance_uuid, host))
         .values(build_alternates=None, host=None, updated_at=types.utcnow())
     )
     return result.rowcount == 1
@@ -440,10 +436,7 @@ def take_alternates(session, instance_uuid, host):
     the build check is about to free."""
     row = session.execute(
         sa.select(models.Instance.build_alternates).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.vm_state == states.BUILDING,
-            models.Instance.deleted.is_(False),
-            models.Instance.host == host,
+            *_building_on(instance_uuid, host)
         )
     ).first()
     stored = row.build_alternates if row is not None else None

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from nimbus.common import instance_states as states
 from nimbus.common.db import types
 from nimbus.db.cell import models
+from nimbus.db.cell_instances import queries
 
 
 def stamp_soft_deleted(session, instance_uuid):
@@ -68,12 +69,7 @@ def update_rebuilt(session, instance_uuid, image_ref, attributes):
     image, and ``attributes``: ``display_name`` and ``metadata`` (columns)
     and server attributes (key name, user data, description, ...); False
     when the instance is gone."""
-    row = session.execute(
-        sa.select(models.Instance).where(
-            models.Instance.uuid == instance_uuid,
-            models.Instance.deleted.is_(False),
-        )
-    ).scalar()
+    row = queries.live(session, instance_uuid)
     if row is None:
         return False
     row.image_ref = image_ref

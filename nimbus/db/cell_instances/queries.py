@@ -20,6 +20,15 @@ Fault = models.InstanceFault
 _OWNED = Instance.hidden.is_(False)
 
 
+def live(session, instance_uuid):
+    """The row of the instance, or None when it is gone (deleted)."""
+    return session.execute(
+        sa.select(Instance).where(
+            Instance.uuid == instance_uuid, Instance.deleted.is_(False)
+        )
+    ).scalar()
+
+
 def faults(session, instance_uuids, by_time=False):
     """The fault rows of these instances, oldest first (by creation time
     with ``by_time``, else by id): the last one of an instance is its
