@@ -88,6 +88,18 @@ TOPIC = 'conductor'
 VERSION = '1.13'
 
 
+def _client(transport, conf):
+    """A client of the topic, both conductors' (which one answers is the
+    transport's bus), capped by ``[upgrade_levels] conductor``."""
+    return rpc.get_client(
+        transport,
+        TOPIC,
+        VERSION,
+        conf=conf,
+        version_cap=rpc_options.version_cap(conf, 'conductor'),
+    )
+
+
 class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
     """Client of the super conductor (API bus)."""
 
@@ -95,13 +107,7 @@ class SuperConductorAPI(rpcapi_moves.SuperMoveCalls):
         # ``[upgrade_levels] conductor`` caps it too (an API upgraded
         # before its super conductor): takes_cross_cell_ends() and
         # takes_cross_cell_deletes() read it.
-        self._client = rpc.get_client(
-            transport,
-            TOPIC,
-            VERSION,
-            conf=conf,
-            version_cap=rpc_options.version_cap(conf, 'conductor'),
-        )
+        self._client = _client(transport, conf)
 
     def schedule_and_build_instances(self, ctxt, request_spec, instance_uuids):
         """Cast: schedule the build requests and send them to their cells.
@@ -127,13 +133,7 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
     """
 
     def __init__(self, transport, conf=None):
-        self._client = rpc.get_client(
-            transport,
-            TOPIC,
-            VERSION,
-            conf=conf,
-            version_cap=rpc_options.version_cap(conf, 'conductor'),
-        )
+        self._client = _client(transport, conf)
 
     def build_instances(
         self,
