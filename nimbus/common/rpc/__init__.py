@@ -168,33 +168,37 @@ def get_transport(conf, url=None):
     closes them.
     """
     url = url or transport_url_of(conf)
-    with _TRANSPORTS_LOCK:
-        entry = _TRANSPORTS.get(id(conf))
-        if entry is None or entry[0] is not conf:
-            entry = _TRANSPORTS[id(conf)] = (conf, {})
-        transport = entry[1].get(url)
-        if transport is None:
-            transport = entry[1][url] = messaging.get_rpc_transport(
-                conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS
-            )
-            logging_std.getLogger('amqp').addFilter(_AMQP_FILTER)
-        return transport
+
+    def make():
+        logging_std.getLogger('amqp').addFilter(_AMQP_FILTER)
+        return messaging.get_rpc_transport(
+            conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS
+        )
+
+    return _cached(conf, url, make)
 
 
 def get_notification_transport(conf, url=None):
     """The notification transport for ``url`` (default
     :func:`transport_url_of`), cached like :func:`get_transport`."""
     url = url or transport_url_of(conf)
-    key = 'notifications:' + url
+    return _cached(
+        conf,
+        'notifications:' + url,
+        lambda: messaging.get_notification_transport(conf, url=url),
+    )
+
+
+def _cached(conf, key, make):
+    """The transport cached for ``conf`` under ``key``; ``make()``'s, kept,
+    when there is none yet."""
     with _TRANSPORTS_LOCK:
         entry = _TRANSPORTS.get(id(conf))
         if entry is None or entry[0] is not conf:
             entry = _TRANSPORTS[id(conf)] = (conf, {})
         transport = entry[1].get(key)
         if transport is None:
-            transport = entry[1][key] = messaging.get_notification_transport(
-                conf, url=url
-            )
+            transport = entry[1][key] = make()
         return transport
 
 
