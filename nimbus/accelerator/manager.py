@@ -10,7 +10,6 @@ from oslo_log import log as logging
 from nimbus.accelerator import contracts
 from nimbus.accelerator.objects import device as device_obj
 from nimbus.accelerator.rpcapi import VERSION
-from nimbus.common import objects
 from nimbus.common import rpc
 
 LOG = logging.getLogger(__name__)
@@ -29,12 +28,10 @@ class AcceleratorManager:
         required=('host', 'devices'), types={'host': str, 'devices': list}
     )
     def report_devices(self, ctxt, host, devices):
-        try:
+        with rpc.arriving('report_devices'):
             parsed = [
                 contracts.AcceleratorDevice.from_primitive(d) for d in devices
             ]
-        except objects.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('report_devices: %s' % exc) from exc
         count = device_obj.report(
             self.adb, host, [d.as_record() for d in parsed]
         )

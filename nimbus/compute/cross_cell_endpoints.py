@@ -18,7 +18,6 @@ endpoint is for. The method names and versions the conductor sends live
 in the compute rpcapi alone (:mod:`nimbus.compute.rpcapi_cross_cell`)."""
 
 from nimbus.common import rpc
-from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import migration as migration_obj
 from nimbus.compute import cross_cell
@@ -43,10 +42,8 @@ class CrossCellEndpoints:
         return steps
 
     def _cross(self, ctxt, name, migration, *more):
-        try:
+        with rpc.arriving(name):
             move = migration_obj.Migration.from_primitive(migration)
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('%s: %s' % (name, exc)) from exc
         method = getattr(self.cross_cell, name)
         return self._submit(method, ctxt, move, *more).result()
 
@@ -68,12 +65,8 @@ class CrossCellEndpoints:
     def finish_snapshot_based_resize_at_dest(
         self, ctxt, instance_uuid, request_id, migration, instance
     ):
-        try:
+        with rpc.arriving('finish_snapshot_based_resize_at_dest'):
             target = instance_obj.Instance.from_primitive(instance)
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage(
-                'finish_snapshot_based_resize_at_dest: %s' % exc
-            ) from exc
         return self._cross(ctxt, 'finish_at_dest', migration, target)
 
     @rpc.expose(required=_STEP, types=_STEP_TYPES)

@@ -4,7 +4,6 @@ the rest of it; the work is :class:`nimbus.compute.live_migration.
 LiveMigrations` (``self.live``), run on the manager's pool."""
 
 from nimbus.common import rpc
-from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import migration as migration_obj
 
 _LIVE = ('instance_uuid', 'request_id', 'migration')
@@ -18,10 +17,8 @@ _SIGNAL_TYPES = {
 
 
 def _migration(name, primitive):
-    try:
+    with rpc.arriving(name, also=(ValueError,)):
         return migration_obj.Migration.from_primitive(primitive)
-    except (objects_base.MalformedPrimitive, ValueError) as exc:
-        raise rpc.InvalidMessage('%s: %s' % (name, exc)) from exc
 
 
 class LiveMigrationEndpoints:

@@ -10,7 +10,6 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import rpc
-from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import instance as instance_obj
 from nimbus.common.objects import migration as migration_obj
 from nimbus.common.objects import instance_event as event_obj
@@ -102,15 +101,11 @@ class ComputeManager(
         accel_uuids=None,
     ):
         # The contracts, converted once on arrival.
-        try:
+        with rpc.arriving('build_and_run_instance'):
             target = instance_obj.Instance.from_primitive(instance)
             spec = spec_obj.RequestSpec.from_primitive(request_spec)
             chosen = selection_obj.Selection.from_primitive(selection)
             alternates = selection_obj.list_from_primitive(host_list or [])
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage(
-                'build_and_run_instance: %s' % exc
-            ) from exc
         # Journalled as they came (primitives): a restart hands them back.
         if not self.runner.taken(
             target, request_spec, selection, host_list or []
@@ -142,12 +137,8 @@ class ComputeManager(
         types={'instance_uuid': str, 'events': list},
     )
     def external_instance_event(self, ctxt, instance_uuid, events):
-        try:
+        with rpc.arriving('external_instance_event'):
             events = event_obj.InstanceEvent.list_from_primitive(events)
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage(
-                'external_instance_event: %s' % exc
-            ) from exc
         self.events.deliver(instance_uuid, events)
 
     @rpc.expose(expected=(NotImplementedError,))
@@ -369,12 +360,8 @@ class ComputeManager(
     ):
         chosen = None
         if selection is not None:
-            try:
+            with rpc.arriving('unshelve_instance'):
                 chosen = selection_obj.Selection.from_primitive(selection)
-            except objects_base.MalformedPrimitive as exc:
-                raise rpc.InvalidMessage(
-                    'unshelve_instance: %s' % exc
-                ) from exc
         return self._submit(
             self.moves.unshelve,
             ctxt,
@@ -405,11 +392,9 @@ class ComputeManager(
         power_on=True,
         accel_uuids=None,
     ):
-        try:
+        with rpc.arriving('evacuate_instance', also=(ValueError,)):
             move = migration_obj.Migration.from_primitive(migration)
             chosen = selection_obj.Selection.from_primitive(selection)
-        except (objects_base.MalformedPrimitive, ValueError) as exc:
-            raise rpc.InvalidMessage('evacuate_instance: %s' % exc) from exc
         return self._submit(
             self.moves.evacuate,
             ctxt,
@@ -428,10 +413,8 @@ class ComputeManager(
     def _moving(self, ctxt, method, request_id, migration, *more):
         if self.resizes is None:
             raise rpc.InvalidMessage('this compute takes no moves')
-        try:
+        with rpc.arriving():
             move = migration_obj.Migration.from_primitive(migration)
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage(str(exc)) from exc
         self._submit(
             getattr(self.resizes, method), ctxt, request_id, move, *more
         )
@@ -450,11 +433,9 @@ class ComputeManager(
         selection,
         host_list=None,
     ):
-        try:
+        with rpc.arriving('prep_resize'):
             chosen = selection_obj.Selection.from_primitive(selection)
             alternates = selection_obj.list_from_primitive(host_list or [])
-        except objects_base.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('prep_resize: %s' % exc) from exc
         self._moving(
             ctxt, 'prep_resize', request_id, migration, chosen, alternates
         )

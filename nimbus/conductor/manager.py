@@ -21,7 +21,6 @@ from nimbus.common import instance_states as states
 from nimbus.common import rpc
 from nimbus.common.objects import action_event as event_obj
 from nimbus.common.objects import build_attempt as attempt_obj
-from nimbus.common.objects import base as objects_base
 from nimbus.common.objects import compute_node as node_obj
 from nimbus.common.objects import heartbeats as heartbeats_obj
 from nimbus.common.objects import instance_update as update_obj
@@ -45,10 +44,8 @@ def _uuid_list(name, value):
 def _contract(convert, value):
     """``convert(value)`` (a contract's from_primitive): the message's
     object, converted once on arrival; InvalidMessage when malformed."""
-    try:
+    with rpc.arriving():
         return convert(value)
-    except objects_base.MalformedPrimitive as exc:
-        raise rpc.InvalidMessage(str(exc)) from exc
 
 
 def _host_list(value):

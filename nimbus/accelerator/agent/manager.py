@@ -4,15 +4,12 @@ contract (a malformed one is refused as InvalidMessage)."""
 
 from nimbus.accelerator import contracts
 from nimbus.accelerator.agent import exception
-from nimbus.common import objects
 from nimbus.common import rpc
 
 
 def _read_arq(method, arq):
-    try:
+    with rpc.arriving(method):
         return contracts.AgentArq.from_primitive(arq).as_record()
-    except objects.MalformedPrimitive as exc:
-        raise rpc.InvalidMessage('%s: %s' % (method, exc)) from exc
 
 
 class AgentManager:

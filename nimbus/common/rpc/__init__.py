@@ -9,6 +9,7 @@
   the server keeps serving.
 """
 
+import contextlib
 import functools
 import inspect
 import logging as logging_std
@@ -19,6 +20,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
+from nimbus.common.objects import base as objects_base
 from nimbus.common import secrets
 from nimbus.common.rpc import executor
 
@@ -44,6 +46,19 @@ _URL_CONF = cfg.ConfigOpts()
 
 class InvalidMessage(Exception):
     """An RPC message whose arguments do not fit the method."""
+
+
+@contextlib.contextmanager
+def arriving(method=None, also=()):
+    """Around an endpoint's conversion of its message's contracts: a
+    MalformedPrimitive (or an exception of the types ``also``) raised
+    inside is an :class:`InvalidMessage`, its text prefixed with
+    ``method`` when given."""
+    try:
+        yield
+    except (objects_base.MalformedPrimitive, *also) as exc:
+        text = '%s: %s' % (method, exc) if method else str(exc)
+        raise InvalidMessage(text) from exc
 
 
 _DEFAULT_PORTS = {'rabbit': 5672, 'kombu': 5672, 'amqp': 5672}

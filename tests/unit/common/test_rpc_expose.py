@@ -11,6 +11,7 @@ import pytest
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
+from nimbus.common.objects import base as objects_base
 from nimbus.messaging_internals import inproc
 
 
@@ -150,3 +151,21 @@ def test_the_remote_flag_ends_with_the_call():
     with pytest.raises(KeyError):  # same thread, in-process call after
         Endpoint().find(_ctxt(), host='h')
     assert remote.lookup(_ctxt(), host='h', count=2)['count'] == 2
+
+
+def test_arriving_turns_a_malformed_contract_into_invalid_message():
+    with pytest.raises(rpc.InvalidMessage, match='^prep_resize: bad$'):
+        with rpc.arriving('prep_resize'):
+            raise objects_base.MalformedPrimitive('bad')
+    with pytest.raises(rpc.InvalidMessage, match='^bad$'):
+        with rpc.arriving():
+            raise objects_base.MalformedPrimitive('bad')
+
+
+def test_arriving_turns_only_the_named_others():
+    with pytest.raises(rpc.InvalidMessage, match='^evacuate: no$'):
+        with rpc.arriving('evacuate', also=(ValueError,)):
+            raise ValueError('no')
+    with pytest.raises(ValueError):
+        with rpc.arriving('evacuate'):
+            raise ValueError('no')
