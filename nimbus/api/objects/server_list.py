@@ -25,15 +25,6 @@ from nimbus.db.cell_instances import queries as instance_queries
 LOG = logging.getLogger(__name__)
 
 _EPOCH = datetime.datetime(1970, 1, 1)
-SORT_KEYS = (
-    'created_at',
-    'display_name',
-    'uuid',
-    'updated_at',
-    'host',
-    'vm_state',
-    'availability_zone',
-)
 # Equality filters that are instance columns (pushed into each cell's SQL).
 _COLUMN_FILTERS = (
     'host',

@@ -205,6 +205,7 @@ LIST_QUERY = {
             'availability_zone': {'type': 'string'},
             'reservation_id': {'type': 'string'},
             'deleted': {'type': 'string'},
+            # The keys api.objects.server_list sorts on (with the uuid).
             'sort_key': {
                 'type': 'string',
                 'enum': [
