@@ -14,14 +14,6 @@ from nimbus.api.schemas import images as schema
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body
 
-_COLUMNS = {
-    'name',
-    'visibility',
-    'container_format',
-    'disk_format',
-    'min_disk',
-    'min_ram',
-}
 PATCH_TYPE = 'application/openstack-images-v2.1-json-patch'
 PATCH_TYPE_V20 = 'application/openstack-images-v2.0-json-patch'
 
@@ -148,8 +140,12 @@ def show(req, resp, image_id):
 
 
 def _split(body):
-    columns = {k: v for k, v in body.items() if k in _COLUMNS}
-    props = {k: v for k, v in body.items() if k not in _COLUMNS and k != 'id'}
+    columns = {k: v for k, v in body.items() if k in image_obj.COLUMNS}
+    props = {
+        k: v
+        for k, v in body.items()
+        if k not in image_obj.COLUMNS and k != 'id'
+    }
     bad = set(props) & schema.READ_ONLY
     if bad:
         raise errors.HTTPError(
@@ -232,7 +228,7 @@ def patch(req, resp, image_id):
         if key in schema.READ_ONLY or key == 'id':
             raise errors.HTTPError(403, 'Attribute %s is read-only.' % key)
         if op['op'] == 'remove':
-            if key in _COLUMNS:
+            if key in image_obj.COLUMNS:
                 raise errors.HTTPError(
                     403, 'Attribute %s cannot be removed.' % key
                 )
@@ -242,7 +238,7 @@ def patch(req, resp, image_id):
             raise util.bad_request(
                 "Operation %s on %s needs a 'value'." % (op['op'], key)
             )
-        if key in _COLUMNS:
+        if key in image_obj.COLUMNS:
             columns[key] = op['value']
         else:
             props[key] = op['value']

@@ -6,7 +6,8 @@ import os
 from nimbus.common.db import types as db_types
 from nimbus.db import images as image_rows
 
-_COLUMNS = (
+# The image attributes that are columns (the others are properties).
+COLUMNS = (
     'name',
     'visibility',
     'container_format',
