@@ -27,15 +27,24 @@ def _provider(placement, ctxt, host):
     return provider
 
 
-def mirror_aggregate(placement, ctxt, host, agg_uuid, add):
-    """Put the host's provider in (or out of) placement aggregate
-    ``agg_uuid``."""
+def _mirror(placement, ctxt, host, change, what):
+    """``change(provider)`` on the host's provider, when there is a
+    placement and the provider; trouble is logged as failing ``what``."""
     if placement is None:
         return
     try:
         provider = _provider(placement, ctxt, host)
-        if provider is None:
-            return
+        if provider is not None:
+            change(provider)
+    except Exception:
+        LOG.exception('Could not mirror %s to placement', what)
+
+
+def mirror_aggregate(placement, ctxt, host, agg_uuid, add):
+    """Put the host's provider in (or out of) placement aggregate
+    ``agg_uuid``."""
+
+    def change(provider):
         current = (
             placement.request(
                 ctxt,
@@ -50,31 +59,25 @@ def mirror_aggregate(placement, ctxt, host, agg_uuid, add):
         )
         if wanted != set(current):
             placement.set_aggregates(ctxt, provider['uuid'], sorted(wanted))
-    except Exception:
-        LOG.exception(
-            'Could not mirror aggregate %s of host %s to placement',
-            agg_uuid,
-            host,
-        )
+
+    _mirror(
+        placement,
+        ctxt,
+        host,
+        change,
+        'aggregate %s of host %s' % (agg_uuid, host),
+    )
 
 
 def mirror_disabled(placement, ctxt, host, disabled):
     """Set or clear COMPUTE_STATUS_DISABLED on the host's provider."""
-    if placement is None:
-        return
-    try:
-        provider = _provider(placement, ctxt, host)
-        if provider is None:
-            return
-        if disabled:
-            placement.update_traits(
-                ctxt, provider['uuid'], add=[DISABLED_TRAIT]
-            )
-        else:
-            placement.update_traits(
-                ctxt, provider['uuid'], remove=[DISABLED_TRAIT]
-            )
-    except Exception:
-        LOG.exception(
-            'Could not mirror the service state of %s to placement', host
-        )
+    change = {'add' if disabled else 'remove': [DISABLED_TRAIT]}
+    _mirror(
+        placement,
+        ctxt,
+        host,
+        lambda provider: placement.update_traits(
+            ctxt, provider['uuid'], **change
+        ),
+        'the service state of %s' % host,
+    )
