@@ -286,13 +286,7 @@ class AcceleratorClient:
 
     def delete_arqs_for_instance(self, ctxt, instance_uuid):
         """Delete (and unbind) every ARQ of the instance; idempotent."""
-        self._request(
-            ctxt,
-            'DELETE',
-            '/accelerator_requests',
-            ok=(200, 202, 204, 404),
-            params={'instance': instance_uuid},
-        )
+        self._delete(ctxt, {'instance': instance_uuid})
 
     def delete_arqs(self, ctxt, arq_uuids):
         """Delete these ARQs (bound or not: the service role may);
@@ -300,23 +294,21 @@ class AcceleratorClient:
         missing), so after a 404 each is deleted on its own."""
         if not arq_uuids:
             return
-        response = self._request(
+        response = self._delete(ctxt, {'arqs': ','.join(arq_uuids)})
+        if response.status_code != 404 or len(arq_uuids) == 1:
+            return
+        for arq_uuid in arq_uuids:
+            self._delete(ctxt, {'arqs': arq_uuid})
+
+    def _delete(self, ctxt, params):
+        """``DELETE /accelerator_requests?<params>``, a 404 taken as done."""
+        return self._request(
             ctxt,
             'DELETE',
             '/accelerator_requests',
             ok=(200, 202, 204, 404),
-            params={'arqs': ','.join(arq_uuids)},
+            params=params,
         )
-        if response.status_code != 404 or len(arq_uuids) == 1:
-            return
-        for arq_uuid in arq_uuids:
-            self._request(
-                ctxt,
-                'DELETE',
-                '/accelerator_requests',
-                ok=(200, 202, 204, 404),
-                params={'arqs': arq_uuid},
-            )
 
     def _headers(self, ctxt):
         headers = {'Accept': 'application/json'}
