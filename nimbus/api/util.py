@@ -257,13 +257,7 @@ def json_body_any(req, schema, content_types):
 
 def validate_data(data, schema):
     """400 naming the field when ``data`` does not match ``schema``."""
-    error = validation.first_error(schema, data)
-    if error is not None:
-        raise errors.HTTPError(
-            400,
-            'JSON does not validate: %s%s'
-            % (error.message, validation.where(error)),
-        )
+    wsgi.validate(data, schema)
 
 
 def access_ip(value, field):

@@ -13,6 +13,7 @@ from nimbus.common.wsgi.app import build_app  # noqa: F401
 from nimbus.common.wsgi.app import json_body  # noqa: F401
 from nimbus.common.wsgi.app import parse_json  # noqa: F401
 from nimbus.common.wsgi.app import read_body  # noqa: F401
+from nimbus.common.wsgi.app import validate  # noqa: F401
 from nimbus.common.wsgi.errors import HTTPError  # noqa: F401
 from nimbus.common.wsgi.microversion import Version  # noqa: F401
 from nimbus.common.wsgi.server import serve  # noqa: F401

@@ -378,12 +378,18 @@ def json_body(req, schema=None, code=None):
         )
     data = parse_json(req, read_body(req), code)
     if schema is not None:
-        error = validation.first_error(schema, data)
-        if error is not None:
-            raise errors.HTTPError(
-                400,
-                'JSON does not validate: %s%s'
-                % (error.message, validation.where(error)),
-                code,
-            )
+        validate(data, schema, code)
     return data
+
+
+def validate(data, schema, code=None):
+    """400 (with error ``code``) naming the field when ``data`` does not
+    match ``schema``."""
+    error = validation.first_error(schema, data)
+    if error is not None:
+        raise errors.HTTPError(
+            400,
+            'JSON does not validate: %s%s'
+            % (error.message, validation.where(error)),
+            code,
+        )
