@@ -123,6 +123,20 @@ def _info(instance, request_spec):
     )
 
 
+def _zoned(values, host_list, zone_of, request_spec):
+    """The instance ``values`` with their zone and stored alternates. As
+    Nova: a server that asked for no zone takes its host's (``zone_of``:
+    host -> zone); each alternate carries its own, for the cell conductor
+    to record when it reschedules there (a cell never reads aggregates)."""
+    if not values.get('availability_zone'):
+        for selection in host_list:
+            selection.availability_zone = zone_of[selection.service_host]
+        values['availability_zone'] = host_list[0].availability_zone
+    values['build_alternates'] = instances.alternates(
+        request_spec, host_list[1:]
+    )
+
+
 class Handoff:
     """Step 17 with the super conductor's dependencies: its databases, its
     cells (:class:`nimbus.common.cells.Cells`-like: ``by_uuid``, ``db``,
@@ -192,21 +206,14 @@ class Handoff:
             return None
         values = instance_values(build_request, uuid, request_spec, host_list)
         with self.cells.db(cell).session() as session:
-            if not values.get('availability_zone'):
-                # As Nova: the server takes its host's zone. Each alternate
-                # carries its own, for the cell conductor to record when
-                # it reschedules there (a cell never reads aggregates).
-                zone_of = zones.resolve_zones(
+            zone_of = (
+                {}
+                if values.get('availability_zone')
+                else zones.resolve_zones(
                     session, names, hosts, zones.default_zone(self.conf)
                 )
-                for selection in host_list:
-                    selection.availability_zone = zone_of[
-                        selection.service_host
-                    ]
-                values['availability_zone'] = host_list[0].availability_zone
-            values['build_alternates'] = instances.alternates(
-                request_spec, host_list[1:]
             )
+            _zoned(values, host_list, zone_of, request_spec)
             row = instances.get(session, uuid)
             if row is None:
                 row = instances.create(session, values)
@@ -317,16 +324,7 @@ class Handoff:
             }
             zone_of = zones.host_zones(api_session, session, zoneless, default)
             for uuid, host_list in members:
-                row = values[uuid]
-                if not row.get('availability_zone'):
-                    for selection in host_list:
-                        selection.availability_zone = zone_of[
-                            selection.service_host
-                        ]
-                    row['availability_zone'] = host_list[0].availability_zone
-                row['build_alternates'] = instances.alternates(
-                    request_spec, host_list[1:]
-                )
+                _zoned(values[uuid], host_list, zone_of, request_spec)
             fresh = [values[u] for u, _h in members if u not in have]
             created = instances.create_many(session, fresh)
             instance_actions.start_created(session, fresh, ctxt.request_id)
