@@ -217,6 +217,9 @@ class Confirm(End):
         self.claims.confirm(self.ctxt, self.mig)
 
     def show_confirmed(self):
+        # Deliberately like compute.resize_end's confirm: the same
+        # transition, which the super conductor records here (a cross-cell
+        # move's confirm has no compute in the target cell to make it).
         stopped = moves.was_stopped(self.migration)
         self.step(
             self.target,
