@@ -218,8 +218,8 @@ class Confirm(End):
 
     def show_confirmed(self):
         # Deliberately like compute.resize_end's confirm: the same
-        # transition, which the super conductor records here (a cross-cell
-        # move's confirm has no compute in the target cell to make it).
+        # transition, recorded here by the super conductor in the target
+        # cell (a cross-cell confirm is run by it, not by one compute).
         stopped = moves.was_stopped(self.migration)
         self.step(
             self.target,
