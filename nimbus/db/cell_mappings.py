@@ -155,22 +155,18 @@ def _mark(api_db, cell_db):
 
 def every_cell(session):
     """Every cell mapping row, oldest first."""
-    return list(
-        session.execute(
-            sa.select(api_models.CellMapping).order_by(
-                api_models.CellMapping.id
-            )
-        ).scalars()
-    )
+    return _cells(session, api_models.CellMapping.id)
 
 
 def cells_by_name(session):
     """Every cell mapping row, by name."""
+    return _cells(session, api_models.CellMapping.name)
+
+
+def _cells(session, order):
     return list(
         session.execute(
-            sa.select(api_models.CellMapping).order_by(
-                api_models.CellMapping.name
-            )
+            sa.select(api_models.CellMapping).order_by(order)
         ).scalars()
     )
 

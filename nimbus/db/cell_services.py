@@ -44,17 +44,22 @@ def by_host_binary(session, host, binary):
     ).scalar()
 
 
+def _new(host, binary, availability_zone, **values):
+    """A new record of ``binary`` on ``host`` (its first heartbeat)."""
+    return models.Service(
+        uuid=uuidutils.generate_uuid(),
+        host=host,
+        binary=binary,
+        topic=topic_of(binary),
+        availability_zone=availability_zone,
+        **values,
+    )
+
+
 def heartbeat(session, host, binary, availability_zone=None):
     row = by_host_binary(session, host, binary)
     if row is None:
-        row = models.Service(
-            uuid=uuidutils.generate_uuid(),
-            host=host,
-            binary=binary,
-            topic=topic_of(binary),
-            availability_zone=availability_zone,
-            report_count=0,
-        )
+        row = _new(host, binary, availability_zone, report_count=0)
         session.add(row)
     row.last_seen_up = types.utcnow()
     row.report_count = (row.report_count or 0) + 1
@@ -91,12 +96,10 @@ def heartbeats(session, hosts, binary, availability_zone=None):
     created = [h for h in hosts if h not in known]
     for host in created:
         session.add(
-            models.Service(
-                uuid=uuidutils.generate_uuid(),
-                host=host,
-                binary=binary,
-                topic=topic_of(binary),
-                availability_zone=availability_zone,
+            _new(
+                host,
+                binary,
+                availability_zone,
                 report_count=1,
                 last_seen_up=now,
             )
