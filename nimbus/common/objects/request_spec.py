@@ -18,6 +18,15 @@ from typing import Any
 from nimbus.common.objects import base
 
 
+def _fields(part):
+    """The primitive of a part of the spec (flavor, image, group): a deep
+    copy of its fields by name (the spec's primitive carries the version)."""
+    return {
+        f.name: copy.deepcopy(getattr(part, f.name))
+        for f in dataclasses.fields(part)
+    }
+
+
 @dataclasses.dataclass(slots=True)
 class Flavor:
     name: str = ''
@@ -44,10 +53,7 @@ class Flavor:
         )
 
     def to_primitive(self) -> dict:
-        return {
-            f.name: copy.deepcopy(getattr(self, f.name))
-            for f in dataclasses.fields(self)
-        }
+        return _fields(self)
 
 
 @dataclasses.dataclass(slots=True)
@@ -67,10 +73,7 @@ class ImageMeta:
         )
 
     def to_primitive(self) -> dict:
-        return {
-            f.name: copy.deepcopy(getattr(self, f.name))
-            for f in dataclasses.fields(self)
-        }
+        return _fields(self)
 
 
 @dataclasses.dataclass(slots=True)
@@ -96,10 +99,7 @@ class InstanceGroup:
         )
 
     def to_primitive(self) -> dict:
-        return {
-            f.name: copy.deepcopy(getattr(self, f.name))
-            for f in dataclasses.fields(self)
-        }
+        return _fields(self)
 
 
 _SIMPLE = (
