@@ -67,3 +67,12 @@ METADATA = {
     'additionalProperties': False,
 }
 PAGING = {'limit': NON_NEG_INT_STR, 'marker': {'type': 'string'}}
+
+# A body-less action: null, as Nova's clients send it (an empty object is
+# taken too).
+NO_BODY = {
+    'oneOf': [
+        {'type': 'null'},
+        {'type': 'object', 'additionalProperties': False},
+    ]
+}

@@ -10,15 +10,6 @@ from nimbus.api.schemas import server_moves_shelve
 from nimbus.api.schemas import server_live_migrate
 from nimbus.api.schemas import server_resize
 
-# A body-less action: null, as Nova's clients send it (an empty object is
-# taken too).
-_NONE = {
-    'oneOf': [
-        {'type': 'null'},
-        {'type': 'object', 'additionalProperties': False},
-    ]
-}
-
 _REBOOT = {
     'type': 'object',
     'properties': {
@@ -189,9 +180,9 @@ def action_schema(name, version):
     action this API does not have. One object per (action, version), as
     the create schema."""
     if name in _NULL_ACTIONS:
-        return _NONE
+        return common.NO_BODY
     if name == 'lock':
-        return _LOCK_273 if version >= (2, 73) else _NONE
+        return _LOCK_273 if version >= (2, 73) else common.NO_BODY
     fixed = {
         'reboot': _REBOOT,
         'os-resetState': _RESET_STATE,

@@ -5,13 +5,6 @@ from nimbus.api.schemas import common
 
 NAMES = ('shelve', 'shelveOffload', 'unshelve', 'evacuate')
 
-_NONE = {
-    'oneOf': [
-        {'type': 'null'},
-        {'type': 'object', 'additionalProperties': False},
-    ]
-}
-
 _ZONE = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 _HOST = {
     'type': 'string',
@@ -69,13 +62,13 @@ def action_schema(name, version):
     """The schema of ``name``'s value at ``version`` (one of
     :data:`NAMES`)."""
     if name in ('shelve', 'shelveOffload'):
-        return _NONE
+        return common.NO_BODY
     if name == 'unshelve':
         if version >= (2, 91):
             return _UNSHELVE_291
         if version >= (2, 77):
             return _UNSHELVE_277
-        return _NONE
+        return common.NO_BODY
     if name == 'evacuate':
         return _evacuate(version)
     return None

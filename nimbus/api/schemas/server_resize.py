@@ -1,12 +1,7 @@
 """Schemas of resize, confirmResize, revertResize and migrate (POST
 /servers/{id}/action), as Nova's v2.1 API takes them."""
 
-_NULL = {
-    'oneOf': [
-        {'type': 'null'},
-        {'type': 'object', 'additionalProperties': False},
-    ]
-}
+from nimbus.api.schemas import common
 
 RESIZE = {
     'type': 'object',
@@ -50,7 +45,7 @@ def action_schema(name, version):
     if name == 'resize':
         return RESIZE
     if name in ('confirmResize', 'revertResize'):
-        return _NULL
+        return common.NO_BODY
     if name == 'migrate':
-        return MIGRATE_256 if version >= (2, 56) else _NULL
+        return MIGRATE_256 if version >= (2, 56) else common.NO_BODY
     return None
