@@ -344,28 +344,25 @@ def _check_groups(req: ParsedRequest, mv):
                 BAD_VALUE,
             )
     else:
-        orphans = [
-            'required' + s
-            for s, g in groups.items()
-            if (g.required or g.forbidden) and not g.resources
-        ]
-        if orphans:
-            raise CandidatesQueryError(
-                'All traits parameters must be associated with resources. '
-                'Found the following orphaned traits keys: %s'
-                % ', '.join(orphans)
-            )
-        orphans = [
-            'member_of' + s
-            for s, g in groups.items()
-            if (g.member_of or g.forbidden_aggs) and not g.resources
-        ]
-        if orphans:
-            raise CandidatesQueryError(
-                'All member_of parameters must be associated with resources. '
-                'Found the following orphaned member_of keys: %s'
-                % ', '.join(orphans)
-            )
+        for key, what, asks in (
+            ('required', 'traits', lambda g: g.required or g.forbidden),
+            (
+                'member_of',
+                'member_of',
+                lambda g: g.member_of or g.forbidden_aggs,
+            ),
+        ):
+            orphans = [
+                key + s
+                for s, g in groups.items()
+                if asks(g) and not g.resources
+            ]
+            if orphans:
+                raise CandidatesQueryError(
+                    'All %s parameters must be associated with resources. '
+                    'Found the following orphaned %s keys: %s'
+                    % (what, what, ', '.join(orphans))
+                )
         bare = ['in_tree' + s for s, g in groups.items() if not g.resources]
         if bare:
             raise CandidatesQueryError(
