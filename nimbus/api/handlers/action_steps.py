@@ -1,6 +1,10 @@
 """The steps every server action shares: find the server under the
 action's policy, refuse a locked server or one with no host, take the
-task and cast to the compute (:func:`begin_and_cast`)."""
+task and cast to the compute (:func:`begin_and_cast`); for the moves,
+which cast to the conductor, the begin's 409/404 (:func:`beginning`) and
+the unsent cast's undo and 503 (:func:`sending`)."""
+
+import contextlib
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -59,16 +63,19 @@ def begin_and_cast(
     deps = util.deps(req)
     ctx = util.ctx(req)
     check_placed(record, api_name)
-    try:
+    with beginning(record):
         action_obj.begin(
             deps.cells, record, action_name, ctx, recorded_as, api_name, then
         )
-    except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc)) from exc
-    except action_obj.Gone as exc:
-        raise util.not_found('Instance', record['uuid']) from exc
     shown = before_cast() if before_cast is not None else None
-    try:
+    with sending(
+        req,
+        record,
+        action_name,
+        api_name,
+        'The compute host %s could not be told to %s the server; try '
+        'again.' % (record['host'], api_name),
+    ):
         cast(
             deps.compute_api(record['cell']),
             ctx,
@@ -76,15 +83,34 @@ def begin_and_cast(
             record['uuid'],
             ctx.request_id,
         )
+    return shown
+
+
+@contextlib.contextmanager
+def beginning(record, also=()):
+    """Around the begin of an action on ``record``: a state that does not
+    allow it (InvalidState, or one of ``also``) is a 409, a server gone
+    meanwhile a 404."""
+    try:
+        yield
+    except (action_obj.InvalidState, *also) as exc:
+        raise util.conflict(str(exc)) from exc
+    except action_obj.Gone as exc:
+        raise util.not_found('Instance', record['uuid']) from exc
+
+
+@contextlib.contextmanager
+def sending(req, record, action_name, api_name, unsent):
+    """Around the cast of a begun action: a cast that cannot be sent gives
+    the task back and answers 503 ``unsent``."""
+    try:
+        yield
     except Exception as exc:
         LOG.exception('Could not send %s of %s', api_name, record['uuid'])
-        action_obj.undo(deps.cells, record, action_name, ctx)
-        raise errors.HTTPError(
-            503,
-            'The compute host %s could not be told to %s the server; try '
-            'again.' % (record['host'], api_name),
-        ) from exc
-    return shown
+        action_obj.undo(
+            util.deps(req).cells, record, action_name, util.ctx(req)
+        )
+        raise errors.HTTPError(503, unsent) from exc
 
 
 def image_accepted(req, resp, image_id):

@@ -79,7 +79,7 @@ def migrate_live(req, resp, server_id, value):
             ' compute): they cannot live migrate yet.'
         )
     made = []
-    try:
+    with action_steps.beginning(record):
         action_obj.begin(
             deps.cells,
             record,
@@ -91,10 +91,6 @@ def migrate_live(req, resp, server_id, value):
                 record, ctx, host, 'auto' if block is None else block, made
             ),
         )
-    except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc)) from exc
-    except action_obj.Gone as exc:
-        raise util.not_found('Instance', record['uuid']) from exc
     migration = made[0]
     try:
         deps.conductor_api.live_migrate_instance(

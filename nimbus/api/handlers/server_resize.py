@@ -75,15 +75,18 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
     cross_cell = util.can(
         req, policies.CROSS_CELL, {'project_id': record['project_id']}
     )
-    try:
+    with action_steps.beginning(record):
         action_obj.begin(
             deps.cells, record, action_name, ctx, action_name, api_name
         )
-    except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc)) from exc
-    except action_obj.Gone as exc:
-        raise util.not_found('Instance', record['uuid']) from exc
-    try:
+    with action_steps.sending(
+        req,
+        record,
+        action_name,
+        api_name,
+        'The conductor could not be told to %s the server; try again.'
+        % api_name,
+    ):
         deps.conductor_api.migrate_server(
             ctx,
             record['uuid'],
@@ -93,14 +96,6 @@ def _begin_move(req, record, action_name, api_name, flavor=None, host=None):
             host=host,
             cross_cell=cross_cell,
         )
-    except Exception as exc:
-        LOG.exception('Could not send %s of %s', api_name, record['uuid'])
-        action_obj.undo(deps.cells, record, action_name, ctx)
-        raise errors.HTTPError(
-            503,
-            'The conductor could not be told to %s the server; try '
-            'again.' % api_name,
-        ) from exc
 
 
 def resize(req, resp, server_id, value):
@@ -169,7 +164,7 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
             'The server was moved to another cell and the super conductor '
             'cannot %s it yet (conductor RPC 1.11).' % api_name
         )
-    try:
+    with action_steps.beginning(record, also=(resize_obj.Conflict,)):
         action_obj.begin(
             deps.cells,
             record,
@@ -179,10 +174,6 @@ def _end(req, record, action_name, api_name, status, host_of, cast):
             api_name,
             resize_obj.take_migration(migration.uuid, status),
         )
-    except (action_obj.InvalidState, resize_obj.Conflict) as exc:
-        raise util.conflict(str(exc)) from exc
-    except action_obj.Gone as exc:
-        raise util.not_found('Instance', record['uuid']) from exc
     migration.status = status
     host = host_of(migration)
     try:

@@ -90,28 +90,23 @@ def _begin(req, record, name, then=None):
             "Cannot '%s' instance %s while it is in vm_state building"
             % (name, record['uuid'])
         )
-    try:
+    with action_steps.beginning(record):
         action_obj.begin(
             deps.cells, record, name, util.ctx(req), name, name, then
         )
-    except action_obj.InvalidState as exc:
-        raise util.conflict(str(exc)) from exc
-    except action_obj.Gone as exc:
-        raise util.not_found('Instance', record['uuid']) from exc
 
 
 def _cast(req, record, name, cast):
     """``cast(conductor_api, ctx)``; a cast that cannot be sent gives the
     task back (503)."""
-    ctx = util.ctx(req)
-    try:
-        cast(util.deps(req).conductor_api, ctx)
-    except Exception as exc:
-        LOG.exception('Could not send %s of %s', name, record['uuid'])
-        action_obj.undo(util.deps(req).cells, record, name, ctx)
-        raise errors.HTTPError(
-            503, 'The conductor could not be told to %s the server.' % name
-        ) from exc
+    with action_steps.sending(
+        req,
+        record,
+        name,
+        name,
+        'The conductor could not be told to %s the server.' % name,
+    ):
+        cast(util.deps(req).conductor_api, util.ctx(req))
 
 
 def _unshelve_target(req, record, value):
