@@ -70,21 +70,20 @@ FINAL = frozenset(
 
 
 def check_type(migration_type):
-    if migration_type not in TYPES:
-        raise base.MalformedPrimitive(
-            'migration: migration_type must be one of %s, not %r'
-            % (', '.join(TYPES), migration_type)
-        )
-    return migration_type
+    return _one_of(migration_type, TYPES, 'migration_type')
 
 
 def check_status(status):
-    if status not in STATUSES:
+    return _one_of(status, STATUSES, 'status')
+
+
+def _one_of(value, allowed, field):
+    if value not in allowed:
         raise base.MalformedPrimitive(
-            'migration: status must be one of %s, not %r'
-            % (', '.join(STATUSES), status)
+            'migration: %s must be one of %s, not %r'
+            % (field, ', '.join(allowed), value)
         )
-    return status
+    return value
 
 
 _STRINGS = (
