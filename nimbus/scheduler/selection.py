@@ -148,8 +148,14 @@ class FilterScheduler:
         their table and rows ((None, None) when they have no table)."""
         table, slots = host_table.table_of(hosts)
         uuids = getattr(hosts, 'uuids', None)
+        drawn = getattr(hosts, 'drawn_from', None)
         cands = host_prefilter.pre_filter_hosts(
-            list(hosts), spec, alloc_reqs, exp, uuids=uuids
+            hosts if isinstance(hosts, list) else list(hosts),
+            spec,
+            alloc_reqs,
+            exp,
+            uuids=uuids,
+            drawn=drawn is not None and drawn(alloc_reqs),
         )
         if table is None:
             return self.run_filters(cands, spec, filters, exp), None, None
