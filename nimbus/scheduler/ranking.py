@@ -52,10 +52,16 @@ class Ranking:
     def __init__(self, hosts, weighers, spec, table=None, slots=None):
         """``table`` and ``slots`` (the hosts' rows, see host_table.py): raw
         values come from the table's columns where the weigher can read them
-        there (``raw_column``), from ``raw_values`` otherwise."""
+        there (``raw_column``), from ``raw_values`` otherwise. With a table,
+        ``hosts`` may be None: the list of HostStates is then built from the
+        rows only if asked for (:attr:`hosts`); :meth:`host` reads one."""
         # The caller's list is not changed: ``remove`` copies it first.
-        self.hosts = hosts if type(hosts) is list else list(hosts)
-        self._own_hosts = self.hosts is not hosts
+        if hosts is not None and type(hosts) is not list:
+            hosts = list(hosts)
+        self._hosts = hosts
+        self._own_hosts = False
+        self.table = table
+        self.rows = slots if table is not None else None
         self.spec = spec
         if table is not None:
             # Keys no host of the table has cannot be on these hosts.
@@ -119,8 +125,24 @@ class Ranking:
             for j, w in enumerate(plain)
         }
 
+    @property
+    def hosts(self) -> list:
+        """The candidates' HostStates, in ranking index order."""
+        if self._hosts is None:
+            self._hosts = self.table.hosts_at(self.rows)
+            self._own_hosts = True
+        return self._hosts
+
+    def host(self, i):
+        """The HostState at index ``i``."""
+        if self._hosts is not None:
+            return self._hosts[i]
+        return self.table.objs[self.rows[i]]
+
     def __len__(self):
-        return len(self.hosts)
+        if self.rows is not None:
+            return len(self.rows)
+        return len(self._hosts)
 
     def total(self, i) -> float:
         """Host ``i``'s total weight as a Python float."""
@@ -147,7 +169,7 @@ class Ranking:
         a double are left out: ``x - (+0.0)`` and ``1.0 * x`` are ``x``, and
         ``t + (-1.0 * x)`` is ``t - x`` (IEEE 754 defines the one as the
         other)."""
-        n = len(self.hosts)
+        n = len(self)
         totals = np.zeros(n, dtype=np.float64)
         buf = self._buf
         if buf is None or len(buf) != n:
@@ -188,7 +210,7 @@ class Ranking:
         A weigher's bounds are found again from all hosts only when the host's
         old value was one of them (or is unordered); otherwise the new value
         can only widen them."""
-        h = self.hosts[i]
+        h = self.host(i)
         changed = False
         for entry in self.active:
             raw = entry[2]
@@ -212,8 +234,11 @@ class Ranking:
 
     def _select(self, idx):
         """Keep only the hosts at these indices (ascending)."""
-        self.hosts = [self.hosts[i] for i in idx]
-        self._own_hosts = True
+        if self._hosts is not None:
+            self._hosts = [self._hosts[i] for i in idx]
+            self._own_hosts = True
+        if self.rows is not None:
+            self.rows = self.rows[idx]
         self._cells = None
         for entry in self.active:
             entry[2] = entry[2][idx]
@@ -233,10 +258,13 @@ class Ranking:
         self.recompute()
 
     def remove(self, i):
-        if not self._own_hosts:
-            self.hosts = list(self.hosts)
-            self._own_hosts = True
-        del self.hosts[i]
+        if self._hosts is not None:
+            if not self._own_hosts:
+                self._hosts = list(self._hosts)
+                self._own_hosts = True
+            del self._hosts[i]
+        if self.rows is not None:
+            self.rows = np.delete(self.rows, i)
         self.totals = np.delete(self.totals, i)
         if self._cells is not None:
             self._cells = np.delete(self._cells, i)
@@ -248,22 +276,28 @@ class Ranking:
             self._totals()
 
     def _cell_mask(self, cell):
+        want = str(cell)
+        if self.rows is not None:
+            # judged once per distinct cell of the table
+            return self.table.code_mask(
+                'cell', self.rows, lambda c: str(c) == want
+            )
         if self._cells is None:
             self._cells = np.array([str(h.cell_uuid) for h in self.hosts])
-        return self._cells == str(cell)
+        return self._cells == want
 
     def ranked(self, k, exclude=None, cell=None):
         """Indices of the k best hosts, best first (ties keep candidate order)."""
-        n = len(self.hosts)
+        n = len(self)
         if k == 1 and n and cell is None and exclude is None:
             return [int(np.argmax(self.totals))]
         if cell is not None and k < n // 8:
             # The best hosts overall are a prefix of the full order: when k of
             # the cell are among them, they are the cell's k best.
-            hosts = self.hosts
+            host = self.host
             best = top_indices(self.totals, None, 4 * k + 2)
             got = [
-                i for i in best if i != exclude and hosts[i].cell_uuid == cell
+                i for i in best if i != exclude and host(i).cell_uuid == cell
             ]
             if len(got) >= k:
                 return got[:k]

@@ -122,30 +122,40 @@ class FilterScheduler:
         """:meth:`run_filters` over hosts that have rows (``slots``) in
         ``table``: a filter with a :meth:`mask` judges all of them as one array
         operation, the others run ``filter_all`` on what the earlier ones left.
-        Returns the hosts that pass and their rows."""
+        Returns the hosts that pass and their rows; the hosts are None when
+        they were not needed as a list (a mask narrowed them last): the rows
+        say which they are (``table.hosts_at(rows)``). A mask's step records
+        the hosts it rejected, not the lists."""
         current, rows = hosts, slots
         for f in filters:
-            if not current:
+            if not len(rows):
                 break
             mask = getattr(f, 'mask', None)
             verdict = mask(table, rows, spec) if mask is not None else None
             if verdict is None:
+                if current is None:
+                    current = table.hosts_at(rows)
                 passed = f.filter_all(current, spec)
                 if len(passed) != len(current):
                     rows = table.rows(passed)
+                exp.record_filter(f, current, passed)
+                current = passed
             elif verdict.all():
-                passed = current
+                exp.record_rejected(f, len(rows), [])
             else:
-                keep = np.flatnonzero(verdict)
-                rows = rows[keep]
-                passed = table.hosts_at(rows)
-            exp.record_filter(f, current, passed)
-            current = passed
+                verdict = np.asarray(verdict, dtype=bool)
+                exp.record_rejected(
+                    f, len(rows), table.hosts_at(rows[~verdict])
+                )
+                rows = rows[verdict]
+                current = None
         return current, rows
 
     def _filtered(self, hosts, spec, alloc_reqs, filters, exp):
         """The candidates that pass the pre-filters and ``filters``, and
-        their table and rows ((None, None) when they have no table)."""
+        their table and rows ((None, None) when they have no table). The
+        candidates are None when only the rows say which they are (see
+        :meth:`run_filters_table`)."""
         table, slots = host_table.table_of(hosts)
         uuids = getattr(hosts, 'uuids', None)
         drawn = getattr(hosts, 'drawn_from', None)
@@ -249,7 +259,7 @@ class FilterScheduler:
                 chosen, failure = None, None
                 while len(ranking):
                     i = self._pick(ranking)
-                    host = ranking.hosts[i]
+                    host = ranking.host(i)
                     areqs = areqs_of(alloc_reqs, host)
                     areq = (
                         consumption.fitting_request(host, areqs, usage)
@@ -348,7 +358,7 @@ class FilterScheduler:
             idx = ranking.ranked(want, exclude=excl, cell=chosen.cell_uuid)
             out, ws = [], []
             for j in idx:
-                alt = ranking.hosts[j]
+                alt = ranking.host(j)
                 areqs = areqs_of(alloc_reqs, alt)
                 if areqs:
                     areq = consumption.fitting_request(alt, areqs, usage)

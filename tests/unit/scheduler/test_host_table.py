@@ -25,6 +25,7 @@ from nimbus.scheduler import (
     selection,
     testing,
 )
+from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import aggregate, capabilities, compute
 from nimbus.scheduler.host_manager import HostManager
 from nimbus.scheduler.weighers import all_weighers
@@ -279,14 +280,19 @@ def random_hosts(rng, n):
 
 
 def run(conf, filters, hosts, sp, areqs):
+    """The picks (or NoValidHost's reason), and what the explanation says:
+    each filter's counts and the hosts rejected, with why."""
     sched = selection.FilterScheduler(
         conf, filters=filters, weighers=[w(conf) for w in all_weighers()]
     )
+    spec = copy.deepcopy(sp)
+    exp = Explanation(spec)
     try:
-        res = sched.schedule(copy.deepcopy(sp), hosts, areqs)
+        res = sched.schedule(spec, hosts, areqs, explanation=exp)
     except exception.NoValidHost as exc:
         return 'NoValidHost', exc.reason
-    return [[(s.service_host, s.cell_uuid) for s in r] for r in res]
+    picks = [[(s.service_host, s.cell_uuid) for s in r] for r in res]
+    return picks, exp.filter_counts(), exp.rejected()
 
 
 @settings(

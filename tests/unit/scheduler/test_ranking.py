@@ -176,7 +176,7 @@ def test_totals_are_the_same_doubles_as_every_step_written_out(columns):
     """Skipping ``- 0.0``, ``* 1.0`` and turning ``+ -1.0 * x`` into ``- x``
     gives the same bits (signed zeros included) as doing every step."""
     r = ranking.Ranking.__new__(ranking.Ranking)
-    r.hosts, r._buf, r.active = [None] * 5, None, []
+    r._hosts, r.rows, r._buf, r.active = [None] * 5, None, None, []
     for m, values in columns:
         raw = np.array(values, dtype=np.float64)
         if m == 'per host':
