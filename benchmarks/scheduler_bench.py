@@ -159,8 +159,10 @@ def bench_one(
         refresh, decide, cpu, chosen = [], [], [], None
         for _ in range(repeat):
             t0 = time.perf_counter()
+            # As the driver does: the allocation requests by root, whose
+            # keys are placement's order (see driver.candidates_by_root).
             states = hm.host_states_for_candidates(
-                body['provider_summaries'], order
+                body['provider_summaries'], areqs
             )
             t1 = time.perf_counter()
             sp = copy.deepcopy(spec)

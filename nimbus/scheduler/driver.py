@@ -30,7 +30,8 @@ def root_of(provider_summaries: dict, rp: str) -> str:
 
 def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
     """Root provider uuids in placement's order, and root -> its allocation requests
-    (all of them, in placement's order: a host with two GPUs on child providers has one
+    (the dict's keys are in that order too; all of a root's requests, in
+    placement's order: a host with two GPUs on child providers has one
     per GPU, and the second instance of a request needs the other one).
     ``is_host(root_uuid)`` tells a compute node's tree from a sharing provider when an
     allocation request spans both."""
@@ -146,11 +147,12 @@ class Scheduler:
         if exp is not None:
             exp.placement_query = params
         body = self.placement.get_allocation_candidates(ctxt, params)
-        order, areqs = candidates_by_root(
+        _order, areqs = candidates_by_root(
             body, lambda rp: self.host_manager.host_state(rp) is not None
         )
         summaries = body.get('provider_summaries', {})
-        hosts = self.host_manager.host_states_for_candidates(summaries, order)
+        # areqs' keys are the order: the hosts remember they came from it
+        hosts = self.host_manager.host_states_for_candidates(summaries, areqs)
         return hosts, areqs, summaries
 
     def _claim(self, ctxt, host, areq, uuid, spec) -> bool:

@@ -14,18 +14,28 @@ FULL_LIMIT = 1000
 
 
 class FilterStep:
-    __slots__ = ('filter', 'before', 'after')
+    """One filter's hosts in and out: the lists (``before``, ``after``), or
+    only their counts and the hosts it rejected (``out``), when that is what
+    the selection has at hand (an array filter over the host table)."""
 
-    def __init__(self, filt, before, after):
+    __slots__ = ('filter', 'before', 'after', 'n_in', 'n_out', 'out')
+
+    def __init__(self, filt, before, after, counts=None, out=None):
         self.filter = filt
         self.before = before
         self.after = after
+        if counts is None:
+            counts = (len(before), len(after))
+        self.n_in, self.n_out = counts
+        self.out = out
 
     @property
     def name(self):
         return self.filter.name
 
     def rejected(self):
+        if self.out is not None:
+            return list(self.out)
         if len(self.after) == len(self.before):
             return []
         kept = {id(h) for h in self.after}
@@ -68,6 +78,15 @@ class Explanation:
     def record_filter(self, filt, before, after):
         self.steps.append(FilterStep(filt, before, after))
 
+    def record_rejected(self, filt, n_in, rejected):
+        """A filter that took ``n_in`` hosts and rejected ``rejected`` (a
+        list, in candidate order)."""
+        self.steps.append(
+            FilterStep(
+                filt, None, None, (n_in, n_in - len(rejected)), rejected
+            )
+        )
+
     def record_later(self, host, what, reason):
         if len(self.later) < 100:
             self.later.append({'host': host, 'what': what, 'reason': reason})
@@ -97,8 +116,7 @@ class Explanation:
 
     def filter_counts(self) -> list[dict]:
         return [
-            {'name': s.name, 'in': len(s.before), 'out': len(s.after)}
-            for s in self.steps
+            {'name': s.name, 'in': s.n_in, 'out': s.n_out} for s in self.steps
         ]
 
     def rejected(self, limit: int | None = None) -> list[dict]:
@@ -172,7 +190,7 @@ class Explanation:
         for pre in self.pre_steps:
             parts.append(f'{pre["name"]}: {pre["in"]} in, {pre["out"]} out')
         for s in self.steps:
-            parts.append(f'{s.name}: {len(s.before)} in, {len(s.after)} out')
+            parts.append(f'{s.name}: {s.n_in} in, {s.n_out} out')
         text = 'No valid host: ' + '; '.join(parts)
         sample = self.rejected(min(self.sample_size, 5))
         if sample:

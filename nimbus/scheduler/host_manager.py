@@ -209,12 +209,18 @@ class HostManager:
         return self._groups.get(uuid)
 
     def host_states_for_candidates(
-        self, provider_summaries: dict, root_uuids: list[str]
+        self, provider_summaries: dict, root_uuids
     ) -> list[HostState]:
         """HostStates for placement's candidates, in candidate order, refreshed from the
         provider summaries (capacity, usage, traits). A provider unknown to the cache
         (a compute that registered since the last load) triggers one reload; providers
-        still unknown after it have no compute node in any cell and are skipped."""
+        still unknown after it have no compute node in any cell and are skipped.
+
+        ``root_uuids``: the root provider uuids in placement's order, or the
+        allocation requests by root (``driver.candidates_by_root``'s dict,
+        whose keys are that order). Given the dict, the answer remembers it
+        (``Candidates.requests``): every host in it has an allocation request
+        there, so the selection need not look each one up again."""
         self.ensure_loaded()
         if not all(map(self._by_uuid.__contains__, root_uuids)):
             # A compute registered since the last load: reload once rather
@@ -236,7 +242,11 @@ class HostManager:
             slots.append(hs._slot)
         # Every HostState of the cache has a row in the table.
         return host_table.Candidates(
-            out, self.table, np.array(slots, dtype=np.intp), uuids
+            out,
+            self.table,
+            np.array(slots, dtype=np.intp),
+            uuids,
+            requests=root_uuids if isinstance(root_uuids, dict) else None,
         )
 
     # ------------------------------------------------------------------ events

@@ -12,15 +12,19 @@ import operator
 _UUID = operator.attrgetter('uuid')
 
 
-def pre_filter_hosts(hosts, spec, alloc_reqs, explanation=None, uuids=None):
+def pre_filter_hosts(
+    hosts, spec, alloc_reqs, explanation=None, uuids=None, drawn=False
+):
     """ignore_hosts / force_hosts / force_nodes / requested_destination
     and 'has an allocation candidate'. ``uuids``: the hosts' uuids, in
-    order, when the caller has them."""
+    order, when the caller has them; ``drawn``: True when the caller knows
+    every host was looked up by a key of ``alloc_reqs``
+    (``Candidates.drawn_from``), so each has a candidate."""
     out = hosts
     if alloc_reqs is not None:
         if uuids is None or len(uuids) != len(out):
             uuids = map(_UUID, out)
-        if all(map(alloc_reqs.__contains__, uuids)):
+        if drawn or all(map(alloc_reqs.__contains__, uuids)):
             new = out  # the usual case: every host came from the candidates
         else:
             new = [h for h in out if h.uuid in alloc_reqs]

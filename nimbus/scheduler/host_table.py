@@ -221,15 +221,33 @@ def table_of(hosts):
 class Candidates(list):
     """HostStates in placement's candidate order, with their table rows (``slots``)
     when the host manager built them from its table; ``uuids`` are the hosts' compute
-    node uuids, in the same order."""
+    node uuids, in the same order. ``requests``: the allocation requests by root
+    uuid the hosts were looked up from (each host's uuid is one of its keys), or
+    None."""
 
-    __slots__ = ('table', 'slots', 'uuids')
+    __slots__ = ('table', 'slots', 'uuids', 'requests', '_sizes')
 
-    def __init__(self, hosts=(), table=None, slots=None, uuids=None):
+    def __init__(
+        self, hosts=(), table=None, slots=None, uuids=None, requests=None
+    ):
         super().__init__(hosts)
         self.table = table
         self.slots = slots
         self.uuids = uuids
+        self.requests = requests
+        # the hosts and the requests' keys as they were: a change since
+        # (a host appended, a request dropped) voids drawn_from
+        self._sizes = (len(self), None if requests is None else len(requests))
+
+    def drawn_from(self, alloc_reqs) -> bool:
+        """True when every host was looked up by a key of ``alloc_reqs`` (the
+        very dict, with as many keys as then): each has an allocation request
+        there."""
+        return (
+            alloc_reqs is not None
+            and self.requests is alloc_reqs
+            and (len(self), len(alloc_reqs)) == self._sizes
+        )
 
 
 def write_row(table: HostTable, hs) -> None:

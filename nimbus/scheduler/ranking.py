@@ -15,15 +15,17 @@ order (the first of equal totals wins), as a stable sort would.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 
 import numpy as np
 
 
 def top_indices(totals, idx, k) -> list:
-    """The ``k`` entries of ``idx`` (an int array) with the highest ``totals``, best
-    first; equal totals keep the order of ``idx``."""
-    vals = totals[idx]
+    """The ``k`` entries of ``idx`` (an int array; None: every index of
+    ``totals``) with the highest ``totals``, best first; equal totals keep
+    the order of ``idx``."""
+    vals = totals if idx is None else totals[idx]
     m = len(vals)
     if k <= 0 or not m:
         return []
@@ -32,9 +34,16 @@ def top_indices(totals, idx, k) -> list:
         # then sort those few stably.
         kth = np.partition(vals, m - k)[m - k]
         keep = np.flatnonzero(vals >= kth)
-        idx, vals = idx[keep], vals[keep]
+        idx = keep if idx is None else idx[keep]
+        vals = vals[keep]
+    elif idx is None:
+        idx = np.arange(m)
     order = np.argsort(-vals, kind='stable')[:k]
     return idx[order].tolist()
+
+
+def _is_plus_zero(x: float) -> bool:
+    return x == 0.0 and math.copysign(1.0, x) > 0
 
 
 class Ranking:
@@ -43,8 +52,16 @@ class Ranking:
     def __init__(self, hosts, weighers, spec, table=None, slots=None):
         """``table`` and ``slots`` (the hosts' rows, see host_table.py): raw
         values come from the table's columns where the weigher can read them
-        there (``raw_column``), from ``raw_values`` otherwise."""
-        self.hosts = list(hosts)
+        there (``raw_column``), from ``raw_values`` otherwise. With a table,
+        ``hosts`` may be None: the list of HostStates is then built from the
+        rows only if asked for (:attr:`hosts`); :meth:`host` reads one."""
+        # The caller's list is not changed: ``remove`` copies it first.
+        if hosts is not None and type(hosts) is not list:
+            hosts = list(hosts)
+        self._hosts = hosts
+        self._own_hosts = False
+        self.table = table
+        self.rows = slots if table is not None else None
         self.spec = spec
         if table is not None:
             # Keys no host of the table has cannot be on these hosts.
@@ -83,6 +100,7 @@ class Ranking:
                 )
             self.active.append([w, mult, raw, None])
         self._cells = None  # cell uuids as a string array, built when asked
+        self._buf = None  # scratch array of _totals
         self.recompute()
 
     def _attribute_columns(self, weighers, spec) -> dict:
@@ -107,8 +125,24 @@ class Ranking:
             for j, w in enumerate(plain)
         }
 
+    @property
+    def hosts(self) -> list:
+        """The candidates' HostStates, in ranking index order."""
+        if self._hosts is None:
+            self._hosts = self.table.hosts_at(self.rows)
+            self._own_hosts = True
+        return self._hosts
+
+    def host(self, i):
+        """The HostState at index ``i``."""
+        if self._hosts is not None:
+            return self._hosts[i]
+        return self.table.objs[self.rows[i]]
+
     def __len__(self):
-        return len(self.hosts)
+        if self.rows is not None:
+            return len(self.rows)
+        return len(self._hosts)
 
     def total(self, i) -> float:
         """Host ``i``'s total weight as a Python float."""
@@ -126,13 +160,38 @@ class Ranking:
 
     def recompute(self):
         self._bounds()
-        totals = np.zeros(len(self.hosts), dtype=np.float64)
+        self._totals()
+
+    def _totals(self):
+        """``t + m * ((raw - lo) / span)`` weigher after weigher, into one
+        scratch array: the same operations on the same doubles, so the same
+        totals, without a temporary array per step. Steps that cannot change
+        a double are left out: ``x - (+0.0)`` and ``1.0 * x`` are ``x``, and
+        ``t + (-1.0 * x)`` is ``t - x`` (IEEE 754 defines the one as the
+        other)."""
+        n = len(self)
+        totals = np.zeros(n, dtype=np.float64)
+        buf = self._buf
+        if buf is None or len(buf) != n:
+            buf = self._buf = np.empty(n, dtype=np.float64)
         for _w, m, raw, (lo, hi) in self.active:
             if hi == lo:
                 continue
+            per_host = isinstance(m, np.ndarray)
+            if not per_host and m == 0.0:
+                continue
             span = hi - lo
-            if isinstance(m, np.ndarray) or m != 0.0:
-                totals = totals + m * ((raw - lo) / span)
+            if _is_plus_zero(lo):
+                np.divide(raw, span, out=buf)
+            else:
+                np.subtract(raw, lo, out=buf)
+                np.divide(buf, span, out=buf)
+            if per_host or m not in (1.0, -1.0):
+                np.multiply(m, buf, out=buf)
+            elif m == -1.0:
+                np.subtract(totals, buf, out=totals)
+                continue
+            np.add(totals, buf, out=totals)
         self.totals = totals
 
     def _total_of(self, i):
@@ -147,18 +206,39 @@ class Ranking:
         return t
 
     def update(self, i):
-        """The host at index i changed: refresh its raw values and the totals."""
-        h = self.hosts[i]
+        """The host at index i changed: refresh its raw values and the totals.
+        A weigher's bounds are found again from all hosts only when the host's
+        old value was one of them (or is unordered); otherwise the new value
+        can only widen them."""
+        h = self.host(i)
+        changed = False
         for entry in self.active:
-            entry[2][i] = entry[0].raw_values([h], self.spec)[0]
-        if self._bounds():
-            self.recompute()
+            raw = entry[2]
+            old = float(raw[i])
+            new = float(entry[0].raw_values([h], self.spec)[0])
+            raw[i] = new
+            lo, hi = entry[3]
+            if lo < old < hi and new == new:
+                if new < lo or new > hi:
+                    entry[3] = (min(lo, new), max(hi, new))
+                    changed = True
+            else:
+                b = (float(raw.min()), float(raw.max()))
+                if b != entry[3]:
+                    entry[3] = b
+                    changed = True
+        if changed:
+            self._totals()
         else:
             self.totals[i] = self._total_of(i)
 
     def _select(self, idx):
         """Keep only the hosts at these indices (ascending)."""
-        self.hosts = [self.hosts[i] for i in idx]
+        if self._hosts is not None:
+            self._hosts = [self._hosts[i] for i in idx]
+            self._own_hosts = True
+        if self.rows is not None:
+            self.rows = self.rows[idx]
         self._cells = None
         for entry in self.active:
             entry[2] = entry[2][idx]
@@ -178,7 +258,13 @@ class Ranking:
         self.recompute()
 
     def remove(self, i):
-        del self.hosts[i]
+        if self._hosts is not None:
+            if not self._own_hosts:
+                self._hosts = list(self._hosts)
+                self._own_hosts = True
+            del self._hosts[i]
+        if self.rows is not None:
+            self.rows = np.delete(self.rows, i)
         self.totals = np.delete(self.totals, i)
         if self._cells is not None:
             self._cells = np.delete(self._cells, i)
@@ -187,25 +273,31 @@ class Ranking:
             if isinstance(entry[1], np.ndarray):
                 entry[1] = np.delete(entry[1], i)
         if self._bounds():
-            self.recompute()
+            self._totals()
 
     def _cell_mask(self, cell):
+        want = str(cell)
+        if self.rows is not None:
+            # judged once per distinct cell of the table
+            return self.table.code_mask(
+                'cell', self.rows, lambda c: str(c) == want
+            )
         if self._cells is None:
             self._cells = np.array([str(h.cell_uuid) for h in self.hosts])
-        return self._cells == str(cell)
+        return self._cells == want
 
     def ranked(self, k, exclude=None, cell=None):
         """Indices of the k best hosts, best first (ties keep candidate order)."""
-        n = len(self.hosts)
+        n = len(self)
         if k == 1 and n and cell is None and exclude is None:
             return [int(np.argmax(self.totals))]
         if cell is not None and k < n // 8:
             # The best hosts overall are a prefix of the full order: when k of
             # the cell are among them, they are the cell's k best.
-            hosts = self.hosts
-            best = top_indices(self.totals, np.arange(n), 4 * k + 2)
+            host = self.host
+            best = top_indices(self.totals, None, 4 * k + 2)
             got = [
-                i for i in best if i != exclude and hosts[i].cell_uuid == cell
+                i for i in best if i != exclude and host(i).cell_uuid == cell
             ]
             if len(got) >= k:
                 return got[:k]

@@ -18,7 +18,6 @@ the same hosts.
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Callable
 
@@ -32,6 +31,7 @@ from nimbus.scheduler import (
     host_table,
     plugins,
 )
+from nimbus.scheduler import dry_run as dry_run_mod
 from nimbus.scheduler import ranking as ranking_mod
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import numa as numa_filter
@@ -122,34 +122,50 @@ class FilterScheduler:
         """:meth:`run_filters` over hosts that have rows (``slots``) in
         ``table``: a filter with a :meth:`mask` judges all of them as one array
         operation, the others run ``filter_all`` on what the earlier ones left.
-        Returns the hosts that pass and their rows."""
+        Returns the hosts that pass and their rows; the hosts are None when
+        they were not needed as a list (a mask narrowed them last): the rows
+        say which they are (``table.hosts_at(rows)``). A mask's step records
+        the hosts it rejected, not the lists."""
         current, rows = hosts, slots
         for f in filters:
-            if not current:
+            if not len(rows):
                 break
             mask = getattr(f, 'mask', None)
             verdict = mask(table, rows, spec) if mask is not None else None
             if verdict is None:
+                if current is None:
+                    current = table.hosts_at(rows)
                 passed = f.filter_all(current, spec)
                 if len(passed) != len(current):
                     rows = table.rows(passed)
+                exp.record_filter(f, current, passed)
+                current = passed
             elif verdict.all():
-                passed = current
+                exp.record_rejected(f, len(rows), [])
             else:
-                keep = np.flatnonzero(verdict)
-                rows = rows[keep]
-                passed = table.hosts_at(rows)
-            exp.record_filter(f, current, passed)
-            current = passed
+                verdict = np.asarray(verdict, dtype=bool)
+                exp.record_rejected(
+                    f, len(rows), table.hosts_at(rows[~verdict])
+                )
+                rows = rows[verdict]
+                current = None
         return current, rows
 
     def _filtered(self, hosts, spec, alloc_reqs, filters, exp):
         """The candidates that pass the pre-filters and ``filters``, and
-        their table and rows ((None, None) when they have no table)."""
+        their table and rows ((None, None) when they have no table). The
+        candidates are None when only the rows say which they are (see
+        :meth:`run_filters_table`)."""
         table, slots = host_table.table_of(hosts)
         uuids = getattr(hosts, 'uuids', None)
+        drawn = getattr(hosts, 'drawn_from', None)
         cands = host_prefilter.pre_filter_hosts(
-            list(hosts), spec, alloc_reqs, exp, uuids=uuids
+            hosts if isinstance(hosts, list) else list(hosts),
+            spec,
+            alloc_reqs,
+            exp,
+            uuids=uuids,
+            drawn=drawn is not None and drawn(alloc_reqs),
         )
         if table is None:
             return self.run_filters(cands, spec, filters, exp), None, None
@@ -243,7 +259,7 @@ class FilterScheduler:
                 chosen, failure = None, None
                 while len(ranking):
                     i = self._pick(ranking)
-                    host = ranking.hosts[i]
+                    host = ranking.host(i)
                     areqs = areqs_of(alloc_reqs, host)
                     areq = (
                         consumption.fitting_request(host, areqs, usage)
@@ -342,7 +358,7 @@ class FilterScheduler:
             idx = ranking.ranked(want, exclude=excl, cell=chosen.cell_uuid)
             out, ws = [], []
             for j in idx:
-                alt = ranking.hosts[j]
+                alt = ranking.host(j)
                 areqs = areqs_of(alloc_reqs, alt)
                 if areqs:
                     areq = consumption.fitting_request(alt, areqs, usage)
@@ -391,107 +407,7 @@ class FilterScheduler:
     def dry_run(
         self, spec, hosts, alloc_reqs=None, provider_summaries=None
     ) -> dict:
-        """Rank hosts without claiming anything. JSON-able.
-
-        ``ranked`` and ``rejected`` are for the first instance, and ``placements`` says
-        where it would go. With ``num_instances`` N > 1, ``placements`` says where each
-        of the N would go: the request is simulated instance by instance (consumption
-        included, so the limits that bite within a multi-create show), then every host
-        state is restored."""
-        exp = Explanation(spec, self.conf.scheduler.explain_sample_size)
-        exp.placement_candidates = len(hosts)
-        filters = self.enabled_filters(spec)
-        cands = host_prefilter.pre_filter_hosts(
-            list(hosts), spec, alloc_reqs, exp
+        """Rank hosts without claiming anything (``dry_run.py``)."""
+        return dry_run_mod.answer(
+            self, spec, hosts, alloc_reqs, provider_summaries
         )
-        cands = self.run_filters(cands, spec, filters, exp)
-        detail = weigher_base.weigh_detail(cands, self.weighers, spec)
-        order = sorted(range(len(cands)), key=lambda i: -detail[i]['weight'])
-        n = max(spec.num_instances, len(spec.instance_uuids), 1)
-        out = {
-            'placement_candidates': len(hosts),
-            'filters': exp.filter_counts(),
-            'pre_filters': exp.to_dict()['pre_filters'],
-            'ranked': [
-                dict(
-                    detail[i],
-                    host=cands[i].host,
-                    nodename=cands[i].nodename,
-                    compute_node_uuid=cands[i].uuid,
-                    cell_uuid=cands[i].cell_uuid,
-                )
-                for i in order
-            ],
-            'rejected': exp.rejected(None),
-            'message': None if cands else exp.message(),
-            'instances': n,
-        }
-        if cands and n > 1:
-            out.update(
-                self._simulate(spec, hosts, alloc_reqs, provider_summaries, n)
-            )
-        elif cands:
-            # One instance: the best host and its alternates, straight from the ranking.
-            best = out['ranked'][0]
-            alts = [
-                r['host']
-                for r in out['ranked'][1:]
-                if r['cell_uuid'] == best['cell_uuid']
-            ]
-            alts = alts[: max(self.conf.scheduler.max_attempts - 1, 0)]
-            out.update(
-                {
-                    'placements': [
-                        {
-                            'host': best['host'],
-                            'nodename': best['nodename'],
-                            'compute_node_uuid': best['compute_node_uuid'],
-                            'cell_uuid': best['cell_uuid'],
-                            'alternates': alts,
-                        }
-                    ],
-                    'placed': 1,
-                }
-            )
-        return out
-
-    def _simulate(
-        self, spec, hosts, alloc_reqs, provider_summaries, n
-    ) -> dict:
-        """Where each of the request's N instances would go, and how many fit."""
-        sim = copy.copy(spec)
-        sim.min_count = 1  # report what fits rather than fail
-        exp = Explanation(sim, self.conf.scheduler.explain_sample_size)
-        claims, snapshots = [], {}
-        results = []
-        try:
-            results = self.schedule(
-                sim,
-                hosts,
-                alloc_reqs,
-                explanation=exp,
-                provider_summaries=provider_summaries,
-                _record=(claims, snapshots),
-            )
-        except exception.NoValidHost:
-            results = []
-        finally:
-            self._undo(sim, claims, snapshots, None)
-        placements = [
-            {
-                'host': r[0].service_host,
-                'nodename': r[0].nodename,
-                'compute_node_uuid': r[0].compute_node_uuid,
-                'cell_uuid': r[0].cell_uuid,
-                'alternates': [a.service_host for a in r[1:]],
-            }
-            for r in results
-            if r
-        ]
-        sim_out = {'placements': placements, 'placed': len(placements)}
-        if len(placements) < n:
-            sim_out['placements_message'] = (
-                f'{len(placements)} of {n} instances would be placed: '
-                + exp.message().split(': ', 1)[-1]
-            )
-        return sim_out

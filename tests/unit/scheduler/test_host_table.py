@@ -25,6 +25,7 @@ from nimbus.scheduler import (
     selection,
     testing,
 )
+from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.filters import aggregate, capabilities, compute
 from nimbus.scheduler.host_manager import HostManager
 from nimbus.scheduler.weighers import all_weighers
@@ -279,14 +280,19 @@ def random_hosts(rng, n):
 
 
 def run(conf, filters, hosts, sp, areqs):
+    """The picks (or NoValidHost's reason), and what the explanation says:
+    each filter's counts and the hosts rejected, with why."""
     sched = selection.FilterScheduler(
         conf, filters=filters, weighers=[w(conf) for w in all_weighers()]
     )
+    spec = copy.deepcopy(sp)
+    exp = Explanation(spec)
     try:
-        res = sched.schedule(copy.deepcopy(sp), hosts, areqs)
+        res = sched.schedule(spec, hosts, areqs, explanation=exp)
     except exception.NoValidHost as exc:
         return 'NoValidHost', exc.reason
-    return [[(s.service_host, s.cell_uuid) for s in r] for r in res]
+    picks = [[(s.service_host, s.cell_uuid) for s in r] for r in res]
+    return picks, exp.filter_counts(), exp.rejected()
 
 
 @settings(
@@ -409,3 +415,52 @@ def test_candidates_list_carries_rows(conf):
     assert isinstance(got, host_table.Candidates)
     assert [hm.table.states[s] for s in got.slots] == list(got)
     assert np.array_equal(got.slots, hm.table.rows(got))
+
+
+def test_candidates_drawn_from_the_requests_skip_no_host_without_one(conf):
+    """Hosts looked up by the keys of the allocation requests remember that
+    dict: the selection then trusts each has a request, but only for that
+    dict unchanged; a request dropped since, or a host added, and each host
+    is looked up again (the one without a request is left out)."""
+    src = testing.make_source(12, seed=3, cells=2)
+    hm = HostManager(conf, src)
+    hm.refresh()
+    sp = testing.spec(vcpus=1, memory_mb=1024, root_gb=10)
+    body = testing.candidates_for(hm.all_host_states(), sp)
+    areqs = {
+        next(iter(a['allocations'])): a for a in body['allocation_requests']
+    }
+    summaries = body['provider_summaries']
+    got = hm.host_states_for_candidates(summaries, areqs)
+    assert [h.uuid for h in got] == list(areqs)
+    assert got.drawn_from(areqs)
+    assert not got.drawn_from(dict(areqs))
+    listed = hm.host_states_for_candidates(summaries, list(areqs))
+    assert not listed.drawn_from(areqs)
+    sched = selection.FilterScheduler(conf)
+
+    def pick(hosts, reqs):
+        """Selected and alternates; the hosts are put back as they were."""
+        touched = []
+
+        def claim(h, areq, uuid):
+            touched.append((h, h.snapshot()))
+            return True
+
+        res = sched.schedule(copy.deepcopy(sp), hosts, reqs, claim=claim)
+        for h, snap in touched:
+            h.restore(snap)
+        return [s.service_host for s in res[0]]
+
+    assert pick(got, areqs) == pick(listed, areqs)
+    best = pick(got, areqs)[0]
+    gone = next(h.uuid for h in got if h.host == best)
+    del areqs[gone]
+    assert not got.drawn_from(areqs)
+    assert best not in pick(got, areqs)
+    extra = host_table.Candidates(
+        got, got.table, got.slots, got.uuids, requests=areqs
+    )
+    assert extra.drawn_from(areqs)
+    extra.append(hm.host_state(gone))
+    assert not extra.drawn_from(areqs)

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from nimbus.scheduler import plugins, ranking, testing
 from nimbus.scheduler.weighers import misc, resources
@@ -140,3 +140,87 @@ def test_raw_attribute_is_what_weigh_returns(conf, cls):
     spec = testing.spec()
     for h in make_hosts(7, 20):
         assert getattr(h, w.raw_attribute) == w.weigh(h, spec)
+
+
+def bits(a) -> list:
+    """The doubles' bit patterns (tells -0.0 from 0.0)."""
+    return np.asarray(a, dtype=np.float64).view(np.int64).tolist()
+
+
+def plain_totals(active, n):
+    """The totals as one new array per step, every step written out."""
+    totals = np.zeros(n, dtype=np.float64)
+    for _w, m, raw, (lo, hi) in active:
+        if hi == lo:
+            continue
+        if isinstance(m, np.ndarray) or m != 0.0:
+            totals = totals + m * ((raw - lo) / (hi - lo))
+    return totals
+
+
+VALUES = st.sampled_from([0.0, -0.0, 1.0, -1.0, 3.0, 0.5, -7.25, 1e6])
+
+
+@given(
+    columns=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, 1e6, 'per host']),
+            st.lists(VALUES, min_size=5, max_size=5),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_totals_are_the_same_doubles_as_every_step_written_out(columns):
+    """Skipping ``- 0.0``, ``* 1.0`` and turning ``+ -1.0 * x`` into ``- x``
+    gives the same bits (signed zeros included) as doing every step."""
+    r = ranking.Ranking.__new__(ranking.Ranking)
+    r._hosts, r.rows, r._buf, r.active = [None] * 5, None, None, []
+    for m, values in columns:
+        raw = np.array(values, dtype=np.float64)
+        if m == 'per host':
+            m = np.array(values[::-1], dtype=np.float64)
+        r.active.append([None, m, raw, (float(raw.min()), float(raw.max()))])
+    r._totals()
+    assert bits(r.totals) == bits(plain_totals(r.active, 5))
+
+
+@given(
+    used=st.lists(
+        st.sampled_from([0, 1024, 4096, 8192]), min_size=2, max_size=12
+    ),
+    steps=st.lists(
+        st.tuples(
+            st.integers(0, 11), st.sampled_from([0, 1024, 4096, 8192, 30000])
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+def test_update_keeps_the_bounds_and_totals_of_a_fresh_ranking(
+    conf, used, steps
+):
+    """After a host changes, the bounds (widened from the new value, or
+    found again when the old one was a bound) and the totals are the
+    very ones a ranking built afresh has."""
+    hosts = [
+        host(f'h{i}', memory_mb_used=u, vcpus_used=(i % 3) * 4)
+        for i, u in enumerate(used)
+    ]
+    spec = testing.spec(vcpus=1, memory_mb=512, root_gb=1)
+    weighers = plugins.load_weighers(conf)
+    r = ranking.Ranking(hosts, weighers, spec)
+    for i, ram_used in steps:
+        i %= len(hosts)
+        hosts[i].free_ram_mb = 32768 - ram_used
+        hosts[i].free_vcpus = hosts[i].free_vcpus - 1
+        r.update(i)
+        fresh = ranking.Ranking(hosts, weighers, spec)
+        assert [e[3] for e in r.active] == [e[3] for e in fresh.active]
+        assert bits(r.totals) == bits(fresh.totals)
