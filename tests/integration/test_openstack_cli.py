@@ -17,6 +17,7 @@ second entry for osc-placement, which ignores endpoint overrides).
 import atexit
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -48,7 +49,10 @@ def _openstack_bin():
 # without its one to three CPU seconds of imports per command). One per
 # entry, because the CLI's libraries keep what they learnt of a cloud in
 # the process (its token among it): a second cloud's command in the same
-# process was sent with the first cloud's token.
+# process was sent with the first cloud's token. For the same reason a
+# command with a global option of its own (``--os-compute-api-version``)
+# runs in a process of its own: in a shared one the microversion the
+# SDK had settled on earlier won over the option.
 _SHELLS = {}
 
 
@@ -84,9 +88,19 @@ class CLI:
             if name.startswith('OS_') and name != 'OS_CLIENT_CONFIG_FILE':
                 del env[name]
         cloud = cloud or self.cloud
-        result = _shell(self.clouds_file, cloud).run(
-            ['--os-cloud', cloud] + list(args), env, timeout=300
-        )
+        argv = ['--os-cloud', cloud] + list(args)
+        if any(str(arg).startswith('--os-') for arg in args):
+            result = subprocess.run(
+                [self.binary] + argv,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=env,
+            )
+        else:
+            result = _shell(self.clouds_file, cloud).run(
+                argv, env, timeout=300
+            )
         if check:
             assert result.returncode == 0, 'openstack %s exited %s:\n%s%s' % (
                 ' '.join(args),
