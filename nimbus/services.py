@@ -351,6 +351,17 @@ def _in_process(session, conf, placement_app):
     return session
 
 
+def _tree_writer(placement_app):
+    """The bulk provider writer of ``placement_app`` (the placement API
+    app of this process), or None (:func:`nimbus.placement.direct.
+    tree_writer`)."""
+    if placement_app is None:
+        return None
+    from nimbus.placement import direct
+
+    return direct.tree_writer(placement_app)
+
+
 def simulated_computes(
     conf,
     count=0,
@@ -362,7 +373,8 @@ def simulated_computes(
     """N simulated compute hosts of one cell on one transport (see
     :class:`nimbus.compute.simulated.SimulatedComputes`);
     ``placement_app``: the placement API app of this process, which
-    their placement requests then call without HTTP."""
+    their placement requests then call without HTTP, and whose database
+    takes the new hosts' provider trees in a few transactions at start."""
     from nimbus.compute import simulated
     from nimbus.conductor import rpcapi as conductor_rpcapi
 
@@ -386,6 +398,7 @@ def simulated_computes(
                 conf.simulated_hosts.workers
             ),
         ),
+        trees=_tree_writer(placement_app),
     )
 
 
@@ -454,5 +467,10 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
         ),
     )
     return agent_service.build_agents(
-        conf, transport, client, accel_rpcapi.AcceleratorAPI(transport), hosts
+        conf,
+        transport,
+        client,
+        accel_rpcapi.AcceleratorAPI(transport),
+        hosts,
+        trees=_tree_writer(placement_app),
     )

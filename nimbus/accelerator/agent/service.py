@@ -40,6 +40,8 @@ from nimbus.messaging_internals import simulated
 LOG = logging.getLogger(__name__)
 
 BINARY = 'nimbus-accelerator-agent'
+# Hosts whose first device reports go to the service in one call.
+REPORT_BATCH = 250
 
 
 class NullDeviceReporter:
@@ -88,6 +90,16 @@ class AcceleratorAgent:
         # placement, and when (monotonic); None: none yet.
         self._reported = None
         self._reported_at = None
+        # The devices a report for many hosts sent the service before
+        # this host started (:meth:`sent`): the first report does not
+        # send them again. One use only.
+        self._sent = None
+
+    def sent(self, devices):
+        """``devices`` (this host's discovery) reached the service in a
+        report for many hosts (:meth:`AgentGroup.start`): the next report
+        sends them only if discovery then finds others."""
+        self._sent = copy.deepcopy(devices)
 
     # -- discovery and reports --------------------------------------------
 
@@ -139,7 +151,10 @@ class AcceleratorAgent:
                     self.conf.accelerator_agent.report_interval,
                 )
                 return None
-            sent = self._send_devices(ctxt, devices)
+            presented, self._sent = self._sent, None
+            sent = (
+                presented is not None and devices == presented
+            ) or self._send_devices(ctxt, devices)
             result = self._report_placement(ctxt)
             if sent and result is not None:
                 self._reported = copy.deepcopy(devices)
@@ -320,9 +335,17 @@ class AgentGroup:
     """
 
     def __init__(
-        self, conf, transport, placement, reporter, hosts, drivers_for=None
+        self,
+        conf,
+        transport,
+        placement,
+        reporter,
+        hosts,
+        drivers_for=None,
+        trees=None,
     ):
         self.conf = conf
+        self.trees = trees
         self.names = list(hosts)
         self.placement = placement
         self.reporter = reporter
@@ -344,6 +367,7 @@ class AgentGroup:
 
     def start(self, on_started=None):
         agents = [(name, self.build(name)) for name in self.names]
+        self._send_devices(agents)
         self._read_trees(agents)
         failed = self.group.start_hosts(agents, on_started)
         LOG.info(
@@ -352,6 +376,42 @@ class AgentGroup:
             len(failed),
         )
         return failed
+
+    def _send_devices(self, agents):
+        """The devices of ``agents`` to the service in a few calls
+        (``report_many``, :data:`REPORT_BATCH` hosts each) when the
+        reporter takes them, before the hosts start and before their
+        placement reports: each host's first report then sends nothing
+        (:meth:`AcceleratorAgent.sent`). A batch that fails is logged;
+        its hosts send their own. A host whose discovery fails is left
+        to its own report."""
+        takes = getattr(self.reporter, 'takes_batches', None)
+        if len(agents) < 2 or takes is None or not takes():
+            return
+        found = []
+        for _name, agent in agents:
+            try:
+                found.append((agent, agent.discover()))
+            except Exception:  # noqa: BLE001 - its own report logs it
+                continue
+        ctxt = nimbus_context.get_admin_context()
+        for start in range(0, len(found), REPORT_BATCH):
+            batch = found[start : start + REPORT_BATCH]
+            try:
+                self.reporter.report_many(
+                    ctxt, {agent.host: devices for agent, devices in batch}
+                )
+            except Exception as exc:  # noqa: BLE001 - each host then sends its own
+                LOG.warning(
+                    'Reporting the devices of %d hosts in one call failed '
+                    '(%s: %s); each host sends its own',
+                    len(batch),
+                    type(exc).__name__,
+                    exc,
+                )
+                continue
+            for agent, devices in batch:
+                agent.sent(devices)
 
     def _read_trees(self, agents):
         """Read what the hosts' first reports need from placement in two
@@ -377,13 +437,47 @@ class AgentGroup:
         for name, agent in agents:
             if name in trees:
                 agent.placement.hint(*trees[name])
+        if self.trees is not None:
+            self._write_new(
+                [
+                    (agent, trees[name][0])
+                    for name, agent in agents
+                    if name in trees and not trees[name][1]
+                ]
+            )
+
+    def _write_new(self, fresh):
+        """The device providers of ``fresh`` (``[(agent, root uuid)]``:
+        hosts whose tree holds none yet) written together by
+        ``self.trees`` (:func:`.placement_report.write_new`); an agent
+        whose discovery fails is left to its own first report."""
+        entries = []
+        for agent, root in fresh:
+            try:
+                agent.discover()
+            except Exception:  # noqa: BLE001 - its own report logs it
+                continue
+            entries.append((agent.placement, root, agent.providers()))
+        if entries:
+            placement_report.write_new(
+                nimbus_context.get_admin_context(),
+                self.placement,
+                self.trees,
+                entries,
+            )
 
     def stop(self):
         self.group.stop()
 
 
 def build_agents(
-    conf, transport, placement_client, reporter, hosts, drivers_for=None
+    conf,
+    transport,
+    placement_client,
+    reporter,
+    hosts,
+    drivers_for=None,
+    trees=None,
 ):
     """The composition function of the accelerator agent.
 
@@ -402,7 +496,11 @@ def build_agents(
     :func:`nimbus.messaging_internals.simulated.host_names` for simulated ones, named as
     the simulated computes are so the agent finds their providers);
     ``drivers_for(host)``: optional, returns ``[(name, driver)]`` instead
-    of loading ``enabled_drivers``.
+    of loading ``enabled_drivers``; ``trees(providers) -> {uuid:
+    generation}``: optional, creates many providers with their
+    inventories and traits at once (:func:`nimbus.placement.direct.
+    tree_writer`): the device providers of the hosts that have none yet
+    are then written together before the hosts start.
 
     Returns an :class:`AgentGroup`, not started: call ``start()``, then
     ``stop()`` at the end.
@@ -414,4 +512,5 @@ def build_agents(
         reporter,
         hosts,
         drivers_for=drivers_for,
+        trees=trees,
     )
