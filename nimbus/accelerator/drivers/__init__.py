@@ -20,8 +20,8 @@ class DriverNotFound(ValueError):
 
 
 # names (a tuple) -> [(name, driver class)]: the entry points are looked
-# up once per process, not once per host (stevedore's manager took about
-# 2 ms per host, the agents of 1000 simulated hosts each loading theirs).
+# up once per process, not once per host (stevedore's manager per host
+# was 5.6 ms under a profiler, and 1000 simulated hosts each loaded theirs).
 _CLASSES = {}
 _LOCK = threading.Lock()
 
