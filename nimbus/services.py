@@ -451,7 +451,7 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
     devices to the accelerator service and to placement; not started.
     ``placement_app``: as for :func:`simulated_computes`."""
     from nimbus.accelerator.agent import conf as agent_conf
-    from nimbus.accelerator.agent import service as agent_service
+    from nimbus.accelerator.agent import group as agent_group
     from nimbus.accelerator import rpcapi as accel_rpcapi
     from nimbus.messaging_internals import simulated
 
@@ -466,7 +466,7 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
             placement_app,
         ),
     )
-    return agent_service.build_agents(
+    return agent_group.build_agents(
         conf,
         transport,
         client,

@@ -12,7 +12,7 @@ import pytest
 from nimbus.accelerator.agent import exception
 from nimbus.accelerator.agent import placement_report
 from nimbus.accelerator.agent import rpcapi
-from nimbus.accelerator.agent import service
+from nimbus.accelerator.agent import group
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
@@ -49,7 +49,7 @@ def cloud(request, tmp_path, placement):
         roots[host] = str(uuid.uuid4())
         placement.add_root(roots[host], host)
     reporter = Reporter()
-    agents = service.build_agents(
+    agents = group.build_agents(
         conf, transport, placement.client, reporter, hosts
     )
     assert agents.start() == []
@@ -282,7 +282,7 @@ def _group(
     transport = rpc.get_transport(
         conf, 'inproc:///%s-%s' % (name, request.node.name)
     )
-    agents = service.build_agents(
+    agents = group.build_agents(
         conf,
         transport,
         placement.client,
