@@ -351,6 +351,17 @@ def _in_process(session, conf, placement_app):
     return session
 
 
+def _tree_writer(placement_app):
+    """The bulk provider writer of ``placement_app`` (the placement API
+    app of this process), or None (:func:`nimbus.placement.direct.
+    tree_writer`)."""
+    if placement_app is None:
+        return None
+    from nimbus.placement import direct
+
+    return direct.tree_writer(placement_app)
+
+
 def simulated_computes(
     conf,
     count=0,
@@ -362,7 +373,8 @@ def simulated_computes(
     """N simulated compute hosts of one cell on one transport (see
     :class:`nimbus.compute.simulated.SimulatedComputes`);
     ``placement_app``: the placement API app of this process, which
-    their placement requests then call without HTTP."""
+    their placement requests then call without HTTP, and whose database
+    takes the new hosts' provider trees in a few transactions at start."""
     from nimbus.compute import simulated
     from nimbus.conductor import rpcapi as conductor_rpcapi
 
@@ -386,6 +398,7 @@ def simulated_computes(
                 conf.simulated_hosts.workers
             ),
         ),
+        trees=_tree_writer(placement_app),
     )
 
 
@@ -438,7 +451,7 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
     devices to the accelerator service and to placement; not started.
     ``placement_app``: as for :func:`simulated_computes`."""
     from nimbus.accelerator.agent import conf as agent_conf
-    from nimbus.accelerator.agent import service as agent_service
+    from nimbus.accelerator.agent import group as agent_group
     from nimbus.accelerator import rpcapi as accel_rpcapi
     from nimbus.messaging_internals import simulated
 
@@ -453,6 +466,11 @@ def accelerator_agents(conf, hosts, transport=None, placement_app=None):
             placement_app,
         ),
     )
-    return agent_service.build_agents(
-        conf, transport, client, accel_rpcapi.AcceleratorAPI(transport), hosts
+    return agent_group.build_agents(
+        conf,
+        transport,
+        client,
+        accel_rpcapi.AcceleratorAPI(transport),
+        hosts,
+        trees=_tree_writer(placement_app),
     )

@@ -37,3 +37,26 @@ class AcceleratorManager:
         )
         LOG.info('Host %s reports %d accelerator device(s)', host, count)
         return {'devices': count}
+
+    @rpc.expose(required=('reports',), types={'reports': dict})
+    def report_many(self, ctxt, reports):
+        try:
+            parsed = {
+                host: [
+                    contracts.AcceleratorDevice.from_primitive(d).as_record()
+                    for d in devices
+                ]
+                for host, devices in reports.items()
+                if isinstance(host, str) and isinstance(devices, list)
+            }
+        except objects.MalformedPrimitive as exc:
+            raise rpc.InvalidMessage('report_many: %s' % exc) from exc
+        if len(parsed) != len(reports):
+            raise rpc.InvalidMessage('report_many: {host: [device]}')
+        counts = device_obj.report_many(self.adb, parsed)
+        LOG.info(
+            '%d hosts report %d accelerator device(s)',
+            len(counts),
+            sum(counts.values()),
+        )
+        return {'devices': counts}

@@ -16,13 +16,17 @@ Version history
                       "attach_handles": [{"uuid", "attach_type": "PCI",
                                           "attach_info": str,
                                           "in_use": false}]}]}
+
+  1.1  report_many (call): the first reports of many hosts in one call
+       (``reports``: ``{host: [device]}``, each host's devices as in
+       report_devices), one transaction on the service's side.
 """
 
 from nimbus.accelerator import contracts
 from nimbus.common import rpc
 
 TOPIC = 'accelerator'
-VERSION = '1.0'
+VERSION = '1.1'
 
 
 class AcceleratorAPI:
@@ -46,4 +50,26 @@ class AcceleratorAPI:
         ]
         return self._client.prepare(version='1.0').call(
             ctxt, 'report_devices', host=host, devices=primitives
+        )
+
+    def takes_batches(self):
+        """True when the cap lets :meth:`report_many` go (1.1)."""
+        return self._client.can_send_version('1.1')
+
+    def report_many(self, ctxt, reports):
+        """Call (1.1): :meth:`report_devices` for each host of
+        ``reports`` (``{host: devices}``) at once. Returns ``{"devices":
+        {host: n}}``."""
+        return self._client.prepare(version='1.1').call(
+            ctxt,
+            'report_many',
+            reports={
+                host: [
+                    d.to_primitive()
+                    if isinstance(d, contracts.AcceleratorDevice)
+                    else d
+                    for d in devices
+                ]
+                for host, devices in reports.items()
+            },
         )

@@ -57,6 +57,9 @@ class ResourceTracker:
         # root (the simulated hosts of a process list them once for all):
         # the first read creates it without asking first. One use only.
         self.root_absent = False
+        # The tree a batch of hosts wrote for this one before its start
+        # (:meth:`written`): the first read takes it. One use only.
+        self._written = None
         # The root provider's inventory as last written to placement.
         self.root_inventory = None
         # The tree as placement has it after our last read or write, and
@@ -66,6 +69,9 @@ class ResourceTracker:
         # The node record last sent, and when (monotonic).
         self._node_sent = None
         self._node_sent_at = None
+        # The node record went in a batch before the start (:meth:`sent`):
+        # the start's report sends it only if it differs. One use only.
+        self._node_ahead = False
 
     def _refresh_interval(self):
         return self.conf.compute.provider_tree_refresh_interval
@@ -129,13 +135,21 @@ class ResourceTracker:
         )
         return record
 
+    def sent(self, record):
+        """``record`` (:meth:`node_record`) reached the cell in a batch
+        for many hosts before this one started: the start's report
+        (forced) sends its record only if it differs."""
+        self._node_sent, self._node_sent_at = record, time.monotonic()
+        self._node_ahead = True
+
     def report_node(self, ctxt, instances=(), force=True):
         """Send the node record; with ``force=False`` only when it differs
         from the last one sent or that is older than the refresh
         interval. Returns the conductor's answer, None when not sent."""
         record = self.node_record(instances)
+        ahead, self._node_ahead = self._node_ahead, False
         if (
-            not force
+            (ahead or not force)
             and record == self._node_sent
             and self._fresh(self._node_sent_at)
         ):
@@ -213,7 +227,41 @@ class ResourceTracker:
             new = [p for p in new if not tree.exists(p['uuid'])]
         return tree
 
+    def planned_tree(self):
+        """The tree the driver describes for this node when placement
+        has none of it yet (what the startup update would write: the
+        root created, then each provider's inventory and traits), for a
+        batch to write with other hosts' (:meth:`written`). None when the
+        driver asks for a reshape: the startup update handles that."""
+        tree = ptree.ProviderTree()
+        tree.new_root(self.nodename, self.node_uuid, 0)
+        try:
+            self.driver.update_provider_tree(tree, self.nodename)
+        except exception.ReshapeNeeded:
+            return None
+        return tree
+
+    def written(self, tree):
+        """``tree`` (from :meth:`planned_tree`, each provider at the
+        generation placement gave it) was written to placement by a
+        batch: the startup update takes it as read instead of creating
+        the root and reading, and has nothing left to write."""
+        self.root_absent = False
+        self._written = tree
+
+    def planned_record(self):
+        """The node record of this host without instances, its ratios
+        from the tree a batch wrote (:meth:`written`); None when no batch
+        wrote it."""
+        if self._written is None:
+            return None
+        self.root_inventory = self._written.data(self.node_uuid).inventory
+        return self.node_record()
+
     def _read_tree(self, ctxt):
+        written, self._written = self._written, None
+        if written is not None:
+            return written
         absent, self.root_absent = self.root_absent, False
         root = self.placement.ensure_resource_provider(
             ctxt, self.node_uuid, self.nodename, expect_new=absent

@@ -21,19 +21,28 @@ The hosts start together: one batch carries their first heartbeat, one
 listing of placement's providers tells which roots to create without a GET
 first, and one ``hosts_with_records`` call (RPC 1.13) tells which hosts no
 instance or migration of the cell names; those answer their four recovery
-reads with nothing, without a call (:class:`NothingToRecover`).
+reads with nothing, without a call (:class:`NothingToRecover`). Given a
+bulk writer of placement (``trees``: in the all-in-one, its placement's
+database in this process), the new hosts' provider trees, each with its
+inventories and traits, are written a few hundred hosts per transaction
+before the hosts start, and each host's startup update takes its tree as
+written instead of three placement requests.
 """
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
+from nimbus.common.objects import ComputeNodeRecord
 from nimbus.messaging_internals import simulated
 from nimbus.common.clients import placement as placement_client
 from nimbus.compute import rpcapi
 from nimbus.compute import service as compute_service
 
 LOG = logging.getLogger(__name__)
+
+# Hosts whose new provider trees go in one write (one transaction).
+TREE_BATCH = 250
 
 
 class NothingToRecover:
@@ -84,6 +93,10 @@ class SimulatedComputes:
     builds read their ARQs and the deletes remove them through it.
     ``session``: the requests session of their placement client (by
     default one keeping ``[simulated_hosts] workers`` connections).
+    ``trees``: ``trees(providers) -> {uuid: generation}``, which creates
+    many providers with their inventories and traits at once
+    (:func:`nimbus.placement.direct.tree_writer`); None: each host writes
+    its own tree.
     """
 
     def __init__(
@@ -96,8 +109,10 @@ class SimulatedComputes:
         conf_for=None,
         accelerator=None,
         session=None,
+        trees=None,
     ):
         self.conf = conf
+        self.trees = trees
         self.transport = transport
         self.group = simulated.from_conf(
             conf, self.transport, rpcapi.TOPIC, rpcapi.VERSION
@@ -177,7 +192,108 @@ class SimulatedComputes:
                     svc.tracker.root_absent = (
                         svc.tracker.node_uuid not in known
                     )
+                if self.trees is not None:
+                    self._write_trees(ctxt, services)
+                    self._send_nodes(ctxt, services, quiet)
         return services
+
+    def _send_nodes(self, ctxt, services, quiet):
+        """The node records of the hosts of ``quiet`` (nothing to
+        recover: no instance) whose trees a batch wrote (so their
+        records, allocation ratios included, are known before they
+        start), :data:`TREE_BATCH` per ``compute_nodes_update`` call;
+        each host's start then sends its record only if it differs. A
+        failed batch is logged and its hosts send their own."""
+        if not self.conductor.takes_node_batches():
+            return
+        records = []
+        for name, svc in services:
+            record = svc.tracker.planned_record() if name in quiet else None
+            if record is not None:
+                records.append((svc.tracker, record))
+        if records:
+            # A host with a node record can be chosen: its queue exists
+            # first, so a build sent before it serves waits for it.
+            self.group.declare([t.host for t, _record in records])
+        for start in range(0, len(records), TREE_BATCH):
+            batch = records[start : start + TREE_BATCH]
+            try:
+                self.conductor.compute_nodes_update(
+                    ctxt,
+                    [
+                        ComputeNodeRecord.from_primitive(record)
+                        for _t, record in batch
+                    ],
+                )
+            except Exception as exc:  # noqa: BLE001 - each host then sends its own
+                LOG.warning(
+                    'Sending the node records of %d hosts failed (%s: %s); '
+                    'each host sends its own',
+                    len(batch),
+                    type(exc).__name__,
+                    exc,
+                )
+                continue
+            for tracker, record in batch:
+                tracker.sent(record)
+
+    def _write_trees(self, ctxt, services):
+        """The trees of the hosts whose root provider does not exist,
+        written :data:`TREE_BATCH` hosts at a time by ``self.trees``; a
+        host of a batch that failed (logged) writes its own at its start,
+        as does a host whose driver asks for a reshape."""
+        planned = []
+        for _name, svc in services:
+            if svc.tracker.root_absent:
+                tree = svc.tracker.planned_tree()
+                if tree is not None:
+                    planned.append((svc.tracker, tree))
+        if not planned:
+            return
+        providers = [p for _t, tree in planned for p in tree.providers()]
+        try:
+            self.placement.ensure_resource_classes(
+                ctxt, {rc for p in providers for rc in p.inventory}
+            )
+            self.placement.ensure_traits(
+                ctxt, {t for p in providers for t in p.traits}
+            )
+        except Exception as exc:  # noqa: BLE001 - each host then writes its own
+            LOG.warning(
+                'Creating the resource classes and traits of %d hosts '
+                'failed (%s: %s); each host writes its own tree',
+                len(planned),
+                type(exc).__name__,
+                exc,
+            )
+            return
+        for start in range(0, len(planned), TREE_BATCH):
+            batch = planned[start : start + TREE_BATCH]
+            try:
+                generations = self.trees(
+                    {
+                        'uuid': p.uuid,
+                        'name': p.name,
+                        'parent_provider_uuid': p.parent_uuid,
+                        'inventories': p.inventory,
+                        'traits': sorted(p.traits),
+                    }
+                    for _t, tree in batch
+                    for p in tree.providers()
+                )
+            except Exception as exc:  # noqa: BLE001 - each host then writes its own
+                LOG.warning(
+                    'Writing the provider trees of %d hosts failed '
+                    '(%s: %s); each host writes its own',
+                    len(batch),
+                    type(exc).__name__,
+                    exc,
+                )
+                continue
+            for tracker, tree in batch:
+                for provider in tree.providers():
+                    provider.generation = generations[provider.uuid]
+                tracker.written(tree)
 
     def before_updates(self, names):
         """Before the periodic update of a slice of hosts: one

@@ -451,6 +451,12 @@ class CellConductor:
         with self.db.session() as session:
             return services.update_compute_node(session, record)
 
+    def compute_nodes_update(self, ctxt, records):
+        """:meth:`compute_node_update` of each record, in one
+        transaction (a thousand simulated hosts starting together)."""
+        with self.db.session() as session:
+            return services.update_compute_nodes(session, records)
+
     def reclaimable(self, ctxt, host, seconds):
         """The uuids of the instances on ``host`` soft-deleted more than
         ``seconds`` ago (``[DEFAULT] reclaim_instance_interval``)."""

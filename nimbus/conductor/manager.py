@@ -270,6 +270,14 @@ class CellConductorManager(
         record = _contract(node_obj.ComputeNodeRecord.from_primitive, node)
         return self.conductor.compute_node_update(ctxt, record)
 
+    @rpc.expose(required=('nodes',), types={'nodes': list})
+    def compute_nodes_update(self, ctxt, nodes):
+        records = [
+            _contract(node_obj.ComputeNodeRecord.from_primitive, node)
+            for node in nodes
+        ]
+        return self.conductor.compute_nodes_update(ctxt, records)
+
     @rpc.expose(
         required=('host', 'seconds'), types={'host': str, 'seconds': int}
     )

@@ -56,6 +56,9 @@ Version history
   1.13 hosts_with_records (cell, call): which of many hosts an instance
        or a migration names; the simulated hosts of a process ask once,
        and those named by none skip their startup recovery reads.
+  1.14 compute_nodes_update (cell, call): the compute node records of
+       many hosts in one transaction (the simulated hosts of a process,
+       before they start).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -85,7 +88,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.13'
+VERSION = '1.14'
 
 
 def _client(transport, conf):
@@ -368,6 +371,20 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         ComputeNodeRecord)."""
         return self._client.prepare(version='1.0').call(
             ctxt, 'compute_node_update', node=node.to_primitive()
+        )
+
+    def takes_node_batches(self):
+        """True when the cap lets :meth:`compute_nodes_update` go (1.14)."""
+        return self._client.can_send_version('1.14')
+
+    @rpc_retry.lost_reply
+    def compute_nodes_update(self, ctxt, nodes):
+        """Call (1.14): :meth:`compute_node_update` of each of ``nodes``
+        (ComputeNodeRecords) in one transaction; the answers in order."""
+        return self._client.prepare(version='1.14').call(
+            ctxt,
+            'compute_nodes_update',
+            nodes=[node.to_primitive() for node in nodes],
         )
 
     @rpc_retry.lost_reply

@@ -145,6 +145,41 @@ def update_compute_node(session, record):
     return {'uuid': row.uuid, 'host': row.host, 'id': row.id}
 
 
+def update_compute_nodes(session, records):
+    """:func:`update_compute_node` of each of ``records``, with one read
+    of the existing rows and one flush for them all (the node records of
+    many simulated hosts starting together); the answers in order."""
+    uuids = [record.uuid for record in records]
+    rows = {
+        row.uuid: row
+        for row in session.execute(
+            sa.select(models.ComputeNode).where(
+                models.ComputeNode.uuid.in_(uuids)
+            )
+        ).scalars()
+    }
+    now = types.utcnow()
+    for record in records:
+        row = rows.get(record.uuid)
+        if row is None:
+            row = rows[record.uuid] = models.ComputeNode(
+                uuid=record.uuid,
+                host=record.host,
+                hypervisor_hostname=record.values.get(
+                    'hypervisor_hostname', record.host
+                ),
+            )
+            session.add(row)
+        for field, value in record.values.items():
+            setattr(row, field, value)
+        row.updated_at = now
+    session.flush()
+    return [
+        {'uuid': row.uuid, 'host': row.host, 'id': row.id}
+        for row in (rows[uuid] for uuid in uuids)
+    ]
+
+
 # -- services, for the compute API, the scheduler and the conductors -----
 
 

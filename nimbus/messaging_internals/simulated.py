@@ -252,6 +252,19 @@ class HostGroup:
         self._prepares = {}
         self._lock = threading.Lock()
         self._rpc_started = False
+        # Servers whose queues :meth:`declare` declared ahead of their start.
+        self._declared = set()
+
+    def declare(self, names):
+        """Declare the queues of the hosts ``names`` now, ahead of
+        :meth:`start_hosts` (which then does not declare them again): a
+        message sent to one from now on waits for its host. For a group
+        that makes its hosts known (their node records) before they
+        start."""
+        names = [n for n in names if n not in self._declared]
+        self._start_rpc()
+        self.rpc.declare(names)
+        self._declared.update(names)
 
     def prepare(self, task, func):
         """Call ``func(hosts)`` before each slice of the hosts' periodic
@@ -310,7 +323,9 @@ class HostGroup:
         self._start_rpc()
         # Every host's queue exists before the host reports itself (and
         # so can be chosen): a build sent before it is served waits.
-        self.rpc.declare(name for name, _host in hosts)
+        self.rpc.declare(
+            name for name, _host in hosts if name not in self._declared
+        )
         slots = threading.Semaphore(max(1, self.start_concurrency))
         ready = queue.Queue()
 

@@ -16,6 +16,7 @@ import requests
 from requests import adapters
 from requests import structures
 
+from nimbus.placement.objects import provider_trees
 from nimbus.placement import wsgi
 
 BASE_URL = 'http://placement.direct'
@@ -105,6 +106,26 @@ def mount(session, url, app):
     session.mount(url.rstrip('/') + '/', _WSGIAdapter(app))
     session.trust_env = False
     return session
+
+
+def tree_writer(app):
+    """``create(providers) -> {uuid: generation}``: many new providers
+    with their inventories and traits written in one transaction of
+    ``app``'s database (:func:`nimbus.placement.objects.provider_trees.
+    create_many`, which says what ``providers`` holds and what it
+    raises), for the callers of this process that register many hosts'
+    trees at once (the all-in-one's simulated hosts and accelerator
+    agents). None when ``app`` is no placement app of this process (made
+    by :func:`nimbus.placement.wsgi.make_app`). It is no API route: no
+    client of Placement's API sees a difference."""
+    state = getattr(app, 'placement_state', None)
+    if state is None:
+        return None
+
+    def create(providers):
+        return state.pdb.write(provider_trees.create_many, list(providers))
+
+    return create
 
 
 class DirectSession(requests.Session):

@@ -82,6 +82,9 @@ def make_app(conf, auth_strategy=None, keystone_middleware=None):
     # What the HTTP server refuses itself is answered in Placement's JSON
     # error shape too (see nimbus.common.wsgi.server).
     app.error_body = _server_error_body(server_error_body)
+    # For the callers in this process that write without a request
+    # (nimbus.placement.direct.tree_writer).
+    app.placement_state = state
     return app
 
 

@@ -14,9 +14,11 @@ from nimbus.common import context
 from nimbus.compute import resource_tracker
 
 
-def _computes(cloud, count, compute=None, **fake):
+def _computes(cloud, count, compute=None, placement_app=None, **fake):
     """``count`` simulated hosts on ``cloud``; ``compute``: options of the
-    ``[compute]`` group, ``fake``: of ``[fake_driver]``."""
+    ``[compute]`` group, ``fake``: of ``[fake_driver]``;
+    ``placement_app``: the cloud's placement app, reached in process (and
+    its bulk writer of new trees used), as the all-in-one does."""
     conf = config.build_conf(
         [],
         overrides={
@@ -33,7 +35,9 @@ def _computes(cloud, count, compute=None, **fake):
         },
     )
     cloud.confs.append(conf)
-    return services.simulated_computes(conf, count)
+    return services.simulated_computes(
+        conf, count, placement_app=placement_app
+    )
 
 
 @pytest.mark.slow
@@ -153,6 +157,86 @@ def test_a_compute_creates_the_custom_resource_classes_it_reports(make_cloud):
     assert 'CUSTOM_PGPU' in names
 
 
+class _Requests:
+    """A placement client's requests, noted as (method, path)."""
+
+    def __init__(self, client):
+        self.calls = []
+        real = client.request
+
+        def request(ctxt, method, path, *args, **kwargs):
+            self.calls.append((method, path))
+            return real(ctxt, method, path, *args, **kwargs)
+
+        client.request = request
+
+
+def test_new_hosts_write_their_trees_in_one_write(make_cloud):
+    """Hosts whose root provider does not exist have their trees
+    written together before they start: no provider request per host.
+    Placement then holds what each host's own requests write, and the
+    hosts' copies are placement's (an update writes nothing, a refresh
+    reads nothing more). Their node records go in one call too, and
+    show in the API as a host's own."""
+    cloud = make_cloud(hosts=1)
+    ctxt = context.get_admin_context()
+    alone = cloud.computes['host-1'].placement
+    expected = alone.get_provider_tree(
+        ctxt, resource_tracker.compute_node_uuid('host-1')
+    )
+    computes = _computes(cloud, 4, placement_app=cloud.placement_app)
+    writes = []
+    bulk = computes.trees
+
+    def trees(providers):
+        providers = list(providers)
+        writes.append(providers)
+        return bulk(providers)
+
+    computes.trees = trees
+    sent = _Requests(computes.placement)
+    spy = computes.conductor = _Spy(computes.conductor)
+    try:
+        assert computes.start() == []
+        assert [len(w) for w in writes] == [4]
+        names = ['sim-%04d' % i for i in range(1, 5)]
+        assert spy.node_batches == [names] and spy.nodes == []
+        api = client_mod.ComputeClient(cloud.api_url)
+        nodes = {
+            h['hypervisor_hostname']: h
+            for h in api.get('/os-hypervisors/detail')['hypervisors']
+        }
+        for name in names:
+            assert nodes[name]['vcpus'] == nodes['host-1']['vcpus']
+            assert nodes[name]['memory_mb'] == nodes['host-1']['memory_mb']
+        assert not [
+            c for c in sent.calls if c[1].startswith('/resource_providers')
+        ][1:], sent.calls  # only the listing of the roots
+        for host in computes.hosts.values():
+            tree = alone.get_provider_tree(ctxt, host.tracker.node_uuid)
+            assert [
+                (p['generation'], p['inventories'], sorted(p['traits']))
+                for p in tree
+            ] == [
+                (p['generation'], p['inventories'], sorted(p['traits']))
+                for p in expected
+            ]
+            copy = {
+                p.uuid: p.generation for p in host.tracker._tree.providers()
+            }
+            assert copy == {p['uuid']: p['generation'] for p in tree}
+        sent.calls.clear()
+        host = computes.hosts['sim-0001']
+        host.tracker.update(ctxt)
+        assert sent.calls == []
+        # At its refresh the one listing shows the tree as written.
+        host.tracker._tree_read_at = None
+        host.tracker.update(ctxt)
+        assert [method for method, _path in sent.calls] == ['GET']
+    finally:
+        computes.stop()
+
+
 @pytest.mark.slow
 def test_all_in_one_runs_its_computes_as_shared_simulated_hosts(make_cloud):
     cloud = make_cloud(hosts=6, shared_hosts=True, fail_hosts=['host-1'])
@@ -194,6 +278,8 @@ class _Spy:
         self.batches = []
         self.checks = []
         self.reads = []
+        self.nodes = []
+        self.node_batches = []
 
     def __getattr__(self, name):
         return getattr(self._real, name)
@@ -213,6 +299,14 @@ class _Spy:
     def instances_on_host(self, ctxt, host):
         self.reads.append(host)
         return self._real.instances_on_host(ctxt, host)
+
+    def compute_node_update(self, ctxt, node, **kwargs):
+        self.nodes.append(node.host)
+        return self._real.compute_node_update(ctxt, node, **kwargs)
+
+    def compute_nodes_update(self, ctxt, nodes, **kwargs):
+        self.node_batches.append([n.host for n in nodes])
+        return self._real.compute_nodes_update(ctxt, nodes, **kwargs)
 
 
 def _states(api):

@@ -146,6 +146,63 @@ def read_trees(ctxt, placement, hosts):
     return {host: (uuid, trees[uuid]) for host, uuid in roots.items()}
 
 
+# Hosts whose new device providers go in one write (one transaction).
+WRITE_BATCH = 250
+
+
+def write_new(ctxt, placement, trees, entries):
+    """Create the device providers of many hosts whose trees hold none
+    yet, in a few writes: ``entries`` is ``[(PlacementReporter, root
+    uuid, [DeviceProvider])]``, ``trees(providers) -> {uuid: generation}``
+    a bulk writer of placement (:func:`nimbus.placement.direct.
+    tree_writer`, in the all-in-one) and ``placement`` the client that
+    creates the custom resource classes and traits first. Each reporter
+    then takes what was written as its next report's reading
+    (:meth:`PlacementReporter.hint` and its generations), so that report
+    writes nothing. A batch that fails is logged; its hosts' reports
+    create their own providers, one request at a time."""
+    everything = [p for _r, _root, providers in entries for p in providers]
+    try:
+        placement.ensure_resource_classes(
+            ctxt, {p.resource_class for p in everything}
+        )
+        placement.ensure_traits(
+            ctxt, {t for p in everything for t in p.traits}
+        )
+    except exception.PlacementError as exc:
+        LOG.warning(
+            'Creating the device resource classes and traits failed (%s); '
+            'each host reports its own devices',
+            exc,
+        )
+        return
+    for start in range(0, len(entries), WRITE_BATCH):
+        batch = entries[start : start + WRITE_BATCH]
+        try:
+            generations = trees(
+                {
+                    'uuid': p.uuid,
+                    'name': p.name,
+                    'parent_provider_uuid': root,
+                    'inventories': p.inventory,
+                    'traits': sorted(p.traits),
+                }
+                for _r, root, providers in batch
+                for p in providers
+            )
+        except Exception as exc:  # noqa: BLE001 - each host then reports its own
+            LOG.warning(
+                'Writing the device providers of %d hosts failed (%s: %s); '
+                'each host reports its own',
+                len(batch),
+                type(exc).__name__,
+                exc,
+            )
+            continue
+        for reporter, root, providers in batch:
+            reporter.written(root, providers, generations)
+
+
 def _json(response, what):
     if response.status_code >= 400:
         raise exception.PlacementError(
@@ -189,6 +246,25 @@ class PlacementReporter:
         :meth:`root_uuid` and :meth:`owned` would answer, read for many
         hosts in one go) instead of asking placement."""
         self._hint = (root, owned)
+
+    def written(self, root, providers, generations):
+        """``providers`` (DeviceProvider) were created under ``root``
+        with their inventories and traits, at ``generations`` (``{uuid:
+        generation}``), by a write for many hosts (:func:`write_new`):
+        the next report reads them from here and, when the devices are
+        the same, writes nothing."""
+        owned = {}
+        for provider in providers:
+            generation = generations[provider.uuid]
+            owned[provider.uuid] = {
+                'uuid': provider.uuid,
+                'name': provider.name,
+                'generation': generation,
+                'parent_provider_uuid': root,
+                'root_provider_uuid': root,
+            }
+            self._seen[provider.uuid] = (generation, provider)
+        self.hint(root, owned)
 
     def _ensure_owner_trait(self, ctxt):
         """The ownership trait exists (created once per placement client,

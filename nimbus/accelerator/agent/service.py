@@ -3,10 +3,9 @@
 :class:`AcceleratorAgent` is one host: its drivers, the devices they last
 found, their report to the accelerator service and to placement, and the
 programming of attach handles for the service's binder (RPC, see
-:mod:`.manager`). :func:`build_agents` composes N of them on the shared
-machinery of :class:`nimbus.messaging_internals.simulated.HostGroup` (one transport,
-one RPC server, one worker pool, one ticker), which serves a single real
-host as well as the simulated hosts of ``--simulated-hosts N``.
+:mod:`.manager`). :func:`.group.build_agents` composes N of them, one
+real host or the simulated hosts of ``--simulated-hosts N``, and makes
+their first reports in bulk (:mod:`.group`).
 
 Every report does, in this order:
 
@@ -30,12 +29,10 @@ from oslo_log import log as logging
 from nimbus.accelerator.agent import exception
 from nimbus.accelerator.agent import manager
 from nimbus.accelerator.agent import placement_report
-from nimbus.accelerator.agent import rpcapi
 from nimbus.accelerator import drivers as drivers_mod
 from nimbus.accelerator.drivers import base
 from nimbus.common import context as nimbus_context
 from nimbus.common import exception as common_exc
-from nimbus.messaging_internals import simulated
 
 LOG = logging.getLogger(__name__)
 
@@ -88,6 +85,17 @@ class AcceleratorAgent:
         # placement, and when (monotonic); None: none yet.
         self._reported = None
         self._reported_at = None
+        # The devices a report for many hosts sent the service before
+        # this host started (:meth:`sent`): the first report does not
+        # send them again. One use only.
+        self._sent = None
+
+    def sent(self, devices):
+        """``devices`` (this host's discovery) reached the service in a
+        report for many hosts
+        (:meth:`.group.AgentGroup.start`): the next report
+        sends them only if discovery then finds others."""
+        self._sent = copy.deepcopy(devices)
 
     # -- discovery and reports --------------------------------------------
 
@@ -139,7 +147,10 @@ class AcceleratorAgent:
                     self.conf.accelerator_agent.report_interval,
                 )
                 return None
-            sent = self._send_devices(ctxt, devices)
+            presented, self._sent = self._sent, None
+            sent = (
+                presented is not None and devices == presented
+            ) or self._send_devices(ctxt, devices)
             result = self._report_placement(ctxt)
             if sent and result is not None:
                 self._reported = copy.deepcopy(devices)
@@ -309,109 +320,3 @@ class AcceleratorAgent:
             LOG.warning(
                 'Releasing ARQ %s on %s: %s', arq.get('uuid'), self.host, exc
             )
-
-
-class AgentGroup:
-    """The agents of ``hosts`` in this process (see :func:`build_agents`).
-
-    :meth:`start` starts them (``[simulated_hosts] start_concurrency`` at
-    a time) and returns the names that failed; :attr:`agents` maps the
-    running ones by host; :meth:`stop` stops everything.
-    """
-
-    def __init__(
-        self, conf, transport, placement, reporter, hosts, drivers_for=None
-    ):
-        self.conf = conf
-        self.names = list(hosts)
-        self.placement = placement
-        self.reporter = reporter
-        self.drivers_for = drivers_for
-        self.group = simulated.from_conf(
-            conf, transport, rpcapi.TOPIC, rpcapi.VERSION
-        )
-
-    def build(self, host):
-        drivers = self.drivers_for(host) if self.drivers_for else None
-        return AcceleratorAgent(
-            self.conf, host, self.placement, self.reporter, drivers=drivers
-        )
-
-    @property
-    def agents(self):
-        """``{host: AcceleratorAgent}`` of the running hosts."""
-        return self.group.hosts
-
-    def start(self, on_started=None):
-        agents = [(name, self.build(name)) for name in self.names]
-        self._read_trees(agents)
-        failed = self.group.start_hosts(agents, on_started)
-        LOG.info(
-            'Accelerator agent: %d hosts started (%d failed)',
-            len(self.names) - len(failed),
-            len(failed),
-        )
-        return failed
-
-    def _read_trees(self, agents):
-        """Read what the hosts' first reports need from placement in two
-        listings for all of them (:func:`.placement_report.read_trees`)
-        instead of two per host. A failure is logged: each host then
-        asks for itself."""
-        if len(agents) < 2:
-            return
-        try:
-            trees = placement_report.read_trees(
-                nimbus_context.get_admin_context(),
-                self.placement,
-                [name for name, _agent in agents],
-            )
-        except common_exc.PlacementError as exc:
-            LOG.warning(
-                'Reading the provider trees of %d hosts failed (%s); each '
-                'host reads its own',
-                len(agents),
-                exc,
-            )
-            return
-        for name, agent in agents:
-            if name in trees:
-                agent.placement.hint(*trees[name])
-
-    def stop(self):
-        self.group.stop()
-
-
-def build_agents(
-    conf, transport, placement_client, reporter, hosts, drivers_for=None
-):
-    """The composition function of the accelerator agent.
-
-    ``conf``: a ConfigOpts with ``[accelerator_agent]``, the drivers'
-    groups and ``[simulated_hosts]`` registered; ``transport``: the
-    oslo.messaging transport of the accelerator service's bus (``rabbit://``
-    or ``inproc://``), on which every host is served as
-    ``accelerator-agent.<host>``; ``placement_client``: a
-    :class:`nimbus.common.clients.placement.PlacementClient` (sized for
-    the hosts: :func:`nimbus.common.clients.placement.placement_session`);
-    ``reporter``: an object with
-    ``report_devices(ctxt, host, devices)``, in production
-    ``nimbus.accelerator.rpcapi.AcceleratorAPI(transport)``
-    (:class:`NullDeviceReporter` for placement only); ``hosts``: the host
-    names (``[conf.host]`` for one real host, or
-    :func:`nimbus.messaging_internals.simulated.host_names` for simulated ones, named as
-    the simulated computes are so the agent finds their providers);
-    ``drivers_for(host)``: optional, returns ``[(name, driver)]`` instead
-    of loading ``enabled_drivers``.
-
-    Returns an :class:`AgentGroup`, not started: call ``start()``, then
-    ``stop()`` at the end.
-    """
-    return AgentGroup(
-        conf,
-        transport,
-        placement_client,
-        reporter,
-        hosts,
-        drivers_for=drivers_for,
-    )

@@ -148,12 +148,28 @@ def release_handles(conn, arq_uuid):
 # --- the agents' report ----------------------------------------------------
 
 
-def _upsert(conn, table, uuid, values, now):
-    row = conn.execute(sa.select(table).where(table.c.uuid == uuid)).first()
+# Built once: a statement built per row (``insert().values(...)``, a
+# ``where`` on a literal) cost SQLAlchemy more than the database, a
+# thousand hosts' first reports being six rows each.
+_INSERT = {t.name: t.insert() for t in (_DEV, _DEP, _AH)}
+_BY_UUID = {
+    t.name: sa.select(t).where(t.c.uuid == sa.bindparam('b_uuid'))
+    for t in (_DEV, _DEP, _AH)
+}
+
+
+def _upsert(conn, table, uuid, values, now, fresh=False):
+    """The id of the row ``uuid`` of ``table``, inserted or updated to
+    ``values``; ``fresh``: the host has no row yet, nothing to read."""
+    row = (
+        None
+        if fresh
+        else conn.execute(_BY_UUID[table.name], {'b_uuid': uuid}).first()
+    )
     if row is None:
         # The new row's id from the INSERT itself, not read back.
         return conn.execute(
-            table.insert().values(uuid=uuid, created_at=now, **values)
+            _INSERT[table.name], dict(values, uuid=uuid, created_at=now)
         ).inserted_primary_key[0]
     if any(getattr(row, k) != v for k, v in values.items()):
         conn.execute(
@@ -231,6 +247,33 @@ def _prune(conn, host, seen_devices, seen_deployables, seen_handles):
         conn.execute(_DEV.delete().where(_DEV.c.id == row.id))
 
 
+def _report_in(conn, host, devices, now, fresh=False):
+    """:func:`report`'s work in the transaction of ``conn``; ``fresh``:
+    the host has no recorded device, deployable or handle (its rows are
+    inserted without reading first, and nothing is pruned)."""
+    seen_devices, seen_deployables, seen_handles = set(), set(), set()
+    for device in devices:
+        values = {k: device.get(k) for k in DEVICE_FIELDS}
+        values['hostname'] = host
+        device_id = _upsert(conn, _DEV, device['uuid'], values, now, fresh)
+        seen_devices.add(device['uuid'])
+        for deployable in device.get('deployables') or ():
+            values = {k: deployable.get(k) for k in DEPLOYABLE_FIELDS}
+            values['device_id'] = device_id
+            dep_id = _upsert(
+                conn, _DEP, deployable['uuid'], values, now, fresh
+            )
+            seen_deployables.add(deployable['uuid'])
+            for handle in deployable.get('attach_handles') or ():
+                values = {k: handle.get(k) for k in HANDLE_FIELDS}
+                values['deployable_id'] = dep_id
+                _upsert(conn, _AH, handle['uuid'], values, now, fresh)
+                seen_handles.add(handle['uuid'])
+    if not fresh:
+        _prune(conn, host, seen_devices, seen_deployables, seen_handles)
+    return len(seen_devices)
+
+
 def report(adb, host, devices):
     """Make ``host``'s recorded devices exactly ``devices`` (the agent's
     report, see :mod:`nimbus.accelerator.rpcapi`), in one transaction.
@@ -239,25 +282,31 @@ def report(adb, host, devices):
     and handles missing from the report are removed unless an ARQ holds a
     handle of theirs. Returns the number of devices reported."""
     now = base.utcnow()
+    return adb.write(lambda conn: _report_in(conn, host, devices, now))
+
+
+def report_many(adb, reports):
+    """:func:`report` for each host of ``reports`` (``{host: devices}``),
+    in one transaction; returns ``{host: number of devices}``. A host
+    with no recorded device (a host's first report: one query tells them
+    all) has its rows inserted without the reads and the prune, which
+    were 3 queries per device, deployable and handle and 4 more per host
+    at the start of a thousand simulated hosts. Any failure writes
+    nothing."""
+    now = base.utcnow()
 
     def run(conn):
-        seen_devices, seen_deployables, seen_handles = set(), set(), set()
-        for device in devices:
-            values = {k: device.get(k) for k in DEVICE_FIELDS}
-            values['hostname'] = host
-            device_id = _upsert(conn, _DEV, device['uuid'], values, now)
-            seen_devices.add(device['uuid'])
-            for deployable in device.get('deployables') or ():
-                values = {k: deployable.get(k) for k in DEPLOYABLE_FIELDS}
-                values['device_id'] = device_id
-                dep_id = _upsert(conn, _DEP, deployable['uuid'], values, now)
-                seen_deployables.add(deployable['uuid'])
-                for handle in deployable.get('attach_handles') or ():
-                    values = {k: handle.get(k) for k in HANDLE_FIELDS}
-                    values['deployable_id'] = dep_id
-                    _upsert(conn, _AH, handle['uuid'], values, now)
-                    seen_handles.add(handle['uuid'])
-        _prune(conn, host, seen_devices, seen_deployables, seen_handles)
-        return len(seen_devices)
+        known = {
+            r[0]
+            for r in conn.execute(
+                sa.select(_DEV.c.hostname)
+                .where(_DEV.c.hostname.in_(list(reports)))
+                .distinct()
+            )
+        }
+        return {
+            host: _report_in(conn, host, devices, now, host not in known)
+            for host, devices in reports.items()
+        }
 
     return adb.write(run)

@@ -29,6 +29,8 @@ class RecordingSession:
 
 class Placement:
     def __init__(self, session):
+        # The placement app behind the session (for its bulk writer).
+        self.app = session.get_adapter(direct.BASE_URL).app
         self.recorder = RecordingSession(session)
         self.client = PlacementClient(direct.BASE_URL, session=self.recorder)
         self.ctxt = context.get_admin_context()

@@ -12,11 +12,12 @@ import pytest
 from nimbus.accelerator.agent import exception
 from nimbus.accelerator.agent import placement_report
 from nimbus.accelerator.agent import rpcapi
-from nimbus.accelerator.agent import service
+from nimbus.accelerator.agent import group
 from nimbus.common import config
 from nimbus.common import context
 from nimbus.common import rpc
 from nimbus.messaging_internals import simulated
+from nimbus.placement import direct
 
 
 class Reporter:
@@ -48,7 +49,7 @@ def cloud(request, tmp_path, placement):
         roots[host] = str(uuid.uuid4())
         placement.add_root(roots[host], host)
     reporter = Reporter()
-    agents = service.build_agents(
+    agents = group.build_agents(
         conf, transport, placement.client, reporter, hosts
     )
     assert agents.start() == []
@@ -202,7 +203,74 @@ def test_unknown_methods_are_not_served(cloud):
     assert info.value.exc_type == 'NoSuchMethod'
 
 
-def _group(request, tmp_path, placement, hosts, name):
+class BatchReporter(Reporter):
+    """A reporter taking the first reports of many hosts in one call;
+    ``fail``: that call raises."""
+
+    def __init__(self, fail=False):
+        super().__init__()
+        self.fail = fail
+        self.batches = []
+        self.single = []
+
+    def takes_batches(self):
+        return True
+
+    def report_many(self, ctxt, reports):
+        if self.fail:
+            raise RuntimeError('no batch today')
+        with self.lock:
+            self.batches.append(sorted(reports))
+            self.hosts.update(reports)
+
+    def report_devices(self, ctxt, host, devices):
+        self.single.append(host)
+        super().report_devices(ctxt, host, devices)
+
+
+@pytest.mark.parametrize('fail', [False, True])
+def test_the_hosts_first_device_reports_go_in_one_call(
+    request, tmp_path, placement, fail
+):
+    """A reporter that takes batches gets the hosts' first reports in
+    one call before they start, and the hosts send none of their own
+    (when the batch fails, each host sends its own); placement gets the
+    devices as before."""
+    hosts = simulated.host_names('acc', 3)
+    roots = {}
+    for host in hosts:
+        roots[host] = str(uuid.uuid4())
+        placement.add_root(roots[host], host)
+    reporter = BatchReporter(fail=fail)
+    conf, agents = _group(
+        request, tmp_path, placement, hosts, 'batch', reporter=reporter
+    )
+    try:
+        assert agents.start() == []
+        if fail:
+            assert reporter.batches == []
+            assert sorted(reporter.single) == hosts
+        else:
+            assert reporter.batches == [hosts]
+            assert reporter.single == []
+        assert set(reporter.hosts) == set(hosts)
+        assert all(len(reporter.hosts[h]) == 3 for h in hosts)
+        for host in hosts:
+            assert len(placement.tree(roots[host])) == 1 + 3
+            assert not agents.agents[host].placement_pending
+        # Discovery finding other devices later is reported on its own.
+        agent = agents.agents[hosts[0]]
+        agent.drivers = agent.drivers[:1]
+        agent.report()
+        assert reporter.single[-1] == hosts[0]
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)
+
+
+def _group(
+    request, tmp_path, placement, hosts, name, trees=None, reporter=None
+):
     conf = config.build_conf(
         [],
         overrides={
@@ -214,8 +282,13 @@ def _group(request, tmp_path, placement, hosts, name):
     transport = rpc.get_transport(
         conf, 'inproc:///%s-%s' % (name, request.node.name)
     )
-    agents = service.build_agents(
-        conf, transport, placement.client, Reporter(), hosts
+    agents = group.build_agents(
+        conf,
+        transport,
+        placement.client,
+        reporter or Reporter(),
+        hosts,
+        trees=trees,
     )
     return conf, agents
 
@@ -264,6 +337,66 @@ def test_the_hosts_first_reports_list_providers_once_for_all(
         rpc.cleanup_transports(conf)
     assert placement.recorder.writes == []
     assert placement.recorder.calls.count(('GET', '/resource_providers')) == 2
+
+
+def test_the_hosts_new_device_providers_go_in_one_write(
+    request, tmp_path, placement
+):
+    """Given placement's bulk writer, the group writes every new device
+    provider of its hosts (inventory and traits) in one write before they
+    start: no provider request per device, and the hosts' first reports
+    write nothing. Placement then holds what the requests make; a host
+    without its root is left to its own report."""
+    hosts = simulated.host_names('acc', 4)
+    roots = {}
+    for host in hosts[:3]:
+        roots[host] = str(uuid.uuid4())
+        placement.add_root(roots[host], host)
+    writes = []
+
+    def trees(providers):
+        providers = list(providers)
+        writes.append(providers)
+        return direct.tree_writer(placement.app)(providers)
+
+    placement.recorder.calls.clear()
+    conf, agents = _group(request, tmp_path, placement, hosts, 'bulk', trees)
+    try:
+        assert agents.start() == []
+        calls = placement.recorder.calls
+        assert [len(w) for w in writes] == [3 * 3]
+        assert not [
+            c for c in calls if c[1].startswith('/resource_providers/')
+        ]
+        assert ('POST', '/resource_providers') not in calls
+        bulk = {h: placement.tree(roots[h]) for h in hosts[:3]}
+        assert agents.agents[hosts[3]].placement_pending
+        # A second report finds it all as written.
+        placement.recorder.calls.clear()
+        for host in hosts[:3]:
+            assert not agents.agents[host].report().changed
+        assert placement.recorder.writes == []
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)
+
+    # The same hosts' providers written one request at a time.
+    for host in hosts[:3]:
+        for provider in bulk[host].values():
+            if provider['uuid'] != roots[host]:
+                placement.client.request(
+                    placement.ctxt,
+                    'DELETE',
+                    '/resource_providers/%s' % provider['uuid'],
+                )
+    conf, agents = _group(request, tmp_path, placement, hosts[:3], 'each')
+    try:
+        assert agents.start() == []
+    finally:
+        agents.stop()
+        rpc.cleanup_transports(conf)
+    for host in hosts[:3]:
+        assert placement.tree(roots[host]) == bulk[host]
 
 
 def test_a_host_without_its_root_at_the_start_reports_once_it_is_there(

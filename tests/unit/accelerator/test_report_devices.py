@@ -189,3 +189,62 @@ def test_malformed_reports_are_refused(env, devices):
     with pytest.raises(rpc.InvalidMessage, match='report_devices'):
         api.report_devices(ctxt, HOST, devices)
     assert device_obj.list_devices(adb) == []
+
+
+def _rows(adb):
+    """Every device, deployable and handle row, without ids and times."""
+    skip = {'id', 'device_id', 'deployable_id', 'created_at', 'updated_at'}
+
+    def strip(rows):
+        return sorted(
+            sorted((k, v) for k, v in dict(r).items() if k not in skip)
+            for r in rows
+        )
+
+    return (
+        strip(device_obj.list_devices(adb)),
+        strip(device_obj.list_deployables(adb)),
+        strip(
+            list(device_obj.handles_of_host(adb, HOST).values())
+            + list(device_obj.handles_of_host(adb, 'compute2').values())
+        ),
+    )
+
+
+def test_a_report_of_many_hosts_records_what_their_reports_record(
+    env, tmp_path
+):
+    """report_many: a host with recorded devices is brought to its report
+    as report_devices does (a device gone removed, a field updated), a
+    new host's devices are inserted; the same rows as one report per
+    host."""
+    adb, api, ctxt = env
+    old = helpers.fpga(HOST, 0)
+    api.report_devices(ctxt, HOST, [old, helpers.fpga(HOST, 1)])
+    changed = dict(old, model='fake-fpga-v2')
+    reports = {
+        HOST: [changed],
+        'compute2': [helpers.fpga('compute2', 0, handles=2)],
+    }
+    assert api.takes_batches()
+    assert api.report_many(ctxt, copy.deepcopy(reports)) == {
+        'devices': {HOST: 1, 'compute2': 1}
+    }
+    batched = _rows(adb)
+
+    (tmp_path / 'again').mkdir()
+    one_by_one = helpers.new_db(tmp_path / 'again')
+    device_obj.report(one_by_one, HOST, [old, helpers.fpga(HOST, 1)])
+    for host, devices in reports.items():
+        device_obj.report(one_by_one, host, devices)
+    assert batched == _rows(one_by_one)
+    assert [d['model'] for d in device_obj.list_devices(adb)][0] == (
+        'fake-fpga-v2'
+    )
+
+
+def test_a_malformed_report_of_many_hosts_is_refused(env):
+    adb, api, ctxt = env
+    with pytest.raises(rpc.InvalidMessage, match='report_many'):
+        api.report_many(ctxt, {HOST: [{'uuid': 'x'}]})
+    assert device_obj.list_devices(adb) == []

@@ -163,3 +163,45 @@ def test_hosts_with_records_names_the_hosts_an_instance_or_move_names(cell_db):
     assert endpoint.hosts_with_records(ctxt, hosts=['sim-0001']) == []
     with pytest.raises(rpc.InvalidMessage):
         endpoint.hosts_with_records(ctxt, hosts=['a', 3])
+
+
+def test_node_records_of_many_hosts_go_in_one_call(cell_db):
+    """compute_nodes_update (RPC 1.14): each record written as
+    compute_node_update writes one, the answers in order; a malformed
+    record refuses the whole call."""
+    endpoint = manager.CellConductorManager(
+        cell_conductor.CellConductor(None, cell_db, None, None)
+    )
+    ctxt = context.get_admin_context()
+
+    def node(host, vcpus):
+        return {
+            'uuid': '0000000%d-0000-4000-8000-000000000000' % vcpus,
+            'host': host,
+            'hypervisor_hostname': host,
+            'vcpus': vcpus,
+            'memory_mb': 1024,
+        }
+
+    endpoint.compute_node_update(ctxt, node=node('sim-0001', 1))
+    answers = endpoint.compute_nodes_update(
+        ctxt, nodes=[dict(node('sim-0001', 1), vcpus=4), node('sim-0002', 2)]
+    )
+    assert [(a['host'], a['uuid']) for a in answers] == [
+        ('sim-0001', node('sim-0001', 1)['uuid']),
+        ('sim-0002', node('sim-0002', 2)['uuid']),
+    ]
+    with cell_db.session() as session:
+        rows = {
+            row.host: row.vcpus
+            for row in session.execute(sa.select(models.ComputeNode)).scalars()
+        }
+    assert rows == {'sim-0001': 4, 'sim-0002': 2}
+    with pytest.raises(rpc.InvalidMessage):
+        endpoint.compute_nodes_update(ctxt, nodes=[node('sim-0003', 3), {}])
+    with cell_db.session() as session:
+        hosts = {
+            row.host
+            for row in session.execute(sa.select(models.ComputeNode)).scalars()
+        }
+    assert hosts == {'sim-0001', 'sim-0002'}
