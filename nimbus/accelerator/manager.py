@@ -40,7 +40,7 @@ class AcceleratorManager:
 
     @rpc.expose(required=('reports',), types={'reports': dict})
     def report_many(self, ctxt, reports):
-        try:
+        with rpc.arriving('report_many'):
             parsed = {
                 host: [
                     contracts.AcceleratorDevice.from_primitive(d).as_record()
@@ -49,8 +49,6 @@ class AcceleratorManager:
                 for host, devices in reports.items()
                 if isinstance(host, str) and isinstance(devices, list)
             }
-        except objects.MalformedPrimitive as exc:
-            raise rpc.InvalidMessage('report_many: %s' % exc) from exc
         if len(parsed) != len(reports):
             raise rpc.InvalidMessage('report_many: {host: [device]}')
         counts = device_obj.report_many(self.adb, parsed)
