@@ -411,8 +411,12 @@ def test_servers_queued_for_delete_are_not_listed(down):
 
 def test_a_cell_that_does_not_answer_in_time(tmp_path):
     """cell2's database is held by an exclusive lock: its queries wait
-    (SQLite's busy timeout is 30 s). The API waits [api] cell_timeout."""
-    api = _setup(tmp_path, overrides={'api': {'cell_timeout': 0.5}})
+    (SQLite's busy timeout is 30 s). The API waits [api] cell_timeout.
+
+    The timeout is the time cell1, which is not locked, has to answer: 0.5
+    s was too little on a loaded CI machine (cell1's servers came back
+    UNKNOWN too). 3 s is still far below the locked cell's 30 s."""
+    api = _setup(tmp_path, overrides={'api': {'cell_timeout': 3}})
     ids = _spread(api)
     common_db.dispose_all()
     holder = sqlite3.connect(api.cell2_url.split(':///', 1)[1])
