@@ -43,9 +43,16 @@ class Trait(Base):
 
 class ResourceProvider(Base):
     __tablename__ = 'resource_providers'
+    # A provider id is never given again once its provider is deleted (on
+    # SQLite too: AUTOINCREMENT; MariaDB's and PostgreSQL's counters never
+    # go back). The snapshot cache takes an id whose row holds the same
+    # uuid, name, generation, parent and root for the provider it holds;
+    # an id given again would make a provider deleted and created again
+    # look unchanged (see nimbus.placement.objects.snapshot).
     __table_args__ = (
         sa.Index('ix_rp_root', 'root_provider_id'),
         sa.Index('ix_rp_parent', 'parent_provider_id'),
+        {'sqlite_autoincrement': True},
     )
     id = sa.Column(sa.Integer, primary_key=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)

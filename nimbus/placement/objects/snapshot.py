@@ -15,7 +15,10 @@ cached one get their inventories and traits read again. Every inventory
 and trait write moves its provider's generation in the same transaction,
 so a provider whose row is unchanged has the inventories and traits the
 cache holds (aggregates are read whole: before 1.19 their writes keep the
-generation). A renamed or deleted resource class or trait, or more changed
+generation). That takes provider ids never given twice (the table's
+AUTOINCREMENT on SQLite, migration 0002): a provider deleted and created
+again under the same uuid, name and parent, written back to the same
+generation, gets a new id and is read again. A renamed or deleted resource class or trait, or more changed
 providers than :data:`DELTA_LIMIT`, reloads everything. At 1000 simulated
 hosts starting their accelerator agents, each device report was a
 structure write and the next listing of providers reloaded about 3000
