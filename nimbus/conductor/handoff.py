@@ -232,7 +232,13 @@ class Handoff:
                 self.undo_vanished(ctxt, cell, uuid)
                 return False
             if not leases.finish(session, uuid, lease):
-                _taken_over(uuid)
+                # Deleted by the user between the read above and the
+                # locked delete (another process's committed delete is
+                # seen by this read), or taken over.
+                if build_requests.get(session, uuid) is None:
+                    self.undo_vanished(ctxt, cell, uuid)
+                else:
+                    _taken_over(uuid)
                 return False
             instance_mappings.set_cell(session, uuid, cell.id)
         return True
@@ -345,8 +351,19 @@ class Handoff:
                 )
                 instance_mappings.set_cells(session, ended, cell.id)
                 mapped |= ended
+                # A build request read above but not ended was deleted by
+                # the user before the locked delete (read again: another
+                # process's committed delete is seen), or taken over.
+                unended = [u for u in uuids if u in present and u not in ended]
+                still = (
+                    set(build_requests.get_many(session, unended))
+                    if unended
+                    else set()
+                )
                 for uuid in uuids:
-                    if uuid not in present:
+                    if uuid not in present or (
+                        uuid not in ended and uuid not in still
+                    ):
                         vanished.append((cell, uuid))
                     elif uuid not in ended:
                         _taken_over(uuid)
