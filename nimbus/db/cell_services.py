@@ -124,30 +124,13 @@ def disable(session, host, binary, reason):
 def update_compute_node(session, record):
     """Create or update the node of ``record`` (a ComputeNodeRecord):
     the fields it sets."""
-    row = session.execute(
-        sa.select(models.ComputeNode).where(
-            models.ComputeNode.uuid == record.uuid
-        )
-    ).scalar()
-    if row is None:
-        row = models.ComputeNode(
-            uuid=record.uuid,
-            host=record.host,
-            hypervisor_hostname=record.values.get(
-                'hypervisor_hostname', record.host
-            ),
-        )
-        session.add(row)
-    for field, value in record.values.items():
-        setattr(row, field, value)
-    row.updated_at = types.utcnow()
-    session.flush()
-    return {'uuid': row.uuid, 'host': row.host, 'id': row.id}
+    return update_compute_nodes(session, [record])[0]
 
 
 def update_compute_nodes(session, records):
-    """:func:`update_compute_node` of each of ``records``, with one read
-    of the existing rows and one flush for them all (the node records of
+    """Create or update the node of each of ``records``
+    (ComputeNodeRecords), with one read of the existing rows and one flush
+    for them all (the node records of
     many simulated hosts starting together); the answers in order."""
     uuids = [record.uuid for record in records]
     rows = {
