@@ -145,8 +145,10 @@ class CrossCellApi(MoveApi):
         return response.json()['migrations']
 
 
-def _cloud(make_cloud, tmp_path, allow=True):
-    overrides = {}
+def _cloud(make_cloud, tmp_path, allow=True, **groups):
+    """A cloud of one cell1 host and two cell2 hosts; ``groups``
+    (``{option: value}`` by group) override its options."""
+    overrides = dict(groups)
     if allow:
         policy = tmp_path / 'policy.yaml'
         policy.write_text(POLICY)
