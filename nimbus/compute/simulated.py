@@ -264,13 +264,7 @@ class SimulatedComputes:
             planned,
             TREE_BATCH,
             lambda batch: self.trees(
-                {
-                    'uuid': p.uuid,
-                    'name': p.name,
-                    'parent_provider_uuid': p.parent_uuid,
-                    'inventories': p.inventory,
-                    'traits': sorted(p.traits),
-                }
+                placement_client.new_provider(p, p.parent_uuid)
                 for _t, tree in batch
                 for p in tree.providers()
             ),
@@ -310,12 +304,12 @@ class SimulatedComputes:
         try:
             named = self.conductor.hosts_with_records(ctxt, names)
         except Exception as exc:  # noqa: BLE001 - each host then reads its own
-            LOG.warning(
-                'Asking which of %d hosts the cell has records of failed '
-                '(%s: %s); each host reads its own',
+            host_batches.failed(
+                LOG,
+                'Asking the cell which have records',
                 len(names),
-                type(exc).__name__,
                 exc,
+                'reads its own',
             )
             return set()
         return set(names) - set(named)

@@ -124,11 +124,12 @@ class AgentGroup:
                 [name for name, _agent in agents],
             )
         except common_exc.PlacementError as exc:
-            LOG.warning(
-                'Reading the provider trees of %d hosts failed (%s); each '
-                'host reads its own',
+            host_batches.failed(
+                LOG,
+                'Reading the provider trees',
                 len(agents),
                 exc,
+                'reads its own',
             )
             return
         for name, agent in agents:

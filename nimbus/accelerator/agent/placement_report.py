@@ -171,23 +171,19 @@ def write_new(ctxt, placement, trees, entries):
             ctxt, {t for p in everything for t in p.traits}
         )
     except exception.PlacementError as exc:
-        LOG.warning(
-            'Creating the device resource classes and traits failed (%s); '
-            'each host reports its own devices',
+        host_batches.failed(
+            LOG,
+            'Creating the device resource classes and traits',
+            len(entries),
             exc,
+            'reports its own devices',
         )
         return
     for batch, generations in host_batches.sent(
         entries,
         WRITE_BATCH,
         lambda batch: trees(
-            {
-                'uuid': p.uuid,
-                'name': p.name,
-                'parent_provider_uuid': root,
-                'inventories': p.inventory,
-                'traits': sorted(p.traits),
-            }
+            placement_client.new_provider(p, root)
             for _r, root, providers in batch
             for p in providers
         ),
