@@ -41,21 +41,7 @@ def set_provider_aggregates(
     else:
         base.take_counter_lock(conn)
         have = set(provider_aggregates(conn, rp_id))
-    want = set(aggregates)
-    gone = have - want
-    if gone:
-        conn.execute(
-            m.RPA.delete()
-            .where(m.RPA.c.resource_provider_id == rp_id)
-            .where(m.RPA.c.aggregate_uuid.in_(gone))
-        )
-    added = want - have
-    if added:
-        conn.execute(
-            _INSERT,
-            [
-                {'resource_provider_id': rp_id, 'aggregate_uuid': a}
-                for a in sorted(added)
-            ],
-        )
+    base.replace_members(
+        conn, _INSERT, m.RPA.c.aggregate_uuid, rp_id, have, set(aggregates)
+    )
     return new_gen

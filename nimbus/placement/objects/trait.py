@@ -127,17 +127,7 @@ def set_provider_traits(conn, rp_id, generation, names, have=None):
             raise exception.ConcurrentUpdate(what='The resource provider')
         return generation
     new_gen = base.increment_generation(conn, rp_id, generation)
-    gone = have - want
-    if gone:
-        conn.execute(
-            m.RPT.delete()
-            .where(m.RPT.c.resource_provider_id == rp_id)
-            .where(m.RPT.c.trait_id.in_(gone))
-        )
-    added = want - have
-    if added:
-        conn.execute(
-            _INSERT_RPT,
-            [{'resource_provider_id': rp_id, 'trait_id': t} for t in added],
-        )
+    base.replace_members(
+        conn, _INSERT_RPT, m.RPT.c.trait_id, rp_id, have, want
+    )
     return new_gen
