@@ -84,11 +84,7 @@ _PROVIDER_TRAITS = (
     .where(m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
     .order_by(m.RPT.c.trait_id)
 )
-_TRAIT_IDS = statements.fast(
-    sa.select(m.RPT.c.trait_id).where(
-        m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
-    )
-)
+_TRAIT_IDS = base.members_query(m.RPT.c.trait_id)
 _INSERT_RPT = statements.fast(m.RPT.insert())
 # For resource_provider.get_ref_with: a provider's trait ids.
 PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
