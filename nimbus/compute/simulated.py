@@ -33,6 +33,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nimbus.common import context as nimbus_context
+from nimbus.common import host_batches
 from nimbus.common.objects import ComputeNodeRecord
 from nimbus.messaging_internals import simulated
 from nimbus.common.clients import placement as placement_client
@@ -165,12 +166,12 @@ class SimulatedComputes:
                 )
                 registered = True
             except Exception as exc:  # noqa: BLE001 - each host then sends its own
-                LOG.warning(
-                    'The first heartbeat of %d hosts in one batch failed '
-                    '(%s: %s); each host sends its own',
+                host_batches.failed(
+                    LOG,
+                    'The first heartbeat in one batch',
                     len(names),
-                    type(exc).__name__,
                     exc,
+                    'sends its own',
                 )
         quiet = self._quiet(ctxt, names)
         services = [
@@ -215,25 +216,17 @@ class SimulatedComputes:
             # A host with a node record can be chosen: its queue exists
             # first, so a build sent before it serves waits for it.
             self.group.declare([t.host for t, _record in records])
-        for start in range(0, len(records), TREE_BATCH):
-            batch = records[start : start + TREE_BATCH]
-            try:
-                self.conductor.compute_nodes_update(
-                    ctxt,
-                    [
-                        ComputeNodeRecord.from_primitive(record)
-                        for _t, record in batch
-                    ],
-                )
-            except Exception as exc:  # noqa: BLE001 - each host then sends its own
-                LOG.warning(
-                    'Sending the node records of %d hosts failed (%s: %s); '
-                    'each host sends its own',
-                    len(batch),
-                    type(exc).__name__,
-                    exc,
-                )
-                continue
+        for batch, _none in host_batches.sent(
+            records,
+            TREE_BATCH,
+            lambda batch: self.conductor.compute_nodes_update(
+                ctxt,
+                [ComputeNodeRecord.from_primitive(rec) for _t, rec in batch],
+            ),
+            LOG,
+            'Sending the node records',
+            'sends its own',
+        ):
             for tracker, record in batch:
                 tracker.sent(record)
 
@@ -259,37 +252,26 @@ class SimulatedComputes:
                 ctxt, {t for p in providers for t in p.traits}
             )
         except Exception as exc:  # noqa: BLE001 - each host then writes its own
-            LOG.warning(
-                'Creating the resource classes and traits of %d hosts '
-                'failed (%s: %s); each host writes its own tree',
+            host_batches.failed(
+                LOG,
+                'Creating the resource classes and traits',
                 len(planned),
-                type(exc).__name__,
                 exc,
+                'writes its own tree',
             )
             return
-        for start in range(0, len(planned), TREE_BATCH):
-            batch = planned[start : start + TREE_BATCH]
-            try:
-                generations = self.trees(
-                    {
-                        'uuid': p.uuid,
-                        'name': p.name,
-                        'parent_provider_uuid': p.parent_uuid,
-                        'inventories': p.inventory,
-                        'traits': sorted(p.traits),
-                    }
-                    for _t, tree in batch
-                    for p in tree.providers()
-                )
-            except Exception as exc:  # noqa: BLE001 - each host then writes its own
-                LOG.warning(
-                    'Writing the provider trees of %d hosts failed '
-                    '(%s: %s); each host writes its own',
-                    len(batch),
-                    type(exc).__name__,
-                    exc,
-                )
-                continue
+        for batch, generations in host_batches.sent(
+            planned,
+            TREE_BATCH,
+            lambda batch: self.trees(
+                placement_client.new_provider(p, p.parent_uuid)
+                for _t, tree in batch
+                for p in tree.providers()
+            ),
+            LOG,
+            'Writing the provider trees',
+            'writes its own',
+        ):
             for tracker, tree in batch:
                 for provider in tree.providers():
                     provider.generation = generations[provider.uuid]
@@ -322,12 +304,12 @@ class SimulatedComputes:
         try:
             named = self.conductor.hosts_with_records(ctxt, names)
         except Exception as exc:  # noqa: BLE001 - each host then reads its own
-            LOG.warning(
-                'Asking which of %d hosts the cell has records of failed '
-                '(%s: %s); each host reads its own',
+            host_batches.failed(
+                LOG,
+                'Asking the cell which have records',
                 len(names),
-                type(exc).__name__,
                 exc,
+                'reads its own',
             )
             return set()
         return set(names) - set(named)

@@ -15,7 +15,6 @@ from oslo_log import log as logging
 from oslo_config import cfg
 
 from nimbus.common import rpc
-from nimbus.common.objects.base import MalformedPrimitive
 from nimbus.common.objects.host_events import AggregateInfo
 from nimbus.common.objects.host_events import InstanceInfo
 from nimbus.common.objects.host_events import ServerGroupInfo
@@ -31,18 +30,13 @@ LOG = logging.getLogger(__name__)
 
 def _event(convert, value):
     """A cache event's contract, converted once on arrival."""
-    try:
+    with rpc.arriving():
         return convert(value)
-    except MalformedPrimitive as exc:
-        raise rpc.InvalidMessage(str(exc)) from exc
 
 
 def _spec(request_spec) -> RequestSpec:
     """The RequestSpec of a message (converted once, on arrival)."""
-    try:
-        return RequestSpec.from_primitive(request_spec)
-    except MalformedPrimitive as exc:
-        raise rpc.InvalidMessage(str(exc)) from exc
+    return _event(RequestSpec.from_primitive, request_spec)
 
 
 class SchedulerManager:

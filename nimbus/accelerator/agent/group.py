@@ -19,6 +19,7 @@ from nimbus.accelerator.agent import rpcapi
 from nimbus.accelerator.agent import service
 from nimbus.common import context as nimbus_context
 from nimbus.common import exception as common_exc
+from nimbus.common import host_batches
 from nimbus.messaging_internals import simulated
 
 LOG = logging.getLogger(__name__)
@@ -96,21 +97,16 @@ class AgentGroup:
             except Exception:  # noqa: BLE001 - its own report logs it
                 continue
         ctxt = nimbus_context.get_admin_context()
-        for start in range(0, len(found), REPORT_BATCH):
-            batch = found[start : start + REPORT_BATCH]
-            try:
-                self.reporter.report_many(
-                    ctxt, {agent.host: devices for agent, devices in batch}
-                )
-            except Exception as exc:  # noqa: BLE001 - each host then sends its own
-                LOG.warning(
-                    'Reporting the devices of %d hosts in one call failed '
-                    '(%s: %s); each host sends its own',
-                    len(batch),
-                    type(exc).__name__,
-                    exc,
-                )
-                continue
+        for batch, _none in host_batches.sent(
+            found,
+            REPORT_BATCH,
+            lambda batch: self.reporter.report_many(
+                ctxt, {agent.host: devices for agent, devices in batch}
+            ),
+            LOG,
+            'Reporting in one call the devices',
+            'sends its own',
+        ):
             for agent, devices in batch:
                 agent.sent(devices)
 
@@ -128,11 +124,12 @@ class AgentGroup:
                 [name for name, _agent in agents],
             )
         except common_exc.PlacementError as exc:
-            LOG.warning(
-                'Reading the provider trees of %d hosts failed (%s); each '
-                'host reads its own',
+            host_batches.failed(
+                LOG,
+                'Reading the provider trees',
                 len(agents),
                 exc,
+                'reads its own',
             )
             return
         for name, agent in agents:

@@ -31,6 +31,7 @@ from oslo_log import log as logging
 
 from nimbus.common.clients import placement as placement_client
 from nimbus.common import exception
+from nimbus.common import host_batches
 
 LOG = logging.getLogger(__name__)
 
@@ -170,35 +171,26 @@ def write_new(ctxt, placement, trees, entries):
             ctxt, {t for p in everything for t in p.traits}
         )
     except exception.PlacementError as exc:
-        LOG.warning(
-            'Creating the device resource classes and traits failed (%s); '
-            'each host reports its own devices',
+        host_batches.failed(
+            LOG,
+            'Creating the device resource classes and traits',
+            len(entries),
             exc,
+            'reports its own devices',
         )
         return
-    for start in range(0, len(entries), WRITE_BATCH):
-        batch = entries[start : start + WRITE_BATCH]
-        try:
-            generations = trees(
-                {
-                    'uuid': p.uuid,
-                    'name': p.name,
-                    'parent_provider_uuid': root,
-                    'inventories': p.inventory,
-                    'traits': sorted(p.traits),
-                }
-                for _r, root, providers in batch
-                for p in providers
-            )
-        except Exception as exc:  # noqa: BLE001 - each host then reports its own
-            LOG.warning(
-                'Writing the device providers of %d hosts failed (%s: %s); '
-                'each host reports its own',
-                len(batch),
-                type(exc).__name__,
-                exc,
-            )
-            continue
+    for batch, generations in host_batches.sent(
+        entries,
+        WRITE_BATCH,
+        lambda batch: trees(
+            placement_client.new_provider(p, root)
+            for _r, root, providers in batch
+            for p in providers
+        ),
+        LOG,
+        'Writing the device providers',
+        'reports its own',
+    ):
         for reporter, root, providers in batch:
             reporter.written(root, providers, generations)
 

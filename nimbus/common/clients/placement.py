@@ -39,6 +39,19 @@ INVENTORY_FIELDS = (
 )
 
 
+def new_provider(provider, parent_uuid):
+    """What a bulk tree writer (:func:`nimbus.placement.direct.
+    tree_writer`) takes for one new ``provider`` (its uuid, name,
+    inventory and traits) under ``parent_uuid`` (None for a root)."""
+    return {
+        'uuid': provider.uuid,
+        'name': provider.name,
+        'parent_provider_uuid': parent_uuid,
+        'inventories': provider.inventory,
+        'traits': sorted(provider.traits),
+    }
+
+
 def placement_session(size):
     """A requests session keeping up to ``size`` connections (the
     simulated hosts of a process share one)."""

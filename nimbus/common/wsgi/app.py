@@ -362,12 +362,8 @@ def _longest_over(data, limit):
     return None
 
 
-def json_body(req, schema=None, code=None):
-    """The request's JSON body, validated against ``schema``.
-
-    Raises 415 for a non-JSON content type and 400, naming the failing
-    field, for malformed JSON or a body that does not match.
-    """
+def require_json(req, code=None):
+    """415 unless the request's body is declared JSON."""
     content_type = (req.content_type or '').split(';')[0].strip().lower()
     if content_type != 'application/json':
         raise errors.HTTPError(
@@ -376,6 +372,15 @@ def json_body(req, schema=None, code=None):
             % (content_type or 'None'),
             code,
         )
+
+
+def json_body(req, schema=None, code=None):
+    """The request's JSON body, validated against ``schema``.
+
+    Raises 415 for a non-JSON content type and 400, naming the failing
+    field, for malformed JSON or a body that does not match.
+    """
+    require_json(req, code)
     data = parse_json(req, read_body(req), code)
     if schema is not None:
         validate(data, schema, code)

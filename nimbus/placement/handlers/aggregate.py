@@ -18,12 +18,9 @@ def _send(req, resp, gen, aggs):
 @util.json_only
 def list_for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:aggregates:list')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp['generation'], agg_obj.provider_aggregates(conn, rp['id'])
-
-    _send(req, resp, *state.pdb.read(load))
+    _send(
+        req, resp, *util.of_provider(state, uuid, agg_obj.provider_aggregates)
+    )
 
 
 @util.since((1, 1))

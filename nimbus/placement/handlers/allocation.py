@@ -8,7 +8,6 @@ from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import allocation as alloc_obj
 from nimbus.placement.objects import write_retry
-from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.schemas import allocation as schema
 
 
@@ -125,14 +124,12 @@ def delete(state, req, resp, consumer_uuid):
 @util.json_only
 def for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:allocations:list')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp['generation'], alloc_obj.for_provider(
-            conn, rp['id'], with_generation=util.version(req) >= (1, 28)
-        )
-
-    gen, allocs = state.pdb.read(load)
-    util.send(
-        req, resp, {'allocations': allocs, 'resource_provider_generation': gen}
+    util.send_of_provider(
+        state,
+        req,
+        resp,
+        uuid,
+        'allocations',
+        alloc_obj.for_provider,
+        with_generation=util.version(req) >= (1, 28),
     )

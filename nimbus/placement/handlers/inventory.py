@@ -46,40 +46,20 @@ def _url(uuid, rc=None):
 @util.json_only
 def list_inventories(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:inventories:list')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp, inv_obj.get_all(conn, rp['id'])
-
-    rp, invs = state.pdb.read(load)
-    util.send(
-        req,
-        resp,
-        {
-            'inventories': invs,
-            'resource_provider_generation': rp['generation'],
-        },
+    util.send_of_provider(
+        state, req, resp, uuid, 'inventories', inv_obj.get_all
     )
 
 
 @util.json_only
 def show(state, req, resp, uuid, rc):
     util.authorize(state, req, 'placement:resource_providers:inventories:show')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp, inv_obj.get_all(conn, rp['id'])
-
-    rp, invs = state.pdb.read(load)
+    gen, invs = util.of_provider(state, uuid, inv_obj.get_all)
     if rc not in invs:
         raise exception.NotFound(
             'No inventory of class %s for %s' % (rc, uuid)
         )
-    util.send(
-        req,
-        resp,
-        dict(invs[rc], resource_provider_generation=rp['generation']),
-    )
+    util.send(req, resp, dict(invs[rc], resource_provider_generation=gen))
 
 
 def _write(state, fn, uuid, *args):

@@ -78,6 +78,16 @@ def _resources(value, known):
     return resources
 
 
+def _holds(wanted, have):
+    """Whether ``have`` (a provider's aggregates or traits) meets
+    ``wanted``, ``(any_sets, forbidden)`` or None: none of the
+    forbidden, and one of each of the any-sets."""
+    if wanted is None:
+        return True
+    any_sets, forbidden = wanted
+    return not forbidden & have and all(s & have for s in any_sets)
+
+
 def filter_providers(
     snapshot,
     *,
@@ -103,18 +113,10 @@ def filter_providers(
             continue
         if tree_root is not None and p.root_uuid != tree_root:
             continue
-        if member_of is not None:
-            any_sets, forbidden = member_of
-            if forbidden & p.aggregates:
-                continue
-            if not all(s & p.aggregates for s in any_sets):
-                continue
-        if required is not None:
-            any_sets, forbidden = required
-            if forbidden & p.traits:
-                continue
-            if not all(s & p.traits for s in any_sets):
-                continue
+        if not _holds(member_of, p.aggregates) or not _holds(
+            required, p.traits
+        ):
+            continue
         if resources and not _fits(snapshot.fit[p.uuid], resources):
             continue
         out.append(p)

@@ -84,14 +84,8 @@ def delete(state, req, resp, name):
 @util.json_only
 def list_for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:traits:list')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp['generation'], trait_obj.provider_traits(conn, rp['id'])
-
-    gen, names = state.pdb.read(load)
-    util.send(
-        req, resp, {'traits': names, 'resource_provider_generation': gen}
+    util.send_of_provider(
+        state, req, resp, uuid, 'traits', trait_obj.provider_traits
     )
 
 

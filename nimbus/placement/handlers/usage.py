@@ -4,7 +4,6 @@ import re
 
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
-from nimbus.placement.objects import resource_provider as rp_obj
 from nimbus.placement.objects import usage as usage_obj
 
 # GET /usages' consumer_type, as Placement's schema has it ('all' is
@@ -15,14 +14,8 @@ _CONSUMER_TYPE = re.compile(r'^[A-Z0-9_]+$|^all|^unknown$')
 @util.json_only
 def for_provider(state, req, resp, uuid):
     util.authorize(state, req, 'placement:resource_providers:usages')
-
-    def load(conn):
-        rp = rp_obj.get(conn, uuid)
-        return rp['generation'], usage_obj.for_provider(conn, rp['id'])
-
-    gen, usages = state.pdb.read(load)
-    util.send(
-        req, resp, {'usages': usages, 'resource_provider_generation': gen}
+    util.send_of_provider(
+        state, req, resp, uuid, 'usages', usage_obj.for_provider
     )
 
 

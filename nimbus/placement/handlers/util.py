@@ -8,10 +8,12 @@ import falcon
 from falcon.util import mediatypes
 import orjson
 
+from nimbus.common.wsgi import app as wsgi_app
 from nimbus.common.wsgi import errors
 from nimbus.common.wsgi import json_body  # noqa: F401  (re-exported)
 from nimbus.common.wsgi import validation
 from nimbus.placement import exception
+from nimbus.placement.objects import resource_provider as rp_obj
 
 
 def version(req):
@@ -214,14 +216,7 @@ def failed_validating(error):
 
 def require_json(req):
     """415 unless the request's body is declared JSON."""
-    content_type = (req.content_type or '').split(';')[0].strip().lower()
-    if content_type != 'application/json':
-        raise errors.HTTPError(
-            415,
-            'The media type %s is not supported, use application/json'
-            % (content_type or 'None'),
-            exception.UNDEFINED,
-        )
+    wsgi_app.require_json(req, exception.UNDEFINED)
 
 
 def body(req, schema):
@@ -229,6 +224,26 @@ def body(req, schema):
     data = json_body(req, None, exception.UNDEFINED)
     validate(data, schema)
     return data
+
+
+def of_provider(state, uuid, read, *args, **kwargs):
+    """``(generation, read(conn, provider id, *args, **kwargs))`` of the
+    provider ``uuid``, in one read transaction (404 where there is none):
+    what a provider's sub-resource listing answers with."""
+
+    def load(conn):
+        rp = rp_obj.get(conn, uuid)
+        return rp['generation'], read(conn, rp['id'], *args, **kwargs)
+
+    return state.pdb.read(load)
+
+
+def send_of_provider(state, req, resp, uuid, key, read, *args, **kwargs):
+    """Answer ``{key: what read found, "resource_provider_generation"}``
+    (:func:`of_provider`): a provider's traits, usages, inventories or
+    allocations."""
+    gen, found = of_provider(state, uuid, read, *args, **kwargs)
+    send(req, resp, {key: found, 'resource_provider_generation': gen})
 
 
 def authorize(state, req, rule, target=None):

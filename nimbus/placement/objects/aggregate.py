@@ -1,17 +1,11 @@
 """Provider aggregate membership (aggregates are just uuids here)."""
 
-import sqlalchemy as sa
-
 from nimbus.placement.db import models as m
 from nimbus.placement.objects import base
 from nimbus.placement.objects import statements
 
 
-_PROVIDER_AGGREGATES = statements.fast(
-    sa.select(m.RPA.c.aggregate_uuid).where(
-        m.RPA.c.resource_provider_id == sa.bindparam('b_rp')
-    )
-)
+_PROVIDER_AGGREGATES = base.members_query(m.RPA.c.aggregate_uuid)
 _INSERT = statements.fast(m.RPA.insert())
 # For resource_provider.get_ref_with: a provider's aggregate uuids.
 PROVIDER_AGGREGATE_COLUMNS = (m.RPA.c.aggregate_uuid,)
@@ -41,21 +35,7 @@ def set_provider_aggregates(
     else:
         base.take_counter_lock(conn)
         have = set(provider_aggregates(conn, rp_id))
-    want = set(aggregates)
-    gone = have - want
-    if gone:
-        conn.execute(
-            m.RPA.delete()
-            .where(m.RPA.c.resource_provider_id == rp_id)
-            .where(m.RPA.c.aggregate_uuid.in_(gone))
-        )
-    added = want - have
-    if added:
-        conn.execute(
-            _INSERT,
-            [
-                {'resource_provider_id': rp_id, 'aggregate_uuid': a}
-                for a in sorted(added)
-            ],
-        )
+    base.replace_members(
+        conn, _INSERT, m.RPA.c.aggregate_uuid, rp_id, have, set(aggregates)
+    )
     return new_gen

@@ -356,3 +356,38 @@ def increment_generation(conn, rp_id, expected, what='resource provider'):
     if res.rowcount != 1:
         raise exception.ConcurrentUpdate(what=what)
     return expected + 1
+
+
+def members_query(column):
+    """The statement (built once, by the module that owns the table)
+    reading a provider's members, ``column`` of a membership table (its
+    aggregate uuids, its trait ids), for the provider id ``b_rp``."""
+    return statements.fast(
+        sa.select(column).where(
+            column.table.c.resource_provider_id == sa.bindparam('b_rp')
+        )
+    )
+
+
+def replace_members(conn, insert, column, rp_id, have, want):
+    """Make a provider's membership rows (its aggregates or its traits:
+    ``column`` is the member's column, ``insert`` its table's prepared
+    INSERT) go from the members ``have`` to ``want``: the gone ones
+    deleted, the added ones inserted."""
+    table = column.table
+    gone = have - want
+    if gone:
+        conn.execute(
+            table.delete()
+            .where(table.c.resource_provider_id == rp_id)
+            .where(column.in_(gone))
+        )
+    added = want - have
+    if added:
+        conn.execute(
+            insert,
+            [
+                {'resource_provider_id': rp_id, column.name: member}
+                for member in sorted(added)
+            ],
+        )

@@ -16,8 +16,6 @@ it: 0 at creation, one more for a non-empty inventory and one more for
 non-empty traits.
 """
 
-from sqlalchemy import exc as sa_exc
-
 from nimbus.placement.db import models as m
 from nimbus.placement import exception
 from nimbus.placement.objects import base
@@ -25,7 +23,6 @@ from nimbus.placement.objects import inventory
 from nimbus.placement.objects import resource_provider
 from nimbus.placement.objects import statements
 
-_INSERT_RP = statements.fast(m.RP.insert())
 _INSERT_INV = statements.fast(m.INV.insert())
 _INSERT_RPT = statements.fast(m.RPT.insert())
 
@@ -72,41 +69,21 @@ def create_many(conn, providers):
         if parent_uuid is not None:
             parent = made.get(parent_uuid)
             if parent is None:
-                row = conn.execute(
-                    resource_provider._PARENT_OF, {'b_uuid': parent_uuid}
-                ).first()
-                if row is None:
-                    raise exception.BadRequest(
-                        'parent provider UUID %s does not exist.' % parent_uuid
-                    )
-                parent = (row[0], row[1])
+                parent = resource_provider.parent_of(conn, parent_uuid)
         inventories = provider.get('inventories') or {}
         traits = set(provider.get('traits') or ())
         generation = int(bool(inventories)) + int(bool(traits))
         try:
-            rp_id = conn.execute(
-                _INSERT_RP,
-                {
-                    'uuid': uuid,
-                    'name': provider['name'],
-                    'generation': generation,
-                    'parent_provider_id': parent[0] if parent else None,
-                    'root_provider_id': parent[1] if parent else None,
-                    'created_at': now,
-                    'updated_at': now,
-                },
-            ).inserted_primary_key[0]
-        except sa_exc.IntegrityError as exc:
+            rp_id = resource_provider.insert(
+                conn, uuid, provider['name'], generation, parent, now
+            )
+        except resource_provider._Clash as exc:
             raise exception.Conflict(
                 'Conflicting resource provider uuid or name: %s (%s).'
                 % (uuid, provider['name']),
                 error_code=exception.DUPLICATE_NAME,
             ) from exc
         root_id = parent[1] if parent else rp_id
-        if parent is None:
-            conn.execute(
-                resource_provider._SET_ROOT, {'b_id': rp_id, 'b_root': rp_id}
-            )
         made[uuid] = (rp_id, root_id)
         generations[uuid] = generation
         for rc, fields in inventories.items():

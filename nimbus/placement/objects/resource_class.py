@@ -100,22 +100,14 @@ def rename(conn, name, new_name):
 def delete(conn, name):
     _check_custom(name, 'delete')
     rc = get(conn, name)
-    if conn.execute(
-        sa.select(m.INV.c.id)
-        .where(m.INV.c.resource_class_id == rc['id'])
-        .limit(1)
-    ).first():
-        raise exception.Conflict(
-            'Unable to delete resource class %s. It is in use in inventory '
-            'or allocations.' % name
-        )
-    if conn.execute(
-        sa.select(m.ALLOC.c.id)
-        .where(m.ALLOC.c.resource_class_id == rc['id'])
-        .limit(1)
-    ).first():
-        raise exception.Conflict(
-            'Unable to delete resource class %s. It is in use in inventory '
-            'or allocations.' % name
-        )
+    for table in (m.INV, m.ALLOC):
+        if conn.execute(
+            sa.select(table.c.id)
+            .where(table.c.resource_class_id == rc['id'])
+            .limit(1)
+        ).first():
+            raise exception.Conflict(
+                'Unable to delete resource class %s. It is in use in '
+                'inventory or allocations.' % name
+            )
     conn.execute(m.RC.delete().where(m.RC.c.id == rc['id']))

@@ -126,26 +126,30 @@ class _Clash(Exception):
     """The INSERT of a new provider broke a unique constraint."""
 
 
-def create(conn, uuid, name, parent_uuid=None):
-    """Insert a provider; returns its row as :func:`get` would. A clash
-    with an existing uuid or name raises :class:`_Clash` (the transaction
-    is spoiled then, on PostgreSQL at least): see :func:`create_in`."""
-    parent = None
-    if parent_uuid is not None:
-        parent = conn.execute(_PARENT_OF, {'b_uuid': parent_uuid}).first()
-        if parent is None:
-            raise exception.BadRequest(
-                'parent provider UUID %s does not exist.' % parent_uuid
-            )
-    now = base.utcnow()
-    base.take_counter_lock(conn)
+def parent_of(conn, parent_uuid):
+    """The row of :data:`_PARENT_OF` (id, root id, root uuid, uuid) of
+    the provider ``parent_uuid``; BadRequest where there is none."""
+    parent = conn.execute(_PARENT_OF, {'b_uuid': parent_uuid}).first()
+    if parent is None:
+        raise exception.BadRequest(
+            'parent provider UUID %s does not exist.' % parent_uuid
+        )
+    return parent
+
+
+def insert(conn, uuid, name, generation, parent, now):
+    """Insert one provider row and return its id: under ``parent`` (its
+    id and root id first, as :func:`parent_of` gives them), or a root of
+    its own where ``parent`` is None. A clash with an existing uuid or
+    name raises :class:`_Clash`. What :func:`create` and the bulk tree
+    writes (:mod:`.provider_trees`) both insert."""
     try:
         rp_id = conn.execute(
             _INSERT,
             {
                 'uuid': uuid,
                 'name': name,
-                'generation': 0,
+                'generation': generation,
                 'parent_provider_id': parent[0] if parent else None,
                 'root_provider_id': parent[1] if parent else None,
                 'created_at': now,
@@ -156,6 +160,19 @@ def create(conn, uuid, name, parent_uuid=None):
         raise _Clash() from exc
     if parent is None:
         conn.execute(_SET_ROOT, {'b_id': rp_id, 'b_root': rp_id})
+    return rp_id
+
+
+def create(conn, uuid, name, parent_uuid=None):
+    """Insert a provider; returns its row as :func:`get` would. A clash
+    with an existing uuid or name raises :class:`_Clash` (the transaction
+    is spoiled then, on PostgreSQL at least): see :func:`create_in`."""
+    parent = None
+    if parent_uuid is not None:
+        parent = parent_of(conn, parent_uuid)
+    now = base.utcnow()
+    base.take_counter_lock(conn)
+    rp_id = insert(conn, uuid, name, 0, parent, now)
     # Everything the row holds is known: no need to read it back.
     return {
         'id': rp_id,

@@ -84,11 +84,7 @@ _PROVIDER_TRAITS = (
     .where(m.RPT.c.resource_provider_id == sa.bindparam('b_rp'))
     .order_by(m.RPT.c.trait_id)
 )
-_TRAIT_IDS = statements.fast(
-    sa.select(m.RPT.c.trait_id).where(
-        m.RPT.c.resource_provider_id == sa.bindparam('b_rp')
-    )
-)
+_TRAIT_IDS = base.members_query(m.RPT.c.trait_id)
 _INSERT_RPT = statements.fast(m.RPT.insert())
 # For resource_provider.get_ref_with: a provider's trait ids.
 PROVIDER_TRAIT_COLUMNS = (m.RPT.c.trait_id,)
@@ -127,17 +123,7 @@ def set_provider_traits(conn, rp_id, generation, names, have=None):
             raise exception.ConcurrentUpdate(what='The resource provider')
         return generation
     new_gen = base.increment_generation(conn, rp_id, generation)
-    gone = have - want
-    if gone:
-        conn.execute(
-            m.RPT.delete()
-            .where(m.RPT.c.resource_provider_id == rp_id)
-            .where(m.RPT.c.trait_id.in_(gone))
-        )
-    added = want - have
-    if added:
-        conn.execute(
-            _INSERT_RPT,
-            [{'resource_provider_id': rp_id, 'trait_id': t} for t in added],
-        )
+    base.replace_members(
+        conn, _INSERT_RPT, m.RPT.c.trait_id, rp_id, have, want
+    )
     return new_gen

@@ -4,6 +4,7 @@ match."""
 
 from __future__ import annotations
 
+from nimbus.scheduler.filters import compute
 from nimbus.scheduler.filters.base import BaseHostFilter, cached
 from nimbus.extra_specs.ops import Requirement
 
@@ -155,7 +156,26 @@ class AggregateDiskFilter(_AggregateResourceFilter):
         return root + f.ephemeral_gb + (f.swap + 1023) // 1024
 
 
-class AggregateNumInstancesFilter(BaseHostFilter):
+class _AggregateCountFilter(compute.CountFilter):
+    """:class:`~.compute.CountFilter` with the limit from aggregate
+    metadata (the option's name as key; minimum wins), else the option."""
+
+    def _limit(self, h):
+        return h.aggregate_min(
+            self.option, getattr(self.conf.filter_scheduler, self.option)
+        )
+
+    def mask(self, table, slots, spec):
+        # Hosts without the aggregate key get the option's limit: when
+        # no host of the table has the key, every limit is the option.
+        if not self._own(
+            _AggregateCountFilter, '_limit'
+        ) or table.agg_keys.get(self.option):
+            return None
+        return self._below(table, slots)
+
+
+class AggregateNumInstancesFilter(_AggregateCountFilter):
     """NumInstancesFilter with ``max_instances_per_host`` from aggregate metadata (minimum
     wins), else ``[filter_scheduler] max_instances_per_host``.
 
@@ -164,30 +184,14 @@ class AggregateNumInstancesFilter(BaseHostFilter):
     Example: metadata ``max_instances_per_host=10`` caps hosts of that aggregate at 10.
     """
 
-    def _limit(self, h):
-        return h.aggregate_min(
-            'max_instances_per_host',
-            self.conf.filter_scheduler.max_instances_per_host,
-        )
-
-    def host_passes(self, host_state, spec):
-        return host_state.num_instances < self._limit(host_state)
-
-    def mask(self, table, slots, spec):
-        # Hosts without the aggregate key get the option's limit: when
-        # no host of the table has the key, every limit is the option.
-        if not self._own(
-            AggregateNumInstancesFilter, '_limit'
-        ) or table.agg_keys.get('max_instances_per_host'):
-            return None
-        limit = self.conf.filter_scheduler.max_instances_per_host
-        return table.column('num_instances', slots) < limit
-
-    def reject_reason(self, host_state, spec):
-        return f'host has {host_state.num_instances} instances, limit {self._limit(host_state):g}'
+    count, option, noun = (
+        'num_instances',
+        'max_instances_per_host',
+        'instances',
+    )
 
 
-class AggregateIoOpsFilter(BaseHostFilter):
+class AggregateIoOpsFilter(_AggregateCountFilter):
     """IoOpsFilter with ``max_io_ops_per_host`` from aggregate metadata (minimum wins),
     else ``[filter_scheduler] max_io_ops_per_host``.
 
@@ -196,27 +200,7 @@ class AggregateIoOpsFilter(BaseHostFilter):
     Example: metadata ``max_io_ops_per_host=2`` for hosts with slow disks.
     """
 
-    def _limit(self, h):
-        return h.aggregate_min(
-            'max_io_ops_per_host',
-            self.conf.filter_scheduler.max_io_ops_per_host,
-        )
-
-    def host_passes(self, host_state, spec):
-        return host_state.num_io_ops < self._limit(host_state)
-
-    def mask(self, table, slots, spec):
-        # Hosts without the aggregate key get the option's limit: when
-        # no host of the table has the key, every limit is the option.
-        if not self._own(AggregateIoOpsFilter, '_limit') or table.agg_keys.get(
-            'max_io_ops_per_host'
-        ):
-            return None
-        limit = self.conf.filter_scheduler.max_io_ops_per_host
-        return table.column('num_io_ops', slots) < limit
-
-    def reject_reason(self, host_state, spec):
-        return f'host has {host_state.num_io_ops} I/O operations, limit {self._limit(host_state):g}'
+    count, option, noun = 'num_io_ops', 'max_io_ops_per_host', 'I/O operations'
 
 
 class AggregateTypeAffinityFilter(BaseHostFilter):

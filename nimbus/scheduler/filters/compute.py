@@ -88,7 +88,38 @@ class AvailabilityZoneFilter(BaseHostFilter):
         )
 
 
-class NumInstancesFilter(BaseHostFilter):
+class CountFilter(BaseHostFilter):
+    """A host passes while its ``count`` (a HostState attribute) is below
+    its limit, ``[filter_scheduler] <option>``; ``noun`` names the count
+    in the reject reason. The instance and I/O counts' filters, and their
+    aggregate variants (:mod:`.aggregate`), are this one check."""
+
+    count = option = noun = None
+
+    def _limit(self, host_state):
+        return getattr(self.conf.filter_scheduler, self.option)
+
+    def host_passes(self, host_state, spec):
+        return getattr(host_state, self.count) < self._limit(host_state)
+
+    def _below(self, table, slots):
+        """The mask when every host's limit is the option's."""
+        limit = getattr(self.conf.filter_scheduler, self.option)
+        return table.column(self.count, slots) < limit
+
+    def mask(self, table, slots, spec):
+        if not self._own(CountFilter, '_limit'):
+            return None
+        return self._below(table, slots)
+
+    def reject_reason(self, host_state, spec):
+        return (
+            f'host has {getattr(host_state, self.count)} {self.noun}, '
+            f'limit {self._limit(host_state):g}'
+        )
+
+
+class NumInstancesFilter(CountFilter):
     """Rejects hosts that already run ``[filter_scheduler] max_instances_per_host``
     instances (default 50).
 
@@ -96,49 +127,21 @@ class NumInstancesFilter(BaseHostFilter):
     instances is rejected, one with 49 passes.
     """
 
-    def _limit(self, host_state):
-        return self.conf.filter_scheduler.max_instances_per_host
-
-    def host_passes(self, host_state, spec):
-        return host_state.num_instances < self._limit(host_state)
-
-    def mask(self, table, slots, spec):
-        if not self._own(NumInstancesFilter, '_limit'):
-            return None
-        limit = self.conf.filter_scheduler.max_instances_per_host
-        return table.column('num_instances', slots) < limit
-
-    def reject_reason(self, host_state, spec):
-        return (
-            f'host has {host_state.num_instances} instances, '
-            f'limit {self._limit(host_state):g}'
-        )
+    count, option, noun = (
+        'num_instances',
+        'max_instances_per_host',
+        'instances',
+    )
 
 
-class IoOpsFilter(BaseHostFilter):
+class IoOpsFilter(CountFilter):
     """Rejects hosts with ``[filter_scheduler] max_io_ops_per_host`` (default 8) or more
     concurrent I/O-heavy tasks (builds, resizes, snapshots...).
 
     Reads: ``host_state.num_io_ops``. Example: a host building 8 instances is rejected.
     """
 
-    def _limit(self, host_state):
-        return self.conf.filter_scheduler.max_io_ops_per_host
-
-    def host_passes(self, host_state, spec):
-        return host_state.num_io_ops < self._limit(host_state)
-
-    def mask(self, table, slots, spec):
-        if not self._own(IoOpsFilter, '_limit'):
-            return None
-        limit = self.conf.filter_scheduler.max_io_ops_per_host
-        return table.column('num_io_ops', slots) < limit
-
-    def reject_reason(self, host_state, spec):
-        return (
-            f'host has {host_state.num_io_ops} I/O operations, '
-            f'limit {self._limit(host_state):g}'
-        )
+    count, option, noun = 'num_io_ops', 'max_io_ops_per_host', 'I/O operations'
 
 
 class RetryFilter(BaseHostFilter):
