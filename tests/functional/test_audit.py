@@ -91,9 +91,15 @@ def admin(make_cloud):
 
 def admin_cloud(make_cloud):
     """The functional tests' admin cloud (conftest), without the super
-    conductor's recovery pass: these tests make disagreements for the
-    audit to find, which the pass would repair under them."""
-    cloud = make_cloud(overrides={'conductor': {'recovery_interval': 0}})
+    conductor's recovery pass and the cell conductors' build check: these
+    tests make disagreements for the audit to find, which either would
+    repair under them (on a slow machine the build check's 60 s pass
+    failed the made stuck instance between two audits)."""
+    cloud = make_cloud(
+        overrides={
+            'conductor': {'recovery_interval': 0, 'build_check_interval': 0}
+        }
+    )
     api = client_mod.ComputeClient(cloud.api_url)
     api.cloud = cloud
     api.flavor = api.create_flavor('m1.small', 2, 2048, 20)
