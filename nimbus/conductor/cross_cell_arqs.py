@@ -30,16 +30,13 @@ Moving a server with accelerators needs an accelerator client here and
 computes that read compute RPC 1.8 (:func:`check`).
 """
 
-from oslo_log import log as logging
-
 from nimbus.common import exception
+from nimbus.conductor import dest_arqs
 from nimbus.db import cell_migrations
 
-LOG = logging.getLogger(__name__)
-
 # The migration's details, as nimbus.compute.move_arqs names them.
-SOURCE = 'source_accel_uuids'
-DEST = 'dest_accel_uuids'
+SOURCE = dest_arqs.SOURCE
+DEST = dest_arqs.DEST
 MAPPINGS = 'dest_device_mappings'
 
 
@@ -113,19 +110,6 @@ def switch_updates(migration):
     return {'accel_uuids': list(_details(migration).get(DEST) or [])}
 
 
-def _delete(conductor, ctxt, uuids):
-    if not uuids:
-        return
-    if conductor.accelerator is None:
-        LOG.warning(
-            'No accelerator service configured: ARQs %s not deleted',
-            ', '.join(uuids),
-        )
-        return
-    LOG.info('Deleting ARQs %s', ', '.join(uuids))
-    conductor.accelerator.delete(ctxt, list(uuids))
-
-
 def _only(migration, which, other):
     keep = set(_details(migration).get(other) or [])
     return [u for u in _details(migration).get(which) or [] if u not in keep]
@@ -134,20 +118,20 @@ def _only(migration, which, other):
 def confirm(conductor, ctxt, migration):
     """A confirmed move frees the source's ARQs (those the destination
     does not hold too)."""
-    _delete(conductor, ctxt, _only(migration, SOURCE, DEST))
+    dest_arqs.delete(conductor, ctxt, _only(migration, SOURCE, DEST))
 
 
 def revert(conductor, ctxt, migration):
     """A reverted move frees the destination's ARQs; the source's copy
     still names its own."""
-    _delete(conductor, ctxt, _only(migration, DEST, SOURCE))
+    dest_arqs.delete(conductor, ctxt, _only(migration, DEST, SOURCE))
 
 
 def forget(conductor, ctxt, migration):
     """The server was deleted while its move's end waited: both ends'
     ARQs go (deleting one already gone is harmless)."""
     details = _details(migration)
-    _delete(
+    dest_arqs.delete(
         conductor,
         ctxt,
         sorted(set(details.get(SOURCE) or []) | set(details.get(DEST) or [])),
@@ -159,26 +143,14 @@ def undo(move, migration, dest_host):
     destination's ARQs: those recorded on either cell's migration, and
     any other ARQ of the instance bound to ``dest_host``; never the
     source's. Run before the target's copy is dropped."""
-    conductor = move.conductor
-    source = set(_details(migration).get(SOURCE) or [])
-    found = list(_details(migration).get(DEST) or [])
+    recorded = list(_details(migration).get(DEST) or [])
     for cell in (move.source, move.target):
-        found += _recorded(move.db(cell), migration['uuid'])
-    if conductor.accelerator is not None and dest_host:
-        try:
-            held = conductor.accelerator.client.get_arqs_for_instance(
-                move.ctxt, move.uuid
-            )
-        except Exception:  # noqa: BLE001 - the recorded ones still go
-            LOG.warning(
-                'Could not list the ARQs of %s', move.uuid, exc_info=True
-            )
-            held = []
-        found += [
-            arq['uuid']
-            for arq in held or []
-            if arq.get('hostname') == dest_host
-        ]
-    uuids = sorted(set(found) - source)
-    _delete(conductor, move.ctxt, uuids)
-    return uuids
+        recorded += _recorded(move.db(cell), migration['uuid'])
+    return dest_arqs.undo(
+        move.conductor,
+        move.ctxt,
+        move.uuid,
+        dest_host,
+        recorded,
+        _details(migration).get(SOURCE) or [],
+    )

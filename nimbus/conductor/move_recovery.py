@@ -16,7 +16,9 @@ scheduler could not place:
    alternate);
 2. placement as before the move (:meth:`MoveClaims.undo`: the source's
    allocation back to the instance, its destination claim replaced in the
-   same transaction; nothing to do when the allocation never moved);
+   same transaction; nothing to do when the allocation never moved), and
+   the destination's ARQs deleted (:mod:`.dest_arqs`: a destination
+   killed in its prep may have bound some, recorded or not);
 3. the task cleared with a fault saying why: the server is ACTIVE (or
    SHUTOFF) on its source.
 
@@ -34,6 +36,7 @@ from oslo_log import log as logging
 
 from nimbus.common import instance_states as states
 from nimbus.common.objects import migration as migration_obj
+from nimbus.conductor import dest_arqs
 from nimbus.conductor import move_claims
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
@@ -80,6 +83,7 @@ def undo_stuck(conductor, ctxt, item, timeout):
         if row is None or row.deleted or row.task_state not in WAITING:
             return False
         task = row.task_state
+        accel_uuids = row.accel_uuids
         types, waiting, vm_states = WAITING[task]
         migration = cell_migrations.in_progress(session, uuid, types)
         if migration is not None and migration['cross_cell_move']:
@@ -98,6 +102,18 @@ def undo_stuck(conductor, ctxt, item, timeout):
     if migration is not None:
         move_claims.MoveClaims(conductor.scheduler, conductor.placement).undo(
             ctxt, uuid, migration['uuid']
+        )
+        # A destination that died in its prep may have bound ARQs of the
+        # new flavor, recorded or not; a prep still running finds its
+        # step gone when it records them, and deletes its own.
+        details = migration.get('details') or {}
+        dest_arqs.undo(
+            conductor,
+            ctxt,
+            uuid,
+            migration.get('dest_compute'),
+            details.get(dest_arqs.DEST) or [],
+            set(accel_uuids or []) | set(details.get(dest_arqs.SOURCE) or []),
         )
     with db.session() as session:
         done = instances.transition(

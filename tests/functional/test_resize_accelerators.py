@@ -7,6 +7,22 @@ failed move; the FPGA's allocation moves with the others. Every test
 ends with :func:`tests.functional.fpga.settled`: each ARQ the service holds is bound to its
 server's current host and is the server's own."""
 
+import datetime
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+from nimbus import services
+from nimbus.common import context
+from nimbus.common import db
+from nimbus.common.db import types as db_types
+from nimbus.compute import rpcapi as compute_rpcapi
+from nimbus.conductor import recovery
+from nimbus.conductor import super_conductor
+from nimbus.db import cell_migrations
+from nimbus.db.cell import models as cell_models
+
 from tests.functional.fpga import accel_uuids
 from tests.functional.fpga import booted
 from tests.functional.fpga import by_host
@@ -172,5 +188,71 @@ def test_evacuate_binds_new_arqs_on_the_new_host(make_cloud, tmp_path):
     # The source's, device included, waits for the source to come back.
     (migration,) = api.migrations(uuid)
     assert by_host(api, migration['uuid']) == {
+        source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
+    }
+
+
+@pytest.mark.parametrize('recorded', [True, False])
+def test_a_destination_killed_in_its_prep_leaves_no_arq(
+    make_cloud, tmp_path, monkeypatch, recorded
+):
+    """The destination dies in ``prep_resize`` after it bound the new
+    flavor's ARQs, recorded on the migration or not (killed between the
+    bind and the record): the move stays waiting, the recovery pass undoes
+    it, and the destination's ARQs go with it; the server keeps its own."""
+    api = fpga_cloud(
+        make_cloud,
+        tmp_path,
+        MoveApi,
+        hosts=2,
+        overrides={
+            'conductor': {'recovery_interval': 0, 'build_request_timeout': 60}
+        },
+    )
+    uuid, source, first = booted(api)
+    died = threading.Event()
+
+    def dies_before_the_cast(self, *args, **kwargs):
+        died.set()
+
+    monkeypatch.setattr(
+        compute_rpcapi.ComputeAPI, 'resize_instance', dies_before_the_cast
+    )
+    _resize(api, uuid, api.fpga_big)
+    assert died.wait(60), 'the destination never reached its cast'
+    monkeypatch.undo()
+    migration = api.migration(uuid)
+    assert migration['status'] == 'pre-migrating'
+    (second,) = set(_arqs(api, uuid)) - {first}
+    dest = migration['dest_compute']
+    assert dest != source and _arqs(api, uuid)[second] == ('Bound', dest)
+    assert migration['details']['dest_accel_uuids'] == [second]
+    database = db.get_database(api.cloud.db_urls['cell1'])
+    with database.session() as session:
+        if not recorded:
+            details = dict(migration['details'])
+            del details['dest_accel_uuids']
+            cell_migrations.update(session, migration['uuid'], details=details)
+        session.execute(
+            sa.update(cell_models.Instance)
+            .where(cell_models.Instance.uuid == uuid)
+            .values(updated_at=db_types.utcnow() - datetime.timedelta(hours=1))
+        )
+    conf = api.cloud.conf
+    conductor = super_conductor.SuperConductor(
+        conf,
+        services.api_db(conf),
+        services.cell_directory(conf),
+        services.scheduler_api(conf),
+        services.placement(conf),
+        accelerator=services.accelerator_binder(conf),
+    )
+    checker = recovery.Recovery(services.auditor(conf), conductor)
+    assert checker.run(context.get_admin_context()) == {'stuck_move': 1}
+    server, _ = api.wait(uuid, 'ACTIVE')
+    assert server['OS-EXT-SRV-ATTR:host'] == source
+    assert api.migration(uuid)['status'] == 'error'
+    assert settled(api, uuid) == [first]
+    assert by_host(api, uuid) == {
         source: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1, 'FPGA': 1}
     }
