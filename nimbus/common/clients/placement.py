@@ -19,6 +19,7 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
+from nimbus.common.clients import compact_candidates
 from nimbus.common.clients import placement_moves
 from nimbus.common.clients import placement_providers
 from nimbus.common.clients.placement_providers import CONCURRENT_UPDATE
@@ -153,11 +154,20 @@ class PlacementClient(
         return headers
 
     def request(
-        self, ctxt, method, path, json=None, params=None, version=MICROVERSION
+        self,
+        ctxt,
+        method,
+        path,
+        json=None,
+        params=None,
+        version=MICROVERSION,
+        extra_headers=None,
     ):
         """One request, retried on connection errors and 5xx answers."""
         url = self.endpoint + path
         headers = self._headers(ctxt, version)
+        if extra_headers:
+            headers.update(extra_headers)
         sender = self.session
 
         @tenacity.retry(
@@ -225,6 +235,31 @@ class PlacementClient(
         return orjson.loads(
             self._check(response, 'allocation candidates').content
         )
+
+    def get_compact_candidates(self, ctxt, params):
+        """The answer of :meth:`get_allocation_candidates` asked for in
+        placement's compact form (the scheduler's; see
+        :mod:`nimbus.common.clients.compact_candidates`), in the standard
+        body's shape, its provider summaries a lazy read-only mapping. A
+        placement that does not know the compact form answers the
+        standard body, which is returned as it is."""
+        response = self.request(
+            ctxt,
+            'GET',
+            '/allocation_candidates',
+            params=list(params),
+            extra_headers={
+                compact_candidates.HEADER: compact_candidates.VERSION
+            },
+        )
+        body = orjson.loads(
+            self._check(response, 'allocation candidates').content
+        )
+        if response.headers.get(compact_candidates.HEADER) == (
+            compact_candidates.VERSION
+        ):
+            return compact_candidates.expand(body)
+        return body
 
     # Deliberately like claim's signature: the boolean form for callers that
     # only need "claimed or not" (no race_retries: the default applies).
