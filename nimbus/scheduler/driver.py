@@ -43,7 +43,7 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
     order = []
     if flat is not None:
         # a compact answer: flat requests stay provider uuids until looked up
-        areqs = compact_candidates.Requests(flat)
+        raw = {}
         for areq in body.get('allocation_requests', []):
             if areq.__class__ is str:
                 root = root_fn(areq)
@@ -51,9 +51,13 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
                 root = _root_of_request(areq, summaries, root_fn, is_host)
                 if root is None:
                     continue
-            if root not in areqs:
+            entry = raw.get(root)
+            if entry is None:
+                raw[root] = [areq]
                 order.append(root)
-            areqs.raw_append(root, areq)
+            else:
+                entry.append(areq)
+        areqs = compact_candidates.Requests(flat, raw)
         return order, areqs
     areqs = {}
     for areq in body.get('allocation_requests', []):

@@ -113,8 +113,9 @@ class Requests(dict):
 
     __slots__ = ('_flat',)
 
-    def __init__(self, flat: FlatRequest):
-        super().__init__()
+    def __init__(self, flat: FlatRequest, raw: dict):
+        """``raw``: root -> its list of requests and provider uuids."""
+        super().__init__(raw)
         self._flat = flat
 
     def _full(self, root, value):
@@ -138,14 +139,6 @@ class Requests(dict):
 
     def items(self):
         return [(root, self[root]) for root in self]
-
-    def raw_append(self, root, entry) -> None:
-        """Add ``entry`` (a request or a provider uuid) to ``root``'s list."""
-        value = dict.get(self, root)
-        if value is None:
-            dict.__setitem__(self, root, [entry])
-        else:
-            value.append(entry)
 
 
 _MISSING = object()
