@@ -8,6 +8,8 @@ order, every provider summary, no more. The standard answer of the same
 query stays as it was (the compact one is kept apart in the memo).
 """
 
+import dataclasses
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import orjson
@@ -16,16 +18,20 @@ import pytest
 from nimbus.common.clients import compact_candidates
 from nimbus.placement.candidates import (
     CandidatesQueryError,
+    Snapshot,
     compact,
     get_allocation_candidates,
     get_allocation_candidates_json,
 )
 
 from tests.unit.placement.test_candidates_support import (
+    RCS,
+    TRAITS,
     TreeBuilder,
     opts,
     random_queries,
     random_trees,
+    u,
 )
 
 VERSIONS = [(1, m) for m in range(34, 40)]
@@ -125,3 +131,34 @@ def test_compact_is_asked_for_by_header_and_microversion():
     assert not compact.wanted('compact-2', (1, 39))
     assert compact.HEADER == compact_candidates.HEADER
     assert compact.VERSION == compact_candidates.VERSION
+
+
+def test_compact_rows_follow_usage_writes_and_rebuilds():
+    """Rows are written once per snapshot: a usage write keeps the
+    unchanged providers' rows, a rebuild (traits may have changed, and
+    with them the trait table) writes them all again."""
+    b = _env()
+    snap = b.snapshot()
+    params = {'resources': ['VCPU:1']}
+    mv = (1, 39)
+    assert _expanded(snap, params, mv, opts()) == get_allocation_candidates(
+        snap, params, mv, opts()
+    )
+    assert snap.fragments['compact']
+    moved = dataclasses.replace(b.provs[u(3)], usages={'VCPU': 3})
+    after = snap.with_usages([moved])
+    assert u(3) not in after.fragments['compact']
+    assert after.fragments['compact'][u(1)] is snap.fragments['compact'][u(1)]
+    got = _expanded(after, params, mv, opts())
+    assert got == get_allocation_candidates(after, params, mv, opts())
+    assert got['provider_summaries'][u(3)]['resources']['VCPU']['used'] == 3
+    # A rebuild where provider 1 lost its trait: the table changes.
+    provs = dict(b.provs)
+    provs[u(1)] = dataclasses.replace(provs[u(1)], traits=frozenset())
+    provs[u(3)] = moved
+    rebuilt = Snapshot(list(provs.values()), RCS, TRAITS)
+    rebuilt.inherit_fragments(after)
+    assert 'compact' not in rebuilt.fragments
+    got = _expanded(rebuilt, params, mv, opts())
+    assert got == get_allocation_candidates(rebuilt, params, mv, opts())
+    assert got['provider_summaries'][u(1)]['traits'] == []
