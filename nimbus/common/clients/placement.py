@@ -237,27 +237,21 @@ class PlacementClient(
         )
 
     def get_compact_candidates(self, ctxt, params):
-        """The answer of :meth:`get_allocation_candidates` asked for in
-        placement's compact form (the scheduler's; see
-        :mod:`nimbus.common.clients.compact_candidates`), in the standard
-        body's shape, its provider summaries a lazy read-only mapping. A
-        placement that does not know the compact form answers the
-        standard body, which is returned as it is."""
-        response = self.request(
-            ctxt,
-            'GET',
-            '/allocation_candidates',
-            params=list(params),
-            extra_headers={
-                compact_candidates.HEADER: compact_candidates.VERSION
-            },
+        """The answer in placement's compact form, read lazily (see
+        compact_candidates), or the standard body if placement sent that."""
+        header, version = compact_candidates.HEADER, compact_candidates.VERSION
+        response = self._check(
+            self.request(
+                ctxt,
+                'GET',
+                '/allocation_candidates',
+                params=list(params),
+                extra_headers={header: version},
+            ),
+            'allocation candidates',
         )
-        body = orjson.loads(
-            self._check(response, 'allocation candidates').content
-        )
-        if response.headers.get(compact_candidates.HEADER) == (
-            compact_candidates.VERSION
-        ):
+        body = orjson.loads(response.content)
+        if response.headers.get(header) == version:
             return compact_candidates.expand(body)
         return body
 
