@@ -15,6 +15,7 @@ import time
 
 from oslo_log import log as logging
 
+from nimbus.common.clients import compact_candidates
 from nimbus.common.clients import placement as placement_client
 from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
 from nimbus.scheduler import exception, request_filters, selection
@@ -36,14 +37,39 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
     ``is_host(root_uuid)`` tells a compute node's tree from a sharing provider when an
     allocation request spans both."""
     summaries = body.get('provider_summaries', {})
-    order, areqs = [], {}
+    # a compact answer's summaries know roots without building a summary
+    root_fn = getattr(summaries, 'root', None)
+    flat = body.get('flat_request')
+    order = []
+    if flat is not None:
+        # a compact answer: flat requests stay provider uuids until looked up
+        raw = {}
+        for areq in body.get('allocation_requests', []):
+            if areq.__class__ is str:
+                root = root_fn(areq)
+            else:
+                root = _root_of_request(areq, summaries, root_fn, is_host)
+                if root is None:
+                    continue
+            entry = raw.get(root)
+            if entry is None:
+                raw[root] = [areq]
+                order.append(root)
+            else:
+                entry.append(areq)
+        areqs = compact_candidates.Requests(flat, raw)
+        return order, areqs
+    areqs = {}
     for areq in body.get('allocation_requests', []):
         allocs = areq.get('allocations', {})
         if len(allocs) == 1:
             # one provider (a flat host): its root, without the lists
             (rp,) = allocs
-            summary = summaries.get(rp)
-            root = (summary and summary.get('root_provider_uuid')) or rp
+            if root_fn is not None:
+                root = root_fn(rp)
+            else:
+                summary = summaries.get(rp)
+                root = (summary and summary.get('root_provider_uuid')) or rp
         else:
             rps = list(allocs)
             if not rps:
@@ -59,6 +85,23 @@ def candidates_by_root(body: dict, is_host=None) -> tuple[list[str], dict]:
         else:
             entry.append(areq)
     return order, areqs
+
+
+def _root_of_request(areq, summaries, root_fn, is_host):
+    """The root an allocation request belongs to, as :func:`candidates_by_root`
+    decides it (None: a request without allocations)."""
+    allocs = areq.get('allocations', {})
+    if len(allocs) == 1:
+        (rp,) = allocs
+        return root_fn(rp)
+    rps = list(allocs)
+    if not rps:
+        return None
+    roots = [root_of(summaries, rp) for rp in rps]
+    root = roots[0]
+    if is_host is not None and len(set(roots)) > 1:
+        root = next((r for r in roots if is_host(r)), root)
+    return root
 
 
 # A view of the service records younger than this is not read again before
@@ -146,7 +189,12 @@ class Scheduler:
         )
         if exp is not None:
             exp.placement_query = params
-        body = self.placement.get_allocation_candidates(ctxt, params)
+        # placement's compact answer where the client has it (the REST
+        # client), the standard one from any other
+        fetch = getattr(self.placement, 'get_compact_candidates', None)
+        if fetch is None:
+            fetch = self.placement.get_allocation_candidates
+        body = fetch(ctxt, params)
         _order, areqs = candidates_by_root(
             body, lambda rp: self.host_manager.host_state(rp) is not None
         )

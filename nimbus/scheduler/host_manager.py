@@ -228,15 +228,21 @@ class HostManager:
             self.refresh()
         out, uuids, slots = [], [], []
         by_uuid = self._by_uuid
+        # a compact answer's summaries compare without being built
+        compact = hasattr(provider_summaries, 'key')
         for rp in root_uuids:
             hs = by_uuid.get(rp)
             if hs is None:
                 # Placement knows a provider no cell database has a compute
                 # node for (yet): there is no cell to build it in.
                 continue
-            summary = provider_summaries.get(rp)
-            if summary is not None:
-                hs.update_from_provider_summary(summary)
+            if compact:
+                if rp in provider_summaries:
+                    hs.update_from_compact(provider_summaries, rp)
+            else:
+                summary = provider_summaries.get(rp)
+                if summary is not None:
+                    hs.update_from_provider_summary(summary)
             out.append(hs)
             uuids.append(rp)
             slots.append(hs._slot)

@@ -105,6 +105,7 @@ class HostState(host_table.TableRow):
         '_agg_min_cache',
         '_static_memo',
         '_summary_seen',
+        '_compact_seen',
     )
 
     # The attributes' public names (JsonFilter and capabilities read them).
@@ -168,6 +169,7 @@ class HostState(host_table.TableRow):
         # same summary again changes nothing and is skipped. Anything
         # that moves the usage or capacity by another way forgets it.
         self._summary_seen = None
+        self._compact_seen = None
         self._recompute()
 
     def __repr__(self):
@@ -307,6 +309,22 @@ class HostState(host_table.TableRow):
         if 'traits' in summary:
             self.traits = frozenset(summary['traits'])
         self._recompute()
+
+    def update_from_compact(self, summaries, rp) -> None:
+        """:meth:`update_from_provider_summary` from a compact answer's
+        summaries (``compact_candidates.Summaries``): skipped without
+        building the summary when its key equals the one applied last and
+        nothing has touched the figures since (every change of them
+        clears ``_summary_seen``); otherwise applied as usual."""
+        key = summaries.key(rp)
+        seen = self._compact_seen
+        if seen is not None and seen[0] == key:
+            last = self._summary_seen
+            if last is not None and last[2] is seen[1]:
+                return
+        summary = summaries[rp]
+        self.update_from_provider_summary(summary)
+        self._compact_seen = (key, summary)
 
     def set_aggregates(
         self, aggregates: list[dict], default_az: str | None = None

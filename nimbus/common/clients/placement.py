@@ -19,6 +19,7 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
+from nimbus.common.clients import compact_candidates
 from nimbus.common.clients import placement_moves
 from nimbus.common.clients import placement_providers
 from nimbus.common.clients.placement_providers import CONCURRENT_UPDATE
@@ -166,11 +167,20 @@ class PlacementClient(
         return headers
 
     def request(
-        self, ctxt, method, path, json=None, params=None, version=MICROVERSION
+        self,
+        ctxt,
+        method,
+        path,
+        json=None,
+        params=None,
+        version=MICROVERSION,
+        extra_headers=None,
     ):
         """One request, retried on connection errors and 5xx answers."""
         url = self.endpoint + path
         headers = self._headers(ctxt, version)
+        if extra_headers:
+            headers.update(extra_headers)
         sender = self.session
 
         @tenacity.retry(
@@ -238,6 +248,25 @@ class PlacementClient(
         return orjson.loads(
             self._check(response, 'allocation candidates').content
         )
+
+    def get_compact_candidates(self, ctxt, params):
+        """The answer in placement's compact form, read lazily (see
+        compact_candidates), or the standard body if placement sent that."""
+        header, version = compact_candidates.HEADER, compact_candidates.VERSION
+        response = self._check(
+            self.request(
+                ctxt,
+                'GET',
+                '/allocation_candidates',
+                params=list(params),
+                extra_headers={header: version},
+            ),
+            'allocation candidates',
+        )
+        body = orjson.loads(response.content)
+        if response.headers.get(header) == version:
+            return compact_candidates.expand(body)
+        return body
 
     # Deliberately like claim's signature: the boolean form for callers that
     # only need "claimed or not" (no race_retries: the default applies).

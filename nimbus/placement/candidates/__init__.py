@@ -39,6 +39,7 @@ import threading
 from contextlib import contextmanager
 
 from nimbus.placement.candidates import answers, render
+from nimbus.placement.candidates import compact as compact_mod
 from nimbus.placement.candidates.engine import _Search
 from nimbus.placement.candidates.errors import CandidatesQueryError
 from nimbus.placement.candidates.groups import remember
@@ -191,9 +192,11 @@ def candidate_list(snapshot: Snapshot, params, microversion, options):
         return find_candidates(snapshot, req, mv, options), requested
 
 
-def _json_body(snapshot, req, mv, options, requested):
+def _json_body(snapshot, req, mv, options, requested, compact=False):
     """``(body, candidates)``."""
     cands = find_candidates(snapshot, req, mv, options)
+    if compact:
+        return compact_mod.body_json(snapshot, cands, mv), cands
     return render.body_json(snapshot, cands, mv, requested), cands
 
 
@@ -239,7 +242,7 @@ def _keep_answer(snapshot, key, body, deps=None):
 
 
 def get_allocation_candidates_json(
-    snapshot: Snapshot, params, microversion, options
+    snapshot: Snapshot, params, microversion, options, compact=False
 ) -> bytes:
     """The same body as :func:`get_allocation_candidates`, serialised.
 
@@ -253,16 +256,24 @@ def get_allocation_candidates_json(
     parameters in the same order, same microversion and options) on the
     same snapshot is answered with them again; a new snapshot (any write)
     starts with none. A query that fails is never kept.
+
+    ``compact``: the body of :mod:`~nimbus.placement.candidates.compact`
+    (the caller checked :func:`compact.wanted`); kept apart from the
+    standard answer of the same query.
     """
     mv = tuple(microversion)
     key = _answer_key(params, mv, options)
+    if key is not None and compact:
+        key += (compact_mod.VERSION,)
     if key is not None:
         body = snapshot.memo.get(key)
         if body is not None:
             return body
     mv, req, requested = _prepare(snapshot, params, mv)
     with _no_gc():
-        body, cands = _json_body(snapshot, req, mv, options, requested)
+        body, cands = _json_body(
+            snapshot, req, mv, options, requested, compact
+        )
     if key is not None:
         deps = answers.AnswerDeps(
             requested, lambda: render.uuids_of(snapshot, cands, mv)

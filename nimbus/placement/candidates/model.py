@@ -73,7 +73,7 @@ class Provider:
 
 
 # The memo entries that do not depend on usage (kept by with_usages).
-USAGE_FREE_MEMO = ('flat', 'texts')
+USAGE_FREE_MEMO = ('flat', 'texts', 'compact-traits')
 
 
 def _follow_fit(key, value, free, snap):
@@ -469,7 +469,11 @@ class Snapshot:
         provs = self.providers
         old_provs = old.providers
         for nested, frags in old.fragments.items():
-            mine = self.fragments[nested]
+            mine = self.fragments.get(nested)
+            if mine is None:
+                # the compact rows (compact.py) index the old snapshot's
+                # trait table: written again for this one
+                continue
             for u, frag in list(frags.items()):
                 if provs.get(u) is old_provs.get(u):
                     mine[u] = frag
