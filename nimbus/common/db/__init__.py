@@ -76,10 +76,6 @@ def begin_with(engine, sql):
     engine.dialect.do_begin = do_begin
 
 
-# Connections an engine keeps (and at most opens) to MariaDB/PostgreSQL.
-POOL_SIZE = 30
-
-
 def create_engine(url, hot_path=False):
     """An engine for ``url``, raising oslo.db's exceptions unless
     ``hot_path``.
@@ -127,18 +123,16 @@ def _create_engine(url, hot_path):
 
         begin_with(engine, 'BEGIN IMMEDIATE')
         return engine
-    # At most 30 connections, as before, but all of them kept: an overflow
-    # connection was closed when it came back to a full pool of 10, and a
-    # daemon whose threads used more than 10 at once (the super conductor
-    # at 10 boots/s) opened a new one for about every boot. A new PyMySQL
-    # connection builds a TLS context (loading the system's CA
-    # certificates) and shakes hands: milliseconds of CPU each. A pool
-    # only grows to the connections its threads use at once.
+    # Up to 10 connections kept, 20 more opened under a burst. Keeping
+    # all 30 (no overflow) gave no CPU per boot that a benchmark could
+    # see (docs/results/2026-11-29-boot-cpu.md), and would hold each
+    # engine's peak open on a MariaDB of 151 connections (its default),
+    # which this machine's concurrent benchmarks had used up to 98 of.
     kwargs = {
         'pool_pre_ping': not hot_path,
         'pool_recycle': 3600,
-        'pool_size': POOL_SIZE,
-        'max_overflow': 0,
+        'pool_size': 10,
+        'max_overflow': 20,
     }
     if hot_path:
         kwargs['pool_reset_on_return'] = None
