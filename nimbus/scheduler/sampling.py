@@ -96,7 +96,9 @@ def judge(sched, cands, slots, table, spec, filters, exp, want):
     m = len(cands)
     start = sched.next_start % m
     examined = found = 0
-    size = want
+    # a quarter more than wanted, so that one window does when nearly
+    # every candidate passes (each window costs a run of the filters)
+    size = want + (want + 3) // 4
     hosts_out, rows_out, windows = [], [], []
     while examined < m and found < want:
         size = min(size, m - examined)
@@ -118,9 +120,10 @@ def judge(sched, cands, slots, table, spec, filters, exp, want):
         examined += size
         found += n_passed
         need = want - found
-        # the next window: what the pass rate so far says is needed (twice
-        # as much as examined when nothing passed yet)
-        size = math.ceil(need * examined / found) if found else examined
+        # the next window: what the pass rate so far says is needed, and a
+        # fifth more so that one more window usually does (twice as much
+        # as examined when nothing passed yet)
+        size = math.ceil(1.2 * need * examined / found) if found else examined
     sched.next_start = (start + examined) % m
     _merge_steps(exp, windows)
     exp.sample = Sample(examined, m, want, start)

@@ -123,13 +123,14 @@ class Simulation:
         # selection, claims), and how many sampled decisions were made
         # again over every candidate; kept out of run()'s result, which
         # is deterministic
-        self.decide_s = []
+        self.decide_s, self.decide_cpu_s = [], []
         self.fallbacks = 0
         self._time_engine(self.scheduler.engine)
 
     def _time_engine(self, fs):
-        """Time each of ``fs``'s decisions (a decision a sample made again
-        over every candidate counts once, with both runs)."""
+        """Time each of ``fs``'s decisions, wall and this thread's CPU (a
+        decision a sample made again over every candidate counts once,
+        with both runs)."""
         schedule, depth = fs.schedule, [0]
 
         def timed(*args, **kwargs):
@@ -137,19 +138,20 @@ class Simulation:
                 self.fallbacks += 1
                 return schedule(*args, **kwargs)
             depth[0] += 1
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return schedule(*args, **kwargs)
             finally:
+                self.decide_cpu_s.append(time.thread_time() - cpu)
                 self.decide_s.append(time.perf_counter() - start)
                 depth[0] -= 1
 
         fs.schedule = timed
 
     def timing(self) -> dict:
-        """The decisions' time (ms): median, mean and p95, and the sampled
-        decisions made again over every candidate."""
-        return metrics.timing(self.decide_s, self.fallbacks)
+        """The decisions' time (ms): median, mean and p95, wall and CPU,
+        and the sampled decisions made again over every candidate."""
+        return metrics.timing(self.decide_s, self.decide_cpu_s, self.fallbacks)
 
     def close(self):
         self.placement.close()

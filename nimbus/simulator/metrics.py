@@ -88,18 +88,16 @@ class Metrics:
         }
 
 
-def timing(seconds, fallbacks=0) -> dict:
-    """Decision times (s) as ms: median, mean, p95 and their count."""
-    ms = sorted(1e3 * x for x in seconds)
-    if not ms:
-        return {'decisions': 0, 'fallbacks': fallbacks}
-    return {
-        'decisions': len(ms),
-        'median_ms': round(statistics.median(ms), 3),
-        'mean_ms': round(statistics.fmean(ms), 3),
-        'p95_ms': round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 3),
-        'fallbacks': fallbacks,
-    }
+def timing(wall, cpu=(), fallbacks=0) -> dict:
+    """Decision times (s, wall and CPU) as ms: median, mean, p95."""
+    out = {'decisions': len(wall), 'fallbacks': fallbacks}
+    for prefix, seconds in (('', wall), ('cpu_', cpu)):
+        ms = sorted(1e3 * x for x in seconds)
+        if ms:
+            out[prefix + 'median_ms'] = round(statistics.median(ms), 3)
+            out[prefix + 'mean_ms'] = round(statistics.fmean(ms), 3)
+            out[prefix + 'p95_ms'] = round(ms[int(0.95 * (len(ms) - 1))], 3)
+    return out
 
 
 def quality(result) -> dict:

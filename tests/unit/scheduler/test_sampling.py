@@ -116,10 +116,11 @@ def test_list_path_rotates_too(conf):
         exp = Explanation(testing.spec(vcpus=1))
         res = sched.schedule(testing.spec(vcpus=1), hs, explanation=exp)
         picked.append(res[0][0].service_host)
-        assert exp.sample.examined == 3
-    # the best of each window of three: h2, h5, h8, then h9 (h9, h0, h1)
-    assert picked == ['h2', 'h5', 'h8', 'h9']
-    assert sched.next_start == 2
+        assert exp.sample.examined == 4  # three wanted, and a quarter
+    # the best of each window of four: h3, h7, h9 (h8, h9, h0, h1), then
+    # h5 (h2 to h5)
+    assert picked == ['h3', 'h7', 'h9', 'h5']
+    assert sched.next_start == 6
 
 
 def _affinity(num, **kw):
@@ -165,7 +166,7 @@ def test_fall_back_after_lost_races():
     request is decided again over every candidate, not refused."""
     conf = _conf(20, least=2)
     hs = [host(f'h{i}', vcpus=4 + i) for i in range(10)]
-    claims = testing.InMemoryClaims(fail_hosts={'h0', 'h1'})
+    claims = testing.InMemoryClaims(fail_hosts={'h0', 'h1', 'h2'})
     res = selection.FilterScheduler(conf).schedule(
         testing.spec(vcpus=1), hs, claim=claims.claim
     )
