@@ -187,10 +187,10 @@ FILTER_SCHEDULER_OPTS = [
         'min_hosts_to_score',
         default=100,
         min=1,
-        help='With hosts_to_score_percentage below 100: the fewest hosts that '
-        'must pass the filters before a decision stops examining candidates '
-        '(when that many exist). Requests with fewer candidates than this '
-        'examine every one of them.',
+        help='With hosts_to_score_percentage below 100: a decision examines '
+        'candidates until at least this many passed the filters (or every '
+        'candidate was examined). A request with no more candidates than '
+        'this is not sampled.',
     ),
     cfg.ListOpt(
         'isolated_images',
