@@ -6,6 +6,7 @@ the per-request host-state refresh, for N synthetic hosts.
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 5000 10000 50000
     .venv/bin/python benchmarks/scheduler_bench.py --multi-create 1000 [--skip-decisions]
     .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 --notifications
+    .venv/bin/python benchmarks/scheduler_bench.py --hosts 1000 5000 10000 --sample-percent 10
 
 Default filters plus all 13 weighers; two flavors: ``plain`` and ``props`` (capability
 extra specs and image properties, so ComputeCapabilitiesFilter and ImagePropertiesFilter
@@ -39,6 +40,15 @@ pick of the best host are timed per request and a measured ratio is printed per 
 and host count; ``--json`` adds ``"nova": {"plain": {"decision_ms_median",
 "decision_ms_p95", "hosts_passing"}, "props": {...}}`` and ``"ratio": {"plain": x,
 "props": y}`` (Nova's median / Nimbus's) to each ``results``.
+
+``--sample-percent P`` also times, after each decision, the same decision by a scheduler
+with ``[filter_scheduler] hosts_to_score_percentage = P`` (``--min-hosts-to-score``,
+default 100) on the same hosts (interleaved, so both see the same machine load), and
+prints the gain (unsampled median / sampled median, wall and CPU) per flavor; ``--json``
+adds ``"sampled": {"percent", "decision_ms_median", "decision_cpu_ms_median",
+"gain_wall", "gain_cpu"}`` to each flavor. The placement quality that sampling gives up
+is measured by ``nimbus simulate --sample-percent P``
+(docs/results/2026-11-29-scheduler-sampling.md).
 """
 
 from __future__ import annotations
@@ -132,12 +142,67 @@ def _nova_request(spec, order) -> dict:
     }
 
 
+def _decide(sched, hm, body, areqs, spec):
+    """One timed decision on fresh host states, undone: (wall ms, CPU ms,
+    the response)."""
+    states = hm.host_states_for_candidates(body['provider_summaries'], areqs)
+    sp = copy.deepcopy(spec)
+    touched = []
+    t, c = time.perf_counter(), time.thread_time()
+    res = sched.schedule(
+        sp, states, areqs, claim=_remembering(touched), return_alternates=True
+    )
+    cpu, wall = time.thread_time() - c, time.perf_counter() - t
+    for host, snap in touched:
+        host.restore(snap)
+    return wall * 1e3, cpu * 1e3, res
+
+
+def _sampling_line(n, name, sampled, decide, cpu, scheds) -> dict:
+    pct, least = scheds
+    walls, cpus = sampled
+    out = {
+        'percent': pct,
+        'decision_ms_median': round(statistics.median(walls), 2),
+        'decision_cpu_ms_median': round(statistics.median(cpus), 2),
+        'gain_wall': round(
+            statistics.median(decide) / statistics.median(walls), 2
+        ),
+        'gain_cpu': round(statistics.median(cpu) / statistics.median(cpus), 2),
+    }
+    print(
+        f'hosts={n:6d} {name:5s} sampling {pct}% (at least {least} passing): '
+        f'decision median {statistics.median(decide):.2f} -> '
+        f'{out["decision_ms_median"]:.2f} ms ({out["gain_wall"]:.2f}x), CPU '
+        f'{statistics.median(cpu):.2f} -> {out["decision_cpu_ms_median"]:.2f} ms '
+        f'({out["gain_cpu"]:.2f}x)',
+        flush=True,
+    )
+    return out
+
+
 def bench_one(
-    n: int, repeat: int, check_reference: bool, describe: dict | None = None
+    n: int,
+    repeat: int,
+    check_reference: bool,
+    describe: dict | None = None,
+    sample: tuple | None = None,
 ) -> dict:
     """Times one decision per flavor on ``n`` hosts. With ``describe`` (a dict), also
-    stores there, under ``n``, the hosts and requests as JSON for the Nova peer."""
+    stores there, under ``n``, the hosts and requests as JSON for the Nova peer.
+    ``sample``: (percent, min hosts to score): each decision is followed by the same
+    one sampled, timed apart."""
     conf = sched_conf.make_conf()
+    sampler = None
+    if sample:
+        sampler = selection.FilterScheduler(
+            sched_conf.make_conf(
+                **{
+                    'filter_scheduler.hosts_to_score_percentage': sample[0],
+                    'filter_scheduler.min_hosts_to_score': sample[1],
+                }
+            )
+        )
     src = testing.make_source(
         n, seed=42, cells=2, az_every=3, disabled_every=50
     )
@@ -157,7 +222,12 @@ def bench_one(
         if description is not None:
             description['requests'][name] = _nova_request(spec, order)
         refresh, decide, cpu, chosen = [], [], [], None
+        sampled = ([], [])
         for _ in range(repeat):
+            if sampler is not None:
+                wall_ms, cpu_ms, _res = _decide(sampler, hm, body, areqs, spec)
+                sampled[0].append(wall_ms)
+                sampled[1].append(cpu_ms)
             t0 = time.perf_counter()
             # As the driver does: the allocation requests by root, whose
             # keys are placement's order (see driver.candidates_by_root).
@@ -194,6 +264,10 @@ def bench_one(
             'refresh_ms_median': round(statistics.median(refresh), 2),
             'hosts_passing': passing,
         }
+        if sampler is not None:
+            results[name]['sampled'] = _sampling_line(
+                n, name, sampled, decide, cpu, sample
+            )
         # The first decision of a request is the cold one: the capability
         # and image-property filters remember each host's verdict on static
         # facts for the later ones (as for any flavor asked for again).
@@ -512,6 +586,14 @@ def main(argv=None):
         'has nova 34.0.0, kept (default: a temporary one)',
     )
     p.add_argument(
+        '--sample-percent',
+        type=int,
+        metavar='P',
+        help='also time each decision with [filter_scheduler] '
+        'hosts_to_score_percentage=P, interleaved, and print the gain',
+    )
+    p.add_argument('--min-hosts-to-score', type=int, default=100)
+    p.add_argument(
         '--notifications',
         action='store_true',
         help='also time select_destinations with the decision stream off '
@@ -523,7 +605,15 @@ def main(argv=None):
         []
         if args.skip_decisions
         else [
-            bench_one(n, args.repeat, args.reference, descriptions)
+            bench_one(
+                n,
+                args.repeat,
+                args.reference,
+                descriptions,
+                (args.sample_percent, args.min_hosts_to_score)
+                if args.sample_percent
+                else None,
+            )
             for n in args.hosts
         ]
     )

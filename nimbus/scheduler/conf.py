@@ -165,6 +165,33 @@ FILTER_SCHEDULER_OPTS = [
         'the first of them. Useful when many hosts are identical; costs nothing '
         'otherwise.',
     ),
+    cfg.IntOpt(
+        'hosts_to_score_percentage',
+        default=100,
+        min=1,
+        max=100,
+        help='Sampling, off by default (100: every candidate is filtered and '
+        'weighed). Below 100, a decision runs the filters over the candidates '
+        'in windows, starting where the previous decision stopped, only until '
+        'this percentage of the candidates (at least min_hosts_to_score, and '
+        'at least one per instance requested) has passed, and weighs only '
+        'those. It trades placement quality (the best host may be among the '
+        'candidates left unexamined, so packing and spread get worse) for '
+        'decision time at large host counts; racing decisions look at '
+        'different hosts. A request the sample cannot fully place is decided '
+        'again over every candidate, so sampling never rejects a request the '
+        "full scan would place. Like the Kubernetes scheduler's "
+        'percentageOfNodesToScore.',
+    ),
+    cfg.IntOpt(
+        'min_hosts_to_score',
+        default=100,
+        min=1,
+        help='With hosts_to_score_percentage below 100: a decision examines '
+        'candidates until at least this many passed the filters (or every '
+        'candidate was examined). A request with no more candidates than '
+        'this is not sampled.',
+    ),
     cfg.ListOpt(
         'isolated_images',
         default=[],

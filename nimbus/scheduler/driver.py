@@ -372,8 +372,14 @@ class Scheduler:
             return self._claim(ctxt, host, areq, uuid, spec)
 
         def unclaim(host, areq, uuid):
-            if uuid is not None and not batching:
-                self.placement.remove_allocations(ctxt, uuid)
+            if uuid is None:
+                return
+            if batching:
+                # a sampled run the engine undoes to decide again over
+                # every candidate: its claims never left the batch
+                batch[:] = [b for b in batch if b[0] != uuid]
+                return
+            self.placement.remove_allocations(ctxt, uuid)
 
         def run(exp, record=None):
             return self.engine.schedule(

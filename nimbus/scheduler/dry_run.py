@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from nimbus.scheduler import exception, host_prefilter
+from nimbus.scheduler import exception, host_prefilter, sampling
 from nimbus.scheduler.explain import Explanation
 from nimbus.scheduler.weighers import base as weigher_base
 
@@ -30,6 +30,7 @@ def answer(
     exp.placement_candidates = len(hosts)
     filters = scheduler.enabled_filters(spec)
     cands = host_prefilter.pre_filter_hosts(list(hosts), spec, alloc_reqs, exp)
+    n_cands = len(cands)
     cands = scheduler.run_filters(cands, spec, filters, exp)
     detail = weigher_base.weigh_detail(cands, scheduler.weighers, spec)
     order = sorted(range(len(cands)), key=lambda i: -detail[i]['weight'])
@@ -52,6 +53,9 @@ def answer(
         'message': None if cands else exp.message(),
         'instances': n,
     }
+    sampled = sampling.describe(scheduler.conf, n_cands, n)
+    if sampled is not None:
+        out['sampling'] = sampled
     if cands and n > 1:
         out.update(
             _simulate(
@@ -93,6 +97,7 @@ def _simulate(
     exp = Explanation(sim, scheduler.conf.scheduler.explain_sample_size)
     claims, snapshots = [], {}
     results = []
+    start = scheduler.next_start  # a dry run leaves the rotation alone
     try:
         results = scheduler.schedule(
             sim,
@@ -106,6 +111,7 @@ def _simulate(
         results = []
     finally:
         scheduler.undo(sim, (claims, snapshots))
+        scheduler.next_start = start
     placements = [
         {
             'host': r[0].service_host,

@@ -42,6 +42,26 @@ class FilterStep:
         return [h for h in self.before if id(h) not in kept]
 
 
+class WindowedStep(FilterStep):
+    """One filter's steps over the windows of a sampled decision
+    (``sampling.py``), as one: counts summed, rejected hosts in window
+    order."""
+
+    __slots__ = ('parts',)
+
+    def __init__(self, parts):
+        super().__init__(
+            parts[0].filter,
+            None,
+            None,
+            (sum(p.n_in for p in parts), sum(p.n_out for p in parts)),
+        )
+        self.parts = parts
+
+    def rejected(self):
+        return [h for p in self.parts for h in p.rejected()]
+
+
 class Explanation:
     def __init__(self, spec, sample_size: int = 10):
         self.spec = spec
@@ -60,6 +80,14 @@ class Explanation:
         self.placed = 0
         self.requested = 0
         self.min_count = 0
+        self.sample = None  # a sampling.Sample when sampling was on
+
+    def restart(self) -> None:
+        """Forget the filtering and choices of a decision that is made
+        again (a sample that ran out of hosts); keep what placement said."""
+        self.pre_steps, self.steps, self.later = [], [], []
+        self.failed_instances, self.choices = [], []
+        self.placed = 0
 
     # -------------------------------------------------------------- recording
     def record_pre(self, name, before, after, reason):
@@ -152,7 +180,7 @@ class Explanation:
         return out
 
     def to_dict(self, full: bool = False) -> dict:
-        return {
+        out = {
             'placement_candidates': self.placement_candidates,
             'pre_filters': [
                 {k: v for k, v in p.items() if k != 'hosts'}
@@ -170,6 +198,9 @@ class Explanation:
             'min_count': self.min_count,
             'message': self.message(),
         }
+        if self.sample is not None:
+            out['sampled'] = self.sample.to_dict()
+        return out
 
     def message(self) -> str:
         parts = []
@@ -189,6 +220,8 @@ class Explanation:
             )
         for pre in self.pre_steps:
             parts.append(f'{pre["name"]}: {pre["in"]} in, {pre["out"]} out')
+        if self.sample is not None:
+            parts.append(self.sample.text())
         for s in self.steps:
             parts.append(f'{s.name}: {s.n_in} in, {s.n_out} out')
         text = 'No valid host: ' + '; '.join(parts)

@@ -30,6 +30,7 @@ from nimbus.scheduler import (
     host_prefilter,
     host_table,
     plugins,
+    sampling,
 )
 from nimbus.scheduler import dry_run as dry_run_mod
 from nimbus.scheduler import ranking as ranking_mod
@@ -97,6 +98,9 @@ class FilterScheduler:
         # reject them after the configured filters, with a reason.
         self.weigher_filters = weigher_base.requirements_of(self.weighers)
         self.rng = rng or random.Random()
+        # sampling (off by default): where the next decision's first window
+        # of candidates starts (``sampling.py``)
+        self.next_start = 0
 
     @property
     def all_filters(self):
@@ -151,11 +155,13 @@ class FilterScheduler:
                 current = None
         return current, rows
 
-    def _filtered(self, hosts, spec, alloc_reqs, filters, exp):
+    def _filtered(self, hosts, spec, alloc_reqs, filters, exp, want=None):
         """The candidates that pass the pre-filters and ``filters``, and
         their table and rows ((None, None) when they have no table). The
         candidates are None when only the rows say which they are (see
-        :meth:`run_filters_table`)."""
+        :meth:`run_filters_table`). ``want``: the number of instances when
+        the candidates may be sampled (``sampling.py``), None when every
+        one is examined."""
         table, slots = host_table.table_of(hosts)
         uuids = getattr(hosts, 'uuids', None)
         drawn = getattr(hosts, 'drawn_from', None)
@@ -167,10 +173,16 @@ class FilterScheduler:
             uuids=uuids,
             drawn=drawn is not None and drawn(alloc_reqs),
         )
+        if table is not None and len(cands) != len(slots):
+            slots = table.rows(cands)
+        if want is not None:
+            want = sampling.wanted(self.conf, len(cands), want)
+        if want is not None:
+            return sampling.judge(
+                self, cands, slots, table, spec, filters, exp, want
+            )
         if table is None:
             return self.run_filters(cands, spec, filters, exp), None, None
-        if len(cands) != len(slots):
-            slots = table.rows(cands)
         cands, slots = self.run_filters_table(
             cands, slots, table, spec, filters, exp
         )
@@ -210,6 +222,7 @@ class FilterScheduler:
         explanation: Explanation | None = None,
         provider_summaries: dict | None = None,
         _record: tuple | None = None,
+        _sample: bool = True,
     ) -> list[list[dict]]:
         """Place every instance of ``spec``. ``hosts`` are HostStates in placement's
         candidate order; ``alloc_reqs`` maps compute node uuid -> its allocation request
@@ -220,7 +233,10 @@ class FilterScheduler:
         which then gets an empty list) and ``unclaim(host, alloc_req, instance_uuid)``
         are injected. Returns, per instance, ``[selected, *alternates]`` Selection dicts.
         Raises NoValidHost (with ``explanation``) when fewer than ``min_count`` instances
-        fit; every claim of the request is then released and the host states restored."""
+        fit; every claim of the request is then released and the host states restored.
+        With sampling on (``sampling.py``), a sample that runs out of hosts
+        before every instance has one is undone and the request decided again
+        over every candidate (``_sample=False``)."""
         exp = explanation or Explanation(
             spec, self.conf.scheduler.explain_sample_size
         )
@@ -246,7 +262,7 @@ class FilterScheduler:
             and not f.depends_on_request_progress
         ]
         cands, table, slots = self._filtered(
-            hosts, spec, alloc_reqs, filters, exp
+            hosts, spec, alloc_reqs, filters, exp, n if _sample else None
         )
         ranking = ranking_mod.Ranking(cands, self.weighers, spec, table, slots)
         usage = consumption.ProviderUsage(provider_summaries)
@@ -339,6 +355,20 @@ class FilterScheduler:
                     )
                 exp.record_choice(weights)
                 results.append(selection)
+            if len(results) < n and exp.sample is not None:
+                if exp.sample.partial:
+                    return self._again(
+                        spec,
+                        hosts,
+                        alloc_reqs,
+                        claim,
+                        unclaim,
+                        return_alternates,
+                        exp,
+                        provider_summaries,
+                        (claims, snapshots),
+                        _record is not None,
+                    )
             exp.placed = sum(1 for r in results if r)
             if exp.placed < min_count:
                 raise exception.NoValidHost(exp.message(), exp.to_dict())
@@ -347,6 +377,47 @@ class FilterScheduler:
                 self._undo(spec, claims, snapshots, unclaim)
             raise
         return results
+
+    def _again(
+        self,
+        spec,
+        hosts,
+        alloc_reqs,
+        claim,
+        unclaim,
+        alts,
+        exp,
+        summaries,
+        record,
+        recorded,
+    ):
+        """The sample ran out of hosts with candidates left unexamined:
+        undo what it placed and decide again over every candidate."""
+        claims, snapshots = record
+        sample = exp.sample
+        self._undo(spec, claims, snapshots, unclaim)
+        del claims[:]
+        snapshots.clear()
+        exp.restart()
+        exp.sample = sampling.Sample(
+            sample.candidates,
+            sample.candidates,
+            sample.want,
+            sample.start,
+            fell_back=True,
+        )
+        return self.schedule(
+            spec,
+            hosts,
+            alloc_reqs,
+            claim=claim,
+            unclaim=unclaim,
+            return_alternates=alts,
+            explanation=exp,
+            provider_summaries=summaries,
+            _record=record if recorded else None,
+            _sample=False,
+        )
 
     def _alternates(
         self, ranking, chosen, excl, spec, alloc_reqs, usage, k, weights=None

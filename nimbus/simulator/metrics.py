@@ -86,3 +86,31 @@ class Metrics:
                 'empty': per_host.count(0),
             },
         }
+
+
+def timing(wall, cpu=(), fallbacks=0) -> dict:
+    """Decision times (s, wall and CPU) as ms: median, mean, p95."""
+    out = {'decisions': len(wall), 'fallbacks': fallbacks}
+    for prefix, seconds in (('', wall), ('cpu_', cpu)):
+        ms = sorted(1e3 * x for x in seconds)
+        if ms:
+            out[prefix + 'median_ms'] = round(statistics.median(ms), 3)
+            out[prefix + 'mean_ms'] = round(statistics.fmean(ms), 3)
+            out[prefix + 'p95_ms'] = round(ms[int(0.95 * (len(ms) - 1))], 3)
+    return out
+
+
+def quality(result) -> dict:
+    """One run's placement quality: its rejections, the mean utilisation
+    of the base classes over the timeline's samples, and at the last
+    sample how many m1.xlarge still fit (packing leaves room for big
+    flavors) and the instances per host (spread)."""
+    timeline = result['timeline']
+    last = timeline[-1] if timeline else {}
+    out = {'rejection_rate': result['rejection_rate']}
+    for rc in hosts_mod.BASE_RCS:
+        values = [s['utilisation'].get(rc, 0.0) for s in timeline]
+        out[rc] = round(statistics.fmean(values), 4) if values else 0.0
+    out['xlarge_fit'] = last.get('fits', {}).get('m1.xlarge', 0)
+    out['per_host'] = dict(last.get('per_host', {}))
+    return out

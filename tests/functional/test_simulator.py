@@ -392,3 +392,37 @@ def test_cli_plot_without_matplotlib(monkeypatch, tmp_path):
         )
     assert str(exit_.value.code) == 'nimbus simulate: ' + plot.MISSING
     assert not list(tmp_path.iterdir())
+
+
+def test_cli_sample_percent_side_by_side(capsys):
+    """The trace with sampling off and on: both runs, their quality and
+    decision time, and the table that puts them side by side."""
+    argv = [
+        'simulate',
+        '--hosts',
+        '12',
+        '--generate',
+        'arrivals=120,rate=2,lifetime=40',
+        '--samples',
+        '2',
+        '--weighers',
+        'spread;filter_scheduler.min_hosts_to_score=2',
+        '--sample-percent',
+        '20',
+    ]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv + ['--format', 'json'])
+    assert exit_.value.code == 0
+    out = json.loads(capsys.readouterr().out)
+    base = 'spread;filter_scheduler.min_hosts_to_score=2'
+    assert set(out) == {base, base + ' sampled 20%'}
+    for result in out.values():
+        assert result['decision']['decisions'] == 120
+        assert set(result['quality']) >= {'rejection_rate', 'VCPU', 'per_host'}
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    text = capsys.readouterr().out
+    assert 'side by side' in text and base + ' sampled 20%' in text
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv + ['--compare', 'spread', 'stack'])
+    assert 'do not go together' in str(exit_.value.code)

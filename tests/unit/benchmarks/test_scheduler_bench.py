@@ -153,3 +153,28 @@ def test_bad_arguments(tmp_path, args):
         cwd=str(tmp_path),
     )
     assert res.returncode == 2
+
+
+def test_sample_percent_adds_the_sampled_figures(tmp_path):
+    data, stdout = _run(
+        tmp_path,
+        '--hosts',
+        str(HOSTS),
+        '--repeat',
+        '2',
+        '--sample-percent',
+        '10',
+        '--min-hosts-to-score',
+        '20',
+    )
+    for result in data['results'].values():
+        sampled = result['sampled']
+        assert set(sampled) == {
+            'percent',
+            'decision_ms_median',
+            'decision_cpu_ms_median',
+            'gain_wall',
+            'gain_cpu',
+        }
+        assert sampled['percent'] == 10
+    assert 'plain sampling 10% (at least 20 passing)' in stdout
