@@ -7,6 +7,7 @@ import uuid as uuid_mod
 import pytest
 
 from nimbus.common import config
+from nimbus.common.clients import compact_candidates
 from nimbus.scheduler import testing
 from tests.functional.scheduler import inproc_placement as ip
 
@@ -78,16 +79,15 @@ def test_capacity_refusal_from_real_placement_moves_on(placement):
     sched = ip.scheduler(conf, placement, nodes)
     sp = testing.spec(vcpus=3, memory_mb=512, root_gb=1, num=1)
     client = placement.client
-    real_candidates, real_claim = (
-        client.get_allocation_candidates,
-        client.claim,
-    )
+    # The scheduler asks for placement's compact answer.
+    real_candidates, real_claim = (client.get_compact_candidates, client.claim)
     stolen, outcomes = [], []
 
     def candidates_then_steal(ctxt, params):
         body = real_candidates(ctxt, params)
         # Every weight ties, so the first candidate is picked: take its room now.
-        first = next(iter(body['allocation_requests'][0]['allocations']))
+        request = compact_candidates.full_requests(body)[0]
+        first = next(iter(request['allocations']))
         stolen.append(first)
         r = placement.session.put(
             '/allocations/aaaaaaaa-0000-0000-0000-000000000001',
@@ -110,7 +110,7 @@ def test_capacity_refusal_from_real_placement_moves_on(placement):
         )
         return out
 
-    client.get_allocation_candidates = candidates_then_steal
+    client.get_compact_candidates = candidates_then_steal
     client.claim = recording_claim
 
     out = sched.select_destinations(placement.ctxt, sp)

@@ -60,13 +60,14 @@ def test_two_device_profile_groups_map_to_child_providers(placement):
         placement, nodes[2], 'gpu', {'CUSTOM_PGPU': 2}, ['CUSTOM_GPU_T4']
     )
     queries = []
-    real = placement.client.get_allocation_candidates
+    # The scheduler asks for placement's compact answer.
+    real = placement.client.get_compact_candidates
 
     def recording(ctxt, params):
         queries.append(list(params))
         return real(ctxt, params)
 
-    placement.client.get_allocation_candidates = recording
+    placement.client.get_compact_candidates = recording
     sched = ip.scheduler(conf, placement, nodes)
     sp = testing.spec(
         vcpus=1,

@@ -17,9 +17,7 @@ from nimbus.placement import direct
 from nimbus.placement import wsgi
 
 URL = 'http://127.0.0.1:9'
-PROVIDERS = [
-    '8a3c4d2e-1b5f-4e6a-9c7d-0f1e2d3c4b5%d' % i for i in range(3)
-]
+PROVIDERS = ['8a3c4d2e-1b5f-4e6a-9c7d-0f1e2d3c4b5%d' % i for i in range(3)]
 
 
 def _headers(version='1.39', **extra):
@@ -89,11 +87,13 @@ def test_only_the_header_gets_the_compact_body(tmp_path):
     assert len(standard['allocation_requests']) == 3
     assert 'compact' not in old.json()
     body = compact_candidates.expand(orjson.loads(brief.content))
-    assert compact_candidates.full_requests(body) == (
-        standard['allocation_requests']
+    assert (
+        compact_candidates.full_requests(body)
+        == (standard['allocation_requests'])
     )
-    assert dict(body['provider_summaries'].items()) == (
-        standard['provider_summaries']
+    assert (
+        dict(body['provider_summaries'].items())
+        == (standard['provider_summaries'])
     )
 
 
@@ -104,9 +104,11 @@ def test_the_client_reads_the_compact_answer(tmp_path):
     body = client.get_compact_candidates(None, QUERY)
     assert body['flat_request'] is not None
     assert all(a.__class__ is str for a in body['allocation_requests'])
-    assert compact_candidates.full_requests(body) == (
-        standard['allocation_requests']
+    assert (
+        compact_candidates.full_requests(body)
+        == (standard['allocation_requests'])
     )
-    assert dict(body['provider_summaries'].items()) == (
-        standard['provider_summaries']
+    assert (
+        dict(body['provider_summaries'].items())
+        == (standard['provider_summaries'])
     )
