@@ -246,6 +246,18 @@ _NAME_IDS = {
     )
     for table in (m.RC, m.TRAIT)
 }
+# The same for 1 to _FEW_NAMES names, one bound parameter per name (an
+# expanding ``IN`` cannot take the direct path, see objects.statements).
+_FEW_NAMES = 4
+_NAME_IDS_FEW = {
+    (table.name, k): statements.fast(
+        sa.select(table.c.name, table.c.id).where(
+            table.c.name.in_([sa.bindparam('n%d' % i) for i in range(k)])
+        )
+    )
+    for table in (m.RC, m.TRAIT)
+    for k in range(1, _FEW_NAMES + 1)
+}
 _PROVIDER_IDS = sa.select(m.RP.c.uuid, m.RP.c.id, m.RP.c.generation).where(
     m.RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))
 )
@@ -318,12 +330,19 @@ def name_ids(conn, table, names):
     missing = [n for n in names if n not in found]
     if not missing:
         return found
-    stmt = _NAME_IDS.get(table.name)
-    if stmt is None:
-        stmt = sa.select(table.c.name, table.c.id).where(
-            table.c.name.in_(sa.bindparam('names', expanding=True))
-        )
-    rows = dict(conn.execute(stmt, {'names': missing}).all())
+    few = _NAME_IDS_FEW.get((table.name, len(missing)))
+    if few is not None:
+        rows = conn.execute(
+            few, {'n%d' % i: n for i, n in enumerate(missing)}
+        ).all()
+    else:
+        stmt = _NAME_IDS.get(table.name)
+        if stmt is None:
+            stmt = sa.select(table.c.name, table.c.id).where(
+                table.c.name.in_(sa.bindparam('names', expanding=True))
+            )
+        rows = conn.execute(stmt, {'names': missing}).all()
+    rows = dict(rows)
     standard = {n: i for n, i in rows.items() if not n.startswith('CUSTOM_')}
     if standard:
         with _STANDARD_IDS_LOCK:
