@@ -247,8 +247,11 @@ def _write_between(client, k):
 def time_queries(client, repeat):
     """Per query: the median and p95 of ``repeat`` requests in a row (the
     data unchanged between them), and the median of ``repeat`` requests
-    each right after an allocation write (``after_write_median_ms``)."""
+    each right after an allocation write (``after_write_median_ms``).
+    ``repeat`` 0 times none (a populate-only run)."""
     out = {}
+    if repeat <= 0:
+        return out
     k = 0
     for name, query in QUERIES.items():
         client.call('GET', '/allocation_candidates?' + query)  # warm up

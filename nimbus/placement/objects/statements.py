@@ -13,16 +13,19 @@ processors, on the transaction's own DBAPI connection.
 
 Only what needs nothing more of SQLAlchemy takes that path: SQLite and
 MariaDB/MySQL (positional ``format``/``qmark`` or PyMySQL's named
-``pyformat`` parameters) (PostgreSQL inserts read their id back with RETURNING), no
-expanding ``IN`` parameter, no result column whose values SQLAlchemy
-converts. Anything else, and every unmarked statement, goes through
-SQLAlchemy as before; so does an error, wrapped in SQLAlchemy's exception
-types (and a lost connection invalidated) exactly as SQLAlchemy does, so
-the callers' handling (a clash, a deadlock retry) is unchanged.
+``pyformat`` parameters) (PostgreSQL inserts read their id back with
+RETURNING), no expanding ``IN`` parameter, no result column whose values
+SQLAlchemy converts except a plain float one (MySQL's ``FLOAT``, through
+``to_float``: it is converted here by the same processor). Anything else,
+and every unmarked statement, goes through SQLAlchemy as before; so does
+an error, wrapped in SQLAlchemy's exception types (and a lost connection
+invalidated) exactly as SQLAlchemy does, so the callers' handling (a
+clash, a deadlock retry) is unchanged.
 """
 
 import threading
 
+import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 _DIALECTS = ('sqlite', 'mysql')
@@ -42,7 +45,15 @@ def fast(stmt):
 
 
 class _Plan:
-    __slots__ = ('sql', 'names', 'named', 'processors', 'fixed', 'keys')
+    __slots__ = (
+        'sql',
+        'names',
+        'named',
+        'processors',
+        'fixed',
+        'keys',
+        'converters',
+    )
 
     def __init__(self, compiled):
         self.sql = compiled.string
@@ -62,6 +73,15 @@ class _Plan:
             if not bind.required and bind.callable is None:
                 self.fixed[name] = bind.value
         self.keys = tuple(col[0] for col in compiled._result_columns)
+        # (position, processor) of the result columns SQLAlchemy converts.
+        self.converters = tuple(
+            (i, proc)
+            for i, proc in enumerate(
+                col[3]._cached_result_processor(compiled.dialect, None)
+                for col in compiled._result_columns
+            )
+            if proc is not None
+        )
 
 
 def _plan(stmt, dialect, keys):
@@ -87,7 +107,11 @@ def _build(stmt, dialect, keys):
     ):
         return _SLOW
     for col in compiled._result_columns:
-        if col[3]._cached_result_processor(dialect, None) is not None:
+        # A result processor is run here only for a plain float column,
+        # whose processor does not depend on the cursor's column type.
+        if col[3]._cached_result_processor(dialect, None) is not None and (
+            not isinstance(col[3], sa.Float) or col[3].asdecimal
+        ):
             return _SLOW
     return _Plan(compiled)
 
@@ -172,7 +196,7 @@ class Connection:
                 cursor.execute(plan.sql, rows)
             fetched = cursor.fetchall() if plan.keys else []
             return Result(
-                [tuple(r) for r in fetched],
+                _converted(plan, fetched),
                 cursor.rowcount,
                 cursor.lastrowid,
                 plan.keys,
@@ -198,6 +222,20 @@ class Connection:
             dialect=dialect,
             connection_invalidated=disconnect,
         )
+
+
+def _converted(plan, fetched):
+    """The fetched rows as tuples, each column through the result
+    processor SQLAlchemy would run on it (if any)."""
+    if not plan.converters:
+        return [tuple(r) for r in fetched]
+    out = []
+    for r in fetched:
+        r = list(r)
+        for i, proc in plan.converters:
+            r[i] = proc(r[i])
+        out.append(tuple(r))
+    return out
 
 
 def _values(plan, params):
