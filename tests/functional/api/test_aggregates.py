@@ -7,6 +7,7 @@ import pytest
 
 from nimbus.api.objects import aggregates as agg_obj
 import nimbus.scheduler as scheduler_pkg
+from nimbus.scheduler.filters import aggregate as aggregate_filters
 
 
 def make(api, name='agg1', zone=None):
@@ -169,11 +170,18 @@ NUMERIC = sorted(agg_obj.numeric_metadata_rules())
 
 def _scheduler_numeric_keys():
     """Every aggregate metadata key the scheduler's code reads as a number:
-    literal ``aggregate_min("<key>", ...)`` calls, filters' ``ratio_key`` and
-    weighers' multiplier overrides (``aggregate_key`` or
-    ``multiplier_option``)."""
+    literal ``aggregate_min("<key>", ...)`` calls, filters' ``ratio_key``,
+    the count filters' ``option`` (the aggregate count filters read the
+    option's name as their key) and weighers' multiplier overrides
+    (``aggregate_key`` or ``multiplier_option``)."""
     root = pathlib.Path(scheduler_pkg.__file__).parent
-    keys = set()
+    keys = {
+        cls.option
+        for cls in vars(aggregate_filters).values()
+        if isinstance(cls, type)
+        and issubclass(cls, aggregate_filters._AggregateCountFilter)
+        and cls.option
+    }
     for path in root.rglob('*.py'):
         text = path.read_text()
         keys.update(re.findall(r'aggregate_min\(\s*[\'"]([a-z_]+)[\'"]', text))
