@@ -77,9 +77,9 @@ def slow(cloud, name, spawn_s=5.0, slow_s=30.0):
 def duplicate_casts(cloud, duplicated_s=15.0):
     """For ``duplicated_s`` seconds every build cast of every daemon goes
     out twice: the cloud's daemons must run under
-    :mod:`nimbus.testing.twice` (``cloud.launcher``), which doubles them
+    :mod:`harness.twice` (``cloud.launcher``), which doubles them
     while its flag file exists."""
-    from nimbus.testing import twice
+    from harness import twice
 
     def fault():
         flag = twice.flag_path(cloud.daemons['api'].config_file)

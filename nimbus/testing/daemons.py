@@ -52,7 +52,7 @@ for argv in json.loads(sys.argv[1]):
 class Daemon:
     """One daemon process: ``python -m module --config-file ...``, or with
     ``launcher``, ``python -m launcher module --config-file ...`` (a test
-    module that wraps the daemon, :mod:`nimbus.testing.twice`)."""
+    module that wraps the daemon, :mod:`harness.twice`)."""
 
     def __init__(
         self, name, module, config_file, log_file, extra_args=(), launcher=None

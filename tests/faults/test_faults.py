@@ -4,7 +4,7 @@ One cloud of daemons (API, placement API, super conductor, scheduler, a
 cell conductor, a compute process simulating 10 hosts, the accelerator API
 and an accelerator agent serving the same 10 hosts, one fake GPU each)
 serves every row. The compute reaches RabbitMQ through a TCP proxy (to cut
-it off), and every daemon runs under :mod:`nimbus.testing.twice` (to send
+it off), and every daemon runs under :mod:`harness.twice` (to send
 build casts twice). Each row boots servers at a steady rate, one in four
 with a flavor asking for a GPU through a device profile, deleting some as
 it goes; the fault strikes when 40% of the boots are sent. Then: every
@@ -91,7 +91,7 @@ def cloud(tmp_path_factory):
                 },
             },
         )
-        cloud.launcher = 'nimbus.testing.twice'
+        cloud.launcher = 'harness.twice'
         cloud.prepare()
         cloud.start()
         cloud.start_accelerator()

@@ -29,7 +29,7 @@ from nimbus.common import context as nimbus_context
 from nimbus.common import db as common_db
 from nimbus.messaging_internals import inproc
 from nimbus.db import cell_instances
-from nimbus.testing import twice
+from harness import twice
 
 PLACEMENT = {
     'X-Auth-Token': 'admin',

@@ -19,7 +19,7 @@ from nimbus.common import rpc
 from nimbus.common import service
 from nimbus.messaging_internals import inproc
 from nimbus.testing import tcp_proxy
-from nimbus.testing import twice
+from harness import twice
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ def test_twice_runs_the_module_it_wraps(tmp_path):
         [
             sys.executable,
             '-m',
-            'nimbus.testing.twice',
+            'harness.twice',
             'nimbus.cmd.manage',
             '--config-file',
             str(config_file),

@@ -1,7 +1,7 @@
 """Run a daemon whose build casts can be sent twice: duplicated messages,
 as a broker redelivering or a client retrying would produce them.
 
-``python -m nimbus.testing.twice nimbus.cmd.conductor --config-file F ...``
+``python -m harness.twice nimbus.cmd.conductor --config-file F ...``
 runs ``nimbus.cmd.conductor`` with oslo.messaging's cast wrapped: while the
 file ``twice-casts.flag`` exists next to the daemon's config file, every
 cast of a build method (:data:`METHODS`) goes out twice, the same message
@@ -58,7 +58,7 @@ def _config_file(args):
             return args[index + 1]
         if arg.startswith('--config-file='):
             return arg.split('=', 1)[1]
-    raise SystemExit('nimbus.testing.twice: no --config-file given')
+    raise SystemExit('harness.twice: no --config-file given')
 
 
 def main():
