@@ -32,7 +32,11 @@ is: run it on a quiet one.
         [--rates 25 50 100] [--duration 10] [--multi 1000]
         [--idle 10] [--profile DIR] [--database mysql|postgresql]
         [--placement-results N] [--option SECTION.NAME=VALUE ...]
-        [--all-in-one] [--json FILE]
+        [--all-in-one] [--json FILE] [--max-cpu-ms N]
+
+``--max-cpu-ms N`` makes the run exit 1 when a rate's CPU per boot, summed
+over the daemons (less the idle background), is over N milliseconds: a
+benchmark's gate for a quiet machine, not a test.
 """
 
 import argparse
@@ -567,6 +571,18 @@ def run_phases(
     return result
 
 
+def over_budget(result, max_ms):
+    """``[(rate, total ms)]`` of each rate whose CPU per boot, summed over
+    the daemons, is over ``max_ms``."""
+    over = []
+    for row in result.get('rates', ()):
+        per_boot = row.get('cpu_ms_per_boot') or {}
+        total = sum(per_boot.values())
+        if per_boot and total > max_ms:
+            over.append((row['offered_per_s'], round(total, 1)))
+    return over
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--hosts', type=int, default=1000)
@@ -589,6 +605,13 @@ def main(argv=None):
     parser.add_argument('--idle', type=float, default=10.0)
     parser.add_argument('--profile')
     parser.add_argument('--json')
+    parser.add_argument(
+        '--max-cpu-ms',
+        type=float,
+        metavar='N',
+        help='exit 1 when a rate costs more than N ms of CPU per boot '
+        'over all daemons (less the idle background)',
+    )
     parser.add_argument(
         '--option',
         action='append',
@@ -651,6 +674,16 @@ def main(argv=None):
         if args.json:
             with open(args.json, 'w') as f:
                 json.dump(result, f, indent=2)
+        if args.max_cpu_ms is not None:
+            over = over_budget(result, args.max_cpu_ms)
+            for rate, total in over:
+                print(
+                    'offered %d/s: %.1f ms of CPU per boot, over '
+                    '--max-cpu-ms %g' % (rate, total, args.max_cpu_ms),
+                    flush=True,
+                )
+            if over:
+                return 1
         return 0
     except _Unavailable as exc:
         print('unavailable: %s' % exc, file=sys.stderr)

@@ -38,13 +38,20 @@ def test_all_in_one_run_writes_its_figures(tmp_path):
             '1',
             '--json',
             str(out),
+            # Any CPU at all is over it: the run still writes its figures,
+            # names each rate over the bound and exits 1.
+            '--max-cpu-ms',
+            '-1',
         ],
         capture_output=True,
         text=True,
         timeout=600,
         cwd=str(tmp_path),
     )
-    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert result.returncode == 1, result.stdout + result.stderr[-3000:]
+    for rate in (5, 10):
+        assert 'offered %d/s: ' % rate in result.stdout
+    assert result.stdout.count('over --max-cpu-ms -1') == 2
     figures = json.loads(out.read_text())
     assert figures['mode'] == 'all-in-one' and figures['hosts'] == 4
     assert [r['offered_per_s'] for r in figures['rates']] == [5, 10]
@@ -94,6 +101,23 @@ def test_cpu_per_boot_takes_the_background_out():
         'placement': 0.0,
     }
     assert bench.per_boot(cpu, background, 10.0, 0) == {}
+
+
+def test_max_cpu_ms_names_each_rate_over_it():
+    bench = _bench_module('boot_bench')
+    result = {
+        'rates': [
+            {'offered_per_s': 5, 'cpu_ms_per_boot': {'api': 20.0, 'x': 15.0}},
+            {'offered_per_s': 10, 'cpu_ms_per_boot': {'api': 30.0, 'x': 20.5}},
+            # no boot went ACTIVE: nothing to judge
+            {'offered_per_s': 20, 'cpu_ms_per_boot': {}},
+        ]
+    }
+    assert bench.over_budget(result, 40) == [(10, 50.5)]
+    assert bench.over_budget(result, 35) == [(10, 50.5)]
+    assert bench.over_budget(result, 34.9) == [(5, 35.0), (10, 50.5)]
+    assert bench.over_budget(result, 60) == []
+    assert bench.over_budget({}, 1) == []
 
 
 def test_stacks_summary_counts_self_and_inclusive(tmp_path):
