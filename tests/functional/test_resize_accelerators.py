@@ -19,7 +19,6 @@ from nimbus.common import db
 from nimbus.common.db import types as db_types
 from nimbus.compute import rpcapi as compute_rpcapi
 from nimbus.conductor import recovery
-from nimbus.conductor import super_conductor
 from nimbus.db import cell_migrations
 from nimbus.db.cell import models as cell_models
 
@@ -29,6 +28,9 @@ from tests.functional.fpga import by_host
 from tests.functional.fpga import fail_binds_elsewhere
 from tests.functional.fpga import fpga_cloud
 from tests.functional.fpga import settled
+from tests.functional.test_cross_cell_accelerators import (
+    _conductor as restarted_conductor,
+)
 from tests.functional.test_server_actions import ADMIN
 from tests.functional.test_server_resize import _wait_status
 from tests.functional.test_server_resize import MoveApi
@@ -238,16 +240,9 @@ def test_a_destination_killed_in_its_prep_leaves_no_arq(
             .where(cell_models.Instance.uuid == uuid)
             .values(updated_at=db_types.utcnow() - datetime.timedelta(hours=1))
         )
-    conf = api.cloud.conf
-    conductor = super_conductor.SuperConductor(
-        conf,
-        services.api_db(conf),
-        services.cell_directory(conf),
-        services.scheduler_api(conf),
-        services.placement(conf),
-        accelerator=services.accelerator_binder(conf),
+    checker = recovery.Recovery(
+        services.auditor(api.cloud.conf), restarted_conductor(api)
     )
-    checker = recovery.Recovery(services.auditor(conf), conductor)
     assert checker.run(context.get_admin_context()) == {'stuck_move': 1}
     server, _ = api.wait(uuid, 'ACTIVE')
     assert server['OS-EXT-SRV-ATTR:host'] == source
