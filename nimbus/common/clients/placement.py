@@ -11,7 +11,6 @@ capacity refusal and fails the one instance after a consumer conflict).
 
 import threading
 
-import orjson
 import requests
 from requests import adapters
 from oslo_log import log as logging
@@ -19,7 +18,7 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
-from nimbus.common.clients import compact_candidates
+from nimbus.common.clients import placement_candidates
 from nimbus.common.clients import placement_moves
 from nimbus.common.clients import placement_providers
 from nimbus.common.clients.placement_providers import CONCURRENT_UPDATE
@@ -109,7 +108,9 @@ class ClaimOutcome:
 
 
 class PlacementClient(
-    placement_providers.ProviderTreeCalls, placement_moves.MoveCalls
+    placement_providers.ProviderTreeCalls,
+    placement_moves.MoveCalls,
+    placement_candidates.CandidateCalls,
 ):
     """Placement REST client. ``session`` is any ``requests.Session``."""
 
@@ -233,40 +234,6 @@ class PlacementClient(
                 % (what, response.status_code, error_detail(response))
             )
         return response
-
-    # -- scheduling --------------------------------------------------------
-
-    def get_allocation_candidates(self, ctxt, params):
-        """Body of GET /allocation_candidates for ``params`` (pairs).
-
-        Decoded with orjson: at 1000 hosts the body is about half a
-        megabyte per request, and its decoding was the scheduler's
-        largest cost per boot (json: ~24 ms, orjson ~17 ms here)."""
-        response = self.request(
-            ctxt, 'GET', '/allocation_candidates', params=list(params)
-        )
-        return orjson.loads(
-            self._check(response, 'allocation candidates').content
-        )
-
-    def get_compact_candidates(self, ctxt, params):
-        """The answer in placement's compact form, read lazily (see
-        compact_candidates), or the standard body if placement sent that."""
-        header, version = compact_candidates.HEADER, compact_candidates.VERSION
-        response = self._check(
-            self.request(
-                ctxt,
-                'GET',
-                '/allocation_candidates',
-                params=list(params),
-                extra_headers={header: version},
-            ),
-            'allocation candidates',
-        )
-        body = orjson.loads(response.content)
-        if response.headers.get(header) == version:
-            return compact_candidates.expand(body)
-        return body
 
     # Deliberately like claim's signature: the boolean form for callers that
     # only need "claimed or not" (no race_retries: the default applies).
