@@ -18,7 +18,8 @@ from oslo_log import log as logging
 from nimbus.common.clients import compact_candidates
 from nimbus.common.clients import placement as placement_client
 from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
-from nimbus.scheduler import exception, request_filters, selection
+from nimbus.scheduler import answer_memo, exception, request_filters
+from nimbus.scheduler import selection
 from nimbus.scheduler.explain import Explanation
 
 LOG = logging.getLogger(__name__)
@@ -143,6 +144,8 @@ class Scheduler:
         # the host manager's lock (``decision()``) from placement's answer to its last
         # claim: events arriving meanwhile are queued, not applied under the filters.
         self._lock = threading.Lock()
+        # candidates_by_root of the last compact answer (answer_memo.py)
+        self._requests = answer_memo.RequestsMemo()
 
     # ------------------------------------------------------------------ helpers
     def _resolve_group(self, spec: RequestSpec) -> None:
@@ -195,8 +198,11 @@ class Scheduler:
         if fetch is None:
             fetch = self.placement.get_allocation_candidates
         body = fetch(ctxt, params)
-        _order, areqs = candidates_by_root(
-            body, lambda rp: self.host_manager.host_state(rp) is not None
+        _order, areqs = self._requests.by_root(
+            body,
+            lambda b: candidates_by_root(
+                b, lambda rp: self.host_manager.host_state(rp) is not None
+            ),
         )
         summaries = body.get('provider_summaries', {})
         # areqs' keys are the order: the hosts remember they came from it

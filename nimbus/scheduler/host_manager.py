@@ -26,7 +26,7 @@ import numpy as np
 
 from oslo_log import log as logging
 
-from nimbus.scheduler import host_table, tombstones
+from nimbus.scheduler import answer_memo, host_table, tombstones
 from nimbus.scheduler.host_source import HostInfoSource
 from nimbus.scheduler.host_source import (  # noqa: F401 - for plugins' tests
     InMemoryHostInfoSource,
@@ -64,6 +64,10 @@ class HostManager:
         self._gone_instances = tombstones.Tombstones()
         self._gone_groups = tombstones.Tombstones()
         self.loaded = False
+        # HostStates added or removed so far, and the candidates of the
+        # last compact answer (answer_memo.py)
+        self._members = 0
+        self._answer = answer_memo.HostsMemo()
         # time.monotonic() of the last read of the service records
         self.services_read_at = None
 
@@ -157,6 +161,7 @@ class HostManager:
             for hs in by_uuid.values():
                 self.table.attach(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
+            self._members += 1
             self._set_aggregates(aggs)
             self._groups = {
                 g['uuid']: g
@@ -222,19 +227,27 @@ class HostManager:
         (``Candidates.requests``): every host in it has an allocation request
         there, so the selection need not look each one up again."""
         self.ensure_loaded()
+        # a compact answer's summaries compare without being built
+        compact = hasattr(provider_summaries, 'key')
+        if compact:
+            found = self._answer.reuse(
+                self._members, self.table, provider_summaries, root_uuids
+            )
+            if found is not None:
+                return self._candidates(root_uuids, *found)
         if not all(map(self._by_uuid.__contains__, root_uuids)):
             # A compute registered since the last load: reload once rather
             # than guess its cell and service state.
             self.refresh()
         out, uuids, slots = [], [], []
         by_uuid = self._by_uuid
-        # a compact answer's summaries compare without being built
-        compact = hasattr(provider_summaries, 'key')
+        skipped = False
         for rp in root_uuids:
             hs = by_uuid.get(rp)
             if hs is None:
                 # Placement knows a provider no cell database has a compute
                 # node for (yet): there is no cell to build it in.
+                skipped = True
                 continue
             if compact:
                 if rp in provider_summaries:
@@ -247,10 +260,28 @@ class HostManager:
             uuids.append(rp)
             slots.append(hs._slot)
         # Every HostState of the cache has a row in the table.
+        slots = np.array(slots, dtype=np.intp)
+        if compact:
+            if skipped:
+                self._answer.forget()
+                self.table.touched.clear()
+            else:
+                self._answer.remember(
+                    self._members,
+                    self.table,
+                    provider_summaries,
+                    root_uuids,
+                    out,
+                    uuids,
+                    slots,
+                )
+        return self._candidates(root_uuids, out, uuids, slots)
+
+    def _candidates(self, root_uuids, hosts, uuids, slots):
         return host_table.Candidates(
-            out,
+            hosts,
             self.table,
-            np.array(slots, dtype=np.intp),
+            slots,
             uuids,
             requests=root_uuids if isinstance(root_uuids, dict) else None,
         )
@@ -274,6 +305,7 @@ class HostManager:
             )
             self._by_uuid[cn['uuid']] = hs
             self._by_host.setdefault(cn['host'], []).append(hs)
+            self._members += 1
             self._apply_host_aggs(cn['host'], [hs])
             self.table.attach(hs)
         hs.update_from_compute_node(cn)
@@ -284,6 +316,7 @@ class HostManager:
     def _remove_compute_node(self, uuid: str) -> None:
         hs = self._by_uuid.pop(uuid, None)
         if hs is not None:
+            self._members += 1
             self.table.detach(hs)
             states = self._by_host.get(hs.host, [])
             if hs in states:

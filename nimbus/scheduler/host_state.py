@@ -208,7 +208,7 @@ class HostState(host_table.TableRow):
     def update_from_compute_node(self, cn: dict) -> None:
         """Apply a compute node record (see ``HostInfoSource.compute_nodes``)."""
         self.static_memo = {}
-        self._summary_seen = None
+        self._seen_summary(None)
         g = cn.get
         self.uuid = g('uuid', self.uuid)
         self.nodename = (
@@ -293,9 +293,9 @@ class HostState(host_table.TableRow):
         res = summary.get('resources', {})
         traits = summary.get('traits')
         if seen is not None and seen[0] == res and seen[1] == traits:
-            self._summary_seen = (res, traits, summary)
+            self._seen_summary((res, traits, summary))
             return
-        self._summary_seen = (res, traits, summary)
+        self._seen_summary((res, traits, summary))
         self.resources = res
         if 'VCPU' in res:
             self.vcpu_capacity = res['VCPU']['capacity']
@@ -309,6 +309,15 @@ class HostState(host_table.TableRow):
         if 'traits' in summary:
             self.traits = frozenset(summary['traits'])
         self._recompute()
+
+    def _seen_summary(self, seen) -> None:
+        """Set ``_summary_seen``, and tell the host's table that this host
+        is no longer as the last compact answer left it (see
+        ``HostTable.touched``)."""
+        self._summary_seen = seen
+        table = self._table
+        if table is not None:
+            table.touched.add(self)
 
     def update_from_compact(self, summaries, rp) -> None:
         """:meth:`update_from_provider_summary` from a compact answer's
@@ -399,7 +408,7 @@ class HostState(host_table.TableRow):
         host's provider tree ({"VCPU", "MEMORY_MB", "DISK_GB"}, see consumption.py);
         None means the flavor's vCPUs, RAM and disk."""
         flavor = spec.flavor
-        self._summary_seen = None
+        self._seen_summary(None)
         if resources is None:
             self.vcpus_used += flavor.vcpus
             self.memory_mb_used += flavor.memory_mb
@@ -467,7 +476,7 @@ class HostState(host_table.TableRow):
         for c, (cu, mu, pins) in zip(self.numa_cells, cells, strict=False):
             c.cpu_usage, c.memory_usage, c.pinned_cpus = cu, mu, pins
         self.pci_pools = pools
-        self._summary_seen = None
+        self._seen_summary(None)
         self._recompute()
 
     # ------------------------------------------------------------------ misc

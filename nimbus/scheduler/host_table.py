@@ -66,6 +66,10 @@ class HostTable:
         self.objs = np.empty(capacity, dtype=object)  # the same, as an array
         self._free: list[int] = []
         self.memo: dict = {}  # request key -> int8 verdicts (-1: unknown)
+        # HostStates whose applied placement summary was set or forgotten
+        # since the host manager last took this set: the others are as the
+        # last compact answer left them (host_manager.AnswerMemo).
+        self.touched: set = set()
 
     def __len__(self):
         return len(self.states) - len(self._free)

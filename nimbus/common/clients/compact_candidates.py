@@ -14,6 +14,8 @@ anything, and finds roots with :meth:`Summaries.root`.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Mapping
 
 HEADER = 'X-Nimbus-Candidates'
@@ -38,13 +40,14 @@ class Summaries(Mapping):
     """``{provider uuid: standard provider summary}`` over compact rows
     ``[parent, root, trait_set_index, [rc_index, capacity, used, ..]]``."""
 
-    __slots__ = ('_rows', '_rcs', '_traits', '_built')
+    __slots__ = ('_rows', '_rcs', '_traits', '_built', '_diff')
 
     def __init__(self, rows: dict, rcs, trait_sets):
         self._rows = rows
         self._rcs = _intern(tuple(rcs))
         self._traits = [_intern(tuple(t)) for t in trait_sets]
         self._built: dict = {}
+        self._diff = None  # (before, its changed_since answer)
 
     def __getitem__(self, rp):
         summary = self._built.get(rp)
@@ -86,6 +89,44 @@ class Summaries(Mapping):
         equal keys mean equal summaries (resources and traits)."""
         _parent, _root, j, res = self._rows[rp]
         return (self._rcs, res, self._traits[j])
+
+    def changed_since(self, before):
+        """How this answer's summaries differ from ``before``'s (an earlier
+        Summaries): ``(changed, roots_moved)``, ``changed`` the uuids of
+        the providers whose rows differ, in provider order, and
+        ``roots_moved`` True when one of them has another root or parent.
+        Every other provider's :meth:`key` and :meth:`root` are what they
+        were in ``before``. None when the answers are not comparable
+        provider by provider: other providers, in another order, or other
+        resource-class or trait-set tables. The comparisons run in C: at
+        1000 providers, with one changed, a fraction of a millisecond,
+        where looking at each provider in Python cost several."""
+        if before is None:
+            return None
+        diff = self._diff
+        if diff is not None and diff[0] is before:
+            return diff[1]
+        # ``before`` forgets its own ``before``: no chain of answers is kept
+        before._diff = None
+        rows, old = self._rows, before._rows
+        found = None
+        if (
+            len(rows) == len(old)
+            and self._rcs == before._rcs
+            and self._traits == before._traits
+        ):
+            uuids = list(rows)
+            if uuids == list(old):
+                new_rows, old_rows = list(rows.values()), list(old.values())
+                at = list(
+                    itertools.compress(
+                        range(len(uuids)), map(operator.ne, new_rows, old_rows)
+                    )
+                )
+                moved = any(new_rows[i][:2] != old_rows[i][:2] for i in at)
+                found = ([uuids[i] for i in at], moved)
+        self._diff = (before, found)
+        return found
 
 
 class FlatRequest:

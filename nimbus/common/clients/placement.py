@@ -18,6 +18,7 @@ import tenacity
 
 from nimbus.common import exception
 from nimbus.common.clients import auth
+from nimbus.common.clients import lean_http
 from nimbus.common.clients import placement_candidates
 from nimbus.common.clients import placement_moves
 from nimbus.common.clients import placement_providers
@@ -139,8 +140,12 @@ class PlacementClient(
     @classmethod
     def from_conf(cls, conf, session=None):
         """The client of ``[placement_client]``; ``session`` (for noauth2
-        only) replaces the HTTP session, e.g. with PlacementDirect."""
+        only) replaces the HTTP session, e.g. with PlacementDirect. Without
+        one, an ``http://`` endpoint is sent to by a
+        :class:`~nimbus.common.clients.lean_http.LeanSession`."""
         group = conf.placement_client
+        if session is None and group.endpoint:
+            session = lean_http.session_for(group.endpoint)
         return cls(
             group.endpoint,
             session=auth.sender(conf, 'placement_client', session),
