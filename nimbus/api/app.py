@@ -4,12 +4,12 @@ from nimbus.api import dashboard
 from nimbus.api import handler
 from nimbus.api import openapi
 from nimbus.api import policies
+from nimbus.api import policy_verdicts
 from nimbus.api import util
 from nimbus.api.versions import MAX_VERSION
 from nimbus.api.versions import MIN_VERSION
 from nimbus.common import cells as cell_queries
 from nimbus.common.clients import accelerator as accelerator_client
-from nimbus.common import policy as common_policy
 from nimbus.common import wsgi
 
 PUBLIC_PATHS = handler.PUBLIC_PATHS + openapi.PATHS
@@ -70,7 +70,7 @@ def make_app(
       either the stream answers 503. ``application.dashboard.stop()``
       stops the listener.
     """
-    enforcer = common_policy.Enforcer(conf, policies.RULES)
+    enforcer = policy_verdicts.Enforcer(conf, policies.RULES)
     deps = util.Deps(
         conf=conf,
         api_db=api_db,

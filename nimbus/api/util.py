@@ -77,12 +77,54 @@ def version(req):
     return req.context['version']
 
 
+_POLICY_MEMO = 'nimbus.api.policy_memo'
+
+
+def _memo_key(req, rule, target):
+    """What a policy verdict depends on within one request: the rule, the
+    request's context and the target; None when the target cannot be a
+    key (then nothing is remembered)."""
+    try:
+        items = None if target is None else tuple(sorted(target.items()))
+        key = (rule, id(ctx(req)), items)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _verdict(req, rule, target):
+    """The remembered verdict of ``rule`` on ``target`` in this request,
+    and the memo and key to remember a new one with."""
+    memo = req.context.get(_POLICY_MEMO)
+    if memo is None:
+        memo = req.context[_POLICY_MEMO] = {}
+    key = _memo_key(req, rule, target)
+    return (None if key is None else memo.get(key)), memo, key
+
+
 def authorize(req, rule, target=None):
+    """403 unless the request's context may do ``rule`` on ``target``.
+    A verdict is remembered for the rest of the request (oslo.policy
+    reloads and walks its rules on every check: a list of N servers would
+    check the same rule on the same project N times)."""
+    allowed, memo, key = _verdict(req, rule, target)
+    if allowed:
+        return
     deps(req).policy.authorize(ctx(req), rule, target)
+    if key is not None:
+        memo[key] = True
 
 
 def can(req, rule, target=None):
-    return deps(req).policy.check(ctx(req), rule, target)
+    """Whether the request's context may do ``rule`` on ``target``
+    (remembered for the rest of the request, as :func:`authorize`)."""
+    allowed, memo, key = _verdict(req, rule, target)
+    if allowed is None:
+        allowed = deps(req).policy.check(ctx(req), rule, target)
+        if key is not None:
+            memo[key] = allowed
+    return allowed
 
 
 def base_url(req):

@@ -22,6 +22,23 @@ def add(session, request):
     )
 
 
+def insert_many(session, requests):
+    """Store ``requests`` (BuildRequests) with one Core ``INSERT``,
+    executed at once (no ORM object)."""
+    session.execute(
+        sa.insert(models.BuildRequest.__table__),
+        [
+            {
+                'instance_uuid': request.uuid,
+                'project_id': request.project_id,
+                'user_id': request.user_id,
+                'instance': request.to_primitive(),
+            }
+            for request in requests
+        ],
+    )
+
+
 def get(session, instance_uuid):
     """The row of ``instance_uuid``, or None."""
     return session.execute(
@@ -85,6 +102,26 @@ def of_project(session, project_id=None):
     if project_id is not None:
         query = query.where(models.BuildRequest.project_id == project_id)
     return list(session.execute(query).scalars())
+
+
+_INSTANCES = sa.select(models.BuildRequest.__table__.c.instance)
+_INSTANCES_OF_PROJECT = _INSTANCES.where(
+    models.BuildRequest.__table__.c.project_id == sa.bindparam('project_id')
+)
+
+
+def instances_of_project(session, project_id=None):
+    """The server dicts (BuildRequest primitives) of one project's build
+    requests (every project's without ``project_id``): only that column,
+    read with a statement made once (the server list reads it on every
+    poll)."""
+    if project_id is None:
+        return list(session.execute(_INSTANCES).scalars())
+    return list(
+        session.execute(
+            _INSTANCES_OF_PROJECT, {'project_id': project_id}
+        ).scalars()
+    )
 
 
 def lease_times(session):

@@ -15,6 +15,17 @@ def get(session, image_id):
     return session.get(Image, image_id)
 
 
+_ROW = sa.select(*Image.__table__.c).where(
+    Image.__table__.c.id == sa.bindparam('image_id')
+)
+
+
+def values(session, image_id):
+    """The image's columns (a Core row, no ORM object: every create reads
+    its image), or None."""
+    return session.execute(_ROW, {'image_id': image_id}).first()
+
+
 def listing(session, project_id, is_admin, name, visibility, status):
     """The rows an images list shows, newest first: with ``name`` and
     ``status`` only those, ``visibility`` one kind (``all``: every one),

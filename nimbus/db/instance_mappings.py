@@ -25,6 +25,23 @@ def add(session, instance_uuid, project_id, user_id=None):
     )
 
 
+def insert_many(session, instances):
+    """Map new instances to no cell (build requests), one Core ``INSERT``
+    executed at once: ``instances`` are ``(uuid, project_id, user_id)``."""
+    session.execute(
+        sa.insert(Mapping.__table__),
+        [
+            {
+                'instance_uuid': uuid,
+                'cell_id': None,
+                'project_id': project_id,
+                'user_id': user_id,
+            }
+            for uuid, project_id, user_id in instances
+        ],
+    )
+
+
 def get(session, instance_uuid):
     """The mapping row of ``instance_uuid``, or None."""
     return session.execute(

@@ -35,6 +35,20 @@ def add_many(session, instance_uuids, request_spec):
     )
 
 
+def insert_many(session, instance_uuids, request_spec):
+    """:func:`add_many` as one Core ``INSERT`` of every row, executed at
+    once (no ORM object; the compute API's create, where nothing else in
+    the transaction is an ORM object waiting for a flush)."""
+    primitive = request_spec.to_primitive()
+    session.execute(
+        sa.insert(models.RequestSpec.__table__),
+        [
+            {'instance_uuid': uuid, 'spec': _one(primitive, uuid)}
+            for uuid in instance_uuids
+        ],
+    )
+
+
 def delete(session, instance_uuids):
     session.execute(
         sa.delete(models.RequestSpec).where(

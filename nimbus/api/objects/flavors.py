@@ -66,9 +66,35 @@ def row_of(session, flavorid):
     return row
 
 
+_FLAVORS = models.Flavor.__table__
+_FLAVOR = sa.select(
+    *(c for c in _FLAVORS.c if c.key not in ('extra_specs', 'projects'))
+).where(_FLAVORS.c.flavorid == sa.bindparam('flavorid'))
+_SPECS = models.FlavorExtraSpec.__table__
+_EXTRA_SPECS = sa.select(_SPECS.c.key, _SPECS.c.value).where(
+    _SPECS.c.flavor_id == sa.bindparam('flavor_id')
+)
+_GRANTS = models.FlavorProject.__table__
+_PROJECTS = sa.select(_GRANTS.c.project_id).where(
+    _GRANTS.c.flavor_id == sa.bindparam('flavor_id')
+)
+
+
 def get(db, flavorid):
+    """:func:`to_dict` of the flavor ``flavorid`` (or
+    :class:`FlavorNotFound`), read with Core statements made once: every
+    create reads its flavor."""
     with db.session() as session:
-        return to_dict(row_of(session, flavorid))
+        row = session.execute(_FLAVOR, {'flavorid': flavorid}).first()
+        if row is None:
+            raise FlavorNotFound(flavorid)
+        key = {'flavor_id': row.id}
+        specs = session.execute(_EXTRA_SPECS, key).all()
+        projects = session.execute(_PROJECTS, key).scalars().all()
+    flavor = row._asdict()
+    flavor['extra_specs'] = {s.key: s.value for s in specs}
+    flavor['projects'] = sorted(projects)
+    return flavor
 
 
 def list_all(

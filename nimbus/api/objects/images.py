@@ -46,10 +46,10 @@ def to_dict(row):
 
 def get(db, image_id):
     with db.session() as session:
-        row = image_rows.get(session, image_id)
-        if row is None:
-            raise ImageNotFound(image_id)
-        return to_dict(row)
+        row = image_rows.values(session, image_id)
+    if row is None:
+        raise ImageNotFound(image_id)
+    return to_dict(row)
 
 
 def list_all(

@@ -73,8 +73,10 @@ def _cell_flavors(cells, project_id):
 
 def _build_request_flavors(session, project_id):
     return [
-        row.instance.get('flavor')
-        for row in build_requests.of_project(session, project_id)
+        instance.get('flavor')
+        for instance in build_requests.instances_of_project(
+            session, project_id
+        )
     ]
 
 
@@ -160,13 +162,21 @@ def _counts_cores_ram(limits):
     return limits['cores'] >= 0 or limits['ram'] >= 0
 
 
+def _counts_anything(limits):
+    return limits['instances'] >= 0 or _counts_cores_ram(limits)
+
+
 def read_snapshot(deps, project_id):
     """The API database's part of :func:`snapshot` (one transaction: the
     limits, the project's servers, the flavors of its build requests);
-    :func:`count_cells` completes it."""
+    :func:`count_cells` completes it. With no limit on instances, cores
+    or RAM nothing is counted (no check or recheck looks at the usage):
+    only the limits are read."""
     from_placement = deps.conf.quota.count_usage_from_placement
     with deps.api_db.session() as session:
         limits = quotas.project_limits_in(session, deps.conf, project_id)
+        if not _counts_anything(limits):
+            return Snapshot(limits, {'instances': 0}, set())
         # The servers before their build requests' flavors: a create
         # committed in between (MariaDB reads at READ COMMITTED) is then
         # counted twice at worst (here and as a racer in the recheck),

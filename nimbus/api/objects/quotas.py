@@ -89,23 +89,43 @@ def defaults(conf, api_db):
     return class_limits(conf, api_db, DEFAULT_CLASS)
 
 
+def _limit_rows():
+    classes = api_models.QuotaClass.__table__
+    projects = api_models.Quota.__table__
+    return sa.union_all(
+        sa.select(
+            sa.literal(0).label('source'),
+            classes.c.resource,
+            classes.c.hard_limit,
+        ).where(classes.c.class_name == sa.bindparam('class_name')),
+        sa.select(
+            sa.literal(1).label('source'),
+            projects.c.resource,
+            projects.c.hard_limit,
+        ).where(projects.c.project_id == sa.bindparam('project_id')),
+    )
+
+
+# The default class's rows and the project's, in one statement made once.
+_LIMIT_ROWS = _limit_rows()
+
+
 def project_limits_in(session, conf, project_id):
     """The effective limits of ``project_id``, read in ``session`` (the
-    caller's transaction: the default class's rows, then the project's)."""
+    caller's transaction: the default class's rows, then the project's
+    over them, read by one statement)."""
     limits = _option_limits(conf)
-    limits.update(
-        _rows_in(
-            session,
-            api_models.QuotaClass,
-            api_models.QuotaClass.class_name,
-            DEFAULT_CLASS,
+    rows = session.execute(
+        _LIMIT_ROWS, {'class_name': DEFAULT_CLASS, 'project_id': project_id}
+    ).all()
+    for source in (0, 1):
+        limits.update(
+            {
+                row.resource: row.hard_limit
+                for row in rows
+                if row.source == source
+            }
         )
-    )
-    limits.update(
-        _rows_in(
-            session, api_models.Quota, api_models.Quota.project_id, project_id
-        )
-    )
     return limits
 
 

@@ -191,11 +191,11 @@ def _cell_query(project_id, filters, sort_key, reverse, name, batch, after):
 
 
 def _read(cells, cell, query):
-    with cells.db(cell).session() as session:
-        return [
-            servers.from_instance(r, cell)
-            for r in instance_queries.page(session, **query)
-        ]
+    # A connection, not a session: one read, no ORM object (it ends with
+    # the rollback of its return to the pool).
+    with cells.db(cell).engine.connect() as connection:
+        rows = instance_queries.page(connection, **query)
+    return [servers.from_instance(r, cell) for r in rows]
 
 
 def _cell_rows(
@@ -263,11 +263,9 @@ def _build_request_rows(
         or filters.get('vm_state') not in (None, states.BUILDING)
     ):
         return []
-    with api_db.session() as session:
-        records = [
-            servers.from_build_request(r.instance)
-            for r in build_requests.of_project(session, project_id)
-        ]
+    with api_db.engine.connect() as connection:
+        instances = build_requests.instances_of_project(connection, project_id)
+    records = [servers.from_build_request(i) for i in instances]
     pattern = re.compile(name) if name is not None else None
     keep = []
     for record in records:

@@ -135,17 +135,20 @@ def create_build_requests(api_db, instances, request_spec, group_uuid=None):
     are written in one transaction; the instances join ``group_uuid``.
     """
     with api_db.session() as session:
-        request_specs.add_many(
+        # Core inserts, one statement per table (no ORM unit of work).
+        request_specs.insert_many(
             session, [i['uuid'] for i in instances], request_spec
         )
-        for instance in instances:
-            build_requests.add(session, BuildRequest.from_primitive(instance))
-            instance_mappings.add(
-                session,
-                instance['uuid'],
-                instance['project_id'],
-                instance.get('user_id'),
-            )
+        build_requests.insert_many(
+            session, [BuildRequest.from_primitive(i) for i in instances]
+        )
+        instance_mappings.insert_many(
+            session,
+            [
+                (i['uuid'], i['project_id'], i.get('user_id'))
+                for i in instances
+            ],
+        )
         if group_uuid is not None:
             server_groups.add_members(
                 session, group_uuid, [i['uuid'] for i in instances]
@@ -177,7 +180,7 @@ def build_request_of(api_db, uuid):
 
 def instance_of(cells, cell, uuid):
     with cells.db(cell).session() as session:
-        row = cell_instances.get(session, uuid)
+        row = instance_queries.shown(session, uuid)
         if row is None:
             return None
         record = from_instance(row, cell, faults_of(session, [uuid]).get(uuid))

@@ -20,6 +20,46 @@ Fault = models.InstanceFault
 _OWNED = Instance.hidden.is_(False)
 
 
+# What the compute API shows of an instance (lists and show): every column
+# but the build's own (its request spec with the untried alternates, a
+# document of kilobytes, and the accelerator requests) and the row id.
+SHOWN = (
+    Instance.uuid,
+    Instance.display_name,
+    Instance.project_id,
+    Instance.user_id,
+    Instance.host,
+    Instance.node,
+    Instance.compute_node_uuid,
+    Instance.instance_group_uuid,
+    Instance.vm_state,
+    Instance.task_state,
+    Instance.power_state,
+    Instance.flavor,
+    Instance.image_ref,
+    Instance.availability_zone,
+    Instance.metadata_items,
+    Instance.server_attributes,
+    Instance.created_at,
+    Instance.updated_at,
+    Instance.launched_at,
+    Instance.terminated_at,
+    Instance.deleted,
+    Instance.deleted_at,
+    Instance.locked_by,
+    Instance.locked_reason,
+    Instance.hidden,
+)
+
+
+def shown(session, instance_uuid):
+    """The :data:`SHOWN` columns of the instance's row (deleted or not),
+    or None."""
+    return session.execute(
+        sa.select(*SHOWN).where(Instance.uuid == instance_uuid)
+    ).first()
+
+
 def live(session, instance_uuid):
     """The row of the instance, or None when it is gone (deleted)."""
     return session.execute(
@@ -231,48 +271,111 @@ def page(
     after,
     limit,
 ):
-    """One keyset batch of a server list, in order (``GET /servers``).
+    """One keyset batch of a server list, in order (``GET /servers``): rows
+    of the :data:`SHOWN` columns.
 
+    ``session``: a session or a connection of one cell's database.
     ``filters``: ``deleted`` (False by default; None for live and deleted
     alike), ``changes_since``/``changes_before``, and the equality filters
     named in ``column_filters``; ``name`` a regular expression on the
     display name; sorted on ``sort_key`` (nulls as ``null_default``) then
     uuid, descending with ``reverse``; ``after`` the ``(sort value, uuid)``
     of the previous batch's last row, or None.
+
+    The statement is Core (no ORM entity is built per row), made once per
+    shape of the query (which filters, which sort) with the values bound
+    at execution: a watcher polling the same list every fraction of a
+    second builds it once.
     """
-    column = getattr(Instance, sort_key)
+    deleted = filters.get('deleted', False)
+    present = tuple(
+        key for key in column_filters if filters.get(key) is not None
+    )
+    shape = (
+        deleted,
+        filters.get('changes_since') is not None,
+        filters.get('changes_before') is not None,
+        project_id is not None,
+        present,
+        name is not None,
+        after is not None,
+        sort_key,
+        null_default,
+        reverse,
+    )
+    statement = _PAGES.get(shape)
+    if statement is None:
+        statement = _PAGES.setdefault(shape, _page_statement(*shape))
+    values = {'limit': limit}
+    for key in ('changes_since', 'changes_before', *present):
+        if filters.get(key) is not None:
+            values[key] = filters[key]
+    if project_id is not None:
+        values['project_id'] = project_id
+    if name is not None:
+        values['name'] = name
+    if after is not None:
+        values['after_value'], values['after_uuid'] = after
+    return session.execute(statement, values).all()
+
+
+# Statements of :func:`page` by the shape of their query.
+_PAGES = {}
+_TABLE = Instance.__table__
+_SHOWN_COLUMNS = tuple(_TABLE.c[column.key] for column in SHOWN)
+
+
+def _page_statement(
+    deleted,
+    since,
+    before,
+    by_project,
+    present,
+    by_name,
+    after,
+    sort_key,
+    null_default,
+    reverse,
+):
+    c = _TABLE.c
+    column = c[sort_key]
     expr = (
         column
         if sort_key == 'uuid'
         else sa.func.coalesce(column, sa.literal(null_default, column.type))
     )
-    query = sa.select(Instance).where(_OWNED)
-    deleted = filters.get('deleted', False)
+    query = sa.select(*_SHOWN_COLUMNS).where(c.hidden.is_(False))
     if deleted is not None:
-        query = query.where(Instance.deleted.is_(deleted))
-    changed = sa.func.coalesce(Instance.updated_at, Instance.created_at)
-    if filters.get('changes_since') is not None:
-        query = query.where(changed >= filters['changes_since'])
-    if filters.get('changes_before') is not None:
-        query = query.where(changed <= filters['changes_before'])
-    if project_id is not None:
-        query = query.where(Instance.project_id == project_id)
-    for key in column_filters:
-        if filters.get(key) is not None:
-            query = query.where(getattr(Instance, key) == filters[key])
-    if name is not None:
-        query = query.where(Instance.display_name.regexp_match(name))
-    if after is not None:
-        value, uuid = after
+        query = query.where(c.deleted.is_(deleted))
+    changed = sa.func.coalesce(c.updated_at, c.created_at)
+    if since:
+        query = query.where(
+            changed >= sa.bindparam('changes_since', type_=c.updated_at.type)
+        )
+    if before:
+        query = query.where(
+            changed <= sa.bindparam('changes_before', type_=c.updated_at.type)
+        )
+    if by_project:
+        query = query.where(c.project_id == sa.bindparam('project_id'))
+    for key in present:
+        query = query.where(c[key] == sa.bindparam(key, type_=c[key].type))
+    if by_name:
+        query = query.where(
+            c.display_name.regexp_match(sa.bindparam('name', type_=sa.String))
+        )
+    if after:
+        value = sa.bindparam('after_value', type_=column.type)
+        uuid = sa.bindparam('after_uuid', type_=c.uuid.type)
         beyond = (expr < value) if reverse else (expr > value)
-        tie = (Instance.uuid < uuid) if reverse else (Instance.uuid > uuid)
+        tie = (c.uuid < uuid) if reverse else (c.uuid > uuid)
         query = query.where(sa.or_(beyond, sa.and_(expr == value, tie)))
     order = (
-        (expr.desc(), Instance.uuid.desc())
-        if reverse
-        else (expr.asc(), Instance.uuid.asc())
+        (expr.desc(), c.uuid.desc()) if reverse else (expr.asc(), c.uuid.asc())
     )
-    return session.execute(query.order_by(*order).limit(limit)).scalars()
+    return query.order_by(*order).limit(
+        sa.bindparam('limit', type_=sa.Integer)
+    )
 
 
 def names_on_node(session, host, node):
