@@ -340,11 +340,12 @@ class CellConductor:
         holds (once: a retried swap finds it there). ``task_states``
         (RPC 1.5): the task states the swap expects (None: any)."""
         updates = change.changes()
-        # In Core (nimbus.db.cell_instances.swap): the ORM's bulk update
-        # and whole-row load were most of this call's CPU.
-        with self.db.session() as session:
+        # In Core, without an ORM session (nimbus.db.cell_instances.swap):
+        # the ORM's bulk update and whole-row load were most of this
+        # call's CPU.
+        with self.db.engine.begin() as connection:
             values = instance_swap.swap(
-                session,
+                connection,
                 instance_uuid,
                 expected_vm_states,
                 updates,

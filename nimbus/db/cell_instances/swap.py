@@ -3,16 +3,13 @@
 
 The same UPDATE as :func:`nimbus.db.cell_instances.transition` (one
 statement builder, :func:`~nimbus.db.cell_instances.swap_statement`),
-executed on the session's connection: the ORM's bulk-update machinery
-(evaluating the WHERE against the objects the session holds, which a
-fresh session of one swap never has) and the load of the whole row as an
-ORM object (its request spec with the alternates included, decoded for
-nothing) were most of the cell conductor's CPU in a boot. What is read
-back is the columns of the Instance contract only
-(:func:`~nimbus.db.cell_instances.to_dict`).
-
-Only for a session that holds no instance object (the cell conductor
-opens one per swap): an object loaded before would not see the swap.
+executed on a connection in a transaction of its own (no ORM session):
+the ORM's bulk-update machinery (evaluating the WHERE against the objects
+a session holds, which the session of one swap never has), the load of
+the whole row as an ORM object (its request spec with the alternates
+included, decoded for nothing) and the session itself were most of the
+cell conductor's CPU in a boot. What is read back is the columns of the
+Instance contract only (:func:`~nimbus.db.cell_instances.to_dict`).
 """
 
 import sqlalchemy as sa
@@ -22,6 +19,7 @@ from nimbus.db.cell import models
 
 _INSTANCES = models.Instance.__table__
 _ATTEMPTS = models.BuildAttempt.__table__
+_FAULTS = models.InstanceFault.__table__
 # The columns instances.to_dict reads.
 _CONTRACT = sa.select(
     *(
@@ -51,7 +49,7 @@ _CONTRACT = sa.select(
 
 
 def swap(
-    session,
+    connection,
     instance_uuid,
     expected_vm_states,
     updates,
@@ -59,7 +57,8 @@ def swap(
     expected_task_states=None,
     attempt=None,
 ):
-    """:func:`~nimbus.db.cell_instances.transition`, answering the
+    """:func:`~nimbus.db.cell_instances.transition` on ``connection``
+    (in a transaction: ``engine.begin()``), answering the
     instance as :func:`~nimbus.db.cell_instances.to_dict` makes it (or
     None when the swap did not hold). ``attempt`` (a BuildAttempt) is
     recorded when the swap holds, once: when the swap may be a repeat of
@@ -76,17 +75,18 @@ def swap(
     if built is None:
         return None
     query, values, fault = built
-    connection = session.connection()
     if connection.execute(query).rowcount != 1:
         return None
     if fault:
-        instances.add_fault(
-            session,
-            instance_uuid,
-            fault.get('message', 'Error'),
-            fault.get('details'),
-            fault.get('code', 500),
-            values.get('host'),
+        # As instances.add_fault writes it.
+        connection.execute(
+            sa.insert(_FAULTS).values(
+                instance_uuid=instance_uuid,
+                code=fault.get('code', 500),
+                message=fault.get('message', 'Error')[:255],
+                details=fault.get('details'),
+                host=values.get('host'),
+            )
         )
     row = connection.execute(
         _CONTRACT.where(_INSTANCES.c.uuid == instance_uuid)

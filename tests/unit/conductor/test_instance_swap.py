@@ -1,6 +1,9 @@
 """The cell conductor's compare-and-swap in Core
 (nimbus.db.cell_instances.swap): the same answer as the ORM's
-transition, and no more statements than a build's swap needs."""
+transition, and no more statements than a build's swap needs. On SQLite,
+and on MariaDB or PostgreSQL as ``NIMBUS_TEST_DB`` says."""
+
+import os
 
 import pytest
 import sqlalchemy as sa
@@ -14,11 +17,16 @@ from nimbus.common.objects import InstanceUpdate
 from nimbus.conductor import cell_conductor
 from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
+from nimbus.testing import infra
 
 
 @pytest.fixture
 def cell(tmp_path):
-    url = 'sqlite:///%s' % (tmp_path / 'cell.sqlite')
+    kind = os.environ.get('NIMBUS_TEST_DB', 'sqlite')
+    if kind == 'sqlite':
+        url, cleanup = 'sqlite:///%s' % (tmp_path / 'cell.sqlite'), None
+    else:
+        url, cleanup = infra.database(kind)
     nimbus_db.sync_cell(url)
     db = common_db.get_database(url)
     with db.session() as session:
@@ -42,6 +50,8 @@ def cell(tmp_path):
             )
     yield cell_conductor.CellConductor(None, db, None, None), db
     db.dispose()
+    if cleanup is not None:
+        cleanup()
 
 
 @pytest.fixture
