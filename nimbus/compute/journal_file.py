@@ -9,10 +9,10 @@ torn or unreadable file reads as empty, with a warning: what it held is
 caught by the conductors' checks on work that makes no progress.
 """
 
-import json
 import os
 
 from oslo_log import log as logging
+import orjson
 
 LOG = logging.getLogger(__name__)
 
@@ -26,8 +26,8 @@ class JournalFile:
         """The entries on disk (``{}`` when there is no journal yet, or
         it cannot be read)."""
         try:
-            with open(self.path) as f:
-                entries = json.load(f)
+            with open(self.path, 'rb') as f:
+                entries = orjson.loads(f.read())
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -40,6 +40,8 @@ class JournalFile:
     def save(self, entries):
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         tmp = self.path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(entries, f)
+        # orjson: json.dump encodes in pure Python, and a build journal
+        # is written twice a build (taken, settled).
+        with open(tmp, 'wb') as f:
+            f.write(orjson.dumps(entries, option=orjson.OPT_NON_STR_KEYS))
         os.replace(tmp, self.path)

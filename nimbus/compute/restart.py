@@ -187,6 +187,11 @@ def destroy_orphans(runner, instances, guests=None):
         # No guest, no orphan: the moves through this host need no read.
         return []
     live = {i.uuid for i in instances if i.vm_state != states.DELETED}
+    if set(guests) <= live:
+        # Every guest has its live instance: no orphan whatever the moves
+        # (they only add owners), so they are not read (a call to the
+        # cell conductor per host and resource update, saved).
+        return []
     # A move's source keeps its guest until the confirm, though the
     # instance is already on the destination; a destination has spawned
     # before the move's last step names it the host.

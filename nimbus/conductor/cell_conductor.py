@@ -30,6 +30,7 @@ from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
 from nimbus.db.cell_instances import actions as instance_changes
 from nimbus.db.cell_instances import queries
+from nimbus.db.cell_instances import swap as instance_swap
 
 LOG = logging.getLogger(__name__)
 
@@ -339,18 +340,20 @@ class CellConductor:
         holds (once: a retried swap finds it there). ``task_states``
         (RPC 1.5): the task states the swap expects (None: any)."""
         updates = change.changes()
-        with self.db.session() as session:
-            row = instances.transition(
-                session,
+        # In Core, without an ORM session (nimbus.db.cell_instances.swap):
+        # the ORM's bulk update and whole-row load were most of this
+        # call's CPU.
+        with self.db.engine.begin() as connection:
+            values = instance_swap.swap(
+                connection,
                 instance_uuid,
                 expected_vm_states,
                 updates,
                 host,
                 expected_task_states=task_states,
+                attempt=attempt or None,
             )
-            result = _instance(row) if row is not None else None
-            if result is not None and attempt:
-                self._record_once(session, instance_uuid, attempt)
+        result = Instance(**values) if values is not None else None
         if result is None:
             LOG.debug(
                 'Instance %s is no longer in %s; update %s not applied',
@@ -394,21 +397,6 @@ class CellConductor:
             if done and event.last:
                 actions.finish(session, event.instance_uuid, event.request_id)
             return done
-
-    @staticmethod
-    def _record_once(session, instance_uuid, attempt):
-        if instances.has_attempt(
-            session, instance_uuid, attempt.host, attempt.result
-        ):
-            return
-        instances.record_attempt(
-            session,
-            instance_uuid,
-            attempt.host,
-            attempt.node,
-            attempt.result,
-            attempt.reason,
-        )
 
     def record_build_attempt(
         self, ctxt, instance_uuid, host, node, result, reason=None

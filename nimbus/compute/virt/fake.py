@@ -10,7 +10,6 @@ a guest shows, its console and diagnostics, is
 :mod:`nimbus.compute.virt.fake_guest_view`.
 """
 
-import json
 import os
 import random
 import threading
@@ -18,6 +17,7 @@ import time
 import uuid as uuidlib
 
 from oslo_log import log as logging
+import orjson
 
 from nimbus.compute import exception
 from nimbus.compute.virt import driver
@@ -83,16 +83,17 @@ class FakeDriver(driver.ComputeDriver):
 
     def _load(self):
         try:
-            with open(self._path) as f:
-                return json.load(f)
+            with open(self._path, 'rb') as f:
+                return orjson.loads(f.read())
         except FileNotFoundError:
             return {}
 
     def _save(self):
         os.makedirs(os.path.dirname(self._path), exist_ok=True)
         tmp = self._path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self._guests, f)
+        # orjson: json.dump encodes in pure Python (once per spawn).
+        with open(tmp, 'wb') as f:
+            f.write(orjson.dumps(self._guests, option=orjson.OPT_NON_STR_KEYS))
         os.replace(tmp, self._path)
 
     def node_facts(self):

@@ -200,6 +200,42 @@ def transition(
     swap holds only while the instance's task is one of them (a server
     action takes its task only when none is under way; the compute ends
     only the task it was asked to do)."""
+    built = swap_statement(
+        instance_uuid,
+        expected_vm_states,
+        updates,
+        expected_host,
+        expected_task_states,
+    )
+    if built is None:
+        return None
+    query, updates, fault = built
+    result = session.execute(query)
+    if result.rowcount != 1:
+        return None
+    if fault:
+        add_fault(
+            session,
+            instance_uuid,
+            fault.get('message', 'Error'),
+            fault.get('details'),
+            fault.get('code', 500),
+            updates.get('host'),
+        )
+    return get(session, instance_uuid)
+
+
+def swap_statement(
+    instance_uuid,
+    expected_vm_states,
+    updates,
+    expected_host=None,
+    expected_task_states=None,
+):
+    """The UPDATE of :func:`transition` (see there), with the values it
+    sets and the fault it adds (or None): ``(statement, values, fault)``,
+    or None when the transition table allows none of the expected states
+    to go to the new one."""
     updates = dict(updates)
     fault = updates.pop('fault', None)
     unknown = set(updates) - _UPDATABLE
@@ -233,19 +269,7 @@ def transition(
                 models.Instance.task_state != states.DELETING,
             )
         )
-    result = session.execute(query.values(**updates))
-    if result.rowcount != 1:
-        return None
-    if fault:
-        add_fault(
-            session,
-            instance_uuid,
-            fault.get('message', 'Error'),
-            fault.get('details'),
-            fault.get('code', 500),
-            updates.get('host'),
-        )
-    return get(session, instance_uuid)
+    return query.values(**updates), updates, fault
 
 
 def update_attributes(session, instance_uuid, values):
@@ -322,21 +346,6 @@ def record_attempt(session, instance_uuid, host, node, result, reason=None):
             result=result,
             reason=reason,
         )
-    )
-
-
-def has_attempt(session, instance_uuid, host, result):
-    """Is a build attempt of ``instance_uuid`` on ``host`` with ``result``
-    recorded already (a retried swap that carried it)?"""
-    return (
-        session.execute(
-            sa.select(models.BuildAttempt.id).where(
-                models.BuildAttempt.instance_uuid == instance_uuid,
-                models.BuildAttempt.host == host,
-                models.BuildAttempt.result == result,
-            )
-        ).first()
-        is not None
     )
 
 

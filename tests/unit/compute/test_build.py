@@ -555,3 +555,23 @@ def test_a_stopping_compute_hands_back_builds_it_has_not_started(runner):
     assert conductor.calls[1][1:3] == ('h1', 'handed-back')
     assert conductor.calls[2] == ('reschedule', [ALTERNATE], 'h1')
     assert r.tracker.failed_builds == 0
+
+
+def test_guests_all_owned_read_no_moves(runner):
+    """Every guest has its live instance: nothing can be an orphan, so
+    the moves through the host (a call to the cell conductor) are not
+    read."""
+    r, conductor, driver, _ = runner()
+    driver.spawn(Instance(uuid='mine'), {})
+
+    asked = []
+    conductor.moves_of_host = lambda ctxt, host: asked.append(host) or []
+    assert r.destroy_orphans([Instance(uuid='mine', vm_state='active')]) == []
+    assert asked == []
+    assert driver.list_instances() == ['mine']
+    # A guest without its instance: the moves are read, as before.
+    driver.spawn(Instance(uuid='stray'), {})
+    assert r.destroy_orphans([Instance(uuid='mine', vm_state='active')]) == [
+        'stray'
+    ]
+    assert asked == ['h1']
