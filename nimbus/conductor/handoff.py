@@ -190,10 +190,7 @@ class Handoff:
         with self.api_db.session() as session:
             # One API transaction: the build request and, for a server
             # created without a zone, its hosts' aggregate zones.
-            row = build_requests.get(session, uuid)
-            build_request = (
-                None if row is None else build_requests.request_of(row)
-            )
+            build_request = build_requests.request_for(session, uuid)
             zoneless = (
                 build_request is not None
                 and not build_request.availability_zone
@@ -214,12 +211,11 @@ class Handoff:
                 )
             )
             _zoned(values, host_list, zone_of, request_spec)
-            row = instances.get(session, uuid)
-            if row is None:
-                row = instances.create(session, values)
-                instance_actions.start_created(
-                    session, [values], ctxt.request_id
-                )
+            if instances.existing(session, [uuid]):
+                # A retry (a batch that failed after its cell's insert).
+                return _record(instances.get(session, uuid))
+            row = instances.create(session, values)
+            instance_actions.start_created(session, [values], ctxt.request_id)
             return _record(row)
 
     def _map_to_cell(self, ctxt, cell, uuid, lease):
@@ -228,13 +224,9 @@ class Handoff:
         cell's row is undone and the claim released) or the lease was
         taken over."""
         with self.api_db.session() as session:
-            if build_requests.get(session, uuid) is None:
-                self.undo_vanished(ctxt, cell, uuid)
-                return False
             if not leases.finish(session, uuid, lease):
-                # Deleted by the user between the read above and the
-                # locked delete (another process's committed delete is
-                # seen by this read), or taken over.
+                # Deleted by the user meanwhile (another process's
+                # committed delete is seen by this read), or taken over.
                 if build_requests.get(session, uuid) is None:
                     self.undo_vanished(ctxt, cell, uuid)
                 else:

@@ -68,14 +68,25 @@ def remove_host_everywhere(session, host):
     session.execute(sa.delete(Host).where(Host.host == host))
 
 
+_HOSTS = Host.__table__
+_METADATA = Metadata.__table__
+# Built once: a boot's zone lookup runs it (Core, on the tables).
+_METADATA_OF_HOSTS = (
+    sa.select(_HOSTS.c.host, _METADATA.c.value)
+    .join(_HOSTS, _HOSTS.c.aggregate_id == _METADATA.c.aggregate_id)
+    .where(
+        _HOSTS.c.host.in_(sa.bindparam('hosts', expanding=True)),
+        _METADATA.c.key == sa.bindparam('key'),
+    )
+)
+
+
 def metadata_of_hosts(session, hosts, key):
     """``{host: set of values}`` of ``key`` in the metadata of each of
     ``hosts``' aggregates (hosts in none left out; one query)."""
     out = {}
     rows = session.execute(
-        sa.select(Host.host, Metadata.value)
-        .join(Host, Host.aggregate_id == Metadata.aggregate_id)
-        .where(Host.host.in_(sorted(hosts)), Metadata.key == key)
+        _METADATA_OF_HOSTS, {'hosts': sorted(hosts), 'key': key}
     ).all()
     for host, value in rows:
         out.setdefault(host, set()).add(value)

@@ -9,6 +9,12 @@ import sqlalchemy as sa
 from nimbus.common.objects import BuildRequest
 from nimbus.db.api import models
 
+_T = models.BuildRequest.__table__
+# What the super conductor reads of one build request (built once).
+_REQUEST_OF = sa.select(_T.c.instance).where(
+    _T.c.instance_uuid == sa.bindparam('uuid')
+)
+
 
 def add(session, request):
     """Store ``request`` (a BuildRequest)."""
@@ -46,6 +52,13 @@ def get(session, instance_uuid):
             models.BuildRequest.instance_uuid == instance_uuid
         )
     ).scalar()
+
+
+def request_for(session, instance_uuid):
+    """The BuildRequest of ``instance_uuid``, or None (what
+    ``request_of(get(...))`` gives, without loading the row)."""
+    instance = session.execute(_REQUEST_OF, {'uuid': instance_uuid}).scalar()
+    return None if instance is None else BuildRequest.from_primitive(instance)
 
 
 def get_many(session, instance_uuids):
@@ -146,38 +159,43 @@ def _same_token(token):
     return models.BuildRequest.schedule_token == token
 
 
+# The statements of a boot's lease, built once (Core, on the table: no
+# statement built, cache key made nor ORM state tracked per boot).
+_LEASES_OF = sa.select(_T.c.instance_uuid, _T.c.schedule_token).where(
+    _T.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True))
+)
+_TAKE_FREE = (
+    sa.update(_T)
+    .where(
+        _T.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)),
+        _T.c.schedule_token.is_(None),
+    )
+    .values(
+        schedule_token=sa.bindparam('token'),
+        schedule_started_at=sa.bindparam('now'),
+    )
+)
+
+
 def leases_of(session, instance_uuids):
     """``{uuid: schedule token or None}`` of the build requests of
     ``instance_uuids`` that exist (one query)."""
-    model = models.BuildRequest
     return dict(
-        session.execute(
-            sa.select(model.instance_uuid, model.schedule_token).where(
-                model.instance_uuid.in_(list(instance_uuids))
-            )
-        ).all()
+        session.execute(_LEASES_OF, {'uuids': list(instance_uuids)}).all()
     )
 
 
 def take_free_leases(session, instance_uuids, token, now):
     """Give ``token`` (started ``now``) the leases nobody holds among
-    ``instance_uuids`` (one statement); the uuids it got."""
-    model = models.BuildRequest
+    ``instance_uuids`` (one statement), then read every lease of them
+    (one query): ``{uuid: schedule token}`` of the build requests that
+    exist, ``token`` where this took it, another where somebody holds
+    it."""
     uuids = sorted(instance_uuids)
     if not uuids:
-        return set()
-    session.execute(
-        sa.update(model)
-        .where(model.instance_uuid.in_(uuids), model.schedule_token.is_(None))
-        .values(schedule_token=token, schedule_started_at=now)
-    )
-    return set(
-        session.execute(
-            sa.select(model.instance_uuid).where(
-                model.instance_uuid.in_(uuids), model.schedule_token == token
-            )
-        ).scalars()
-    )
+        return {}
+    session.execute(_TAKE_FREE, {'uuids': uuids, 'token': token, 'now': now})
+    return leases_of(session, uuids)
 
 
 def take_lease(session, instance_uuid, previous, token, now, expired_before):
@@ -215,14 +233,25 @@ def holds_lease(session, instance_uuid, token):
     )
 
 
+_DELETE_LEASED = sa.delete(_T).where(
+    _T.c.instance_uuid == sa.bindparam('uuid'),
+    _T.c.schedule_token == sa.bindparam('token'),
+)
+_DELETE_UNLEASED = sa.delete(_T).where(
+    _T.c.instance_uuid == sa.bindparam('uuid')
+)
+
+
 def delete_leased(session, instance_uuid, token):
     """Delete the build request of ``instance_uuid`` if ``token`` holds
     its lease (whoever holds it without a token); True when it did."""
-    model = models.BuildRequest
-    query = sa.delete(model).where(model.instance_uuid == instance_uuid)
-    if token is not None:
-        query = query.where(model.schedule_token == token)
-    return session.execute(query).rowcount == 1
+    if token is None:
+        result = session.execute(_DELETE_UNLEASED, {'uuid': instance_uuid})
+    else:
+        result = session.execute(
+            _DELETE_LEASED, {'uuid': instance_uuid, 'token': token}
+        )
+    return result.rowcount == 1
 
 
 def delete_leased_many(session, instance_uuids, token):

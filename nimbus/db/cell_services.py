@@ -265,17 +265,22 @@ def services_on_hosts(session, binary, hosts):
     }
 
 
+_SERVICES = models.Service.__table__
+# Built once: a boot's zone lookup runs it (Core, on the table).
+_REPORTED_ZONES = sa.select(
+    _SERVICES.c.host, _SERVICES.c.availability_zone
+).where(
+    _SERVICES.c.host.in_(sa.bindparam('hosts', expanding=True)),
+    _SERVICES.c.binary == sa.bindparam('binary'),
+)
+
+
 def reported_zones(session, hosts, binary):
     """``{host: zone}`` ``binary`` reported on each of ``hosts`` (None
     when it reported none; hosts without the service left out)."""
     return dict(
         session.execute(
-            sa.select(
-                models.Service.host, models.Service.availability_zone
-            ).where(
-                models.Service.host.in_(sorted(hosts)),
-                models.Service.binary == binary,
-            )
+            _REPORTED_ZONES, {'hosts': sorted(hosts), 'binary': binary}
         ).all()
     )
 

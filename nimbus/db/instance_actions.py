@@ -53,6 +53,15 @@ def start(session, instance_uuid, action, request_id, user_id, project_id):
     return row
 
 
+_ACTIONS = Action.__table__
+# Built once: every instance the super conductor creates runs it.
+_CREATED = sa.select(_ACTIONS.c.instance_uuid).where(
+    _ACTIONS.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)),
+    _ACTIONS.c.action == 'create',
+)
+_INSERT_ACTION = sa.insert(_ACTIONS)
+
+
 def start_created(session, instances, request_id):
     """Record the ``create`` action of newly created instances (dicts
     with ``uuid``, ``user_id``, ``project_id``) for ``request_id``, the
@@ -61,27 +70,24 @@ def start_created(session, instances, request_id):
     uuids = [i['uuid'] for i in instances]
     if not uuids:
         return
-    have = set(
-        session.execute(
-            sa.select(Action.instance_uuid).where(
-                Action.instance_uuid.in_(uuids), Action.action == 'create'
-            )
-        ).scalars()
-    )
+    have = set(session.execute(_CREATED, {'uuids': uuids}).scalars())
     now = types.utcnow()
-    session.add_all(
-        Action(
-            action='create',
-            instance_uuid=i['uuid'],
-            request_id=request_id,
-            user_id=i.get('user_id'),
-            project_id=i.get('project_id'),
-            start_time=now,
-            updated_at=now,
-        )
+    rows = [
+        {
+            'action': 'create',
+            'instance_uuid': i['uuid'],
+            'request_id': request_id,
+            'user_id': i.get('user_id'),
+            'project_id': i.get('project_id'),
+            'start_time': now,
+            'updated_at': now,
+        }
         for i in instances
         if i['uuid'] not in have
-    )
+    ]
+    if rows:
+        # Inserted here, in one statement (no ORM object to flush).
+        session.execute(_INSERT_ACTION, rows)
 
 
 def finish(session, instance_uuid, request_id, message=None):

@@ -58,13 +58,23 @@ def exists(session, instance_uuid):
     )
 
 
+_T = Mapping.__table__
+# One instance's cell, as the super conductor records it (built once).
+_SET_CELL = (
+    sa.update(_T)
+    .where(_T.c.instance_uuid == sa.bindparam('uuid'))
+    .values(cell_id=sa.bindparam('new_cell'))
+)
+_SET_CELL_IF_UNMAPPED = _SET_CELL.where(_T.c.cell_id.is_(None))
+
+
 def set_cell(session, instance_uuid, cell_id, only_unmapped=False):
     """Record the instance's cell (only while it has none with
     ``only_unmapped``)."""
-    query = sa.update(Mapping).where(Mapping.instance_uuid == instance_uuid)
-    if only_unmapped:
-        query = query.where(Mapping.cell_id.is_(None))
-    session.execute(query.values(cell_id=cell_id))
+    session.execute(
+        _SET_CELL_IF_UNMAPPED if only_unmapped else _SET_CELL,
+        {'uuid': instance_uuid, 'new_cell': cell_id},
+    )
 
 
 def set_cells(session, instance_uuids, cell_id):

@@ -80,14 +80,20 @@ def create_engine(url, hot_path=False):
     """An engine for ``url``, raising oslo.db's exceptions unless
     ``hot_path``.
 
+    No engine's pool sends a ROLLBACK when a connection goes back to it
+    (SQLAlchemy's default ``reset_on_return``): every use of an engine
+    here goes through SQLAlchemy's ``Connection`` (a :class:`Database`
+    session, ``engine.connect()`` / ``begin()``), which ends whatever
+    transaction it has open when it is closed, so that ROLLBACK, sent
+    after a COMMIT, was a round trip for nothing: one of the four of a
+    one-statement transaction (ping, statement, COMMIT, ROLLBACK).
+
     ``hot_path``: for a database every request writes to (placement). Its
-    connections skip the ping before each checkout and the ROLLBACK after
-    each checkin: two of the eight round trips of a typical placement write.
-    That is safe when every use of the engine ends its own transaction
-    (SQLAlchemy's ``Connection`` rolls back whatever is open when it is
-    closed) and retries a transaction that finds its connection lost
-    (:func:`retry_on_deadlock`: a lost connection invalidates the pool, so
-    the retry gets a fresh one). Other databases keep both safeguards.
+    connections also skip the ping before each checkout. That is safe when
+    every use of the engine retries a transaction that finds its
+    connection lost (:func:`retry_on_deadlock`: a lost connection
+    invalidates the pool, so the retry gets a fresh one). Other databases
+    keep the ping.
 
     The placement engine keeps SQLAlchemy's exception types: its write
     statements mostly run on the DBAPI cursor and raise SQLAlchemy's
@@ -133,9 +139,9 @@ def _create_engine(url, hot_path):
         'pool_recycle': 3600,
         'pool_size': 10,
         'max_overflow': 20,
+        # See create_engine: a Connection ends its own transaction.
+        'pool_reset_on_return': None,
     }
-    if hot_path:
-        kwargs['pool_reset_on_return'] = None
     if url.startswith('mysql'):
         kwargs['isolation_level'] = 'READ COMMITTED'
     return sa.create_engine(url, **kwargs)

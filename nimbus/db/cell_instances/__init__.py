@@ -105,14 +105,17 @@ def create_many(session, values_list):
     return rows
 
 
+_INSTANCES = models.Instance.__table__
+# Built once: the hand-off asks it for every instance it creates.
+_EXISTING = sa.select(_INSTANCES.c.uuid).where(
+    _INSTANCES.c.uuid.in_(sa.bindparam('uuids', expanding=True))
+)
+
+
 def existing(session, instance_uuids):
     """The uuids of ``instance_uuids`` that have a row here."""
     return set(
-        session.execute(
-            sa.select(models.Instance.uuid).where(
-                models.Instance.uuid.in_(list(instance_uuids))
-            )
-        ).scalars()
+        session.execute(_EXISTING, {'uuids': list(instance_uuids)}).scalars()
     )
 
 
