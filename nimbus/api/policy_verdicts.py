@@ -8,8 +8,8 @@ remembers each verdict by everything it depends on: the rule, the
 caller's credentials (the context's policy values), the target, and the
 rule set in force. oslo.policy is asked whether its policy file (or
 directories) changed at most once per :attr:`Enforcer.reload_interval`
-seconds; a changed file gives a new rule set, and the verdicts of the old
-one are forgotten.
+seconds, and each look forgets every verdict: a policy change is in force
+within that interval, however oslo.policy applied it.
 """
 
 import threading
@@ -58,6 +58,11 @@ class Enforcer(common_policy.Enforcer):
         ):
             self._enforcer.load_rules()
             self._loaded_at = now
+            # Every look at the policy forgets the verdicts: oslo.policy
+            # updates its rule set in place for a changed file of
+            # policy_dirs, which neither its identity nor its size shows.
+            with self._lock:
+                self._verdicts = {}
         return self._enforcer.rules
 
     def _key(self, ctx, rule, target):

@@ -80,6 +80,28 @@ def test_a_changed_policy_file_is_seen_after_the_reload_interval(tmp_path):
     assert not enforcer.check(ctx, RULE)
 
 
+def test_a_rule_changed_in_a_policy_dir_is_seen_after_the_reload_interval(
+    tmp_path,
+):
+    # oslo.policy applies a policy_dirs file to its rule set in place: the
+    # same object, the same size.
+    rules_dir = tmp_path / 'policy.d'
+    rules_dir.mkdir()
+    path = rules_dir / 'servers.yaml'
+    path.write_text('"%s": "@"\n' % RULE)
+    conf = config.build_conf(
+        [], overrides={'oslo_policy': {'policy_dirs': [str(rules_dir)]}}
+    )
+    enforcer = policy_verdicts.Enforcer(conf, policies.RULES)
+    enforcer.reload_interval = 0.0
+    ctx = _member()
+    assert enforcer.check(ctx, RULE)
+    path.write_text('"%s": "!"\n' % RULE)
+    stat = path.stat()
+    os.utime(path, (stat.st_atime + 10, stat.st_mtime + 10))
+    assert not enforcer.check(ctx, RULE)
+
+
 class _Req:
     def __init__(self, deps, ctx):
         self.env = {util.ENV_KEY: deps}
