@@ -35,11 +35,31 @@ CLOCK = 1764457335.042917
 
 @pytest.fixture
 def logging_state():
-    """Restores the root logger and oslo.context's current context."""
+    """Restores the root logger and oslo.context's current context; the
+    access line's own loggers start clean (an earlier test's
+    ``logging.config`` may have disabled them or raised their level) and
+    get their state back after."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     stdout, stderr = sys.stdout, sys.stderr
+    chain = []
+    name = middleware.LOG.logger.name
+    while name:
+        chain.append(logging.getLogger(name))
+        name = name.rpartition('.')[0]
+    saved = [(lg, lg.level, lg.disabled, lg.propagate) for lg in chain]
+    disabled_below = logging.root.manager.disable
+    for lg in chain:
+        lg.setLevel(logging.NOTSET)
+        lg.disabled = False
+        lg.propagate = True
+    logging.disable(logging.NOTSET)
     yield
+    for lg, lg_level, lg_disabled, lg_propagate in saved:
+        lg.setLevel(lg_level)
+        lg.disabled = lg_disabled
+        lg.propagate = lg_propagate
+    logging.disable(disabled_below)
     for handler in list(root.handlers):
         root.removeHandler(handler)
         if handler not in handlers:
