@@ -11,7 +11,8 @@ headers, content), so callers see no difference.
 
 What it does not do, by design: HTTPS, proxies, redirects, cookies,
 compression. :func:`session_for` gives it only for an ``http://``
-endpoint; anything else keeps a ``requests.Session``. Errors are
+endpoint no proxy of the environment applies to; anything else keeps a
+``requests.Session``. Errors are
 ``requests``' own: a connection that fails or closes under a request is a
 ``requests.ConnectionError`` (the clients retry those), a socket timeout a
 ``requests.ConnectTimeout`` or ``requests.ReadTimeout``. An idle connection
@@ -37,9 +38,12 @@ MAX_IDLE = 10
 
 
 def session_for(endpoint):
-    """A :class:`LeanSession` for an ``http://`` endpoint, else a
+    """A :class:`LeanSession` for an ``http://`` endpoint that no proxy of
+    the environment (``http_proxy``, less ``no_proxy``) applies to, else a
     ``requests.Session``."""
-    if urllib.parse.urlsplit(endpoint).scheme == 'http':
+    if urllib.parse.urlsplit(
+        endpoint
+    ).scheme == 'http' and not requests_utils.get_environ_proxies(endpoint):
         return LeanSession()
     return requests.Session()
 

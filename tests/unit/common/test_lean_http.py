@@ -138,3 +138,23 @@ def test_the_placement_client_sends_plain_http_through_it():
         )
         client = placement_client.PlacementClient.from_conf(conf)
         assert type(client.session) is kind
+
+
+def test_session_for_keeps_requests_where_it_cannot_do_the_same(monkeypatch):
+    for name in ('http_proxy', 'HTTP_PROXY', 'no_proxy', 'NO_PROXY'):
+        monkeypatch.delenv(name, raising=False)
+    assert isinstance(
+        lean_http.session_for('http://placement:8778'), lean_http.LeanSession
+    )
+    assert isinstance(
+        lean_http.session_for('https://placement:8778'), requests.Session
+    )
+    # A proxy the environment sets for the endpoint: requests applies it.
+    monkeypatch.setenv('http_proxy', 'http://proxy:3128')
+    assert isinstance(
+        lean_http.session_for('http://placement:8778'), requests.Session
+    )
+    monkeypatch.setenv('no_proxy', 'placement')
+    assert isinstance(
+        lean_http.session_for('http://placement:8778'), lean_http.LeanSession
+    )
