@@ -11,6 +11,7 @@ from oslo_config import cfg
 
 from nimbus.db import cells as cells_mod
 from nimbus.common import db as common_db
+from nimbus.common.db import options as db_options
 from nimbus.common import rpc
 from nimbus.common import service
 from nimbus.common.rpc import backlog
@@ -46,7 +47,10 @@ def accelerator_binder(conf, client=None):
 def api_db(conf):
     if not conf.api_database.connection:
         raise SystemExit('[api_database] connection is not set')
-    return common_db.get_database(conf.api_database.connection)
+    return common_db.get_database(
+        conf.api_database.connection,
+        pool=db_options.pool_options(conf.api_database),
+    )
 
 
 def cell_directory(conf):
@@ -279,7 +283,9 @@ def cell_conductor_service(
             '[database] connection (the cell database) is not set'
         )
     transport = rpc.get_transport(conf, transport_url)
-    cell_db = common_db.get_database(url)
+    cell_db = common_db.get_database(
+        url, pool=db_options.pool_options(conf.database)
+    )
     placement_client = placement(conf)
     conductor = cell_conductor.CellConductor(
         conf,

@@ -9,6 +9,7 @@ nimbus-accelerator-api listens and how the binder paces itself.
 from oslo_config import cfg
 
 from nimbus.common.clients import auth
+from nimbus.common.db import options as db_options
 
 DATABASE_OPTS = [
     cfg.StrOpt(
@@ -96,7 +97,9 @@ COMPUTE_CLIENT_OPTS = [
 # register_opts and list_opts: the pair each option module has (the
 # services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
-    conf.register_opts(DATABASE_OPTS, group='accelerator_database')
+    conf.register_opts(
+        DATABASE_OPTS + db_options.POOL_OPTS, group='accelerator_database'
+    )
     conf.register_opts(API_OPTS, group='accelerator_api')
     conf.register_opts(COMPUTE_CLIENT_OPTS, group=COMPUTE_CLIENT_GROUP)
     auth.register_opts(conf, COMPUTE_CLIENT_GROUP)
@@ -104,7 +107,7 @@ def register_opts(conf):
 
 def list_opts():
     return [
-        ('accelerator_database', DATABASE_OPTS),
+        ('accelerator_database', DATABASE_OPTS + db_options.POOL_OPTS),
         ('accelerator_api', API_OPTS),
         (COMPUTE_CLIENT_GROUP, COMPUTE_CLIENT_OPTS + auth.list_opts()),
     ]

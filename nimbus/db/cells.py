@@ -11,6 +11,7 @@ import dataclasses
 import threading
 
 from nimbus.common import db as common_db
+from nimbus.common.db import options as db_options
 from nimbus.common import exception
 from nimbus.common import rpc
 from nimbus.db import cell_mappings
@@ -95,7 +96,10 @@ class CellDirectory:
         return self.by_uuid(CELL0_UUID)
 
     def db(self, cell):
-        return common_db.get_database(cell.database_connection)
+        return common_db.get_database(
+            cell.database_connection,
+            pool=db_options.pool_options(self.conf.database),
+        )
 
     def transport(self, cell):
         return rpc.get_transport(self.conf, cell.transport_url)

@@ -8,6 +8,8 @@ find the same knobs: ``[placement_database] connection`` and the
 from oslo_config import cfg
 from oslo_middleware import cors
 
+from nimbus.common.db import options as db_options
+
 DATABASE_OPTS = [
     cfg.StrOpt(
         'connection',
@@ -69,7 +71,9 @@ PLACEMENT_OPTS = [
 # register_opts and list_opts: the pair each option module has (the
 # services and oslo-config-generator call them); alike by design.
 def register_opts(conf):
-    conf.register_opts(DATABASE_OPTS, group='placement_database')
+    conf.register_opts(
+        DATABASE_OPTS + db_options.POOL_OPTS, group='placement_database'
+    )
     conf.register_opts(PLACEMENT_OPTS, group='placement')
     # oslo.middleware's CORS options, read by its middleware (wsgi.py)
     conf.register_opts(cors.CORS_OPTS, group='cors')
@@ -77,7 +81,7 @@ def register_opts(conf):
 
 def list_opts():
     return [
-        ('placement_database', DATABASE_OPTS),
+        ('placement_database', DATABASE_OPTS + db_options.POOL_OPTS),
         ('placement', PLACEMENT_OPTS),
         ('cors', cors.CORS_OPTS),
     ]

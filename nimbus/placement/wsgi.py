@@ -37,7 +37,9 @@ def make_state(conf):
     url = db_options.service_database_url(
         conf, 'placement_database', placement_db.sync
     )
-    pdb = base.PlacementDB(url)
+    pdb = base.PlacementDB(
+        url, pool=db_options.pool_options(conf.placement_database)
+    )
     # Another process starting at the same time may insert the same
     # standard names first: read them again and go on.
     tenacity.Retrying(

@@ -25,7 +25,9 @@ def make_adb(conf):
     url = db_options.service_database_url(
         conf, 'accelerator_database', accel_db.sync
     )
-    return base.AcceleratorDB(url)
+    return base.AcceleratorDB(
+        url, pool=db_options.pool_options(conf.accelerator_database)
+    )
 
 
 def make_app(

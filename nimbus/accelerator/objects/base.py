@@ -29,8 +29,8 @@ def isotime(value):
 class AcceleratorDB:
     """``AcceleratorDB(url)``: the engine of one accelerator database."""
 
-    def __init__(self, url):
-        self.database = common_db.get_database(url)
+    def __init__(self, url, pool=None):
+        self.database = common_db.get_database(url, pool=pool)
         self.engine = self.database.engine
 
     def write(self, fn, *args, **kwargs):

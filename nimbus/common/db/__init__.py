@@ -29,6 +29,8 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import orm
 
+from nimbus.common.db.options import PoolOptions
+
 LOG = logging.getLogger(__name__)
 
 _DATABASES = {}
@@ -76,9 +78,10 @@ def begin_with(engine, sql):
     engine.dialect.do_begin = do_begin
 
 
-def create_engine(url, hot_path=False):
+def create_engine(url, hot_path=False, pool=None):
     """An engine for ``url``, raising oslo.db's exceptions unless
-    ``hot_path``.
+    ``hot_path``; ``pool`` (:class:`PoolOptions`, the options' defaults
+    when None) sizes a server database's pool (a SQLite one has its own).
 
     No engine's pool sends a ROLLBACK when a connection goes back to it
     (SQLAlchemy's default ``reset_on_return``): every use of an engine
@@ -100,13 +103,15 @@ def create_engine(url, hot_path=False):
     types themselves (:mod:`nimbus.placement.objects.statements`), so one
     family is seen whichever path a statement took.
     """
-    engine = _create_engine(normalize_url(url), hot_path)
+    engine = _create_engine(
+        normalize_url(url), hot_path, pool or PoolOptions()
+    )
     if not hot_path:
         exc_filters.register_engine(engine)
     return engine
 
 
-def _create_engine(url, hot_path):
+def _create_engine(url, hot_path, pool):
     if url.startswith('sqlite'):
         path = url.split(':///', 1)[-1]
         if path and path != ':memory:' and not url.endswith(':memory:'):
@@ -129,16 +134,17 @@ def _create_engine(url, hot_path):
 
         begin_with(engine, 'BEGIN IMMEDIATE')
         return engine
-    # Up to 10 connections kept, 20 more opened under a burst. Keeping
-    # all 30 (no overflow) gave no CPU per boot that a benchmark could
-    # see (docs/results/2026-11-29-boot-cpu.md), and would hold each
+    # By default up to 10 connections kept, 20 more opened under a burst.
+    # Keeping all 30 (no overflow) gave no CPU per boot that a benchmark
+    # could see (docs/results/2026-11-29-boot-cpu.md), and would hold each
     # engine's peak open on a MariaDB of 151 connections (its default),
     # which this machine's concurrent benchmarks had used up to 98 of.
     kwargs = {
         'pool_pre_ping': not hot_path,
-        'pool_recycle': 3600,
-        'pool_size': 10,
-        'max_overflow': 20,
+        'pool_recycle': pool.recycle,
+        'pool_size': pool.size,
+        'max_overflow': pool.overflow,
+        'pool_timeout': pool.timeout,
         # See create_engine: a Connection ends its own transaction.
         'pool_reset_on_return': None,
     }
@@ -150,9 +156,9 @@ def _create_engine(url, hot_path):
 class Database:
     """An engine and a session factory for one database URL."""
 
-    def __init__(self, url, hot_path=False):
+    def __init__(self, url, hot_path=False, pool=None):
         self.url = normalize_url(url)
-        self.engine = create_engine(self.url, hot_path=hot_path)
+        self.engine = create_engine(self.url, hot_path=hot_path, pool=pool)
         self.sessionmaker = orm.sessionmaker(
             bind=self.engine, expire_on_commit=False
         )
@@ -196,14 +202,15 @@ class Database:
         self.engine.dispose()
 
 
-def get_database(url, hot_path=False):
-    """The process-wide :class:`Database` for ``url`` (``hot_path``: see
-    :func:`create_engine`; it applies when this call creates it)."""
+def get_database(url, hot_path=False, pool=None):
+    """The process-wide :class:`Database` for ``url`` (``hot_path`` and
+    ``pool``: see :func:`create_engine`; they apply when this call
+    creates it)."""
     url = normalize_url(url)
     with _DATABASES_LOCK:
         db = _DATABASES.get(url)
         if db is None:
-            db = _DATABASES[url] = Database(url, hot_path=hot_path)
+            db = _DATABASES[url] = Database(url, hot_path=hot_path, pool=pool)
         return db
 
 

@@ -46,8 +46,8 @@ def utcnow():
 class PlacementDB:
     """Engines for one placement database URL."""
 
-    def __init__(self, url):
-        self.database = common_db.get_database(url, hot_path=True)
+    def __init__(self, url, pool=None):
+        self.database = common_db.get_database(url, hot_path=True, pool=pool)
         self.engine = self.database.engine
         self.dialect = self.engine.dialect.name
         self.read_engine = self.engine
