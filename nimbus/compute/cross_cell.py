@@ -114,15 +114,19 @@ class CrossCellSteps:
 
     def finish_at_dest(self, ctxt, migration, instance):
         uuid = migration.instance_uuid
+        stopped = _was_stopped(migration)
         if not self._has(uuid):
             self.driver.spawn(
                 dataclasses.replace(instance, flavor=migration.new_flavor),
                 {},
                 self.arqs.attached(ctxt, move_arqs.dest_arqs(migration)),
+                power_on=not stopped,
             )
         power = states.RUNNING
-        if _was_stopped(migration):
-            self.driver.power_off(uuid)
+        if stopped:
+            # A guest spawned before a restart may have been started.
+            if self.driver.power_state(uuid) != states.SHUTDOWN:
+                self.driver.power_off(uuid)
             power = states.SHUTDOWN
         return {'ok': True, 'power_state': power}
 

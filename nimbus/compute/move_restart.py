@@ -152,7 +152,9 @@ def _finish_again(resizes, ctxt, instance, migration):
     )
     if uuid not in set(resizes.driver.list_instances()):
         resizes.driver.spawn(
-            dataclasses.replace(instance, flavor=migration.new_flavor), {}
+            dataclasses.replace(instance, flavor=migration.new_flavor),
+            {},
+            power_on=not resizes._was_stopped(migration),
         )
     resizes.finish_spawned(ctxt, migration)
 

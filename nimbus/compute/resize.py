@@ -357,6 +357,7 @@ class Resizes(resize_end.ResizeEnd):
                 dataclasses.replace(instance, flavor=moved.new_flavor),
                 {},
                 self.arqs.attached(ctxt, move_arqs.dest_arqs(moved)),
+                power_on=not self._was_stopped(moved),
             )
             self.finish_spawned(ctxt, moved)
 
@@ -366,11 +367,15 @@ class Resizes(resize_end.ResizeEnd):
             self._finish_failed(ctxt, migration)
 
     def finish_spawned(self, ctxt, moved):
-        """The finish's last step once the guest is spawned here: stopped
-        again if it was stopped before the move, then RESIZED."""
+        """The finish's last step once the guest is spawned here (and, for
+        a server stopped before the move, left off: spawned without
+        starting it, or shut down if a guest from before a restart runs),
+        then RESIZED."""
         power = states.RUNNING
         if self._was_stopped(moved):
-            self.driver.power_off(moved.instance_uuid)
+            uuid = moved.instance_uuid
+            if self.driver.power_state(uuid) != states.SHUTDOWN:
+                self.driver.power_off(uuid)
             power = states.SHUTDOWN
         self._step(
             ctxt,

@@ -83,9 +83,8 @@ class ResizeEnd:
                     dataclasses.replace(instance, flavor=migration.old_flavor),
                     {},
                     self.arqs.attached(ctxt, move_arqs.source_arqs(migration)),
+                    power_on=not stopped,
                 )
-                if stopped:
-                    self.driver.power_off(uuid)
             elif not stopped:
                 self.driver.power_on(uuid)
             self._undo(ctxt, uuid, migration.uuid)

@@ -265,7 +265,9 @@ def _refuse_spawn(api):
     for host in api.cloud.cell2_host_names():
         driver = api.cloud.computes[host].driver
 
-        def refuse(instance, allocations, accel_info=None, host=host):
+        def refuse(
+            instance, allocations, accel_info=None, power_on=True, host=host
+        ):
             raise RuntimeError('%s cannot spawn the guest' % host)
 
         driver.spawn = refuse

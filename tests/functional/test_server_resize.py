@@ -309,8 +309,20 @@ def test_resize_of_a_stopped_server_stays_stopped(api):
     assert _resize(api, uuid).status_code == 202
     server = _verify(api, uuid)
     assert server['OS-EXT-STS:power_state'] == 4
+    # The destination defined the guest and never started it (no boot
+    # log, no start), as a stopped server's disk is never booted.
+    driver = api.cloud.computes[server['OS-EXT-SRV-ATTR:host']].driver
+    console = driver.get_console_output(uuid)
+    assert 'defined, not started' in console
+    assert 'booted' not in console
+    assert driver.power_state(uuid) == 4
     assert api.action(uuid, {'confirmResize': None}).status_code == 204
     server, _ = api.wait(uuid, 'SHUTOFF')
+    # It starts on its new host (its first boot there).
+    assert api.action(uuid, {'os-start': None}).status_code == 202
+    api.wait(uuid, 'ACTIVE')
+    assert driver.power_state(uuid) == 1
+    assert 'power on' in driver.get_console_output(uuid)
 
 
 def test_auto_confirm_after_the_window(make_cloud):

@@ -64,9 +64,11 @@ class ComputeDriver(abc.ABC):
         """
 
     @abc.abstractmethod
-    def spawn(self, instance, allocations, accel_info=None):
+    def spawn(self, instance, allocations, accel_info=None, power_on=True):
         """Build the guest of ``instance`` (an Instance, the cell's record
-        as the build started). Raise to fail the build."""
+        as the build started). Raise to fail the build. Without
+        ``power_on`` the guest is defined but never started (it ends shut
+        down): a stopped server's move to this host."""
 
     def prep_resize(self, instance_uuid, flavor):  # noqa: B027 - optional hook, no-op by default
         """The destination's check before a resize or cold migrate takes

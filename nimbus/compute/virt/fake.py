@@ -240,7 +240,7 @@ class FakeDriver(driver.ComputeDriver):
     def is_halted(self):
         return self._halted.is_set()
 
-    def spawn(self, instance, allocations, accel_info=None):
+    def spawn(self, instance, allocations, accel_info=None, power_on=True):
         if self.opts.spawn_seconds:
             self._halted.wait(self.opts.spawn_seconds)
         if self._halted.is_set():
@@ -255,9 +255,13 @@ class FakeDriver(driver.ComputeDriver):
                 'flavor': instance.flavor,
                 'accelerators': accel_info or [],
                 'image_ref': instance.image_ref,
-                'power': RUNNING,
-                'console': view.boot_console(instance.uuid),
-                'boots': 1,
+                'power': RUNNING if power_on else SHUTDOWN,
+                'console': view.boot_console(instance.uuid)
+                if power_on
+                else [
+                    view.console_line(instance.uuid, 'defined, not started')
+                ],
+                'boots': 1 if power_on else 0,
                 'started': time.time(),
             }
             self._save()

@@ -48,7 +48,7 @@ class Driver:
     def list_instances(self):
         return []
 
-    def spawn(self, instance, allocations, accel_info=None):
+    def spawn(self, instance, allocations, accel_info=None, power_on=True):
         self.spawned.append(accel_info)
 
 

@@ -38,7 +38,7 @@ class Driver:
         self.fail = set(fail)
 
     def __getattr__(self, name):
-        def call(*args):
+        def call(*args, **kwargs):
             if name in self.fail:
                 raise RuntimeError('%s failed' % name)
 

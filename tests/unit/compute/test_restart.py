@@ -147,7 +147,7 @@ def test_a_build_moved_away_while_spawning_is_not_taken_back(
     # frozen mid-spawn): the swap to ACTIVE names h1 and loses.
     spawn = driver.spawn
 
-    def spawn_then_move(instance, allocations, accel_info=None):
+    def spawn_then_move(instance, allocations, accel_info=None, power_on=True):
         spawn(instance, allocations, accel_info)
         conductor.hosts['i'] = 'h2'
 
