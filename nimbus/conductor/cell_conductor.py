@@ -29,6 +29,7 @@ from nimbus.db import cell_migrations
 from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
 from nimbus.db.cell_instances import actions as instance_changes
+from nimbus.db.cell_instances import contract as instance_contract
 from nimbus.db.cell_instances import queries
 from nimbus.db.cell_instances import swap as instance_swap
 
@@ -483,5 +484,14 @@ class CellConductor:
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on
         ``host``."""
-        with self.db.session() as session:
-            return [Instance(**d) for d in instances.on_host(session, host)]
+        return self.instances_on_hosts(ctxt, [host])[host]
+
+    def instances_on_hosts(self, ctxt, hosts):
+        """``{host: [Instance]}``: :meth:`instances_on_host` of each of
+        ``hosts`` in one read (the periodic update of a slice of simulated
+        hosts)."""
+        with self.db.engine.connect() as connection:
+            found = instance_contract.on_hosts(connection, hosts)
+        return {
+            host: [Instance(**d) for d in rows] for host, rows in found.items()
+        }

@@ -300,6 +300,22 @@ class CellConductorManager(
             raise rpc.InvalidMessage('hosts_with_records: host names')
         return self.conductor.hosts_with_records(ctxt, hosts)
 
+    @rpc.expose(required=('hosts',), types={'hosts': list})
+    def instances_on_hosts(self, ctxt, hosts):
+        if len(hosts) > heartbeats_obj.MAX_HOSTS or not all(
+            isinstance(h, str) and h for h in hosts
+        ):
+            raise rpc.InvalidMessage(
+                'instances_on_hosts: at most %d host names'
+                % heartbeats_obj.MAX_HOSTS
+            )
+        return {
+            host: [i.to_primitive() for i in found]
+            for host, found in self.conductor.instances_on_hosts(
+                ctxt, hosts
+            ).items()
+        }
+
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):
         return [

@@ -59,6 +59,11 @@ Version history
   1.14 compute_nodes_update (cell, call): the compute node records of
        many hosts in one transaction (the simulated hosts of a process,
        before they start).
+  1.15 instances_on_hosts (cell, call): the live instances of many
+       hosts in one read, ``{host: [Instance]}``; the simulated hosts of
+       a process ask once per slice of their periodic resource update
+       (and send the slice's node records in one compute_nodes_update)
+       instead of one instances_on_host call per busy host.
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -88,7 +93,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.14'
+VERSION = '1.15'
 
 
 def _client(transport, conf):
@@ -386,6 +391,25 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
             'compute_nodes_update',
             nodes=[node.to_primitive() for node in nodes],
         )
+
+    def takes_host_instance_batches(self):
+        """True when the cap lets :meth:`instances_on_hosts` go (1.15)."""
+        return self._client.can_send_version('1.15')
+
+    @rpc_retry.lost_reply
+    def instances_on_hosts(self, ctxt, hosts):
+        """Call (1.15): :meth:`instances_on_host` of each of ``hosts``
+        (names) in one read: ``{host: [Instance]}``, every host asked
+        present (an empty list when it has none). Callers check
+        :meth:`takes_host_instance_batches` first (a cap below 1.15 means
+        "one call per host")."""
+        answer = self._client.prepare(version='1.15').call(
+            ctxt, 'instances_on_hosts', hosts=list(hosts)
+        )
+        return {
+            host: [Instance.from_primitive(i) for i in answer.get(host, ())]
+            for host in hosts
+        }
 
     @rpc_retry.lost_reply
     def instances_on_host(self, ctxt, host):

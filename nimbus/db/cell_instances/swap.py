@@ -15,37 +15,13 @@ Instance contract only (:func:`~nimbus.db.cell_instances.to_dict`).
 import sqlalchemy as sa
 
 from nimbus.db import cell_instances as instances
+from nimbus.db.cell_instances import contract
 from nimbus.db.cell import models
 
 _INSTANCES = models.Instance.__table__
 _ATTEMPTS = models.BuildAttempt.__table__
 _FAULTS = models.InstanceFault.__table__
-# The columns instances.to_dict reads.
-_CONTRACT = sa.select(
-    *(
-        _INSTANCES.c[name]
-        for name in (
-            'uuid',
-            'display_name',
-            'project_id',
-            'user_id',
-            'host',
-            'node',
-            'compute_node_uuid',
-            'vm_state',
-            'task_state',
-            'power_state',
-            'flavor',
-            'image_ref',
-            'availability_zone',
-            'metadata_items',
-            'accel_uuids',
-            'launched_at',
-            'created_at',
-            'deleted',
-        )
-    )
-)
+_CONTRACT = contract.COLUMNS
 
 
 def swap(
