@@ -24,6 +24,7 @@ from nimbus.common.db import types
 from nimbus.common.objects import Instance
 from nimbus.common.objects import migration as migration_obj
 from nimbus.conductor import accelerators
+from nimbus.conductor import db_slots
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import cell_services as services
@@ -76,6 +77,7 @@ class CellConductor:
         self.conf = conf
         self.accelerator = accelerator
         self.db = cell_db
+        self._slots = db_slots.for_database(cell_db)
         self.placement = placement
         self.compute_api = compute_api
 
@@ -344,7 +346,7 @@ class CellConductor:
         # In Core, without an ORM session (nimbus.db.cell_instances.swap):
         # the ORM's bulk update and whole-row load were most of this
         # call's CPU.
-        with self.db.engine.begin() as connection:
+        with self._slots, self.db.engine.begin() as connection:
             values = instance_swap.swap(
                 connection,
                 instance_uuid,
@@ -490,7 +492,7 @@ class CellConductor:
         """``{host: [Instance]}``: :meth:`instances_on_host` of each of
         ``hosts`` in one read (the periodic update of a slice of simulated
         hosts)."""
-        with self.db.engine.connect() as connection:
+        with self._slots, self.db.engine.connect() as connection:
             found = instance_contract.on_hosts(connection, hosts)
         return {
             host: [Instance(**d) for d in rows] for host, rows in found.items()
