@@ -334,10 +334,12 @@ class CellConductor:
         host=None,
         attempt=None,
         task_states=None,
+        brief=False,
     ):
         """Compare-and-swap ``change`` (an InstanceUpdate) onto the
         instance; its record (an Instance), or None when it was not in an
-        expected state or, with ``host``, is no longer on that host.
+        expected state or, with ``host``, is no longer on that host;
+        ``brief`` (RPC 1.16): True instead of the record (not read).
         ``attempt`` (``{'host', 'node', 'result', 'reason'}``, RPC 1.4) is
         recorded as a build attempt in the same transaction when the swap
         holds (once: a retried swap finds it there). ``task_states``
@@ -355,22 +357,18 @@ class CellConductor:
                 host,
                 expected_task_states=task_states,
                 attempt=attempt or None,
+                read=not brief,
             )
-        result = Instance(**values) if values is not None else None
-        if result is None:
-            LOG.debug(
-                'Instance %s is no longer in %s; update %s not applied',
-                instance_uuid,
-                expected_vm_states,
-                sorted(updates),
-            )
-        else:
-            LOG.debug(
-                'Instance %s updated from %s: %s',
-                instance_uuid,
-                expected_vm_states,
-                sorted(updates),
-            )
+        result = values
+        if values is not None:
+            result = True if brief else Instance(**values)
+        LOG.debug(
+            'Instance %s %s from %s: %s',
+            instance_uuid,
+            'not updated' if result is None else 'updated',
+            expected_vm_states,
+            sorted(updates),
+        )
         return result
 
     def instance_action_event(self, ctxt, event):

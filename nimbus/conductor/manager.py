@@ -159,6 +159,7 @@ class CellConductorManager(
             'expected_host': _OPTIONAL_STR,
             'build_attempt': (dict, type(None)),
             'expected_task_states': (list, type(None)),
+            'brief': bool,
         },
     )
     def instance_update(
@@ -170,6 +171,7 @@ class CellConductorManager(
         expected_host=None,
         build_attempt=None,
         expected_task_states=None,
+        brief=False,
     ):
         change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
         if build_attempt is not None:
@@ -202,10 +204,13 @@ class CellConductorManager(
                 expected_host,
                 build_attempt,
                 expected_task_states,
+                brief,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc) from exc
-        return None if done is None else done.to_primitive()
+        if done is None:
+            return None
+        return True if brief else done.to_primitive()
 
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):

@@ -32,6 +32,7 @@ def swap(
     expected_host=None,
     expected_task_states=None,
     attempt=None,
+    read=True,
 ):
     """:func:`~nimbus.db.cell_instances.transition` on ``connection``
     (in a transaction: ``engine.begin()``), answering the
@@ -40,7 +41,9 @@ def swap(
     recorded when the swap holds, once: when the swap may be a repeat of
     one that held already (its reply lost, the caller retrying with the
     new state among the expected ones), it is added only when the
-    instance has no attempt on that host with that result yet."""
+    instance has no attempt on that host with that result yet.
+    ``read=False``: the instance is not read back; the answer is ``{}``
+    when the swap held (None when not)."""
     built = instances.swap_statement(
         instance_uuid,
         expected_vm_states,
@@ -64,9 +67,13 @@ def swap(
                 host=values.get('host'),
             )
         )
-    row = connection.execute(
-        _CONTRACT.where(_INSTANCES.c.uuid == instance_uuid)
-    ).first()
+    row = (
+        connection.execute(
+            _CONTRACT.where(_INSTANCES.c.uuid == instance_uuid)
+        ).first()
+        if read
+        else None
+    )
     if attempt is not None:
         new_state = values.get('vm_state')
         repeat = new_state is None or new_state in expected_vm_states
@@ -80,7 +87,7 @@ def swap(
                     reason=attempt.reason,
                 )
             )
-    return instances.to_dict(row)
+    return instances.to_dict(row) if read else {}
 
 
 def _has_attempt(connection, instance_uuid, attempt):
