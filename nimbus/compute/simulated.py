@@ -27,6 +27,13 @@ database in this process), the new hosts' provider trees, each with its
 inventories and traits, are written a few hundred hosts per transaction
 before the hosts start, and each host's startup update takes its tree as
 written instead of three placement requests.
+
+The periodic resource updates run a slice of hosts at a time (the host
+group's wheel): one ``instances_on_hosts`` call (RPC 1.15) before the
+slice reads the instances of all its hosts, and one
+``compute_nodes_update`` after it sends the node records that changed,
+where each busy host (every host, in a multi-create) made an
+``instances_on_host`` and a ``compute_node_update`` call of its own.
 """
 
 import threading
