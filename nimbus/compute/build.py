@@ -198,6 +198,8 @@ class BuildRunner:
                 node=selection.nodename or self.host,
                 result='success',
             ),
+            # Only whether it held is read (cell conductor RPC 1.16).
+            brief=True,
         )
         if done is None:
             # Deleted while we spawned, failed by the cell conductor's

@@ -142,10 +142,19 @@ class ResourceTracker:
         self._node_sent, self._node_sent_at = record, time.monotonic()
         self._node_ahead = True
 
-    def report_node(self, ctxt, instances=(), force=True):
+    def delivered(self, record):
+        """``record`` (:meth:`node_record`), which :meth:`report_node`
+        left in a batch, reached the cell (the host group sent the batch
+        for many hosts)."""
+        self._node_sent, self._node_sent_at = record, time.monotonic()
+
+    def report_node(self, ctxt, instances=(), force=True, batch=None):
         """Send the node record; with ``force=False`` only when it differs
         from the last one sent or that is older than the refresh
-        interval. Returns the conductor's answer, None when not sent."""
+        interval. Returns the conductor's answer, None when not sent.
+        ``batch`` (a list): the record is appended to it as ``(self,
+        record)`` instead of sent; whoever sends the batch calls
+        :meth:`delivered` (until then the next report sends it again)."""
         record = self.node_record(instances)
         ahead, self._node_ahead = self._node_ahead, False
         if (
@@ -155,10 +164,18 @@ class ResourceTracker:
         ):
             return None
         self._node_sent = None
+        if batch is not None:
+            batch.append((self, record))
+            return None
+        return self.send(ctxt, record)
+
+    def send(self, ctxt, record):
+        """Send ``record`` (:meth:`node_record`) in a call of its own;
+        the conductor's answer."""
         answer = self.conductor.compute_node_update(
             ctxt, ComputeNodeRecord.from_primitive(record)
         )
-        self._node_sent, self._node_sent_at = record, time.monotonic()
+        self.delivered(record)
         return answer
 
     # -- provider tree ---------------------------------------------------

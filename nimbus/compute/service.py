@@ -131,6 +131,12 @@ class ComputeService:
         # Set by the host group when the cell named this host in no
         # record just before its periodic update (:meth:`expect_quiet`).
         self._quiet_update = False
+        # Set by the host group from one read made for a slice of its
+        # hosts just before their periodic update (:meth:`expect_instances`):
+        # the instances the cell places here, and the list the update's
+        # node record goes to (sent for the slice in one call).
+        self._known_instances = None
+        self._node_batch = None
 
     def start(self):
         ctxt = nimbus_context.get_admin_context()
@@ -283,16 +289,44 @@ class ComputeService:
         no orphan to destroy) and so makes no call to the cell."""
         self._quiet_update = True
 
-    def _update_resources(self):
-        ctxt = nimbus_context.get_admin_context()
-        quiet, self._quiet_update = self._quiet_update, False
-        guests = set(self.driver.list_instances())
+    def expect_instances(self, instances, node_batch=None):
+        """The cell places ``instances`` (live Instance records) on this
+        host: one read the host group made for a slice of its hosts just
+        before their periodic update. The next update takes them instead
+        of its own ``instances_on_host`` call when every guest it then
+        lists is one of them; else (a build that landed since the read)
+        it reads the cell as always. ``node_batch`` (a list): the
+        update's node record, if it is to be sent, is appended to it as
+        ``(tracker, record)`` for the group to send with the slice's
+        others (:meth:`~nimbus.compute.resource_tracker.ResourceTracker.
+        report_node`)."""
+        self._known_instances = list(instances)
+        self._node_batch = node_batch
+
+    def _instances(self, ctxt, guests, known, quiet):
+        """The live instances of this host for a periodic update that
+        listed ``guests``: ``known`` (those the host group read for the
+        slice) when they cover every guest, none when the cell names the
+        host nowhere (``quiet``) and it has no guest, else read from the
+        cell."""
+        if known is not None and guests <= {
+            i.uuid for i in known if i.vm_state != states.DELETED
+        }:
+            return known
         # A guest (a build that landed since the check) means the check
         # may be behind: then the cell is read as always.
         if quiet and not guests:
-            instances = []
-        else:
-            instances = self.conductor.instances_on_host(ctxt, self.host)
+            return []
+        return self.conductor.instances_on_host(ctxt, self.host)
+
+    def _update_resources(self):
+        ctxt = nimbus_context.get_admin_context()
+        # One use only, whatever happens below.
+        batch, self._node_batch = self._node_batch, None
+        known, self._known_instances = self._known_instances, None
+        quiet, self._quiet_update = self._quiet_update, False
+        guests = set(self.driver.list_instances())
+        instances = self._instances(ctxt, guests, known, quiet)
         # Guests listed before the instances: a build that starts in
         # between has its record (host set before the cast) in the list.
         self.runner.destroy_orphans(instances, guests)
@@ -314,6 +348,7 @@ class ComputeService:
             ctxt,
             [i for i in instances if i.vm_state != states.DELETED],
             force=False,
+            batch=batch,
         )
 
     def _stop_fatally(self, reason):

@@ -27,7 +27,16 @@ database in this process), the new hosts' provider trees, each with its
 inventories and traits, are written a few hundred hosts per transaction
 before the hosts start, and each host's startup update takes its tree as
 written instead of three placement requests.
+
+The periodic resource updates run a slice of hosts at a time (the host
+group's wheel): one ``instances_on_hosts`` call (RPC 1.15) before the
+slice reads the instances of all its hosts, and one
+``compute_nodes_update`` after it sends the node records that changed,
+where each busy host (every host, in a multi-create) made an
+``instances_on_host`` and a ``compute_node_update`` call of its own.
 """
+
+import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -130,7 +139,12 @@ class SimulatedComputes:
         self.conf_for = conf_for or (lambda host: conf)
         self.names = simulated.host_names(base or conf.host, count)
         self._heartbeat_task = None
-        self.group.prepare('_update_resources', self.before_updates)
+        # The node records a slice's updates left (:meth:`before_updates`),
+        # per thread: a slice prepares, runs and finishes on one.
+        self._slice = threading.local()
+        self.group.prepare(
+            '_update_resources', self.before_updates, self.after_updates
+        )
 
     def build(self, host, registered=False, quiet=False):
         """The service of ``host``; ``registered``: its first heartbeat
@@ -279,19 +293,87 @@ class SimulatedComputes:
 
     def before_updates(self, names):
         """Before the periodic update of a slice of hosts: one
-        ``hosts_with_records`` call for them all; each host the cell
-        names nowhere skips its own ``instances_on_host`` read
+        ``instances_on_hosts`` call (cell conductor RPC 1.15) reads the
+        instances of them all, and each host's update takes its own from
+        there (:meth:`~nimbus.compute.service.ComputeService.
+        expect_instances`) and leaves its node record, if it changed, for
+        :meth:`after_updates` to send with the slice's others. To a cell
+        conductor capped below 1.15, or when that read fails, one
+        ``hosts_with_records`` call tells which hosts the cell names
+        nowhere; each of those skips its own ``instances_on_host`` read
         (:meth:`~nimbus.compute.service.ComputeService.expect_quiet`).
-        Returns those hosts. At a thousand idle hosts this is one call a
-        second instead of two calls per host per minute."""
-        quiet = self._quiet(
-            nimbus_context.get_admin_context(), names, minimum=1
-        )
+        Returns the hosts that need no read of their own (all of them
+        after the batched read). In a multi-create, where every host is
+        busy, that is one call per slice instead of two per host."""
+        ctxt = nimbus_context.get_admin_context()
+        self._slice.nodes = None
+        found = self._instances(ctxt, names)
+        if found is not None:
+            nodes = [] if self.conductor.takes_node_batches() else None
+            self._slice.nodes = nodes
+            for name in names:
+                host = self.group.hosts.get(name)
+                if host is not None:
+                    host.expect_instances(found.get(name, ()), nodes)
+            return set(found)
+        quiet = self._quiet(ctxt, names, minimum=1)
         for name in quiet:
             host = self.group.hosts.get(name)
             if host is not None:
                 host.expect_quiet()
         return quiet
+
+    def _instances(self, ctxt, names):
+        """``{host: [Instance]}`` of ``names`` in one call, or None when
+        the cap does not let it go or it failed (logged)."""
+        if not self.conductor.takes_host_instance_batches():
+            return None
+        try:
+            return self.conductor.instances_on_hosts(ctxt, names)
+        except Exception as exc:  # noqa: BLE001 - each host then reads its own
+            host_batches.failed(
+                LOG,
+                'Reading the instances in one call',
+                len(names),
+                exc,
+                'reads its own',
+            )
+            return None
+
+    def after_updates(self, names):
+        """After the periodic update of a slice of hosts: the node records
+        their updates left (:meth:`before_updates`) go in
+        ``compute_nodes_update`` calls of :data:`TREE_BATCH` records; the
+        hosts of a batch that failed (logged) send their own, one call
+        each. Returns the number of records sent."""
+        nodes, self._slice.nodes = getattr(self._slice, 'nodes', None), None
+        if not nodes:
+            return 0
+        ctxt = nimbus_context.get_admin_context()
+        delivered = set()
+        for batch, _answer in host_batches.sent(
+            nodes,
+            TREE_BATCH,
+            lambda batch: self.conductor.compute_nodes_update(
+                ctxt,
+                [ComputeNodeRecord.from_primitive(rec) for _t, rec in batch],
+            ),
+            LOG,
+            'Sending the node records',
+            'sends its own',
+        ):
+            for tracker, record in batch:
+                tracker.delivered(record)
+                delivered.add(tracker.host)
+        for tracker, record in nodes:
+            if tracker.host not in delivered:
+                try:
+                    tracker.send(ctxt, record)
+                except Exception:  # noqa: BLE001 - the next update sends it
+                    LOG.exception(
+                        'Sending the node record of %s failed', tracker.host
+                    )
+        return len(delivered)
 
     def _quiet(self, ctxt, names, minimum=2):
         """The hosts of ``names`` no instance or migration of the cell

@@ -24,11 +24,13 @@ from nimbus.common.db import types
 from nimbus.common.objects import Instance
 from nimbus.common.objects import migration as migration_obj
 from nimbus.conductor import accelerators
+from nimbus.conductor import db_slots
 from nimbus.db import cell_instances as instances
 from nimbus.db import cell_migrations
 from nimbus.db import cell_services as services
 from nimbus.db import instance_actions as actions
 from nimbus.db.cell_instances import actions as instance_changes
+from nimbus.db.cell_instances import contract as instance_contract
 from nimbus.db.cell_instances import queries
 from nimbus.db.cell_instances import swap as instance_swap
 
@@ -75,6 +77,7 @@ class CellConductor:
         self.conf = conf
         self.accelerator = accelerator
         self.db = cell_db
+        self._slots = db_slots.for_database(cell_db)
         self.placement = placement
         self.compute_api = compute_api
 
@@ -331,10 +334,12 @@ class CellConductor:
         host=None,
         attempt=None,
         task_states=None,
+        brief=False,
     ):
         """Compare-and-swap ``change`` (an InstanceUpdate) onto the
         instance; its record (an Instance), or None when it was not in an
-        expected state or, with ``host``, is no longer on that host.
+        expected state or, with ``host``, is no longer on that host;
+        ``brief`` (RPC 1.16): True instead of the record (not read).
         ``attempt`` (``{'host', 'node', 'result', 'reason'}``, RPC 1.4) is
         recorded as a build attempt in the same transaction when the swap
         holds (once: a retried swap finds it there). ``task_states``
@@ -343,7 +348,7 @@ class CellConductor:
         # In Core, without an ORM session (nimbus.db.cell_instances.swap):
         # the ORM's bulk update and whole-row load were most of this
         # call's CPU.
-        with self.db.engine.begin() as connection:
+        with self._slots, self.db.engine.begin() as connection:
             values = instance_swap.swap(
                 connection,
                 instance_uuid,
@@ -352,22 +357,18 @@ class CellConductor:
                 host,
                 expected_task_states=task_states,
                 attempt=attempt or None,
+                read=not brief,
             )
-        result = Instance(**values) if values is not None else None
-        if result is None:
-            LOG.debug(
-                'Instance %s is no longer in %s; update %s not applied',
-                instance_uuid,
-                expected_vm_states,
-                sorted(updates),
-            )
-        else:
-            LOG.debug(
-                'Instance %s updated from %s: %s',
-                instance_uuid,
-                expected_vm_states,
-                sorted(updates),
-            )
+        result = values
+        if values is not None:
+            result = True if brief else Instance(**values)
+        LOG.debug(
+            'Instance %s %s from %s: %s',
+            instance_uuid,
+            'not updated' if result is None else 'updated',
+            expected_vm_states,
+            sorted(updates),
+        )
         return result
 
     def instance_action_event(self, ctxt, event):
@@ -483,5 +484,14 @@ class CellConductor:
     def instances_on_host(self, ctxt, host):
         """The live instances (Instance records) the cell places on
         ``host``."""
-        with self.db.session() as session:
-            return [Instance(**d) for d in instances.on_host(session, host)]
+        return self.instances_on_hosts(ctxt, [host])[host]
+
+    def instances_on_hosts(self, ctxt, hosts):
+        """``{host: [Instance]}``: :meth:`instances_on_host` of each of
+        ``hosts`` in one read (the periodic update of a slice of simulated
+        hosts)."""
+        with self._slots, self.db.engine.connect() as connection:
+            found = instance_contract.on_hosts(connection, hosts)
+        return {
+            host: [Instance(**d) for d in rows] for host, rows in found.items()
+        }

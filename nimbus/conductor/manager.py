@@ -159,6 +159,7 @@ class CellConductorManager(
             'expected_host': _OPTIONAL_STR,
             'build_attempt': (dict, type(None)),
             'expected_task_states': (list, type(None)),
+            'brief': bool,
         },
     )
     def instance_update(
@@ -170,6 +171,7 @@ class CellConductorManager(
         expected_host=None,
         build_attempt=None,
         expected_task_states=None,
+        brief=False,
     ):
         change = _contract(update_obj.InstanceUpdate.from_primitive, updates)
         if build_attempt is not None:
@@ -202,10 +204,13 @@ class CellConductorManager(
                 expected_host,
                 build_attempt,
                 expected_task_states,
+                brief,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise rpc.InvalidMessage('instance_update: %s' % exc) from exc
-        return None if done is None else done.to_primitive()
+        if done is None:
+            return None
+        return True if brief else done.to_primitive()
 
     @rpc.expose(required=('event',), types={'event': dict})
     def instance_action_event(self, ctxt, event):
@@ -299,6 +304,22 @@ class CellConductorManager(
         if not all(isinstance(h, str) and h for h in hosts):
             raise rpc.InvalidMessage('hosts_with_records: host names')
         return self.conductor.hosts_with_records(ctxt, hosts)
+
+    @rpc.expose(required=('hosts',), types={'hosts': list})
+    def instances_on_hosts(self, ctxt, hosts):
+        if len(hosts) > heartbeats_obj.MAX_HOSTS or not all(
+            isinstance(h, str) and h for h in hosts
+        ):
+            raise rpc.InvalidMessage(
+                'instances_on_hosts: at most %d host names'
+                % heartbeats_obj.MAX_HOSTS
+            )
+        return {
+            host: [i.to_primitive() for i in found]
+            for host, found in self.conductor.instances_on_hosts(
+                ctxt, hosts
+            ).items()
+        }
 
     @rpc.expose(required=('host',), types={'host': str})
     def instances_on_host(self, ctxt, host):

@@ -59,6 +59,15 @@ Version history
   1.14 compute_nodes_update (cell, call): the compute node records of
        many hosts in one transaction (the simulated hosts of a process,
        before they start).
+  1.15 instances_on_hosts (cell, call): the live instances of many
+       hosts in one read, ``{host: [Instance]}``; the simulated hosts of
+       a process ask once per slice of their periodic resource update
+       (and send the slice's node records in one compute_nodes_update)
+       instead of one instances_on_host call per busy host.
+  1.16 instance_update takes brief: the answer is true (the swap held)
+       or null, not the record after the swap, which the cell conductor
+       then does not read back (a build's last swap, whose answer the
+       compute only tests) (cell).
   Which version a client sends is oslo.messaging's ``version_cap``:
   ``[upgrade_levels] conductor`` (unset: VERSION) during a rolling
   upgrade; where an older form exists, ``can_send_version`` picks it.
@@ -88,7 +97,7 @@ from nimbus.conductor import rpcapi_moves
 LOG = logging.getLogger(__name__)
 
 TOPIC = 'conductor'
-VERSION = '1.14'
+VERSION = '1.16'
 
 
 def _client(transport, conf):
@@ -173,11 +182,15 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         expected_host=None,
         build_attempt=None,
         expected_task_states=None,
+        brief=False,
     ):
         """Call: compare-and-swap the instance's state; returns the
         instance (an Instance, as it is after the swap), or None when it
         was not in an expected state (or, with ``expected_host``, no
-        longer on that host).
+        longer on that host). ``brief`` (1.16, not with
+        ``expected_task_states``): True instead of the instance, which the
+        cell conductor then does not read back; a cap below 1.16 sends
+        the call without it (the instance is answered).
 
         ``updates``: the InstanceUpdate's fields as keywords (a field it
         does not have raises TypeError here, before anything is sent).
@@ -205,6 +218,7 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
             updates,
             expected_host,
             build_attempt if carried else None,
+            brief=brief,
         )
         if build_attempt is not None and not carried and current is not None:
             self.record_build_attempt(
@@ -248,12 +262,20 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
         expected_host,
         build_attempt=None,
         task_states=None,
+        brief=False,
     ):
         """One ``instance_update`` call in the oldest version that carries
-        its arguments (1.5 with ``task_states``, 1.4 with
-        ``build_attempt``, 1.2 with ``expected_host``, else 1.0), retried
-        when its reply is lost; the Instance it answers, or None."""
-        if task_states is not None:
+        its arguments (1.16 with ``brief`` when the cap allows it, 1.5
+        with ``task_states``, 1.4 with ``build_attempt``, 1.2 with
+        ``expected_host``, else 1.0), retried when its reply is lost; the
+        Instance it answers (True for a brief answer), or None."""
+        brief = brief and task_states is None and self.takes_brief_swaps()
+        if brief:
+            version, keys = '1.16', {'expected_host': expected_host}
+            if build_attempt is not None:
+                keys['build_attempt'] = build_attempt.to_primitive()
+            keys['brief'] = True
+        elif task_states is not None:
             version, keys = '1.5', {'expected_host': expected_host}
         elif build_attempt is not None:
             version, keys = (
@@ -293,7 +315,13 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
             )
 
         answer = call()
-        return None if answer is None else Instance.from_primitive(answer)
+        if answer is None:
+            return None
+        return True if brief else Instance.from_primitive(answer)
+
+    def takes_brief_swaps(self):
+        """Whether instance_update may ask for a brief answer (1.16)."""
+        return self._client.can_send_version('1.16')
 
     @rpc_retry.lost_reply
     def instance_action_event(self, ctxt, event):
@@ -386,6 +414,25 @@ class CellConductorAPI(rpcapi_moves.CellMoveCalls):
             'compute_nodes_update',
             nodes=[node.to_primitive() for node in nodes],
         )
+
+    def takes_host_instance_batches(self):
+        """True when the cap lets :meth:`instances_on_hosts` go (1.15)."""
+        return self._client.can_send_version('1.15')
+
+    @rpc_retry.lost_reply
+    def instances_on_hosts(self, ctxt, hosts):
+        """Call (1.15): :meth:`instances_on_host` of each of ``hosts``
+        (names) in one read: ``{host: [Instance]}``, every host asked
+        present (an empty list when it has none). Callers check
+        :meth:`takes_host_instance_batches` first (a cap below 1.15 means
+        "one call per host")."""
+        answer = self._client.prepare(version='1.15').call(
+            ctxt, 'instances_on_hosts', hosts=list(hosts)
+        )
+        return {
+            host: [Instance.from_primitive(i) for i in answer.get(host, ())]
+            for host in hosts
+        }
 
     @rpc_retry.lost_reply
     def instances_on_host(self, ctxt, host):

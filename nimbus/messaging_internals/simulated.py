@@ -169,13 +169,17 @@ class Wheel:
     others rather than piling up.
     """
 
-    def __init__(self, ticker, interval, name, slots=None, prepare=None):
+    def __init__(
+        self, ticker, interval, name, slots=None, prepare=None, finish=None
+    ):
         self.interval = interval
         self.name = name
         # ``prepare(hosts)``: called with a slice's host names before its
         # calls (one batched read for them all); a failure is logged and
-        # the calls run anyway.
+        # the calls run anyway. ``finish(hosts)``: called after them (one
+        # batched write of what they left); a failure is logged.
         self.prepare = prepare
+        self.finish = finish
         count = slots or max(1, min(60, int(interval)))
         self._slices = [{} for _ in range(count)]
         self._next = 0
@@ -213,6 +217,13 @@ class Wheel:
                 func()
             except Exception:
                 LOG.exception('Periodic task %s of %s failed', self.name, host)
+        if part and self.finish is not None:
+            try:
+                self.finish([host for host, _func in part])
+            except Exception:
+                LOG.exception(
+                    'Finishing %s of %d hosts failed', self.name, len(part)
+                )
         return [host for host, _func in part]
 
 
@@ -248,7 +259,8 @@ class HostGroup:
         # (interval, task name) -> Wheel; host -> the wheels it is on.
         self.wheels = {}
         self._tasks = {}
-        # task name -> prepare(hosts) of its wheels (:meth:`prepare`).
+        # task name -> (prepare(hosts), finish(hosts)) of its wheels
+        # (:meth:`prepare`).
         self._prepares = {}
         self._lock = threading.Lock()
         self._rpc_started = False
@@ -266,15 +278,17 @@ class HostGroup:
         self.rpc.declare(names)
         self._declared.update(names)
 
-    def prepare(self, task, func):
+    def prepare(self, task, func, finish=None):
         """Call ``func(hosts)`` before each slice of the hosts' periodic
         ``task`` (by name) runs: the agent reads once, for the slice,
-        what each host's call would read on its own."""
+        what each host's call would read on its own; and ``finish(hosts)``
+        (when given) after the slice ran: the agent sends once what each
+        host's call left for it."""
         with self._lock:
-            self._prepares[task] = func
+            self._prepares[task] = (func, finish)
             for (_interval, name), wheel in self.wheels.items():
                 if name == task:
-                    wheel.prepare = func
+                    wheel.prepare, wheel.finish = func, finish
 
     def _start_rpc(self):
         if not self._rpc_started:
@@ -302,11 +316,9 @@ class HostGroup:
         with self._lock:
             wheel = self.wheels.get((interval, task))
             if wheel is None:
+                prepare, finish = self._prepares.get(task, (None, None))
                 wheel = self.wheels[(interval, task)] = Wheel(
-                    self.ticker,
-                    interval,
-                    task,
-                    prepare=self._prepares.get(task),
+                    self.ticker, interval, task, prepare=prepare, finish=finish
                 )
             return wheel
 

@@ -65,8 +65,10 @@ TRANSACTIONS_BUDGET = {'api': 7, 'cell0': 1, 'cell1': 4, 'placement': 1}
 # UPDATE of the free ones and one read back; a read first made 3), its
 # read of the build request and the host's zone (2), its end of the
 # lease and mapping (2; the build request read again first made 3).
+# cell1's 10: the build's last swap reads no record back (conductor RPC
+# 1.16, brief), 11 before (issue 27, multi-create).
 # Before 2026-11-30: API 21.
-STATEMENTS_BUDGET = {'api': 19, 'cell0': 1, 'cell1': 13}
+STATEMENTS_BUDGET = {'api': 19, 'cell0': 1, 'cell1': 10}
 PLACEMENT_BUDGET = {
     ('GET', '/allocation_candidates'): 1,
     ('PUT', '/allocations/{consumer}'): 1,

@@ -15,37 +15,13 @@ Instance contract only (:func:`~nimbus.db.cell_instances.to_dict`).
 import sqlalchemy as sa
 
 from nimbus.db import cell_instances as instances
+from nimbus.db.cell_instances import contract
 from nimbus.db.cell import models
 
 _INSTANCES = models.Instance.__table__
 _ATTEMPTS = models.BuildAttempt.__table__
 _FAULTS = models.InstanceFault.__table__
-# The columns instances.to_dict reads.
-_CONTRACT = sa.select(
-    *(
-        _INSTANCES.c[name]
-        for name in (
-            'uuid',
-            'display_name',
-            'project_id',
-            'user_id',
-            'host',
-            'node',
-            'compute_node_uuid',
-            'vm_state',
-            'task_state',
-            'power_state',
-            'flavor',
-            'image_ref',
-            'availability_zone',
-            'metadata_items',
-            'accel_uuids',
-            'launched_at',
-            'created_at',
-            'deleted',
-        )
-    )
-)
+_CONTRACT = contract.COLUMNS
 
 
 def swap(
@@ -56,6 +32,7 @@ def swap(
     expected_host=None,
     expected_task_states=None,
     attempt=None,
+    read=True,
 ):
     """:func:`~nimbus.db.cell_instances.transition` on ``connection``
     (in a transaction: ``engine.begin()``), answering the
@@ -64,7 +41,9 @@ def swap(
     recorded when the swap holds, once: when the swap may be a repeat of
     one that held already (its reply lost, the caller retrying with the
     new state among the expected ones), it is added only when the
-    instance has no attempt on that host with that result yet."""
+    instance has no attempt on that host with that result yet.
+    ``read=False``: the instance is not read back; the answer is ``{}``
+    when the swap held (None when not)."""
     built = instances.swap_statement(
         instance_uuid,
         expected_vm_states,
@@ -88,9 +67,13 @@ def swap(
                 host=values.get('host'),
             )
         )
-    row = connection.execute(
-        _CONTRACT.where(_INSTANCES.c.uuid == instance_uuid)
-    ).first()
+    row = (
+        connection.execute(
+            _CONTRACT.where(_INSTANCES.c.uuid == instance_uuid)
+        ).first()
+        if read
+        else None
+    )
     if attempt is not None:
         new_state = values.get('vm_state')
         repeat = new_state is None or new_state in expected_vm_states
@@ -104,7 +87,7 @@ def swap(
                     reason=attempt.reason,
                 )
             )
-    return instances.to_dict(row)
+    return instances.to_dict(row) if read else {}
 
 
 def _has_attempt(connection, instance_uuid, attempt):

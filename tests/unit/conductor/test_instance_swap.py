@@ -14,7 +14,9 @@ from nimbus.common import instance_states as states
 from nimbus.common.objects import BuildAttempt
 from nimbus.common.objects import Instance
 from nimbus.common.objects import InstanceUpdate
+from nimbus.common import rpc
 from nimbus.conductor import cell_conductor
+from nimbus.conductor import manager
 from nimbus.db import cell_instances as instances
 from nimbus import db as nimbus_db
 from nimbus.testing import infra
@@ -187,3 +189,65 @@ def test_a_builds_last_swap_reads_no_attempt_unless_repeated(cell, statements):
             (a['host'], a['result'])
             for a in instances.attempts(session, 'i-1')
         ] == [('h0', 'success')]
+
+
+def test_a_brief_swap_stores_the_same_and_reads_nothing_back(cell, statements):
+    """``brief`` (RPC 1.16, a build's last swap): the same UPDATE and
+    attempt, no SELECT of the record; the answer is True (None when the
+    swap did not hold). What is stored is what a full swap stores."""
+    cond, db = cell
+    ctxt = context.get_admin_context()
+    attempt = BuildAttempt(host='h0', node='h0', result='success')
+    statements.clear()
+    assert (
+        cond.instance_update(
+            ctxt,
+            'i-1',
+            [states.BUILDING],
+            _active(),
+            'h0',
+            attempt,
+            None,
+            True,
+        )
+        is True
+    )
+    assert not [s for s in statements if s.startswith('select')]
+    assert [s.split()[0] for s in statements].count('insert') == 1
+    full = cond.instance_update(
+        ctxt, 'i-2', [states.BUILDING], _active(), 'h0', attempt
+    )
+    with db.session() as session:
+        one, two = (instances.get(session, u) for u in ('i-1', 'i-2'))
+        columns = ('vm_state', 'task_state', 'power_state', 'launched_at')
+        assert [getattr(one, c) for c in columns] == [
+            getattr(two, c) for c in columns
+        ]
+        assert full.vm_state == one.vm_state == states.ACTIVE
+        assert [
+            (a['host'], a['result'])
+            for a in instances.attempts(session, 'i-1')
+        ] == [('h0', 'success')]
+    # Not holding any more (ACTIVE now): None, still nothing read.
+    assert (
+        cond.instance_update(
+            ctxt, 'i-1', [states.BUILDING], _active(), 'h0', None, None, True
+        )
+        is None
+    )
+
+
+def test_the_endpoint_answers_a_brief_swap_and_refuses_a_bad_flag(cell):
+    cond, _db = cell
+    endpoint = manager.CellConductorManager(cond)
+    ctxt = context.get_admin_context()
+    kwargs = {
+        'instance_uuid': 'i-1',
+        'expected_vm_states': [states.BUILDING],
+        'updates': _active().to_primitive(),
+        'expected_host': 'h0',
+    }
+    with pytest.raises(rpc.InvalidMessage):
+        endpoint.instance_update(ctxt, brief='yes', **kwargs)
+    assert endpoint.instance_update(ctxt, brief=True, **kwargs) is True
+    assert endpoint.instance_update(ctxt, brief=True, **kwargs) is None

@@ -196,3 +196,27 @@ def test_the_confirm_of_a_cross_cell_move_as_a_call_needs_1_12(cap, deletes):
                 )
     finally:
         rpc.cleanup_transports(conf)
+
+
+@pytest.mark.parametrize('cap', [None, '1.15'])
+def test_a_brief_swap_needs_1_16_else_the_record_is_answered(cap):
+    """A build's last swap asks for a brief answer (1.16): True, or None;
+    capped below 1.16 the same swap goes as 1.4 and answers the record."""
+    done = {'uuid': 'i', 'vm_state': 'active'}
+    replies = [True, None] if cap is None else [done, None]
+    api, prepared = _api(replies, cap=cap)
+    attempt = BuildAttempt(host='h1', node='h1', result='success')
+    ctxt = context.get_admin_context()
+    args = (ctxt, 'i', ['building'], {'vm_state': 'active'})
+    kwargs = {'expected_host': 'h1', 'build_attempt': attempt, 'brief': True}
+    held = api.instance_update(*args, **kwargs)
+    assert held == (True if cap is None else Instance.from_primitive(done))
+    assert api.instance_update(*args, **kwargs) is None
+    call = prepared.call.call_args_list[0]
+    assert call.kwargs['build_attempt'] == attempt.to_primitive()
+    if cap is None:
+        assert call.kwargs['brief'] is True
+        assert api._client.prepare.call_args.kwargs == {'version': '1.16'}
+    else:
+        assert 'brief' not in call.kwargs
+        assert api._client.prepare.call_args.kwargs == {'version': '1.4'}
