@@ -193,7 +193,7 @@ def measure(url, calls, casts, kind, profile_dir):
             client.cast(ctxt, 'tick', value=body)
         sent = time.monotonic()
         cast_c = _cpu() - c0
-        while client.call(ctxt, 'count') < casts + 0:
+        while client.call(ctxt, 'count') < casts:
             time.sleep(0.01)
         elapsed = time.monotonic() - t0
         cast_c = (cast_c - idle_c * (sent - t0)) / casts
