@@ -36,6 +36,42 @@ def _frozen(value):
     return value
 
 
+# What oslo.context's policy values are made of (besides the roles).
+_POLICY_ATTRIBUTES = (
+    'user_id',
+    'user_domain_id',
+    'system_scope',
+    'domain_id',
+    'project_id',
+    'project_domain_id',
+    'is_admin_project',
+    'service_user_id',
+    'service_user_domain_id',
+    'service_project_id',
+    'service_project_domain_id',
+    'is_admin',
+)
+
+
+def _credentials(ctx):
+    """The context's policy values, hashable: made once per context (a
+    request checks several rules) while the attributes they come from
+    are unchanged."""
+    mark = (
+        tuple(getattr(ctx, 'roles', None) or ()),
+        tuple(getattr(ctx, 'service_roles', None) or ()),
+    ) + tuple(getattr(ctx, name, None) for name in _POLICY_ATTRIBUTES)
+    known = getattr(ctx, '_nimbus_policy_credentials', None)
+    if known is not None and known[0] == mark:
+        return known[1]
+    values = _frozen(dict(ctx.to_policy_values()))
+    try:
+        ctx._nimbus_policy_credentials = (mark, values)
+    except AttributeError:  # a context that takes no new attribute
+        pass
+    return values
+
+
 class Enforcer(common_policy.Enforcer):
     """:class:`nimbus.common.policy.Enforcer` with remembered verdicts."""
 
@@ -67,11 +103,7 @@ class Enforcer(common_policy.Enforcer):
 
     def _key(self, ctx, rule, target):
         try:
-            return (
-                rule,
-                _frozen(dict(ctx.to_policy_values())),
-                _frozen(target),
-            )
+            return (rule, _credentials(ctx), _frozen(target))
         except TypeError:
             return None
 

@@ -52,6 +52,7 @@ def main(argv=None):
     )
     from nimbus.common import service
 
+    common.settle()
     service.run_until_signalled([agents])
 
 

@@ -27,6 +27,7 @@ def main(argv=None):
         lambda c: c.accelerator_api.listen,
         lambda c: c.accelerator_api.listen_port,
     )
+    common.settle()
     service.run_until_signalled([svc, server])
     return 0
 

@@ -47,6 +47,7 @@ def main(argv=None):
             ),
             flush=True,
         )
+        common.settle()
         service.run_until_signalled([computes], conf)
         return
     svc = services.compute_service(conf)
@@ -58,6 +59,7 @@ def main(argv=None):
     except compute_exception.ReshapeFailed:
         rpc.cleanup_transports()
         sys.exit(1)
+    common.settle()
     service.run_until_signalled([svc], conf)
     if svc.fatal:
         sys.exit(1)

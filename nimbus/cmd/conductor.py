@@ -88,6 +88,7 @@ def main(argv=None):
     else:
         svc = services.super_conductor_service(conf)
     svc.start()
+    common.settle()
     service.run_until_signalled([svc])
 
 

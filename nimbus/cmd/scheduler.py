@@ -8,6 +8,7 @@ from nimbus import services
 def main(argv=None):
     conf = common.setup('nimbus-scheduler', argv, needs_bus=True)
     svc = services.scheduler_service(conf).start()
+    common.settle()
     service.run_until_signalled([svc])
 
 

@@ -28,6 +28,25 @@ class RequestContext(oslo_context.RequestContext):
         values['is_admin'] = self.is_admin
         return values
 
+    def wire_dict(self):
+        """What an RPC message carries of this context: what
+        :meth:`from_dict` reads, flags only when set. oslo.context's
+        ``to_dict`` adds names, domains, scopes and the auth token, which
+        no receiver reads (and a token has no business on the bus)."""
+        values = {
+            'user_id': self.user_id,
+            'project_id': self.project_id,
+            'request_id': self.request_id,
+        }
+        if self.roles:
+            values['roles'] = list(self.roles)
+        if self.global_request_id:
+            values['global_request_id'] = self.global_request_id
+        for flag in ('is_admin', 'read_only', 'show_deleted'):
+            if getattr(self, flag):
+                values[flag] = True
+        return values
+
     @classmethod
     def from_dict(cls, values, **kwargs):
         values = dict(values)

@@ -214,9 +214,9 @@ class Handoff:
             if instances.existing(session, [uuid]):
                 # A retry (a batch that failed after its cell's insert).
                 return _record(instances.get(session, uuid))
-            row = instances.create(session, values)
+            created = instances.insert(session, values)
             instance_actions.start_created(session, [values], ctxt.request_id)
-            return _record(row)
+            return Instance.from_primitive(created)
 
     def _map_to_cell(self, ctxt, cell, uuid, lease):
         """End the build request under our lease and map the instance to

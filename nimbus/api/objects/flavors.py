@@ -71,29 +71,34 @@ _FLAVOR = sa.select(
     *(c for c in _FLAVORS.c if c.key not in ('extra_specs', 'projects'))
 ).where(_FLAVORS.c.flavorid == sa.bindparam('flavorid'))
 _SPECS = models.FlavorExtraSpec.__table__
-_EXTRA_SPECS = sa.select(_SPECS.c.key, _SPECS.c.value).where(
-    _SPECS.c.flavor_id == sa.bindparam('flavor_id')
-)
 _GRANTS = models.FlavorProject.__table__
-_PROJECTS = sa.select(_GRANTS.c.project_id).where(
-    _GRANTS.c.flavor_id == sa.bindparam('flavor_id')
+# A flavor's extra specs and the projects granted it, in one statement:
+# (key, value) of each spec, (None, project) of each grant.
+_SPECS_AND_PROJECTS = sa.union_all(
+    sa.select(_SPECS.c.key.label('key'), _SPECS.c.value.label('value')).where(
+        _SPECS.c.flavor_id == sa.bindparam('flavor_id')
+    ),
+    sa.select(
+        sa.null().label('key'), _GRANTS.c.project_id.label('value')
+    ).where(_GRANTS.c.flavor_id == sa.bindparam('flavor_id')),
 )
 
 
 def get(db, flavorid):
     """:func:`to_dict` of the flavor ``flavorid`` (or
-    :class:`FlavorNotFound`), read with Core statements made once: every
-    create reads its flavor."""
+    :class:`FlavorNotFound`), read with two Core statements made once:
+    every create reads its flavor."""
     with db.session() as session:
-        row = session.execute(_FLAVOR, {'flavorid': flavorid}).first()
+        connection = session.connection()
+        row = connection.execute(_FLAVOR, {'flavorid': flavorid}).first()
         if row is None:
             raise FlavorNotFound(flavorid)
-        key = {'flavor_id': row.id}
-        specs = session.execute(_EXTRA_SPECS, key).all()
-        projects = session.execute(_PROJECTS, key).scalars().all()
+        more = connection.execute(
+            _SPECS_AND_PROJECTS, {'flavor_id': row.id}
+        ).all()
     flavor = row._asdict()
-    flavor['extra_specs'] = {s.key: s.value for s in specs}
-    flavor['projects'] = sorted(projects)
+    flavor['extra_specs'] = {k: v for k, v in more if k is not None}
+    flavor['projects'] = sorted(v for k, v in more if k is None)
     return flavor
 
 

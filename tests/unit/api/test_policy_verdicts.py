@@ -133,3 +133,16 @@ def test_a_denied_authorize_still_raises_within_a_request():
     for _ in range(2):
         with pytest.raises(errors.HTTPError):
             util.authorize(req, RULE)
+
+
+def test_a_context_whose_roles_change_is_judged_again(tmp_path):
+    enforcer = _enforcer(tmp_path)
+    ctx = _member()
+    target = {'project_id': 'p1'}
+    assert not enforcer.check(ctx, ADMIN_ONLY, target)
+    ctx.roles = ['admin']
+    ctx.is_admin = True
+    assert enforcer.check(ctx, ADMIN_ONLY, target)
+    ctx.roles.remove('admin')
+    ctx.is_admin = False
+    assert not enforcer.check(ctx, ADMIN_ONLY, target)
