@@ -37,6 +37,9 @@ from nimbus.scheduler.host_state import HostState
 LOG = logging.getLogger(__name__)
 
 COMPUTE_BINARIES = ('nimbus-compute', 'compute')
+# Full reloads the service reload makes for a compute service whose node
+# record no cell has yet (see HostManager.refresh_services).
+UNKNOWN_HOST_RELOADS = 3
 
 
 def _compute_hosts(services) -> set:
@@ -82,9 +85,9 @@ class HostManager(instance_events.InstanceEvents):
         self._answer = answer_memo.HostsMemo()
         # time.monotonic() of the last read of the service records
         self.services_read_at = None
-        # compute services with no compute node record at the last full
-        # load (see refresh_services)
-        self._unknown_hosts: set = set()
+        # compute service host -> the full loads in a row that found no
+        # compute node record for it (see refresh_services)
+        self._unknown_hosts: dict = {}
 
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
@@ -175,7 +178,11 @@ class HostManager(instance_events.InstanceEvents):
             for hs in by_uuid.values():
                 self.table.attach(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
-            self._unknown_hosts = set(services).difference(by_host)
+            self._unknown_hosts = {
+                h: self._unknown_hosts.get(h, 0) + 1
+                for h in services
+                if h not in by_host
+            }
             self._members += 1
             self._set_aggregates(aggs)
             self._groups = {
@@ -343,21 +350,22 @@ class HostManager(instance_events.InstanceEvents):
         service of a host the cache has no HostState for (a compute that
         registered since the last full load) is loaded now, with
         everything else, by this periodic reader, instead of by the next
-        decision (whose candidates would name it: a full reload inside a
-        request). A host that stays unknown after that reload (its service
-        is up before its compute node record) does not cause another one:
-        the periodic full reload, or the first decision it is a candidate
-        of, finds it."""
+        decision whose candidates name it (a full reload inside a
+        request). A compute's service row may come before its node record:
+        a host still unknown after :data:`UNKNOWN_HOST_RELOADS` such reloads
+        causes no more of them (the periodic full reload, or the first
+        decision it is a candidate of, finds it)."""
         if not self.loaded:
             self.refresh()
             return
         with self._reading:
             services = self.source.services()
             self.services_read_at = time.monotonic()
-        unknown = _compute_hosts(services).difference(self._by_host)
-        if unknown and not unknown <= self._unknown_hosts:
-            self.refresh()
-            return
+        tries = self._unknown_hosts
+        for host in _compute_hosts(services).difference(self._by_host):
+            if tries.get(host, 0) < UNKNOWN_HOST_RELOADS:
+                self.refresh()
+                return
         for svc in services:
             self.update_service(svc)
 

@@ -358,3 +358,28 @@ def test_another_placement_client_is_asked_again(conf):
     sched.placement = other
     sched.select_destinations(ctxt, testing.spec(vcpus=1, memory_mb=512))
     assert other.session.gets == 1
+
+
+def test_successive_answers_are_followed_not_split(monkeypatch):
+    """Only the first answer, and one listing other providers, is split
+    into its rows; the others are compared with the last one's bytes."""
+    splits = []
+    split = compact_answer.answer_rows.split
+
+    def counted(*args):
+        splits.append(1)
+        return split(*args)
+
+    monkeypatch.setattr(compact_answer.answer_rows, 'split', counted)
+    reader = compact_answer.Reader()
+    rows = _rows(50)
+    for step in range(20):
+        u = _uuid(step % 50)
+        rows = dict(rows)
+        rows[u] = [None, u, 0, [0, 8, 10**step, 1, 4096, 512]]
+        content = orjson.dumps(_body(rows, requests=list(_rows(50))))
+        _same(reader.read(content), content)
+    assert len(splits) == 1
+    content = orjson.dumps(_body(_rows(49)))
+    _same(reader.read(content), content)
+    assert len(splits) == 2

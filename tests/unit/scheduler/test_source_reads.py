@@ -7,6 +7,7 @@ import time
 
 from nimbus.common.config import build_conf
 from nimbus.scheduler import testing
+from nimbus.scheduler import host_manager
 from nimbus.scheduler.host_manager import HostManager
 
 
@@ -93,25 +94,42 @@ def test_the_service_reload_loads_a_compute_that_registered_since():
     assert counted.node_reads == 2
 
 
-def test_a_service_without_its_node_record_reloads_once():
+def test_a_service_without_its_node_record_reloads_a_few_times():
     source = testing.make_source(4, seed=3)
     counted = ReadCounter(source)
     hm = HostManager(build_conf([]), counted)
     hm.refresh()
     _registers(source, 4, with_node=False)
-    for _ in range(3):
+    for _ in range(6):
         hm.refresh_services()
-    assert counted.node_reads == 2  # once: the node is not there yet
+    # the node may come soon after the service: a few tries, then no more
+    tries = host_manager.UNKNOWN_HOST_RELOADS
+    assert counted.node_reads == 1 + tries
     assert hm.states_for_host('host-4') == []
+    # the services are still applied
+    source._services[0] = dict(source._services[0], disabled=True)
+    hm.refresh_services()
+    assert counted.node_reads == 1 + tries
+    assert hm.states_for_host('host-0')[0].service_disabled
     # another compute registering is loaded, the first one's node with it
     source._nodes.append(testing.compute_node(4))
     _registers(source, 5)
     hm.refresh_services()
-    assert counted.node_reads == 3
+    assert counted.node_reads == 2 + tries
     assert hm.host_state(testing.node_uuid(4)) is not None
     assert hm.host_state(testing.node_uuid(5)) is not None
-    # and the services are still applied
-    source._services[0] = dict(source._services[0], disabled=True)
+
+
+def test_a_node_record_after_its_service_is_loaded_by_the_next_try():
+    source = testing.make_source(4, seed=3)
+    counted = ReadCounter(source)
+    hm = HostManager(build_conf([]), counted)
+    hm.refresh()
+    _registers(source, 4, with_node=False)
+    hm.refresh_services()
+    source._nodes.append(testing.compute_node(4))
+    hm.refresh_services()
+    assert hm.host_state(testing.node_uuid(4)) is not None
+    assert counted.node_reads == 3
     hm.refresh_services()
     assert counted.node_reads == 3
-    assert hm.states_for_host('host-0')[0].service_disabled
