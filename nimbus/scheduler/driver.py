@@ -18,7 +18,8 @@ from oslo_log import log as logging
 from nimbus.common.clients import compact_candidates
 from nimbus.common.clients import placement as placement_client
 from nimbus.common.objects.request_spec import InstanceGroup, RequestSpec
-from nimbus.scheduler import answer_memo, exception, request_filters
+from nimbus.scheduler import answer_memo, compact_answer, exception
+from nimbus.scheduler import request_filters
 from nimbus.scheduler import selection
 from nimbus.scheduler.explain import Explanation
 
@@ -146,6 +147,8 @@ class Scheduler:
         self._lock = threading.Lock()
         # candidates_by_root of the last compact answer (answer_memo.py)
         self._requests = answer_memo.RequestsMemo()
+        # placement's answers, each read against the last (compact_answer.py)
+        self._answers = compact_answer.Reader()
 
     # ------------------------------------------------------------------ helpers
     def _resolve_group(self, spec: RequestSpec) -> None:
@@ -194,9 +197,7 @@ class Scheduler:
             exp.placement_query = params
         # placement's compact answer where the client has it (the REST
         # client), the standard one from any other
-        fetch = getattr(self.placement, 'get_compact_candidates', None)
-        if fetch is None:
-            fetch = self.placement.get_allocation_candidates
+        fetch = compact_answer.fetcher(self.placement, self._answers)
         body = fetch(ctxt, params)
         _order, areqs = self._requests.by_root(
             body,

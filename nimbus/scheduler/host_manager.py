@@ -26,7 +26,8 @@ import numpy as np
 
 from oslo_log import log as logging
 
-from nimbus.scheduler import answer_memo, host_table, tombstones
+from nimbus.scheduler import answer_memo, host_table, instance_events
+from nimbus.scheduler import tombstones
 from nimbus.scheduler.host_source import HostInfoSource
 from nimbus.scheduler.host_source import (  # noqa: F401 - for plugins' tests
     InMemoryHostInfoSource,
@@ -35,8 +36,22 @@ from nimbus.scheduler.host_state import HostState
 
 LOG = logging.getLogger(__name__)
 
+COMPUTE_BINARIES = ('nimbus-compute', 'compute')
+# Full reloads the service reload makes for a compute service whose node
+# record no cell has yet (see HostManager.refresh_services).
+UNKNOWN_HOST_RELOADS = 3
 
-class HostManager:
+
+def _compute_hosts(services) -> set:
+    """The hosts of the compute services among ``services``."""
+    return {
+        s['host']
+        for s in services
+        if s.get('binary', 'nimbus-compute') in COMPUTE_BINARIES
+    }
+
+
+class HostManager(instance_events.InstanceEvents):
     """Owns the HostStates. Thread-safe for events vs. requests through one lock."""
 
     def __init__(self, conf, source: HostInfoSource):
@@ -70,6 +85,9 @@ class HostManager:
         self._answer = answer_memo.HostsMemo()
         # time.monotonic() of the last read of the service records
         self.services_read_at = None
+        # compute service host -> the full loads in a row that found no
+        # compute node record for it (see refresh_services)
+        self._unknown_hosts: dict = {}
 
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
@@ -125,8 +143,7 @@ class HostManager:
             services = {
                 s['host']: s
                 for s in self.source.services()
-                if s.get('binary', 'nimbus-compute')
-                in ('nimbus-compute', 'compute')
+                if s.get('binary', 'nimbus-compute') in COMPUTE_BINARIES
             }
             self.services_read_at = time.monotonic()
             aggs = self.source.aggregates()
@@ -161,6 +178,11 @@ class HostManager:
             for hs in by_uuid.values():
                 self.table.attach(hs)
             self._by_uuid, self._by_host = by_uuid, by_host
+            self._unknown_hosts = {
+                h: self._unknown_hosts.get(h, 0) + 1
+                for h in services
+                if h not in by_host
+            }
             self._members += 1
             self._set_aggregates(aggs)
             self._groups = {
@@ -324,13 +346,26 @@ class HostManager:
 
     def refresh_services(self) -> None:
         """Reload only the service records (up/down, disabled): one small
-        query per cell, cheap enough to run every few seconds."""
+        query per cell, cheap enough to run every few seconds. A compute
+        service of a host the cache has no HostState for (a compute that
+        registered since the last full load) is loaded now, with
+        everything else, by this periodic reader, instead of by the next
+        decision whose candidates name it (a full reload inside a
+        request). A compute's service row may come before its node record:
+        a host still unknown after :data:`UNKNOWN_HOST_RELOADS` such reloads
+        causes no more of them (the periodic full reload, or the first
+        decision it is a candidate of, finds it)."""
         if not self.loaded:
             self.refresh()
             return
         with self._reading:
             services = self.source.services()
             self.services_read_at = time.monotonic()
+        tries = self._unknown_hosts
+        for host in _compute_hosts(services).difference(self._by_host):
+            if tries.get(host, 0) < UNKNOWN_HOST_RELOADS:
+                self.refresh()
+                return
         for svc in services:
             self.update_service(svc)
 
@@ -382,83 +417,6 @@ class HostManager:
             if agg_id in ids:
                 ids.remove(agg_id)
             self._apply_host_aggs(h)
-
-    def update_instance_info(self, host: str, instances: list[dict]) -> None:
-        """Instances were added to (or changed on) a host. Each is ``{"uuid",
-        "flavor_id", "group_uuid", "image_ref", "image_properties"}``; without
-        ``image_properties`` they are looked up by ``image_ref`` (before queueing, so
-        no lookup runs while a decision waits)."""
-        lookup = getattr(self.source, 'image_properties', None)
-        resolved = []
-        for inst in instances:
-            if (
-                inst.get('image_properties') is None
-                and inst.get('image_ref')
-                and lookup
-            ):
-                try:
-                    props = lookup(inst['image_ref'])
-                except Exception:  # a hint; the next reload has it
-                    LOG.warning(
-                        'could not read image %s',
-                        inst['image_ref'],
-                        exc_info=True,
-                    )
-                    props = None
-                inst = dict(inst, image_properties=props or {})
-            resolved.append(inst)
-        self._submit(self._update_instance_info, host, resolved)
-
-    def _update_instance_info(self, host: str, instances: list[dict]) -> None:
-        for hs in self._by_host.get(host, [])[:1]:
-            for inst in instances:
-                if inst['uuid'] in self._gone_instances:
-                    LOG.debug('stale update of deleted %s', inst['uuid'])
-                    continue
-                hs.add_instance(inst)
-
-    def delete_instance_info(self, host: str, instance_uuid: str) -> None:
-        """An instance was deleted (or left the host)."""
-        self._submit(self._delete_instance_info, host, instance_uuid)
-
-    def _delete_instance_info(
-        self, host: str | None, instance_uuid: str
-    ) -> None:
-        self._gone_instances.bury(instance_uuid)
-        states = self._by_host.get(host, []) if host else []
-        if not any(instance_uuid in hs.instances for hs in states):
-            # No host given, or the instance moved since: look everywhere.
-            states = [
-                hs
-                for hs in self._by_uuid.values()
-                if instance_uuid in hs.instances
-            ]
-        for hs in states:
-            hs.remove_instance(instance_uuid)
-        for group in self._groups.values():
-            members = group.get('members') or []
-            if instance_uuid in members:
-                group['members'] = [m for m in members if m != instance_uuid]
-
-    def sync_instance_info(self, host: str, instance_uuids: list[str]) -> None:
-        """The full list of instance uuids on a host: drop the ones it no longer has."""
-        self._submit(self._sync_instance_info, host, instance_uuids)
-
-    def _sync_instance_info(
-        self, host: str, instance_uuids: list[str]
-    ) -> None:
-        keep = set(instance_uuids)
-        states = self._by_host.get(host, [])
-        for hs in states:
-            for u in [u for u in hs.instances if u not in keep]:
-                hs.remove_instance(u)
-        if states:
-            # Instances the cache missed count too (instance-count, same/different
-            # host filters); their details come with the next reload.
-            known = {u for hs in states for u in hs.instances}
-            for u in instance_uuids:
-                if u not in known and u not in self._gone_instances:
-                    states[0].add_instance({'uuid': u})
 
     def update_server_group(self, group: dict) -> None:
         self._submit(self._update_server_group, group)
