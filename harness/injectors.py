@@ -140,6 +140,8 @@ def kill_one_of_each_pair(cloud, down_s=10.0, seed=None, struck=None):
             daemon.start()
             time.sleep(2.0)  # let it connect before the next kill
 
+    return fault
+
 
 def kill9_queue_leader(cluster, vhosts, struck, down_s=10.0):
     """``kill -9`` the node of ``cluster`` (a private
