@@ -327,7 +327,9 @@ def parse_json(req, raw, code=None, empty=None):
     except orjson.JSONDecodeError as exc:
         raise errors.HTTPError(400, 'Malformed JSON: %s' % exc, code) from exc
     limit = req.context.get('max_list')
-    if limit:
+    # A list of n items takes at least 2n + 1 bytes of JSON ('[0,0]'), an
+    # object more: a body shorter than 2 * (limit + 1) + 1 has none over.
+    if limit and len(raw) > 2 * limit + 2:
         where = _longest_over(data, limit)
         if where is not None:
             raise errors.HTTPError(

@@ -62,6 +62,10 @@ class Version:
         return (self.major, self.minor)
 
 
+# How many sets of version header values a negotiator remembers.
+_AGREED_MAX = 256
+
+
 class Negotiator:
     """Reads the requested version and checks it against [min, max]."""
 
@@ -72,6 +76,36 @@ class Negotiator:
         self.min = Version.parse(min_version)
         self.max = Version.parse(max_version)
         self.legacy_headers = legacy_headers
+        # The headers negotiate reads, by the name it is given them under
+        # and by their WSGI environ key; the versions already agreed for
+        # a given set of their values.
+        self._names = tuple(
+            name.lower()
+            for name in (microversion_parse.STANDARD_HEADER, *legacy_headers)
+        )
+        self._env_keys = tuple(
+            'HTTP_' + name.upper().replace('-', '_') for name in self._names
+        )
+        self._agreed = {}
+
+    def negotiate_environ(self, environ):
+        """:meth:`negotiate` on the version headers of a WSGI ``environ``,
+        read straight from it (not from every header of the request); the
+        answer for the same header values is remembered (refusals are
+        not: they raise a new error each time)."""
+        values = tuple(environ.get(key) for key in self._env_keys)
+        version = self._agreed.get(values)
+        if version is None:
+            version = self.negotiate(
+                {
+                    name: value
+                    for name, value in zip(self._names, values, strict=True)
+                    if value is not None
+                }
+            )
+            if len(self._agreed) < _AGREED_MAX:
+                self._agreed[values] = version
+        return version
 
     def negotiate(self, headers):
         requested = microversion_parse.get_version(

@@ -2,6 +2,8 @@
 :func:`nimbus.common.wsgi.app.build_app` stacks them): the request id,
 the request limits, authentication and microversion negotiation."""
 
+import os
+
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
@@ -24,6 +26,21 @@ def too_large(limit):
         413,
         'The request body is larger than %d bytes, the limit set by '
         '%s.' % (limit, BODY_LIMIT_OPTION),
+    )
+
+
+def new_request_id():
+    """``req-`` and a random (version 4) UUID, as ``uuid.uuid4`` makes
+    it (the same 16 random bytes, version and variant bits set), formatted
+    directly: a quarter of the cost of building a ``UUID`` object."""
+    h = os.urandom(16).hex()
+    return 'req-%s-%s-4%s-%s%s-%s' % (
+        h[:8],
+        h[8:12],
+        h[13:16],
+        '89ab'[int(h[16], 16) & 3],
+        h[17:20],
+        h[20:],
     )
 
 
@@ -59,7 +76,7 @@ class RequestId:
         self.header_names = header_names
 
     def process_request(self, req, resp):
-        req.context['request_id'] = 'req-' + uuidutils.generate_uuid()
+        req.context['request_id'] = new_request_id()
         inbound = req.get_header('X-Openstack-Request-Id')
         if (
             inbound
@@ -193,7 +210,7 @@ class Microversion:
     def process_request(self, req, resp):
         req.context['version'] = self.negotiator.min
         try:
-            version = self.negotiator.negotiate(req.headers)
+            version = self.negotiator.negotiate_environ(req.env)
         except errors.HTTPError:
             # No version was agreed: the error body says so (see
             # errors.placement_body).

@@ -43,7 +43,7 @@ def set_for_provider(state, req, resp, uuid):
 
     def run(conn):
         rp, rows = rp_obj.get_ref_with(
-            conn, uuid, *agg_obj.PROVIDER_AGGREGATE_COLUMNS
+            conn, uuid, *agg_obj.PROVIDER_AGGREGATE_COLUMNS, with_uuid=False
         )
         gen = data['resource_provider_generation'] if new else rp['generation']
         return agg_obj.set_provider_aggregates(

@@ -114,15 +114,13 @@ def set_all(state, req, resp, uuid):
     }
 
     def run(conn):
-        rp, existing = rp_obj.get_ref_with(
-            conn, uuid, *inv_obj.EXISTING_COLUMNS
-        )
+        rp, rows = rp_obj.get_ref_with(conn, uuid, *inv_obj.CLASS_COLUMNS)
         return inv_obj.replace_all(
             conn,
             rp,
             data['resource_provider_generation'],
             invs,
-            existing=existing,
+            classes=[r[0] for r in rows],
         )
 
     gen, invs = state.pdb.write(run, late_lock=True)

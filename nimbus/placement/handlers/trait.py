@@ -96,7 +96,7 @@ def set_for_provider(state, req, resp, uuid):
 
     def run(conn):
         rp, rows = rp_obj.get_ref_with(
-            conn, uuid, *trait_obj.PROVIDER_TRAIT_COLUMNS
+            conn, uuid, *trait_obj.PROVIDER_TRAIT_COLUMNS, with_uuid=False
         )
         return trait_obj.set_provider_traits(
             conn,

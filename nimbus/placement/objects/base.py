@@ -36,11 +36,22 @@ IDLE_WRITERS = 4
 IDLE_MAX_S = 30.0
 
 
+_NOW = (None, None)
+
+
 def utcnow():
-    """Naive UTC now at second precision (what every engine stores alike)."""
-    return datetime.datetime.now(datetime.timezone.utc).replace(
-        tzinfo=None, microsecond=0
+    """Naive UTC now at second precision (what every engine stores alike);
+    made once per second (datetimes are immutable)."""
+    global _NOW
+    sec = int(time.time())
+    last = _NOW
+    if last[0] == sec:
+        return last[1]
+    now = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc).replace(
+        tzinfo=None
     )
+    _NOW = (sec, now)
+    return now
 
 
 class PlacementDB:
@@ -363,15 +374,18 @@ def provider_ids(conn, uuids):
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
-def _bump_increment_stmt(structure, usage):
+def bump_sets(structure, usage, state='s'):
+    """The ``SET`` items of a counter bump, on the counter row's alias."""
     sets = []
     if structure:
-        sets.append('s.structure = s.structure + 1')
+        sets.append('%s.structure = %s.structure + 1' % (state, state))
     if usage:
-        sets.append('s.usage = s.usage + 1')
-    if not sets:
-        sets.append('s.usage = s.usage')
-    sets.append('rp.generation = :b_new')
+        sets.append('%s.usage = %s.usage + 1' % (state, state))
+    return sets or ['%s.usage = %s.usage' % (state, state)]
+
+
+def _bump_increment_stmt(structure, usage):
+    sets = bump_sets(structure, usage) + ['rp.generation = :b_new']
     return statements.fast(
         sa.text(
             'UPDATE %s AS s STRAIGHT_JOIN %s AS rp SET %s '
@@ -393,6 +407,21 @@ _BUMP_INCREMENT = {
     for u in (False, True)
 }
 _MULTI_TABLE_UPDATE = ('mysql', 'mariadb')
+
+
+def pending_bump(conn):
+    """The counter bump a MariaDB/MySQL write still owes, ``(structure,
+    usage)``, that a caller may fold into a statement of its own (as
+    :func:`increment_generation` does); None when there is none to fold
+    (already taken, or another engine)."""
+    if conn.dialect.name not in _MULTI_TABLE_UPDATE:
+        return None
+    return conn.info.get(_PENDING)
+
+
+def bump_done(conn):
+    """The pending bump :func:`pending_bump` gave was made."""
+    conn.info.pop(_PENDING, None)
 
 
 def increment_generation(conn, rp_id, expected, what='resource provider'):

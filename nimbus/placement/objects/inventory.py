@@ -105,22 +105,36 @@ def _rc_ids(conn, names):
 # The columns of a provider's current inventory rows (what _EXISTING
 # reads), for resource_provider.get_ref_with.
 EXISTING_COLUMNS = (m.INV.c.resource_class_id, *CAPACITY_COLUMNS)
+# Only which classes it has, for the same (see set_all's ``classes``).
+CLASS_COLUMNS = (m.INV.c.resource_class_id,)
 
 
-def set_all(conn, rp, generation, inventories, rc_ids=None, existing=None):
+def set_all(
+    conn, rp, generation, inventories, rc_ids=None, existing=None, classes=None
+):
     """Replace the whole inventory of provider ``rp`` (a row mapping).
 
     Returns the new generation. ``rc_ids`` may be passed when the caller
     already resolved the names (the reshaper does); ``existing``, the
     provider's current rows (:data:`EXISTING_COLUMNS`) when the caller read
-    them with the provider.
+    them with the provider; or ``classes``, the resource class ids of those
+    rows (:data:`CLASS_COLUMNS`): their values are then read only when a
+    class is kept (a new provider's first inventory reads none; the
+    values of a class that goes away are not needed).
     """
     ids = rc_ids if rc_ids is not None else _rc_ids(conn, inventories)
     rp_id = rp['id']
-    if existing is None:
-        existing = conn.execute(_EXISTING, {'b_rp': rp_id}).all()
-    existing = {r[0]: tuple(r[1:]) for r in existing}
     want = {ids[name]: with_defaults(inv) for name, inv in inventories.items()}
+    if (
+        existing is None
+        and classes is not None
+        and want.keys().isdisjoint(classes)
+    ):
+        existing = {rc_id: None for rc_id in classes}
+    else:
+        if existing is None:
+            existing = conn.execute(_EXISTING, {'b_rp': rp_id}).all()
+        existing = {r[0]: tuple(r[1:]) for r in existing}
     removed = set(existing) - set(want)
     new_gen = base.increment_generation(conn, rp_id, generation)
     in_use = _used_classes(conn, rp_id, removed)
@@ -192,11 +206,11 @@ def _warn_over_capacity(conn, rp, want, existing):
             )
 
 
-def replace_all(conn, rp, generation, inventories, existing=None):
-    """:func:`set_all`, returning ``(generation, inventories)`` like the
-    single-class functions below."""
+def replace_all(conn, rp, generation, inventories, classes=None):
+    """:func:`set_all` (``classes`` as there), returning ``(generation,
+    inventories)`` like the single-class functions below."""
     return (
-        set_all(conn, rp, generation, inventories, existing=existing),
+        set_all(conn, rp, generation, inventories, classes=classes),
         normalized(inventories),
     )
 

@@ -88,18 +88,24 @@ def get_ref(conn, uuid):
 _REF_WITH = {}
 
 
-def get_ref_with(conn, uuid, *columns):
+def get_ref_with(conn, uuid, *columns, with_uuid=True):
     """:func:`get_ref` and, in the same query, the provider's rows of the
     table ``columns`` belong to (joined on its ``resource_provider_id``):
     ``(ref, [tuple of columns])``. A write path that replaces a provider's
     inventories, traits or aggregates reads both this way, one round trip
-    instead of two, before its generation compare-and-swap."""
-    key = tuple(str(c) for c in columns)
+    instead of two, before its generation compare-and-swap. Without
+    ``with_uuid`` the ref's ``uuid`` is ``uuid`` as asked (one column
+    less to read: for a caller that does not use it)."""
+    # The columns are module constants: their ids name them for good.
+    key = (with_uuid, *map(id, columns))
     stmt = _REF_WITH.get(key)
     if stmt is None:
         table = columns[0].table
+        head = (m.RP.c.id, m.RP.c.generation)
+        if with_uuid:
+            head += (m.RP.c.uuid,)
         stmt = _REF_WITH[key] = statements.fast(
-            sa.select(m.RP.c.id, m.RP.c.uuid, m.RP.c.generation, *columns)
+            sa.select(*head, *columns)
             .select_from(
                 m.RP.outerjoin(
                     table, table.c.resource_provider_id == m.RP.c.id
@@ -111,8 +117,13 @@ def get_ref_with(conn, uuid, *columns):
     if not rows:
         raise _not_found(uuid)
     first = rows[0]
-    ref = {'id': first[0], 'uuid': first[1], 'generation': first[2]}
-    return ref, [tuple(r[3:]) for r in rows if r[3] is not None]
+    skip = 3 if with_uuid else 2
+    ref = {
+        'id': first[0],
+        'uuid': first[2] if with_uuid else uuid,
+        'generation': first[1],
+    }
+    return ref, [tuple(r[skip:]) for r in rows if r[skip] is not None]
 
 
 def get_many(conn, ids=None):
@@ -163,6 +174,47 @@ def insert(conn, uuid, name, generation, parent, now):
     return rp_id
 
 
+# MariaDB/MySQL, a new root provider in two statements instead of three
+# (the counter bump, the INSERT, its root id set to its own id): the
+# INSERT reads the counter row FOR UPDATE, so it takes the writers' lock
+# first as the bump would; then one multi-table UPDATE bumps the counters
+# and sets the root id (STRAIGHT_JOIN: the counter row first, as
+# everywhere). Both change rows or raise, as the statements they replace.
+_INSERT_ROOT_LOCKED = statements.fast(
+    sa.text(
+        'INSERT INTO %s (uuid, name, generation, created_at, updated_at) '
+        'SELECT :uuid, :name, 0, :now, :now FROM %s WHERE id = 1 FOR UPDATE'
+        % (m.RP.name, m.STATE.name)
+    )
+)
+_BUMP_SET_ROOT = {
+    (s, u): statements.fast(
+        sa.text(
+            'UPDATE %s AS s STRAIGHT_JOIN %s AS rp SET %s, '
+            'rp.root_provider_id = rp.id WHERE s.id = 1 AND rp.id = :b_id'
+            % (m.STATE.name, m.RP.name, ', '.join(base.bump_sets(s, u)))
+        )
+    )
+    for s in (False, True)
+    for u in (False, True)
+}
+
+
+def _insert_root(conn, uuid, name, now, pending):
+    """:func:`insert` of a root provider with the ``pending`` counter bump
+    (see :data:`_INSERT_ROOT_LOCKED`); its id."""
+    try:
+        rp_id = conn.execute(
+            _INSERT_ROOT_LOCKED, {'uuid': uuid, 'name': name, 'now': now}
+        ).inserted_primary_key[0]
+    except sa_exc.IntegrityError as exc:
+        raise _Clash() from exc
+    if conn.execute(_BUMP_SET_ROOT[pending], {'b_id': rp_id}).rowcount != 2:
+        raise exception.ConcurrentUpdate(what='resource provider')
+    base.bump_done(conn)
+    return rp_id
+
+
 def create(conn, uuid, name, parent_uuid=None):
     """Insert a provider; returns its row as :func:`get` would. A clash
     with an existing uuid or name raises :class:`_Clash` (the transaction
@@ -171,8 +223,12 @@ def create(conn, uuid, name, parent_uuid=None):
     if parent_uuid is not None:
         parent = parent_of(conn, parent_uuid)
     now = base.utcnow()
-    base.take_counter_lock(conn)
-    rp_id = insert(conn, uuid, name, 0, parent, now)
+    pending = base.pending_bump(conn) if parent is None else None
+    if pending is not None:
+        rp_id = _insert_root(conn, uuid, name, now, pending)
+    else:
+        base.take_counter_lock(conn)
+        rp_id = insert(conn, uuid, name, 0, parent, now)
     # Everything the row holds is known: no need to read it back.
     return {
         'id': rp_id,

@@ -85,10 +85,13 @@ class _Plan:
 
 
 def _plan(stmt, dialect, keys):
+    # ``keys`` in the caller's order (a call site passes its parameters
+    # in the same order each time): no sort per execution; another order
+    # of the same names gets an entry of its own, the same plan.
     key = (id(stmt), dialect.name, keys)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _build(stmt, dialect, keys)
+        plan = _build(stmt, dialect, tuple(sorted(keys)))
         with _LOCK:
             _PLANS[key] = plan
     return plan
@@ -166,6 +169,7 @@ class Connection:
 
     def __init__(self, conn):
         self._conn = conn
+        self._dialect = self.dialect = conn.dialect
         self._direct = conn.dialect.name in _DIALECTS
 
     def __getattr__(self, name):
@@ -176,7 +180,7 @@ class Connection:
             return self._conn.execute(stmt, params, *args, **kwargs)
         many = isinstance(params, list)
         first = (params[0] if params else {}) if many else (params or {})
-        plan = _plan(stmt, self._conn.dialect, tuple(sorted(first)))
+        plan = _plan(stmt, self._dialect, tuple(first))
         if plan is _SLOW:
             return self._conn.execute(stmt, params)
         return self._run(stmt, plan, params, many)
