@@ -57,9 +57,7 @@ def test_inventory_rows_with_a_float_ratio_answer_as_sqlalchemy(pdb):
             rp_obj.get_ref_with(fast, RP, *cols),
             rp_obj.get_ref_with(conn, RP, *cols),
             _ran_direct(
-                rp_obj._REF_WITH[(True, *map(id, cols))],
-                conn,
-                {'b_uuid': RP},
+                rp_obj._REF_WITH[(True, *map(id, cols))], conn, {'b_uuid': RP}
             ),
         )
 
