@@ -73,7 +73,7 @@ class Provider:
 
 
 # The memo entries that do not depend on usage (kept by with_usages).
-USAGE_FREE_MEMO = ('flat', 'texts', 'compact-traits')
+USAGE_FREE_MEMO = ('flat', 'texts', 'compact-traits', 'compact-seen')
 
 
 class Snapshot:
