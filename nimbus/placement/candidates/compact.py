@@ -31,6 +31,8 @@ standard summaries are (render.py).
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 
 from nimbus.placement.candidates import render
@@ -57,17 +59,27 @@ def body_json(snap, cands, mv) -> bytes:
     requests = []
     append = requests.append
     full = render.allocation_requests
+    seen = _seen_candidates(snap)
+    provs = snap.providers
+    roots = {}  # the summarised trees' roots, in response order
     for cand in cands:
-        items, mappings = cand
-        if len(mappings) == 1 and len(mappings[0][1]) == 1:
-            suffix, (p,) = mappings[0]
-            key = tuple([(rc, amt) for _p, rc, amt in items])
+        known = seen.get(id(cand))
+        if known is None or known[0] is not cand:
+            known = _shape(cand, provs)
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            seen[id(cand)] = known
+        _cand, p, key, suffix, cand_roots = known
+        if p is not None:
             if flat_key is None:
                 flat_key, flat_suffix = key, suffix
             if key == flat_key and suffix == flat_suffix:
                 append(p)
+                roots[cand_roots[0]] = None
                 continue
         append(full((cand,), mv)[0])
+        for r in cand_roots:
+            roots[r] = None
     rc_index = {rc: i for i, rc in enumerate(snap.rc_sequence)}
     trait_sets, trait_of = _trait_table(snap)
     head = orjson.dumps(
@@ -81,8 +93,46 @@ def body_json(snap, cands, mv) -> bytes:
             'trait_sets': trait_sets,
         }
     )
-    rows = _rows(snap, render.uuids_of(snap, cands, mv), trait_of, rc_index)
+    # the providers render.uuids_of lists (every tree of a provider the
+    # requests use, in order of first use), at C speed
+    uuids = list(
+        itertools.chain.from_iterable(map(snap.tree.__getitem__, roots))
+    )
+    rows = _rows(snap, uuids, trait_of, rc_index)
     return b''.join((head[:-1], b',"provider_summaries":{', rows, b'}}'))
+
+
+# ``Snapshot.memo`` key of what body_json learnt of each candidate it saw
+# (``{id(candidate): (candidate, ..)}``, the candidate itself held so its
+# id names no other object): the engine hands out the very same
+# candidate objects again for hosts that supply a request alone (its
+# ``('flat', ..)`` memo, kept across usage writes), and so is this.
+_SEEN = ('compact-seen',)
+_SEEN_MAX = 20_000
+
+
+def _seen_candidates(snap):
+    seen = snap.memo.get(_SEEN)
+    if seen is None:
+        seen = remember(snap, _SEEN, {})
+    return seen
+
+
+def _shape(cand, provs):
+    """``(cand, provider, flat key, suffix, roots)``: ``provider`` the
+    one provider of a single-provider candidate (with its resources as
+    ``flat key`` and its group suffix), else None; ``roots`` the roots
+    of the providers it uses, in order of first use (a tuple). A
+    function of the candidate and the providers' trees alone."""
+    items, mappings = cand
+    roots = {}
+    for u, _rc, _amt in items:
+        roots[provs[u].root_uuid] = None
+    if len(mappings) == 1 and len(mappings[0][1]) == 1:
+        suffix, (p,) = mappings[0]
+        key = tuple([(rc, amt) for _p, rc, amt in items])
+        return cand, p, key, suffix, tuple(roots)
+    return cand, None, None, None, tuple(roots)
 
 
 def _trait_table(snap):
@@ -111,13 +161,14 @@ def _rows(snap, uuids, trait_of, rc_at):
     frags = snap.fragments.get(_FRAGMENTS)
     if frags is None:
         frags = snap.fragments.setdefault(_FRAGMENTS, {})
-    provs = snap.providers
-    summ_res = snap.summary_resources
-    parts = []
-    append = parts.append
-    for u in uuids:
-        f = frags.get(u)
-        if f is None:
+    parts = list(map(frags.get, uuids))
+    if None in parts:
+        provs = snap.providers
+        summ_res = snap.summary_resources
+        for i, f in enumerate(parts):
+            if f is not None:
+                continue
+            u = uuids[i]
             row = []
             for rc, cap, used in summ_res[u]:
                 row += (rc_at[rc], cap, used)
@@ -127,5 +178,5 @@ def _rows(snap, uuids, trait_of, rc_at):
                 + b':'
                 + orjson.dumps((p.parent_uuid, p.root_uuid, trait_of[u], row))
             )
-        append(f)
+            parts[i] = f
     return b','.join(parts)

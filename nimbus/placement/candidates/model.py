@@ -12,7 +12,6 @@ the indexes built here instead of scanning every provider.
 
 from __future__ import annotations
 
-import bisect
 
 import re
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Iterable
 import os_resource_classes
 
 from nimbus.placement.candidates import answers
+from nimbus.placement.candidates import follow
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 _PLAIN_UUID = re.compile(r'[0-9a-fA-F-]{1,64}')
@@ -73,87 +73,7 @@ class Provider:
 
 
 # The memo entries that do not depend on usage (kept by with_usages).
-USAGE_FREE_MEMO = ('flat', 'texts', 'compact-traits')
-
-
-def _follow_fit(key, value, free, snap):
-    """The engine's ``('fit', rc, amount)`` memo entry (``(pairs,
-    by_anchor)``: the sorted ``(root, uuid)`` of the providers that can
-    take ``amount`` of ``rc``, and ``dict(pairs)``) after the providers in
-    ``free`` (``{(rc, uuid): free}``) changed usage: copied, with each of
-    them added or removed, instead of filtered again from every
-    provider."""
-    _fit, rc, amount = key
-    pairs, by_anchor = value
-    moved = [(u, f) for (c, u), f in free.items() if c == rc]
-    if not moved:
-        return value
-    pairs = list(pairs)
-    for u, now in moved:
-        _f, lo, hi, step, _cap, _used = snap.fit[u][rc]
-        entry = (snap.providers[u].root_uuid, u)
-        at = bisect.bisect_left(pairs, entry)
-        there = at < len(pairs) and pairs[at] == entry
-        fits = amount <= now and lo <= amount <= hi and not amount % step
-        if fits and not there:
-            pairs.insert(at, entry)
-        elif there and not fits:
-            del pairs[at]
-    return pairs, dict(pairs)
-
-
-def _follow_granular(key, options, changed, snap):
-    """The engine's ``('granular', ..)`` memo entry (``{anchor: [piece]}``,
-    each list ordered by provider uuid, see ``groups.granular_options``)
-    after the providers of ``changed`` (uuids) changed usage, or None when
-    it must be built again. Followed only for a group that asks for
-    resources alone (no traits, aggregates, tree or root filter: those
-    would need the whole search again): each changed provider with an
-    inventory of a requested class gains or loses its piece, as it now
-    has room or not; the lists touched are copies."""
-    _g, items, required, forbidden, member_of, no_aggs, in_tree = key[:7]
-    if required or forbidden or member_of or no_aggs or in_tree:
-        return None
-    if any(key[7:]):  # root_required, root_forbidden
-        return None
-    rcs = {rc for rc, _amt in items}
-    new = None
-    for u in changed:
-        pfit = snap.fit[u]
-        if not rcs.intersection(pfit):
-            continue
-        fits = all(
-            rc in pfit
-            and amt <= pfit[rc][0]
-            and pfit[rc][1] <= amt <= pfit[rc][2]
-            and amt % pfit[rc][3] == 0
-            for rc, amt in items
-        )
-        root = snap.providers[u].root_uuid
-        anchors = [root]
-        if u in snap.sharing:
-            anchors += [a for a in snap.anchors[u] if a != root]
-        piece = (tuple((u, rc, amt) for rc, amt in items), (u,))
-        for a in anchors:
-            # ``new`` may be empty (every piece removed so far): it is
-            # still the entry to follow, not ``options``
-            pieces = (options if new is None else new).get(a, [])
-            at = bisect.bisect_left([q[1][0] for q in pieces], u)
-            there = at < len(pieces) and pieces[at][1][0] == u
-            if fits == there:
-                continue
-            if new is None:
-                new = dict(options)
-            pieces = list(pieces)
-            if fits:
-                pieces.insert(at, piece)
-            else:
-                del pieces[at]
-            if pieces:
-                new[a] = pieces
-            else:
-                new.pop(a, None)
-    return options if new is None else new
+USAGE_FREE_MEMO = ('flat', 'texts', 'compact-traits', 'compact-seen')
 
 
 class Snapshot:
@@ -410,19 +330,20 @@ class Snapshot:
             )
         by_rc = dict(self.by_rc)
         for rc, replace in entries.items():
-            by_rc[rc] = tuple(replace.get(e[0], e) for e in by_rc[rc])
+            by_rc[rc] = follow.by_rc_replaced(by_rc[rc], replace)
         new.providers = provs
         new.fit = fit
         new.by_rc = by_rc
         new.summary_resources = summaries
-        new.fragments = {
-            nested: {
-                u: frag
-                for u, frag in frags.items()
-                if provs[u] is self.providers.get(u)
-            }
-            for nested, frags in self.fragments.items()
-        }
+        # the others' serialised summaries: a copy without the changed
+        # providers' (written again when next asked for)
+        fragments = {}
+        for nested, frags in self.fragments.items():
+            frags = dict(frags)
+            for p in changed:
+                frags.pop(p.uuid, None)
+            fragments[nested] = frags
+        new.fragments = fragments
         # The candidates of anchors that supply a request shape on their
         # own (``('flat', ..)``) depend on which classes and traits each
         # provider has, not on its usage: they stay valid (whether such an
@@ -441,9 +362,9 @@ class Snapshot:
         moved_rcs = None
         for key, value in memo:
             if key[0] == 'fit':
-                new.memo[key] = _follow_fit(key, value, free, new)
+                new.memo[key] = follow.fit(key, value, free, new)
             elif key[0] == 'granular':
-                value = _follow_granular(key, value, moved, new)
+                value = follow.granular(key, value, moved, new)
                 if value is not None:
                     new.memo[key] = value
             elif key[0] == 'answer':

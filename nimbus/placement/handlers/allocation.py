@@ -7,6 +7,7 @@ from oslo_utils import uuidutils
 from nimbus.placement import exception
 from nimbus.placement.handlers import util
 from nimbus.placement.objects import allocation as alloc_obj
+from nimbus.placement.objects import claim
 from nimbus.placement.objects import write_retry
 from nimbus.placement.schemas import allocation as schema
 
@@ -38,7 +39,7 @@ def to_request(uuid, data, version):
     )
 
 
-def _write(state, fn, *args):
+def _write(state, fn, *args, late_lock=False):
     """An allocation write, retried on provider generation races."""
     return write_retry.write_retrying(
         state.pdb,
@@ -47,14 +48,26 @@ def _write(state, fn, *args):
         *args,
         structure=False,
         usage=True,
+        late_lock=late_lock,
     )
 
 
 def _replace(state, requests):
     """Write ``requests`` and hand the snapshot cache what they changed
     (the next GET /allocation_candidates then needs no usage reload when
-    nothing else was written meanwhile)."""
-    counters, changes = _write(state, alloc_obj.replace_noting, requests)
+    nothing else was written meanwhile). A new consumer's claim is
+    checked against the snapshot instead of the database when the
+    snapshot is current (objects/claim.py)."""
+    try:
+        counters, changes = _write(
+            state,
+            claim.claim_noting,
+            requests,
+            state.cache.claim_view(),
+            late_lock=True,
+        )
+    except claim.Declined:
+        counters, changes = _write(state, alloc_obj.replace_noting, requests)
     state.cache.note_usage(counters, changes)
 
 

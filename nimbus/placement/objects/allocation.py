@@ -18,6 +18,8 @@ by a writer that did not queue on the counter row lock raises
 409 ``placement.concurrent_update`` (as OpenStack Placement does).
 """
 
+import weakref
+
 from oslo_log import log as logging
 import sqlalchemy as sa
 
@@ -25,6 +27,7 @@ from nimbus.placement.db import models as m
 from nimbus.placement.objects import inventory
 from nimbus.placement import exception
 from nimbus.placement.objects import base
+from nimbus.placement.objects import statements
 
 LOG = logging.getLogger(__name__)
 
@@ -103,17 +106,37 @@ def for_provider(conn, rp_id, with_generation=False):
     return out
 
 
-def _consumer_type_id(conn, name):
+# Consumer type ids per engine, once read committed: a type is never
+# renamed or deleted. One this transaction created is not kept (it may
+# yet roll back).
+_TYPE_IDS = weakref.WeakKeyDictionary()
+_TYPE_ID = statements.fast(
+    sa.select(m.CTYPE.c.id).where(m.CTYPE.c.name == sa.bindparam('b_name'))
+)
+_NEW_TYPES = 'nimbus_placement_new_consumer_types'
+
+
+def consumer_type_id(conn, name):
+    """The id of consumer type ``name`` (created when new); None for
+    None."""
     if name is None:
         return None
-    row = conn.execute(
-        sa.select(m.CTYPE.c.id).where(m.CTYPE.c.name == name)
-    ).first()
-    if row:
-        return row[0]
-    return conn.execute(
-        m.CTYPE.insert().values(name=name)
-    ).inserted_primary_key[0]
+    type_id = _TYPE_IDS.get(conn.engine, {}).get(name)
+    if type_id is not None:
+        return type_id
+    row = conn.execute(_TYPE_ID, {'b_name': name}).first()
+    txn = conn.get_transaction()
+    made = conn.info.get(_NEW_TYPES)
+    if made is None or made[0] is not txn:
+        made = conn.info[_NEW_TYPES] = (txn, set())
+    if row is None:
+        made[1].add(name)
+        return conn.execute(
+            m.CTYPE.insert().values(name=name)
+        ).inserted_primary_key[0]
+    if name not in made[1]:
+        _TYPE_IDS.setdefault(conn.engine, {})[name] = row[0]
+    return row[0]
 
 
 class Request:
@@ -361,7 +384,7 @@ def _save_consumers(conn, requests, consumers, now):
             if current is not None:
                 gone.append(current['id'])
             continue
-        type_id = _consumer_type_id(conn, req.consumer_type)
+        type_id = consumer_type_id(conn, req.consumer_type)
         if current is None:
             conn.execute(
                 m.CONSUMER.insert().values(

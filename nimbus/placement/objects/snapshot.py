@@ -70,6 +70,9 @@ class SnapshotCache:
         self._providers = None  # id -> Provider
         self._rc_names = None  # id -> name
         self._trait_names = None  # id -> name
+        # ({uuid: id}, {rc name: id}) of the providers and classes above,
+        # built at the first claim after a structure change (claim_view)
+        self._claim_ids = None
         # How the snapshot was last brought up to date: 'all', 'structure'
         # (the changed providers only) or 'usage' (tests and logs).
         self.loads = {'all': 0, 'structure': 0, 'usage': 0}
@@ -89,6 +92,25 @@ class SnapshotCache:
             else:
                 self.pdb.read(self._load_usage)
             return self._snapshot
+
+    def claim_view(self):
+        """What a claim may check against instead of reading the
+        database (:class:`~nimbus.placement.objects.claim.View`): the
+        counters, the providers and class ids of the current snapshot;
+        None before the first load."""
+        from nimbus.placement.objects import claim
+
+        with self._lock:
+            state, providers = self._state, self._providers
+            if state is None:
+                return None
+            ids = self._claim_ids
+            if ids is None:
+                ids = self._claim_ids = (
+                    {p.uuid: rp_id for rp_id, p in providers.items()},
+                    {name: i for i, name in self._rc_names.items()},
+                )
+        return claim.View(state, ids[0], providers, ids[1])
 
     def note_usage(self, counters, changes):
         """An allocation write of this process committed, leaving
@@ -134,6 +156,7 @@ class SnapshotCache:
         the serialised summaries of the unchanged ones (when the resource
         classes, which order the summaries, are the same)."""
         self._providers = providers
+        self._claim_ids = None
         old = self._snapshot
         new = model.Snapshot(providers.values(), rc_sequence, traits)
         if new.rc_sequence == old.rc_sequence:
@@ -177,6 +200,7 @@ class SnapshotCache:
         self._providers = providers
         self._rc_names = rc_names
         self._trait_names = trait_names
+        self._claim_ids = None
         # in id order: a summary lists custom classes, and a provider its
         # traits, as they were created (as Placement's database reads them)
         self._snapshot = model.Snapshot(
