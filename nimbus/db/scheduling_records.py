@@ -36,18 +36,41 @@ def add(session, request_id, instance_uuids, outcome, detail):
     """One record per instance uuid (one without an instance when the
     list is empty); a detail listing ``instances`` keeps each record's
     own entry."""
-    uuids = list(instance_uuids or [None])
-    many = len(uuids) > 1
     session.add_all(
         [
-            Record(
-                request_id=request_id,
-                instance_uuid=uuid,
-                outcome=outcome,
-                detail=_own(detail, uuid, many),
-            )
-            for uuid in uuids
+            Record(**row)
+            for row in _rows(request_id, instance_uuids, outcome, detail)
         ]
+    )
+
+
+# Built once: the scheduler writes one record set per boot, and an ORM
+# session (unit of work, identity map, flush) cost about as much Python
+# again as the INSERT itself. Column defaults (``created_at``) and the
+# JSON type's bind processing apply to a Core INSERT as to the ORM's.
+_INSERT = sa.insert(Record.__table__)
+
+
+def _rows(request_id, instance_uuids, outcome, detail):
+    uuids = list(instance_uuids or [None])
+    many = len(uuids) > 1
+    return [
+        {
+            'request_id': request_id,
+            'instance_uuid': uuid,
+            'outcome': outcome,
+            'detail': _own(detail, uuid, many),
+        }
+        for uuid in uuids
+    ]
+
+
+def insert(connection, request_id, instance_uuids, outcome, detail):
+    """:func:`add`'s rows written by one Core INSERT on ``connection`` (a
+    SQLAlchemy ``Connection`` in a transaction, e.g. ``engine.begin()``):
+    the same rows, without an ORM session."""
+    connection.execute(
+        _INSERT, _rows(request_id, instance_uuids, outcome, detail)
     )
 
 

@@ -213,15 +213,16 @@ class DBHostInfoSource:
 
 
 def db_recorder(api_db):
-    """A ``record(ctxt, outcome, spec, detail)`` that writes SchedulingRecord rows."""
+    """A ``record(ctxt, outcome, spec, detail)`` that writes SchedulingRecord
+    rows: one Core INSERT in its own transaction (no ORM session)."""
 
     def record(ctxt, outcome, spec, detail):
         request_id = (
             spec.request_id or getattr(ctxt, 'request_id', None) or 'unknown'
         )
-        with api_db.session() as s:
-            scheduling_records.add(
-                s, request_id, spec.instance_uuids, outcome, detail
+        with api_db.engine.begin() as conn:
+            scheduling_records.insert(
+                conn, request_id, spec.instance_uuids, outcome, detail
             )
 
     return record
