@@ -9,6 +9,7 @@ to the caller, who decides (the scheduler tries the next host after a
 capacity refusal and fails the one instance after a consumer conflict).
 """
 
+import functools
 import threading
 
 import requests
@@ -73,6 +74,32 @@ class _ProviderRace(Exception):
     def __init__(self, detail):
         super().__init__(detail)
         self.detail = detail
+
+
+# Built once per attempt count, shared by every call and thread (a call's
+# state is its own RetryCallState; the rest is thread-local).
+@functools.lru_cache(maxsize=None)
+def _send_policy(attempts):
+    """:meth:`PlacementClient.request`'s: ``attempts`` in all on a
+    connection error or 5xx answer, waits 0.1 s doubling up to 5 s."""
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(_Retry),
+        stop=tenacity.stop_after_attempt(attempts),
+        wait=tenacity.wait_exponential(multiplier=0.1, max=5),
+        reraise=True,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _race_policy(attempts):
+    """:meth:`PlacementClient.claim`'s: ``attempts`` PUTs in all while a
+    provider generation races, waits 0.02 s doubling up to 1 s."""
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(_ProviderRace),
+        stop=tenacity.stop_after_attempt(attempts),
+        wait=tenacity.wait_exponential(multiplier=0.02, max=1),
+        reraise=True,
+    )
 
 
 # Outcomes of :meth:`PlacementClient.claim`.
@@ -187,45 +214,39 @@ class PlacementClient(
         headers = self._headers(ctxt, version)
         if extra_headers:
             headers.update(extra_headers)
-        sender = self.session
-
-        @tenacity.retry(
-            retry=tenacity.retry_if_exception_type(_Retry),
-            stop=tenacity.stop_after_attempt(self.retries + 1),
-            wait=tenacity.wait_exponential(multiplier=0.1, max=5),
-            reraise=True,
-        )
-        def send():
-            try:
-                response = sender.request(
-                    method,
-                    url,
-                    json=json,
-                    params=params,
-                    headers=headers,
-                    timeout=self.timeout,
-                )
-            except requests.ConnectionError as exc:
-                LOG.warning(
-                    'Placement unreachable (%s %s): %s', method, path, exc
-                )
-                raise _Retry(str(exc)) from exc
-            if response.status_code >= 500:
-                LOG.warning(
-                    'Placement %s %s answered %s',
-                    method,
-                    path,
-                    response.status_code,
-                )
-                raise _Retry(response.text[:200])
-            return response
-
         try:
-            return send()
+            return _send_policy(self.retries + 1)(
+                self._send_once, method, path, url, json, params, headers
+            )
         except _Retry as exc:
             raise exception.PlacementError(
                 reason='%s %s: %s' % (method, path, exc)
             ) from exc
+
+    def _send_once(self, method, path, url, json, params, headers):
+        """One attempt of :meth:`request`: its answer, or ``_Retry`` on a
+        connection error or a 5xx answer."""
+        try:
+            response = self.session.request(
+                method,
+                url,
+                json=json,
+                params=params,
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except requests.ConnectionError as exc:
+            LOG.warning('Placement unreachable (%s %s): %s', method, path, exc)
+            raise _Retry(str(exc)) from exc
+        if response.status_code >= 500:
+            LOG.warning(
+                'Placement %s %s answered %s',
+                method,
+                path,
+                response.status_code,
+            )
+            raise _Retry(response.text[:200])
+        return response
 
     def _check(self, response, what):
         if response.status_code >= 400:
@@ -312,12 +333,6 @@ class PlacementClient(
         retries = self.retries if race_retries is None else race_retries
         attempts = []
 
-        @tenacity.retry(
-            retry=tenacity.retry_if_exception_type(_ProviderRace),
-            stop=tenacity.stop_after_attempt(retries + 1),
-            wait=tenacity.wait_exponential(multiplier=0.02, max=1),
-            reraise=True,
-        )
         def put():
             attempts.append(1)
             response = self.request(ctxt, 'PUT', path, json=body)
@@ -354,7 +369,7 @@ class PlacementClient(
             return ClaimOutcome(CONSUMER_CONFLICT, conflict, len(attempts))
 
         try:
-            return put()
+            return _race_policy(retries + 1)(put)
         except _ProviderRace as exc:
             return ClaimOutcome(
                 REFUSED,
