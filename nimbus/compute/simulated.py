@@ -230,7 +230,14 @@ class SimulatedComputes:
             # A host with a node record can be chosen: its queue exists
             # first, so a build sent before it serves waits for it.
             self.group.declare([t.host for t, _record in records])
-        for batch, _none in host_batches.sent(
+        for batch, _none in self._node_batches(ctxt, records):
+            for tracker, record in batch:
+                tracker.sent(record)
+
+    def _node_batches(self, ctxt, records):
+        """``host_batches.sent`` of ``records`` (``(tracker, record)``
+        pairs) in ``compute_nodes_update`` calls of :data:`TREE_BATCH`."""
+        return host_batches.sent(
             records,
             TREE_BATCH,
             lambda batch: self.conductor.compute_nodes_update(
@@ -240,9 +247,7 @@ class SimulatedComputes:
             LOG,
             'Sending the node records',
             'sends its own',
-        ):
-            for tracker, record in batch:
-                tracker.sent(record)
+        )
 
     def _write_trees(self, ctxt, services):
         """The trees of the hosts whose root provider does not exist,
@@ -351,17 +356,7 @@ class SimulatedComputes:
             return 0
         ctxt = nimbus_context.get_admin_context()
         delivered = set()
-        for batch, _answer in host_batches.sent(
-            nodes,
-            TREE_BATCH,
-            lambda batch: self.conductor.compute_nodes_update(
-                ctxt,
-                [ComputeNodeRecord.from_primitive(rec) for _t, rec in batch],
-            ),
-            LOG,
-            'Sending the node records',
-            'sends its own',
-        ):
+        for batch, _answer in self._node_batches(ctxt, nodes):
             for tracker, record in batch:
                 tracker.delivered(record)
                 delivered.add(tracker.host)

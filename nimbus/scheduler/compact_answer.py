@@ -110,17 +110,9 @@ class Rows(Mapping):
     def __getitem__(self, rp):
         summary = self._built.get(rp)
         if summary is None:
-            parent, root, j, res = self._rows[self._at[rp]]
-            rcs = self._rcs
-            summary = self._built[rp] = {
-                'resources': {
-                    rcs[res[i]]: {'capacity': res[i + 1], 'used': res[i + 2]}
-                    for i in range(0, len(res), 3)
-                },
-                'traits': list(self._traits[j]),
-                'parent_provider_uuid': parent,
-                'root_provider_uuid': root,
-            }
+            summary = self._built[rp] = compact_candidates.summary_of(
+                self._rows[self._at[rp]], self._rcs, self._traits
+            )
         return summary
 
     def get(self, rp, default=None):

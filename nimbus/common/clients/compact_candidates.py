@@ -36,6 +36,22 @@ def _intern(value: tuple) -> tuple:
     return found
 
 
+def summary_of(row, rcs, traits) -> dict:
+    """The standard provider summary of one compact ``row`` (``[parent,
+    root, trait_set_index, [rc_index, capacity, used, ..]]``) over the
+    answer's resource-class table ``rcs`` and trait sets ``traits``."""
+    parent, root, j, res = row
+    return {
+        'resources': {
+            rcs[res[i]]: {'capacity': res[i + 1], 'used': res[i + 2]}
+            for i in range(0, len(res), 3)
+        },
+        'traits': list(traits[j]),
+        'parent_provider_uuid': parent,
+        'root_provider_uuid': root,
+    }
+
+
 class Summaries(Mapping):
     """``{provider uuid: standard provider summary}`` over compact rows
     ``[parent, root, trait_set_index, [rc_index, capacity, used, ..]]``."""
@@ -52,17 +68,9 @@ class Summaries(Mapping):
     def __getitem__(self, rp):
         summary = self._built.get(rp)
         if summary is None:
-            parent, root, j, res = self._rows[rp]
-            rcs = self._rcs
-            summary = self._built[rp] = {
-                'resources': {
-                    rcs[res[i]]: {'capacity': res[i + 1], 'used': res[i + 2]}
-                    for i in range(0, len(res), 3)
-                },
-                'traits': list(self._traits[j]),
-                'parent_provider_uuid': parent,
-                'root_provider_uuid': root,
-            }
+            summary = self._built[rp] = summary_of(
+                self._rows[rp], self._rcs, self._traits
+            )
         return summary
 
     def get(self, rp, default=None):
