@@ -310,22 +310,11 @@ def fetcher(placement, reader):
         isinstance(placement, placement_client.PlacementClient)
         and getattr(fetch, '__func__', None) is _CLIENT_FETCH
     ):
-        header = compact_candidates.HEADER
-        version = compact_candidates.VERSION
 
         def fetch(ctxt, params):
             # as CandidateCalls.get_compact_candidates, but read by reader
-            response = placement._check(
-                placement.request(
-                    ctxt,
-                    'GET',
-                    '/allocation_candidates',
-                    params=list(params),
-                    extra_headers={header: version},
-                ),
-                'allocation candidates',
-            )
-            if response.headers.get(header) == version:
+            response = placement.compact_candidates_response(ctxt, params)
+            if placement_candidates.is_compact(response):
                 return reader.read(response.content)
             reader.forget()
             return orjson.loads(response.content)

@@ -9,6 +9,14 @@ import orjson
 from nimbus.common.clients import compact_candidates
 
 
+def is_compact(response):
+    """Whether placement answered in the compact form it was asked for."""
+    return (
+        response.headers.get(compact_candidates.HEADER)
+        == compact_candidates.VERSION
+    )
+
+
 class CandidateCalls:
     """Needs ``request`` and ``_check`` (PlacementClient has them)."""
 
@@ -25,21 +33,27 @@ class CandidateCalls:
             self._check(response, 'allocation candidates').content
         )
 
-    def get_compact_candidates(self, ctxt, params):
-        """The answer in placement's compact form, read lazily (see
-        compact_candidates), or the standard body if placement sent that."""
-        header, version = compact_candidates.HEADER, compact_candidates.VERSION
-        response = self._check(
+    def compact_candidates_response(self, ctxt, params):
+        """The response to ``GET /allocation_candidates`` asking for the
+        compact form; :func:`is_compact` says whether placement sent it."""
+        return self._check(
             self.request(
                 ctxt,
                 'GET',
                 '/allocation_candidates',
                 params=list(params),
-                extra_headers={header: version},
+                extra_headers={
+                    compact_candidates.HEADER: compact_candidates.VERSION
+                },
             ),
             'allocation candidates',
         )
+
+    def get_compact_candidates(self, ctxt, params):
+        """The answer in placement's compact form, read lazily (see
+        compact_candidates), or the standard body if placement sent that."""
+        response = self.compact_candidates_response(ctxt, params)
         body = orjson.loads(response.content)
-        if response.headers.get(header) == version:
+        if is_compact(response):
             return compact_candidates.expand(body)
         return body
